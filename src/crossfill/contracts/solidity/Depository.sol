@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: UNLICENSED
+pragma solidity ^0.8.30;
+
+import {IERC20} from "./lib/IERC20.sol";
+import {Owned} from "./lib/Owned.sol";
+import {SafeTransfer} from "./lib/SafeTransfer.sol";
+
+/// @title Depository
+/// @notice Holds user deposits tagged with a 32-byte order id, and pays out only what the
+/// configured allocator authorises with an EIP-712 signed `CallRequest` (solver repayment,
+/// refunds). It has no receive/fallback: ether sent without an id reverts.
+contract Depository is Owned {
+    struct Call {
+        address to;
+        bytes data;
+        uint256 value;
+        bool allowFailure;
+    }
+
+    struct CallRequest {
+        Call[] calls;
+        uint256 nonce;
+        uint256 expiration;
+    }
+
+    event NativeDeposit(address from, uint256 amount, bytes32 id);
+    event Erc20Deposit(address from, address token, uint256 amount, bytes32 id);
+    event CallExecuted(bytes32 id, Call call);
+    event AllocatorChanged(address allocator);
+
+    error ZeroAmount();
+    error CallRequestExpired(uint256 expiration);
+    error CallRequestAlreadyUsed(bytes32 id);
+    error InvalidSignature();
+    error CallFailed(uint256 index, bytes returnData);
+
+    bytes32 public constant CALL_TYPEHASH =
+        keccak256("Call(address to,bytes data,uint256 value,bool allowFailure)");
+    bytes32 public constant CALL_REQUEST_TYPEHASH = keccak256(
+        "CallRequest(Call[] calls,uint256 nonce,uint256 expiration)"
+        "Call(address to,bytes data,uint256 value,bool allowFailure)"
+    );
+    bytes32 private constant DOMAIN_TYPEHASH = keccak256(
+        "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
+    );
+    bytes32 private constant NAME_HASH = keccak256("CrossfillDepository");
+    bytes32 private constant VERSION_HASH = keccak256("1");
+    // Upper bound of s for canonical (non-malleable) secp256k1 signatures.
+    uint256 private constant HALF_CURVE_ORDER =
+        0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0;
+
+    address public allocator;
+    /// @notice Struct hashes of executed call requests: the replay guard.
+    mapping(bytes32 => bool) public callRequestUsed;
+
+    constructor(address initialOwner, address initialAllocator) Owned(initialOwner) {
+        allocator = initialAllocator;
+        emit AllocatorChanged(initialAllocator);
+    }
+
+    function setAllocator(address newAllocator) external onlyOwner {
+        allocator = newAllocator;
+        emit AllocatorChanged(newAllocator);
+    }
+
+    /// @notice Deposits ether for order `id`; `depositor` 0 means the sender.
+    function depositNative(address depositor, bytes32 id) external payable {
+        if (msg.value == 0) revert ZeroAmount();
+        emit NativeDeposit(_depositorOrSender(depositor), msg.value, id);
+    }
+
+    /// @notice Pulls `amount` of `token` from the sender for order `id`.
+    function depositErc20(address depositor, address token, uint256 amount, bytes32 id) public {
+        if (amount == 0) revert ZeroAmount();
+        SafeTransfer.safeTransferFrom(token, msg.sender, address(this), amount);
+        emit Erc20Deposit(_depositorOrSender(depositor), token, amount, id);
+    }
+
+    /// @notice Pulls the sender's whole allowance of `token` for order `id`.
+    function depositErc20(address depositor, address token, bytes32 id) external {
+        depositErc20(depositor, token, IERC20(token).allowance(msg.sender, address(this)), id);
+    }
+
+    /// @notice Runs the calls of a request signed by the allocator, once, before it expires.
+    function execute(CallRequest calldata request, bytes calldata signature)
+        external
+        returns (bytes32 id)
+    {
+        if (block.timestamp > request.expiration) revert CallRequestExpired(request.expiration);
+        id = hashCallRequest(request);
+        if (callRequestUsed[id]) revert CallRequestAlreadyUsed(id);
+        address signer = _recover(keccak256(abi.encodePacked("\x19\x01", domainSeparator(), id)), signature);
+        if (signer == address(0) || signer != allocator) revert InvalidSignature();
+        callRequestUsed[id] = true;
+
+        for (uint256 i = 0; i < request.calls.length; i++) {
+            Call calldata call = request.calls[i];
+            (bool ok, bytes memory returned) = call.to.call{value: call.value}(call.data);
+            if (!ok && !call.allowFailure) revert CallFailed(i, returned);
+            emit CallExecuted(id, call);
+        }
+    }
+
+    function domainSeparator() public view returns (bytes32) {
+        return keccak256(abi.encode(DOMAIN_TYPEHASH, NAME_HASH, VERSION_HASH, block.chainid, address(this)));
+    }
+
+    /// @notice EIP-712 hashStruct of a call request: also its replay key.
+    function hashCallRequest(CallRequest calldata request) public pure returns (bytes32) {
+        bytes32[] memory callHashes = new bytes32[](request.calls.length);
+        for (uint256 i = 0; i < request.calls.length; i++) {
+            Call calldata call = request.calls[i];
+            callHashes[i] = keccak256(
+                abi.encode(CALL_TYPEHASH, call.to, keccak256(call.data), call.value, call.allowFailure)
+            );
+        }
+        return keccak256(
+            abi.encode(
+                CALL_REQUEST_TYPEHASH,
+                keccak256(abi.encodePacked(callHashes)),
+                request.nonce,
+                request.expiration
+            )
+        );
+    }
+
+    function _depositorOrSender(address depositor) private view returns (address) {
+        return depositor == address(0) ? msg.sender : depositor;
+    }
+
+    function _recover(bytes32 digest, bytes calldata signature) private pure returns (address) {
+        if (signature.length != 65) return address(0);
+        bytes32 r = bytes32(signature[0:32]);
+        bytes32 s = bytes32(signature[32:64]);
+        uint8 v = uint8(signature[64]);
+        if (uint256(s) > HALF_CURVE_ORDER || (v != 27 && v != 28)) return address(0);
+        return ecrecover(digest, v, r, s);
+    }
+}

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: UNLICENSED
+pragma solidity ^0.8.30;
+
+import {Owned} from "../lib/Owned.sol";
+import {ERC20} from "./ERC20.sol";
+
+/// @notice Devnet stand-in for USDC: 6 decimals, minted by its owner.
+contract TestUSDC is ERC20, Owned {
+    constructor(address initialOwner) ERC20("USD Coin", "USDC", 6) Owned(initialOwner) {}
+
+    function mint(address to, uint256 amount) external onlyOwner {
+        _mint(to, amount);
+    }
+}

@@ -1,0 +1,89 @@
+"""Crossfill's exceptions: one root, mapped to API error bodies at the HTTP boundary.
+
+    CrossfillError
+    ├── ConfigError (ValueError)            a bad deployment file or setting; names the field
+    │   └── SecretError                     a key reference that cannot be resolved or is refused
+    ├── ToolchainMissing (RuntimeError)     npm tools or compiled artifacts are not installed
+    ├── ContractBuildError (RuntimeError)   solc rejected the sources
+    ├── DevnetError (RuntimeError)          an anvil process or a devnet deployment step failed
+    ├── ChainError                          an RPC call failed or a chain answered unexpectedly
+    │   └── ChainUnreachable (ConnectionError)
+    ├── StoreError                          the database failed or is not migrated
+    └── ApiError                            answered to a client as {message, statusCode, ...}
+        ├── BadRequest (ValueError)         400
+        ├── NotFound (LookupError)          404
+        └── ServiceUnavailable              503
+
+Third-party exceptions (web3, httpx, SQLAlchemy) are caught at the boundary and re-raised as
+one of these with `raise ... from exc`.
+"""
+
+from __future__ import annotations
+
+
+class CrossfillError(Exception):
+    """Root of every error Crossfill raises on purpose."""
+
+
+class ConfigError(CrossfillError, ValueError):
+    """The deployment file or the settings are invalid."""
+
+
+class SecretError(ConfigError):
+    """A key reference cannot be resolved, or is not allowed in this mode."""
+
+
+class ToolchainMissing(CrossfillError, RuntimeError):
+    """A tool installed by `make deps` (npm packages, compiled artifacts) is missing."""
+
+
+class ContractBuildError(CrossfillError, RuntimeError):
+    """The Solidity compiler rejected the sources."""
+
+
+class DevnetError(CrossfillError, RuntimeError):
+    """Starting or seeding the local devnet failed."""
+
+
+class ChainError(CrossfillError):
+    """An RPC call failed or returned something unexpected."""
+
+
+class ChainUnreachable(ChainError, ConnectionError):
+    """The chain's RPC endpoint did not answer."""
+
+
+class StoreError(CrossfillError):
+    """The database failed or is not at the expected schema revision."""
+
+
+class ApiError(CrossfillError):
+    """An error answered to an API client in the spec's error shape."""
+
+    status_code = 500
+    error_code: str | None = None
+
+    def __init__(self, message: str, *, error_code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if error_code is not None:
+            self.error_code = error_code
+
+    def body(self) -> dict[str, object]:
+        body: dict[str, object] = {"message": self.message, "statusCode": self.status_code}
+        if self.error_code is not None:
+            body["errorCode"] = self.error_code
+        return body
+
+
+class BadRequest(ApiError, ValueError):
+    status_code = 400
+
+
+class NotFound(ApiError, LookupError):
+    status_code = 404
+
+
+class ServiceUnavailable(ApiError):
+    status_code = 503
+    error_code = "SERVICE_UNAVAILABLE"
