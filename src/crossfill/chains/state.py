@@ -1,0 +1,40 @@
+"""ChainState: the live snapshot of one chain that readers use without an RPC round trip."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from crossfill.chains.evm import BlockHead
+from crossfill.domain.chain_health import is_block_production_lagging
+from crossfill.types import ChainId
+
+
+@dataclass
+class ChainState:
+    """Written only by the chain's follower; read by the API and workers."""
+
+    chain_id: ChainId
+    lag_threshold_seconds: float | None
+    started_at: float
+    head: BlockHead | None = None
+    last_advance_at: float | None = None
+    last_poll_ok_at: float | None = None
+    last_error: str | None = field(default=None, repr=False)
+
+    def record_head(self, head: BlockHead, now: float) -> None:
+        if self.head is None or head.number != self.head.number or head.hash != self.head.hash:
+            self.last_advance_at = now
+        self.head = head
+        self.last_poll_ok_at = now
+        self.last_error = None
+
+    def record_error(self, message: str) -> None:
+        self.last_error = message
+
+    def lagging(self, now: float) -> bool:
+        return is_block_production_lagging(
+            last_advance_at=self.last_advance_at,
+            started_at=self.started_at,
+            now=now,
+            threshold_seconds=self.lag_threshold_seconds,
+        )

@@ -1,0 +1,169 @@
+"""Models of the deployment file: chains, currencies, contracts, confirmation policy, keys.
+
+Field names are snake_case in TOML; the API renders the `/chains` camelCase shape from them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from crossfill.config.fields import EvmAddress, HttpUrl, Slug, WsUrl
+from crossfill.config.secrets import KeyRef
+from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CurrencyConfig(_Model):
+    address: EvmAddress
+    symbol: str = Field(min_length=1, max_length=32)
+    name: str = Field(min_length=1, max_length=64)
+    decimals: int = Field(ge=0, le=36)
+    supports_bridging: bool = True
+    featured: bool = True
+    verified: bool = True
+    logo_uri: str = ""
+    withdrawal_fee: float = Field(default=0, ge=0)
+    deposit_fee: float = Field(default=0, ge=0)
+    surge_enabled: bool = False
+    supports_permit: bool = False
+
+    @property
+    def is_native(self) -> bool:
+        return self.address == NATIVE_EVM_ADDRESS
+
+
+class ContractsConfig(_Model):
+    """Addresses of our contracts on one chain (and the AMM deployed beside them)."""
+
+    depository: EvmAddress
+    filler: EvmAddress
+    receiver: EvmAddress
+    router: EvmAddress
+    approval_proxy: EvmAddress
+    multicaller: EvmAddress
+    only_owner_multicaller: EvmAddress
+    # Multicaller implements Multicall3's aggregate3 interface, so it serves as multicall3
+    # unless a chain has the canonical deployment configured here.
+    multicall3: EvmAddress | None = None
+    weth: EvmAddress | None = None
+    uniswap_v2_factory: EvmAddress | None = None
+    uniswap_v2_router: EvmAddress | None = None
+
+
+class ConfirmationTier(_Model):
+    """Deposits worth at most `max_usd` (None: any value) wait for `blocks` confirmations."""
+
+    max_usd: int | None = Field(default=None, ge=0)
+    blocks: int = Field(ge=1, le=1024)
+
+
+class ExplorerConfig(_Model):
+    url: str = ""
+    name: str = ""
+    transaction_path: str = "/tx/{hash}"
+    address_path: str = "/address/{address}"
+    token_path: str = "/token/{address}"
+
+
+class ChainConfig(_Model):
+    id: ChainId = Field(gt=0)
+    name: Slug
+    display_name: str = Field(min_length=1)
+    vm_type: Literal["evm"] = "evm"
+    http_rpc_url: HttpUrl
+    ws_rpc_url: WsUrl = ""
+    # What workers use when the public URL handed to clients is not reachable from them.
+    internal_rpc_url: HttpUrl | None = None
+    protocol_chain_id: str | None = None
+    explorer: ExplorerConfig = ExplorerConfig()
+    icon_url: str = ""
+    logo_url: str = ""
+    brand_color: str = ""
+    status_message: str | None = None
+    deposit_enabled: bool = True
+    token_support: Literal["All", "Limited"] = "All"
+    disabled: bool = False
+    partial_disable_limit: float = Field(default=0, ge=0)
+    withdrawal_fee: float = Field(default=0, ge=0)
+    deposit_fee: float = Field(default=0, ge=0)
+    surge_enabled: bool = False
+    base_chain_id: ChainId | None = None
+    tags: tuple[str, ...] = ()
+    block_lag_threshold_seconds: float | None = Field(default=60, gt=0)
+    native_currency: CurrencyConfig
+    erc20_currencies: tuple[CurrencyConfig, ...] = ()
+    contracts: ContractsConfig
+    confirmations: tuple[ConfirmationTier, ...] = (ConfirmationTier(blocks=1),)
+
+    @field_validator("native_currency")
+    @classmethod
+    def _native_is_zero_address(cls, currency: CurrencyConfig) -> CurrencyConfig:
+        if not currency.is_native:
+            raise ValueError(f"native currency address must be {NATIVE_EVM_ADDRESS}")
+        return currency
+
+    @field_validator("erc20_currencies")
+    @classmethod
+    def _erc20s_are_tokens(
+        cls, currencies: tuple[CurrencyConfig, ...]
+    ) -> tuple[CurrencyConfig, ...]:
+        addresses = [currency.address for currency in currencies]
+        if NATIVE_EVM_ADDRESS in addresses:
+            raise ValueError("the native currency belongs in native_currency, not erc20_currencies")
+        if len(set(addresses)) != len(addresses):
+            raise ValueError("a currency address is listed twice")
+        return currencies
+
+    @field_validator("confirmations")
+    @classmethod
+    def _tiers_ascend(cls, tiers: tuple[ConfirmationTier, ...]) -> tuple[ConfirmationTier, ...]:
+        if not tiers:
+            raise ValueError("at least one tier is required")
+        bounds = [tier.max_usd for tier in tiers[:-1]]
+        if any(bound is None for bound in bounds):
+            raise ValueError("only the last tier may leave max_usd unset")
+        if bounds != sorted(bounds) or len(set(bounds)) != len(bounds):
+            raise ValueError("tiers must be ordered by strictly increasing max_usd")
+        if tiers[-1].max_usd is not None:
+            raise ValueError("the last tier must leave max_usd unset (it covers any value)")
+        return tiers
+
+    @property
+    def rpc_url(self) -> str:
+        """The URL our own processes call."""
+        return self.internal_rpc_url or self.http_rpc_url
+
+    @property
+    def protocol_name(self) -> str:
+        return self.protocol_chain_id or self.name
+
+
+class KeyHolder(_Model):
+    """A role's on-chain address and where its private key comes from (never the key itself)."""
+
+    address: EvmAddress
+    key: KeyRef
+
+
+class Deployment(_Model):
+    version: Literal[1] = 1
+    solver: KeyHolder
+    allocator: KeyHolder
+    chains: tuple[ChainConfig, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_chains(self) -> Deployment:
+        for attribute in ("id", "name"):
+            values = [getattr(chain, attribute) for chain in self.chains]
+            duplicates = sorted({str(v) for v in values if values.count(v) > 1})
+            if duplicates:
+                raise ValueError(f"chains: duplicate {attribute} {', '.join(duplicates)}")
+        return self
+
+    def chain(self, chain_id: int) -> ChainConfig | None:
+        return next((chain for chain in self.chains if chain.id == chain_id), None)

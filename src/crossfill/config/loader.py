@@ -1,0 +1,75 @@
+"""Read a deployment file into a validated `Deployment`, or fail naming the bad field."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from crossfill.config.deployment import Deployment
+from crossfill.errors import ConfigError
+from crossfill.settings import Mode
+
+
+def _field_path(location: tuple[int | str, ...], document: Any) -> str:
+    """`chains[1].contracts.depository`, with chain names where they help."""
+    parts: list[str] = []
+    node = document
+    for step in location:
+        if isinstance(step, int):
+            label = f"[{step}]"
+            if isinstance(node, list) and step < len(node) and isinstance(node[step], dict):
+                name = node[step].get("name")
+                label = f"[{step}]" + (f"({name})" if isinstance(name, str) else "")
+            parts.append(label)
+        else:
+            parts.append(("." if parts else "") + step)
+        node = node[step] if isinstance(node, dict | list) and _has(node, step) else None
+    return "".join(parts) or "<root>"
+
+
+def _has(node: dict[str, Any] | list[Any], step: int | str) -> bool:
+    if isinstance(node, dict):
+        return step in node
+    return isinstance(step, int) and step < len(node)
+
+
+def parse_deployment(text: str, *, source: str, mode: Mode) -> Deployment:
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
+    try:
+        deployment = Deployment.model_validate(document)
+    except ValidationError as exc:
+        problems = [
+            f"  {_field_path(error['loc'], document)}: {error['msg']}" for error in exc.errors()
+        ]
+        raise ConfigError(f"{source}: invalid deployment file\n" + "\n".join(problems)) from None
+    _check_mode(deployment, source=source, mode=mode)
+    return deployment
+
+
+def _check_mode(deployment: Deployment, *, source: str, mode: Mode) -> None:
+    if mode is not Mode.PRODUCTION:
+        return
+    for role in ("solver", "allocator"):
+        holder = getattr(deployment, role)
+        if holder.key.startswith("devnet:"):
+            raise ConfigError(
+                f"{source}: {role}.key: devnet keys are refused in production mode; "
+                "use env:NAME or keystore:PATH"
+            )
+
+
+def load_deployment(path: Path, *, mode: Mode) -> Deployment:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(
+            f"deployment file {path} not found: start the devnet (`make run`) "
+            "or set CROSSFILL_DEPLOYMENT_FILE"
+        ) from None
+    return parse_deployment(text, source=str(path), mode=mode)

@@ -1,0 +1,90 @@
+"""Key references: where a private key comes from. Keys never live in the deployment file.
+
+    env:NAME           the hex key in environment variable NAME
+    keystore:PATH      an encrypted JSON keystore; its password in CROSSFILL_KEYSTORE_PASSWORD
+    devnet:N           account N of anvil's public test mnemonic (devnet mode only)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated
+
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from pydantic import AfterValidator
+
+from crossfill.errors import SecretError
+from crossfill.settings import Mode
+
+# Anvil's well-known, public development mnemonic: devnet accounts hold only devnet funds.
+DEVNET_MNEMONIC = "test test test test test test test test test test test junk"
+_KEY_REF = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|keystore:.+|devnet:\d{1,3})$")
+
+
+def _valid_ref(value: str) -> str:
+    if not _KEY_REF.match(value):
+        raise ValueError(
+            "must be a key reference (env:NAME, keystore:PATH or devnet:N); "
+            "private keys never go in the deployment file"
+        )
+    return value
+
+
+KeyRef = Annotated[str, AfterValidator(_valid_ref)]
+
+
+def devnet_account(index: int) -> LocalAccount:
+    Account.enable_unaudited_hdwallet_features()
+    account: LocalAccount = Account.from_mnemonic(
+        DEVNET_MNEMONIC, account_path=f"m/44'/60'/0'/0/{index}"
+    )
+    return account
+
+
+def resolve_account(
+    ref: str,
+    *,
+    mode: Mode,
+    environ: Mapping[str, str] | None = None,
+    keystore_password: str | None = None,
+) -> LocalAccount:
+    """Load the account a key reference points at; the key itself is never logged."""
+    environ = os.environ if environ is None else environ
+    scheme, _, target = ref.partition(":")
+    if scheme == "devnet":
+        if mode is not Mode.DEVNET:
+            raise SecretError(f"key reference {ref!r} is a devnet key, refused in {mode} mode")
+        return devnet_account(int(target))
+    if scheme == "env":
+        return _from_hex(environ.get(target), f"environment variable {target}")
+    if scheme == "keystore":
+        return _from_keystore(Path(target), keystore_password)
+    raise SecretError(f"unknown key reference scheme in {ref!r}")
+
+
+def _from_hex(key: str | None, where: str) -> LocalAccount:
+    if not key:
+        raise SecretError(f"{where} is not set")
+    try:
+        account: LocalAccount = Account.from_key(key)
+    except (ValueError, TypeError):
+        # Not chained: the library's message can echo the key material.
+        raise SecretError(f"{where} does not hold a valid private key") from None
+    return account
+
+
+def _from_keystore(path: Path, password: str | None) -> LocalAccount:
+    if password is None:
+        raise SecretError("keystore password missing: set CROSSFILL_KEYSTORE_PASSWORD")
+    try:
+        encrypted = json.loads(path.read_text())
+        key = Account.decrypt(encrypted, password)
+    except (OSError, ValueError) as exc:
+        raise SecretError(f"cannot decrypt keystore {path}: {type(exc).__name__}") from None
+    account: LocalAccount = Account.from_key(key)
+    return account

@@ -1,0 +1,1 @@
+"""The local devnet: anvil chains, our contracts and Uniswap V2 deployed and seeded."""

@@ -1,0 +1,121 @@
+"""Start a devnet of N anvil chains with everything deployed, seeded and described on disk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from crossfill.devnet import accounts
+from crossfill.devnet.anvil import AnvilProcess, set_interval_mining, start_anvil
+from crossfill.devnet.deploy import DeployedContracts, deploy_all, signing_web3
+from crossfill.devnet.deployment_file import chain_document, deployment_document, write_deployment
+from crossfill.devnet.seed import seed_chain
+from crossfill.types import Address
+
+FIRST_CHAIN_ID = 900_001  # ids viem does not know, so the SDK takes our RPC URLs
+
+
+@dataclass(frozen=True)
+class DevnetOptions:
+    chain_count: int = 2
+    block_time: int = 1  # seconds; 0: automine (a block per transaction)
+    hardfork: str = "prague"
+    lag_threshold_seconds: float | None = None  # default: 10 block times, at least 5 s
+    first_chain_id: int = FIRST_CHAIN_ID
+
+    @property
+    def effective_lag_threshold(self) -> float | None:
+        if self.block_time == 0:
+            return None
+        if self.lag_threshold_seconds is not None:
+            return self.lag_threshold_seconds
+        return max(5.0, 10 * self.block_time)
+
+
+@dataclass
+class DevnetChain:
+    anvil: AnvilProcess
+    contracts: DeployedContracts
+
+
+@dataclass
+class Devnet:
+    chains: list[DevnetChain] = field(default_factory=list)
+
+    def stop(self) -> None:
+        for chain in self.chains:
+            chain.anvil.stop()
+
+
+def _deploy_and_seed(anvil: AnvilProcess, options: DevnetOptions) -> DevnetChain:
+    try:
+        deployer = accounts.deployer()
+        web3 = signing_web3(anvil.rpc_url, deployer)
+        contracts = deploy_all(
+            web3,
+            owner=Address(deployer.address),
+            solver=Address(accounts.solver().address),
+            allocator=Address(accounts.allocator().address),
+        )
+        seed_chain(
+            anvil.rpc_url,
+            contracts,
+            deployer=deployer,
+            solver=accounts.solver(),
+            users=accounts.users(),
+        )
+        # Deployment ran on automine for speed; now blocks come on the configured clock.
+        set_interval_mining(anvil.rpc_url, options.block_time)
+    except BaseException:
+        anvil.stop()
+        raise
+    return DevnetChain(anvil=anvil, contracts=contracts)
+
+
+def start_devnet(
+    options: DevnetOptions,
+    *,
+    deployment_path: Path,
+    log_dir: Path,
+    progress: Callable[[str], None] = lambda _message: None,
+) -> Devnet:
+    """Start, deploy and seed every chain (in parallel), then write the deployment file."""
+    devnet = Devnet()
+    # Started on this thread: anvil's parent-death signal fires when the spawning *thread*
+    # exits, so spawning from pool threads would kill the chains as soon as deployment ends.
+    anvils: list[AnvilProcess] = []
+    try:
+        for offset in range(options.chain_count):
+            chain_id = options.first_chain_id + offset
+            anvils.append(start_anvil(chain_id, log_dir=log_dir, hardfork=options.hardfork))
+    except BaseException:
+        for anvil in anvils:
+            anvil.stop()
+        raise
+    with ThreadPoolExecutor(max_workers=options.chain_count) as pool:
+        futures = [pool.submit(_deploy_and_seed, anvil, options) for anvil in anvils]
+        failure: BaseException | None = None
+        for future in futures:
+            try:
+                devnet.chains.append(future.result())
+                progress(f"chain {devnet.chains[-1].anvil.chain_id} deployed and seeded")
+            except BaseException as exc:  # keep collecting so every started chain is stopped
+                failure = failure or exc
+    if failure is not None:
+        devnet.stop()
+        raise failure
+    documents = [
+        chain_document(
+            chain_id=chain.anvil.chain_id,
+            index=index,
+            rpc_url=chain.anvil.rpc_url,
+            ws_url=chain.anvil.ws_url,
+            contracts=chain.contracts,
+            lag_threshold_seconds=options.effective_lag_threshold,
+        )
+        for index, chain in enumerate(devnet.chains, start=1)
+    ]
+    write_deployment(deployment_path, deployment_document(documents))
+    return devnet

@@ -1,0 +1,67 @@
+"""The only place that reads the environment. Built once (CLI or app factory), passed down."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from crossfill.errors import ConfigError
+
+
+class Mode(StrEnum):
+    DEVNET = "devnet"
+    PRODUCTION = "production"
+
+
+class Settings(BaseSettings):
+    """Process settings from `CROSSFILL_*` environment variables.
+
+    `home` holds the embedded default's state: the deployment file and the SQLite database.
+    Relative to the working directory, so commands run from the checkout share one deployment.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="CROSSFILL_", extra="ignore", frozen=True)
+
+    mode: Mode = Mode.DEVNET
+    home: Path = Path(".crossfill")
+    deployment_file: Path | None = None
+    database_url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    redis_url: str | None = None
+    log_format: Literal["console", "json"] | None = None
+    log_level: str = "INFO"
+    head_poll_interval_seconds: float = Field(default=1.0, gt=0)
+    rpc_timeout_seconds: float = Field(default=5.0, gt=0)
+    keystore_password: str | None = Field(default=None, repr=False)
+
+    @model_validator(mode="after")
+    def _absolute_home(self) -> Settings:
+        object.__setattr__(self, "home", self.home.expanduser().resolve())
+        return self
+
+    @property
+    def deployment_path(self) -> Path:
+        return (self.deployment_file or self.home / "deployment.toml").expanduser().resolve()
+
+    @property
+    def database(self) -> str:
+        return self.database_url or f"sqlite+aiosqlite:///{self.home / 'crossfill.db'}"
+
+    @property
+    def json_logs(self) -> bool:
+        if self.log_format is not None:
+            return self.log_format == "json"
+        return self.mode is Mode.PRODUCTION
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the environment once; `overrides` (CLI flags) win over it."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise ConfigError(f"invalid setting: {exc}") from exc

@@ -1,0 +1,14 @@
+"""Named types for what an int or str means. Amounts are integers in the smallest unit."""
+
+from __future__ import annotations
+
+from typing import NewType
+
+ChainId = NewType("ChainId", int)
+Address = NewType("Address", str)  # EVM: EIP-55 checksummed
+TxHash = NewType("TxHash", str)  # 0x-prefixed, 32 bytes hex
+RequestId = NewType("RequestId", str)
+OrderId = NewType("OrderId", str)  # 0x-prefixed bytes32 hex
+Wei = NewType("Wei", int)
+
+NATIVE_EVM_ADDRESS = Address("0x0000000000000000000000000000000000000000")
