@@ -1,0 +1,70 @@
+"""GET /chains."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from crossfill.api.chain_view import ChainLiveStatus, chain_wire
+from crossfill.api.deps import RuntimeDep
+from crossfill.api.schemas.chains import ChainsResponse
+from crossfill.errors import BadRequest
+from crossfill.runtime import ChainRuntime
+from crossfill.store import chain_controls
+from crossfill.store.tables import ChainControl
+
+router = APIRouter(tags=["chains"])
+
+
+def parse_chain_ids(include_chains: str) -> set[int]:
+    """`includeChains`: comma-separated positive integer chain ids."""
+    ids: set[int] = set()
+    for part in include_chains.split(","):
+        token = part.strip()
+        if not token:
+            continue
+        if not token.isdigit() or int(token) == 0:
+            raise BadRequest(
+                f"includeChains must be comma-separated chain ids; {token!r} is not a chain id"
+            )
+        ids.add(int(token))
+    return ids
+
+
+def _live_status(chain: ChainRuntime, control: ChainControl | None, now: float) -> ChainLiveStatus:
+    if control is None:
+        return ChainLiveStatus(
+            disabled=chain.config.disabled,
+            lagging=chain.state.lagging(now),
+            status_message=chain.config.status_message,
+        )
+    return ChainLiveStatus(
+        disabled=control.disabled,
+        lagging=chain.state.lagging(now),
+        status_message=(control.reason if control.disabled else None) or chain.config.status_message,
+    )
+
+
+@router.get("/chains", response_model=ChainsResponse)
+async def list_chains(
+    runtime: RuntimeDep,
+    include_chains: Annotated[
+        str | None, Query(alias="includeChains", description="Comma-separated chain ids")
+    ] = None,
+    referrer: Annotated[str | None, Query(description="Integrator name; accepted, unused")] = None,
+) -> ChainsResponse:
+    wanted = parse_chain_ids(include_chains) if include_chains else None
+    async with runtime.sessions() as session:
+        controls = {control.chain_id: control for control in await chain_controls.all_controls(session)}
+    now = runtime.clock()
+    chains = [
+        chain_wire(
+            chain.config,
+            _live_status(chain, controls.get(chain.config.id), now),
+            solver_address=runtime.deployment.solver.address,
+        )
+        for chain in runtime.chains.values()
+        if wanted is None or chain.config.id in wanted
+    ]
+    return ChainsResponse(chains=chains)

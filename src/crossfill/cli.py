@@ -1,0 +1,208 @@
+"""`crossfill` command line: devnet, run, chains, db, config, contracts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from pathlib import Path
+from collections.abc import AsyncIterator
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.config import load_deployment
+from crossfill.errors import CrossfillError
+from crossfill.log_setup import configure_logging
+from crossfill.settings import Settings, load_settings
+
+app = typer.Typer(
+    help="Crossfill: cross-chain intent execution service.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+chains_app = typer.Typer(help="Inspect chains and toggle them without a restart.")
+db_app = typer.Typer(help="Database schema.")
+config_app = typer.Typer(help="Deployment file.")
+contracts_app = typer.Typer(help="Solidity contracts.")
+app.add_typer(chains_app, name="chains")
+app.add_typer(db_app, name="db")
+app.add_typer(config_app, name="config")
+app.add_typer(contracts_app, name="contracts")
+console = Console()
+
+
+def _settings(**overrides: object) -> Settings:
+    settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
+    configure_logging(json_logs=settings.json_logs, level=settings.log_level)
+    return settings
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM unwinds like Ctrl-C, so `finally` blocks stop child processes."""
+
+    def _raise(_signum: int, _frame: object) -> NoReturn:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _raise)
+
+
+@app.command()
+def devnet(
+    chains: Annotated[int, typer.Option(min=1, max=8, help="Number of anvil chains")] = 2,
+    block_time: Annotated[int, typer.Option(min=0, help="Seconds per block; 0 = automine")] = 1,
+    hardfork: Annotated[str, typer.Option(help="EVM hardfork for anvil")] = "prague",
+    lag_threshold: Annotated[
+        float | None, typer.Option(help="Seconds without a block before a chain is lagging")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="API port (default 8000)")] = None,
+    chains_only: Annotated[bool, typer.Option(help="Run the chains without the service")] = False,
+) -> None:
+    """Start anvil chains, deploy and seed everything, then serve the API on them."""
+    from crossfill.devnet.network import DevnetOptions, start_devnet
+    from crossfill.devnet.summary import print_summary
+
+    settings = _settings(port=port)
+    options = DevnetOptions(
+        chain_count=chains, block_time=block_time, hardfork=hardfork, lag_threshold_seconds=lag_threshold
+    )
+    _exit_on_sigterm()
+    with console.status("starting devnet chains…"):
+        network = start_devnet(
+            options,
+            deployment_path=settings.deployment_path,
+            log_dir=settings.home / "logs",
+            progress=console.log,
+        )
+    try:
+        print_summary(console, settings, load_deployment(settings.deployment_path, mode=settings.mode), chains_only=chains_only)
+        if chains_only:
+            while True:
+                signal.pause()
+        else:
+            _serve(settings)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        network.stop()
+        console.print("devnet stopped")
+
+
+def _serve(settings: Settings) -> None:
+    from crossfill.api.server import serve
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(settings))
+
+
+@app.command()
+def run(port: Annotated[int | None, typer.Option(help="API port")] = None) -> None:
+    """Serve the API and the chain followers on the configured deployment."""
+    settings = _settings(port=port)
+    load_deployment(settings.deployment_path, mode=settings.mode)  # fail fast, naming the field
+    _exit_on_sigterm()
+    _serve(settings)
+
+
+@chains_app.command("list")
+def chains_list() -> None:
+    """Configured chains and their operator overrides."""
+    from crossfill.store import chain_controls
+
+    settings = _settings()
+    deployment = load_deployment(settings.deployment_path, mode=settings.mode)
+
+    async def _controls() -> dict[int, tuple[bool, str | None]]:
+        async with _session(settings) as session:
+            return {c.chain_id: (c.disabled, c.reason) for c in await chain_controls.all_controls(session)}
+
+    controls = asyncio.run(_controls())
+    table = Table("id", "name", "rpc", "disabled", "reason")
+    for chain in deployment.chains:
+        disabled, reason = controls.get(chain.id, (chain.disabled, None))
+        table.add_row(str(chain.id), chain.name, chain.http_rpc_url, str(disabled).lower(), reason or "")
+    console.print(table)
+
+
+@chains_app.command("disable")
+def chains_disable(
+    chain_id: int, reason: Annotated[str | None, typer.Option(help="Shown as statusMessage")] = None
+) -> None:
+    """Disable a chain now: /chains reports it disabled without a restart."""
+    _set_disabled(chain_id, disabled=True, reason=reason)
+
+
+@chains_app.command("enable")
+def chains_enable(chain_id: int) -> None:
+    """Enable a chain again."""
+    _set_disabled(chain_id, disabled=False, reason=None)
+
+
+def _set_disabled(chain_id: int, *, disabled: bool, reason: str | None) -> None:
+    from crossfill.store import chain_controls
+
+    settings = _settings()
+    deployment = load_deployment(settings.deployment_path, mode=settings.mode)
+    if deployment.chain(chain_id) is None:
+        raise CrossfillError(f"chain {chain_id} is not in {settings.deployment_path}")
+
+    async def _apply() -> None:
+        async with _session(settings) as session, session.begin():
+            await chain_controls.set_disabled(session, chain_id, disabled=disabled, reason=reason)
+
+    asyncio.run(_apply())
+    console.print(f"chain {chain_id} {'disabled' if disabled else 'enabled'}")
+
+
+@contextlib.asynccontextmanager
+async def _session(settings: Settings) -> AsyncIterator[AsyncSession]:
+    from crossfill.store.db import create_engine, session_factory
+    from crossfill.store.migrate import upgrade_async
+
+    await upgrade_async(settings.database)
+    engine = create_engine(settings.database)
+    try:
+        async with session_factory(engine)() as session:
+            yield session
+    finally:
+        await engine.dispose()
+
+
+@db_app.command("upgrade")
+def db_upgrade(revision: str = "head") -> None:
+    """Apply migrations up to REVISION."""
+    from crossfill.store.migrate import upgrade
+
+    settings = _settings()
+    upgrade(settings.database, revision)
+    console.print(f"database at {revision}")
+
+
+@config_app.command("check")
+def config_check(
+    file: Annotated[Path | None, typer.Argument(help="Deployment file (default: configured)")] = None,
+) -> None:
+    """Validate a deployment file; errors name the field."""
+    settings = _settings()
+    path = file or settings.deployment_path
+    deployment = load_deployment(path, mode=settings.mode)
+    console.print(f"{path}: ok ({len(deployment.chains)} chains)")
+
+
+@contracts_app.command("build")
+def contracts_build(force: bool = False) -> None:
+    """Compile the Solidity sources with the pinned npm solc."""
+    from crossfill.contracts.build import build
+
+    console.print("contracts compiled" if build(force=force) else "contracts up to date")
+
+
+def main() -> None:
+    try:
+        app()
+    except CrossfillError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise SystemExit(1) from None

@@ -1,0 +1,33 @@
+"""What `crossfill devnet` prints once everything is up."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from crossfill.config import Deployment
+from crossfill.devnet import accounts
+from crossfill.devnet.seed import USER_FUNDING
+from crossfill.settings import Settings
+
+
+def print_summary(
+    console: Console, settings: Settings, deployment: Deployment, *, chains_only: bool
+) -> None:
+    if not chains_only:
+        console.print(f"[bold]Crossfill API[/bold]  http://{settings.host}:{settings.port}")
+    console.print(f"deployment file  {settings.deployment_path}")
+    console.print(f"database         {settings.database}")
+    for chain in deployment.chains:
+        console.print(f"[bold]chain {chain.id}[/bold] {chain.display_name}  rpc {chain.http_rpc_url}")
+        for currency in chain.erc20_currencies:
+            console.print(f"  {currency.symbol:<24} {currency.address}")
+        for role, address in chain.contracts.model_dump(exclude_none=True).items():
+            console.print(f"  {role:<24} {address}")
+    user = accounts.users()[0]
+    console.print(
+        f"test account     {user.address}\n"
+        f"  private key    {user.key.to_0x_hex()}  (anvil's public test mnemonic: devnet only)\n"
+        f"  holds          {USER_FUNDING.native // 10**18} ETH, "
+        f"{USER_FUNDING.usdc // 10**6} USDC, {USER_FUNDING.weth // 10**18} WETH on every chain"
+    )
+    console.print("Ctrl-C stops the service and every chain.")

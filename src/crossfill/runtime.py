@@ -1,0 +1,80 @@
+"""Composition root: builds every long-lived component from settings and the deployment."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from crossfill.chains.evm import EvmClient
+from crossfill.chains.follower import HeadFollower
+from crossfill.chains.state import ChainState
+from crossfill.config import ChainConfig, Deployment, load_deployment
+from crossfill.settings import Settings
+from crossfill.store.db import create_engine, session_factory
+from crossfill.types import ChainId
+
+
+@dataclass
+class ChainRuntime:
+    config: ChainConfig
+    client: EvmClient
+    state: ChainState
+    follower: HeadFollower
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    deployment: Deployment
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    chains: dict[ChainId, ChainRuntime]
+    clock: Callable[[], float]
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    @classmethod
+    def build(
+        cls,
+        settings: Settings,
+        deployment: Deployment | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> Runtime:
+        deployment = deployment or load_deployment(settings.deployment_path, mode=settings.mode)
+        engine = create_engine(settings.database)
+        chains = {chain.id: _chain_runtime(chain, settings, clock) for chain in deployment.chains}
+        return cls(settings, deployment, engine, session_factory(engine), chains, clock)
+
+    def start_followers(self) -> None:
+        for chain in self.chains.values():
+            self._tasks.append(
+                asyncio.create_task(chain.follower.run(), name=f"head-follower-{chain.config.id}")
+            )
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        for chain in self.chains.values():
+            await chain.client.close()
+        await self.engine.dispose()
+
+
+def _chain_runtime(
+    config: ChainConfig, settings: Settings, clock: Callable[[], float]
+) -> ChainRuntime:
+    client = EvmClient(config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds)
+    state = ChainState(
+        chain_id=config.id,
+        lag_threshold_seconds=config.block_lag_threshold_seconds,
+        started_at=clock(),
+    )
+    follower = HeadFollower(
+        client, state, interval_seconds=settings.head_poll_interval_seconds, clock=clock
+    )
+    return ChainRuntime(config, client, state, follower)
