@@ -1,0 +1,45 @@
+# Everything installs itself: a Python venv and the pinned npm toolchain (anvil, solc, Uniswap).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY_STAMP := $(VENV)/.installed
+NPM_STAMP := node_modules/.installed
+
+.PHONY: run test deps contracts check lint typecheck format clean
+
+run: contracts ## start the devnet and the service on http://127.0.0.1:8000
+	$(BIN)/crossfill devnet
+
+test: contracts check ## the whole suite: lint, types, unit, integration, end-to-end
+	$(BIN)/pytest
+
+deps: $(PY_STAMP) $(NPM_STAMP)
+
+$(PY_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+contracts: deps
+	$(BIN)/crossfill contracts build
+
+check: lint typecheck
+
+lint: deps
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+typecheck: deps
+	$(BIN)/mypy src tests
+
+format: deps
+	$(BIN)/ruff format src tests
+	$(BIN)/ruff check --fix src tests
+
+clean:
+	rm -rf $(VENV) node_modules src/crossfill/contracts/compiled .crossfill

@@ -1,0 +1,84 @@
+"""EIP-712 CallRequest: what the allocator signs to let the Depository pay something out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from eth_account import Account
+from eth_account.messages import encode_typed_data
+from eth_account.signers.local import LocalAccount
+
+DOMAIN_NAME = "CrossfillDepository"
+DOMAIN_VERSION = "1"
+
+CALL_REQUEST_TYPES: dict[str, list[dict[str, str]]] = {
+    "CallRequest": [
+        {"name": "calls", "type": "Call[]"},
+        {"name": "nonce", "type": "uint256"},
+        {"name": "expiration", "type": "uint256"},
+    ],
+    "Call": [
+        {"name": "to", "type": "address"},
+        {"name": "data", "type": "bytes"},
+        {"name": "value", "type": "uint256"},
+        {"name": "allowFailure", "type": "bool"},
+    ],
+}
+
+
+@dataclass(frozen=True)
+class DepositoryCall:
+    to: str
+    data: bytes
+    value: int
+    allow_failure: bool = False
+
+    def as_tuple(self) -> tuple[str, bytes, int, bool]:
+        return (self.to, self.data, self.value, self.allow_failure)
+
+
+@dataclass(frozen=True)
+class CallRequest:
+    calls: tuple[DepositoryCall, ...]
+    nonce: int
+    expiration: int  # unix seconds
+
+    def as_tuple(self) -> tuple[list[tuple[str, bytes, int, bool]], int, int]:
+        return ([call.as_tuple() for call in self.calls], self.nonce, self.expiration)
+
+
+def typed_data(request: CallRequest, *, chain_id: int, depository: str) -> dict[str, Any]:
+    return {
+        "domain": {
+            "name": DOMAIN_NAME,
+            "version": DOMAIN_VERSION,
+            "chainId": chain_id,
+            "verifyingContract": depository,
+        },
+        "types": CALL_REQUEST_TYPES,
+        "primaryType": "CallRequest",
+        "message": {
+            "calls": [
+                {"to": c.to, "data": c.data, "value": c.value, "allowFailure": c.allow_failure}
+                for c in request.calls
+            ],
+            "nonce": request.nonce,
+            "expiration": request.expiration,
+        },
+    }
+
+
+def sign_call_request(
+    signer: LocalAccount, request: CallRequest, *, chain_id: int, depository: str
+) -> bytes:
+    """65-byte r‖s‖v signature the Depository's `execute` accepts from its allocator."""
+    message = encode_typed_data(full_message=typed_data(request, chain_id=chain_id, depository=depository))
+    signed = Account.sign_message(message, signer.key)
+    return bytes(signed.signature)
+
+
+def struct_hash(request: CallRequest, *, chain_id: int, depository: str) -> bytes:
+    """hashStruct(CallRequest): the Depository's replay key for this request."""
+    message = encode_typed_data(full_message=typed_data(request, chain_id=chain_id, depository=depository))
+    return bytes(message.body)

@@ -1,0 +1,45 @@
+"""Fixtures shared by every suite: a devnet of real anvil chains, and databases."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from crossfill.config import Deployment, load_deployment
+from crossfill.devnet.network import Devnet, DevnetOptions, start_devnet
+from crossfill.settings import Mode
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=40
+)
+settings.load_profile("default")
+
+SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "shared" / "spec" / "schemas"
+
+
+@dataclass
+class RunningDevnet:
+    network: Devnet
+    deployment: Deployment
+    deployment_path: Path
+
+
+@pytest.fixture(scope="session")
+def devnet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDevnet]:
+    """Two automining anvil chains with everything deployed and seeded."""
+    home = tmp_path_factory.mktemp("devnet")
+    path = home / "deployment.toml"
+    network = start_devnet(DevnetOptions(block_time=0), deployment_path=path, log_dir=home)
+    try:
+        yield RunningDevnet(network, load_deployment(path, mode=Mode.DEVNET), path)
+    finally:
+        network.stop()
+
+
+def running_in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
