@@ -27,7 +27,7 @@ async def set_disabled(
 async def disabled_overrides(session: AsyncSession) -> dict[int, bool]:
     """Chain id → operator's disabled flag, for chains with an override."""
     rows = await session.execute(select(ChainControl.chain_id, ChainControl.disabled))
-    return {chain_id: disabled for chain_id, disabled in rows.tuples()}
+    return {chain_id: disabled for chain_id, disabled in rows}
 
 
 async def all_controls(session: AsyncSession) -> list[ChainControl]:
