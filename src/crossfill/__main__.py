@@ -1,0 +1,5 @@
+"""`python -m crossfill` is the `crossfill` command."""
+
+from crossfill.cli import main
+
+main()

@@ -1,0 +1,95 @@
+"""The real service over HTTP: uvicorn on a loopback port, on the session devnet."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import jsonschema
+import pytest
+import uvicorn
+
+from crossfill.api.app import create_app
+from crossfill.config import Deployment
+from crossfill.devnet.anvil import free_port
+from crossfill.runtime import Runtime
+from crossfill.settings import Settings
+from crossfill.store.migrate import upgrade
+from tests.conftest import SCHEMAS_DIR, RunningDevnet
+
+
+class ServiceThread:
+    """Runs the app under uvicorn in a thread; `base_url` answers until `stop()`."""
+
+    def __init__(self, settings: Settings, deployment: Deployment) -> None:
+        upgrade(settings.database)
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        app = create_app(Runtime.build(settings, deployment))
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def start(self) -> ServiceThread:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("service did not start")
+            time.sleep(0.05)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def service_settings(home: Path, deployment_path: Path) -> Settings:
+    return Settings(home=home, deployment_file=deployment_path, head_poll_interval_seconds=0.2)
+
+
+StartService = Callable[..., ServiceThread]
+
+
+@pytest.fixture
+def start_service(devnet: RunningDevnet, tmp_path: Path) -> Iterator[StartService]:
+    started: list[ServiceThread] = []
+
+    def _start(deployment: Deployment | None = None) -> ServiceThread:
+        settings = service_settings(tmp_path, devnet.deployment_path)
+        service = ServiceThread(settings, deployment or devnet.deployment).start()
+        started.append(service)
+        return service
+
+    yield _start
+    for service in started:
+        service.stop()
+
+
+@pytest.fixture
+def service(start_service: StartService) -> ServiceThread:
+    return start_service()
+
+
+@pytest.fixture
+def client(service: ServiceThread) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        yield http
+
+
+def validate_against(schema_name: str, document: object) -> None:
+    schema = json.loads((SCHEMAS_DIR / f"{schema_name}.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(document)
+
+
+def wait_for(predicate: Callable[[], bool], *, timeout: float, interval: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()

@@ -1,0 +1,111 @@
+"""Deployment file validation: good files load; bad ones fail naming the field."""
+
+from __future__ import annotations
+
+import pytest
+
+from crossfill.config import parse_deployment
+from crossfill.config.loader import load_deployment
+from crossfill.errors import ConfigError
+from crossfill.settings import Mode
+from tests.unit.deployment_samples import as_toml, deployment_document
+
+
+def _parse(document, mode: Mode = Mode.DEVNET):
+    return parse_deployment(as_toml(document), source="deployment.toml", mode=mode)
+
+
+def _error(document, mode: Mode = Mode.DEVNET) -> str:
+    with pytest.raises(ConfigError) as raised:
+        _parse(document, mode)
+    return str(raised.value)
+
+
+def test_valid_file_loads_with_checksummed_addresses_and_defaults() -> None:
+    document = deployment_document()
+    document["chains"][0]["contracts"]["depository"] = "0x5fbdb2315678afecb367f032d93f642f64180aa3"
+    deployment = _parse(document)
+    chain = deployment.chains[0]
+    assert chain.contracts.depository == "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+    assert chain.vm_type == "evm"
+    assert chain.rpc_url == "http://127.0.0.1:8545"
+    assert chain.protocol_name == "crossfill-devnet-1"
+    assert [tier.blocks for tier in chain.confirmations] == [2, 4, 32]
+    assert deployment.chain(900002) is deployment.chains[1]
+
+
+def test_bad_address_names_chain_and_field() -> None:
+    document = deployment_document()
+    document["chains"][1]["contracts"]["filler"] = "0x1234"
+    message = _error(document)
+    assert "chains[1](crossfill-devnet-2).contracts.filler" in message
+    assert "20-byte hex address" in message
+
+
+def test_missing_field_is_named() -> None:
+    document = deployment_document()
+    del document["chains"][0]["http_rpc_url"]
+    assert "chains[0](crossfill-devnet-1).http_rpc_url: Field required" in _error(document)
+
+
+def test_unknown_field_is_rejected_by_name() -> None:
+    document = deployment_document()
+    document["chains"][0]["rpc"] = "http://typo"
+    assert "chains[0](crossfill-devnet-1).rpc: Extra inputs are not permitted" in _error(document)
+
+
+def test_duplicate_chain_ids_are_rejected() -> None:
+    document = deployment_document()
+    document["chains"][1]["id"] = 900001
+    assert "duplicate id 900001" in _error(document)
+
+
+def test_private_key_in_the_file_is_refused() -> None:
+    document = deployment_document()
+    document["solver"]["key"] = "0x" + "11" * 32
+    message = _error(document)
+    assert "solver.key" in message
+    assert "11" * 32 not in message
+
+
+def test_devnet_keys_are_refused_in_production() -> None:
+    assert "allocator.key: devnet keys are refused" in _error(deployment_document(), Mode.PRODUCTION)
+
+
+@pytest.mark.parametrize(
+    ("tiers", "reason"),
+    [
+        ([], "at least one tier"),
+        ([{"max_usd": 1000, "blocks": 2}, {"max_usd": 100, "blocks": 4}, {"blocks": 8}], "increasing"),
+        ([{"max_usd": 100, "blocks": 2}], "last tier must leave max_usd unset"),
+        ([{"blocks": 0}], "greater than or equal to 1"),
+    ],
+)
+def test_confirmation_policy_is_validated(tiers, reason) -> None:
+    document = deployment_document()
+    document["chains"][0]["confirmations"] = tiers
+    message = _error(document)
+    assert "chains[0](crossfill-devnet-1).confirmations" in message
+    assert reason in message
+
+
+def test_native_currency_must_be_the_zero_address() -> None:
+    document = deployment_document()
+    document["chains"][0]["native_currency"]["address"] = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+    assert "chains[0](crossfill-devnet-1).native_currency" in _error(document)
+
+
+def test_rpc_url_must_be_http() -> None:
+    document = deployment_document()
+    document["chains"][0]["http_rpc_url"] = "localhost:8545"
+    assert "http_rpc_url: Value error, must be an http:// or https:// URL" in _error(document)
+
+
+def test_invalid_toml_is_reported_with_the_file_name() -> None:
+    with pytest.raises(ConfigError, match=r"deployment.toml: not valid TOML"):
+        parse_deployment("chains = [", source="deployment.toml", mode=Mode.DEVNET)
+
+
+def test_missing_file_says_how_to_create_one(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="make run"):
+        load_deployment(tmp_path / "absent.toml", mode=Mode.DEVNET)
