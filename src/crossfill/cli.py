@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from pathlib import Path
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
@@ -67,7 +67,10 @@ def devnet(
 
     settings = _settings(port=port)
     options = DevnetOptions(
-        chain_count=chains, block_time=block_time, hardfork=hardfork, lag_threshold_seconds=lag_threshold
+        chain_count=chains,
+        block_time=block_time,
+        hardfork=hardfork,
+        lag_threshold_seconds=lag_threshold,
     )
     _exit_on_sigterm()
     with console.status("starting devnet chains…"):
@@ -78,7 +81,12 @@ def devnet(
             progress=console.log,
         )
     try:
-        print_summary(console, settings, load_deployment(settings.deployment_path, mode=settings.mode), chains_only=chains_only)
+        print_summary(
+            console,
+            settings,
+            load_deployment(settings.deployment_path, mode=settings.mode),
+            chains_only=chains_only,
+        )
         if chains_only:
             while True:
                 signal.pause()
@@ -117,13 +125,18 @@ def chains_list() -> None:
 
     async def _controls() -> dict[int, tuple[bool, str | None]]:
         async with _session(settings) as session:
-            return {c.chain_id: (c.disabled, c.reason) for c in await chain_controls.all_controls(session)}
+            return {
+                c.chain_id: (c.disabled, c.reason)
+                for c in await chain_controls.all_controls(session)
+            }
 
     controls = asyncio.run(_controls())
     table = Table("id", "name", "rpc", "disabled", "reason")
     for chain in deployment.chains:
         disabled, reason = controls.get(chain.id, (chain.disabled, None))
-        table.add_row(str(chain.id), chain.name, chain.http_rpc_url, str(disabled).lower(), reason or "")
+        table.add_row(
+            str(chain.id), chain.name, chain.http_rpc_url, str(disabled).lower(), reason or ""
+        )
     console.print(table)
 
 
@@ -183,7 +196,9 @@ def db_upgrade(revision: str = "head") -> None:
 
 @config_app.command("check")
 def config_check(
-    file: Annotated[Path | None, typer.Argument(help="Deployment file (default: configured)")] = None,
+    file: Annotated[
+        Path | None, typer.Argument(help="Deployment file (default: configured)")
+    ] = None,
 ) -> None:
     """Validate a deployment file; errors name the field."""
     settings = _settings()

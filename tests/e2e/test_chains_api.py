@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 import httpx
 import pytest
@@ -17,14 +18,16 @@ from tests.e2e.conftest import StartService, validate_against, wait_for
 SDK_HEADERS = "content-type,x-api-key,relay-sdk-version,relay-kit-ui-version"
 
 
-def _chains(client: httpx.Client, **params: str) -> dict[int, dict]:
+def _chains(client: httpx.Client, **params: str) -> dict[int, dict[str, Any]]:
     response = client.get("/chains", params=params)
     assert response.status_code == 200, response.text
     validate_against("chains", response.json())
     return {chain["id"]: chain for chain in response.json()["chains"]}
 
 
-def test_chains_lists_every_devnet_chain_with_deployed_contracts(client, devnet: RunningDevnet) -> None:
+def test_chains_lists_every_devnet_chain_with_deployed_contracts(
+    client, devnet: RunningDevnet
+) -> None:
     chains = _chains(client)
     assert sorted(chains) == [900001, 900002]
     for config in devnet.deployment.chains:
@@ -32,13 +35,22 @@ def test_chains_lists_every_devnet_chain_with_deployed_contracts(client, devnet:
         contracts = chain["contracts"]
         assert chain["vmType"] == "evm"
         assert chain["currency"] == {
-            "id": "eth", "symbol": "ETH", "name": "Ether",
-            "address": "0x0000000000000000000000000000000000000000", "decimals": 18,
+            "id": "eth",
+            "symbol": "ETH",
+            "name": "Ether",
+            "address": "0x0000000000000000000000000000000000000000",
+            "decimals": 18,
             "supportsBridging": True,
         }
-        assert chain["protocol"]["v2"] == {"chainId": config.name, "depository": config.contracts.depository}
+        assert chain["protocol"]["v2"] == {
+            "chainId": config.name,
+            "depository": config.contracts.depository,
+        }
         assert contracts["serviceReceiver"] == config.contracts.receiver
-        assert contracts["v3"] == {"erc20Router": config.contracts.router, "approvalProxy": config.contracts.approval_proxy}
+        assert contracts["v3"] == {
+            "erc20Router": config.contracts.router,
+            "approvalProxy": config.contracts.approval_proxy,
+        }
         assert chain["solverAddresses"] == [devnet.deployment.solver.address]
         assert {c["symbol"] for c in chain["erc20Currencies"]} == {"USDC", "WETH"}
         assert chain["disabled"] is False and chain["blockProductionLagging"] is False
@@ -96,9 +108,15 @@ def test_health_readiness_and_docs(client) -> None:
     assert client.get("/docs").status_code == 200
 
 
-def test_readiness_fails_when_an_enabled_chain_is_unreachable(start_service: StartService, devnet) -> None:
-    broken = devnet.deployment.chains[1].model_copy(update={"internal_rpc_url": "http://127.0.0.1:9"})
-    deployment = devnet.deployment.model_copy(update={"chains": (devnet.deployment.chains[0], broken)})
+def test_readiness_fails_when_an_enabled_chain_is_unreachable(
+    start_service: StartService, devnet
+) -> None:
+    broken = devnet.deployment.chains[1].model_copy(
+        update={"internal_rpc_url": "http://127.0.0.1:9"}
+    )
+    deployment = devnet.deployment.model_copy(
+        update={"chains": (devnet.deployment.chains[0], broken)}
+    )
     service = start_service(deployment)
     response = httpx.get(f"{service.base_url}/readyz")
     assert response.status_code == 503
@@ -109,12 +127,15 @@ def test_readiness_fails_when_an_enabled_chain_is_unreachable(start_service: Sta
 def test_block_production_lagging_turns_true_and_back(start_service: StartService, devnet) -> None:
     watched = devnet.deployment.chains[0]
     config = watched.model_copy(update={"block_lag_threshold_seconds": 1.5})
-    deployment = devnet.deployment.model_copy(update={"chains": (config, devnet.deployment.chains[1])})
+    deployment = devnet.deployment.model_copy(
+        update={"chains": (config, devnet.deployment.chains[1])}
+    )
     rpc = watched.rpc_url
     anvil_rpc(rpc, "evm_setIntervalMining", [1])
     try:
         service = start_service(deployment)
         with httpx.Client(base_url=service.base_url) as http:
+
             def lagging() -> bool:
                 return bool(_chains(http)[watched.id]["blockProductionLagging"])
 
@@ -130,26 +151,46 @@ def test_block_production_lagging_turns_true_and_back(start_service: StartServic
 
 
 def _cli(*args: str, home, deployment_path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CROSSFILL_HOME": str(home), "CROSSFILL_DEPLOYMENT_FILE": str(deployment_path)}
+    env = {
+        **os.environ,
+        "CROSSFILL_HOME": str(home),
+        "CROSSFILL_DEPLOYMENT_FILE": str(deployment_path),
+    }
     return subprocess.run(
-        [sys.executable, "-m", "crossfill", *args], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "crossfill", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
 def test_operator_disables_a_chain_without_restart(client, devnet, tmp_path) -> None:
-    disabled = _cli("chains", "disable", "900002", "--reason", "RPC incident", home=tmp_path, deployment_path=devnet.deployment_path)
+    disabled = _cli(
+        "chains",
+        "disable",
+        "900002",
+        "--reason",
+        "RPC incident",
+        home=tmp_path,
+        deployment_path=devnet.deployment_path,
+    )
     assert disabled.returncode == 0, disabled.stderr
     chain = _chains(client)[900002]
     assert chain["disabled"] is True
     assert chain["statusMessage"] == "RPC incident"
     assert client.get("/readyz").json()["checks"]["chains"] == {"900001": "ok"}
 
-    enabled = _cli("chains", "enable", "900002", home=tmp_path, deployment_path=devnet.deployment_path)
+    enabled = _cli(
+        "chains", "enable", "900002", home=tmp_path, deployment_path=devnet.deployment_path
+    )
     assert enabled.returncode == 0, enabled.stderr
     assert _chains(client)[900002]["disabled"] is False
 
 
 def test_disabling_an_unknown_chain_is_a_clear_error(devnet, tmp_path) -> None:
-    result = _cli("chains", "disable", "31337", home=tmp_path, deployment_path=devnet.deployment_path)
+    result = _cli(
+        "chains", "disable", "31337", home=tmp_path, deployment_path=devnet.deployment_path
+    )
     assert result.returncode == 1
     assert "chain 31337 is not in" in result.stdout

@@ -23,11 +23,15 @@ _CHAIN: dict[str, Any] = {
         "decimals": 18,
     },
     "erc20_currencies": [
-        {"address": "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512", "symbol": "USDC", "name": "USD Coin", "decimals": 6}
+        {
+            "address": "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512",
+            "symbol": "USDC",
+            "name": "USD Coin",
+            "decimals": 6,
+        }
     ],
-    "contracts": {
-        role: ADDRESS
-        for role in (
+    "contracts": dict.fromkeys(
+        (
             "depository",
             "filler",
             "receiver",
@@ -35,9 +39,14 @@ _CHAIN: dict[str, Any] = {
             "approval_proxy",
             "multicaller",
             "only_owner_multicaller",
-        )
-    },
-    "confirmations": [{"max_usd": 100, "blocks": 2}, {"max_usd": 1000, "blocks": 4}, {"blocks": 32}],
+        ),
+        ADDRESS,
+    ),
+    "confirmations": [
+        {"max_usd": 100, "blocks": 2},
+        {"max_usd": 1000, "blocks": 4},
+        {"blocks": 32},
+    ],
 }
 
 

@@ -5,19 +5,28 @@ from __future__ import annotations
 from crossfill.chains.evm import BlockHead
 from crossfill.chains.state import ChainState
 from crossfill.domain.chain_health import is_block_production_lagging
+from crossfill.types import ChainId
 
 
 def test_not_lagging_within_threshold() -> None:
-    assert not is_block_production_lagging(last_advance_at=10, started_at=0, now=15, threshold_seconds=5)
+    assert not is_block_production_lagging(
+        last_advance_at=10, started_at=0, now=15, threshold_seconds=5
+    )
 
 
 def test_lagging_past_threshold() -> None:
-    assert is_block_production_lagging(last_advance_at=10, started_at=0, now=15.01, threshold_seconds=5)
+    assert is_block_production_lagging(
+        last_advance_at=10, started_at=0, now=15.01, threshold_seconds=5
+    )
 
 
 def test_chain_never_seen_counts_from_start() -> None:
-    assert not is_block_production_lagging(last_advance_at=None, started_at=0, now=4, threshold_seconds=5)
-    assert is_block_production_lagging(last_advance_at=None, started_at=0, now=6, threshold_seconds=5)
+    assert not is_block_production_lagging(
+        last_advance_at=None, started_at=0, now=4, threshold_seconds=5
+    )
+    assert is_block_production_lagging(
+        last_advance_at=None, started_at=0, now=6, threshold_seconds=5
+    )
 
 
 def test_no_threshold_means_never_lagging() -> None:
@@ -31,7 +40,7 @@ def _head(number: int, block_hash: str = "0xaa") -> BlockHead:
 
 
 def test_state_turns_lagging_when_head_stalls_and_recovers_on_new_block() -> None:
-    state = ChainState(chain_id=1, lag_threshold_seconds=2, started_at=0)
+    state = ChainState(chain_id=ChainId(1), lag_threshold_seconds=2, started_at=0)
     state.record_head(_head(1), now=1)
     state.record_head(_head(1), now=2.5)  # same head polled again: no progress
     assert not state.lagging(now=2.9)
@@ -41,7 +50,7 @@ def test_state_turns_lagging_when_head_stalls_and_recovers_on_new_block() -> Non
 
 
 def test_reorged_head_at_same_height_counts_as_progress() -> None:
-    state = ChainState(chain_id=1, lag_threshold_seconds=2, started_at=0)
+    state = ChainState(chain_id=ChainId(1), lag_threshold_seconds=2, started_at=0)
     state.record_head(_head(5, "0xaa"), now=1)
     state.record_head(_head(5, "0xbb"), now=3.5)
     assert not state.lagging(now=4)

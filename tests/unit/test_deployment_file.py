@@ -69,14 +69,19 @@ def test_private_key_in_the_file_is_refused() -> None:
 
 
 def test_devnet_keys_are_refused_in_production() -> None:
-    assert "allocator.key: devnet keys are refused" in _error(deployment_document(), Mode.PRODUCTION)
+    assert "allocator.key: devnet keys are refused" in _error(
+        deployment_document(), Mode.PRODUCTION
+    )
 
 
 @pytest.mark.parametrize(
     ("tiers", "reason"),
     [
         ([], "at least one tier"),
-        ([{"max_usd": 1000, "blocks": 2}, {"max_usd": 100, "blocks": 4}, {"blocks": 8}], "increasing"),
+        (
+            [{"max_usd": 1000, "blocks": 2}, {"max_usd": 100, "blocks": 4}, {"blocks": 8}],
+            "increasing",
+        ),
         ([{"max_usd": 100, "blocks": 2}], "last tier must leave max_usd unset"),
         ([{"blocks": 0}], "greater than or equal to 1"),
     ],
@@ -91,7 +96,9 @@ def test_confirmation_policy_is_validated(tiers, reason) -> None:
 
 def test_native_currency_must_be_the_zero_address() -> None:
     document = deployment_document()
-    document["chains"][0]["native_currency"]["address"] = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+    document["chains"][0]["native_currency"]["address"] = (
+        "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+    )
     assert "chains[0](crossfill-devnet-1).native_currency" in _error(document)
 
 

@@ -34,7 +34,9 @@ def test_invalid_key_error_does_not_echo_the_value() -> None:
 
 def test_keystore_reference_decrypts_with_the_password(tmp_path) -> None:
     keystore = tmp_path / "solver.json"
-    keystore.write_text(json.dumps(Account.encrypt(KEY, "pw", kdf="pbkdf2", iterations=1000)))
+    keystore.write_text(
+        json.dumps(Account.encrypt(bytes.fromhex(KEY[2:]), "pw", kdf="pbkdf2", iterations=1000))
+    )
     account = resolve_account(f"keystore:{keystore}", mode=Mode.PRODUCTION, keystore_password="pw")
     assert account.address == Account.from_key(KEY).address
     with pytest.raises(SecretError, match="cannot decrypt keystore"):

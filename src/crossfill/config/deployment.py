@@ -124,8 +124,8 @@ class ChainConfig(_Model):
     def _tiers_ascend(cls, tiers: tuple[ConfirmationTier, ...]) -> tuple[ConfirmationTier, ...]:
         if not tiers:
             raise ValueError("at least one tier is required")
-        bounds = [tier.max_usd for tier in tiers[:-1]]
-        if any(bound is None for bound in bounds):
+        bounds = [tier.max_usd for tier in tiers[:-1] if tier.max_usd is not None]
+        if len(bounds) != len(tiers) - 1:
             raise ValueError("only the last tier may leave max_usd unset")
         if bounds != sorted(bounds) or len(set(bounds)) != len(bounds):
             raise ValueError("tiers must be ordered by strictly increasing max_usd")

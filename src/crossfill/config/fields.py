@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from eth_utils import is_address, to_checksum_address
 from pydantic import AfterValidator, BeforeValidator, Field
+from web3 import Web3
 
 from crossfill.types import Address
 
@@ -14,9 +14,9 @@ _HEX_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 
 
 def _checksummed(value: object) -> Address:
-    if not isinstance(value, str) or not _HEX_ADDRESS.match(value) or not is_address(value):
+    if not isinstance(value, str) or not _HEX_ADDRESS.match(value) or not Web3.is_address(value):
         raise ValueError("must be a 0x-prefixed 20-byte hex address")
-    return Address(to_checksum_address(value))
+    return Address(Web3.to_checksum_address(value))
 
 
 def _http_url(value: str) -> str:

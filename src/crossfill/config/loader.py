@@ -14,26 +14,26 @@ from crossfill.settings import Mode
 
 
 def _field_path(location: tuple[int | str, ...], document: Any) -> str:
-    """`chains[1].contracts.depository`, with chain names where they help."""
+    """`chains[1](name).contracts.depository`: the chain's name helps find it in the file."""
     parts: list[str] = []
     node = document
     for step in location:
+        child = _child(node, step)
         if isinstance(step, int):
-            label = f"[{step}]"
-            if isinstance(node, list) and step < len(node) and isinstance(node[step], dict):
-                name = node[step].get("name")
-                label = f"[{step}]" + (f"({name})" if isinstance(name, str) else "")
-            parts.append(label)
+            name = child.get("name") if isinstance(child, dict) else None
+            parts.append(f"[{step}]" + (f"({name})" if isinstance(name, str) else ""))
         else:
             parts.append(("." if parts else "") + step)
-        node = node[step] if isinstance(node, dict | list) and _has(node, step) else None
+        node = child
     return "".join(parts) or "<root>"
 
 
-def _has(node: dict[str, Any] | list[Any], step: int | str) -> bool:
+def _child(node: Any, step: int | str) -> Any:
     if isinstance(node, dict):
-        return step in node
-    return isinstance(step, int) and step < len(node)
+        return node.get(step)
+    if isinstance(node, list) and isinstance(step, int) and step < len(node):
+        return node[step]
+    return None
 
 
 def parse_deployment(text: str, *, source: str, mode: Mode) -> Deployment:

@@ -1,8 +1,8 @@
 """Key references: where a private key comes from. Keys never live in the deployment file.
 
-    env:NAME           the hex key in environment variable NAME
-    keystore:PATH      an encrypted JSON keystore; its password in CROSSFILL_KEYSTORE_PASSWORD
-    devnet:N           account N of anvil's public test mnemonic (devnet mode only)
+env:NAME           the hex key in environment variable NAME
+keystore:PATH      an encrypted JSON keystore; its password in CROSSFILL_KEYSTORE_PASSWORD
+devnet:N           account N of anvil's public test mnemonic (devnet mode only)
 """
 
 from __future__ import annotations

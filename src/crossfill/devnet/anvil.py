@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -22,10 +23,8 @@ _START_ATTEMPTS = 5
 
 def _die_with_parent() -> None:
     """Runs in the child before exec: anvil gets SIGTERM if the devnet process dies (Linux)."""
-    try:
+    with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:
-        pass
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -69,7 +68,9 @@ class AnvilProcess:
 def _rpc_answers(rpc_url: str) -> bool:
     try:
         reply = httpx.post(
-            rpc_url, json={"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []}, timeout=1
+            rpc_url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []},
+            timeout=1,
         )
     except httpx.HTTPError:
         return False
@@ -79,10 +80,14 @@ def _rpc_answers(rpc_url: str) -> bool:
 def _launch(chain_id: int, host: str, port: int, hardfork: str, log_path: Path) -> AnvilProcess:
     command = [
         str(anvil_binary()),
-        "--host", host,
-        "--port", str(port),
-        "--chain-id", str(chain_id),
-        "--hardfork", hardfork,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--chain-id",
+        str(chain_id),
+        "--hardfork",
+        hardfork,
         "--silent",
     ]
     with log_path.open("ab") as log:
@@ -91,7 +96,7 @@ def _launch(chain_id: int, host: str, port: int, hardfork: str, log_path: Path) 
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if os.name == "posix" else None,  # noqa: PLW1509
+            preexec_fn=_die_with_parent if os.name == "posix" else None,
         )
     return AnvilProcess(chain_id, host, port, process, log_path)
 

@@ -62,7 +62,9 @@ def deploy(web3: Web3, name: str, *args: Any) -> Address:
     return Address(Web3.to_checksum_address(address))
 
 
-def deploy_all(web3: Web3, *, owner: Address, solver: Address, allocator: Address) -> DeployedContracts:
+def deploy_all(
+    web3: Web3, *, owner: Address, solver: Address, allocator: Address
+) -> DeployedContracts:
     router = deploy(web3, "Router")
     usdc = deploy(web3, "TestUSDC", owner)
     weth = deploy(web3, "WETH")

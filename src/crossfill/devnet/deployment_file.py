@@ -55,7 +55,11 @@ def chain_document(
             "uniswap_v2_router": contracts.uniswap_v2_router,
         },
         # Value-scaled policy in the shape production uses; devnet blocks are cheap.
-        "confirmations": [{"max_usd": 1_000, "blocks": 1}, {"max_usd": 100_000, "blocks": 2}, {"blocks": 4}],
+        "confirmations": [
+            {"max_usd": 1_000, "blocks": 1},
+            {"max_usd": 100_000, "blocks": 2},
+            {"blocks": 4},
+        ],
     }
     if lag_threshold_seconds is not None:
         document["block_lag_threshold_seconds"] = lag_threshold_seconds

@@ -33,14 +33,20 @@ POOL_USDC = 3_000_000 * USDC_UNIT
 
 
 def _fund(
-    rpc_url: str, deployer: Web3, contracts: DeployedContracts, account: LocalAccount, funding: Funding
+    rpc_url: str,
+    deployer: Web3,
+    contracts: DeployedContracts,
+    account: LocalAccount,
+    funding: Funding,
 ) -> None:
     usdc = contract_at(deployer, "TestUSDC", contracts.usdc)
     send(deployer, usdc.functions.mint(account.address, funding.usdc))
     # The native balance is set directly; the account then wraps its WETH share itself.
     set_native_balance(rpc_url, account.address, funding.native + funding.weth)
     holder = signing_web3(rpc_url, account)
-    send(holder, contract_at(holder, "WETH", contracts.weth).functions.deposit(), value=funding.weth)
+    send(
+        holder, contract_at(holder, "WETH", contracts.weth).functions.deposit(), value=funding.weth
+    )
 
 
 def _approve_filler(rpc_url: str, solver: LocalAccount, contracts: DeployedContracts) -> None:
@@ -62,7 +68,14 @@ def _seed_pool(deployer: Web3, contracts: DeployedContracts, owner: Address) -> 
     send(
         deployer,
         router.functions.addLiquidity(
-            contracts.weth, contracts.usdc, POOL_WETH, POOL_USDC, POOL_WETH, POOL_USDC, owner, deadline
+            contracts.weth,
+            contracts.usdc,
+            POOL_WETH,
+            POOL_USDC,
+            POOL_WETH,
+            POOL_USDC,
+            owner,
+            deadline,
         ),
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from web3 import Web3
 
 from crossfill.config import Deployment
 from crossfill.devnet import accounts
@@ -18,7 +19,9 @@ def print_summary(
     console.print(f"deployment file  {settings.deployment_path}")
     console.print(f"database         {settings.database}")
     for chain in deployment.chains:
-        console.print(f"[bold]chain {chain.id}[/bold] {chain.display_name}  rpc {chain.http_rpc_url}")
+        console.print(
+            f"[bold]chain {chain.id}[/bold] {chain.display_name}  rpc {chain.http_rpc_url}"
+        )
         for currency in chain.erc20_currencies:
             console.print(f"  {currency.symbol:<24} {currency.address}")
         for role, address in chain.contracts.model_dump(exclude_none=True).items():
@@ -26,7 +29,7 @@ def print_summary(
     user = accounts.users()[0]
     console.print(
         f"test account     {user.address}\n"
-        f"  private key    {user.key.to_0x_hex()}  (anvil's public test mnemonic: devnet only)\n"
+        f"  private key    {Web3.to_hex(user.key)}  (anvil's public test mnemonic: devnet only)\n"
         f"  holds          {USER_FUNDING.native // 10**18} ETH, "
         f"{USER_FUNDING.usdc // 10**6} USDC, {USER_FUNDING.weth // 10**18} WETH on every chain"
     )

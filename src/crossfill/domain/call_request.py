@@ -73,12 +73,16 @@ def sign_call_request(
     signer: LocalAccount, request: CallRequest, *, chain_id: int, depository: str
 ) -> bytes:
     """65-byte r‖s‖v signature the Depository's `execute` accepts from its allocator."""
-    message = encode_typed_data(full_message=typed_data(request, chain_id=chain_id, depository=depository))
+    message = encode_typed_data(
+        full_message=typed_data(request, chain_id=chain_id, depository=depository)
+    )
     signed = Account.sign_message(message, signer.key)
     return bytes(signed.signature)
 
 
 def struct_hash(request: CallRequest, *, chain_id: int, depository: str) -> bytes:
     """hashStruct(CallRequest): the Depository's replay key for this request."""
-    message = encode_typed_data(full_message=typed_data(request, chain_id=chain_id, depository=depository))
+    message = encode_typed_data(
+        full_message=typed_data(request, chain_id=chain_id, depository=depository)
+    )
     return bytes(message.body)

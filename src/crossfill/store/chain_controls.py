@@ -16,7 +16,9 @@ async def set_disabled(
     control = await session.get(ChainControl, chain_id)
     now = datetime.now(UTC)
     if control is None:
-        session.add(ChainControl(chain_id=chain_id, disabled=disabled, reason=reason, updated_at=now))
+        session.add(
+            ChainControl(chain_id=chain_id, disabled=disabled, reason=reason, updated_at=now)
+        )
     else:
         control.disabled = disabled
         control.reason = reason
@@ -27,7 +29,7 @@ async def set_disabled(
 async def disabled_overrides(session: AsyncSession) -> dict[int, bool]:
     """Chain id → operator's disabled flag, for chains with an override."""
     rows = await session.execute(select(ChainControl.chain_id, ChainControl.disabled))
-    return {chain_id: disabled for chain_id, disabled in rows}
+    return {row.chain_id: row.disabled for row in rows}
 
 
 async def all_controls(session: AsyncSession) -> list[ChainControl]:

@@ -6,8 +6,8 @@ import os
 
 import pytest
 from web3 import Web3
-from web3.logs import DISCARD
 from web3.exceptions import ContractLogicError
+from web3.logs import DISCARD
 
 from crossfill.config import ChainConfig
 from crossfill.devnet import accounts
@@ -25,9 +25,11 @@ def _order_id() -> bytes:
     return os.urandom(32)
 
 
-def _funded_with_usdc(chain: ChainConfig, web3: Web3, amount: int):  # type: ignore[no-untyped-def]
+def _funded_with_usdc(chain: ChainConfig, web3: Web3, amount: int):
     account = fresh_account(web3)
-    usdc = contract_at(signing_web3(chain.rpc_url, accounts.deployer()), "TestUSDC", usdc_address(chain))
+    usdc = contract_at(
+        signing_web3(chain.rpc_url, accounts.deployer()), "TestUSDC", usdc_address(chain)
+    )
     send(usdc.w3, usdc.functions.mint(account.address, amount))
     return account
 
@@ -51,7 +53,9 @@ def test_native_deposit_credits_the_named_depositor(chain, web3) -> None:
     holder = signing_web3(chain.rpc_url, sender)
     depository = contract_at(holder, "Depository", chain.contracts.depository)
 
-    receipt = send(holder, depository.functions.depositNative(beneficiary.address, _order_id()), value=1)
+    receipt = send(
+        holder, depository.functions.depositNative(beneficiary.address, _order_id()), value=1
+    )
 
     (event,) = depository.events.NativeDeposit().process_receipt(receipt, errors=DISCARD)
     assert event.args["from"] == beneficiary.address
@@ -61,7 +65,9 @@ def test_zero_native_deposit_reverts(chain, web3) -> None:
     sender = fresh_account(web3)
     depository = contract_at(web3, "Depository", chain.contracts.depository)
     assert_reverts_with(
-        depository.functions.depositNative(ZERO, _order_id()), "ZeroAmount()", **{"from": sender.address}
+        depository.functions.depositNative(ZERO, _order_id()),
+        "ZeroAmount()",
+        **{"from": sender.address},
     )
 
 
@@ -90,7 +96,9 @@ def test_erc20_deposit_pulls_amount_and_emits_event(chain, web3) -> None:
         "id": order_id,
     }
     assert usdc.functions.balanceOf(depositor.address).call() == 3_000_000
-    assert usdc.functions.allowance(depositor.address, chain.contracts.depository).call() == 1_000_000
+    assert (
+        usdc.functions.allowance(depositor.address, chain.contracts.depository).call() == 1_000_000
+    )
 
 
 def test_erc20_deposit_of_whole_allowance(chain, web3) -> None:

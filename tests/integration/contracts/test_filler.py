@@ -4,22 +4,29 @@ from __future__ import annotations
 
 import os
 
+from eth_account.signers.local import LocalAccount
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from web3 import Web3
+from web3.contract import Contract
 from web3.logs import DISCARD
+from web3.types import Wei
 
+from crossfill.config import ChainConfig
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from tests.integration.contracts.conftest import assert_reverts_with, fresh_account, usdc_address
 
 NATIVE = "0x0000000000000000000000000000000000000000"
 
 
-def _filler(chain, account):
+def _filler(chain: ChainConfig, account: LocalAccount) -> tuple[Web3, Contract]:
     holder = signing_web3(chain.rpc_url, account)
     return holder, contract_at(holder, "Filler", chain.contracts.filler)
 
 
-def test_native_fill_pays_recipient_and_second_fill_of_same_order_reverts(chain, web3, solver) -> None:
+def test_native_fill_pays_recipient_and_second_fill_of_same_order_reverts(
+    chain, web3, solver
+) -> None:
     holder, filler = _filler(chain, solver)
     recipient = fresh_account(web3, ether=0)
     order_id = os.urandom(32)
@@ -38,7 +45,9 @@ def test_native_fill_pays_recipient_and_second_fill_of_same_order_reverts(chain,
     )
 
 
-def test_second_fill_reverts_on_chain_even_when_sent_without_simulation(chain, web3, solver) -> None:
+def test_second_fill_reverts_on_chain_even_when_sent_without_simulation(
+    chain, web3, solver
+) -> None:
     holder, filler = _filler(chain, solver)
     recipient = fresh_account(web3, ether=0)
     order_id = os.urandom(32)
@@ -46,7 +55,9 @@ def test_second_fill_reverts_on_chain_even_when_sent_without_simulation(chain, w
     send(holder, filler.functions.fill(order_id, payment, []), value=1000)
 
     # An explicit gas limit skips estimation, so the transaction is mined and must revert there.
-    tx_hash = filler.functions.fill(order_id, payment, []).transact({"value": 1000, "gas": 200_000})
+    tx_hash = filler.functions.fill(order_id, payment, []).transact(
+        {"value": Wei(1000), "gas": 200_000}
+    )
     receipt = web3.eth.wait_for_transaction_receipt(tx_hash)
 
     assert receipt["status"] == 0
@@ -61,7 +72,7 @@ def test_calldata_suffix_with_order_id_is_accepted(chain, web3, solver) -> None:
     tagged = bytes.fromhex(calldata[2:]) + order_id
 
     tx_hash = holder.eth.send_transaction(
-        {"from": solver.address, "to": filler.address, "data": tagged, "value": 5}
+        {"from": solver.address, "to": filler.address, "data": tagged, "value": Wei(5)}
     )
     receipt = web3.eth.wait_for_transaction_receipt(tx_hash)
 
@@ -76,7 +87,10 @@ def test_erc20_fill_pulls_from_solver_inventory(chain, web3, solver) -> None:
     recipient = fresh_account(web3, ether=0)
     solver_before = usdc.functions.balanceOf(solver.address).call()
 
-    send(holder, filler.functions.fill(os.urandom(32), [(recipient.address, usdc.address, 2_500_000)], []))
+    send(
+        holder,
+        filler.functions.fill(os.urandom(32), [(recipient.address, usdc.address, 2_500_000)], []),
+    )
 
     assert usdc.functions.balanceOf(recipient.address).call() == 2_500_000
     assert usdc.functions.balanceOf(solver.address).call() == solver_before - 2_500_000
@@ -88,7 +102,11 @@ def test_fill_runs_calls_through_the_router(chain, web3, solver) -> None:
     called = fresh_account(web3, ether=0)
     call = (called.address, False, 777, b"")
 
-    send(holder, filler.functions.fill(os.urandom(32), [(payee.address, NATIVE, 5)], [call]), value=782)
+    send(
+        holder,
+        filler.functions.fill(os.urandom(32), [(payee.address, NATIVE, 5)], [call]),
+        value=782,
+    )
 
     assert web3.eth.get_balance(payee.address) == 5
     assert web3.eth.get_balance(called.address) == 777

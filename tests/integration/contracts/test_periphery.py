@@ -25,7 +25,9 @@ def test_receiver_forwards_ether_to_solver_with_data(chain, web3, solver) -> Non
 def test_receiver_calls_are_solver_only(chain, web3) -> None:
     receiver = contract_at(web3, "Receiver", chain.contracts.receiver)
     assert_reverts_with(
-        receiver.functions.makeCalls([]), "NotSolver(address)", **{"from": fresh_account(web3).address}
+        receiver.functions.makeCalls([]),
+        "NotSolver(address)",
+        **{"from": fresh_account(web3).address},
     )
 
 
@@ -39,7 +41,12 @@ def test_approval_proxy_moves_tokens_into_router_batch(chain, web3, user) -> Non
     transfer = usdc.encode_abi("transfer", args=[recipient.address, 1_000_000])
     calls = [(usdc.address, False, 0, transfer)]
 
-    send(holder, proxy.functions.transferAndMulticall([usdc.address], [1_000_000], calls, user.address, user.address, b""))
+    send(
+        holder,
+        proxy.functions.transferAndMulticall(
+            [usdc.address], [1_000_000], calls, user.address, user.address, b""
+        ),
+    )
 
     assert usdc.functions.balanceOf(recipient.address).call() == 1_000_000
     assert usdc.functions.balanceOf(chain.contracts.router).call() == 0
@@ -52,7 +59,13 @@ def test_router_returns_leftover_ether_to_refund_address(chain, web3) -> None:
     refund_to = fresh_account(web3, ether=0)
     payee = fresh_account(web3, ether=0)
 
-    send(holder, router.functions.multicall([(payee.address, False, 300, b"")], refund_to.address, refund_to.address, b""), value=1000)
+    send(
+        holder,
+        router.functions.multicall(
+            [(payee.address, False, 300, b"")], refund_to.address, refund_to.address, b""
+        ),
+        value=1000,
+    )
 
     assert web3.eth.get_balance(payee.address) == 300
     assert web3.eth.get_balance(refund_to.address) == 700
@@ -61,7 +74,9 @@ def test_router_returns_leftover_ether_to_refund_address(chain, web3) -> None:
 def test_multicaller_aggregate3_reads_in_one_call(chain, web3) -> None:
     multicaller = contract_at(web3, "Multicaller", chain.contracts.multicaller)
     balance_call = multicaller.encode_abi("getChainId", args=[])
-    ((ok, returned),) = multicaller.functions.aggregate3([(multicaller.address, False, balance_call)]).call()
+    ((ok, returned),) = multicaller.functions.aggregate3(
+        [(multicaller.address, False, balance_call)]
+    ).call()
     assert ok
     assert int.from_bytes(returned) == chain.id
 
@@ -79,7 +94,9 @@ def test_devnet_pool_and_balances_are_seeded(chain, web3, solver, user) -> None:
     factory = contract_at(web3, "UniswapV2Factory", chain.contracts.uniswap_v2_factory)
     usdc = contract_at(web3, "TestUSDC", usdc_address(chain))
     weth = contract_at(web3, "WETH", chain.contracts.weth)
-    pair = contract_at(web3, "UniswapV2Pair", factory.functions.getPair(weth.address, usdc.address).call())
+    pair = contract_at(
+        web3, "UniswapV2Pair", factory.functions.getPair(weth.address, usdc.address).call()
+    )
     reserves = pair.functions.getReserves().call()[:2]
     assert sorted(reserves) == sorted([POOL_WETH, POOL_USDC])
     assert usdc.functions.decimals().call() == 6

@@ -13,7 +13,9 @@ from crossfill.store.migrate import upgrade_async
 async def test_migrations_create_the_schema_at_head(engine: AsyncEngine) -> None:
     async with engine.connect() as connection:
         tables = await connection.run_sync(lambda sync: inspect(sync).get_table_names())
-        version = (await connection.execute(text("SELECT version_num FROM alembic_version"))).scalar()
+        version = (
+            await connection.execute(text("SELECT version_num FROM alembic_version"))
+        ).scalar()
     assert "chain_controls" in tables
     assert version == "0001"
 

@@ -42,7 +42,8 @@ def _live_status(chain: ChainRuntime, control: ChainControl | None, now: float) 
     return ChainLiveStatus(
         disabled=control.disabled,
         lagging=chain.state.lagging(now),
-        status_message=(control.reason if control.disabled else None) or chain.config.status_message,
+        status_message=(control.reason if control.disabled else None)
+        or chain.config.status_message,
     )
 
 
@@ -56,7 +57,9 @@ async def list_chains(
 ) -> ChainsResponse:
     wanted = parse_chain_ids(include_chains) if include_chains else None
     async with runtime.sessions() as session:
-        controls = {control.chain_id: control for control in await chain_controls.all_controls(session)}
+        controls = {
+            control.chain_id: control for control in await chain_controls.all_controls(session)
+        }
     now = runtime.clock()
     chains = [
         chain_wire(

@@ -51,7 +51,9 @@ async def readyz(runtime: RuntimeDep) -> JSONResponse:
             {"message": str(exc), "statusCode": 503, "checks": {"database": str(exc)}}, 503
         )
     results = await asyncio.gather(*(_chain_check(chain) for chain in chains))
-    chain_checks = {str(chain.config.id): result for chain, result in zip(chains, results, strict=True)}
+    chain_checks = {
+        str(chain.config.id): result for chain, result in zip(chains, results, strict=True)
+    }
     checks = {"database": "ok", "chains": chain_checks}
     failing = sorted(chain_id for chain_id, result in chain_checks.items() if result != "ok")
     if failing:
