@@ -21,8 +21,11 @@ $(PY_STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
+# `npm install` (not `npm ci`): the lockfile pins every version, but the registry reachable
+# here serves only anvil's linux-amd64 build, so npm cannot record the other platforms'
+# optional packages that `npm ci` insists on. With the lockfile in place, install keeps it.
 $(NPM_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	touch $@
 
 contracts: deps
