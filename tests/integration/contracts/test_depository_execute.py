@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 
 from eth_account import Account
+from eth_account.signers.local import LocalAccount
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from web3.logs import DISCARD
 
+from crossfill.config import ChainConfig
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.call_request import (
     CallRequest,
@@ -36,6 +38,16 @@ def _payout(recipient: str, wei: int, *, expiration: int, nonce: int | None = No
     )
 
 
+def _sign(signer: LocalAccount, request: CallRequest, chain: ChainConfig) -> bytes:
+    return sign_call_request(
+        signer, request, chain_id=chain.id, depository=chain.contracts.depository
+    )
+
+
+def _replay_key(request: CallRequest, chain: ChainConfig) -> bytes:
+    return struct_hash(request, chain_id=chain.id, depository=chain.contracts.depository)
+
+
 def _now(web3) -> int:
     return int(web3.eth.get_block("latest")["timestamp"])
 
@@ -44,9 +56,7 @@ def test_python_struct_hash_matches_the_contract(chain, web3) -> None:
     request = _payout(fresh_account(web3, 0).address, 7, expiration=_now(web3) + 600)
     depository = contract_at(web3, "Depository", chain.contracts.depository)
     on_chain = depository.functions.hashCallRequest(request.as_tuple()).call()
-    assert on_chain == struct_hash(
-        request, chain_id=chain.id, depository=chain.contracts.depository
-    )
+    assert on_chain == _replay_key(request, chain)
 
 
 def test_allocator_signed_request_pays_out_and_cannot_be_replayed(chain, web3, allocator) -> None:
@@ -56,17 +66,13 @@ def test_allocator_signed_request_pays_out_and_cannot_be_replayed(chain, web3, a
     holder = signing_web3(chain.rpc_url, relayer)
     depository = contract_at(holder, "Depository", chain.contracts.depository)
     request = _payout(recipient.address, 5 * 10**17, expiration=_now(web3) + 600)
-    signature = sign_call_request(
-        allocator, request, chain_id=chain.id, depository=chain.contracts.depository
-    )
+    signature = _sign(allocator, request, chain)
 
     receipt = send(holder, depository.functions.execute(request.as_tuple(), signature))
 
     assert web3.eth.get_balance(recipient.address) == 5 * 10**17
     (event,) = depository.events.CallExecuted().process_receipt(receipt, errors=DISCARD)
-    assert event.args["id"] == struct_hash(
-        request, chain_id=chain.id, depository=chain.contracts.depository
-    )
+    assert event.args["id"] == _replay_key(request, chain)
     assert_reverts_with(
         depository.functions.execute(request.as_tuple(), signature),
         "CallRequestAlreadyUsed(bytes32)",
@@ -78,9 +84,7 @@ def test_expired_request_reverts(chain, web3, allocator) -> None:
     _fund_depository(chain, web3, 10**15)
     depository = contract_at(web3, "Depository", chain.contracts.depository)
     request = _payout(fresh_account(web3, 0).address, 1, expiration=_now(web3) - 1)
-    signature = sign_call_request(
-        allocator, request, chain_id=chain.id, depository=chain.contracts.depository
-    )
+    signature = _sign(allocator, request, chain)
     assert_reverts_with(
         depository.functions.execute(request.as_tuple(), signature),
         "CallRequestExpired(uint256)",
@@ -127,9 +131,7 @@ def test_execute_succeeds_only_for_allocator_unexpired_first_use(
     request = _payout(
         fresh_account(web3, 0).address, amount, expiration=_now(web3) + expires_in, nonce=nonce
     )
-    signature = sign_call_request(
-        signer, request, chain_id=chain.id, depository=chain.contracts.depository
-    )
+    signature = _sign(signer, request, chain)
     submitter = fresh_account(web3).address
     call = depository.functions.execute(request.as_tuple(), signature)
 
@@ -139,9 +141,7 @@ def test_execute_succeeds_only_for_allocator_unexpired_first_use(
         assert_reverts_with(call, "InvalidSignature()", **{"from": submitter})
     else:
         _fund_depository(chain, web3, amount)
-        assert call.call({"from": submitter}) == struct_hash(
-            request, chain_id=chain.id, depository=chain.contracts.depository
-        )
+        assert call.call({"from": submitter}) == _replay_key(request, chain)
 
 
 @settings(max_examples=25)
@@ -149,11 +149,7 @@ def test_execute_succeeds_only_for_allocator_unexpired_first_use(
 def test_tampered_signature_never_passes(chain, web3, allocator, flip_byte, flip_bits) -> None:
     depository = contract_at(web3, "Depository", chain.contracts.depository)
     request = _payout(fresh_account(web3, 0).address, 1, expiration=_now(web3) + 600)
-    signature = bytearray(
-        sign_call_request(
-            allocator, request, chain_id=chain.id, depository=chain.contracts.depository
-        )
-    )
+    signature = bytearray(_sign(allocator, request, chain))
     signature[flip_byte] ^= flip_bits
     assert_reverts_with(
         depository.functions.execute(request.as_tuple(), bytes(signature)),
