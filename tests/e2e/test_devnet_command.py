@@ -70,3 +70,24 @@ def _run_devnet_once(home: Path) -> None:
 def test_devnet_command_serves_stops_cleanly_and_restarts(tmp_path: Path) -> None:
     _run_devnet_once(tmp_path)
     _run_devnet_once(tmp_path)
+
+
+def test_killed_devnet_takes_its_chains_down(tmp_path: Path) -> None:
+    """Even SIGKILL, which runs no cleanup, leaves no orphan anvil behind."""
+    env = {**os.environ, "CROSSFILL_HOME": str(tmp_path)}
+    env.pop("CROSSFILL_DEPLOYMENT_FILE", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "crossfill", "devnet", "--chains-only"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deployment_path = tmp_path / "deployment.toml"
+    try:
+        assert wait_for(deployment_path.exists, timeout=90, interval=0.5)
+        rpc_urls = [c["http_rpc_url"] for c in tomllib.loads(deployment_path.read_text())["chains"]]
+        assert all(_rpc_answers(url) for url in rpc_urls)
+    finally:
+        process.kill()
+        process.wait()
+    assert wait_for(lambda: not any(_rpc_answers(url) for url in rpc_urls), timeout=10)
