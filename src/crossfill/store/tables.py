@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, DateTime, MetaData, String
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING_CONVENTION = {
@@ -29,3 +42,132 @@ class ChainControl(Base):
     disabled: Mapped[bool] = mapped_column(Boolean, nullable=False)
     reason: Mapped[str | None] = mapped_column(String(500))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+JSONColumn = JSON().with_variant(JSONB(), "postgresql")
+# SQLite autoincrements only an INTEGER primary key.
+SerialId = BigInteger().with_variant(Integer(), "sqlite")
+Timestamp = DateTime(timezone=True)
+TxHashColumn = String(66)
+AddressColumn = String(64)
+# uint256 amounts are decimal strings: SQLite has no exact integer wider than 64 bits.
+AmountColumn = String(78)
+
+
+class Request(Base):
+    """One intent: created by a quote, moved along the status machine by the workers."""
+
+    __tablename__ = "requests"
+
+    id: Mapped[str] = mapped_column(String(66), primary_key=True)
+    order_id: Mapped[str] = mapped_column(String(66), unique=True, nullable=False)
+    status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    origin_chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    destination_chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    user_address: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    recipient: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    refund_to: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    origin_currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    destination_currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    trade_type: Mapped[str] = mapped_column(String(16), nullable=False)
+    amount_in: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    amount_out: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    minimum_amount_out: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    amount_in_usd_micros: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    explicit_deposit: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    quote: Mapped[dict[str, Any]] = mapped_column(JSONColumn, nullable=False)
+    referrer: Mapped[str | None] = mapped_column(String(200))
+    api_key_id: Mapped[int | None] = mapped_column(BigInteger, index=True)
+    fail_reason: Mapped[str | None] = mapped_column(String(64))
+    refund_fail_reason: Mapped[str | None] = mapped_column(String(64))
+    lease_owner: Mapped[str | None] = mapped_column(String(100))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    expires_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False, index=True)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False, index=True)
+
+
+class Deposit(Base):
+    """A deposit seen on an origin chain's Depository, matched to a request or not."""
+
+    __tablename__ = "deposits"
+    __table_args__ = (UniqueConstraint("chain_id", "tx_hash", "log_index"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    tx_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
+    log_index: Mapped[int] = mapped_column(Integer, nullable=False)
+    block_number: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    block_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
+    order_id: Mapped[str] = mapped_column(String(66), index=True, nullable=False)
+    depositor: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    state: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    request_id: Mapped[str | None] = mapped_column(ForeignKey("requests.id"), index=True)
+    outcome: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class RequestTransaction(Base):
+    """A transaction of a request: its deposit (in), fill or refund (out)."""
+
+    __tablename__ = "request_transactions"
+    __table_args__ = (UniqueConstraint("request_id", "kind", "tx_hash"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), index=True, nullable=False)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    tx_hash: Mapped[str] = mapped_column(TxHashColumn, index=True, nullable=False)
+    block_number: Mapped[int | None] = mapped_column(BigInteger)
+    fee: Mapped[str | None] = mapped_column(AmountColumn)
+    timestamp: Mapped[int | None] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class ChainCursor(Base):
+    """How far a worker role has processed a chain (e.g. the indexer's last scanned block)."""
+
+    __tablename__ = "chain_cursors"
+
+    chain_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    role: Mapped[str] = mapped_column(String(32), primary_key=True)
+    block_number: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    block_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class OutboxEvent(Base):
+    """A status event, written in the same transaction as the status change it reports."""
+
+    __tablename__ = "outbox_events"
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), index=True, nullable=False)
+    event: Mapped[str] = mapped_column(String(64), nullable=False)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONColumn, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class SentTransaction(Base):
+    """The transaction manager's journal: every signed transaction, recorded before broadcast."""
+
+    __tablename__ = "sent_transactions"
+    __table_args__ = (UniqueConstraint("chain_id", "tx_hash"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    sender: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    nonce: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    purpose: Mapped[str] = mapped_column(String(16), nullable=False)
+    request_id: Mapped[str | None] = mapped_column(ForeignKey("requests.id"), index=True)
+    tx_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
+    raw_transaction: Mapped[str] = mapped_column(Text, nullable=False)
+    max_fee_per_gas: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    max_priority_fee_per_gas: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    block_number: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
