@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.chains.evm import EvmClient
-from crossfill.chains.follower import HeadFollower
+from crossfill.chains.follower import ChainFollower
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, Deployment, load_deployment
 from crossfill.settings import Settings
@@ -23,7 +23,7 @@ class ChainRuntime:
     config: ChainConfig
     client: EvmClient
     state: ChainState
-    follower: HeadFollower
+    follower: ChainFollower
 
 
 @dataclass
@@ -46,7 +46,10 @@ class Runtime:
     ) -> Runtime:
         deployment = deployment or load_deployment(settings.deployment_path, mode=settings.mode)
         engine = create_engine(settings.database)
-        chains = {chain.id: _chain_runtime(chain, settings, clock) for chain in deployment.chains}
+        solver = deployment.solver.address
+        chains = {
+            chain.id: _chain_runtime(chain, settings, solver, clock) for chain in deployment.chains
+        }
         return cls(settings, deployment, engine, session_factory(engine), chains, clock)
 
     def start_followers(self) -> None:
@@ -66,7 +69,7 @@ class Runtime:
 
 
 def _chain_runtime(
-    config: ChainConfig, settings: Settings, clock: Callable[[], float]
+    config: ChainConfig, settings: Settings, solver: str, clock: Callable[[], float]
 ) -> ChainRuntime:
     client = EvmClient(config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds)
     state = ChainState(
@@ -74,7 +77,12 @@ def _chain_runtime(
         lag_threshold_seconds=config.block_lag_threshold_seconds,
         started_at=clock(),
     )
-    follower = HeadFollower(
-        client, state, interval_seconds=settings.head_poll_interval_seconds, clock=clock
+    follower = ChainFollower(
+        client,
+        state,
+        solver=solver,
+        tokens=tuple(currency.address for currency in config.erc20_currencies),
+        interval_seconds=settings.head_poll_interval_seconds,
+        clock=clock,
     )
     return ChainRuntime(config, client, state, follower)

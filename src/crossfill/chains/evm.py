@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
+from typing import TypeVar
 
+from eth_abi.abi import encode
 from web3 import AsyncHTTPProvider, AsyncWeb3
 from web3.exceptions import Web3Exception
 
@@ -11,6 +14,7 @@ from crossfill.errors import ChainError, ChainUnreachable
 from crossfill.types import ChainId
 
 _TRANSPORT_ERRORS = (OSError, TimeoutError)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,10 @@ class BlockHead:
     number: int
     timestamp: int
     hash: str
+    base_fee_per_gas: int = 0
+
+
+_BALANCE_OF = bytes.fromhex("70a08231")
 
 
 class EvmClient:
@@ -49,7 +57,30 @@ class EvmClient:
             number=int(block["number"]),
             timestamp=int(block["timestamp"]),
             hash=block["hash"].to_0x_hex(),
+            base_fee_per_gas=int(block.get("baseFeePerGas", 0)),
         )
+
+    async def max_priority_fee(self) -> int:
+        return int(await self._read("eth_maxPriorityFeePerGas", self.web3.eth.max_priority_fee))
+
+    async def native_balance(self, holder: str) -> int:
+        return int(await self._read("eth_getBalance", self.web3.eth.get_balance(holder)))  # type: ignore[arg-type]
+
+    async def erc20_balance(self, token: str, holder: str) -> int:
+        calldata = _BALANCE_OF + encode(["address"], [holder])
+        returned = await self._read(
+            "balanceOf",
+            self.web3.eth.call({"to": token, "data": calldata}),
+        )
+        return int.from_bytes(returned)
+
+    async def _read(self, what: str, pending: Awaitable[T]) -> T:
+        try:
+            return await pending
+        except _TRANSPORT_ERRORS as exc:
+            raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
+        except Web3Exception as exc:
+            raise ChainError(f"chain {self.chain_id}: {what} failed: {exc}") from exc
 
     async def check_identity(self) -> None:
         """Raise unless the endpoint answers and serves the configured chain."""

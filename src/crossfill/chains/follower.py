@@ -1,4 +1,4 @@
-"""Head follower: polls a chain's latest block into its ChainState."""
+"""Chain follower: polls a chain's head, fees and the solver's balances into its ChainState."""
 
 from __future__ import annotations
 
@@ -10,33 +10,51 @@ import structlog
 from crossfill.chains.evm import EvmClient
 from crossfill.chains.state import ChainState
 from crossfill.errors import ChainError
+from crossfill.types import NATIVE_EVM_ADDRESS
 
 log = structlog.get_logger(__name__)
 
 
-class HeadFollower:
+class ChainFollower:
     def __init__(
         self,
         client: EvmClient,
         state: ChainState,
         *,
+        solver: str,
+        tokens: tuple[str, ...],
         interval_seconds: float,
         clock: Callable[[], float],
     ) -> None:
         self.client = client
         self.state = state
+        self.solver = solver
+        self.tokens = tokens
         self.interval_seconds = interval_seconds
         self.clock = clock
+
+    async def _balances(self) -> dict[str, int]:
+        native, *tokens = await asyncio.gather(
+            self.client.native_balance(self.solver),
+            *(self.client.erc20_balance(token, self.solver) for token in self.tokens),
+        )
+        balances = dict(zip((t.lower() for t in self.tokens), tokens, strict=True))
+        balances[NATIVE_EVM_ADDRESS] = native
+        return balances
 
     async def update(self) -> None:
         """One poll; a failing RPC is recorded, never raised, so the loop keeps going."""
         try:
-            head = await self.client.head()
+            head, priority_fee, balances = await asyncio.gather(
+                self.client.head(), self.client.max_priority_fee(), self._balances()
+            )
         except ChainError as exc:
             if self.state.last_error is None:
                 log.warning("chain head poll failed", chain_id=self.state.chain_id, error=str(exc))
             self.state.record_error(str(exc))
             return
+        self.state.priority_fee_per_gas = priority_fee
+        self.state.solver_balances = balances
         self.state.record_head(head, self.clock())
 
     async def run(self) -> None:

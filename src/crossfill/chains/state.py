@@ -20,6 +20,9 @@ class ChainState:
     last_advance_at: float | None = None
     last_poll_ok_at: float | None = None
     last_error: str | None = field(default=None, repr=False)
+    priority_fee_per_gas: int | None = None
+    # Lower-case currency address -> the solver's balance of it on this chain.
+    solver_balances: dict[str, int] = field(default_factory=dict)
 
     def record_head(self, head: BlockHead, now: float) -> None:
         if self.head is None or head.number != self.head.number or head.hash != self.head.hash:
@@ -27,6 +30,16 @@ class ChainState:
         self.head = head
         self.last_poll_ok_at = now
         self.last_error = None
+
+    def fee_per_gas(self, base_fee_buffer_percent: int) -> int | None:
+        """What a transaction sent now should expect to pay per gas, with head-room."""
+        if self.head is None or self.priority_fee_per_gas is None:
+            return None
+        buffered_base = self.head.base_fee_per_gas * (100 + base_fee_buffer_percent) // 100
+        return buffered_base + self.priority_fee_per_gas
+
+    def solver_balance(self, currency: str) -> int | None:
+        return self.solver_balances.get(currency.lower())
 
     def record_error(self, message: str) -> None:
         self.last_error = message

@@ -5,6 +5,7 @@ Field names are snake_case in TOML; the API renders the `/chains` camelCase shap
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -31,6 +32,8 @@ class CurrencyConfig(_Model):
     deposit_fee: float = Field(default=0, ge=0)
     surge_enabled: bool = False
     supports_permit: bool = False
+    # USD per whole unit, as a decimal string ("3000.5"); the price source of last resort.
+    usd_price: Decimal | None = Field(default=None, gt=0, max_digits=30, decimal_places=6)
 
     @property
     def is_native(self) -> bool:
@@ -53,6 +56,19 @@ class ContractsConfig(_Model):
     weth: EvmAddress | None = None
     uniswap_v2_factory: EvmAddress | None = None
     uniswap_v2_router: EvmAddress | None = None
+
+
+class FeeConfig(_Model):
+    """What a fill on this chain costs and what the service charges for it."""
+
+    service_fee_bps: int = Field(default=10, ge=0, le=1000)
+    fill_gas_native: int = Field(default=90_000, gt=0)
+    fill_gas_erc20: int = Field(default=120_000, gt=0)
+    deposit_gas_native: int = Field(default=60_000, gt=0)
+    deposit_gas_erc20: int = Field(default=90_000, gt=0)
+    # Head-room on the current base fee when pricing a fill (percent).
+    base_fee_buffer_percent: int = Field(default=25, ge=0, le=500)
+    fill_time_estimate_seconds: int = Field(default=10, ge=0)
 
 
 class ConfirmationTier(_Model):
@@ -99,6 +115,7 @@ class ChainConfig(_Model):
     erc20_currencies: tuple[CurrencyConfig, ...] = ()
     contracts: ContractsConfig
     confirmations: tuple[ConfirmationTier, ...] = (ConfirmationTier(blocks=1),)
+    fees: FeeConfig = FeeConfig()
 
     @field_validator("native_currency")
     @classmethod
@@ -133,6 +150,14 @@ class ChainConfig(_Model):
             raise ValueError("the last tier must leave max_usd unset (it covers any value)")
         return tiers
 
+    def currency(self, address: str) -> CurrencyConfig | None:
+        wanted = address.lower()
+        return next((c for c in self.currencies if c.address.lower() == wanted), None)
+
+    @property
+    def currencies(self) -> tuple[CurrencyConfig, ...]:
+        return (self.native_currency, *self.erc20_currencies)
+
     @property
     def rpc_url(self) -> str:
         """The URL our own processes call."""
@@ -150,8 +175,17 @@ class KeyHolder(_Model):
     key: KeyRef
 
 
+class QuoteSettings(_Model):
+    """Quote lifetime: the default, and the bounds a client's `ttl` is held within."""
+
+    ttl_seconds: int = Field(default=300, ge=10)
+    min_ttl_seconds: int = Field(default=30, ge=1)
+    max_ttl_seconds: int = Field(default=3600, ge=10)
+
+
 class Deployment(_Model):
     version: Literal[1] = 1
+    quotes: QuoteSettings = QuoteSettings()
     solver: KeyHolder
     allocator: KeyHolder
     chains: tuple[ChainConfig, ...] = Field(min_length=1)

@@ -9,13 +9,26 @@ import tomli_w
 
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import DeployedContracts
+from crossfill.devnet.seed import DEVNET_ETH_USD
 from crossfill.types import NATIVE_EVM_ADDRESS
 
 
 def _currencies(contracts: DeployedContracts) -> list[dict[str, Any]]:
     return [
-        {"address": contracts.usdc, "symbol": "USDC", "name": "USD Coin", "decimals": 6},
-        {"address": contracts.weth, "symbol": "WETH", "name": "Wrapped Ether", "decimals": 18},
+        {
+            "address": contracts.usdc,
+            "symbol": "USDC",
+            "name": "USD Coin",
+            "decimals": 6,
+            "usd_price": "1",
+        },
+        {
+            "address": contracts.weth,
+            "symbol": "WETH",
+            "name": "Wrapped Ether",
+            "decimals": 18,
+            "usd_price": str(DEVNET_ETH_USD),
+        },
     ]
 
 
@@ -40,6 +53,7 @@ def chain_document(
             "symbol": "ETH",
             "name": "Ether",
             "decimals": 18,
+            "usd_price": str(DEVNET_ETH_USD),
         },
         "erc20_currencies": _currencies(contracts),
         "contracts": {

@@ -27,9 +27,9 @@ class Funding:
 
 SOLVER_FUNDING = Funding(native=10_000 * ETHER, usdc=10_000_000 * USDC_UNIT, weth=1_000 * ETHER)
 USER_FUNDING = Funding(native=1_000 * ETHER, usdc=100_000 * USDC_UNIT, weth=10 * ETHER)
-# Pool price: 3,000 USDC per WETH.
+DEVNET_ETH_USD = 3_000
 POOL_WETH = 1_000 * ETHER
-POOL_USDC = 3_000_000 * USDC_UNIT
+POOL_USDC = POOL_WETH // ETHER * DEVNET_ETH_USD * USDC_UNIT
 
 
 def _fund(
