@@ -1,0 +1,1 @@
+"""The quote engine: amounts and fees (pure), steps, and the quote's wire shape."""

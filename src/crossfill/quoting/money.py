@@ -1,0 +1,47 @@
+"""Integer money: unit conversion through USD prices, formatting. No floats anywhere."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+MICROS_PER_USD = 10**6
+
+
+def ceil_div(numerator: int, denominator: int) -> int:
+    return -(-numerator // denominator)
+
+
+def usd_micros_per_unit(usd_price: Decimal) -> int:
+    """A whole unit's price in micro-USD (prices carry at most 6 decimals)."""
+    return int(usd_price * MICROS_PER_USD)
+
+
+def to_usd_micros(amount: int, decimals: int, price_micros: int) -> int:
+    """Value of `amount` smallest units, rounded down."""
+    return amount * price_micros // 10**decimals
+
+
+def from_usd_micros_ceil(usd_micros: int, decimals: int, price_micros: int) -> int:
+    """Smallest units worth at least `usd_micros` (rounded up: in the service's favour)."""
+    return ceil_div(usd_micros * 10**decimals, price_micros)
+
+
+def convert_ceil(
+    amount: int, *, from_decimals: int, from_price: int, to_decimals: int, to_price: int
+) -> int:
+    """`amount` of one currency in units of another, rounded up, without an intermediate cut."""
+    return ceil_div(amount * from_price * 10**to_decimals, to_price * 10**from_decimals)
+
+
+def format_units(amount: int, decimals: int) -> str:
+    """1500000 with 6 decimals -> "1.5"; integers stay plain."""
+    sign = "-" if amount < 0 else ""
+    whole, fraction = divmod(abs(amount), 10**decimals)
+    if decimals == 0 or fraction == 0:
+        return f"{sign}{whole}"
+    digits = str(fraction).rjust(decimals, "0").rstrip("0")
+    return f"{sign}{whole}.{digits}"
+
+
+def format_usd(usd_micros: int) -> str:
+    return format_units(usd_micros, 6)
