@@ -45,7 +45,8 @@ def test_exact_output_delivers_the_requested_amount_for_the_least_input(
     )
 
     def delivers(amount_in: int) -> bool:
-        return amount_in - gas - _service_fee(amount_in, fee_bps) >= amount
+        received: int = amount_in - gas - _service_fee(amount_in, fee_bps)
+        return bool(received >= amount)
 
     assert quote.amount_out == amount
     assert quote.amount_out + quote.relayer == quote.amount_in

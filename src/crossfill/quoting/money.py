@@ -8,7 +8,13 @@ MICROS_PER_USD = 10**6
 
 
 def ceil_div(numerator: int, denominator: int) -> int:
-    return -(-numerator // denominator)
+    quotient: int = -(-numerator // denominator)
+    return quotient
+
+
+def unit(decimals: int) -> int:
+    """10**decimals, typed as the integer it is."""
+    return int(10**decimals)
 
 
 def usd_micros_per_unit(usd_price: Decimal) -> int:
@@ -18,25 +24,25 @@ def usd_micros_per_unit(usd_price: Decimal) -> int:
 
 def to_usd_micros(amount: int, decimals: int, price_micros: int) -> int:
     """Value of `amount` smallest units, rounded down."""
-    return amount * price_micros // 10**decimals
+    return amount * price_micros // unit(decimals)
 
 
 def from_usd_micros_ceil(usd_micros: int, decimals: int, price_micros: int) -> int:
     """Smallest units worth at least `usd_micros` (rounded up: in the service's favour)."""
-    return ceil_div(usd_micros * 10**decimals, price_micros)
+    return ceil_div(usd_micros * unit(decimals), price_micros)
 
 
 def convert_ceil(
     amount: int, *, from_decimals: int, from_price: int, to_decimals: int, to_price: int
 ) -> int:
     """`amount` of one currency in units of another, rounded up, without an intermediate cut."""
-    return ceil_div(amount * from_price * 10**to_decimals, to_price * 10**from_decimals)
+    return ceil_div(amount * from_price * unit(to_decimals), to_price * unit(from_decimals))
 
 
 def format_units(amount: int, decimals: int) -> str:
     """1500000 with 6 decimals -> "1.5"; integers stay plain."""
     sign = "-" if amount < 0 else ""
-    whole, fraction = divmod(abs(amount), 10**decimals)
+    whole, fraction = divmod(abs(amount), unit(decimals))
     if decimals == 0 or fraction == 0:
         return f"{sign}{whole}"
     digits = str(fraction).rjust(decimals, "0").rstrip("0")
