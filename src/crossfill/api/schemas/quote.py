@@ -1,0 +1,80 @@
+"""POST /quote/v2 request body: every field the compat notes list.
+
+Types are loose on purpose where the spec has coded errors (addresses, amounts, slippage): the
+quote engine checks them and answers with the right `errorCode`, which a schema error can't.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, StrictInt
+
+
+class AppFee(BaseModel):
+    recipient: str
+    fee: str
+
+
+class ExtraTx(BaseModel):
+    to: str
+    value: str | None = None
+    data: str | None = None
+    originalTxValue: str | None = None
+
+
+class QuoteBody(BaseModel):
+    # Unknown fields are ignored: clients newer than us must keep working.
+    model_config = ConfigDict(extra="ignore")
+
+    user: str
+    originChainId: StrictInt
+    destinationChainId: StrictInt
+    originCurrency: str
+    destinationCurrency: str
+    amount: str
+    tradeType: str
+    recipient: str | None = None
+    refundTo: str | None = None
+    recoveryAddress: str | None = None
+    referrer: str | None = None
+    referrerAddress: str | None = None
+    txs: list[ExtraTx] | None = None
+    txsGasLimit: int | None = None
+    authorizationList: list[Any] | None = None
+    gasLimitForDepositSpecifiedTxs: int | None = None
+    additionalData: dict[str, Any] | None = None
+    depositFeePayer: str | None = None
+    maxRouteLength: int | None = None
+    useSharedAccounts: bool | None = None
+    includeComputeUnitLimit: bool | None = None
+    refundOnOrigin: bool | None = None
+    topupGas: bool | None = None
+    topupGasAmount: str | None = None
+    enableTrueExactOutput: bool | None = None
+    explicitDeposit: bool = True
+    useExternalLiquidity: bool | None = None
+    useFallbacks: bool | None = None
+    usePermit: bool | None = None
+    permitExpiry: int | None = None
+    includeProtocolData: bool | None = None
+    useDepositAddress: bool | None = None
+    strict: bool | None = None
+    forceSolverExecution: bool | None = None
+    slippageTolerance: str | None = None
+    latePaymentSlippageTolerance: str | None = None
+    appFees: list[AppFee] | None = None
+    subsidizeFees: bool | None = None
+    sponsoredFeeComponents: list[str] | None = None
+    maxSubsidizationAmount: str | None = None
+    includedSwapSources: list[str] | None = None
+    excludedSwapSources: list[str] | None = None
+    includedOriginSwapSources: list[str] | None = None
+    includedDestinationSwapSources: list[str] | None = None
+    overridePriceImpact: bool | None = None
+    disableSwapProviderPreference: bool | None = None
+    disableOriginSwaps: bool | None = None
+    originGasOverhead: int | None = None
+    fixedRate: str | None = None
+    ttl: int | None = None
+    protocolVersion: str | None = None
