@@ -10,7 +10,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from crossfill import __version__
 from crossfill.api.errors import install_error_handlers
-from crossfill.api.routes import chains, health
+from crossfill.api.routes import chains, health, quote, status
 from crossfill.runtime import Runtime
 
 # Headers the official SDK and UI kit send; browsers preflight them.
@@ -45,4 +45,6 @@ def create_app(runtime: Runtime, *, follow_heads: bool = True) -> FastAPI:
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(chains.router)
+    app.include_router(quote.router)
+    app.include_router(status.router)
     return app

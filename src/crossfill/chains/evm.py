@@ -26,6 +26,7 @@ class BlockHead:
 
 
 _BALANCE_OF = bytes.fromhex("70a08231")
+_ALLOWANCE = bytes.fromhex("dd62ed3e")
 
 
 class EvmClient:
@@ -71,6 +72,13 @@ class EvmClient:
         returned = await self._read(
             "balanceOf",
             self.web3.eth.call({"to": token, "data": calldata}),
+        )
+        return int.from_bytes(returned)
+
+    async def erc20_allowance(self, token: str, owner: str, spender: str) -> int:
+        calldata = _ALLOWANCE + encode(["address", "address"], [owner, spender])
+        returned = await self._read(
+            "allowance", self.web3.eth.call({"to": token, "data": calldata})
         )
         return int.from_bytes(returned)
 

@@ -1,0 +1,25 @@
+"""POST /quote/v2 and POST /quote: the same body, the same answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from crossfill.api.deps import RuntimeDep
+from crossfill.api.schemas.quote import QuoteBody
+from crossfill.quoting.service import create_quote
+
+router = APIRouter(tags=["quote"])
+
+
+@router.post("/quote/v2")
+async def quote_v2(body: QuoteBody, runtime: RuntimeDep) -> dict[str, Any]:
+    """An executable quote: steps to sign, fees, details and the protocol order."""
+    return await create_quote(runtime, body)
+
+
+@router.post("/quote")
+async def quote(body: QuoteBody, runtime: RuntimeDep) -> dict[str, Any]:
+    """Same as /quote/v2."""
+    return await create_quote(runtime, body)

@@ -1,0 +1,69 @@
+"""Serve a quote: snapshot chain state, plan, read the user's position, persist the request."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from crossfill.api.schemas.quote import QuoteBody
+from crossfill.errors import ChainError
+from crossfill.quoting.engine import BridgeQuote, ChainView, Entropy, plan_bridge
+from crossfill.quoting.response import quote_wire
+from crossfill.runtime import Runtime
+from crossfill.store import chain_controls, requests
+
+log = structlog.get_logger(__name__)
+
+
+async def _chain_views(runtime: Runtime) -> dict[int, ChainView]:
+    async with runtime.sessions() as session:
+        overrides = await chain_controls.disabled_overrides(session)
+    return {
+        chain_id: ChainView(
+            config=chain.config,
+            state=chain.state,
+            disabled=overrides.get(chain_id, chain.config.disabled),
+        )
+        for chain_id, chain in runtime.chains.items()
+    }
+
+
+async def _user_position(runtime: Runtime, quote: BridgeQuote) -> tuple[int | None, int | None]:
+    """The user's balance and Depository allowance of the input currency.
+
+    The one RPC read on the quote path: only the user's own wallet can answer it. On failure the
+    quote still goes out, with an approve step included to be safe.
+    """
+    client = runtime.chains[quote.origin.id].client
+    try:
+        if quote.currency_in.is_native:
+            return await client.native_balance(quote.user), None
+        token = quote.currency_in.address
+        balance = await client.erc20_balance(token, quote.user)
+        allowance = await client.erc20_allowance(
+            token, quote.user, quote.origin.contracts.depository
+        )
+    except ChainError as exc:
+        log.warning("user position unavailable", chain_id=quote.origin.id, error=str(exc))
+        return None, None
+    return balance, allowance
+
+
+async def create_quote(runtime: Runtime, body: QuoteBody) -> dict[str, Any]:
+    quote = plan_bridge(
+        body,
+        chains=await _chain_views(runtime),
+        deployment=runtime.deployment,
+        now=datetime.now(UTC),
+        entropy=Entropy(request_id=os.urandom(32), salt=int.from_bytes(os.urandom(32))),
+    )
+    balance, allowance = await _user_position(runtime, quote)
+    wire = quote_wire(quote, allowance=allowance, user_balance=balance)
+    async with runtime.sessions() as session, session.begin():
+        session.add(
+            requests.request_from_quote(quote, wire, referrer=body.referrer, api_key_id=None)
+        )
+    return wire

@@ -1,0 +1,215 @@
+"""POST /quote/v2 and GET /intents/status/v3 over HTTP, priced from live devnet state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from eth_account import Account
+
+from crossfill.devnet import accounts
+from crossfill.devnet.deploy import contract_at, send, signing_web3
+from tests.conftest import RunningDevnet
+from tests.e2e.conftest import validate_against, wait_for
+
+NATIVE = "0x0000000000000000000000000000000000000000"
+ORIGIN, DESTINATION = 900001, 900002
+
+
+def _usdc(devnet: RunningDevnet, chain_id: int) -> str:
+    chain = devnet.deployment.chain(chain_id)
+    assert chain is not None
+    return next(c.address for c in chain.erc20_currencies if c.symbol == "USDC").lower()
+
+
+def _body(**overrides: Any) -> dict[str, Any]:
+    body = {
+        "user": accounts.users()[0].address,
+        "originChainId": ORIGIN,
+        "destinationChainId": DESTINATION,
+        "originCurrency": NATIVE,
+        "destinationCurrency": NATIVE,
+        "amount": str(10**17),
+        "tradeType": "EXACT_INPUT",
+    }
+    body.update(overrides)
+    return body
+
+
+@pytest.fixture
+def quoting(client: httpx.Client) -> httpx.Client:
+    """The client, once the followers have read fees and inventory."""
+    assert wait_for(lambda: client.post("/quote/v2", json=_body()).status_code == 200, timeout=10)
+    return client
+
+
+def _quote(client: httpx.Client, **overrides: Any) -> dict[str, Any]:
+    response = client.post("/quote/v2", json=_body(**overrides))
+    assert response.status_code == 200, response.text
+    validate_against("quote", response.json())
+    return response.json()
+
+
+def test_native_bridge_quote_reconciles_and_deposits_with_the_order_id(quoting, devnet) -> None:
+    quote = _quote(quoting)
+    details, fees = quote["details"], quote["fees"]
+    amount_in = int(details["currencyIn"]["amount"])
+    amount_out = int(details["currencyOut"]["amount"])
+    assert amount_in == 10**17
+    assert amount_out + int(fees["relayer"]["amount"]) == amount_in
+    assert int(fees["relayer"]["amount"]) == int(fees["relayerGas"]["amount"]) + int(
+        fees["relayerService"]["amount"]
+    )
+    assert int(fees["relayerGas"]["amount"]) > 0
+    assert details["operation"] == "bridge"
+    assert details["currencyIn"]["currency"]["chainId"] == ORIGIN
+    (step,) = quote["steps"]
+    assert step["id"] == "deposit" and step["kind"] == "transaction"
+    (item,) = step["items"]
+    order_id = quote["protocol"]["v2"]["orderId"]
+    assert item["status"] == "incomplete"
+    assert item["data"]["to"] == devnet.deployment.chains[0].contracts.depository.lower()
+    assert item["data"]["value"] == str(amount_in)
+    assert item["data"]["data"].endswith(order_id[2:])
+    assert item["check"] == {
+        "endpoint": f"/intents/status/v3?requestId={step['requestId']}",
+        "method": "GET",
+    }
+    assert quote["protocol"]["v2"]["paymentDetails"]["amount"] == str(amount_in)
+
+
+def test_usdc_bridge_asks_for_approval_only_when_allowance_is_short(quoting, devnet) -> None:
+    user = Account.create()
+    usdc = _usdc(devnet, ORIGIN)
+    quote = _quote(
+        quoting,
+        user=user.address,
+        originCurrency=usdc,
+        destinationCurrency=_usdc(devnet, DESTINATION),
+        amount="25000000",
+    )
+    assert [step["id"] for step in quote["steps"]] == ["approve", "deposit"]
+    assert quote["steps"][0]["items"][0]["data"]["to"] == usdc
+
+    funded = accounts.users()[1]
+    chain = devnet.deployment.chains[0]
+    holder = signing_web3(chain.rpc_url, funded)
+    send(
+        holder,
+        contract_at(holder, "TestUSDC", usdc).functions.approve(chain.contracts.depository, 10**12),
+    )
+    approved = _quote(
+        quoting,
+        user=funded.address,
+        originCurrency=usdc,
+        destinationCurrency=_usdc(devnet, DESTINATION),
+        amount="25000000",
+    )
+    assert [step["id"] for step in approved["steps"]] == ["deposit"]
+    assert approved["details"]["userBalance"] != "0"
+
+
+def test_exact_output_delivers_the_requested_amount(quoting) -> None:
+    quote = _quote(quoting, tradeType="EXACT_OUTPUT", amount=str(5 * 10**16))
+    assert quote["details"]["currencyOut"]["amount"] == str(5 * 10**16)
+    assert int(quote["details"]["currencyIn"]["amount"]) > 5 * 10**16
+
+
+def test_implicit_usdc_deposit_is_a_transfer_tagged_with_the_order_id(quoting, devnet) -> None:
+    usdc = _usdc(devnet, ORIGIN)
+    quote = _quote(
+        quoting,
+        originCurrency=usdc,
+        destinationCurrency=_usdc(devnet, DESTINATION),
+        amount="9000000",
+        explicitDeposit=False,
+    )
+    (step,) = quote["steps"]
+    data = step["items"][0]["data"]
+    assert data["to"] == usdc
+    assert data["data"].startswith("0xa9059cbb")
+    assert data["data"].endswith(quote["protocol"]["v2"]["orderId"][2:])
+
+
+def test_quote_and_quote_v2_give_the_same_shape(quoting) -> None:
+    unversioned = quoting.post("/quote", json=_body())
+    assert unversioned.status_code == 200
+    validate_against("quote", unversioned.json())
+
+
+def test_quoted_request_is_waiting_and_unknown_request_is_404(quoting) -> None:
+    request_id = _quote(quoting)["steps"][0]["requestId"]
+    status = quoting.get("/intents/status/v3", params={"requestId": request_id, "referrer": "x"})
+    assert status.status_code == 200
+    validate_against("status", status.json())
+    assert status.json()["status"] == "waiting"
+    assert status.json()["failReason"] == "N/A"
+    assert status.json()["inTxHashes"] == [] and status.json()["txHashes"] == []
+    assert (
+        quoting.get("/intents/status", params={"requestId": request_id}).json()["status"]
+        == "waiting"
+    )
+    missing = quoting.get("/intents/status/v3", params={"requestId": "0x" + "ab" * 32})
+    assert missing.status_code == 404
+    assert missing.json()["statusCode"] == 404
+    assert "not found" in missing.json()["message"]
+    assert quoting.get("/intents/status/v3").status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error_code"),
+    [
+        ({"originChainId": 1}, "UNSUPPORTED_CHAIN"),
+        ({"destinationChainId": 31337}, "UNSUPPORTED_CHAIN"),
+        ({"user": "0x1234"}, "INVALID_ADDRESS"),
+        ({"recipient": "not-an-address"}, "INVALID_RECIPIENT"),
+        ({"refundTo": "0xZZ"}, "INVALID_ADDRESS"),
+        ({"originCurrency": "0x" + "12" * 20}, "UNSUPPORTED_CURRENCY"),
+        ({"destinationCurrency": "usdc"}, "INVALID_OUTPUT_CURRENCY"),
+        ({"amount": "0"}, "AMOUNT_TOO_LOW"),
+        ({"amount": "-5"}, "AMOUNT_TOO_LOW"),
+        ({"amount": "1.5"}, "AMOUNT_TOO_LOW"),
+        ({"amount": "1000"}, "AMOUNT_TOO_LOW"),
+        ({"amount": str(10**30)}, "INSUFFICIENT_LIQUIDITY"),
+        ({"slippageTolerance": "10001"}, "INVALID_SLIPPAGE_TOLERANCE"),
+        ({"slippageTolerance": "abc"}, "INVALID_SLIPPAGE_TOLERANCE"),
+        ({"tradeType": "EXACT_SOMETHING"}, "UNSUPPORTED_EXECUTION_TYPE"),
+        ({"txs": [{"to": NATIVE, "value": "0", "data": "0x"}]}, "EXTRA_TXS_NOT_SUPPORTED"),
+        ({"appFees": [{"recipient": NATIVE, "fee": "10"}]}, "UNSUPPORTED_EXECUTION_TYPE"),
+        ({"destinationChainId": ORIGIN}, "UNSUPPORTED_ROUTE"),
+        ({"protocolVersion": "v1"}, "UNSUPPORTED_EXECUTION_TYPE"),
+    ],
+)
+def test_bad_quote_requests_get_coded_400s(quoting, overrides, error_code) -> None:
+    response = quoting.post("/quote/v2", json=_body(**overrides))
+    assert response.status_code == 400, response.text
+    body = response.json()
+    validate_against("quote-error", body)
+    assert body["errorCode"] == error_code
+    assert body["statusCode"] == 400
+    assert body["message"]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [{}, {"user": "0x"}, [], "text", {**_body(), "originChainId": "900001"}, {**_body(), "ttl": 5}],
+)
+def test_malformed_bodies_are_json_400s(quoting, payload) -> None:
+    response = quoting.post("/quote/v2", json=payload)
+    assert response.status_code == 400
+    assert response.json()["statusCode"] == 400
+
+
+def test_disabled_chain_is_refused(quoting, devnet, start_service) -> None:
+    config = devnet.deployment.chains[1].model_copy(update={"disabled": True})
+    deployment = devnet.deployment.model_copy(
+        update={"chains": (devnet.deployment.chains[0], config)}
+    )
+    service = start_service(deployment)
+    with httpx.Client(base_url=service.base_url) as client:
+        assert wait_for(
+            lambda: client.post("/quote/v2", json=_body()).status_code == 400, timeout=10
+        )
+        body = client.post("/quote/v2", json=_body()).json()
+    assert body["errorCode"] == "CHAIN_DISABLED"
