@@ -47,8 +47,9 @@ def quoting(client: httpx.Client) -> httpx.Client:
 def _quote(client: httpx.Client, **overrides: Any) -> dict[str, Any]:
     response = client.post("/quote/v2", json=_body(**overrides))
     assert response.status_code == 200, response.text
-    validate_against("quote", response.json())
-    return response.json()
+    quote: dict[str, Any] = response.json()
+    validate_against("quote", quote)
+    return quote
 
 
 def test_native_bridge_quote_reconciles_and_deposits_with_the_order_id(quoting, devnet) -> None:
