@@ -40,7 +40,13 @@ def _body(**overrides: Any) -> dict[str, Any]:
 @pytest.fixture
 def quoting(client: httpx.Client) -> httpx.Client:
     """The client, once the followers have read fees and inventory."""
-    assert wait_for(lambda: client.post("/quote/v2", json=_body()).status_code == 200, timeout=10)
+    responses: list[httpx.Response] = []
+
+    def quotes() -> bool:
+        responses.append(client.post("/quote/v2", json=_body()))
+        return responses[-1].status_code == 200
+
+    assert wait_for(quotes, timeout=10), responses[-1].text
     return client
 
 
@@ -54,6 +60,7 @@ def _quote(client: httpx.Client, **overrides: Any) -> dict[str, Any]:
 
 def test_native_bridge_quote_reconciles_and_deposits_with_the_order_id(quoting, devnet) -> None:
     quote = _quote(quoting)
+    assert int(quote["details"]["userBalance"]) > 10**18
     details, fees = quote["details"], quote["fees"]
     amount_in = int(details["currencyIn"]["amount"])
     amount_out = int(details["currencyOut"]["amount"])

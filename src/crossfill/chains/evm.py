@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import httpx
 from eth_abi.abi import encode
-from web3 import AsyncHTTPProvider, AsyncWeb3
-from web3.exceptions import Web3Exception
+from web3 import AsyncWeb3, Web3
+from web3.exceptions import TransactionNotFound, Web3Exception
 
+from crossfill.chains.depository_logs import DEPOSIT_TOPICS
+from crossfill.chains.transport import HttpxProvider
 from crossfill.errors import ChainError, ChainUnreachable
 from crossfill.types import ChainId
 
-_TRANSPORT_ERRORS = (OSError, TimeoutError)
+_TRANSPORT_ERRORS = (OSError, TimeoutError, httpx.TransportError, httpx.HTTPStatusError)
 T = TypeVar("T")
 
 
@@ -35,9 +38,7 @@ class EvmClient:
     def __init__(self, chain_id: ChainId, rpc_url: str, *, timeout_seconds: float) -> None:
         self.chain_id = chain_id
         self.rpc_url = rpc_url
-        self.web3 = AsyncWeb3(
-            AsyncHTTPProvider(rpc_url, request_kwargs={"timeout": timeout_seconds})
-        )
+        self.web3 = AsyncWeb3(HttpxProvider(rpc_url, timeout_seconds=timeout_seconds))
 
     async def remote_chain_id(self) -> int:
         try:
@@ -65,7 +66,8 @@ class EvmClient:
         return int(await self._read("eth_maxPriorityFeePerGas", self.web3.eth.max_priority_fee))
 
     async def native_balance(self, holder: str) -> int:
-        return int(await self._read("eth_getBalance", self.web3.eth.get_balance(holder)))  # type: ignore[arg-type]
+        checksummed = Web3.to_checksum_address(holder)
+        return int(await self._read("eth_getBalance", self.web3.eth.get_balance(checksummed)))
 
     async def erc20_balance(self, token: str, holder: str) -> int:
         calldata = _BALANCE_OF + encode(["address"], [holder])
@@ -81,6 +83,60 @@ class EvmClient:
             "allowance", self.web3.eth.call({"to": token, "data": calldata})
         )
         return int.from_bytes(returned)
+
+    async def deposit_logs(self, depository: str, from_block: int, to_block: int) -> list[Any]:
+        return list(
+            await self._read(
+                "eth_getLogs",
+                self.web3.eth.get_logs(
+                    {
+                        "address": depository,  # type: ignore[typeddict-item]
+                        "fromBlock": from_block,
+                        "toBlock": to_block,
+                        "topics": [DEPOSIT_TOPICS],
+                    }
+                ),
+            )
+        )
+
+    async def block_at(self, number: int) -> BlockHead | None:
+        block = await self._read("eth_getBlockByNumber", self.web3.eth.get_block(number))
+        if block is None:
+            return None
+        return BlockHead(
+            number=int(block["number"]),
+            timestamp=int(block["timestamp"]),
+            hash=block["hash"].to_0x_hex(),
+            base_fee_per_gas=int(block.get("baseFeePerGas", 0)),
+        )
+
+    async def receipt(self, tx_hash: str) -> Any | None:
+        try:
+            return await self.web3.eth.get_transaction_receipt(tx_hash)  # type: ignore[arg-type]
+        except TransactionNotFound:
+            return None
+        except _TRANSPORT_ERRORS as exc:
+            raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
+        except Web3Exception as exc:
+            raise ChainError(f"chain {self.chain_id}: receipt {tx_hash}: {exc}") from exc
+
+    async def pending_nonce(self, address: str) -> int:
+        return int(
+            await self._read(
+                "eth_getTransactionCount",
+                self.web3.eth.get_transaction_count(Web3.to_checksum_address(address), "pending"),
+            )
+        )
+
+    async def estimate_gas(self, tx: dict[str, Any]) -> int:
+        """Simulates the call; a revert raises ChainError with the node's reason."""
+        return int(await self._read("eth_estimateGas", self.web3.eth.estimate_gas(tx)))  # type: ignore[arg-type]
+
+    async def send_raw(self, raw_transaction: bytes) -> str:
+        tx_hash = await self._read(
+            "eth_sendRawTransaction", self.web3.eth.send_raw_transaction(raw_transaction)
+        )
+        return tx_hash.to_0x_hex()
 
     async def _read(self, what: str, pending: Awaitable[T]) -> T:
         try:

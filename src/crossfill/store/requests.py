@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.domain.status import RequestStatus
+from crossfill.domain.status import RequestStatus, check_transition
+from crossfill.domain.status_record import RequestFacts, status_record
 from crossfill.quoting.engine import BridgeQuote
-from crossfill.store.tables import Request, RequestTransaction
+from crossfill.store.tables import OutboxEvent, Request, RequestTransaction
 
 
 def request_from_quote(
@@ -59,8 +60,123 @@ async def transactions_of(session: AsyncSession, request_id: str) -> list[Reques
     return list(rows)
 
 
+def as_utc(moment: datetime) -> datetime:
+    """SQLite hands stored times back without their zone; they were stored in UTC."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
 def as_utc_ms(moment: datetime) -> int:
-    """Unix milliseconds; SQLite hands stored times back without their (UTC) zone."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
+    return int(as_utc(moment).timestamp() * 1000)
+
+
+STATUS_EVENT = "request.status.updated"
+IN_KINDS = frozenset({"deposit"})
+
+
+def facts_of(request: Request, transactions: list[RequestTransaction]) -> RequestFacts:
+    return RequestFacts(
+        request_id=request.id,
+        status=RequestStatus(request.status),
+        origin_chain_id=request.origin_chain_id,
+        destination_chain_id=request.destination_chain_id,
+        in_tx_hashes=[tx.tx_hash for tx in transactions if tx.kind in IN_KINDS],
+        out_tx_hashes=[tx.tx_hash for tx in transactions if tx.kind not in IN_KINDS],
+        updated_at_ms=as_utc_ms(request.updated_at),
+        created_at_ms=as_utc_ms(request.created_at),
+        fail_reason=request.fail_reason,
+        refund_fail_reason=request.refund_fail_reason,
+    )
+
+
+async def move(
+    session: AsyncSession,
+    request: Request,
+    target: RequestStatus,
+    *,
+    now: datetime,
+    fail_reason: str | None = None,
+    reorg: bool = False,
+) -> None:
+    """Change status (checked by the status machine) and write its event in the same transaction."""
+    check_transition(RequestStatus(request.status), target, reorg=reorg)
+    request.status = target
+    request.updated_at = now
+    if fail_reason is not None:
+        request.fail_reason = fail_reason
+    await publish(session, request, now=now)
+
+
+async def publish(session: AsyncSession, request: Request, *, now: datetime) -> None:
+    """Queue the request's current status as an event, in the caller's transaction."""
+    await session.flush()
+    payload = status_record(facts_of(request, await transactions_of(session, request.id)))
+    payload["requestId"] = request.id
+    payload["referrer"] = request.referrer
+    session.add(
+        OutboxEvent(request_id=request.id, event=STATUS_EVENT, payload=payload, created_at=now)
+    )
+
+
+async def record_transaction(
+    session: AsyncSession,
+    request_id: str,
+    *,
+    kind: str,
+    chain_id: int,
+    tx_hash: str,
+    status: str,
+    now: datetime,
+    block_number: int | None = None,
+    fee: int | None = None,
+    timestamp: int | None = None,
+) -> RequestTransaction:
+    """Insert or update the request's transaction (idempotent per request, kind and hash)."""
+    existing = await session.scalar(
+        select(RequestTransaction).where(
+            RequestTransaction.request_id == request_id,
+            RequestTransaction.kind == kind,
+            RequestTransaction.tx_hash == tx_hash,
+        )
+    )
+    row = existing or RequestTransaction(
+        request_id=request_id, kind=kind, chain_id=chain_id, tx_hash=tx_hash, created_at=now
+    )
+    row.status = status
+    row.block_number = block_number if block_number is not None else row.block_number
+    row.fee = str(fee) if fee is not None else row.fee
+    row.timestamp = timestamp if timestamp is not None else row.timestamp
+    if existing is None:
+        session.add(row)
+    await session.flush()
+    return row
+
+
+async def claim(
+    session: AsyncSession,
+    *,
+    destination_chain_id: int,
+    status: RequestStatus,
+    owner: str,
+    now: datetime,
+    lease: timedelta,
+    limit: int,
+) -> list[Request]:
+    """Lease up to `limit` requests in `status` whose lease is free or expired."""
+    query = (
+        select(Request)
+        .where(
+            Request.destination_chain_id == destination_chain_id,
+            Request.status == status,
+            (Request.lease_expires_at.is_(None)) | (Request.lease_expires_at < now),
+        )
+        .order_by(Request.updated_at)
+        .limit(limit)
+    )
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    claimed = list(await session.scalars(query))
+    for request in claimed:
+        request.lease_owner = owner
+        request.lease_expires_at = now + lease
+    await session.flush()
+    return claimed

@@ -7,13 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from crossfill.api.deps import RuntimeDep
-from crossfill.domain.status import RequestStatus
-from crossfill.domain.status_record import RequestFacts, status_record
+from crossfill.domain.status_record import status_record
 from crossfill.errors import NotFound
 from crossfill.store import requests
 
 router = APIRouter(tags=["status"])
-IN_KINDS = frozenset({"deposit"})
 
 
 async def _status(runtime: RuntimeDep, request_id: str) -> dict[str, Any]:
@@ -22,18 +20,7 @@ async def _status(runtime: RuntimeDep, request_id: str) -> dict[str, Any]:
         if request is None:
             raise NotFound(f"request {request_id} not found")
         transactions = await requests.transactions_of(session, request.id)
-    facts = RequestFacts(
-        request_id=request.id,
-        status=RequestStatus(request.status),
-        origin_chain_id=request.origin_chain_id,
-        destination_chain_id=request.destination_chain_id,
-        in_tx_hashes=[tx.tx_hash for tx in transactions if tx.kind in IN_KINDS],
-        out_tx_hashes=[tx.tx_hash for tx in transactions if tx.kind not in IN_KINDS],
-        updated_at_ms=requests.as_utc_ms(request.updated_at),
-        created_at_ms=requests.as_utc_ms(request.created_at),
-        fail_reason=request.fail_reason,
-        refund_fail_reason=request.refund_fail_reason,
-    )
+    facts = requests.facts_of(request, transactions)
     return status_record(facts)
 
 

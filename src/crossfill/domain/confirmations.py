@@ -1,0 +1,21 @@
+"""How many confirmations a deposit needs: more as its value grows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from crossfill.config import ConfirmationTier
+from crossfill.quoting.money import MICROS_PER_USD
+
+
+def required_confirmations(tiers: Sequence[ConfirmationTier], value_usd_micros: int) -> int:
+    """The first tier whose bound covers the value; the last tier covers any value."""
+    for tier in tiers:
+        if tier.max_usd is None or value_usd_micros <= tier.max_usd * MICROS_PER_USD:
+            return tier.blocks
+    return tiers[-1].blocks
+
+
+def confirmations(head: int, block_number: int) -> int:
+    """A deposit in the head block has one confirmation."""
+    return max(0, head - block_number + 1)

@@ -1,0 +1,84 @@
+"""Repository of observed deposits and the indexer's cursor. The caller owns the transaction."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.chains.depository_logs import DepositLog
+from crossfill.store.tables import ChainCursor, Deposit
+
+SEEN = "seen"
+CONFIRMED = "confirmed"
+REORGED = "reorged"
+INDEXER = "indexer"
+
+
+async def record_seen(session: AsyncSession, chain_id: int, log: DepositLog, now: datetime) -> bool:
+    """Store a deposit log once; False when it was already known (a re-scan or a hint)."""
+    known = await session.scalar(
+        select(Deposit.id).where(
+            Deposit.chain_id == chain_id,
+            Deposit.tx_hash == log.tx_hash,
+            Deposit.log_index == log.log_index,
+        )
+    )
+    if known is not None:
+        return False
+    session.add(
+        Deposit(
+            chain_id=chain_id,
+            tx_hash=log.tx_hash,
+            log_index=log.log_index,
+            block_number=log.block_number,
+            block_hash=log.block_hash,
+            order_id=log.order_id,
+            depositor=log.depositor,
+            currency=log.currency,
+            amount=str(log.amount),
+            state=SEEN,
+            created_at=now,
+        )
+    )
+    await session.flush()
+    return True
+
+
+async def unconfirmed(session: AsyncSession, chain_id: int) -> list[Deposit]:
+    rows = await session.scalars(
+        select(Deposit)
+        .where(Deposit.chain_id == chain_id, Deposit.state == SEEN)
+        .order_by(Deposit.block_number, Deposit.log_index)
+    )
+    return list(rows)
+
+
+async def accepted_for(session: AsyncSession, request_id: str) -> Deposit | None:
+    return await session.scalar(
+        select(Deposit).where(Deposit.request_id == request_id, Deposit.outcome == "ACCEPTED")
+    )
+
+
+async def cursor(session: AsyncSession, chain_id: int) -> ChainCursor | None:
+    return await session.get(ChainCursor, (chain_id, INDEXER))
+
+
+async def advance_cursor(
+    session: AsyncSession, chain_id: int, block_number: int, block_hash: str, now: datetime
+) -> None:
+    row = await cursor(session, chain_id)
+    if row is None:
+        session.add(
+            ChainCursor(
+                chain_id=chain_id,
+                role=INDEXER,
+                block_number=block_number,
+                block_hash=block_hash,
+                updated_at=now,
+            )
+        )
+    else:
+        row.block_number, row.block_hash, row.updated_at = block_number, block_hash, now
+    await session.flush()

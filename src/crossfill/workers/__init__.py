@@ -1,0 +1,1 @@
+"""Background workers: indexer and solver per chain, run by the service process."""

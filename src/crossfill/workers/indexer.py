@@ -1,0 +1,221 @@
+"""Indexer, one per origin chain: Depository deposits → confirmed, judged, matched to requests.
+
+It scans logs from a cursor kept in the database, so a restart resumes where it stopped; each
+deposit is stored once (unique by chain, tx and log index), so a re-scan counts nothing twice.
+A deposit is acted on only when it has the confirmations its value calls for and its block is
+still canonical; one that left the chain before that is marked reorged and never paid for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.chains.depository_logs import DepositLog, decode_deposit
+from crossfill.chains.evm import BlockHead
+from crossfill.domain.confirmations import confirmations, required_confirmations
+from crossfill.domain.deposit_checks import (
+    DepositFacts,
+    DepositVerdict,
+    ExpectedDeposit,
+    judge_deposit,
+)
+from crossfill.domain.status import TERMINAL, RequestStatus
+from crossfill.errors import ChainError
+from crossfill.quoting.money import to_usd_micros, usd_micros_per_unit
+from crossfill.runtime import ChainRuntime
+from crossfill.store import deposits, requests
+from crossfill.store.tables import Deposit
+
+log = structlog.get_logger(__name__)
+REWIND_BLOCKS = 64
+
+
+class Indexer:
+    def __init__(
+        self,
+        chain: ChainRuntime,
+        sessions: async_sessionmaker[AsyncSession],
+        *,
+        now: Callable[[], datetime],
+        interval_seconds: float,
+        batch_blocks: int = 2_000,
+        initial_lookback_blocks: int = 10_000,
+    ) -> None:
+        self.chain = chain
+        self.config = chain.config
+        self.sessions = sessions
+        self.now = now
+        self.interval_seconds = interval_seconds
+        self.batch_blocks = batch_blocks
+        self.initial_lookback_blocks = initial_lookback_blocks
+        self.hints: asyncio.Queue[str] = asyncio.Queue()
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except ChainError as exc:
+                log.warning("indexer tick failed", chain_id=self.config.id, error=str(exc))
+            try:
+                await asyncio.wait_for(self.hints.get(), self.interval_seconds)
+                self.hints.put_nowait("")  # wake-up only: drained by the next tick
+            except TimeoutError:
+                pass
+
+    async def tick(self) -> None:
+        head = await self.chain.client.head()
+        await self._index_hinted(head)
+        await self._scan(head)
+        await self._confirm(head)
+
+    async def _index_hinted(self, head: BlockHead) -> None:
+        """Receipts of transactions clients told us about, ahead of the scan."""
+        while not self.hints.empty():
+            tx_hash = self.hints.get_nowait()
+            if not tx_hash:
+                continue
+            receipt = await self.chain.client.receipt(tx_hash)
+            if receipt is None:
+                continue
+            found = [
+                deposit
+                for entry in receipt["logs"]
+                if entry["address"].lower() == self.config.contracts.depository.lower()
+                and (deposit := decode_deposit(entry)) is not None
+            ]
+            await self._record(found)
+
+    async def _start_block(self, head: BlockHead) -> int:
+        async with self.sessions() as session:
+            cursor = await deposits.cursor(session, self.config.id)
+        if cursor is None:
+            return max(0, head.number - self.initial_lookback_blocks)
+        canonical = await self.chain.client.block_at(cursor.block_number)
+        if canonical is None or canonical.hash != cursor.block_hash:
+            log.warning("indexer cursor reorged; rewinding", chain_id=self.config.id)
+            return max(0, cursor.block_number - REWIND_BLOCKS)
+        return cursor.block_number + 1
+
+    async def _scan(self, head: BlockHead) -> None:
+        start = await self._start_block(head)
+        while start <= head.number:
+            end = min(head.number, start + self.batch_blocks - 1)
+            logs = await self.chain.client.deposit_logs(
+                self.config.contracts.depository, start, end
+            )
+            end_block = head if end == head.number else await self.chain.client.block_at(end)
+            assert end_block is not None
+            found = [deposit for entry in logs if (deposit := decode_deposit(entry)) is not None]
+            await self._record(found, cursor=end_block)
+            start = end + 1
+
+    async def _record(self, found: list[DepositLog], cursor: BlockHead | None = None) -> None:
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            for deposit in found:
+                if await deposits.record_seen(session, self.config.id, deposit, now):
+                    await self._note_seen(session, deposit, now)
+            if cursor is not None:
+                await deposits.advance_cursor(
+                    session, self.config.id, cursor.number, cursor.hash, now
+                )
+
+    async def _note_seen(self, session: AsyncSession, deposit: DepositLog, now: datetime) -> None:
+        """The user's deposit is on chain but not final: show its hash, still `waiting`."""
+        request = await requests.by_order_id(session, deposit.order_id)
+        if request is None or request.status != RequestStatus.WAITING:
+            return
+        await requests.record_transaction(
+            session,
+            request.id,
+            kind="deposit",
+            chain_id=self.config.id,
+            tx_hash=deposit.tx_hash,
+            status="pending",
+            now=now,
+            block_number=deposit.block_number,
+        )
+        await requests.publish(session, request, now=now)
+
+    def _value_usd_micros(self, deposit: Deposit) -> int | None:
+        currency = self.config.currency(deposit.currency)
+        if currency is None or currency.usd_price is None:
+            return None
+        price = usd_micros_per_unit(currency.usd_price)
+        return to_usd_micros(int(deposit.amount), currency.decimals, price)
+
+    def _deep_enough(self, deposit: Deposit, head: BlockHead) -> bool:
+        value = self._value_usd_micros(deposit)
+        tiers = self.config.confirmations
+        needed = tiers[-1].blocks if value is None else required_confirmations(tiers, value)
+        return confirmations(head.number, deposit.block_number) >= needed
+
+    async def _confirm(self, head: BlockHead) -> None:
+        async with self.sessions() as session:
+            ready = [
+                d
+                for d in await deposits.unconfirmed(session, self.config.id)
+                if self._deep_enough(d, head)
+            ]
+        for deposit in ready:
+            block = await self.chain.client.block_at(deposit.block_number)
+            async with self.sessions() as session, session.begin():
+                row = await session.get(Deposit, deposit.id)
+                assert row is not None
+                if block is None or block.hash != row.block_hash:
+                    row.state = deposits.REORGED
+                    log.warning("deposit reorged out before confirmation", tx_hash=row.tx_hash)
+                    continue
+                row.state = deposits.CONFIRMED
+                await self._settle(session, row, block)
+
+    async def _settle(self, session: AsyncSession, deposit: Deposit, block: BlockHead) -> None:
+        now = self.now()
+        request = await requests.by_order_id(session, deposit.order_id)
+        expected = None
+        if request is not None:
+            expected = ExpectedDeposit(
+                origin_chain_id=request.origin_chain_id,
+                currency=request.origin_currency,
+                amount=int(request.amount_in),
+                expires_at=int(requests.as_utc(request.expires_at).timestamp()),
+                already_paid=await deposits.accepted_for(session, request.id) is not None,
+            )
+        verdict = judge_deposit(
+            DepositFacts(self.config.id, deposit.currency, int(deposit.amount), block.timestamp),
+            expected,
+        )
+        deposit.outcome = verdict
+        log.info(
+            "deposit confirmed",
+            chain_id=self.config.id,
+            tx_hash=deposit.tx_hash,
+            verdict=str(verdict),
+        )
+        if request is None or verdict is DepositVerdict.DOUBLE_SPEND:
+            return  # kept for the refund path; the paid request goes on undisturbed
+        deposit.request_id = request.id
+        await requests.record_transaction(
+            session,
+            request.id,
+            kind="deposit",
+            chain_id=self.config.id,
+            tx_hash=deposit.tx_hash,
+            status="success",
+            now=now,
+            block_number=block.number,
+            timestamp=block.timestamp,
+        )
+        if RequestStatus(request.status) in TERMINAL:
+            return
+        if verdict is DepositVerdict.ACCEPTED:
+            await requests.move(session, request, RequestStatus.PENDING, now=now)
+        else:
+            await requests.move(
+                session, request, RequestStatus.FAILURE, now=now, fail_reason=verdict
+            )
