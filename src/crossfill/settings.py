@@ -37,6 +37,7 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     head_poll_interval_seconds: float = Field(default=1.0, gt=0)
     rpc_timeout_seconds: float = Field(default=5.0, gt=0)
+    worker_interval_seconds: float = Field(default=0.5, gt=0)
     keystore_password: str | None = Field(default=None, repr=False)
 
     @model_validator(mode="after")

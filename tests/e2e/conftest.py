@@ -25,11 +25,14 @@ from tests.conftest import SCHEMAS_DIR, RunningDevnet
 class ServiceThread:
     """Runs the app under uvicorn in a thread; `base_url` answers until `stop()`."""
 
-    def __init__(self, settings: Settings, deployment: Deployment) -> None:
+    def __init__(
+        self, settings: Settings, deployment: Deployment, *, run_workers: bool = False
+    ) -> None:
         upgrade(settings.database)
+        self.settings = settings
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
-        app = create_app(Runtime.build(settings, deployment))
+        app = create_app(Runtime.build(settings, deployment), run_workers=run_workers)
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -49,7 +52,12 @@ class ServiceThread:
 
 
 def service_settings(home: Path, deployment_path: Path) -> Settings:
-    return Settings(home=home, deployment_file=deployment_path, head_poll_interval_seconds=0.2)
+    return Settings(
+        home=home,
+        deployment_file=deployment_path,
+        head_poll_interval_seconds=0.2,
+        worker_interval_seconds=0.2,
+    )
 
 
 StartService = Callable[..., ServiceThread]
@@ -59,9 +67,11 @@ StartService = Callable[..., ServiceThread]
 def start_service(devnet: RunningDevnet, tmp_path: Path) -> Iterator[StartService]:
     started: list[ServiceThread] = []
 
-    def _start(deployment: Deployment | None = None) -> ServiceThread:
+    def _start(deployment: Deployment | None = None, *, run_workers: bool = False) -> ServiceThread:
         settings = service_settings(tmp_path, devnet.deployment_path)
-        service = ServiceThread(settings, deployment or devnet.deployment).start()
+        service = ServiceThread(
+            settings, deployment or devnet.deployment, run_workers=run_workers
+        ).start()
         started.append(service)
         return service
 

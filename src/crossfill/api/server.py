@@ -14,7 +14,7 @@ async def serve(settings: Settings, *, port: int | None = None) -> None:
     """Migrate the database, then serve until SIGINT/SIGTERM."""
     await upgrade_async(settings.database)
     runtime = Runtime.build(settings)
-    app = create_app(runtime)
+    app = create_app(runtime, run_workers=True)
     config = uvicorn.Config(
         app,
         host=settings.host,

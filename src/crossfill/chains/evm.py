@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import httpx
 from eth_abi.abi import encode
+from eth_utils.crypto import keccak
 from web3 import AsyncWeb3, Web3
 from web3.exceptions import TransactionNotFound, Web3Exception
 
@@ -30,6 +31,7 @@ class BlockHead:
 
 _BALANCE_OF = bytes.fromhex("70a08231")
 _ALLOWANCE = bytes.fromhex("dd62ed3e")
+ORDER_FILLED_TOPIC = "0x" + keccak(text="OrderFilled(bytes32,address)").hex()
 
 
 class EvmClient:
@@ -98,6 +100,21 @@ class EvmClient:
                 ),
             )
         )
+
+    async def fill_tx_hashes(self, filler: str, order_id: str) -> list[str]:
+        """Transactions whose Filler emitted OrderFilled for this order (indexed topic)."""
+        logs = await self._read(
+            "eth_getLogs",
+            self.web3.eth.get_logs(
+                {
+                    "address": Web3.to_checksum_address(filler),
+                    "fromBlock": 0,
+                    "toBlock": "latest",
+                    "topics": [ORDER_FILLED_TOPIC, order_id],
+                }
+            ),
+        )
+        return [entry["transactionHash"].to_0x_hex() for entry in logs]
 
     async def block_at(self, number: int) -> BlockHead | None:
         block = await self._read("eth_getBlockByNumber", self.web3.eth.get_block(number))

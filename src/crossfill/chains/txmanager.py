@@ -1,0 +1,175 @@
+"""Transaction manager: one signing key on one chain.
+
+Every transaction is signed, written to the journal (`sent_transactions`) and committed before
+it is broadcast. After a crash the journal says what may be in flight: `rebroadcast()` sends
+those again (re-sending a signed transaction is always safe) and nothing is ever signed twice
+for the same purpose, so a restart cannot produce a second fill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import structlog
+from eth_account.signers.local import LocalAccount
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.chains.evm import EvmClient
+from crossfill.chains.state import ChainState
+from crossfill.errors import ChainError
+from crossfill.store.tables import SentTransaction
+
+log = structlog.get_logger(__name__)
+
+IN_FLIGHT = ("signed", "broadcast")
+DEFAULT_PRIORITY_FEE = 1_000_000_000  # 1 gwei, when the node suggests nothing
+# Node answers that mean "this exact transaction is already with me": not a failure.
+_ALREADY_SENT = ("already known", "nonce too low", "already imported")
+
+
+class TxManager:
+    def __init__(
+        self,
+        client: EvmClient,
+        state: ChainState,
+        account: LocalAccount,
+        sessions: async_sessionmaker[AsyncSession],
+        *,
+        now: Callable[[], datetime],
+    ) -> None:
+        self.client = client
+        self.state = state
+        self.account = account
+        self.sender = account.address.lower()
+        self.sessions = sessions
+        self.now = now
+        self._lock = asyncio.Lock()
+        self._next_nonce: int | None = None
+
+    async def _journal_next_nonce(self) -> int | None:
+        async with self.sessions() as session:
+            highest = await session.scalar(
+                select(func.max(SentTransaction.nonce)).where(
+                    SentTransaction.chain_id == self.client.chain_id,
+                    SentTransaction.sender == self.sender,
+                )
+            )
+        return None if highest is None else int(highest) + 1
+
+    async def _nonce(self) -> int:
+        if self._next_nonce is None:
+            on_chain = await self.client.pending_nonce(self.sender)
+            journal = await self._journal_next_nonce()
+            self._next_nonce = max(on_chain, journal or 0)
+        return self._next_nonce
+
+    def _fees(self) -> tuple[int, int]:
+        tip = self.state.priority_fee_per_gas or DEFAULT_PRIORITY_FEE
+        base = self.state.head.base_fee_per_gas if self.state.head else 0
+        return 2 * base + tip, tip
+
+    async def send(
+        self,
+        *,
+        to: str,
+        data: bytes,
+        value: int,
+        gas_limit: int,
+        purpose: str,
+        request_id: str | None,
+    ) -> SentTransaction:
+        """Sign, journal (committed), then broadcast. Raises ChainError if the node refuses."""
+        async with self._lock:
+            nonce = await self._nonce()
+            max_fee, tip = self._fees()
+            signed = self.account.sign_transaction(
+                {
+                    "type": 2,
+                    "chainId": self.client.chain_id,
+                    "nonce": nonce,
+                    "to": self.client.web3.to_checksum_address(to),
+                    "data": data,
+                    "value": value,
+                    "gas": gas_limit,
+                    "maxFeePerGas": max_fee,
+                    "maxPriorityFeePerGas": tip,
+                }
+            )
+            now = self.now()
+            row = SentTransaction(
+                chain_id=self.client.chain_id,
+                sender=self.sender,
+                nonce=nonce,
+                purpose=purpose,
+                request_id=request_id,
+                tx_hash=signed.hash.to_0x_hex(),
+                raw_transaction=signed.raw_transaction.to_0x_hex(),
+                max_fee_per_gas=str(max_fee),
+                max_priority_fee_per_gas=str(tip),
+                status="signed",
+                created_at=now,
+                updated_at=now,
+            )
+            async with self.sessions() as session, session.begin():
+                session.add(row)
+            self._next_nonce = nonce + 1
+            await self._broadcast(row)
+            return row
+
+    async def _broadcast(self, row: SentTransaction) -> None:
+        try:
+            await self.client.send_raw(bytes.fromhex(row.raw_transaction[2:]))
+        except ChainError as exc:
+            if not any(marker in str(exc).lower() for marker in _ALREADY_SENT):
+                self._next_nonce = None  # re-read: the node may disagree with our count
+                raise
+        await self._set_status(row.id, "broadcast")
+
+    async def _set_status(self, row_id: int, status: str, block_number: int | None = None) -> None:
+        async with self.sessions() as session, session.begin():
+            row = await session.get(SentTransaction, row_id)
+            assert row is not None
+            row.status = status
+            row.block_number = block_number
+            row.updated_at = self.now()
+
+    async def in_flight(self) -> list[SentTransaction]:
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(SentTransaction).where(
+                    SentTransaction.chain_id == self.client.chain_id,
+                    SentTransaction.sender == self.sender,
+                    SentTransaction.status.in_(IN_FLIGHT),
+                )
+            )
+            return list(rows)
+
+    async def rebroadcast(self) -> None:
+        """After a restart: send again whatever the journal has not seen mined."""
+        for row in await self.in_flight():
+            try:
+                await self._broadcast(row)
+            except ChainError as exc:
+                log.warning("rebroadcast failed", tx_hash=row.tx_hash, error=str(exc))
+
+    async def for_request(self, request_id: str, purpose: str) -> SentTransaction | None:
+        async with self.sessions() as session:
+            return await session.scalar(
+                select(SentTransaction)
+                .where(SentTransaction.request_id == request_id, SentTransaction.purpose == purpose)
+                .order_by(SentTransaction.id.desc())
+                .limit(1)
+            )
+
+    async def settle(self, row: SentTransaction) -> dict[str, Any] | None:
+        """The receipt once mined (journal updated), or None while still pending."""
+        receipt = await self.client.receipt(row.tx_hash)
+        if receipt is None:
+            return None
+        status = "mined" if receipt["status"] == 1 else "failed"
+        await self._set_status(row.id, status, int(receipt["blockNumber"]))
+        return dict(receipt)

@@ -1,0 +1,74 @@
+"""Composition root of the workers: an indexer and a solver per chain, built from the runtime."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from crossfill.chains.txmanager import TxManager
+from crossfill.config.secrets import resolve_account
+from crossfill.errors import ConfigError
+from crossfill.runtime import Runtime
+from crossfill.types import ChainId
+from crossfill.workers.indexer import Indexer
+from crossfill.workers.solver import Solver
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class Workers:
+    indexers: dict[ChainId, Indexer]
+    solvers: dict[ChainId, Solver]
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, runtime: Runtime) -> Workers:
+        settings, deployment = runtime.settings, runtime.deployment
+        solver_account = resolve_account(
+            deployment.solver.key, mode=settings.mode, keystore_password=settings.keystore_password
+        )
+        if solver_account.address.lower() != deployment.solver.address.lower():
+            raise ConfigError("solver.key does not belong to solver.address")
+        owner = f"{socket.gethostname()}:{os.getpid()}"
+        interval = settings.worker_interval_seconds
+        indexers = {
+            chain_id: Indexer(chain, runtime.sessions, now=utc_now, interval_seconds=interval)
+            for chain_id, chain in runtime.chains.items()
+        }
+        solvers = {
+            chain_id: Solver(
+                chain,
+                runtime.sessions,
+                TxManager(chain.client, chain.state, solver_account, runtime.sessions, now=utc_now),
+                now=utc_now,
+                interval_seconds=interval,
+                owner=owner,
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
+        return cls(indexers, solvers)
+
+    def start(self) -> None:
+        for chain_id, indexer in self.indexers.items():
+            self._tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
+        for chain_id, solver in self.solvers.items():
+            self._tasks.append(asyncio.create_task(solver.run(), name=f"solver-{chain_id}"))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+
+    def hint(self, chain_id: int, tx_hash: str) -> bool:
+        indexer = self.indexers.get(ChainId(chain_id))
+        if indexer is None:
+            return False
+        indexer.hints.put_nowait(tx_hash)
+        return True

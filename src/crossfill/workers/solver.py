@@ -1,0 +1,210 @@
+"""Solver, one per destination chain: fill pending requests through the Filler and track them.
+
+A request is leased before it is worked on. Its fill is looked up in the transaction journal
+first, so a restart resumes the fill it already signed instead of signing another; the Filler
+itself refuses a second fill of an order on-chain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import structlog
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.chains.txmanager import TxManager
+from crossfill.contracts import calldata
+from crossfill.domain.status import RequestStatus
+from crossfill.errors import ChainError
+from crossfill.quoting.engine import FILL_WINDOW
+from crossfill.runtime import ChainRuntime
+from crossfill.store import requests
+from crossfill.store.tables import Request
+from crossfill.types import NATIVE_EVM_ADDRESS
+
+log = structlog.get_logger(__name__)
+FILL = "fill"
+LEASE = timedelta(seconds=60)
+GAS_HEADROOM_PERCENT = 20
+ALREADY_FILLED_SELECTOR = calldata.selector("AlreadyFilled(bytes32)").hex()
+
+
+class Solver:
+    def __init__(
+        self,
+        chain: ChainRuntime,
+        sessions: async_sessionmaker[AsyncSession],
+        txmanager: TxManager,
+        *,
+        now: Callable[[], datetime],
+        interval_seconds: float,
+        owner: str,
+    ) -> None:
+        self.chain = chain
+        self.config = chain.config
+        self.sessions = sessions
+        self.txmanager = txmanager
+        self.now = now
+        self.interval_seconds = interval_seconds
+        self.owner = owner
+
+    async def run(self) -> None:
+        await self.txmanager.rebroadcast()
+        while True:
+            try:
+                await self.tick()
+            except ChainError as exc:
+                log.warning("solver tick failed", chain_id=self.config.id, error=str(exc))
+            await asyncio.sleep(self.interval_seconds)
+
+    async def tick(self) -> None:
+        async with self.sessions() as session, session.begin():
+            claimed = await requests.claim(
+                session,
+                destination_chain_id=self.config.id,
+                status=RequestStatus.PENDING,
+                owner=self.owner,
+                now=self.now(),
+                lease=LEASE,
+                limit=20,
+            )
+        for request in claimed:
+            await self._fill(request)
+        await self._track_submitted()
+
+    def _refusal(self, request: Request) -> str | None:
+        """Why this fill must not be attempted, as a fail reason; None when it may go."""
+        deadline = requests.as_utc(request.expires_at) + FILL_WINDOW
+        if self.now() > deadline:
+            return "ORDER_EXPIRED"
+        balance = self.chain.state.solver_balance(request.destination_currency)
+        if balance is None or balance < int(request.amount_out):
+            return "SOLVER_BALANCE_TOO_LOW"
+        return None
+
+    async def _fail(self, request_id: str, reason: str) -> None:
+        async with self.sessions() as session, session.begin():
+            request = await requests.get(session, request_id)
+            assert request is not None
+            await requests.move(
+                session, request, RequestStatus.FAILURE, now=self.now(), fail_reason=reason
+            )
+        log.warning("fill refused", request_id=request_id, reason=reason)
+
+    async def _fill(self, request: Request) -> None:
+        journal = await self.txmanager.for_request(request.id, FILL)
+        if journal is not None:
+            await self._submitted(request.id, journal.tx_hash)
+            return
+        refusal = self._refusal(request)
+        if refusal is not None:
+            await self._fail(request.id, refusal)
+            return
+        native = request.destination_currency == NATIVE_EVM_ADDRESS
+        amount = int(request.amount_out)
+        fill_data = calldata.filler_fill(
+            bytes.fromhex(request.order_id[2:]),
+            [(request.recipient, request.destination_currency, amount)],
+        )
+        value = amount if native else 0
+        try:
+            gas = await self.chain.client.estimate_gas(
+                {
+                    "from": self.txmanager.account.address,
+                    "to": self.config.contracts.filler,
+                    "data": calldata.hex_data(fill_data),
+                    "value": value,
+                }
+            )
+        except ChainError as exc:
+            await self._simulation_failed(request, str(exc))
+            return
+        row = await self.txmanager.send(
+            to=self.config.contracts.filler,
+            data=fill_data,
+            value=value,
+            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            purpose=FILL,
+            request_id=request.id,
+        )
+        await self._submitted(request.id, row.tx_hash)
+
+    async def _simulation_failed(self, request: Request, error: str) -> None:
+        if ALREADY_FILLED_SELECTOR in error:
+            # Filled on-chain already (by us: only our solver may call the Filler). Never refund.
+            fills = await self.chain.client.fill_tx_hashes(
+                self.config.contracts.filler, request.order_id
+            )
+            if fills:
+                await self._submitted(request.id, fills[0])
+                return
+        await self._fail(request.id, "EXECUTION_REVERTED")
+
+    async def _submitted(self, request_id: str, tx_hash: str) -> None:
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            request = await requests.get(session, request_id)
+            assert request is not None
+            await requests.record_transaction(
+                session,
+                request_id,
+                kind=FILL,
+                chain_id=self.config.id,
+                tx_hash=tx_hash,
+                status="pending",
+                now=now,
+            )
+            if request.status == RequestStatus.PENDING:
+                await requests.move(session, request, RequestStatus.SUBMITTED, now=now)
+
+    async def _track_submitted(self) -> None:
+        async with self.sessions() as session:
+            submitted = list(
+                await session.scalars(
+                    select(Request).where(
+                        Request.destination_chain_id == self.config.id,
+                        Request.status == RequestStatus.SUBMITTED,
+                    )
+                )
+            )
+        for request in submitted:
+            await self._track(request)
+
+    async def _track(self, request: Request) -> None:
+        async with self.sessions() as session:
+            fills = [
+                tx for tx in await requests.transactions_of(session, request.id) if tx.kind == FILL
+            ]
+        for fill in fills:
+            receipt = await self.chain.client.receipt(fill.tx_hash)
+            if receipt is None:
+                continue
+            journal = await self.txmanager.for_request(request.id, FILL)
+            if journal is not None and journal.tx_hash == fill.tx_hash:
+                await self.txmanager.settle(journal)
+            block = await self.chain.client.block_at(int(receipt["blockNumber"]))
+            succeeded = receipt["status"] == 1
+            now = self.now()
+            async with self.sessions() as session, session.begin():
+                current = await requests.get(session, request.id)
+                assert current is not None
+                await requests.record_transaction(
+                    session,
+                    request.id,
+                    kind=FILL,
+                    chain_id=self.config.id,
+                    tx_hash=fill.tx_hash,
+                    status="success" if succeeded else "failure",
+                    now=now,
+                    block_number=int(receipt["blockNumber"]),
+                    fee=int(receipt["gasUsed"]) * int(receipt["effectiveGasPrice"]),
+                    timestamp=block.timestamp if block else None,
+                )
+                if current.status == RequestStatus.SUBMITTED:
+                    target = RequestStatus.SUCCESS if succeeded else RequestStatus.FAILURE
+                    reason = None if succeeded else "TRANSACTION_REVERTED"
+                    await requests.move(session, current, target, now=now, fail_reason=reason)
+            return

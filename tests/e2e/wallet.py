@@ -1,0 +1,42 @@
+"""A test wallet: signs and sends a quote's transaction steps the way a real wallet would."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eth_account.signers.local import LocalAccount
+from web3 import Web3
+
+
+def send_item(web3: Web3, account: LocalAccount, data: dict[str, Any]) -> str:
+    """Sign one transaction item locally (EIP-1559), broadcast it, wait for a successful receipt."""
+    tx: dict[str, Any] = {
+        "from": account.address,
+        "to": Web3.to_checksum_address(data["to"]),
+        "data": data["data"],
+        "value": int(data["value"]),
+        "chainId": int(data["chainId"]),
+        "nonce": web3.eth.get_transaction_count(account.address, "pending"),
+    }
+    tx["gas"] = web3.eth.estimate_gas(tx)  # type: ignore[arg-type]
+    base_fee = int(web3.eth.get_block("latest")["baseFeePerGas"])
+    tx["maxPriorityFeePerGas"] = 10**9
+    tx["maxFeePerGas"] = 2 * base_fee + 10**9
+    signed = account.sign_transaction(tx)
+    tx_hash = web3.eth.send_raw_transaction(signed.raw_transaction)
+    receipt = web3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)
+    assert receipt["status"] == 1, f"step transaction reverted: {tx_hash.to_0x_hex()}"
+    return tx_hash.to_0x_hex()
+
+
+def execute_steps(
+    quote: dict[str, Any], account: LocalAccount, rpc_urls: dict[int, str]
+) -> dict[str, str]:
+    """Run every transaction step in order; step id -> transaction hash."""
+    sent: dict[str, str] = {}
+    for step in quote["steps"]:
+        assert step["kind"] == "transaction"
+        for item in step["items"]:
+            web3 = Web3(Web3.HTTPProvider(rpc_urls[int(item["data"]["chainId"])]))
+            sent[step["id"]] = send_item(web3, account, item["data"])
+    return sent
