@@ -66,6 +66,8 @@ class FeeConfig(_Model):
     fill_gas_erc20: int = Field(default=120_000, gt=0)
     deposit_gas_native: int = Field(default=60_000, gt=0)
     deposit_gas_erc20: int = Field(default=90_000, gt=0)
+    refund_gas_native: int = Field(default=90_000, gt=0)
+    refund_gas_erc20: int = Field(default=110_000, gt=0)
     # Head-room on the current base fee when pricing a fill (percent).
     base_fee_buffer_percent: int = Field(default=25, ge=0, le=500)
     fill_time_estimate_seconds: int = Field(default=10, ge=0)

@@ -14,6 +14,7 @@ DEPOSIT_NATIVE = selector("depositNative(address,bytes32)")
 DEPOSIT_ERC20 = selector("depositErc20(address,address,uint256,bytes32)")
 ERC20_APPROVE = selector("approve(address,uint256)")
 ERC20_TRANSFER = selector("transfer(address,uint256)")
+DEPOSITORY_EXECUTE = selector("execute(((address,bytes,uint256,bool)[],uint256,uint256),bytes)")
 FILLER_FILL = selector("fill(bytes32,(address,address,uint256)[],(address,bool,uint256,bytes)[])")
 
 
@@ -47,3 +48,17 @@ def filler_fill(order_id: bytes, payments: list[tuple[str, str, int]]) -> bytes:
         [order_id, payments, []],
     )
     return FILLER_FILL + arguments + order_id
+
+
+def erc20_transfer(to: str, amount: int) -> bytes:
+    return ERC20_TRANSFER + encode(["address", "uint256"], [to, amount])
+
+
+def depository_execute(
+    calls: list[tuple[str, bytes, int, bool]], nonce: int, expiration: int, signature: bytes
+) -> bytes:
+    """Depository.execute(CallRequest, signature): a payout authorised by the allocator."""
+    return DEPOSITORY_EXECUTE + encode(
+        ["((address,bytes,uint256,bool)[],uint256,uint256)", "bytes"],
+        [(calls, nonce, expiration), signature],
+    )

@@ -106,6 +106,10 @@ class Deposit(Base):
     state: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
     request_id: Mapped[str | None] = mapped_column(ForeignKey("requests.id"), index=True)
     outcome: Mapped[str | None] = mapped_column(String(64))
+    # Refund of this deposit: None (not due or not yet sent), submitted, done, skipped.
+    refund_status: Mapped[str | None] = mapped_column(String(16), index=True)
+    refund_tx_hash: Mapped[str | None] = mapped_column(TxHashColumn)
+    refund_amount: Mapped[str | None] = mapped_column(AmountColumn)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 

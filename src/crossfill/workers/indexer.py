@@ -25,11 +25,11 @@ from crossfill.domain.deposit_checks import (
     judge_deposit,
 )
 from crossfill.domain.status import TERMINAL, RequestStatus
-from crossfill.errors import ChainError
 from crossfill.quoting.money import to_usd_micros, usd_micros_per_unit
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
+from crossfill.workers.loop import run_forever
 
 log = structlog.get_logger(__name__)
 REWIND_BLOCKS = 64
@@ -56,16 +56,15 @@ class Indexer:
         self.hints: asyncio.Queue[str] = asyncio.Queue()
 
     async def run(self) -> None:
-        while True:
-            try:
-                await self.tick()
-            except ChainError as exc:
-                log.warning("indexer tick failed", chain_id=self.config.id, error=str(exc))
-            try:
-                await asyncio.wait_for(self.hints.get(), self.interval_seconds)
-                self.hints.put_nowait("")  # wake-up only: drained by the next tick
-            except TimeoutError:
-                pass
+        await run_forever(f"indexer-{self.config.id}", self.tick, self._wait)
+
+    async def _wait(self) -> None:
+        """Until the next scan, or sooner when a client hints at a transaction."""
+        try:
+            hinted = await asyncio.wait_for(self.hints.get(), self.interval_seconds)
+            self.hints.put_nowait(hinted)  # put back: the next tick indexes it
+        except TimeoutError:
+            pass
 
     async def tick(self) -> None:
         head = await self.chain.client.head()
@@ -197,9 +196,11 @@ class Indexer:
             tx_hash=deposit.tx_hash,
             verdict=str(verdict),
         )
-        if request is None or verdict is DepositVerdict.DOUBLE_SPEND:
-            return  # kept for the refund path; the paid request goes on undisturbed
+        if request is None:
+            return  # orphaned: kept and reported for the operator
         deposit.request_id = request.id
+        if verdict is DepositVerdict.DOUBLE_SPEND:
+            return  # refunded to its depositor; the paid request goes on undisturbed
         await requests.record_transaction(
             session,
             request.id,

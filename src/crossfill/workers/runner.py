@@ -14,6 +14,7 @@ from crossfill.errors import ConfigError
 from crossfill.runtime import Runtime
 from crossfill.types import ChainId
 from crossfill.workers.indexer import Indexer
+from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
 
 
@@ -25,6 +26,7 @@ def utc_now() -> datetime:
 class Workers:
     indexers: dict[ChainId, Indexer]
     solvers: dict[ChainId, Solver]
+    refunders: dict[ChainId, Refunder]
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
@@ -35,7 +37,21 @@ class Workers:
         )
         if solver_account.address.lower() != deployment.solver.address.lower():
             raise ConfigError("solver.key does not belong to solver.address")
+        allocator = resolve_account(
+            deployment.allocator.key,
+            mode=settings.mode,
+            keystore_password=settings.keystore_password,
+        )
+        if allocator.address.lower() != deployment.allocator.address.lower():
+            raise ConfigError("allocator.key does not belong to allocator.address")
         owner = f"{socket.gethostname()}:{os.getpid()}"
+        # One transaction manager per chain for the solver key: fills and refunds share nonces.
+        txmanagers = {
+            chain_id: TxManager(
+                chain.client, chain.state, solver_account, runtime.sessions, now=utc_now
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
         interval = settings.worker_interval_seconds
         indexers = {
             chain_id: Indexer(chain, runtime.sessions, now=utc_now, interval_seconds=interval)
@@ -45,20 +61,33 @@ class Workers:
             chain_id: Solver(
                 chain,
                 runtime.sessions,
-                TxManager(chain.client, chain.state, solver_account, runtime.sessions, now=utc_now),
+                txmanagers[chain_id],
                 now=utc_now,
                 interval_seconds=interval,
                 owner=owner,
             )
             for chain_id, chain in runtime.chains.items()
         }
-        return cls(indexers, solvers)
+        refunders = {
+            chain_id: Refunder(
+                chain,
+                runtime.sessions,
+                txmanagers[chain_id],
+                allocator,
+                now=utc_now,
+                interval_seconds=interval,
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
+        return cls(indexers, solvers, refunders)
 
     def start(self) -> None:
         for chain_id, indexer in self.indexers.items():
             self._tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
         for chain_id, solver in self.solvers.items():
             self._tasks.append(asyncio.create_task(solver.run(), name=f"solver-{chain_id}"))
+        for chain_id, refunder in self.refunders.items():
+            self._tasks.append(asyncio.create_task(refunder.run(), name=f"refunder-{chain_id}"))
 
     async def stop(self) -> None:
         for task in self._tasks:

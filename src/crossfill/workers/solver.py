@@ -24,6 +24,7 @@ from crossfill.runtime import ChainRuntime
 from crossfill.store import requests
 from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS
+from crossfill.workers.loop import run_forever
 
 log = structlog.get_logger(__name__)
 FILL = "fill"
@@ -53,12 +54,9 @@ class Solver:
 
     async def run(self) -> None:
         await self.txmanager.rebroadcast()
-        while True:
-            try:
-                await self.tick()
-            except ChainError as exc:
-                log.warning("solver tick failed", chain_id=self.config.id, error=str(exc))
-            await asyncio.sleep(self.interval_seconds)
+        await run_forever(
+            f"solver-{self.config.id}", self.tick, lambda: asyncio.sleep(self.interval_seconds)
+        )
 
     async def tick(self) -> None:
         async with self.sessions() as session, session.begin():

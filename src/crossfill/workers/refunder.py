@@ -1,0 +1,234 @@
+"""Refunder, one per origin chain: pays deposits back out of the Depository.
+
+Due for refund: the deposit of a failed request (to its `refundTo`), and a second deposit for an
+already paid order (DOUBLE_SPEND, to its depositor). The payout is a Depository `execute` call
+signed by the allocator and sent by the solver key, net of its own gas; when the gas would eat
+the deposit, nothing is sent and the request records AMOUNT_TOO_LOW_TO_REFUND. Deposits with an
+unknown order id are kept for the operator (ORPHANED_DEPOSIT_REFUND), never paid blindly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import structlog
+from eth_account.signers.local import LocalAccount
+from eth_utils.crypto import keccak
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.chains.txmanager import TxManager
+from crossfill.contracts import calldata
+from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
+from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.domain.status import RequestStatus
+from crossfill.errors import ChainError
+from crossfill.quoting.money import convert_ceil, usd_micros_per_unit
+from crossfill.runtime import ChainRuntime
+from crossfill.store import deposits, requests
+from crossfill.store.tables import Deposit, Request
+from crossfill.workers.loop import run_forever
+
+log = structlog.get_logger(__name__)
+REFUND = "refund"
+AUTHORISATION_LIFETIME = timedelta(hours=1)
+GAS_HEADROOM_PERCENT = 20
+
+
+class Refunder:
+    def __init__(
+        self,
+        chain: ChainRuntime,
+        sessions: async_sessionmaker[AsyncSession],
+        txmanager: TxManager,
+        allocator: LocalAccount,
+        *,
+        now: Callable[[], datetime],
+        interval_seconds: float,
+    ) -> None:
+        self.chain = chain
+        self.config = chain.config
+        self.sessions = sessions
+        self.txmanager = txmanager
+        self.allocator = allocator
+        self.now = now
+        self.interval_seconds = interval_seconds
+
+    async def run(self) -> None:
+        await run_forever(
+            f"refunder-{self.config.id}", self.tick, lambda: asyncio.sleep(self.interval_seconds)
+        )
+
+    async def tick(self) -> None:
+        for deposit_id in await self._due():
+            await self._refund(deposit_id)
+        await self._track()
+
+    async def _due(self) -> list[int]:
+        async with self.sessions() as session:
+            failed_requests = (
+                select(Deposit.id)
+                .join(Request, Request.id == Deposit.request_id)
+                .where(
+                    Deposit.chain_id == self.config.id,
+                    Deposit.state == deposits.CONFIRMED,
+                    Deposit.refund_status.is_(None),
+                    Request.status == RequestStatus.FAILURE,
+                    Request.refund_fail_reason.is_(None),
+                )
+            )
+            double_spends = select(Deposit.id).where(
+                Deposit.chain_id == self.config.id,
+                Deposit.state == deposits.CONFIRMED,
+                Deposit.refund_status.is_(None),
+                Deposit.outcome == DepositVerdict.DOUBLE_SPEND,
+            )
+            return sorted(set(await session.scalars(failed_requests.union(double_spends))))
+
+    def _gas_cost_in(self, currency_address: str, gas: int) -> int | None:
+        """The refund's gas, priced in the deposited currency (rounded up); None if unpriceable."""
+        fee = self.chain.state.fee_per_gas(self.config.fees.base_fee_buffer_percent)
+        currency = self.config.currency(currency_address)
+        native = self.config.native_currency
+        if (
+            fee is None
+            or currency is None
+            or currency.usd_price is None
+            or native.usd_price is None
+        ):
+            return None
+        return convert_ceil(
+            gas * fee,
+            from_decimals=native.decimals,
+            from_price=usd_micros_per_unit(native.usd_price),
+            to_decimals=currency.decimals,
+            to_price=usd_micros_per_unit(currency.usd_price),
+        )
+
+    async def _refund(self, deposit_id: int) -> None:
+        purpose = f"{REFUND}:{deposit_id}"
+        async with self.sessions() as session:
+            deposit = await session.get(Deposit, deposit_id)
+            assert deposit is not None and deposit.request_id is not None
+            request = await requests.get(session, deposit.request_id)
+            assert request is not None
+        journal = await self.txmanager.for_request(request.id, purpose)
+        if journal is not None:
+            await self._mark_submitted(deposit.id, journal.tx_hash, None)
+            return
+        native = deposit.currency == self.config.native_currency.address.lower()
+        fees = self.config.fees
+        cost = self._gas_cost_in(
+            deposit.currency, fees.refund_gas_native if native else fees.refund_gas_erc20
+        )
+        if cost is None:
+            return  # no fresh gas price or price yet: try again next tick
+        net = int(deposit.amount) - cost
+        if net <= 0:
+            await self._skip(deposit.id)
+            return
+        own_deposit = deposit.outcome != DepositVerdict.DOUBLE_SPEND
+        refund_to = request.refund_to if own_deposit else deposit.depositor
+        call = (
+            DepositoryCall(to=refund_to, data=b"", value=net)
+            if native
+            else DepositoryCall(
+                to=deposit.currency, data=calldata.erc20_transfer(refund_to, net), value=0
+            )
+        )
+        payout = CallRequest(
+            calls=(call,),
+            nonce=int.from_bytes(keccak(f"{deposit.tx_hash}:{deposit.log_index}".encode())),
+            expiration=int((self.now() + AUTHORISATION_LIFETIME).timestamp()),
+        )
+        signature = sign_call_request(
+            self.allocator,
+            payout,
+            chain_id=self.config.id,
+            depository=self.config.contracts.depository,
+        )
+        data = calldata.depository_execute(
+            [c.as_tuple() for c in payout.calls], payout.nonce, payout.expiration, signature
+        )
+        try:
+            gas = await self.chain.client.estimate_gas(
+                {
+                    "from": self.txmanager.account.address,
+                    "to": self.config.contracts.depository,
+                    "data": calldata.hex_data(data),
+                    "value": 0,
+                }
+            )
+        except ChainError as exc:
+            log.error("refund simulation failed", deposit_id=deposit.id, error=str(exc))
+            return
+        row = await self.txmanager.send(
+            to=self.config.contracts.depository,
+            data=data,
+            value=0,
+            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            purpose=purpose,
+            request_id=request.id,
+        )
+        await self._mark_submitted(deposit.id, row.tx_hash, net)
+
+    async def _skip(self, deposit_id: int) -> None:
+        async with self.sessions() as session, session.begin():
+            deposit = await session.get(Deposit, deposit_id)
+            assert deposit is not None and deposit.request_id is not None
+            deposit.refund_status = "skipped"
+            request = await requests.get(session, deposit.request_id)
+            if request is not None and deposit.outcome != DepositVerdict.DOUBLE_SPEND:
+                request.refund_fail_reason = "AMOUNT_TOO_LOW_TO_REFUND"
+                request.updated_at = self.now()
+                await requests.publish(session, request, now=self.now())
+
+    async def _mark_submitted(self, deposit_id: int, tx_hash: str, net: int | None) -> None:
+        async with self.sessions() as session, session.begin():
+            deposit = await session.get(Deposit, deposit_id)
+            assert deposit is not None
+            deposit.refund_status = "submitted"
+            deposit.refund_tx_hash = tx_hash
+            if net is not None:
+                deposit.refund_amount = str(net)
+
+    async def _track(self) -> None:
+        async with self.sessions() as session:
+            submitted = list(
+                await session.scalars(
+                    select(Deposit).where(
+                        Deposit.chain_id == self.config.id, Deposit.refund_status == "submitted"
+                    )
+                )
+            )
+        for deposit in submitted:
+            assert deposit.refund_tx_hash is not None
+            receipt = await self.chain.client.receipt(deposit.refund_tx_hash)
+            if receipt is not None:
+                await self._settle(deposit.id, receipt)
+
+    async def _settle(self, deposit_id: int, receipt: dict[str, object]) -> None:
+        now = self.now()
+        succeeded = receipt["status"] == 1
+        async with self.sessions() as session, session.begin():
+            deposit = await session.get(Deposit, deposit_id)
+            assert deposit is not None and deposit.request_id is not None
+            deposit.refund_status = "done" if succeeded else None  # a failed refund is retried
+            request = await requests.get(session, deposit.request_id)
+            if request is None or deposit.outcome == DepositVerdict.DOUBLE_SPEND:
+                return
+            assert deposit.refund_tx_hash is not None
+            await requests.record_transaction(
+                session,
+                request.id,
+                kind=REFUND,
+                chain_id=self.config.id,
+                tx_hash=deposit.refund_tx_hash,
+                status="success" if succeeded else "failure",
+                now=now,
+                block_number=int(str(receipt["blockNumber"])),
+            )
+            if succeeded and request.status == RequestStatus.FAILURE:
+                await requests.move(session, request, RequestStatus.REFUND, now=now)

@@ -1,0 +1,104 @@
+"""Helpers for driving bridges through the HTTP API and the devnet chains, as a client would."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from sqlalchemy import select
+from web3 import Web3
+
+from crossfill.devnet import accounts
+from crossfill.devnet.anvil import set_native_balance
+from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.store.db import create_engine, session_factory
+from crossfill.store.tables import OutboxEvent
+from tests.conftest import RunningDevnet
+from tests.e2e.conftest import ServiceThread, validate_against, wait_for
+
+NATIVE = "0x0000000000000000000000000000000000000000"
+ORIGIN, DESTINATION = 900001, 900002
+TERMINAL = frozenset({"success", "refund", "failure"})
+REFUNDED = frozenset({"refund"})
+
+
+def rpc_urls(devnet: RunningDevnet) -> dict[int, str]:
+    return {chain.id: chain.rpc_url for chain in devnet.deployment.chains}
+
+
+def usdc(devnet: RunningDevnet, chain_id: int) -> str:
+    chain = devnet.deployment.chain(chain_id)
+    assert chain is not None
+    return next(c.address for c in chain.erc20_currencies if c.symbol == "USDC")
+
+
+def funded_user(devnet: RunningDevnet, usdc_amount: int = 0) -> LocalAccount:
+    user: LocalAccount = Account.create()
+    origin = devnet.deployment.chains[0]
+    set_native_balance(origin.rpc_url, user.address, 10 * 10**18)
+    if usdc_amount:
+        minter = signing_web3(origin.rpc_url, accounts.deployer())
+        token = contract_at(minter, "TestUSDC", usdc(devnet, ORIGIN))
+        send(minter, token.functions.mint(user.address, usdc_amount))
+    return user
+
+
+def balance(devnet: RunningDevnet, chain_id: int, currency: str, holder: str) -> int:
+    web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[chain_id]))
+    if currency == NATIVE:
+        return web3.eth.get_balance(Web3.to_checksum_address(holder))
+    return int(
+        contract_at(web3, "TestUSDC", currency)
+        .functions.balanceOf(Web3.to_checksum_address(holder))
+        .call()
+    )
+
+
+def request_quote(http: httpx.Client, body: dict[str, Any]) -> dict[str, Any]:
+    responses: list[httpx.Response] = []
+
+    def quoted() -> bool:
+        responses.append(http.post("/quote/v2", json=body))
+        return responses[-1].status_code != 503
+
+    assert wait_for(quoted, timeout=10)
+    assert responses[-1].status_code == 200, responses[-1].text
+    quote: dict[str, Any] = responses[-1].json()
+    return quote
+
+
+def final_status(
+    http: httpx.Client,
+    request_id: str,
+    timeout: float = 40,
+    until: frozenset[str] = TERMINAL,
+) -> dict[str, Any]:
+    seen: list[dict[str, Any]] = []
+
+    def finished() -> bool:
+        seen.append(http.get("/intents/status/v3", params={"requestId": request_id}).json())
+        return seen[-1]["status"] in until
+
+    assert wait_for(finished, timeout=timeout, interval=0.2), seen[-1]
+    validate_against("status", seen[-1])
+    return seen[-1]
+
+
+def published_statuses(service: ServiceThread, request_id: str) -> list[str]:
+    async def read() -> list[str]:
+        engine = create_engine(service.settings.database)
+        try:
+            async with session_factory(engine)() as session:
+                rows = await session.scalars(
+                    select(OutboxEvent)
+                    .where(OutboxEvent.request_id == request_id)
+                    .order_by(OutboxEvent.id)
+                )
+                return [row.payload["status"] for row in rows]
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(read())

@@ -1,0 +1,241 @@
+"""Deposits that cannot be filled end in a refund with the right reason, paid on chain."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from sqlalchemy import select
+from web3 import Web3
+
+from crossfill.contracts import calldata
+from crossfill.devnet import accounts
+from crossfill.devnet.anvil import set_native_balance
+from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.devnet.seed import DEVNET_ETH_USD
+from crossfill.store.db import create_engine, session_factory
+from crossfill.store.tables import Deposit
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import (
+    DESTINATION,
+    NATIVE,
+    ORIGIN,
+    REFUNDED,
+    balance,
+    final_status,
+    funded_user,
+    request_quote,
+    rpc_urls,
+    usdc,
+)
+from tests.e2e.conftest import ServiceThread, StartService, wait_for
+from tests.e2e.wallet import execute_steps, send_item
+
+ETH = 10**18
+
+
+@pytest.fixture
+def service(start_service: StartService) -> ServiceThread:
+    return start_service(run_workers=True)
+
+
+def _native_body(user: LocalAccount, **overrides: Any) -> dict[str, Any]:
+    return {
+        "user": user.address,
+        "recipient": Account.create().address,
+        "originChainId": ORIGIN,
+        "destinationChainId": DESTINATION,
+        "originCurrency": NATIVE,
+        "destinationCurrency": NATIVE,
+        "amount": str(ETH // 10),
+        "tradeType": "EXACT_INPUT",
+        **overrides,
+    }
+
+
+def _deposit(devnet: RunningDevnet, user: LocalAccount, to: str, data: bytes, value: int) -> str:
+    web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
+    item = {"to": to, "data": calldata.hex_data(data), "value": str(value), "chainId": ORIGIN}
+    return send_item(web3, user, item)
+
+
+def _deposits(service: ServiceThread) -> list[Deposit]:
+    async def read() -> list[Deposit]:
+        engine = create_engine(service.settings.database)
+        try:
+            async with session_factory(engine)() as session:
+                return list(await session.scalars(select(Deposit).order_by(Deposit.id)))
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(read())
+
+
+def _order_id(quote: dict[str, Any]) -> bytes:
+    return bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
+
+
+def _gas_cost_in(currency: str, receipt: Any) -> int:
+    """What a transaction cost, in `currency` units at the devnet's prices."""
+    wei = int(receipt["gasUsed"]) * int(receipt["effectiveGasPrice"])
+    if currency == NATIVE:
+        return wei
+    return wei * DEVNET_ETH_USD * 10**6 // 10**18  # USDC: 6 decimals, 1 USD
+
+
+def _assert_refunded(devnet, status, user_address, currency, before, deposited) -> int:
+    """Refunded on chain: the refund succeeded, and kept back only about what its gas cost."""
+    assert status["status"] == "refund", status
+    assert status["refundFailReason"] == "N/A"
+    (refund_hash,) = status["txHashes"]
+    origin = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
+    receipt = origin.eth.get_transaction_receipt(refund_hash)
+    assert receipt["status"] == 1
+    returned = balance(devnet, ORIGIN, currency, user_address) - before
+    kept = deposited - returned
+    cost = _gas_cost_in(currency, receipt)
+    assert 0 < returned < deposited
+    assert cost <= kept <= 3 * cost + 1, (kept, cost)
+    return returned
+
+
+def test_underpaid_deposit_is_refunded_with_reason(service, devnet) -> None:
+    user = funded_user(devnet)
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, _native_body(user))
+        paid = int(quote["details"]["currencyIn"]["amount"]) - 1000
+        depository = devnet.deployment.chains[0].contracts.depository
+        _deposit(
+            devnet, user, depository, calldata.deposit_native(user.address, _order_id(quote)), paid
+        )
+        before = balance(devnet, ORIGIN, NATIVE, user.address)
+        status = final_status(http, quote["steps"][0]["requestId"], until=REFUNDED)
+    assert status["failReason"] == "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
+    _assert_refunded(devnet, status, user.address, NATIVE, before, paid)
+
+
+def test_deposit_in_the_wrong_currency_is_refunded_in_that_currency(service, devnet) -> None:
+    user = funded_user(devnet, usdc_amount=30_000_000)
+    token = usdc(devnet, ORIGIN)
+    origin = devnet.deployment.chains[0]
+    holder = signing_web3(origin.rpc_url, user)
+    send(
+        holder,
+        contract_at(holder, "TestUSDC", token).functions.approve(
+            origin.contracts.depository, 30_000_000
+        ),
+    )
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, _native_body(user))
+        deposit = calldata.deposit_erc20(user.address, token, 30_000_000, _order_id(quote))
+        _deposit(devnet, user, origin.contracts.depository, deposit, 0)
+        before = balance(devnet, ORIGIN, token, user.address)
+        status = final_status(http, quote["steps"][0]["requestId"], until=REFUNDED)
+    assert status["failReason"] == "INCORRECT_DEPOSIT_CURRENCY"
+    _assert_refunded(devnet, status, user.address, token, before, 30_000_000)
+
+
+def test_second_deposit_for_a_filled_order_is_refunded_as_double_spend(service, devnet) -> None:
+    user = funded_user(devnet)
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, _native_body(user))
+        request_id = quote["steps"][0]["requestId"]
+        execute_steps(quote, user, rpc_urls(devnet))
+        assert final_status(http, request_id)["status"] == "success"
+        before = balance(devnet, ORIGIN, NATIVE, user.address)
+        item = quote["steps"][0]["items"][0]["data"]
+        again = send_item(Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN])), user, item)
+        after_sending = balance(devnet, ORIGIN, NATIVE, user.address)
+
+        def refunded() -> bool:
+            return any(d.tx_hash == again and d.refund_status == "done" for d in _deposits(service))
+
+        assert wait_for(refunded, timeout=30, interval=0.3)
+        assert (
+            http.get("/intents/status/v3", params={"requestId": request_id}).json()["status"]
+            == "success"
+        )
+    (double,) = [d for d in _deposits(service) if d.tx_hash == again]
+    assert double.outcome == "DOUBLE_SPEND"
+    assert balance(devnet, ORIGIN, NATIVE, user.address) - after_sending == int(
+        double.refund_amount or 0
+    )
+    assert before - after_sending > int(double.refund_amount or 0)  # the deposit itself plus gas
+
+
+def test_solver_without_inventory_refunds(service, devnet) -> None:
+    user = funded_user(devnet)
+    destination = devnet.deployment.chains[1]
+    solver = accounts.solver().address
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, _native_body(user))
+        web3 = Web3(Web3.HTTPProvider(destination.rpc_url))
+        inventory = web3.eth.get_balance(solver)
+        set_native_balance(destination.rpc_url, solver, 10**15)  # below the order, above its gas
+        try:
+            assert wait_for(lambda: True, timeout=1)  # let the follower see the new balance
+            execute_steps(quote, user, rpc_urls(devnet))
+            before = balance(devnet, ORIGIN, NATIVE, user.address)
+            status = final_status(http, quote["steps"][0]["requestId"], until=REFUNDED)
+        finally:
+            set_native_balance(destination.rpc_url, solver, inventory)
+    assert status["failReason"] == "SOLVER_BALANCE_TOO_LOW"
+    _assert_refunded(
+        devnet, status, user.address, NATIVE, before, int(quote["details"]["currencyIn"]["amount"])
+    )
+
+
+def test_fill_that_would_revert_is_refunded(service, devnet) -> None:
+    user = funded_user(devnet)
+    # The Depository takes no plain ether: paying it as the recipient makes the fill revert.
+    recipient = devnet.deployment.chains[1].contracts.depository
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, _native_body(user, recipient=recipient))
+        execute_steps(quote, user, rpc_urls(devnet))
+        before = balance(devnet, ORIGIN, NATIVE, user.address)
+        status = final_status(http, quote["steps"][0]["requestId"], until=REFUNDED)
+    assert status["failReason"] == "EXECUTION_REVERTED"
+    _assert_refunded(
+        devnet, status, user.address, NATIVE, before, int(quote["details"]["currencyIn"]["amount"])
+    )
+
+
+def test_deposit_smaller_than_refund_gas_is_not_refunded(service, devnet) -> None:
+    user = funded_user(devnet)
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, _native_body(user))
+        depository = devnet.deployment.chains[0].contracts.depository
+        _deposit(
+            devnet, user, depository, calldata.deposit_native(user.address, _order_id(quote)), 1
+        )
+        request_id = quote["steps"][0]["requestId"]
+
+        def gave_up() -> bool:
+            body = http.get("/intents/status/v3", params={"requestId": request_id}).json()
+            return bool(body["refundFailReason"] == "AMOUNT_TOO_LOW_TO_REFUND")
+
+        assert wait_for(gave_up, timeout=30, interval=0.3)
+        status = http.get("/intents/status/v3", params={"requestId": request_id}).json()
+    assert status["status"] == "failure"
+    assert status["failReason"] == "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
+    assert status["txHashes"] == []
+
+
+def test_deposit_with_unknown_order_id_is_kept_and_reported(service, devnet) -> None:
+    user = funded_user(devnet)
+    depository = devnet.deployment.chains[0].contracts.depository
+    tx_hash = _deposit(
+        devnet, user, depository, calldata.deposit_native(user.address, b"\x42" * 32), 12345
+    )
+
+    def kept() -> bool:
+        return any(d.tx_hash == tx_hash and d.outcome for d in _deposits(service))
+
+    assert wait_for(kept, timeout=20, interval=0.3)
+    (orphan,) = [d for d in _deposits(service) if d.tx_hash == tx_hash]
+    assert orphan.outcome == "ORPHANED_DEPOSIT_REFUND"
+    assert orphan.request_id is None and orphan.refund_status is None
