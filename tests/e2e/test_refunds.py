@@ -95,7 +95,7 @@ def _assert_refunded(devnet, status, user_address, currency, before, deposited) 
     origin = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
     receipt = origin.eth.get_transaction_receipt(refund_hash)
     assert receipt["status"] == 1
-    returned = balance(devnet, ORIGIN, currency, user_address) - before
+    returned: int = balance(devnet, ORIGIN, currency, user_address) - before
     kept = deposited - returned
     cost = _gas_cost_in(currency, receipt)
     assert 0 < returned < deposited
