@@ -180,3 +180,21 @@ async def claim(
         request.lease_expires_at = now + lease
     await session.flush()
     return claimed
+
+
+async def forget_transaction(
+    session: AsyncSession, request_id: str, *, kind: str, tx_hash: str
+) -> bool:
+    """Drop a transaction that is no longer on the chain (reorged out); True if it was there."""
+    row = await session.scalar(
+        select(RequestTransaction).where(
+            RequestTransaction.request_id == request_id,
+            RequestTransaction.kind == kind,
+            RequestTransaction.tx_hash == tx_hash,
+        )
+    )
+    if row is None:
+        return False
+    await session.delete(row)
+    await session.flush()
+    return True

@@ -167,11 +167,24 @@ class Indexer:
                 row = await session.get(Deposit, deposit.id)
                 assert row is not None
                 if block is None or block.hash != row.block_hash:
-                    row.state = deposits.REORGED
-                    log.warning("deposit reorged out before confirmation", tx_hash=row.tx_hash)
+                    await self._reorged(session, row)
                     continue
                 row.state = deposits.CONFIRMED
                 await self._settle(session, row, block)
+
+    async def _reorged(self, session: AsyncSession, deposit: Deposit) -> None:
+        """Gone before it was final: never paid for; its request keeps waiting for a deposit."""
+        deposit.state = deposits.REORGED
+        log.warning("deposit reorged out before confirmation", tx_hash=deposit.tx_hash)
+        request = await requests.by_order_id(session, deposit.order_id)
+        if request is None:
+            return
+        forgotten = await requests.forget_transaction(
+            session, request.id, kind="deposit", tx_hash=deposit.tx_hash
+        )
+        if forgotten and request.status == RequestStatus.WAITING:
+            request.updated_at = self.now()
+            await requests.publish(session, request, now=self.now())
 
     async def _settle(self, session: AsyncSession, deposit: Deposit, block: BlockHead) -> None:
         now = self.now()
