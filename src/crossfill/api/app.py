@@ -34,6 +34,7 @@ def create_app(
         workers = Workers.build(runtime) if run_workers else None
         app.state.workers = workers
         if workers is not None:
+            await workers.recover(runtime)
             workers.start()
         try:
             yield

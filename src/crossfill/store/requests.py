@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.status import RequestStatus, check_transition
@@ -198,3 +198,13 @@ async def forget_transaction(
     await session.delete(row)
     await session.flush()
     return True
+
+
+async def release_leases(session: AsyncSession) -> int:
+    """Free every lease. Only for a single worker process (SQLite): the holders are gone."""
+    result = await session.execute(
+        update(Request)
+        .where(Request.lease_owner.is_not(None))
+        .values(lease_owner=None, lease_expires_at=None)
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -12,6 +12,8 @@ from crossfill.chains.txmanager import TxManager
 from crossfill.config.secrets import resolve_account
 from crossfill.errors import ConfigError
 from crossfill.runtime import Runtime
+from crossfill.store import requests
+from crossfill.store.db import is_sqlite
 from crossfill.types import ChainId
 from crossfill.workers.indexer import Indexer
 from crossfill.workers.refunder import Refunder
@@ -80,6 +82,13 @@ class Workers:
             for chain_id, chain in runtime.chains.items()
         }
         return cls(indexers, solvers, refunders)
+
+    async def recover(self, runtime: Runtime) -> None:
+        """At start: with SQLite this is the only worker process, so leases of a crashed
+        predecessor are freed now instead of when they expire."""
+        if is_sqlite(runtime.settings.database):
+            async with runtime.sessions() as session, session.begin():
+                await requests.release_leases(session)
 
     def start(self) -> None:
         for chain_id, indexer in self.indexers.items():
