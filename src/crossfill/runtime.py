@@ -7,15 +7,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import structlog
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.chains.evm import EvmClient
 from crossfill.chains.follower import ChainFollower
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, Deployment, load_deployment
+from crossfill.errors import StoreError
 from crossfill.settings import Settings
+from crossfill.store import chain_controls
 from crossfill.store.db import create_engine, session_factory
 from crossfill.types import ChainId
+
+log = structlog.get_logger(__name__)
+OVERRIDES_REFRESH_SECONDS = 1.0
 
 
 @dataclass
@@ -34,7 +40,24 @@ class Runtime:
     sessions: async_sessionmaker[AsyncSession]
     chains: dict[ChainId, ChainRuntime]
     clock: Callable[[], float]
+    # Operator overrides (`crossfill chains disable`), refreshed from the database each second.
+    disabled_overrides: dict[int, bool] = field(default_factory=dict)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    def chain_disabled(self, chain_id: int) -> bool:
+        return self.disabled_overrides.get(chain_id, self.chains[ChainId(chain_id)].config.disabled)
+
+    async def refresh_overrides(self) -> None:
+        async with self.sessions() as session:
+            self.disabled_overrides = await chain_controls.disabled_overrides(session)
+
+    async def _follow_overrides(self) -> None:
+        while True:
+            try:
+                await self.refresh_overrides()
+            except StoreError as exc:
+                log.warning("chain overrides not refreshed", error=str(exc))
+            await asyncio.sleep(OVERRIDES_REFRESH_SECONDS)
 
     @classmethod
     def build(
@@ -53,6 +76,7 @@ class Runtime:
         return cls(settings, deployment, engine, session_factory(engine), chains, clock)
 
     def start_followers(self) -> None:
+        self._tasks.append(asyncio.create_task(self._follow_overrides(), name="chain-overrides"))
         for chain in self.chains.values():
             self._tasks.append(
                 asyncio.create_task(chain.follower.run(), name=f"head-follower-{chain.config.id}")

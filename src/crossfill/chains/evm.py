@@ -11,6 +11,7 @@ from eth_abi.abi import encode
 from eth_utils.crypto import keccak
 from web3 import AsyncWeb3, Web3
 from web3.exceptions import TransactionNotFound, Web3Exception
+from web3.types import RPCEndpoint
 
 from crossfill.chains.depository_logs import DEPOSIT_TOPICS
 from crossfill.chains.transport import HttpxProvider
@@ -19,6 +20,10 @@ from crossfill.types import ChainId
 
 _TRANSPORT_ERRORS = (OSError, TimeoutError, httpx.TransportError, httpx.HTTPStatusError)
 T = TypeVar("T")
+
+
+def _eth_call(to: str, selector: bytes, types: list[str], args: list[Any]) -> dict[str, str]:
+    return {"to": to, "data": "0x" + (selector + encode(types, args)).hex()}
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,38 @@ class EvmClient:
             self.web3.eth.call({"to": token, "data": calldata}),
         )
         return int.from_bytes(returned)
+
+    async def balance_and_allowance(
+        self, currency: str, holder: str, spender: str
+    ) -> tuple[int, int | None]:
+        """One JSON-RPC batch, straight through the provider (the quote path's only read)."""
+        provider = self.web3.provider
+        assert isinstance(provider, HttpxProvider)
+        calls: list[tuple[RPCEndpoint, Any]]
+        if int(currency, 16) == 0:
+            calls = [(RPCEndpoint("eth_getBalance"), [holder, "latest"])]
+        else:
+            calls = [
+                (
+                    RPCEndpoint("eth_call"),
+                    [_eth_call(currency, _BALANCE_OF, ["address"], [holder]), "latest"],
+                ),
+                (
+                    RPCEndpoint("eth_call"),
+                    [
+                        _eth_call(currency, _ALLOWANCE, ["address", "address"], [holder, spender]),
+                        "latest",
+                    ],
+                ),
+            ]
+        try:
+            replies = await provider.make_batch_request(calls)
+        except _TRANSPORT_ERRORS as exc:
+            raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
+        if not isinstance(replies, list) or any("result" not in reply for reply in replies):
+            raise ChainError(f"chain {self.chain_id}: balance read failed: {replies}")
+        values = [int(str(reply["result"]), 16) for reply in replies]
+        return values[0], (values[1] if len(values) > 1 else None)
 
     async def erc20_allowance(self, token: str, owner: str, spender: str) -> int:
         calldata = _ALLOWANCE + encode(["address", "address"], [owner, spender])

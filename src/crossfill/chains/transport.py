@@ -32,5 +32,15 @@ class HttpxProvider(AsyncJSONBaseProvider):
         reply.raise_for_status()
         return self.decode_rpc_response(reply.content)
 
+    async def make_batch_request(
+        self, batch_requests: list[tuple[RPCEndpoint, Any]]
+    ) -> list[RPCResponse] | RPCResponse:
+        reply = await self._client.post(
+            self.endpoint_uri, content=self.encode_batch_rpc_request(batch_requests)
+        )
+        reply.raise_for_status()
+        decoded: list[RPCResponse] | RPCResponse = self.decode_rpc_response(reply.content)
+        return decoded
+
     async def disconnect(self) -> None:
         await self._client.aclose()

@@ -13,19 +13,15 @@ from crossfill.errors import ChainError
 from crossfill.quoting.engine import BridgeQuote, ChainView, Entropy, plan_bridge
 from crossfill.quoting.response import quote_wire
 from crossfill.runtime import Runtime
-from crossfill.store import chain_controls, requests
+from crossfill.store import requests
 
 log = structlog.get_logger(__name__)
 
 
-async def _chain_views(runtime: Runtime) -> dict[int, ChainView]:
-    async with runtime.sessions() as session:
-        overrides = await chain_controls.disabled_overrides(session)
+def _chain_views(runtime: Runtime) -> dict[int, ChainView]:
     return {
         chain_id: ChainView(
-            config=chain.config,
-            state=chain.state,
-            disabled=overrides.get(chain_id, chain.config.disabled),
+            config=chain.config, state=chain.state, disabled=runtime.chain_disabled(chain_id)
         )
         for chain_id, chain in runtime.chains.items()
     }
@@ -39,23 +35,18 @@ async def _user_position(runtime: Runtime, quote: BridgeQuote) -> tuple[int | No
     """
     client = runtime.chains[quote.origin.id].client
     try:
-        if quote.currency_in.is_native:
-            return await client.native_balance(quote.user), None
-        token = quote.currency_in.address
-        balance = await client.erc20_balance(token, quote.user)
-        allowance = await client.erc20_allowance(
-            token, quote.user, quote.origin.contracts.depository
+        return await client.balance_and_allowance(
+            quote.currency_in.address, quote.user, quote.origin.contracts.depository
         )
     except ChainError as exc:
         log.warning("user position unavailable", chain_id=quote.origin.id, error=str(exc))
         return None, None
-    return balance, allowance
 
 
 async def create_quote(runtime: Runtime, body: QuoteBody) -> dict[str, Any]:
     quote = plan_bridge(
         body,
-        chains=await _chain_views(runtime),
+        chains=_chain_views(runtime),
         deployment=runtime.deployment,
         now=datetime.now(UTC),
         entropy=Entropy(request_id=os.urandom(32), salt=int.from_bytes(os.urandom(32))),

@@ -54,6 +54,9 @@ class Indexer:
         self.batch_blocks = batch_blocks
         self.initial_lookback_blocks = initial_lookback_blocks
         self.hints: asyncio.Queue[str] = asyncio.Queue()
+        # Called with a destination chain id when a request there becomes pending.
+        self.on_pending: Callable[[int], None] = lambda _chain_id: None
+        self._pending_for: set[int] = set()
 
     async def run(self) -> None:
         await run_forever(f"indexer-{self.config.id}", self.tick, self._wait)
@@ -155,6 +158,14 @@ class Indexer:
         return confirmations(head.number, deposit.block_number) >= needed
 
     async def _confirm(self, head: BlockHead) -> None:
+        self._pending_for.clear()
+        try:
+            await self._confirm_ready(head)
+        finally:
+            for chain_id in self._pending_for:  # after commit: the solver sees the new status
+                self.on_pending(chain_id)
+
+    async def _confirm_ready(self, head: BlockHead) -> None:
         async with self.sessions() as session:
             ready = [
                 d
@@ -229,6 +240,7 @@ class Indexer:
             return
         if verdict is DepositVerdict.ACCEPTED:
             await requests.move(session, request, RequestStatus.PENDING, now=now)
+            self._pending_for.add(request.destination_chain_id)
         else:
             await requests.move(
                 session, request, RequestStatus.FAILURE, now=now, fail_reason=verdict

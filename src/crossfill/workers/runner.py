@@ -24,6 +24,12 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _wake(solvers: dict[ChainId, Solver], chain_id: int) -> None:
+    solver = solvers.get(ChainId(chain_id))
+    if solver is not None:
+        solver.wake()
+
+
 @dataclass
 class Workers:
     indexers: dict[ChainId, Indexer]
@@ -81,6 +87,8 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
+        for indexer in indexers.values():
+            indexer.on_pending = lambda chain_id: _wake(solvers, chain_id)
         return cls(indexers, solvers, refunders)
 
     async def recover(self, runtime: Runtime) -> None:

@@ -8,6 +8,7 @@ itself refuses a second fill of an order on-chain.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -51,12 +52,20 @@ class Solver:
         self.now = now
         self.interval_seconds = interval_seconds
         self.owner = owner
+        self._wakeup = asyncio.Event()
+
+    def wake(self) -> None:
+        """Work is waiting (a request just became pending): tick now rather than at the interval."""
+        self._wakeup.set()
+
+    async def _wait(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wakeup.wait(), self.interval_seconds)
+        self._wakeup.clear()
 
     async def run(self) -> None:
         await self.txmanager.rebroadcast()
-        await run_forever(
-            f"solver-{self.config.id}", self.tick, lambda: asyncio.sleep(self.interval_seconds)
-        )
+        await run_forever(f"solver-{self.config.id}", self.tick, self._wait)
 
     async def tick(self) -> None:
         async with self.sessions() as session, session.begin():

@@ -1,0 +1,63 @@
+"""Shared by the benchmarks: a devnet + service in a subprocess, and percentile reporting."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from crossfill.devnet.anvil import free_port
+
+
+@dataclass(frozen=True)
+class RunningService:
+    base_url: str
+    home: Path
+
+
+def _wait_ready(base_url: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit("devnet did not become ready")
+
+
+@contextlib.contextmanager
+def devnet_service(*extra_args: str) -> Iterator[RunningService]:
+    """`crossfill devnet` on a free port with its own home; stopped with SIGINT at the end."""
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory(prefix="crossfill-bench-") as home:
+        env = {**os.environ, "CROSSFILL_HOME": home, "CROSSFILL_LOG_LEVEL": "WARNING"}
+        devnet = subprocess.Popen(
+            [sys.executable, "-m", "crossfill", "devnet", "--port", str(port), *extra_args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_ready(base_url)
+            yield RunningService(base_url, Path(home))
+        finally:
+            devnet.send_signal(signal.SIGINT)
+            devnet.wait(30)
+
+
+def report(label: str, seconds: list[float]) -> str:
+    cuts = statistics.quantiles(seconds, n=100)
+    return f"{label}: p50={cuts[49] * 1000:.2f} ms  p99={cuts[98] * 1000:.2f} ms  n={len(seconds)}"

@@ -1,0 +1,79 @@
+"""POST /quote/v2 under concurrent load: latency p50/p99 and quotes per second.
+
+Quotes native and USDC bridges for the devnet's test users, alternating. The load generator
+shares the machine's cores with the service and the chains.
+Run: `.venv/bin/python bench/quote.py [--requests 3000] [--concurrency 16]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+import tomllib
+from typing import Any
+
+import httpx
+
+from bench.common import devnet_service, report
+from crossfill.devnet import accounts
+
+NATIVE = "0x0000000000000000000000000000000000000000"
+
+
+def _bodies(deployment: dict[str, Any]) -> list[dict[str, Any]]:
+    origin, destination = deployment["chains"][0], deployment["chains"][1]
+
+    def usdc(chain: dict[str, Any]) -> str:
+        return str(next(c["address"] for c in chain["erc20_currencies"] if c["symbol"] == "USDC"))
+
+    bodies = []
+    for user in accounts.users():
+        common = {"user": user.address, "originChainId": origin["id"],
+                  "destinationChainId": destination["id"], "tradeType": "EXACT_INPUT"}
+        bodies.append({**common, "originCurrency": NATIVE, "destinationCurrency": NATIVE,
+                       "amount": str(10**17)})
+        bodies.append({**common, "originCurrency": usdc(origin), "destinationCurrency": usdc(destination),
+                       "amount": "25000000"})
+    return bodies
+
+
+async def _load(base_url: str, bodies: list[dict[str, Any]], requests: int, concurrency: int):
+    latencies: list[float] = []
+    remaining = iter(range(requests))
+
+    async def client_loop(client: httpx.AsyncClient) -> None:
+        for index in remaining:
+            started = time.perf_counter()
+            response = await client.post("/quote/v2", json=bodies[index % len(bodies)])
+            response.raise_for_status()
+            latencies.append(time.perf_counter() - started)
+
+    async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+        for _ in range(50):  # until the followers have fees and inventory
+            if (await client.post("/quote/v2", json=bodies[0])).status_code == 200:
+                break
+            await asyncio.sleep(0.2)
+        started = time.perf_counter()
+        await asyncio.gather(*(client_loop(client) for _ in range(concurrency)))
+        elapsed = time.perf_counter() - started
+    return latencies, elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+    with devnet_service() as service:
+        deployment = tomllib.loads((service.home / "deployment.toml").read_text())
+        latencies, elapsed = asyncio.run(
+            _load(service.base_url, _bodies(deployment), args.requests, args.concurrency)
+        )
+    print(f"POST /quote/v2  concurrency={args.concurrency}")
+    print(report("latency", latencies))
+    print(f"throughput={len(latencies) / elapsed:.0f} quotes/s")
+
+
+if __name__ == "__main__":
+    main()
