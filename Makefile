@@ -34,11 +34,11 @@ contracts: deps
 check: lint typecheck
 
 lint: deps
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 
 typecheck: deps
-	$(BIN)/mypy src tests
+	$(BIN)/mypy src tests bench
 
 format: deps
 	$(BIN)/ruff format src tests

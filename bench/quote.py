@@ -29,16 +29,34 @@ def _bodies(deployment: dict[str, Any]) -> list[dict[str, Any]]:
 
     bodies = []
     for user in accounts.users():
-        common = {"user": user.address, "originChainId": origin["id"],
-                  "destinationChainId": destination["id"], "tradeType": "EXACT_INPUT"}
-        bodies.append({**common, "originCurrency": NATIVE, "destinationCurrency": NATIVE,
-                       "amount": str(10**17)})
-        bodies.append({**common, "originCurrency": usdc(origin), "destinationCurrency": usdc(destination),
-                       "amount": "25000000"})
+        common = {
+            "user": user.address,
+            "originChainId": origin["id"],
+            "destinationChainId": destination["id"],
+            "tradeType": "EXACT_INPUT",
+        }
+        bodies.append(
+            {
+                **common,
+                "originCurrency": NATIVE,
+                "destinationCurrency": NATIVE,
+                "amount": str(10**17),
+            }
+        )
+        bodies.append(
+            {
+                **common,
+                "originCurrency": usdc(origin),
+                "destinationCurrency": usdc(destination),
+                "amount": "25000000",
+            }
+        )
     return bodies
 
 
-async def _load(base_url: str, bodies: list[dict[str, Any]], requests: int, concurrency: int):
+async def _load(
+    base_url: str, bodies: list[dict[str, Any]], requests: int, concurrency: int
+) -> tuple[list[float], float]:
     latencies: list[float] = []
     remaining = iter(range(requests))
 
