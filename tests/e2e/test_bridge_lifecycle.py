@@ -99,3 +99,19 @@ def test_usdc_bridge_with_approval_arrives_in_full(service, devnet) -> None:
     quote = result[0]
     assert [step["id"] for step in quote["steps"]] == ["approve", "deposit"]
     _assert_filled(service, devnet, *result)
+
+
+def test_implicit_usdc_deposit_by_tagged_transfer_arrives_in_full(service, devnet) -> None:
+    user = funded_user(devnet, usdc_amount=50_000_000)
+    usdc_in, usdc_out = usdc(devnet, ORIGIN).lower(), usdc(devnet, DESTINATION).lower()
+    body = {
+        "originCurrency": usdc_in,
+        "destinationCurrency": usdc_out,
+        "amount": "15000000",
+        "explicitDeposit": False,
+    }
+    result = _bridge(service, devnet, user, body)
+    quote = result[0]
+    assert [step["id"] for step in quote["steps"]] == ["deposit"]
+    assert quote["steps"][0]["items"][0]["data"]["to"] == usdc_in
+    _assert_filled(service, devnet, *result)

@@ -27,16 +27,17 @@ class DepositLog:
     amount: int
 
 
-def _hex(value: Any) -> str:
+def to_hex(value: Any) -> str:
+    """0x-hex of HexBytes/bytes, or the string as it is."""
     return value if isinstance(value, str) else "0x" + bytes(value).hex()
 
 
 def decode_deposit(log: Any) -> DepositLog | None:
     """A DepositLog for a NativeDeposit or Erc20Deposit log; None for any other log."""
-    topics = [_hex(topic) for topic in log["topics"]]
+    topics = [to_hex(topic) for topic in log["topics"]]
     if not topics:
         return None
-    data = bytes.fromhex(_hex(log["data"])[2:])
+    data = bytes.fromhex(to_hex(log["data"])[2:])
     if topics[0] == NATIVE_DEPOSIT_TOPIC:
         depositor, amount, order_id = decode(["address", "uint256", "bytes32"], data)
         currency = NATIVE_EVM_ADDRESS
@@ -47,12 +48,47 @@ def decode_deposit(log: Any) -> DepositLog | None:
     else:
         return None
     return DepositLog(
-        tx_hash=_hex(log["transactionHash"]),
+        tx_hash=to_hex(log["transactionHash"]),
         log_index=int(log["logIndex"]),
         block_number=int(log["blockNumber"]),
-        block_hash=_hex(log["blockHash"]),
+        block_hash=to_hex(log["blockHash"]),
         order_id="0x" + bytes(order_id).hex(),
         depositor=str(depositor).lower(),
         currency=str(currency).lower(),
+        amount=int(amount),
+    )
+
+
+TRANSFER_TOPIC = "0x" + keccak(text="Transfer(address,address,uint256)").hex()
+ERC20_TRANSFER_SELECTOR = keccak(text="transfer(address,uint256)")[:4]
+_TAGGED_TRANSFER_LENGTH = 4 + 32 + 32 + 32
+
+
+def address_topic(address: str) -> str:
+    return "0x" + "00" * 12 + address.lower()[2:]
+
+
+def decode_implicit_deposit(log: Any, tx_input: bytes, tx_to: str) -> DepositLog | None:
+    """A token Transfer into the Depository made by a plain `transfer` whose calldata ends with
+    the orderId. Explicit deposits (calls to the Depository) and untagged transfers are None;
+    ids starting with 16 zero bytes are ignored, as the protocol says."""
+    token = to_hex(log["address"]).lower()
+    if tx_to.lower() != token or len(tx_input) != _TAGGED_TRANSFER_LENGTH:
+        return None
+    if tx_input[:4] != ERC20_TRANSFER_SELECTOR:
+        return None
+    order_id = tx_input[-32:]
+    if order_id[:16] == bytes(16):
+        return None
+    topics = [to_hex(topic) for topic in log["topics"]]
+    (amount,) = decode(["uint256"], bytes.fromhex(to_hex(log["data"])[2:]))
+    return DepositLog(
+        tx_hash=to_hex(log["transactionHash"]),
+        log_index=int(log["logIndex"]),
+        block_number=int(log["blockNumber"]),
+        block_hash=to_hex(log["blockHash"]),
+        order_id="0x" + order_id.hex(),
+        depositor="0x" + topics[1][-40:],
+        currency=token,
         amount=int(amount),
     )

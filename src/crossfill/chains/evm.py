@@ -13,7 +13,7 @@ from web3 import AsyncWeb3, Web3
 from web3.exceptions import TransactionNotFound, Web3Exception
 from web3.types import RPCEndpoint
 
-from crossfill.chains.depository_logs import DEPOSIT_TOPICS
+from crossfill.chains.depository_logs import DEPOSIT_TOPICS, TRANSFER_TOPIC, address_topic
 from crossfill.chains.transport import HttpxProvider
 from crossfill.errors import ChainError, ChainUnreachable
 from crossfill.types import ChainId
@@ -152,6 +152,31 @@ class EvmClient:
             ),
         )
         return [entry["transactionHash"].to_0x_hex() for entry in logs]
+
+    async def transfers_to(
+        self, tokens: list[str], recipient: str, from_block: int, to_block: int
+    ) -> list[Any]:
+        """Transfer logs of `tokens` whose recipient is `recipient`."""
+        if not tokens:
+            return []
+        return list(
+            await self._read(
+                "eth_getLogs",
+                self.web3.eth.get_logs(
+                    {
+                        "address": [Web3.to_checksum_address(t) for t in tokens],
+                        "fromBlock": from_block,
+                        "toBlock": to_block,
+                        "topics": [TRANSFER_TOPIC, None, address_topic(recipient)],
+                    }
+                ),
+            )
+        )
+
+    async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]:
+        """The transaction's calldata and its `to` address."""
+        tx = await self._read("eth_getTransactionByHash", self.web3.eth.get_transaction(tx_hash))  # type: ignore[arg-type]
+        return bytes(tx["input"]), str(tx.get("to") or "")
 
     async def block_at(self, number: int) -> BlockHead | None:
         block = await self._read("eth_getBlockByNumber", self.web3.eth.get_block(number))

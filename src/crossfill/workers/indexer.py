@@ -11,11 +11,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.depository_logs import DepositLog, decode_deposit
+from crossfill.chains.depository_logs import (
+    TRANSFER_TOPIC,
+    DepositLog,
+    address_topic,
+    decode_deposit,
+    decode_implicit_deposit,
+    to_hex,
+)
 from crossfill.chains.evm import BlockHead
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_checks import (
@@ -32,6 +40,8 @@ from crossfill.store.tables import Deposit
 from crossfill.workers.loop import run_forever
 
 log = structlog.get_logger(__name__)
+
+
 REWIND_BLOCKS = 64
 
 
@@ -57,6 +67,7 @@ class Indexer:
         # Called with a destination chain id when a request there becomes pending.
         self.on_pending: Callable[[int], None] = lambda _chain_id: None
         self._pending_for: set[int] = set()
+        self._tokens = {currency.address.lower() for currency in self.config.erc20_currencies}
 
     async def run(self) -> None:
         await run_forever(f"indexer-{self.config.id}", self.tick, self._wait)
@@ -84,13 +95,22 @@ class Indexer:
             receipt = await self.chain.client.receipt(tx_hash)
             if receipt is None:
                 continue
+            depository = self.config.contracts.depository.lower()
             found = [
                 deposit
                 for entry in receipt["logs"]
-                if entry["address"].lower() == self.config.contracts.depository.lower()
+                if entry["address"].lower() == depository
                 and (deposit := decode_deposit(entry)) is not None
             ]
-            await self._record(found)
+            transfers = [
+                entry
+                for entry in receipt["logs"]
+                if entry["address"].lower() in self._tokens
+                and len(entry["topics"]) == 3
+                and to_hex(entry["topics"][0]) == TRANSFER_TOPIC
+                and to_hex(entry["topics"][2]) == address_topic(depository)
+            ]
+            await self._record(found + await self._implicit(transfers))
 
     async def _start_block(self, head: BlockHead) -> int:
         async with self.sessions() as session:
@@ -113,8 +133,23 @@ class Indexer:
             end_block = head if end == head.number else await self.chain.client.block_at(end)
             assert end_block is not None
             found = [deposit for entry in logs if (deposit := decode_deposit(entry)) is not None]
-            await self._record(found, cursor=end_block)
+            transfers = await self.chain.client.transfers_to(
+                sorted(self._tokens), self.config.contracts.depository, start, end
+            )
+            await self._record(found + await self._implicit(transfers), cursor=end_block)
             start = end + 1
+
+    async def _implicit(self, transfers: list[Any]) -> list[DepositLog]:
+        """Tagged token transfers into the Depository (`explicitDeposit: false`)."""
+        found = []
+        for entry in transfers:
+            tx_input, tx_to = await self.chain.client.transaction_input(
+                to_hex(entry["transactionHash"])
+            )
+            deposit = decode_implicit_deposit(entry, tx_input, tx_to)
+            if deposit is not None:
+                found.append(deposit)
+        return found
 
     async def _record(self, found: list[DepositLog], cursor: BlockHead | None = None) -> None:
         now = self.now()
