@@ -7,30 +7,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import time
 
 import httpx
 
-from bench.common import devnet_service, report
+from bench.common import devnet_service, load, report
 
 
 async def _load(base_url: str, requests: int, concurrency: int) -> tuple[list[float], float]:
-    latencies: list[float] = []
-    remaining = iter(range(requests))
-
-    async def client_loop(client: httpx.AsyncClient) -> None:
-        for _ in remaining:
-            started = time.perf_counter()
-            response = await client.get("/chains")
-            response.raise_for_status()
-            latencies.append(time.perf_counter() - started)
-
     async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
         await client.get("/chains")  # warm-up
-        started = time.perf_counter()
-        await asyncio.gather(*(client_loop(client) for _ in range(concurrency)))
-        elapsed = time.perf_counter() - started
-    return latencies, elapsed
+        return await load(
+            client, lambda c, _i: c.get("/chains"), requests=requests, concurrency=concurrency
+        )
 
 
 def main() -> None:

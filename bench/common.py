@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,3 +62,25 @@ def devnet_service(*extra_args: str) -> Iterator[RunningService]:
 def report(label: str, seconds: list[float]) -> str:
     cuts = statistics.quantiles(seconds, n=100)
     return f"{label}: p50={cuts[49] * 1000:.2f} ms  p99={cuts[98] * 1000:.2f} ms  n={len(seconds)}"
+
+
+async def load(
+    client: httpx.AsyncClient,
+    send: Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]],
+    *,
+    requests: int,
+    concurrency: int,
+) -> tuple[list[float], float]:
+    """`requests` calls of `send` from `concurrency` concurrent loops: latencies and wall time."""
+    latencies: list[float] = []
+    remaining = iter(range(requests))
+
+    async def client_loop() -> None:
+        for index in remaining:
+            started = time.perf_counter()
+            (await send(client, index)).raise_for_status()
+            latencies.append(time.perf_counter() - started)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client_loop() for _ in range(concurrency)))
+    return latencies, time.perf_counter() - started

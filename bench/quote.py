@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import time
 import tomllib
 from typing import Any
 
 import httpx
 
-from bench.common import devnet_service, report
+from bench.common import devnet_service, load, report
 from crossfill.devnet import accounts
 
 NATIVE = "0x0000000000000000000000000000000000000000"
@@ -57,25 +56,17 @@ def _bodies(deployment: dict[str, Any]) -> list[dict[str, Any]]:
 async def _load(
     base_url: str, bodies: list[dict[str, Any]], requests: int, concurrency: int
 ) -> tuple[list[float], float]:
-    latencies: list[float] = []
-    remaining = iter(range(requests))
-
-    async def client_loop(client: httpx.AsyncClient) -> None:
-        for index in remaining:
-            started = time.perf_counter()
-            response = await client.post("/quote/v2", json=bodies[index % len(bodies)])
-            response.raise_for_status()
-            latencies.append(time.perf_counter() - started)
-
     async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
         for _ in range(50):  # until the followers have fees and inventory
             if (await client.post("/quote/v2", json=bodies[0])).status_code == 200:
                 break
             await asyncio.sleep(0.2)
-        started = time.perf_counter()
-        await asyncio.gather(*(client_loop(client) for _ in range(concurrency)))
-        elapsed = time.perf_counter() - started
-    return latencies, elapsed
+        return await load(
+            client,
+            lambda c, i: c.post("/quote/v2", json=bodies[i % len(bodies)]),
+            requests=requests,
+            concurrency=concurrency,
+        )
 
 
 def main() -> None:
