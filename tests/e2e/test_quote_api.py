@@ -10,17 +10,11 @@ from eth_account import Account
 
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
-from tests.conftest import RunningDevnet
+from tests.e2e.bridging import usdc
 from tests.e2e.conftest import validate_against, wait_for
 
 NATIVE = "0x0000000000000000000000000000000000000000"
 ORIGIN, DESTINATION = 900001, 900002
-
-
-def _usdc(devnet: RunningDevnet, chain_id: int) -> str:
-    chain = devnet.deployment.chain(chain_id)
-    assert chain is not None
-    return next(c.address for c in chain.erc20_currencies if c.symbol == "USDC").lower()
 
 
 def _body(**overrides: Any) -> dict[str, Any]:
@@ -89,29 +83,31 @@ def test_native_bridge_quote_reconciles_and_deposits_with_the_order_id(quoting, 
 
 def test_usdc_bridge_asks_for_approval_only_when_allowance_is_short(quoting, devnet) -> None:
     user = Account.create()
-    usdc = _usdc(devnet, ORIGIN)
+    token = usdc(devnet, ORIGIN).lower()
     quote = _quote(
         quoting,
         user=user.address,
-        originCurrency=usdc,
-        destinationCurrency=_usdc(devnet, DESTINATION),
+        originCurrency=token,
+        destinationCurrency=usdc(devnet, DESTINATION).lower(),
         amount="25000000",
     )
     assert [step["id"] for step in quote["steps"]] == ["approve", "deposit"]
-    assert quote["steps"][0]["items"][0]["data"]["to"] == usdc
+    assert quote["steps"][0]["items"][0]["data"]["to"] == token
 
     funded = accounts.users()[1]
     chain = devnet.deployment.chains[0]
     holder = signing_web3(chain.rpc_url, funded)
     send(
         holder,
-        contract_at(holder, "TestUSDC", usdc).functions.approve(chain.contracts.depository, 10**12),
+        contract_at(holder, "TestUSDC", token).functions.approve(
+            chain.contracts.depository, 10**12
+        ),
     )
     approved = _quote(
         quoting,
         user=funded.address,
-        originCurrency=usdc,
-        destinationCurrency=_usdc(devnet, DESTINATION),
+        originCurrency=token,
+        destinationCurrency=usdc(devnet, DESTINATION).lower(),
         amount="25000000",
     )
     assert [step["id"] for step in approved["steps"]] == ["deposit"]
@@ -125,17 +121,17 @@ def test_exact_output_delivers_the_requested_amount(quoting) -> None:
 
 
 def test_implicit_usdc_deposit_is_a_transfer_tagged_with_the_order_id(quoting, devnet) -> None:
-    usdc = _usdc(devnet, ORIGIN)
+    token = usdc(devnet, ORIGIN).lower()
     quote = _quote(
         quoting,
-        originCurrency=usdc,
-        destinationCurrency=_usdc(devnet, DESTINATION),
+        originCurrency=token,
+        destinationCurrency=usdc(devnet, DESTINATION).lower(),
         amount="9000000",
         explicitDeposit=False,
     )
     (step,) = quote["steps"]
     data = step["items"][0]["data"]
-    assert data["to"] == usdc
+    assert data["to"] == token
     assert data["data"].startswith("0xa9059cbb")
     assert data["data"].endswith(quote["protocol"]["v2"]["orderId"][2:])
 

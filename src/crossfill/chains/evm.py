@@ -34,6 +34,15 @@ class BlockHead:
     base_fee_per_gas: int = 0
 
 
+def _block_head(block: Any) -> BlockHead:
+    return BlockHead(
+        number=int(block["number"]),
+        timestamp=int(block["timestamp"]),
+        hash=block["hash"].to_0x_hex(),
+        base_fee_per_gas=int(block.get("baseFeePerGas", 0)),
+    )
+
+
 _BALANCE_OF = bytes.fromhex("70a08231")
 _ALLOWANCE = bytes.fromhex("dd62ed3e")
 ORDER_FILLED_TOPIC = "0x" + keccak(text="OrderFilled(bytes32,address)").hex()
@@ -48,26 +57,10 @@ class EvmClient:
         self.web3 = AsyncWeb3(HttpxProvider(rpc_url, timeout_seconds=timeout_seconds))
 
     async def remote_chain_id(self) -> int:
-        try:
-            return int(await self.web3.eth.chain_id)
-        except _TRANSPORT_ERRORS as exc:
-            raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
-        except Web3Exception as exc:
-            raise ChainError(f"chain {self.chain_id}: eth_chainId failed: {exc}") from exc
+        return int(await self._read("eth_chainId", self.web3.eth.chain_id))
 
     async def head(self) -> BlockHead:
-        try:
-            block = await self.web3.eth.get_block("latest")
-        except _TRANSPORT_ERRORS as exc:
-            raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
-        except Web3Exception as exc:
-            raise ChainError(f"chain {self.chain_id}: latest block: {exc}") from exc
-        return BlockHead(
-            number=int(block["number"]),
-            timestamp=int(block["timestamp"]),
-            hash=block["hash"].to_0x_hex(),
-            base_fee_per_gas=int(block.get("baseFeePerGas", 0)),
-        )
+        return _block_head(await self._read("latest block", self.web3.eth.get_block("latest")))
 
     async def max_priority_fee(self) -> int:
         return int(await self._read("eth_maxPriorityFeePerGas", self.web3.eth.max_priority_fee))
@@ -115,13 +108,6 @@ class EvmClient:
             raise ChainError(f"chain {self.chain_id}: balance read failed: {replies}")
         values = [int(str(reply["result"]), 16) for reply in replies]
         return values[0], (values[1] if len(values) > 1 else None)
-
-    async def erc20_allowance(self, token: str, owner: str, spender: str) -> int:
-        calldata = _ALLOWANCE + encode(["address", "address"], [owner, spender])
-        returned = await self._read(
-            "allowance", self.web3.eth.call({"to": token, "data": calldata})
-        )
-        return int.from_bytes(returned)
 
     async def deposit_logs(self, depository: str, from_block: int, to_block: int) -> list[Any]:
         return list(
@@ -180,14 +166,7 @@ class EvmClient:
 
     async def block_at(self, number: int) -> BlockHead | None:
         block = await self._read("eth_getBlockByNumber", self.web3.eth.get_block(number))
-        if block is None:
-            return None
-        return BlockHead(
-            number=int(block["number"]),
-            timestamp=int(block["timestamp"]),
-            hash=block["hash"].to_0x_hex(),
-            base_fee_per_gas=int(block.get("baseFeePerGas", 0)),
-        )
+        return None if block is None else _block_head(block)
 
     async def receipt(self, tx_hash: str) -> Any | None:
         try:

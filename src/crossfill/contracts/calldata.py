@@ -38,7 +38,7 @@ def erc20_approve(spender: str, amount: int) -> bytes:
 
 def erc20_transfer_tagged(to: str, amount: int, order_id: bytes) -> bytes:
     """An implicit deposit: a plain transfer whose calldata ends with the orderId."""
-    return ERC20_TRANSFER + encode(["address", "uint256"], [to, amount]) + order_id
+    return erc20_transfer(to, amount) + order_id
 
 
 def filler_fill(order_id: bytes, payments: list[tuple[str, str, int]]) -> bytes:

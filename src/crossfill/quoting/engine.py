@@ -15,7 +15,7 @@ from crossfill.domain.order import InputRefund, Order, OrderInput, OrderOutput, 
 from crossfill.errors import BadRequest
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.fees import AmountTooLow, BridgeAmounts, TradeType, bridge_amounts
-from crossfill.quoting.money import convert_ceil, usd_micros_per_unit
+from crossfill.quoting.money import convert_ceil, to_usd_micros, usd_micros_per_unit
 from crossfill.quoting.unsupported import reject_unsupported
 
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
@@ -61,7 +61,7 @@ class BridgeQuote:
 
     def usd_micros(self, currency: CurrencyConfig, amount: int) -> int:
         assert currency.usd_price is not None  # checked when the quote was planned
-        return amount * usd_micros_per_unit(currency.usd_price) // int(10**currency.decimals)
+        return to_usd_micros(amount, currency.decimals, usd_micros_per_unit(currency.usd_price))
 
 
 def _address(value: str | None, error_code: str, field: str) -> str:

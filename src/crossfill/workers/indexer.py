@@ -90,8 +90,6 @@ class Indexer:
         """Receipts of transactions clients told us about, ahead of the scan."""
         while not self.hints.empty():
             tx_hash = self.hints.get_nowait()
-            if not tx_hash:
-                continue
             receipt = await self.chain.client.receipt(tx_hash)
             if receipt is None:
                 continue
