@@ -46,7 +46,7 @@ def _execute_with_sdk(
     assert (node_modules_dir() / "@relayprotocol" / "relay-sdk").is_dir()
     arguments = {
         "baseApiUrl": service.base_url,
-        "privateKey": user.key.to_0x_hex(),
+        "privateKey": "0x" + bytes(user.key).hex(),
         "originChainId": ORIGIN,
         "destinationChainId": DESTINATION,
         "originCurrency": currencies[0],
