@@ -6,14 +6,17 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import structlog
+from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.chains.evm import EvmClient
 from crossfill.chains.follower import ChainFollower
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, Deployment, load_deployment
+from crossfill.config.secrets import resolve_holder
 from crossfill.errors import StoreError
 from crossfill.settings import Settings
 from crossfill.store import chain_controls
@@ -43,6 +46,17 @@ class Runtime:
     # Operator overrides (`crossfill chains disable`), refreshed from the database each second.
     disabled_overrides: dict[int, bool] = field(default_factory=dict)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    @cached_property
+    def solver_account(self) -> LocalAccount:
+        """The solver's key: signs fills, and quotes' `orderSignature`. Resolved on first use."""
+        settings = self.settings
+        return resolve_holder(
+            self.deployment.solver,
+            "solver",
+            mode=settings.mode,
+            keystore_password=settings.keystore_password,
+        )
 
     def chain_disabled(self, chain_id: int) -> bool:
         return self.disabled_overrides.get(chain_id, self.chains[ChainId(chain_id)].config.disabled)

@@ -10,6 +10,7 @@ from eth_account import Account
 
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.domain.order import order_signer
 from tests.e2e.bridging import usdc
 from tests.e2e.conftest import validate_against, wait_for
 
@@ -134,6 +135,15 @@ def test_implicit_usdc_deposit_is_a_transfer_tagged_with_the_order_id(quoting, d
     assert data["to"] == token
     assert data["data"].startswith("0xa9059cbb")
     assert data["data"].endswith(quote["protocol"]["v2"]["orderId"][2:])
+
+
+def test_order_signature_only_with_protocol_data_and_signed_by_the_solver(quoting, devnet) -> None:
+    assert "orderSignature" not in _quote(quoting)["protocol"]["v2"]
+    protocol = _quote(quoting, includeProtocolData=True)["protocol"]["v2"]
+    order_id = bytes.fromhex(protocol["orderId"][2:])
+    assert protocol["orderData"]["solver"].lower() == devnet.deployment.solver.address.lower()
+    signer = order_signer(order_id, protocol["orderSignature"])
+    assert signer.lower() == devnet.deployment.solver.address.lower()
 
 
 def test_quote_and_quote_v2_give_the_same_shape(quoting) -> None:

@@ -12,14 +12,17 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from pydantic import AfterValidator
 
-from crossfill.errors import SecretError
+from crossfill.errors import ConfigError, SecretError
 from crossfill.settings import Mode
+
+if TYPE_CHECKING:
+    from crossfill.config.deployment import KeyHolder
 
 # Anvil's well-known, public development mnemonic: devnet accounts hold only devnet funds.
 DEVNET_MNEMONIC = "test test test test test test test test test test test junk"
@@ -65,6 +68,16 @@ def resolve_account(
     if scheme == "keystore":
         return _from_keystore(Path(target), keystore_password)
     raise SecretError(f"unknown key reference scheme in {ref!r}")
+
+
+def resolve_holder(
+    holder: KeyHolder, role: str, *, mode: Mode, keystore_password: str | None = None
+) -> LocalAccount:
+    """The account of a role (`solver`, `allocator`), checked against its configured address."""
+    account = resolve_account(holder.key, mode=mode, keystore_password=keystore_password)
+    if account.address.lower() != holder.address.lower():
+        raise ConfigError(f"{role}.key does not belong to {role}.address")
+    return account
 
 
 def _from_hex(key: str | None, where: str) -> LocalAccount:

@@ -1,7 +1,8 @@
 """The protocol order and its id: the EIP-712 hashStruct (no domain) of the Order type.
 
 Chain ids are protocol chain-name strings and addresses are VM bytes, as the protocol defines;
-the orderId is what the user passes to the Depository as `bytes32 id`.
+the orderId is what the user passes to the Depository as `bytes32 id`. The order's `solver`
+commits to it with `orderSignature`: an EIP-191 personal signature of the 32 orderId bytes.
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from eth_account.messages import encode_typed_data
+from eth_account import Account
+from eth_account.messages import encode_defunct, encode_typed_data
+from eth_account.signers.local import LocalAccount
 
 ORDER_VERSION = "v1"
 
@@ -210,3 +213,15 @@ def _stringify(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _stringify(item) for key, item in value.items()}
     return value
+
+
+def sign_order_id(solver: LocalAccount, order_id: bytes) -> str:
+    """`protocol.v2.orderSignature`: the solver's EIP-191 signature of the raw orderId bytes."""
+    signed = solver.sign_message(encode_defunct(primitive=order_id))
+    return "0x" + bytes(signed.signature).hex()
+
+
+def order_signer(order_id: bytes, signature: str) -> str:
+    """The address that produced an `orderSignature` (checksummed)."""
+    signer: str = Account.recover_message(encode_defunct(primitive=order_id), signature=signature)
+    return signer

@@ -228,24 +228,29 @@ def _fee_sponsorship(quote: BridgeQuote) -> dict[str, Any]:
 
 
 def quote_wire(
-    quote: BridgeQuote, *, allowance: int | None, user_balance: int | None
+    quote: BridgeQuote,
+    *,
+    allowance: int | None,
+    user_balance: int | None,
+    order_signature: str | None = None,
 ) -> dict[str, Any]:
+    protocol: dict[str, Any] = {
+        "orderId": quote.order_id,
+        "hubType": "onchain",
+        "orderData": quote.order.wire(),
+        "paymentDetails": {
+            "chainId": quote.origin.protocol_name,
+            "depository": quote.origin.contracts.depository,
+            "currency": quote.currency_in.address.lower(),
+            "amount": str(quote.amounts.amount_in),
+        },
+    }
+    if order_signature is not None:
+        protocol["orderSignature"] = order_signature
     return {
         "steps": steps(quote, allowance=allowance),
         "fees": _fees(quote),
         "feeSponsorship": _fee_sponsorship(quote),
         "details": _details(quote, user_balance),
-        "protocol": {
-            "v2": {
-                "orderId": quote.order_id,
-                "hubType": "onchain",
-                "orderData": quote.order.wire(),
-                "paymentDetails": {
-                    "chainId": quote.origin.protocol_name,
-                    "depository": quote.origin.contracts.depository,
-                    "currency": quote.currency_in.address.lower(),
-                    "amount": str(quote.amounts.amount_in),
-                },
-            }
-        },
+        "protocol": {"v2": protocol},
     }

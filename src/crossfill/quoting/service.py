@@ -9,6 +9,7 @@ from typing import Any
 import structlog
 
 from crossfill.api.schemas.quote import QuoteBody
+from crossfill.domain.order import sign_order_id
 from crossfill.errors import ChainError
 from crossfill.quoting.engine import BridgeQuote, ChainView, Entropy, plan_bridge
 from crossfill.quoting.response import quote_wire
@@ -52,7 +53,12 @@ async def create_quote(runtime: Runtime, body: QuoteBody) -> dict[str, Any]:
         entropy=Entropy(request_id=os.urandom(32), salt=int.from_bytes(os.urandom(32))),
     )
     balance, allowance = await _user_position(runtime, quote)
-    wire = quote_wire(quote, allowance=allowance, user_balance=balance)
+    signature = (
+        sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))
+        if body.includeProtocolData
+        else None
+    )
+    wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
     async with runtime.sessions() as session, session.begin():
         session.add(
             requests.request_from_quote(quote, wire, referrer=body.referrer, api_key_id=None)

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from crossfill.chains.txmanager import TxManager
-from crossfill.config.secrets import resolve_account
-from crossfill.errors import ConfigError
+from crossfill.config.secrets import resolve_holder
 from crossfill.runtime import Runtime
 from crossfill.store import requests
 from crossfill.store.db import is_sqlite
@@ -40,18 +39,13 @@ class Workers:
     @classmethod
     def build(cls, runtime: Runtime) -> Workers:
         settings, deployment = runtime.settings, runtime.deployment
-        solver_account = resolve_account(
-            deployment.solver.key, mode=settings.mode, keystore_password=settings.keystore_password
-        )
-        if solver_account.address.lower() != deployment.solver.address.lower():
-            raise ConfigError("solver.key does not belong to solver.address")
-        allocator = resolve_account(
-            deployment.allocator.key,
+        solver_account = runtime.solver_account
+        allocator = resolve_holder(
+            deployment.allocator,
+            "allocator",
             mode=settings.mode,
             keystore_password=settings.keystore_password,
         )
-        if allocator.address.lower() != deployment.allocator.address.lower():
-            raise ConfigError("allocator.key does not belong to allocator.address")
         owner = f"{socket.gethostname()}:{os.getpid()}"
         # One transaction manager per chain for the solver key: fills and refunds share nonces.
         txmanagers = {
