@@ -186,6 +186,15 @@ class EvmClient:
             )
         )
 
+    async def mined_nonce(self, address: str) -> int:
+        """The account's transaction count in the latest block: nonces below it are used."""
+        return int(
+            await self._read(
+                "eth_getTransactionCount",
+                self.web3.eth.get_transaction_count(Web3.to_checksum_address(address), "latest"),
+            )
+        )
+
     async def estimate_gas(self, tx: dict[str, Any]) -> int:
         """Simulates the call; a revert raises ChainError with the node's reason."""
         return int(await self._read("eth_estimateGas", self.web3.eth.estimate_gas(tx)))  # type: ignore[arg-type]

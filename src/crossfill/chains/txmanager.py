@@ -4,31 +4,53 @@ Every transaction is signed, written to the journal (`sent_transactions`) and co
 it is broadcast. After a crash the journal says what may be in flight: `rebroadcast()` sends
 those again (re-sending a signed transaction is always safe) and nothing is ever signed twice
 for the same purpose, so a restart cannot produce a second fill.
+
+A transaction left unmined too long is replaced: the same nonce and call, re-signed with fees
+raised by at least 12.5% (what nodes require of a replacement) and never below today's. Only
+one transaction per nonce can ever be mined, so a replacement cannot double a fill; whichever
+of them lands is the one recorded (`mined_for`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
 from eth_account.signers.local import LocalAccount
+from eth_account.typed_transactions.typed_transaction import TypedTransaction
+from hexbytes import HexBytes
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.evm import EvmClient
 from crossfill.chains.state import ChainState
 from crossfill.errors import ChainError
+from crossfill.store.requests import as_utc
 from crossfill.store.tables import SentTransaction
 
 log = structlog.get_logger(__name__)
 
 IN_FLIGHT = ("signed", "broadcast")
+# A replaced transaction may still be the one that gets mined, so it is still watched.
+WATCHED = (*IN_FLIGHT, "replaced")
+BUMP_NUMERATOR, BUMP_DENOMINATOR = 9, 8  # +12.5%: above the 10% nodes ask of a replacement
 DEFAULT_PRIORITY_FEE = 1_000_000_000  # 1 gwei, when the node suggests nothing
 # Node answers that mean "this exact transaction is already with me": not a failure.
 _ALREADY_SENT = ("already known", "nonce too low", "already imported")
+
+
+@dataclass(frozen=True)
+class Replacement:
+    replaced: SentTransaction
+    replacement: SentTransaction
+
+
+def _bumped(old: int, floor: int) -> int:
+    return max(-(-old * BUMP_NUMERATOR // BUMP_DENOMINATOR) + 1, floor)
 
 
 class TxManager:
@@ -86,39 +108,90 @@ class TxManager:
         async with self._lock:
             nonce = await self._nonce()
             max_fee, tip = self._fees()
-            signed = self.account.sign_transaction(
-                {
-                    "type": 2,
-                    "chainId": self.client.chain_id,
-                    "nonce": nonce,
-                    "to": self.client.web3.to_checksum_address(to),
-                    "data": data,
-                    "value": value,
-                    "gas": gas_limit,
-                    "maxFeePerGas": max_fee,
-                    "maxPriorityFeePerGas": tip,
-                }
-            )
-            now = self.now()
-            row = SentTransaction(
-                chain_id=self.client.chain_id,
-                sender=self.sender,
-                nonce=nonce,
-                purpose=purpose,
-                request_id=request_id,
-                tx_hash=signed.hash.to_0x_hex(),
-                raw_transaction=signed.raw_transaction.to_0x_hex(),
-                max_fee_per_gas=str(max_fee),
-                max_priority_fee_per_gas=str(tip),
-                status="signed",
-                created_at=now,
-                updated_at=now,
-            )
+            fields = {
+                "type": 2,
+                "chainId": self.client.chain_id,
+                "nonce": nonce,
+                "to": self.client.web3.to_checksum_address(to),
+                "data": data,
+                "value": value,
+                "gas": gas_limit,
+                "maxFeePerGas": max_fee,
+                "maxPriorityFeePerGas": tip,
+            }
+            row = self._signed_row(fields, purpose=purpose, request_id=request_id)
             async with self.sessions() as session, session.begin():
                 session.add(row)
             self._next_nonce = nonce + 1
             await self._broadcast(row)
             return row
+
+    def _signed_row(
+        self, fields: dict[str, Any], *, purpose: str, request_id: str | None
+    ) -> SentTransaction:
+        signed = self.account.sign_transaction(fields)
+        now = self.now()
+        return SentTransaction(
+            chain_id=self.client.chain_id,
+            sender=self.sender,
+            nonce=fields["nonce"],
+            purpose=purpose,
+            request_id=request_id,
+            tx_hash=signed.hash.to_0x_hex(),
+            raw_transaction=signed.raw_transaction.to_0x_hex(),
+            max_fee_per_gas=str(fields["maxFeePerGas"]),
+            max_priority_fee_per_gas=str(fields["maxPriorityFeePerGas"]),
+            status="signed",
+            created_at=now,
+            updated_at=now,
+        )
+
+    async def replace_stuck(self, older_than: timedelta) -> list[Replacement]:
+        """Re-sign, with higher fees, every in-flight transaction unmined for `older_than`."""
+        cutoff = self.now() - older_than
+        stale = [row for row in await self.in_flight() if as_utc(row.created_at) < cutoff]
+        if not stale:
+            return []
+        mined_up_to = await self.client.mined_nonce(self.sender)
+        replacements = []
+        async with self._lock:
+            for row in stale:
+                if row.nonce < mined_up_to:
+                    continue  # its nonce is used: this or a sibling is mined, tracking settles it
+                replacements.append(await self._replace(row))
+        return replacements
+
+    async def _replace(self, row: SentTransaction) -> Replacement:
+        fields = dict(TypedTransaction.from_bytes(HexBytes(row.raw_transaction)).as_dict())
+        for signature_part in ("v", "r", "s"):
+            fields.pop(signature_part)
+        max_fee, tip = self._fees()
+        fields["maxPriorityFeePerGas"] = _bumped(int(row.max_priority_fee_per_gas), tip)
+        fields["maxFeePerGas"] = max(
+            _bumped(int(row.max_fee_per_gas), max_fee), fields["maxPriorityFeePerGas"]
+        )
+        fields["to"] = self.client.web3.to_checksum_address(fields["to"])
+        replacement = self._signed_row(fields, purpose=row.purpose, request_id=row.request_id)
+        async with self.sessions() as session, session.begin():
+            replaced = await session.get(SentTransaction, row.id)
+            assert replaced is not None
+            replaced.status = "replaced"
+            replaced.updated_at = self.now()
+            session.add(replacement)
+        log.warning(
+            "stuck transaction replaced",
+            chain_id=self.client.chain_id,
+            nonce=row.nonce,
+            replaced=row.tx_hash,
+            replacement=replacement.tx_hash,
+            max_fee_per_gas=fields["maxFeePerGas"],
+        )
+        try:
+            await self._broadcast(replacement)
+        except ChainError as exc:
+            # Journalled: rebroadcast or the next replacement round tries it again.
+            log.warning("replacement broadcast failed", tx_hash=replacement.tx_hash, error=str(exc))
+        return Replacement(row, replacement)
 
     async def _broadcast(self, row: SentTransaction) -> None:
         try:
@@ -156,6 +229,37 @@ class TxManager:
             except ChainError as exc:
                 log.warning("rebroadcast failed", tx_hash=row.tx_hash, error=str(exc))
 
+    async def mined_for(
+        self, request_id: str, purpose: str
+    ) -> tuple[SentTransaction, dict[str, Any]] | None:
+        """The journalled transaction for this purpose that got mined, with its receipt.
+
+        Looks at every version (an original and its replacements share one nonce, so at most
+        one is ever mined) and marks the rest dropped.
+        """
+        async with self.sessions() as session:
+            versions = list(
+                await session.scalars(
+                    select(SentTransaction).where(
+                        SentTransaction.request_id == request_id,
+                        SentTransaction.purpose == purpose,
+                        SentTransaction.status.in_((*WATCHED, "mined", "failed")),
+                    )
+                )
+            )
+        for row in versions:
+            receipt = await self.client.receipt(row.tx_hash)
+            if receipt is None:
+                continue
+            await self._set_status(
+                row.id, "mined" if receipt["status"] == 1 else "failed", int(receipt["blockNumber"])
+            )
+            for sibling in versions:
+                if sibling.id != row.id and sibling.nonce == row.nonce:
+                    await self._set_status(sibling.id, "dropped")
+            return row, dict(receipt)
+        return None
+
     async def for_request(self, request_id: str, purpose: str) -> SentTransaction | None:
         async with self.sessions() as session:
             return await session.scalar(
@@ -164,12 +268,3 @@ class TxManager:
                 .order_by(SentTransaction.id.desc())
                 .limit(1)
             )
-
-    async def settle(self, row: SentTransaction) -> dict[str, Any] | None:
-        """The receipt once mined (journal updated), or None while still pending."""
-        receipt = await self.client.receipt(row.tx_hash)
-        if receipt is None:
-            return None
-        status = "mined" if receipt["status"] == 1 else "failed"
-        await self._set_status(row.id, status, int(receipt["blockNumber"]))
-        return dict(receipt)

@@ -113,6 +113,8 @@ class ChainConfig(_Model):
     base_chain_id: ChainId | None = None
     tags: tuple[str, ...] = ()
     block_lag_threshold_seconds: float | None = Field(default=60, gt=0)
+    # A transaction of ours unmined this long is re-signed with higher fees.
+    replace_stuck_after_seconds: float = Field(default=30, gt=0)
     native_currency: CurrencyConfig
     erc20_currencies: tuple[CurrencyConfig, ...] = ()
     contracts: ContractsConfig

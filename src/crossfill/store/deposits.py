@@ -82,3 +82,10 @@ async def advance_cursor(
     else:
         row.block_number, row.block_hash, row.updated_at = block_number, block_hash, now
     await session.flush()
+
+
+async def replace_refund_hash(session: AsyncSession, *, old: str, new: str) -> None:
+    """A refund transaction was replaced (same nonce, higher fees): follow the new one."""
+    deposit = await session.scalar(select(Deposit).where(Deposit.refund_tx_hash == old))
+    if deposit is not None:
+        deposit.refund_tx_hash = new

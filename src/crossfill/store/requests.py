@@ -182,6 +182,20 @@ async def claim(
     return claimed
 
 
+async def replace_transaction_hash(
+    session: AsyncSession, request_id: str, *, old: str, new: str
+) -> None:
+    """A transaction of the request was replaced (same nonce, higher fees): show the new hash."""
+    row = await session.scalar(
+        select(RequestTransaction).where(
+            RequestTransaction.request_id == request_id, RequestTransaction.tx_hash == old
+        )
+    )
+    if row is not None:
+        row.tx_hash = new
+        await session.flush()
+
+
 async def forget_transaction(
     session: AsyncSession, request_id: str, *, kind: str, tx_hash: str
 ) -> bool:

@@ -204,28 +204,29 @@ class Refunder:
                 )
             )
         for deposit in submitted:
-            assert deposit.refund_tx_hash is not None
-            receipt = await self.chain.client.receipt(deposit.refund_tx_hash)
-            if receipt is not None:
-                await self._settle(deposit.id, receipt)
+            assert deposit.request_id is not None
+            mined = await self.txmanager.mined_for(deposit.request_id, f"{REFUND}:{deposit.id}")
+            if mined is not None:
+                row, receipt = mined
+                await self._settle(deposit.id, row.tx_hash, receipt)
 
-    async def _settle(self, deposit_id: int, receipt: dict[str, object]) -> None:
+    async def _settle(self, deposit_id: int, tx_hash: str, receipt: dict[str, object]) -> None:
         now = self.now()
         succeeded = receipt["status"] == 1
         async with self.sessions() as session, session.begin():
             deposit = await session.get(Deposit, deposit_id)
             assert deposit is not None and deposit.request_id is not None
             deposit.refund_status = "done" if succeeded else None  # a failed refund is retried
+            deposit.refund_tx_hash = tx_hash
             request = await requests.get(session, deposit.request_id)
             if request is None or deposit.outcome == DepositVerdict.DOUBLE_SPEND:
                 return
-            assert deposit.refund_tx_hash is not None
             await requests.record_transaction(
                 session,
                 request.id,
                 kind=REFUND,
                 chain_id=self.config.id,
-                tx_hash=deposit.refund_tx_hash,
+                tx_hash=tx_hash,
                 status="success" if succeeded else "failure",
                 now=now,
                 block_number=int(str(receipt["blockNumber"])),

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 import structlog
 from sqlalchemy import select
@@ -26,6 +27,7 @@ from crossfill.store import requests
 from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.loop import run_forever
+from crossfill.workers.replacements import replace_stuck
 
 log = structlog.get_logger(__name__)
 FILL = "fill"
@@ -81,6 +83,11 @@ class Solver:
         for request in claimed:
             await self._fill(request)
         await self._track_submitted()
+        await replace_stuck(
+            self.txmanager,
+            self.sessions,
+            older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
+        )
 
     def _refusal(self, request: Request) -> str | None:
         """Why this fill must not be attempted, as a fail reason; None when it may go."""
@@ -180,30 +187,43 @@ class Solver:
         for request in submitted:
             await self._track(request)
 
+    async def _mined(self, request_id: str, fill_hash: str) -> tuple[str, dict[str, Any]] | None:
+        """The fill that got mined and its receipt: any journalled version of our own fill, or
+        (found on chain, not journalled) the recorded hash itself."""
+        found = await self.txmanager.mined_for(request_id, FILL)
+        if found is not None:
+            return found[0].tx_hash, found[1]
+        if await self.txmanager.for_request(request_id, FILL) is not None:
+            return None
+        receipt = await self.chain.client.receipt(fill_hash)
+        return None if receipt is None else (fill_hash, dict(receipt))
+
     async def _track(self, request: Request) -> None:
         async with self.sessions() as session:
             fills = [
                 tx for tx in await requests.transactions_of(session, request.id) if tx.kind == FILL
             ]
         for fill in fills:
-            receipt = await self.chain.client.receipt(fill.tx_hash)
-            if receipt is None:
+            mined = await self._mined(request.id, fill.tx_hash)
+            if mined is None:
                 continue
-            journal = await self.txmanager.for_request(request.id, FILL)
-            if journal is not None and journal.tx_hash == fill.tx_hash:
-                await self.txmanager.settle(journal)
+            tx_hash, receipt = mined
             block = await self.chain.client.block_at(int(receipt["blockNumber"]))
             succeeded = receipt["status"] == 1
             now = self.now()
             async with self.sessions() as session, session.begin():
                 current = await requests.get(session, request.id)
                 assert current is not None
+                if tx_hash != fill.tx_hash:
+                    await requests.replace_transaction_hash(
+                        session, request.id, old=fill.tx_hash, new=tx_hash
+                    )
                 await requests.record_transaction(
                     session,
                     request.id,
                     kind=FILL,
                     chain_id=self.config.id,
-                    tx_hash=fill.tx_hash,
+                    tx_hash=tx_hash,
                     status="success" if succeeded else "failure",
                     now=now,
                     block_number=int(receipt["blockNumber"]),
