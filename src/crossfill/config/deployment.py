@@ -119,6 +119,8 @@ class ChainConfig(_Model):
     erc20_currencies: tuple[CurrencyConfig, ...] = ()
     contracts: ContractsConfig
     confirmations: tuple[ConfirmationTier, ...] = (ConfirmationTier(blocks=1),)
+    # Confirmed deposits are re-checked for reorgs until this many blocks deep.
+    finality_blocks: int = Field(default=64, ge=1)
     fees: FeeConfig = FeeConfig()
 
     @field_validator("native_currency")

@@ -26,7 +26,7 @@ async def record_seen(session: AsyncSession, chain_id: int, log: DepositLog, now
         )
     )
     if known is not None:
-        return False
+        return await _seen_again(session, known, log)
     session.add(
         Deposit(
             chain_id=chain_id,
@@ -46,11 +46,40 @@ async def record_seen(session: AsyncSession, chain_id: int, log: DepositLog, now
     return True
 
 
+async def _seen_again(session: AsyncSession, deposit_id: int, log: DepositLog) -> bool:
+    """A known deposit log found again. In another block it was re-included after a reorg:
+    follow it there, and revive it if it had been given up as reorged (True: news)."""
+    deposit = await session.get(Deposit, deposit_id)
+    assert deposit is not None
+    if deposit.block_hash == log.block_hash:
+        return False
+    deposit.block_number = log.block_number
+    deposit.block_hash = log.block_hash
+    if deposit.state != REORGED:
+        return False
+    deposit.state = SEEN
+    return True
+
+
 async def unconfirmed(session: AsyncSession, chain_id: int) -> list[Deposit]:
     rows = await session.scalars(
         select(Deposit)
         .where(Deposit.chain_id == chain_id, Deposit.state == SEEN)
         .order_by(Deposit.block_number, Deposit.log_index)
+    )
+    return list(rows)
+
+
+async def confirmed_since(session: AsyncSession, chain_id: int, block_number: int) -> list[Deposit]:
+    """Confirmed deposits in blocks after `block_number` (not yet final), newest first."""
+    rows = await session.scalars(
+        select(Deposit)
+        .where(
+            Deposit.chain_id == chain_id,
+            Deposit.state == CONFIRMED,
+            Deposit.block_number > block_number,
+        )
+        .order_by(Deposit.block_number.desc(), Deposit.log_index.desc())
     )
     return list(rows)
 

@@ -4,6 +4,7 @@ It scans logs from a cursor kept in the database, so a restart resumes where it 
 deposit is stored once (unique by chain, tx and log index), so a re-scan counts nothing twice.
 A deposit is acted on only when it has the confirmations its value calls for and its block is
 still canonical; one that left the chain before that is marked reorged and never paid for.
+Confirmed deposits stay watched until final (`reorg_watch`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 from crossfill.workers.loop import run_forever
+from crossfill.workers.reorg_watch import ReorgWatch
 
 log = structlog.get_logger(__name__)
 
@@ -68,6 +70,7 @@ class Indexer:
         self.on_pending: Callable[[int], None] = lambda _chain_id: None
         self._pending_for: set[int] = set()
         self._tokens = {currency.address.lower() for currency in self.config.erc20_currencies}
+        self.reorg_watch = ReorgWatch(chain, sessions, now=now)
 
     async def run(self) -> None:
         await run_forever(f"indexer-{self.config.id}", self.tick, self._wait)
@@ -85,6 +88,7 @@ class Indexer:
         await self._index_hinted(head)
         await self._scan(head)
         await self._confirm(head)
+        await self.reorg_watch.check(head)
 
     async def _index_hinted(self, head: BlockHead) -> None:
         """Receipts of transactions clients told us about, ahead of the scan."""
