@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import httpx
@@ -239,3 +240,21 @@ def test_deposit_with_unknown_order_id_is_kept_and_reported(service, devnet) -> 
     (orphan,) = [d for d in _deposits(service) if d.tx_hash == tx_hash]
     assert orphan.outcome == "ORPHANED_DEPOSIT_REFUND"
     assert orphan.request_id is None and orphan.refund_status is None
+
+
+def test_deposit_after_the_quote_expired_is_refunded(start_service, devnet) -> None:
+    quotes = devnet.deployment.quotes.model_copy(update={"min_ttl_seconds": 1})
+    service = start_service(
+        devnet.deployment.model_copy(update={"quotes": quotes}), run_workers=True
+    )
+    user = funded_user(devnet)
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, _native_body(user, ttl=1))
+        time.sleep(2.5)  # the deposit's block comes after the quote's expiry
+        paid = int(quote["details"]["currencyIn"]["amount"])
+        deposit = execute_steps(quote, user, rpc_urls(devnet))["deposit"]
+        before = balance(devnet, ORIGIN, NATIVE, user.address)
+        status = final_status(http, quote["steps"][0]["requestId"], until=REFUNDED)
+    assert status["failReason"] == "ORDER_EXPIRED"
+    assert status["inTxHashes"] == [deposit]
+    _assert_refunded(devnet, status, user.address, NATIVE, before, paid)
