@@ -1,4 +1,4 @@
-"""`crossfill` command line: devnet, run, chains, db, config, contracts."""
+"""`crossfill` command line: devnet, run, chains, keys, db, config, contracts."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -28,10 +29,12 @@ chains_app = typer.Typer(help="Inspect chains and toggle them without a restart.
 db_app = typer.Typer(help="Database schema.")
 config_app = typer.Typer(help="Deployment file.")
 contracts_app = typer.Typer(help="Solidity contracts.")
+keys_app = typer.Typer(help="Integrators' API keys (stored only as hashes).")
 app.add_typer(chains_app, name="chains")
 app.add_typer(db_app, name="db")
 app.add_typer(config_app, name="config")
 app.add_typer(contracts_app, name="contracts")
+app.add_typer(keys_app, name="keys")
 console = Console()
 
 
@@ -182,6 +185,58 @@ async def _session(settings: Settings) -> AsyncIterator[AsyncSession]:
             yield session
     finally:
         await engine.dispose()
+
+
+@keys_app.command("create")
+def keys_create(name: Annotated[str, typer.Option(help="Who the key is for")]) -> None:
+    """Create a key. It is printed on the last line, this once only."""
+    from crossfill.store import api_keys
+
+    settings = _settings()
+
+    async def _create() -> api_keys.CreatedKey:
+        async with _session(settings) as session, session.begin():
+            return await api_keys.create(session, name, now=datetime.now(UTC))
+
+    created = asyncio.run(_create())
+    console.print(f"API key {created.row.id} ({name}) created; store it now, it is not kept:")
+    print(created.secret)
+
+
+@keys_app.command("list")
+def keys_list() -> None:
+    """Every key: id, name, shown prefix, created, revoked."""
+    from crossfill.store import api_keys
+
+    settings = _settings()
+
+    async def _all() -> list[Any]:
+        async with _session(settings) as session:
+            return await api_keys.all_keys(session)
+
+    table = Table("id", "name", "prefix", "created", "revoked")
+    for key in asyncio.run(_all()):
+        revoked = api_keys.iso(key.revoked_at) if key.revoked_at else ""
+        table.add_row(str(key.id), key.name, key.prefix, api_keys.iso(key.created_at), revoked)
+    console.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(key: Annotated[str, typer.Argument(help="Key id, shown prefix, or the key")]) -> None:
+    """Revoke a key: it stops authenticating within seconds in every process."""
+    from crossfill.store import api_keys
+
+    settings = _settings()
+
+    async def _revoke() -> int:
+        async with _session(settings) as session, session.begin():
+            row = await api_keys.find(session, key)
+            if row is None:
+                raise CrossfillError(f"no API key matches {key!r}")
+            await api_keys.revoke(session, row, now=datetime.now(UTC))
+            return row.id
+
+    console.print(f"API key {asyncio.run(_revoke())} revoked")
 
 
 @db_app.command("upgrade")

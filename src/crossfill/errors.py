@@ -11,7 +11,11 @@
     ├── StoreError                          the database failed or is not migrated
     └── ApiError                            answered to a client as {message, statusCode, ...}
         ├── BadRequest (ValueError)         400
+        ├── Unauthorized (PermissionError)  401
+        ├── Forbidden (PermissionError)     403
         ├── NotFound (LookupError)          404
+        ├── Gone                            410 (a retired endpoint)
+        ├── TooManyRequests                 429, with Retry-After
         └── ServiceUnavailable              503
 
 Third-party exceptions (web3, httpx, SQLAlchemy) are caught at the boundary and re-raised as
@@ -19,6 +23,8 @@ one of these with `raise ... from exc`.
 """
 
 from __future__ import annotations
+
+import math
 
 
 class CrossfillError(Exception):
@@ -69,6 +75,9 @@ class ApiError(CrossfillError):
         if error_code is not None:
             self.error_code = error_code
 
+    def headers(self) -> dict[str, str]:
+        return {}
+
     def body(self) -> dict[str, object]:
         body: dict[str, object] = {"message": self.message, "statusCode": self.status_code}
         if self.error_code is not None:
@@ -87,3 +96,27 @@ class NotFound(ApiError, LookupError):
 class ServiceUnavailable(ApiError):
     status_code = 503
     error_code = "SERVICE_UNAVAILABLE"
+
+
+class Unauthorized(ApiError, PermissionError):
+    status_code = 401
+    error_code = "UNAUTHORIZED"
+
+
+class Forbidden(ApiError, PermissionError):
+    status_code = 403
+
+
+class Gone(ApiError):
+    status_code = 410
+
+
+class TooManyRequests(ApiError):
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after_seconds: float) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(max(1, math.ceil(self.retry_after_seconds)))}

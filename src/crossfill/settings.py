@@ -39,6 +39,11 @@ class Settings(BaseSettings):
     rpc_timeout_seconds: float = Field(default=5.0, gt=0)
     worker_interval_seconds: float = Field(default=0.5, gt=0)
     keystore_password: str | None = Field(default=None, repr=False)
+    # Operator token for the admin HTTP endpoints (`Authorization: Bearer ...`); unset = off.
+    admin_token: str | None = Field(default=None, repr=False)
+    # Token buckets: requests per minute (bursts up to a minute's worth); 0 = unlimited.
+    rate_limit_anonymous_per_minute: int = Field(default=600, ge=0)
+    rate_limit_key_per_minute: int = Field(default=6000, ge=0)
 
     @model_validator(mode="after")
     def _absolute_home(self) -> Settings:

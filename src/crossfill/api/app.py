@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from crossfill import __version__
+from crossfill.api.auth import KeyCache
 from crossfill.api.errors import install_error_handlers
-from crossfill.api.routes import chains, health, quote, status, transactions
+from crossfill.api.rate_limit import RateLimited, build_limiter
+from crossfill.api.routes import admin, chains, health, quote, requests, status, transactions
 from crossfill.runtime import Runtime
 from crossfill.workers.runner import Workers
 
@@ -19,12 +22,17 @@ CORS_ALLOWED_HEADERS = ["content-type", "x-api-key", "relay-sdk-version", "relay
 
 
 def create_app(
-    runtime: Runtime, *, follow_heads: bool = True, run_workers: bool = False
+    runtime: Runtime,
+    *,
+    follow_heads: bool = True,
+    run_workers: bool = False,
+    wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> FastAPI:
     """Build the API over an already-built runtime; the app owns the runtime's lifetime.
 
     With `run_workers`, this process also runs the indexers and solvers (the embedded default);
-    API-only replicas leave them to worker processes.
+    API-only replicas leave them to worker processes. `wall_clock` decides dated behaviour
+    (the v2 listing's deprecation phases); tests move it.
     """
 
     @asynccontextmanager
@@ -41,6 +49,7 @@ def create_app(
         finally:
             if workers is not None:
                 await workers.stop()
+            await app.state.limiter.close()
             await runtime.close()
 
     app = FastAPI(
@@ -50,6 +59,9 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.runtime = runtime
+    app.state.wall_clock = wall_clock
+    app.state.key_cache = KeyCache()
+    app.state.limiter = build_limiter(runtime.settings.redis_url)
     app.add_middleware(
         CORSMiddleware,
         allow_origins=["*"],
@@ -58,8 +70,7 @@ def create_app(
     )
     install_error_handlers(app)
     app.include_router(health.router)
-    app.include_router(chains.router)
-    app.include_router(quote.router)
-    app.include_router(status.router)
-    app.include_router(transactions.router)
+    app.include_router(admin.router)
+    for public in (chains, quote, status, transactions, requests):
+        app.include_router(public.router, dependencies=[RateLimited])
     return app

@@ -40,7 +40,7 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
 
 async def _api_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    return JSONResponse(exc.body(), exc.status_code)
+    return JSONResponse(exc.body(), exc.status_code, headers=exc.headers())
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -44,7 +44,9 @@ async def _user_position(runtime: Runtime, quote: BridgeQuote) -> tuple[int | No
         return None, None
 
 
-async def create_quote(runtime: Runtime, body: QuoteBody) -> dict[str, Any]:
+async def create_quote(
+    runtime: Runtime, body: QuoteBody, *, api_key_id: int | None = None
+) -> dict[str, Any]:
     quote = plan_bridge(
         body,
         chains=_chain_views(runtime),
@@ -61,6 +63,6 @@ async def create_quote(runtime: Runtime, body: QuoteBody) -> dict[str, Any]:
     wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
     async with runtime.sessions() as session, session.begin():
         session.add(
-            requests.request_from_quote(quote, wire, referrer=body.referrer, api_key_id=None)
+            requests.request_from_quote(quote, wire, referrer=body.referrer, api_key_id=api_key_id)
         )
     return wire

@@ -40,6 +40,9 @@ def request_from_quote(
         expires_at=quote.expires_at,
         created_at=quote.created_at,
         updated_at=quote.created_at,
+        request_type="Bridge",
+        currency_in_symbol=quote.currency_in.symbol,
+        currency_out_symbol=quote.currency_out.symbol,
     )
 
 

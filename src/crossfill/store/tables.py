@@ -11,6 +11,7 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -54,10 +55,38 @@ AddressColumn = String(64)
 AmountColumn = String(78)
 
 
+class ApiKey(Base):
+    """An integrator's API key. Only its SHA-256 is kept; the key is shown once, at creation."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), nullable=False)
+    # The key's first characters, to tell keys apart in listings; not enough to use it.
+    prefix: Mapped[str] = mapped_column(String(16), nullable=False)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    revoked_at: Mapped[datetime | None] = mapped_column(Timestamp)
+
+
 class Request(Base):
-    """One intent: created by a quote, moved along the status machine by the workers."""
+    """One intent: created by a quote, moved along the status machine by the workers.
+
+    Besides the quote itself, it keeps as columns everything `/requests` filters and sorts on;
+    the listing indexes are keyset-shaped: (sort column, id).
+    """
 
     __tablename__ = "requests"
+    __table_args__ = (
+        Index("ix_requests_created_at_id", "created_at", "id"),
+        Index("ix_requests_updated_at_id", "updated_at", "id"),
+        Index("ix_requests_amount_usd_id", "amount_in_usd_micros", "id"),
+        Index("ix_requests_user_created_at", "user_address", "created_at"),
+        Index("ix_requests_recipient_created_at", "recipient", "created_at"),
+        Index("ix_requests_status_created_at", "status", "created_at"),
+        Index("ix_requests_origin_created_at", "origin_chain_id", "created_at"),
+        Index("ix_requests_destination_created_at", "destination_chain_id", "created_at"),
+    )
 
     id: Mapped[str] = mapped_column(String(66), primary_key=True)
     order_id: Mapped[str] = mapped_column(String(66), unique=True, nullable=False)
@@ -83,8 +112,18 @@ class Request(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(100))
     lease_expires_at: Mapped[datetime | None] = mapped_column(Timestamp)
     expires_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
-    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False, index=True)
-    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False, index=True)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    request_type: Mapped[str] = mapped_column(String(32), nullable=False, default="Bridge")
+    currency_in_symbol: Mapped[str] = mapped_column(String(32), nullable=False, default="")
+    currency_out_symbol: Mapped[str] = mapped_column(String(32), nullable=False, default="")
+    # `features` as bits, in the order of `domain.request_record.FEATURES`.
+    features_mask: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    app_fees_usd_micros: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    deposit_address: Mapped[str | None] = mapped_column(AddressColumn, index=True)
+    # Set as the request moves: the accepted deposit's block, and deposit-to-fill seconds.
+    origin_block_number: Mapped[int | None] = mapped_column(BigInteger, index=True)
+    fill_time_seconds: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class Deposit(Base):

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from crossfill.api.auth import CallerDep
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.quoting.service import create_quote
@@ -14,12 +15,12 @@ router = APIRouter(tags=["quote"])
 
 
 @router.post("/quote/v2")
-async def quote_v2(body: QuoteBody, runtime: RuntimeDep) -> dict[str, Any]:
+async def quote_v2(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> dict[str, Any]:
     """An executable quote: steps to sign, fees, details and the protocol order."""
-    return await create_quote(runtime, body)
+    return await create_quote(runtime, body, api_key_id=caller.key_id)
 
 
 @router.post("/quote")
-async def quote(body: QuoteBody, runtime: RuntimeDep) -> dict[str, Any]:
+async def quote(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> dict[str, Any]:
     """Same as /quote/v2."""
-    return await create_quote(runtime, body)
+    return await create_quote(runtime, body, api_key_id=caller.key_id)

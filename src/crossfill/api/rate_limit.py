@@ -1,0 +1,118 @@
+"""Token-bucket rate limits: per API key, and per client address for anonymous callers.
+
+A bucket holds up to a minute's budget and refills continuously. In-process by default; with
+`CROSSFILL_REDIS_URL` the buckets live in Redis (one atomic script per request, timed by the
+Redis server's clock), so several API processes share one budget. If Redis cannot be reached
+the request is let through and the failure logged: rate limiting must not take the API down.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+import redis.asyncio as aioredis
+import structlog
+from fastapi import Depends, Request
+from redis.exceptions import RedisError
+
+from crossfill.api.auth import Caller, CallerDep
+from crossfill.api.deps import RuntimeDep
+from crossfill.errors import TooManyRequests
+
+log = structlog.get_logger(__name__)
+
+# KEYS[1] bucket; ARGV: capacity, refill per second. Returns milliseconds to wait (0: taken).
+_TAKE_SCRIPT = """
+local capacity = tonumber(ARGV[1])
+local per_second = tonumber(ARGV[2])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1]) or capacity
+local at = tonumber(state[2]) or now
+tokens = math.min(capacity, tokens + math.max(0, now - at) * per_second)
+local wait = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+else
+  wait = math.ceil((1 - tokens) / per_second * 1000)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / per_second * 1000) + 1000)
+return wait
+"""
+
+
+class Limiter(Protocol):
+    async def take(self, bucket: str, per_minute: int) -> float:
+        """Take one token; 0 when allowed, else the seconds until one is available."""
+
+    async def close(self) -> None: ...
+
+
+class LocalLimiter:
+    def __init__(self) -> None:
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    async def take(self, bucket: str, per_minute: int) -> float:
+        per_second = per_minute / 60
+        now = time.monotonic()
+        tokens, at = self._buckets.get(bucket, (float(per_minute), now))
+        tokens = min(float(per_minute), tokens + (now - at) * per_second)
+        if tokens >= 1:
+            self._buckets[bucket] = (tokens - 1, now)
+            return 0.0
+        self._buckets[bucket] = (tokens, now)
+        return (1 - tokens) / per_second
+
+    async def close(self) -> None:
+        self._buckets.clear()
+
+
+class RedisLimiter:
+    def __init__(self, url: str, *, namespace: str = "crossfill:ratelimit:") -> None:
+        self._redis = aioredis.from_url(url)
+        self._take = self._redis.register_script(_TAKE_SCRIPT)
+        self._namespace = namespace
+
+    async def take(self, bucket: str, per_minute: int) -> float:
+        try:
+            wait_ms = await self._take(
+                keys=[self._namespace + bucket], args=[per_minute, per_minute / 60]
+            )
+        except RedisError as exc:
+            log.warning("rate limiter unavailable; request allowed", error=str(exc))
+            return 0.0
+        return int(wait_ms) / 1000
+
+    async def close(self) -> None:
+        await self._redis.aclose()
+
+
+def build_limiter(redis_url: str | None) -> Limiter:
+    return RedisLimiter(redis_url) if redis_url else LocalLimiter()
+
+
+async def enforce(limiter: Limiter, bucket: str, per_minute: int, message: str) -> None:
+    """Raise 429 (with Retry-After) when the bucket is empty; `per_minute` 0 means no limit."""
+    if per_minute <= 0:
+        return
+    wait = await limiter.take(bucket, per_minute)
+    if wait > 0:
+        raise TooManyRequests(message, retry_after_seconds=wait)
+
+
+async def _rate_limited(request: Request, caller: CallerDep, runtime: RuntimeDep) -> Caller:
+    settings = runtime.settings
+    per_minute = (
+        settings.rate_limit_key_per_minute
+        if caller.key_id is not None
+        else settings.rate_limit_anonymous_per_minute
+    )
+    limiter: Limiter = request.app.state.limiter
+    await enforce(limiter, caller.bucket, per_minute, "Rate limit exceeded; retry later")
+    return caller
+
+
+RateLimited = Depends(_rate_limited)

@@ -1,0 +1,69 @@
+"""Operator endpoints behind `CROSSFILL_ADMIN_TOKEN` (`Authorization: Bearer <token>`).
+
+API keys: create (the key is in this one response only), list, revoke. Off when no token is
+configured.
+"""
+
+from __future__ import annotations
+
+import hmac
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from crossfill.api.deps import RuntimeDep
+from crossfill.errors import Forbidden, NotFound, Unauthorized
+from crossfill.store import api_keys
+from crossfill.store.tables import ApiKey
+
+
+def _operator(request: Request, runtime: RuntimeDep) -> None:
+    token = runtime.settings.admin_token
+    if not token:
+        raise Forbidden("Admin endpoints are off: set CROSSFILL_ADMIN_TOKEN to use them")
+    scheme, _, presented = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(presented.encode(), token.encode()):
+        raise Unauthorized("Admin endpoints need Authorization: Bearer <operator token>")
+
+
+router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(_operator)])
+
+
+class NewKey(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+
+
+def key_wire(key: ApiKey) -> dict[str, Any]:
+    return {
+        "id": key.id,
+        "name": key.name,
+        "prefix": key.prefix,
+        "createdAt": api_keys.iso(key.created_at),
+        "revokedAt": api_keys.iso(key.revoked_at) if key.revoked_at else None,
+    }
+
+
+@router.post("/api-keys", status_code=201)
+async def create_key(body: NewKey, runtime: RuntimeDep) -> dict[str, Any]:
+    async with runtime.sessions() as session, session.begin():
+        created = await api_keys.create(session, body.name, now=datetime.now(UTC))
+    return {**key_wire(created.row), "key": created.secret}
+
+
+@router.get("/api-keys")
+async def list_keys(runtime: RuntimeDep) -> dict[str, Any]:
+    async with runtime.sessions() as session:
+        return {"apiKeys": [key_wire(key) for key in await api_keys.all_keys(session)]}
+
+
+@router.delete("/api-keys/{key_id}")
+async def revoke_key(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+    async with runtime.sessions() as session, session.begin():
+        key = await session.get(ApiKey, key_id)
+        if key is None:
+            raise NotFound(f"No API key with id {key_id}")
+        await api_keys.revoke(session, key, now=datetime.now(UTC))
+        return key_wire(key)
