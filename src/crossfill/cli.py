@@ -222,7 +222,9 @@ def keys_list() -> None:
 
 
 @keys_app.command("revoke")
-def keys_revoke(key: Annotated[str, typer.Argument(help="Key id, shown prefix, or the key")]) -> None:
+def keys_revoke(
+    key: Annotated[str, typer.Argument(help="Key id, shown prefix, or the key")],
+) -> None:
     """Revoke a key: it stops authenticating within seconds in every process."""
     from crossfill.store import api_keys
 

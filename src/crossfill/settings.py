@@ -44,6 +44,8 @@ class Settings(BaseSettings):
     # Token buckets: requests per minute (bursts up to a minute's worth); 0 = unlimited.
     rate_limit_anonymous_per_minute: int = Field(default=600, ge=0)
     rate_limit_key_per_minute: int = Field(default=6000, ge=0)
+    # GET /requests/v2's monthly reductions: "YYYY-MM-DD:share,..." of the normal limit.
+    v2_rate_limit_reductions: str = "2026-09-01:0.5,2026-10-01:0.25,2026-11-01:0.1"
 
     @model_validator(mode="after")
     def _absolute_home(self) -> Settings:

@@ -14,6 +14,8 @@ from crossfill.api.auth import KeyCache
 from crossfill.api.errors import install_error_handlers
 from crossfill.api.rate_limit import RateLimited, build_limiter
 from crossfill.api.routes import admin, chains, health, quote, requests, status, transactions
+from crossfill.domain.deprecation import V2Schedule, parse_reductions
+from crossfill.errors import ConfigError
 from crossfill.runtime import Runtime
 from crossfill.workers.runner import Workers
 
@@ -62,6 +64,11 @@ def create_app(
     app.state.wall_clock = wall_clock
     app.state.key_cache = KeyCache()
     app.state.limiter = build_limiter(runtime.settings.redis_url)
+    try:
+        reductions = parse_reductions(runtime.settings.v2_rate_limit_reductions)
+    except ValueError as exc:
+        raise ConfigError(f"CROSSFILL_V2_RATE_LIMIT_REDUCTIONS: {exc}") from exc
+    app.state.v2_schedule = V2Schedule(reductions)
     app.add_middleware(
         CORSMiddleware,
         allow_origins=["*"],

@@ -13,7 +13,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
@@ -86,7 +86,14 @@ V2_FIELD_NAMES = frozenset(
         "apiKey",
     }
 )
-INT_RANGES = ("startTimestamp", "endTimestamp", "startBlock", "endBlock", "fillTimeMin", "fillTimeMax")
+INT_RANGES = (
+    "startTimestamp",
+    "endTimestamp",
+    "startBlock",
+    "endBlock",
+    "fillTimeMin",
+    "fillTimeMax",
+)
 USD_RANGES = ("amountUsdMin", "amountUsdMax", "appFeesAmountUsdMin", "appFeesAmountUsdMax")
 V2_RANGES = ("startTimestamp", "endTimestamp", "startBlock", "endBlock")
 
@@ -167,7 +174,7 @@ def _value(name: str, kind: Kind, raw: object) -> str | int:
         return raw.lower() if _HEX.match(raw) else raw
     if kind is Kind.SYMBOL:
         return raw.upper()
-    allowed: Sequence[str] | frozenset[str] | None = {
+    allowed: Collection[str] | None = {
         Kind.STATUS: [status.value for status in RequestStatus],
         Kind.FAIL_REASON: FAIL_REASONS,
         Kind.REFUND_FAIL_REASON: REFUND_FAIL_REASONS,
@@ -253,6 +260,28 @@ def _sort(sort_raw: str | None, direction_raw: str | None, v2: bool) -> tuple[So
     return sort_by, direction
 
 
+def _ranges(one: Callable[[str], str | None], v2: bool) -> dict[str, int]:
+    ranges: dict[str, int] = {}
+    for name in V2_RANGES if v2 else INT_RANGES:
+        raw = one(name)
+        if raw is not None:
+            ranges[name] = int(_value(name, Kind.INT, raw))
+    for name in () if v2 else USD_RANGES:
+        raw = one(name)
+        if raw is not None:
+            ranges[name] = _usd_micros(name, raw)
+    return ranges
+
+
+def _features(raw: str | None) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    features = tuple(dict.fromkeys(f for f in raw.split(",") if f))
+    if not features or any(f not in FEATURES for f in features):
+        raise ListingError(f"features must be among {', '.join(FEATURES)}")
+    return features
+
+
 def parse_listing(params: Mapping[str, Sequence[str]], *, v2: bool = False) -> ListingQuery:
     """Unknown parameters are ignored, as on every GET endpoint."""
 
@@ -266,22 +295,8 @@ def parse_listing(params: Mapping[str, Sequence[str]], *, v2: bool = False) -> L
     for name in sorted(names & set(params)):
         values = [part for raw in params[name] for part in raw.split(",") if part]
         conditions.append(_condition(name, values, fields))
-    ranges: dict[str, int] = {}
-    for name in V2_RANGES if v2 else INT_RANGES:
-        raw = one(name)
-        if raw is not None:
-            ranges[name] = int(_value(name, Kind.INT, raw))
-    for name in () if v2 else USD_RANGES:
-        raw = one(name)
-        if raw is not None:
-            ranges[name] = _usd_micros(name, raw)
-    features: tuple[str, ...] = ()
-    raw_features = one("features")
-    if raw_features is not None and not v2:
-        features = tuple(dict.fromkeys(f for f in raw_features.split(",") if f))
-        unknown = [f for f in features if f not in FEATURES]
-        if unknown or not features:
-            raise ListingError(f"features must be among {', '.join(FEATURES)}")
+    ranges = _ranges(one, v2)
+    features = () if v2 else _features(one("features"))
     raw_filters = one("filters")
     sort_by, direction = _sort(one("sortBy"), one("sortDirection"), v2)
     cursor = None
@@ -306,4 +321,3 @@ def parse_listing(params: Mapping[str, Sequence[str]], *, v2: bool = False) -> L
         include_child_requests=_flag("includeChildRequests", one("includeChildRequests")),
         include_order_data=_flag("includeOrderData", one("includeOrderData")),
     )
-

@@ -1,0 +1,115 @@
+"""GET /requests/v3 (API key required) and the deprecated GET /requests/v2."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+
+from crossfill.api.auth import AuthenticatedDep, CallerDep
+from crossfill.api.deps import RuntimeDep
+from crossfill.api.rate_limit import Limiter, enforce
+from crossfill.domain.deprecation import RETIRED_ON, SUCCESSOR, V2Schedule
+from crossfill.domain.listing_query import ListingError, ListingQuery, parse_listing
+from crossfill.domain.request_record import SolverFacts, v2_record, v3_record
+from crossfill.errors import BadRequest, Gone
+from crossfill.runtime import Runtime
+from crossfill.store import listing
+from crossfill.store.tables import Request as RequestRow
+from crossfill.types import ChainId
+
+router = APIRouter(tags=["requests"])
+
+
+def _query(request: Request, *, v2: bool) -> ListingQuery:
+    params: dict[str, list[str]] = {}
+    for name, value in request.query_params.multi_items():
+        params.setdefault(name, []).append(value)
+    try:
+        return parse_listing(params, v2=v2)
+    except ListingError as exc:
+        raise BadRequest(str(exc)) from exc
+
+
+def _solver(runtime: Runtime, row: RequestRow) -> SolverFacts:
+    destination = runtime.chains.get(ChainId(row.destination_chain_id))
+    return SolverFacts(
+        address=runtime.deployment.solver.address,
+        protocol_chain_id=(
+            destination.config.protocol_name if destination else str(row.destination_chain_id)
+        ),
+        chain_id=row.destination_chain_id,
+    )
+
+
+async def _list(
+    runtime: Runtime,
+    query: ListingQuery,
+    shape: Callable[[RequestRow, list[Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    async with runtime.sessions() as session:
+        rows, continuation = await listing.page(session, query)
+        transactions = await listing.transactions_by_request(session, [row.id for row in rows])
+        total = await listing.total(session, query) if query.include_total else None
+    body: dict[str, Any] = {"requests": [shape(row, transactions[row.id]) for row in rows]}
+    if continuation is not None:
+        body["continuation"] = continuation
+    if total is not None:
+        body["total"] = total
+    return body
+
+
+@router.get("/requests/v3")
+async def requests_v3(
+    request: Request, runtime: RuntimeDep, caller: AuthenticatedDep
+) -> dict[str, Any]:
+    """Requests matching every parameter, newest first by default, one keyset page at a time."""
+    query = _query(request, v2=False)
+
+    def shape(row: RequestRow, transactions: list[Any]) -> dict[str, Any]:
+        own = query.include_authenticated_data and row.api_key_id == caller.key_id
+        facts = listing.record_facts(
+            row, transactions, _solver(runtime, row), referrer=row.referrer if own else None
+        )
+        return v3_record(facts)
+
+    return await _list(runtime, query, shape)
+
+
+@router.get("/requests/v2", deprecated=True)
+async def requests_v2(
+    request: Request, response: Response, runtime: RuntimeDep, caller: CallerDep
+) -> dict[str, Any]:
+    """Deprecated: v2 records, reduced rate limits from Sep 1, 2026, gone from Nov 24, 2026."""
+    now: datetime = request.app.state.wall_clock()
+    schedule: V2Schedule = request.app.state.v2_schedule
+    if schedule.retired(now):
+        raise Gone(
+            f"GET /requests/v2 was retired on {RETIRED_ON.isoformat()}; "
+            f"use GET {SUCCESSOR} with an x-api-key header"
+        )
+    response.headers.update(schedule.headers(now))
+    settings = runtime.settings
+    normal = (
+        settings.rate_limit_key_per_minute
+        if caller.key_id is not None
+        else settings.rate_limit_anonymous_per_minute
+    )
+    limiter: Limiter = request.app.state.limiter
+    await enforce(
+        limiter,
+        f"v2:{caller.bucket}",
+        max(1, int(normal * schedule.rate_share(now))) if normal else 0,
+        f"GET /requests/v2 is deprecated and its rate limit is reduced; use {SUCCESSOR}",
+    )
+    query = _query(request, v2=True)
+
+    def shape(row: RequestRow, transactions: list[Any]) -> dict[str, Any]:
+        facts = listing.record_facts(
+            row, transactions, _solver(runtime, row), referrer=row.referrer
+        )
+        return v2_record(facts, include_order_data=query.include_order_data)
+
+    return await _list(runtime, query, shape)

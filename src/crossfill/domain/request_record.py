@@ -1,0 +1,321 @@
+"""The request records of `GET /requests/v3` and the deprecated `/requests/v2` (pure shaping).
+
+Both come from one `RecordFacts`: the request, its stored quote and its settled transactions.
+v3 follows the spec's table (null when absent, never `N/A`); v2 applies the spec's "Differences
+v2 to v3" in reverse (`N/A` reasons, wei `fees` + `feesUsd`, `currencyObject`s, `metadata`,
+`hash`, `partnerId` at the root, a `relay` fee bucket).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from crossfill.domain.status_record import NOT_APPLICABLE
+
+SETTLED = ("success", "failure")
+OUT_KINDS = ("fill", "refund")
+FEE_COMPONENTS = {  # record component → quote `fees` entry
+    "execution": "relayerGas",
+    "platform": "relayerService",
+    "app": "app",
+    "sponsored": "subsidized",
+}
+
+
+@dataclass(frozen=True)
+class TxFacts:
+    kind: str  # deposit, fill, refund
+    chain_id: int
+    tx_hash: str
+    block_number: int | None
+    fee: str | None
+    timestamp: int | None
+    status: str  # pending, success, failure
+
+
+@dataclass(frozen=True)
+class SolverFacts:
+    address: str
+    protocol_chain_id: str
+    chain_id: int
+
+
+@dataclass(frozen=True)
+class RecordFacts:
+    request_id: str
+    status: str
+    user: str
+    recipient: str
+    refund_to: str
+    request_type: str
+    features: Sequence[str]
+    fail_reason: str | None
+    refund_fail_reason: str | None
+    amount_out: int
+    minimum_amount_out: int
+    deposit_address: str | None
+    referrer: str | None  # only when the caller may see it
+    quote: dict[str, Any]
+    solver: SolverFacts
+    transactions: Sequence[TxFacts]
+    created_at: str  # ISO 8601
+    updated_at: str
+
+
+def _tx(tx: TxFacts, hash_key: str) -> dict[str, Any]:
+    return {
+        hash_key: tx.tx_hash,
+        "fee": tx.fee or "0",
+        "block": tx.block_number,
+        "type": "onchain",
+        "chainId": tx.chain_id,
+        "timestamp": tx.timestamp or 0,
+        "status": tx.status,
+        "data": None,
+        "stateChanges": None,
+    }
+
+
+def _settled(facts: RecordFacts, kinds: Sequence[str]) -> list[TxFacts]:
+    return [
+        tx
+        for tx in facts.transactions
+        if tx.kind in kinds and tx.status in SETTLED and tx.block_number is not None
+    ]
+
+
+def _failed(facts: RecordFacts) -> TxFacts | None:
+    return next((tx for tx in _settled(facts, ("fill",)) if tx.status == "failure"), None)
+
+
+def _slippage_bps(facts: RecordFacts) -> str:
+    if facts.amount_out == 0:
+        return "0"
+    return str((facts.amount_out - facts.minimum_amount_out) * 10_000 // facts.amount_out)
+
+
+def _details(facts: RecordFacts) -> dict[str, Any]:
+    details: dict[str, Any] = facts.quote["details"]
+    return details
+
+
+def _currency_in(facts: RecordFacts) -> dict[str, Any]:
+    currency: dict[str, Any] = _details(facts)["currencyIn"]["currency"]
+    return currency
+
+
+def _fee_components(facts: RecordFacts) -> dict[str, dict[str, str]]:
+    fees = facts.quote["fees"]
+    zero = {"usd": "0", "amount": "0", "amountFormatted": "0"}
+    components = {"swap": zero}
+    for name, source in FEE_COMPONENTS.items():
+        entry = fees[source]
+        components[name] = {
+            "usd": entry["amountUsd"],
+            "amount": entry["amount"],
+            "amountFormatted": entry["amountFormatted"],
+        }
+    return components
+
+
+def _route_leg(leg: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "inputCurrency": leg["inputCurrency"],
+        "outputCurrency": leg["outputCurrency"],
+        "router": leg["router"],
+    }
+
+
+def _route(facts: RecordFacts) -> dict[str, Any]:
+    quoted_route = _details(facts)["route"]
+    quoted = {side: _route_leg(quoted_route[side]) for side in ("origin", "destination")}
+    # Bridges deliver exactly what was quoted, so the actual legs are the quoted ones.
+    return {
+        "includedSwapSources": [],
+        "includedOriginSwapSources": [],
+        "includedDestinationSwapSources": [],
+        "quoted": quoted,
+        "actual": {"rate": _details(facts)["rate"], **quoted},
+    }
+
+
+def _protocol(facts: RecordFacts) -> dict[str, Any]:
+    v2 = facts.quote["protocol"]["v2"]
+    payment = v2["paymentDetails"]
+    deposit = next(iter(_settled(facts, ("deposit",))), None)
+    return {
+        "orderId": v2["orderId"],
+        "hubType": v2["hubType"],
+        "isWithdrawable": False,
+        "solver": {
+            "address": facts.solver.address,
+            "protocolChainId": facts.solver.protocol_chain_id,
+            "chainId": facts.solver.chain_id,
+        },
+        "deposit": {
+            "origin": {
+                "amount": payment["amount"],
+                "chainId": _currency_in(facts)["chainId"],
+                "currency": payment["currency"],
+                "depositor": facts.user,
+                "depository": payment["depository"],
+                "onchainId": v2["orderId"],
+                "transactionId": deposit.tx_hash if deposit else None,
+            }
+        },
+        "settlement": {
+            "destination": {
+                "fills": [
+                    {"chainId": tx.chain_id, "transactionId": tx.tx_hash}
+                    for tx in _settled(facts, ("fill",))
+                ],
+                "refunds": [
+                    {"chainId": tx.chain_id, "transactionId": tx.tx_hash}
+                    for tx in _settled(facts, ("refund",))
+                ],
+            }
+        },
+    }
+
+
+def v3_record(facts: RecordFacts) -> dict[str, Any]:
+    details = _details(facts)
+    failed = _failed(facts)
+    quoted_fees = _fee_components(facts)
+    executed = facts.status == "success"
+    currency = _currency_in(facts)
+    sponsorship = dict(facts.quote.get("feeSponsorship") or {})
+    data: dict[str, Any] = {
+        "slippageTolerance": _slippage_bps(facts),
+        "failReason": facts.fail_reason,
+        "refundFailReason": facts.refund_fail_reason,
+        "failedTxHash": failed.tx_hash if failed else None,
+        "failedTxBlockNumber": failed.block_number if failed else None,
+        "failedCallData": None,
+        "usesExternalLiquidity": False,
+        "timeEstimate": details["timeEstimate"],
+        "triggeredByFastFill": None,
+        "inTxs": [_tx(tx, "txHash") for tx in _settled(facts, ("deposit",))],
+        "outTxs": [_tx(tx, "txHash") for tx in _settled(facts, OUT_KINDS)],
+        "appFees": {"quoted": [], "actual": [], "currency": currency},
+        "fees": {
+            "quoted": quoted_fees,
+            "actual": (
+                {name: {"usd": part["usd"]} for name, part in quoted_fees.items()}
+                if executed
+                else None
+            ),
+            "currency": currency,
+        },
+        "feeSponsorship": {
+            "quoted": sponsorship.get("quoted"),
+            "actual": {**sponsorship["quoted"], "sponsorPayment": None}
+            if executed and "quoted" in sponsorship
+            else None,
+            "currency": currency,
+        },
+        "route": _route(facts),
+        "platformFee": None,
+        "quoteOraclePrice": None,
+        "refundCurrencyData": None,
+        "externalMetadata": {"partnerId": None},
+    }
+    if facts.referrer is not None:
+        data["referrer"] = facts.referrer
+    return {
+        "id": facts.request_id,
+        "status": facts.status,
+        "user": facts.user,
+        "sender": facts.user,
+        "recipient": facts.recipient,
+        "refundTo": facts.refund_to,
+        "depositAddress": None,
+        "requestType": facts.request_type,
+        "supersededByRequestId": None,
+        "features": list(facts.features),
+        "data": data,
+        "protocol": _protocol(facts),
+        "createdAt": facts.created_at,
+        "updatedAt": facts.updated_at,
+    }
+
+
+# v2 has no `submitted`: a fill on its way is still `pending` there.
+V2_STATUS = {"submitted": "pending"}
+
+
+def v2_record(facts: RecordFacts, *, include_order_data: bool = False) -> dict[str, Any]:
+    details = _details(facts)
+    fees = facts.quote["fees"]
+    failed = _failed(facts)
+    currency = _currency_in(facts)
+    impact = details["expandedPriceImpact"]
+    sponsorship = facts.quote.get("feeSponsorship") or {}
+    protocol = _protocol(facts)
+    if include_order_data:
+        protocol["orderData"] = facts.quote["protocol"]["v2"]["orderData"]
+    data: dict[str, Any] = {
+        "slippageTolerance": _slippage_bps(facts),
+        "failReason": facts.fail_reason or NOT_APPLICABLE,
+        "refundFailReason": facts.refund_fail_reason or NOT_APPLICABLE,
+        "supersededByRequestId": None,
+        "failedTxHash": failed.tx_hash if failed else None,
+        "failedTxBlockNumber": failed.block_number if failed else None,
+        "failedCallData": None,
+        "subsidizedRequest": False,
+        "price": details["rate"],
+        "fees": {
+            "gas": fees["relayerGas"]["amount"],
+            "fixed": "0",
+            "price": fees["relayerService"]["amount"],
+            "gateway": "0",
+        },
+        "feesUsd": {
+            "gas": fees["relayerGas"]["amountUsd"],
+            "fixed": "0",
+            "price": fees["relayerService"]["amountUsd"],
+            "gateway": "0",
+        },
+        "inTxs": [_tx(tx, "hash") for tx in _settled(facts, ("deposit",))],
+        "outTxs": [_tx(tx, "hash") for tx in _settled(facts, OUT_KINDS)],
+        "currency": currency["address"],
+        "currencyObject": currency,
+        "feeCurrency": currency["address"],
+        "feeCurrencyObject": currency,
+        "appFeeCurrencyObject": currency,
+        "refundCurrencyData": None,
+        "appFees": [],
+        "paidAppFees": [],
+        "subsidizedFee": None,
+        "expandedPriceImpact": {
+            "quoted": impact,
+            "actual": impact if facts.status == "success" else None,
+        },
+        "feeSponsorship": {"quoted": sponsorship.get("quoted"), "actual": None},
+        "usesExternalLiquidity": False,
+        "timeEstimate": details["timeEstimate"],
+        "metadata": {
+            "sender": facts.user,
+            "recipient": facts.recipient,
+            "currencyIn": details["currencyIn"],
+            "currencyOut": details["currencyOut"],
+            "currencyGasTopup": None,
+            "rate": details["rate"],
+            "route": _route(facts)["quoted"],
+        },
+    }
+    return {
+        "id": facts.request_id,
+        "status": V2_STATUS.get(facts.status, facts.status),
+        "user": facts.user,
+        "recipient": facts.recipient,
+        "depositAddress": None,
+        "partnerId": None,
+        "referrer": facts.referrer,
+        "data": data,
+        "protocol": protocol,
+        "createdAt": facts.created_at,
+        "updatedAt": facts.updated_at,
+    }
