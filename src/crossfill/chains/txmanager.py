@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from crossfill.chains.evm import EvmClient
 from crossfill.chains.state import ChainState
 from crossfill.errors import ChainError
-from crossfill.store.requests import as_utc
+from crossfill.store.db import as_utc
 from crossfill.store.tables import SentTransaction
 
 log = structlog.get_logger(__name__)

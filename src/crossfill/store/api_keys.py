@@ -16,7 +16,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.store.requests import as_utc
+from crossfill.store.db import as_utc
 from crossfill.store.tables import ApiKey
 
 KEY_PREFIX = "cfk_"

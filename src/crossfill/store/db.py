@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import event, text
@@ -16,6 +17,11 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from crossfill.errors import StoreError
+
+
+def as_utc(moment: datetime) -> datetime:
+    """SQLite hands stored times back without their zone; they were stored in UTC."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def is_sqlite(url: str) -> bool:

@@ -32,7 +32,7 @@ from crossfill.domain.enums import features_mask, features_of
 from crossfill.domain.listing_query import Condition, Cursor, ListingQuery, SortBy
 from crossfill.domain.request_record import RecordFacts, SolverFacts, TxFacts
 from crossfill.store.api_keys import iso, key_hash
-from crossfill.store.requests import as_utc
+from crossfill.store.db import as_utc
 from crossfill.store.tables import ApiKey, Request, RequestTransaction
 
 R, T = Request, RequestTransaction

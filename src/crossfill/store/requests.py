@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select, update
@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.domain.status import RequestStatus, check_transition
 from crossfill.domain.status_record import RequestFacts, status_record
 from crossfill.quoting.engine import BridgeQuote
+from crossfill.store.db import as_utc
 from crossfill.store.tables import OutboxEvent, Request, RequestTransaction
 
 
@@ -61,11 +62,6 @@ async def transactions_of(session: AsyncSession, request_id: str) -> list[Reques
         .order_by(RequestTransaction.id)
     )
     return list(rows)
-
-
-def as_utc(moment: datetime) -> datetime:
-    """SQLite hands stored times back without their zone; they were stored in UTC."""
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def as_utc_ms(moment: datetime) -> int:
