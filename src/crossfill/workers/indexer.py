@@ -37,6 +37,7 @@ from crossfill.domain.status import TERMINAL, RequestStatus
 from crossfill.quoting.money import to_usd_micros, usd_micros_per_unit
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
+from crossfill.store.db import as_utc
 from crossfill.store.tables import Deposit
 from crossfill.workers.loop import run_forever
 from crossfill.workers.reorg_watch import ReorgWatch
@@ -243,7 +244,7 @@ class Indexer:
                 origin_chain_id=request.origin_chain_id,
                 currency=request.origin_currency,
                 amount=int(request.amount_in),
-                expires_at=int(requests.as_utc(request.expires_at).timestamp()),
+                expires_at=int(as_utc(request.expires_at).timestamp()),
                 already_paid=await deposits.accepted_for(session, request.id) is not None,
             )
         verdict = judge_deposit(

@@ -21,6 +21,7 @@ from crossfill.domain.reorgs import DEPOSIT_REORGED, ReorgAction, after_confirma
 from crossfill.domain.status import RequestStatus
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
+from crossfill.store.db import as_utc
 from crossfill.store.tables import Deposit, Request
 
 log = structlog.get_logger(__name__)
@@ -73,9 +74,7 @@ class ReorgWatch:
         request = await session.get(Request, deposit.request_id, with_for_update=True)
         assert request is not None
         now = self.now()
-        leased = request.lease_expires_at is not None and (
-            requests.as_utc(request.lease_expires_at) > now
-        )
+        leased = request.lease_expires_at is not None and (as_utc(request.lease_expires_at) > now)
         action = after_confirmation(RequestStatus(request.status), leased=leased)
         log.error(
             "confirmed deposit reorged out",

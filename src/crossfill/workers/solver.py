@@ -24,6 +24,7 @@ from crossfill.errors import ChainError
 from crossfill.quoting.engine import FILL_WINDOW
 from crossfill.runtime import ChainRuntime
 from crossfill.store import requests
+from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.loop import run_forever
@@ -91,7 +92,7 @@ class Solver:
 
     def _refusal(self, request: Request) -> str | None:
         """Why this fill must not be attempted, as a fail reason; None when it may go."""
-        deadline = requests.as_utc(request.expires_at) + FILL_WINDOW
+        deadline = as_utc(request.expires_at) + FILL_WINDOW
         if self.now() > deadline:
             return "ORDER_EXPIRED"
         balance = self.chain.state.solver_balance(request.destination_currency)

@@ -35,9 +35,13 @@ class Reference:
     def _field(self, row: Row, name: str) -> set[object]:
         """Every value of the row that the named filter compares against."""
         if name == "term":
-            return {row["id"], row["user_address"], row["recipient"], row["deposit_address"]} | (
-                self._tx(row)
-            )
+            identities: set[object] = {
+                row["id"],
+                row["user_address"],
+                row["recipient"],
+                row["deposit_address"],
+            }
+            return identities | self._tx(row)
         simple: dict[str, Callable[[Row], object]] = {
             "id": lambda r: r["id"],
             "orderId": lambda r: r["order_id"],
@@ -63,23 +67,23 @@ class Reference:
         if name == "chainId":
             return {row["origin_chain_id"], row["destination_chain_id"]}
         if name in ("depositTxHash", "fillTxHash", "refundTxHash"):
-            return self._tx(row, name.removesuffix("TxHash"))
+            return set(self._tx(row, name.removesuffix("TxHash")))
         if name == "hash":
-            return self._tx(row, "deposit", "fill")
+            return set(self._tx(row, "deposit", "fill"))
         if name == "apiKey":
             return {row["api_key_id"]}
         raise AssertionError(name)
 
     def _matches(self, row: Row, condition: Condition) -> bool:
         wanted: set[object] = set(condition.values)
-        if condition.field == "apiKey":
-            wanted = {self.key_ids.get(str(v)) for v in condition.values} - {None}
+        if condition.field == "apiKey":  # the key's secret stands for the key's id
+            wanted = set[object]({self.key_ids.get(str(v)) for v in condition.values}) - {None}
         hit = bool((self._field(row, condition.field) - {None}) & wanted)
         return hit != condition.negated
 
     def _in_ranges(self, row: Row, ranges: dict[str, int]) -> bool:
         created = int(row["created_at"].timestamp())
-        checks = {
+        checks: dict[str, Callable[[int], bool]] = {
             "startTimestamp": lambda b: created >= b,
             "endTimestamp": lambda b: created <= b,
             "startBlock": lambda b: _ge(row["origin_block_number"], b),
