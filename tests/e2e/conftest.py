@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import jsonschema
@@ -26,13 +27,20 @@ class ServiceThread:
     """Runs the app under uvicorn in a thread; `base_url` answers until `stop()`."""
 
     def __init__(
-        self, settings: Settings, deployment: Deployment, *, run_workers: bool = False
+        self,
+        settings: Settings,
+        deployment: Deployment,
+        *,
+        run_workers: bool = False,
+        **app_options: Any,
     ) -> None:
         upgrade(settings.database)
         self.settings = settings
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
-        app = create_app(Runtime.build(settings, deployment), run_workers=run_workers)
+        app = create_app(
+            Runtime.build(settings, deployment), run_workers=run_workers, **app_options
+        )
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -67,10 +75,18 @@ StartService = Callable[..., ServiceThread]
 def start_service(devnet: RunningDevnet, tmp_path: Path) -> Iterator[StartService]:
     started: list[ServiceThread] = []
 
-    def _start(deployment: Deployment | None = None, *, run_workers: bool = False) -> ServiceThread:
-        settings = service_settings(tmp_path, devnet.deployment_path)
+    def _start(
+        deployment: Deployment | None = None,
+        *,
+        run_workers: bool = False,
+        settings: dict[str, Any] | None = None,
+        **app_options: Any,
+    ) -> ServiceThread:
+        chosen = service_settings(tmp_path, devnet.deployment_path).model_copy(
+            update=settings or {}
+        )
         service = ServiceThread(
-            settings, deployment or devnet.deployment, run_workers=run_workers
+            chosen, deployment or devnet.deployment, run_workers=run_workers, **app_options
         ).start()
         started.append(service)
         return service

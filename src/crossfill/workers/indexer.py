@@ -276,6 +276,7 @@ class Indexer:
         )
         if RequestStatus(request.status) in TERMINAL:
             return
+        request.origin_block_number = block.number
         if verdict is DepositVerdict.ACCEPTED:
             await requests.move(session, request, RequestStatus.PENDING, now=now)
             self._pending_for.add(request.destination_chain_id)

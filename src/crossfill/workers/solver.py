@@ -188,6 +188,16 @@ class Solver:
         for request in submitted:
             await self._track(request)
 
+    @staticmethod
+    async def _fill_time(session: AsyncSession, request_id: str, filled_at: int) -> int | None:
+        """Seconds from the deposit's block to the fill's block (the listings' fillTime)."""
+        deposits = [
+            tx.timestamp
+            for tx in await requests.transactions_of(session, request_id)
+            if tx.kind == "deposit" and tx.timestamp is not None
+        ]
+        return max(0, filled_at - deposits[0]) if deposits else None
+
     async def _mined(self, request_id: str, fill_hash: str) -> tuple[str, dict[str, Any]] | None:
         """The fill that got mined and its receipt: any journalled version of our own fill, or
         (found on chain, not journalled) the recorded hash itself."""
@@ -232,6 +242,10 @@ class Solver:
                     timestamp=block.timestamp if block else None,
                 )
                 if current.status == RequestStatus.SUBMITTED:
+                    if succeeded and block is not None:
+                        current.fill_time_seconds = await self._fill_time(
+                            session, request.id, block.timestamp
+                        )
                     target = RequestStatus.SUCCESS if succeeded else RequestStatus.FAILURE
                     reason = None if succeeded else "TRANSACTION_REVERTED"
                     await requests.move(session, current, target, now=now, fail_reason=reason)
