@@ -1,0 +1,100 @@
+"""Listing parameters: defaults, value normalisation, cursors, and the v2 calendar."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crossfill.domain.deprecation import V2Schedule, parse_reductions
+from crossfill.domain.listing_query import (
+    Condition,
+    Cursor,
+    ListingError,
+    SortBy,
+    parse_listing,
+)
+
+
+def test_defaults_follow_the_spec() -> None:
+    query = parse_listing({})
+    assert (query.sort_by, query.direction, query.limit) == (SortBy.CREATED_AT, "desc", 20)
+    assert parse_listing({"sortBy": ["amountUsd"]}).direction == "asc"
+    assert parse_listing({"sortBy": ["updatedAt"]}).direction == "desc"
+
+
+def test_values_are_normalised_and_split() -> None:
+    query = parse_listing(
+        {
+            "user": ["0xABCDEF0000000000000000000000000000000001"],
+            "status": ["success,refund", "failure"],
+            "currencyInSymbol": ["usdc"],
+            "originChainId": ["10"],
+        }
+    )
+    assert set(query.conditions) == {
+        Condition("user", ("0xabcdef0000000000000000000000000000000001",)),
+        Condition("status", ("success", "refund", "failure")),
+        Condition("currencyInSymbol", ("USDC",)),
+        Condition("originChainId", (10,)),
+    }
+
+
+def test_filters_groups_keep_negation_and_arrays() -> None:
+    query = parse_listing({"filters": ['[{"not:status": ["success", "refund"], "chainId": 1}]']})
+    assert query.groups == (
+        (Condition("status", ("success", "refund"), negated=True), Condition("chainId", (1,))),
+    )
+
+
+def test_v2_has_its_own_parameters() -> None:
+    query = parse_listing({"hash": ["0xAB"], "referrer": ["app"], "term": ["x"]}, v2=True)
+    assert {c.field for c in query.conditions} == {"hash", "referrer"}  # term is v3 only
+    with pytest.raises(ListingError):
+        parse_listing({"sortBy": ["amountUsd"]}, v2=True)
+
+
+@given(
+    sort_by=st.sampled_from(list(SortBy)),
+    direction=st.sampled_from(["asc", "desc"]),
+    value=st.one_of(st.integers(0, 10**15), st.text(max_size=40)),
+    request_id=st.text(max_size=70),
+)
+def test_cursors_round_trip(sort_by: SortBy, direction: str, value, request_id: str) -> None:
+    cursor = Cursor(sort_by, direction, value, request_id)
+    assert Cursor.decode(cursor.encode()) == cursor
+
+
+def test_a_cursor_must_match_its_sort() -> None:
+    token = Cursor(SortBy.CREATED_AT, "desc", "2026-11-21T00:00:00+00:00", "0x1").encode()
+    assert parse_listing({"continuation": [token]}).cursor is not None
+    with pytest.raises(ListingError, match="different sortBy"):
+        parse_listing({"continuation": [token], "sortDirection": ["asc"]})
+
+
+@pytest.mark.parametrize(
+    ("day", "deprecated", "share", "retired"),
+    [
+        (datetime(2026, 7, 21, tzinfo=UTC), False, 1.0, False),
+        (datetime(2026, 7, 22, tzinfo=UTC), True, 1.0, False),
+        (datetime(2026, 9, 1, tzinfo=UTC), True, 0.5, False),
+        (datetime(2026, 10, 15, tzinfo=UTC), True, 0.25, False),
+        (datetime(2026, 11, 23, 23, 59, tzinfo=UTC), True, 0.1, False),
+        (datetime(2026, 11, 24, tzinfo=UTC), True, 0.1, True),
+    ],
+)
+def test_v2_schedule_by_date(day: datetime, deprecated: bool, share: float, retired: bool) -> None:
+    schedule = V2Schedule()
+    assert schedule.deprecated(day) is deprecated
+    assert ("Deprecation" in schedule.headers(day)) is deprecated
+    assert schedule.rate_share(day) == share
+    assert schedule.retired(day) is retired
+
+
+def test_reductions_are_configurable_and_checked() -> None:
+    schedule = V2Schedule(parse_reductions("2026-08-01:0.9"))
+    assert schedule.rate_share(datetime(2026, 12, 1, tzinfo=UTC)) == 0.9
+    with pytest.raises(ValueError):
+        parse_reductions("2026-08-01:1.5")
