@@ -68,6 +68,70 @@ def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> dict[str
     return {"quote": quote, "deposit": sent["deposit"], "fill": status["txHashes"][0]}
 
 
+def _assert_v3_record(record: dict[str, Any], bridged: dict[str, Any]) -> None:
+    quote = bridged["quote"]
+    request_id = quote["steps"][0]["requestId"]
+    data = record["data"]
+    assert record["id"] == request_id and record["status"] == "success"
+    assert record["sender"] == record["user"] == quote["details"]["sender"]
+    assert record["requestType"] == "Bridge" and record["features"] == []
+    assert data["failReason"] is None and data["refundFailReason"] is None
+    assert data["referrer"] == "wallet-a.example"
+    (deposit,) = data["inTxs"]
+    (fill,) = data["outTxs"]
+    assert (deposit["txHash"], deposit["chainId"]) == (bridged["deposit"], ORIGIN)
+    assert (fill["txHash"], fill["chainId"], fill["status"]) == (
+        bridged["fill"],
+        DESTINATION,
+        "success",
+    )
+    assert int(fill["fee"]) > 0 and fill["block"] > 0 and fill["timestamp"] > 0
+    route = data["route"]
+    assert route["quoted"]["destination"]["outputCurrency"] == quote["details"]["currencyOut"]
+    assert route["actual"]["destination"] == route["quoted"]["destination"]
+    assert data["fees"]["quoted"]["platform"]["amount"] == quote["fees"]["relayerService"]["amount"]
+    assert data["fees"]["actual"] is not None
+    assert record["protocol"]["orderId"] == quote["protocol"]["v2"]["orderId"]
+    fills = record["protocol"]["settlement"]["destination"]["fills"]
+    assert fills == [{"chainId": DESTINATION, "transactionId": bridged["fill"]}]
+    assert record["createdAt"].endswith("Z") and record["updatedAt"] >= record["createdAt"]
+
+
+def _assert_v2_record(
+    v2_record: dict[str, Any], record: dict[str, Any], bridged: dict[str, Any]
+) -> None:
+    """v2 is v3 with the spec's "Differences v2 to v3" undone."""
+    quote, data = bridged["quote"], record["data"]
+    request_id = quote["steps"][0]["requestId"]
+    v2_data = v2_record["data"]
+    assert v2_record["id"] == request_id and "sender" not in v2_record
+    assert v2_record["partnerId"] is None and v2_record["referrer"] == "wallet-a.example"
+    assert v2_data["failReason"] == "N/A" and v2_data["refundFailReason"] == "N/A"
+    assert v2_data["fees"]["price"] == quote["fees"]["relayerService"]["amount"]
+    assert v2_data["feesUsd"]["gas"] == quote["fees"]["relayerGas"]["amountUsd"]
+    assert v2_data["currencyObject"] == quote["details"]["currencyIn"]["currency"]
+    assert v2_data["metadata"]["sender"] == record["sender"]
+    assert [tx["hash"] for tx in v2_data["outTxs"]] == [bridged["fill"]]
+    assert "txHash" not in v2_data["inTxs"][0]
+    assert v2_data["expandedPriceImpact"]["quoted"]["relay"]
+    assert v2_record["protocol"]["orderData"] == quote["protocol"]["v2"]["orderData"]
+    currency_in = quote["details"]["currencyIn"]["currency"]
+    assert v2_data["currency"] == v2_data["feeCurrency"] == currency_in["address"]
+    assert v2_data["feeCurrencyObject"] == v2_data["appFeeCurrencyObject"] == currency_in
+    assert v2_data["subsidizedRequest"] is False and "subsidizedFee" in v2_data
+    assert v2_data["appFees"] == [] and v2_data["paidAppFees"] == []
+    assert "supersededByRequestId" in v2_data and "supersededByRequestId" not in v2_record
+    # ...and none of those v2 names survive in v3.
+    for v2_only in ("currency", "currencyObject", "feeCurrency", "feesUsd", "metadata", "price"):
+        assert v2_only not in data
+    for v2_only in ("subsidizedRequest", "subsidizedFee", "paidAppFees", "expandedPriceImpact"):
+        assert v2_only not in data
+    assert "partnerId" not in record and data["externalMetadata"] == {"partnerId": None}
+    assert record["supersededByRequestId"] is None and "supersededByRequestId" not in data
+    assert set(data["appFees"]) == {"quoted", "actual", "currency"}
+    assert "relay" not in data["fees"]["quoted"] and "platform" in data["fees"]["quoted"]
+
+
 def test_a_bridge_is_listed_exactly_in_v3_and_v2(start_service: StartService, devnet) -> None:
     service = start_service(run_workers=True, settings={"admin_token": "operator-token"})
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
@@ -101,45 +165,9 @@ def test_a_bridge_is_listed_exactly_in_v3_and_v2(start_service: StartService, de
     assert v2.status_code == 200, v2.text
     (v2_record,) = v2.json()["requests"]
 
-    data = record["data"]
-    assert record["id"] == request_id and record["status"] == "success"
-    assert record["sender"] == record["user"] == quote["details"]["sender"]
-    assert record["requestType"] == "Bridge" and record["features"] == []
-    assert data["failReason"] is None and data["refundFailReason"] is None
-    assert data["referrer"] == "wallet-a.example"
     assert "referrer" not in seen_by_other["requests"][0]["data"]  # not that key's request
-    (deposit,) = data["inTxs"]
-    (fill,) = data["outTxs"]
-    assert (deposit["txHash"], deposit["chainId"]) == (bridged["deposit"], ORIGIN)
-    assert (fill["txHash"], fill["chainId"], fill["status"]) == (
-        bridged["fill"],
-        DESTINATION,
-        "success",
-    )
-    assert int(fill["fee"]) > 0 and fill["block"] > 0 and fill["timestamp"] > 0
-    route = data["route"]
-    assert route["quoted"]["destination"]["outputCurrency"] == quote["details"]["currencyOut"]
-    assert route["actual"]["destination"] == route["quoted"]["destination"]
-    assert data["fees"]["quoted"]["platform"]["amount"] == quote["fees"]["relayerService"]["amount"]
-    assert data["fees"]["actual"] is not None
-    assert record["protocol"]["orderId"] == quote["protocol"]["v2"]["orderId"]
-    fills = record["protocol"]["settlement"]["destination"]["fills"]
-    assert fills == [{"chainId": DESTINATION, "transactionId": bridged["fill"]}]
-    assert record["createdAt"].endswith("Z") and record["updatedAt"] >= record["createdAt"]
-
-    # v2 is v3 with the spec's "Differences v2 to v3" undone.
-    v2_data = v2_record["data"]
-    assert v2_record["id"] == request_id and "sender" not in v2_record
-    assert v2_record["partnerId"] is None and v2_record["referrer"] == "wallet-a.example"
-    assert v2_data["failReason"] == "N/A" and v2_data["refundFailReason"] == "N/A"
-    assert v2_data["fees"]["price"] == quote["fees"]["relayerService"]["amount"]
-    assert v2_data["feesUsd"]["gas"] == quote["fees"]["relayerGas"]["amountUsd"]
-    assert v2_data["currencyObject"] == quote["details"]["currencyIn"]["currency"]
-    assert v2_data["metadata"]["sender"] == record["sender"]
-    assert [tx["hash"] for tx in v2_data["outTxs"]] == [bridged["fill"]]
-    assert "txHash" not in v2_data["inTxs"][0]
-    assert v2_data["expandedPriceImpact"]["quoted"]["relay"]
-    assert v2_record["protocol"]["orderData"] == quote["protocol"]["v2"]["orderData"]
+    _assert_v3_record(record, bridged)
+    _assert_v2_record(v2_record, record, bridged)
 
 
 @pytest.mark.parametrize(
