@@ -115,9 +115,10 @@ async def main_async(rows: int, repeat: int, keep: bool) -> None:
         try:
             sample = await _seed(engine, rows)
             queries = _queries(sample)
-            queries["deep paging (page 40)"] = {
+            depth = max(1, min(40, rows // 50 - 1))
+            queries[f"deep paging (page {depth})"] = {
                 "limit": ["50"],
-                "continuation": [await _deep_cursor(engine, 40)],
+                "continuation": [await _deep_cursor(engine, depth)],
             }
             for label, params in queries.items():
                 query = parse_listing(params)
