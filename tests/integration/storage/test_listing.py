@@ -150,8 +150,12 @@ def listing_params(draw: st.DrawFn, values: dict[str, list[str]]) -> dict[str, l
     for name in draw(st.lists(st.sampled_from(RANGE_NAMES), max_size=2, unique=True)):
         params[name] = [str(draw(range_bound(name)))]
     if draw(st.booleans()):
-        name = draw(st.sampled_from(["amountUsdMin", "amountUsdMax"]))
-        params[name] = [str(draw(st.integers(0, 100_000)))]
+        name = draw(
+            st.sampled_from(
+                ["amountUsdMin", "amountUsdMax", "appFeesAmountUsdMin", "appFeesAmountUsdMax"]
+            )
+        )
+        params[name] = [draw(st.sampled_from(["0", "0.5", "3", "7.25", "50000", "100000"]))]
     if draw(st.integers(0, 4)) == 0:
         features = draw(st.lists(st.sampled_from(FEATURES), min_size=1, max_size=2, unique=True))
         params["features"] = [",".join(features)]
