@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -30,12 +30,16 @@ db_app = typer.Typer(help="Database schema.")
 config_app = typer.Typer(help="Deployment file.")
 contracts_app = typer.Typer(help="Solidity contracts.")
 keys_app = typer.Typer(help="Integrators' API keys (stored only as hashes).")
+webhooks_app = typer.Typer(help="Each API key's webhook endpoint and its deliveries.")
 app.add_typer(chains_app, name="chains")
 app.add_typer(db_app, name="db")
 app.add_typer(config_app, name="config")
 app.add_typer(contracts_app, name="contracts")
 app.add_typer(keys_app, name="keys")
+app.add_typer(webhooks_app, name="webhooks")
 console = Console()
+T = TypeVar("T")
+KeyReference = Annotated[str, typer.Argument(help="API key id, its shown prefix, or the key")]
 
 
 def _settings(**overrides: object) -> Settings:
@@ -223,7 +227,7 @@ def keys_list() -> None:
 
 @keys_app.command("revoke")
 def keys_revoke(
-    key: Annotated[str, typer.Argument(help="Key id, shown prefix, or the key")],
+    key: KeyReference,
 ) -> None:
     """Revoke a key: it stops authenticating within seconds in every process."""
     from crossfill.store import api_keys
@@ -239,6 +243,91 @@ def keys_revoke(
             return row.id
 
     console.print(f"API key {asyncio.run(_revoke())} revoked")
+
+
+@webhooks_app.command("set")
+def webhooks_set(
+    api_key: Annotated[str, typer.Argument(help="The API key itself: it signs deliveries")],
+    url: str,
+    header: Annotated[list[str] | None, typer.Option(help="Extra header NAME=VALUE")] = None,
+) -> None:
+    """Send this key's status events to URL (replaces any earlier endpoint)."""
+    from crossfill.webhooks import config
+
+    settings = _settings()
+
+    async def _set() -> int:
+        async with _session(settings) as session, session.begin():
+            headers = config.parse_headers(header or [])
+            configured = await config.set_endpoint(session, settings, api_key, url, headers)
+            return configured.key.id
+
+    console.print(f"API key {_run_webhook_config(_set())}: webhook set to {url}")
+
+
+@webhooks_app.command("show")
+def webhooks_show(key: KeyReference) -> None:
+    """The key's endpoint, its headers (names only) and delivery counts."""
+    from crossfill.store import webhook_endpoints
+    from crossfill.webhooks import config
+
+    settings = _settings()
+
+    async def _show() -> str:
+        async with _session(settings) as session:
+            found = await config.find_key(session, key)
+            endpoint = await webhook_endpoints.get(session, found.id)
+            if endpoint is None:
+                return f"API key {found.id}: no webhook"
+            names = ", ".join(sorted(endpoint.headers)) or "none"
+            return f"API key {found.id}: {endpoint.url} (extra headers: {names})"
+
+    console.print(_run_webhook_config(_show()))
+
+
+@webhooks_app.command("remove")
+def webhooks_remove(
+    key: KeyReference,
+) -> None:
+    """Stop sending this key's events (pending ones are then skipped)."""
+    from crossfill.store import webhook_endpoints
+    from crossfill.webhooks import config
+
+    settings = _settings()
+
+    async def _remove() -> str:
+        async with _session(settings) as session, session.begin():
+            found = await config.find_key(session, key)
+            removed = await webhook_endpoints.remove(session, found.id)
+            return f"API key {found.id}: webhook {'removed' if removed else 'was not set'}"
+
+    console.print(_run_webhook_config(_remove()))
+
+
+@webhooks_app.command("replay")
+def webhooks_replay(
+    key: KeyReference,
+) -> None:
+    """Send this key's failed deliveries again, in order, with fresh retries."""
+    from crossfill.webhooks import config
+
+    settings = _settings()
+
+    async def _replay() -> int:
+        async with _session(settings) as session, session.begin():
+            found = await config.find_key(session, key)
+            return await config.replay_failed(session, found.id, now=datetime.now(UTC))
+
+    console.print(f"{_run_webhook_config(_replay())} failed deliveries queued again")
+
+
+def _run_webhook_config(work: Coroutine[Any, Any, T]) -> T:
+    from crossfill.webhooks.config import WebhookConfigError
+
+    try:
+        return asyncio.run(work)
+    except WebhookConfigError as exc:
+        raise CrossfillError(str(exc)) from exc
 
 
 @db_app.command("upgrade")

@@ -44,6 +44,14 @@ class Settings(BaseSettings):
     # Token buckets: requests per minute (bursts up to a minute's worth); 0 = unlimited.
     rate_limit_anonymous_per_minute: int = Field(default=600, ge=0)
     rate_limit_key_per_minute: int = Field(default=6000, ge=0)
+    # Webhooks: the secret that encrypts stored signing keys (devnet: a generated file in
+    # `home`), whether private/plain-http endpoints are allowed in production, delivery timing.
+    webhook_secret: str | None = Field(default=None, repr=False)
+    webhook_allow_private: bool = False
+    webhook_timeout_seconds: float = Field(default=10.0, gt=0)
+    webhook_backoff_base_seconds: float = Field(default=1.0, gt=0)
+    webhook_backoff_cap_seconds: float = Field(default=300.0, gt=0)
+    webhook_max_retries: int = Field(default=10, ge=0)
     # GET /requests/v2's monthly reductions: "YYYY-MM-DD:share,..." of the normal limit.
     v2_rate_limit_reductions: str = "2026-09-01:0.5,2026-10-01:0.25,2026-11-01:0.1"
 

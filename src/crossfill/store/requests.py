@@ -111,8 +111,19 @@ async def publish(session: AsyncSession, request: Request, *, now: datetime) -> 
     payload = status_record(facts_of(request, await transactions_of(session, request.id)))
     payload["requestId"] = request.id
     payload["referrer"] = request.referrer
+    payload["depositAddress"] = None
+    keyed = request.api_key_id is not None
     session.add(
-        OutboxEvent(request_id=request.id, event=STATUS_EVENT, payload=payload, created_at=now)
+        OutboxEvent(
+            request_id=request.id,
+            event=STATUS_EVENT,
+            payload=payload,
+            created_at=now,
+            # A keyed request's event is also its key's webhook delivery, due at once.
+            api_key_id=request.api_key_id,
+            delivery="pending" if keyed else None,
+            next_attempt_at=now if keyed else None,
+        )
     )
 
 

@@ -183,15 +183,45 @@ class ChainCursor(Base):
 
 
 class OutboxEvent(Base):
-    """A status event, written in the same transaction as the status change it reports."""
+    """A status event, written in the same transaction as the status change it reports.
+
+    For a request quoted with an API key it is also that key's webhook delivery: `delivery`
+    is pending → delivered | failed | skipped (no endpoint configured when it came due).
+    """
 
     __tablename__ = "outbox_events"
+    __table_args__ = (Index("ix_outbox_events_due", "delivery", "next_attempt_at"),)
 
     id: Mapped[int] = mapped_column(SerialId, primary_key=True)
     request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), index=True, nullable=False)
     event: Mapped[str] = mapped_column(String(64), nullable=False)
     payload: Mapped[dict[str, Any]] = mapped_column(JSONColumn, nullable=False)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    api_key_id: Mapped[int | None] = mapped_column(BigInteger)
+    delivery: Mapped[str | None] = mapped_column(String(16))
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    delivered_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    last_error: Mapped[str | None] = mapped_column(String(500))
+
+
+class WebhookEndpoint(Base):
+    """An API key's one webhook: where to POST, extra headers, and the key to sign with.
+
+    The signature is an HMAC keyed with the API key itself (spec), so the key is kept here,
+    encrypted with the service's webhook secret (`crossfill.webhook_secret`), never in clear.
+    """
+
+    __tablename__ = "webhook_endpoints"
+
+    api_key_id: Mapped[int] = mapped_column(
+        ForeignKey("api_keys.id"), primary_key=True, autoincrement=False
+    )
+    url: Mapped[str] = mapped_column(String(2000), nullable=False)
+    headers: Mapped[dict[str, Any]] = mapped_column(JSONColumn, nullable=False)
+    encrypted_key: Mapped[str] = mapped_column(Text, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
 class SentTransaction(Base):

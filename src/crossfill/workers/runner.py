@@ -11,12 +11,13 @@ from datetime import UTC, datetime
 from crossfill.chains.txmanager import TxManager
 from crossfill.config.secrets import resolve_holder
 from crossfill.runtime import Runtime
-from crossfill.store import requests
+from crossfill.store import outbox, requests
 from crossfill.store.db import is_sqlite
 from crossfill.types import ChainId
 from crossfill.workers.indexer import Indexer
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
+from crossfill.workers.webhooks import WebhookDispatcher
 
 
 def utc_now() -> datetime:
@@ -34,6 +35,7 @@ class Workers:
     indexers: dict[ChainId, Indexer]
     solvers: dict[ChainId, Solver]
     refunders: dict[ChainId, Refunder]
+    webhooks: WebhookDispatcher
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
@@ -83,7 +85,8 @@ class Workers:
         }
         for indexer in indexers.values():
             indexer.on_pending = lambda chain_id: _wake(solvers, chain_id)
-        return cls(indexers, solvers, refunders)
+        webhooks = WebhookDispatcher(runtime.sessions, settings, now=utc_now)
+        return cls(indexers, solvers, refunders, webhooks)
 
     async def recover(self, runtime: Runtime) -> None:
         """At start: with SQLite this is the only worker process, so leases of a crashed
@@ -91,6 +94,7 @@ class Workers:
         if is_sqlite(runtime.settings.database):
             async with runtime.sessions() as session, session.begin():
                 await requests.release_leases(session)
+                await outbox.release_leases(session)
 
     def start(self) -> None:
         for chain_id, indexer in self.indexers.items():
@@ -99,6 +103,7 @@ class Workers:
             self._tasks.append(asyncio.create_task(solver.run(), name=f"solver-{chain_id}"))
         for chain_id, refunder in self.refunders.items():
             self._tasks.append(asyncio.create_task(refunder.run(), name=f"refunder-{chain_id}"))
+        self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
     async def stop(self) -> None:
         for task in self._tasks:

@@ -1,0 +1,62 @@
+"""Webhook deliveries in the outbox: claim what is due, record each attempt.
+
+Only the oldest pending event of a request can be due, so a request's events go out in
+order; claims are leased (SKIP LOCKED on PostgreSQL) so several dispatchers never send the
+same event at once, and a crashed dispatcher's events come due again when the lease ends.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import exists, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from crossfill.store.tables import OutboxEvent, WebhookEndpoint
+
+PENDING, DELIVERED, FAILED, SKIPPED = "pending", "delivered", "failed", "skipped"
+
+
+async def claim_due(
+    session: AsyncSession, *, now: datetime, lease: timedelta, limit: int
+) -> list[OutboxEvent]:
+    earlier = aliased(OutboxEvent)
+    blocked = exists().where(
+        earlier.request_id == OutboxEvent.request_id,
+        earlier.delivery == PENDING,
+        earlier.id < OutboxEvent.id,
+    )
+    query = (
+        select(OutboxEvent)
+        .where(
+            OutboxEvent.delivery == PENDING,
+            OutboxEvent.next_attempt_at <= now,
+            or_(OutboxEvent.lease_expires_at.is_(None), OutboxEvent.lease_expires_at < now),
+            ~blocked,
+        )
+        .order_by(OutboxEvent.id)
+        .limit(limit)
+    )
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True, of=OutboxEvent)
+    claimed = list(await session.scalars(query))
+    for event in claimed:
+        event.lease_expires_at = now + lease
+    await session.flush()
+    return claimed
+
+
+async def endpoints_for(session: AsyncSession, api_key_ids: set[int]) -> dict[int, WebhookEndpoint]:
+    rows = await session.scalars(
+        select(WebhookEndpoint).where(WebhookEndpoint.api_key_id.in_(api_key_ids))
+    )
+    return {row.api_key_id: row for row in rows}
+
+
+async def release_leases(session: AsyncSession) -> None:
+    await session.execute(
+        update(OutboxEvent)
+        .where(OutboxEvent.delivery == PENDING, OutboxEvent.lease_expires_at.is_not(None))
+        .values(lease_expires_at=None)
+    )

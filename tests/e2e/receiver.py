@@ -1,0 +1,85 @@
+"""A real HTTP webhook receiver for tests, verifying every delivery with its own HMAC code."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from crossfill.devnet.anvil import free_port
+
+
+@dataclass
+class Delivery:
+    at: float
+    event_id: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    answered: int
+    authentic: bool
+
+
+@dataclass
+class Receiver:
+    """Answers 500 to the first `fail_first` attempts of each event (all, if None: forever)."""
+
+    key: str
+    fail_first: int = 0
+    always_fail: bool = False
+    deliveries: list[Delivery] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver._handle(self, raw)
+
+            def log_message(self, *_args: object) -> None:
+                pass
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/hooks"
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def _authentic(self, headers: dict[str, str], raw: bytes) -> bool:
+        stamp = headers.get("X-Signature-Timestamp", "")
+        expected = hmac.new(self.key.encode(), stamp.encode() + b"." + raw, hashlib.sha256)
+        given = headers.get("X-Signature-SHA256", "")
+        fresh = stamp.isdigit() and abs(time.time() - int(stamp)) < 300
+        return fresh and hmac.compare_digest(expected.hexdigest(), given)
+
+    def _handle(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
+        headers = dict(handler.headers.items())
+        event_id = headers.get("X-Webhook-Id", "")
+        authentic = self._authentic(headers, raw)
+        with self._lock:
+            tries = sum(1 for d in self.deliveries if d.event_id == event_id)
+            failing = self.always_fail or tries < self.fail_first
+            answered = 401 if not authentic else 500 if failing else 200
+            self.deliveries.append(
+                Delivery(time.monotonic(), event_id, headers, json.loads(raw), answered, authentic)
+            )
+        handler.send_response(answered)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    def accepted(self, request_id: str | None = None) -> list[Delivery]:
+        with self._lock:
+            return [
+                d
+                for d in self.deliveries
+                if d.answered == 200 and request_id in (None, d.body["data"]["requestId"])
+            ]
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,194 @@
+"""Signed webhook deliveries to a real HTTP receiver: order, retries, failure and replay."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from web3 import Web3
+
+from crossfill.contracts import calldata
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import (
+    DESTINATION,
+    NATIVE,
+    ORIGIN,
+    final_status,
+    funded_user,
+    request_quote,
+    rpc_urls,
+)
+from tests.e2e.conftest import ServiceThread, StartService, validate_against, wait_for
+from tests.e2e.receiver import Receiver
+from tests.e2e.wallet import execute_steps, send_item
+
+BRIDGED = ["waiting", "pending", "submitted", "success"]
+
+OPERATOR = {"Authorization": "Bearer operator-token"}
+
+
+def _crossfill(service: ServiceThread, *args: str) -> str:
+    env = {
+        **os.environ,
+        "CROSSFILL_HOME": str(service.settings.home),
+        "CROSSFILL_LOG_LEVEL": "WARNING",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "crossfill", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def _keyed_service(start_service: StartService, **settings: Any) -> tuple[ServiceThread, str]:
+    service = start_service(
+        run_workers=True, settings={"admin_token": "operator-token", **settings}
+    )
+    created = httpx.post(
+        f"{service.base_url}/admin/api-keys", json={"name": "hooks"}, headers=OPERATOR, timeout=10
+    )
+    return service, created.json()["key"]
+
+
+@pytest.fixture
+def receivers() -> Iterator[list[Receiver]]:
+    made: list[Receiver] = []
+    yield made
+    for receiver in made:
+        receiver.stop()
+
+
+def _native_quote(service: ServiceThread, key: str, user: Any) -> dict[str, Any]:
+    body = {
+        "user": user.address,
+        "originChainId": ORIGIN,
+        "destinationChainId": DESTINATION,
+        "originCurrency": NATIVE,
+        "destinationCurrency": NATIVE,
+        "amount": str(10**17),
+        "tradeType": "EXACT_INPUT",
+        "referrer": "hooks.example",
+    }
+    with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
+        return request_quote(http, body)
+
+
+def _statuses(receiver: Receiver, request_id: str) -> list[str]:
+    return [d.body["data"]["status"] for d in receiver.accepted(request_id)]
+
+
+def test_bridge_events_arrive_signed_and_in_order(start_service, devnet, receivers) -> None:
+    service, key = _keyed_service(start_service)
+    receiver = Receiver(key)
+    receivers.append(receiver)
+    _crossfill(service, "webhooks", "set", key, receiver.url, "--header", "X-Partner=acme")
+    assert receiver.url in _crossfill(service, "webhooks", "show", key[:10])
+    user = funded_user(devnet)
+    quote = _native_quote(service, key, user)
+    request_id = quote["steps"][0]["requestId"]
+    execute_steps(quote, user, rpc_urls(devnet))
+    expected = ["waiting", "pending", "submitted", "success"]
+    assert wait_for(lambda: _statuses(receiver, request_id) == expected, timeout=30), _statuses(
+        receiver, request_id
+    )
+    deliveries = receiver.accepted(request_id)
+    assert all(d.authentic for d in receiver.deliveries)
+    assert len({d.event_id for d in deliveries}) == 4
+    for delivery in deliveries:
+        validate_against("webhook", delivery.body)
+        assert delivery.headers["X-Partner"] == "acme"
+        data = delivery.body["data"]
+        assert data["failReason"] == "N/A" and data["refundFailReason"] == "N/A"
+        assert data["referrer"] == "hooks.example" and data["depositAddress"] is None
+    assert deliveries[-1].body["data"]["txHashes"]
+
+
+def test_underpaid_bridge_reports_failure_then_refund(start_service, devnet, receivers) -> None:
+    service, key = _keyed_service(start_service)
+    receiver = Receiver(key)
+    receivers.append(receiver)
+    _crossfill(service, "webhooks", "set", key, receiver.url)
+    user = funded_user(devnet)
+    quote = _native_quote(service, key, user)
+    request_id = quote["steps"][0]["requestId"]
+    paid = int(quote["details"]["currencyIn"]["amount"]) - 1000
+    order_id = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
+    data = calldata.deposit_native(user.address, order_id)
+    depository = devnet.deployment.chains[0].contracts.depository
+
+    web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
+    send_item(
+        web3,
+        user,
+        {"to": depository, "data": calldata.hex_data(data), "value": str(paid), "chainId": ORIGIN},
+    )
+    assert wait_for(lambda: _statuses(receiver, request_id)[-1:] == ["refund"], timeout=40)
+    statuses = _statuses(receiver, request_id)
+    assert statuses == ["waiting", "failure", "refund"], statuses
+    last = receiver.accepted(request_id)[-1].body["data"]
+    assert last["failReason"] == "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
+
+
+def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> str:
+    user = funded_user(devnet)
+    quote = _native_quote(service, key, user)
+    execute_steps(quote, user, rpc_urls(devnet))
+    request_id: str = quote["steps"][0]["requestId"]
+    return request_id
+
+
+def test_retries_back_off_then_deliver(start_service, devnet, receivers) -> None:
+    service, key = _keyed_service(
+        start_service, webhook_backoff_base_seconds=0.1, webhook_backoff_cap_seconds=5
+    )
+    receiver = Receiver(key, fail_first=3)
+    receivers.append(receiver)
+    _crossfill(service, "webhooks", "set", key, receiver.url)
+    request_id = _bridge(service, devnet, key)
+    assert wait_for(lambda: _statuses(receiver, request_id) == BRIDGED, timeout=40)
+    by_event: dict[str, list[Any]] = {}
+    for delivery in receiver.deliveries:
+        by_event.setdefault(delivery.event_id, []).append(delivery)
+    assert len(by_event) == 4
+    for attempts in by_event.values():
+        assert [d.answered for d in attempts] == [500, 500, 500, 200]
+        gaps = [later.at - earlier.at for earlier, later in itertools.pairwise(attempts)]
+        for retry, gap in enumerate(gaps, start=1):
+            assert gap >= 0.1 * 2 ** (retry - 1) / 2 - 0.02, gaps  # at least half the backoff
+
+
+def test_exhausted_deliveries_are_kept_failed_and_replayed(
+    start_service, devnet, receivers
+) -> None:
+    service, key = _keyed_service(
+        start_service,
+        webhook_backoff_base_seconds=0.01,
+        webhook_backoff_cap_seconds=0.05,
+    )
+    receiver = Receiver(key, always_fail=True)
+    receivers.append(receiver)
+    _crossfill(service, "webhooks", "set", key, receiver.url)
+    request_id = _bridge(service, devnet, key)
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        assert final_status(http, request_id)["status"] == "success"
+    # Each of the 4 events: the first try and 10 retries, then the next event's turn.
+    assert wait_for(lambda: len(receiver.deliveries) >= 44, timeout=30), len(receiver.deliveries)
+    wait_for(lambda: False, timeout=0.5)  # no 12th attempt of anything comes
+    tries_per_event: dict[str, int] = {}
+    for delivery in receiver.deliveries:
+        tries_per_event[delivery.event_id] = tries_per_event.get(delivery.event_id, 0) + 1
+    assert sorted(tries_per_event.values()) == [11, 11, 11, 11]
+    receiver.always_fail = False
+    assert "4 failed deliveries queued again" in _crossfill(service, "webhooks", "replay", key[:10])
+    assert wait_for(lambda: _statuses(receiver, request_id) == BRIDGED, timeout=10)
