@@ -192,3 +192,30 @@ def test_exhausted_deliveries_are_kept_failed_and_replayed(
     receiver.always_fail = False
     assert "4 failed deliveries queued again" in _crossfill(service, "webhooks", "replay", key[:10])
     assert wait_for(lambda: _statuses(receiver, request_id) == BRIDGED, timeout=10)
+
+
+def test_admin_webhook_endpoints(start_service) -> None:
+    service, key = _keyed_service(start_service)
+    with httpx.Client(base_url=service.base_url, timeout=10, headers=OPERATOR) as http:
+        key_id = http.get("/admin/api-keys").json()["apiKeys"][0]["id"]
+        by_id = http.put("/admin/webhooks", json={"apiKey": str(key_id), "url": "http://x.test"})
+        assert by_id.status_code == 400 and "API key itself" in by_id.json()["message"]
+        bad_url = http.put("/admin/webhooks", json={"apiKey": key, "url": "ftp://x.test/h"})
+        assert bad_url.status_code == 400
+        reserved = http.put(
+            "/admin/webhooks",
+            json={"apiKey": key, "url": "http://x.test", "headers": {"X-Signature-SHA256": "1"}},
+        )
+        assert reserved.status_code == 400
+        good = http.put(
+            "/admin/webhooks",
+            json={"apiKey": key, "url": "http://x.test/h", "headers": {"X-Partner": "acme"}},
+        )
+        assert good.status_code == 200, good.text
+        shown = http.get(f"/admin/webhooks/{key_id}").json()
+        assert shown["url"] == "http://x.test/h" and shown["headerNames"] == ["X-Partner"]
+        assert key not in str(shown)
+        assert http.post(f"/admin/webhooks/{key_id}/replay").json()["queued"] == 0
+        assert http.delete(f"/admin/webhooks/{key_id}").status_code == 200
+        assert http.delete(f"/admin/webhooks/{key_id}").status_code == 404
+        assert http.get(f"/admin/webhooks/{key_id}").json()["url"] is None

@@ -1,7 +1,8 @@
 """Operator endpoints behind `CROSSFILL_ADMIN_TOKEN` (`Authorization: Bearer <token>`).
 
-API keys: create (the key is in this one response only), list, revoke. Off when no token is
-configured.
+API keys: create (the key is in this one response only), list, revoke. Webhooks: set (with
+the key itself, which signs deliveries), show, remove, replay failed deliveries. Off when no
+token is configured.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from crossfill.api.deps import RuntimeDep
-from crossfill.errors import Forbidden, NotFound, Unauthorized
-from crossfill.store import api_keys
-from crossfill.store.tables import ApiKey
+from crossfill.errors import BadRequest, Forbidden, NotFound, Unauthorized
+from crossfill.store import api_keys, webhook_endpoints
+from crossfill.store.tables import ApiKey, WebhookEndpoint
+from crossfill.webhooks import config as webhook_config
 
 
 def _operator(request: Request, runtime: RuntimeDep) -> None:
@@ -67,3 +69,54 @@ async def revoke_key(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
             raise NotFound(f"No API key with id {key_id}")
         await api_keys.revoke(session, key, now=datetime.now(UTC))
         return key_wire(key)
+
+
+class WebhookSetting(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    apiKey: Annotated[str, Field(min_length=1, description="The key itself: it signs deliveries")]
+    url: Annotated[str, Field(min_length=1, max_length=2000)]
+    headers: dict[str, str] = {}
+
+
+def _webhook_wire(key_id: int, endpoint: WebhookEndpoint | None) -> dict[str, Any]:
+    if endpoint is None:
+        return {"apiKeyId": key_id, "url": None, "headerNames": []}
+    return {
+        "apiKeyId": key_id,
+        "url": endpoint.url,
+        "headerNames": sorted(endpoint.headers),
+        "updatedAt": api_keys.iso(endpoint.updated_at),
+    }
+
+
+@router.put("/webhooks")
+async def set_webhook(body: WebhookSetting, runtime: RuntimeDep) -> dict[str, Any]:
+    async with runtime.sessions() as session, session.begin():
+        try:
+            configured = await webhook_config.set_endpoint(
+                session, runtime.settings, body.apiKey, body.url, body.headers
+            )
+        except webhook_config.WebhookConfigError as exc:
+            raise BadRequest(str(exc)) from exc
+        return _webhook_wire(configured.key.id, configured.endpoint)
+
+
+@router.get("/webhooks/{key_id}")
+async def show_webhook(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+    async with runtime.sessions() as session:
+        return _webhook_wire(key_id, await webhook_endpoints.get(session, key_id))
+
+
+@router.delete("/webhooks/{key_id}")
+async def remove_webhook(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+    async with runtime.sessions() as session, session.begin():
+        if not await webhook_endpoints.remove(session, key_id):
+            raise NotFound(f"API key {key_id} has no webhook")
+    return {"apiKeyId": key_id, "removed": True}
+
+
+@router.post("/webhooks/{key_id}/replay")
+async def replay_webhooks(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+    async with runtime.sessions() as session, session.begin():
+        queued = await webhook_config.replay_failed(session, key_id, now=datetime.now(UTC))
+    return {"apiKeyId": key_id, "queued": queued}
