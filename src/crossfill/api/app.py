@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -13,9 +14,20 @@ from crossfill import __version__
 from crossfill.api.auth import KeyCache
 from crossfill.api.errors import install_error_handlers
 from crossfill.api.rate_limit import RateLimited, build_limiter
-from crossfill.api.routes import admin, chains, health, quote, requests, status, transactions
+from crossfill.api.routes import (
+    admin,
+    chains,
+    health,
+    quote,
+    requests,
+    status,
+    transactions,
+    ws,
+)
 from crossfill.domain.deprecation import V2Schedule, parse_reductions
 from crossfill.errors import ConfigError
+from crossfill.events.hub import StatusHub
+from crossfill.events.tail import OutboxTail
 from crossfill.runtime import Runtime
 from crossfill.workers.runner import Workers
 
@@ -41,6 +53,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if follow_heads:
             runtime.start_followers()
+        tail = asyncio.create_task(app.state.outbox_tail.run(), name="outbox-tail")
         workers = Workers.build(runtime) if run_workers else None
         app.state.workers = workers
         if workers is not None:
@@ -51,6 +64,8 @@ def create_app(
         finally:
             if workers is not None:
                 await workers.stop()
+            tail.cancel()
+            await asyncio.gather(tail, return_exceptions=True)
             await app.state.limiter.close()
             await runtime.close()
 
@@ -63,6 +78,10 @@ def create_app(
     app.state.runtime = runtime
     app.state.wall_clock = wall_clock
     app.state.key_cache = KeyCache()
+    app.state.hub = StatusHub()
+    app.state.outbox_tail = OutboxTail(
+        runtime.sessions, app.state.hub, database_url=runtime.settings.database
+    )
     app.state.limiter = build_limiter(runtime.settings.redis_url)
     try:
         reductions = parse_reductions(runtime.settings.v2_rate_limit_reductions)
@@ -78,6 +97,7 @@ def create_app(
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(admin.router)
+    app.include_router(ws.router)
     for public in (chains, quote, status, transactions, requests):
         app.include_router(public.router, dependencies=[RateLimited])
     return app

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.status import RequestStatus, check_transition
@@ -125,6 +125,8 @@ async def publish(session: AsyncSession, request: Request, *, now: datetime) -> 
             next_attempt_at=now if keyed else None,
         )
     )
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        await session.execute(text("NOTIFY crossfill_outbox"))  # delivered on commit
 
 
 async def record_transaction(

@@ -1,0 +1,107 @@
+"""Follows the outbox and hands each new status event to the hub.
+
+The outbox is the durable record, so every API process can tail it: with SQLite (one process)
+and with PostgreSQL (many processes, any of them or a worker writing). On PostgreSQL the
+writer's `NOTIFY crossfill_outbox` (sent on commit, see `store.requests.publish`) wakes the
+tail at once through `LISTEN`; otherwise it polls. A dropped notification only delays an
+update until the next poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+import asyncpg
+import structlog
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.events.hub import StatusHub
+from crossfill.store.tables import OutboxEvent
+from crossfill.workers.loop import run_forever
+
+log = structlog.get_logger(__name__)
+CHANNEL = "crossfill_outbox"
+BATCH = 500
+# PostgreSQL hands out ids at insert but commits in any order: an event with a lower id can
+# become visible after a higher one was read. So each read looks this many ids back and skips
+# those already sent.
+LATE_COMMIT_WINDOW = 200
+
+
+def websocket_message(event: OutboxEvent) -> dict[str, object]:
+    return {
+        "event": event.event,
+        "data": event.payload,
+        "publishedAt": int(time.time() * 1000),
+    }
+
+
+class OutboxTail:
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        hub: StatusHub,
+        *,
+        database_url: str,
+        poll_seconds: float = 0.1,
+    ) -> None:
+        self.sessions = sessions
+        self.hub = hub
+        self.database_url = database_url
+        self.poll_seconds = poll_seconds
+        self._last_id: int | None = None
+        self._sent: dict[int, None] = {}  # recently sent ids, oldest first
+        self._wakeup = asyncio.Event()
+        self._listener: asyncpg.Connection | None = None
+
+    async def run(self) -> None:
+        await self._listen()
+        try:
+            await run_forever("outbox-tail", self.tick, self._wait)
+        finally:
+            if self._listener is not None:
+                await self._listener.close()
+
+    async def _listen(self) -> None:
+        if not self.database_url.startswith("postgresql"):
+            return
+        dsn = self.database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
+        try:
+            self._listener = await asyncpg.connect(dsn)
+            await self._listener.add_listener(CHANNEL, lambda *_: self._wakeup.set())
+        except (OSError, asyncpg.PostgresError) as exc:
+            log.warning("LISTEN unavailable; polling the outbox only", error=str(exc))
+
+    async def _wait(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wakeup.wait(), self.poll_seconds)
+        self._wakeup.clear()
+
+    async def tick(self) -> None:
+        async with self.sessions() as session:
+            if self._last_id is None:  # start from now: sockets get what happens from here on
+                self._last_id = int(await session.scalar(select(func.max(OutboxEvent.id))) or 0)
+                return
+            if not self.hub.watched:
+                newest = await session.scalar(select(func.max(OutboxEvent.id)))
+                self._last_id = int(newest or self._last_id)
+                return
+            events = list(
+                await session.scalars(
+                    select(OutboxEvent)
+                    .where(OutboxEvent.id > self._last_id - LATE_COMMIT_WINDOW)
+                    .order_by(OutboxEvent.id)
+                    .limit(BATCH + LATE_COMMIT_WINDOW)
+                )
+            )
+        for event in events:
+            if event.id in self._sent:
+                continue
+            self.hub.dispatch(event.request_id, websocket_message(event))
+            self._sent[event.id] = None
+            self._last_id = max(self._last_id, event.id)
+        while len(self._sent) > 4 * LATE_COMMIT_WINDOW + BATCH:
+            del self._sent[next(iter(self._sent))]

@@ -1,0 +1,116 @@
+"""The /ws status stream: a subscriber sees every status of its request, in order, and no other."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, funded_user, request_quote, rpc_urls
+from tests.e2e.conftest import ServiceThread, StartService, validate_against
+from tests.e2e.wallet import execute_steps
+
+EVENT = "request.status.updated"
+BRIDGED = ["waiting", "pending", "submitted", "success"]
+
+
+def _quote(service: ServiceThread, devnet: RunningDevnet) -> tuple[dict[str, Any], Any]:
+    user = funded_user(devnet)
+    body = {
+        "user": user.address,
+        "originChainId": ORIGIN,
+        "destinationChainId": DESTINATION,
+        "originCurrency": NATIVE,
+        "destinationCurrency": NATIVE,
+        "amount": str(10**17),
+        "tradeType": "EXACT_INPUT",
+    }
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        return request_quote(http, body), user
+
+
+async def _send(socket: ClientConnection, kind: str, request_id: str) -> dict[str, Any]:
+    await socket.send(json.dumps({"type": kind, "event": EVENT, "filters": {"id": request_id}}))
+    reply: dict[str, Any] = json.loads(await socket.recv())
+    return reply
+
+
+async def _updates_until_success(socket: ClientConnection) -> list[dict[str, Any]]:
+    updates: list[dict[str, Any]] = []
+    while not updates or updates[-1]["data"]["status"] != "success":
+        updates.append(json.loads(await asyncio.wait_for(socket.recv(), 30)))
+    return updates
+
+
+def test_subscriber_sees_its_request_in_order_and_nothing_else(
+    start_service: StartService, devnet: RunningDevnet
+) -> None:
+    service = start_service(run_workers=True)
+    watched, watched_user = _quote(service, devnet)
+    other, other_user = _quote(service, devnet)
+    request_id = watched["steps"][0]["requestId"]
+    url = service.base_url.replace("http://", "ws://") + "/ws"
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+        async with connect(url) as socket:
+            ready = json.loads(await socket.recv())
+            subscribed = await _send(socket, "subscribe", request_id)
+            await asyncio.to_thread(execute_steps, other, other_user, rpc_urls(devnet))
+            await asyncio.to_thread(execute_steps, watched, watched_user, rpc_urls(devnet))
+            return ready, subscribed, await _updates_until_success(socket)
+
+    ready, subscribed, updates = asyncio.run(scenario())
+    assert ready["type"] == "connection" and ready["status"] == "ready" and ready["data"]["id"]
+    assert subscribed == {
+        "type": "subscribe",
+        "status": "success",
+        "data": {"event": EVENT, "filters": {"id": request_id}},
+    }
+    assert [u["data"]["status"] for u in updates] == BRIDGED
+    for update in updates:
+        assert update["event"] == EVENT and isinstance(update["publishedAt"], int)
+        assert update["data"]["requestId"] == request_id
+        validate_against("webhook", {"event": EVENT, "timestamp": 0, "data": update["data"]})
+
+
+def test_protocol_errors_and_unsubscribe(start_service: StartService) -> None:
+    service = start_service()
+    url = service.base_url.replace("http://", "ws://") + "/ws"
+
+    async def scenario() -> list[dict[str, Any]]:
+        replies = []
+        async with connect(url) as socket:
+            await socket.recv()  # ready
+            for raw in ("not json", json.dumps({"type": "dance"})):
+                await socket.send(raw)
+                replies.append(json.loads(await socket.recv()))
+            await socket.send(json.dumps({"type": "subscribe", "event": EVENT, "filters": {}}))
+            replies.append(json.loads(await socket.recv()))
+            replies.append(await _send(socket, "unsubscribe", "0xabc"))
+        return replies
+
+    replies = asyncio.run(scenario())
+    assert [r["status"] for r in replies] == ["error", "error", "error", "success"]
+    assert replies[-1]["type"] == "unsubscribe"
+
+
+def test_an_invalid_api_key_is_refused(start_service: StartService) -> None:
+    service = start_service()
+    url = service.base_url.replace("http://", "ws://") + "/ws?apiKey=cfk_wrong"
+
+    async def scenario() -> int | None:
+        try:
+            async with connect(url) as socket:
+                await socket.recv()
+        except ConnectionClosed as closed:
+            return closed.rcvd.code if closed.rcvd else None
+        except Exception as exc:  # handshake refused before accept
+            return getattr(getattr(exc, "response", None), "status_code", -1)
+        return None
+
+    assert asyncio.run(scenario()) in (1008, 403)
