@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.events.hub import StatusHub
+from crossfill.store import outbox_signal
 from crossfill.store.tables import OutboxEvent
 from crossfill.workers.loop import run_forever
 
@@ -59,9 +60,11 @@ class OutboxTail:
 
     async def run(self) -> None:
         await self._listen()
+        outbox_signal.register(self._wakeup)
         try:
             await run_forever("outbox-tail", self.tick, self._wait)
         finally:
+            outbox_signal.unregister(self._wakeup)
             if self._listener is not None:
                 await self._listener.close()
 

@@ -60,3 +60,19 @@ async def release_leases(session: AsyncSession) -> None:
         .where(OutboxEvent.delivery == PENDING, OutboxEvent.lease_expires_at.is_not(None))
         .values(lease_expires_at=None)
     )
+
+
+async def settle(
+    session: AsyncSession, event_ids: list[int], outcome: str, *, now: datetime
+) -> None:
+    """Mark events delivered or skipped, in one statement."""
+    if event_ids:
+        await session.execute(
+            update(OutboxEvent)
+            .where(OutboxEvent.id.in_(event_ids))
+            .values(
+                delivery=outcome,
+                lease_expires_at=None,
+                delivered_at=now if outcome == DELIVERED else None,
+            )
+        )

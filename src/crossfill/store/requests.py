@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.status import RequestStatus, check_transition
 from crossfill.domain.status_record import RequestFacts, status_record
-from crossfill.quoting.engine import BridgeQuote
+from crossfill.store import outbox_signal
 from crossfill.store.db import as_utc
+
+if TYPE_CHECKING:
+    from crossfill.quoting.engine import BridgeQuote
 from crossfill.store.tables import OutboxEvent, Request, RequestTransaction
 
 
@@ -105,7 +108,7 @@ async def move(
     await publish(session, request, now=now)
 
 
-async def publish(session: AsyncSession, request: Request, *, now: datetime) -> None:
+async def publish(session: AsyncSession, request: Request, *, now: datetime) -> OutboxEvent:
     """Queue the request's current status as an event, in the caller's transaction."""
     await session.flush()
     payload = status_record(facts_of(request, await transactions_of(session, request.id)))
@@ -113,20 +116,21 @@ async def publish(session: AsyncSession, request: Request, *, now: datetime) -> 
     payload["referrer"] = request.referrer
     payload["depositAddress"] = None
     keyed = request.api_key_id is not None
-    session.add(
-        OutboxEvent(
-            request_id=request.id,
-            event=STATUS_EVENT,
-            payload=payload,
-            created_at=now,
-            # A keyed request's event is also its key's webhook delivery, due at once.
-            api_key_id=request.api_key_id,
-            delivery="pending" if keyed else None,
-            next_attempt_at=now if keyed else None,
-        )
+    event = OutboxEvent(
+        request_id=request.id,
+        event=STATUS_EVENT,
+        payload=payload,
+        created_at=now,
+        # A keyed request's event is also its key's webhook delivery, due at once.
+        api_key_id=request.api_key_id,
+        delivery="pending" if keyed else None,
+        next_attempt_at=now if keyed else None,
     )
+    session.add(event)
+    outbox_signal.mark(session.sync_session)
     if session.bind is not None and session.bind.dialect.name == "postgresql":
         await session.execute(text("NOTIFY crossfill_outbox"))  # delivered on commit
+    return event
 
 
 async def record_transaction(

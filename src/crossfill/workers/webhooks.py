@@ -23,14 +23,18 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config.webhook_secret import SigningKeyBox
 from crossfill.settings import Settings
-from crossfill.store import outbox
+from crossfill.store import outbox, outbox_signal
 from crossfill.store.db import as_utc
 from crossfill.store.tables import OutboxEvent, WebhookEndpoint
 from crossfill.webhooks.signing import EVENT_ID_HEADER, signed_headers
 from crossfill.workers.loop import run_forever
 
 log = structlog.get_logger(__name__)
-BATCH = 200
+BATCH = 500
+# Concurrent deliveries per endpoint URL: enough to keep a receiver busy; a slow receiver
+# fills only its own slots. (httpx's pool slows down with many open connections: 16 per
+# endpoint delivered 2.3x more per second than 200 in `bench/webhooks.py`.)
+SLOTS_PER_ENDPOINT = 16
 
 
 def retry_delay(attempt: int, *, base: float, cap: float, rng: random.Random) -> float:
@@ -55,7 +59,7 @@ class WebhookDispatcher:
         settings: Settings,
         *,
         now: Callable[[], datetime],
-        interval_seconds: float = 0.05,
+        interval_seconds: float = 0.1,
         rng: random.Random | None = None,
     ) -> None:
         self.sessions = sessions
@@ -67,8 +71,10 @@ class WebhookDispatcher:
         self._box: SigningKeyBox | None = None
         self._http = httpx.AsyncClient(
             timeout=settings.webhook_timeout_seconds,
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            limits=httpx.Limits(max_connections=100, max_keepalive_connections=100),
         )
+        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._keys: dict[str, str] = {}  # sealed → signing key, a small cache
         self._wakeup = asyncio.Event()
 
     def wake(self) -> None:
@@ -80,9 +86,11 @@ class WebhookDispatcher:
         self._wakeup.clear()
 
     async def run(self) -> None:
+        outbox_signal.register(self._wakeup)
         try:
             await run_forever("webhooks", self.tick, self._wait)
         finally:
+            outbox_signal.unregister(self._wakeup)
             await self._http.aclose()
 
     async def tick(self) -> None:
@@ -90,15 +98,17 @@ class WebhookDispatcher:
             due = await outbox.claim_due(session, now=self.now(), lease=self.lease, limit=BATCH)
             keys = {event.api_key_id for event in due if event.api_key_id is not None}
             endpoints = await outbox.endpoints_for(session, keys) if keys else {}
-        if due:
-            await asyncio.gather(
-                *(self._deliver(event, endpoints.get(event.api_key_id or 0)) for event in due)
-            )
-
-    async def _deliver(self, event: OutboxEvent, endpoint: WebhookEndpoint | None) -> None:
-        if endpoint is None:
-            await self._record(event.id, outbox.SKIPPED, None)
+        if not due:
             return
+        outcomes = await asyncio.gather(
+            *(self._deliver(event, endpoints.get(event.api_key_id or 0)) for event in due)
+        )
+        await self._record(dict(zip((event.id for event in due), outcomes, strict=True)))
+
+    async def _deliver(self, event: OutboxEvent, endpoint: WebhookEndpoint | None) -> str | None:
+        """None when delivered, `SKIPPED` without an endpoint, else what went wrong."""
+        if endpoint is None:
+            return outbox.SKIPPED
         if self._box is None:
             self._box = SigningKeyBox.from_settings(self.settings)
         body = delivery_body(event)
@@ -106,38 +116,54 @@ class WebhookDispatcher:
             **endpoint.headers,
             "Content-Type": "application/json",
             EVENT_ID_HEADER: str(event.id),
-            **signed_headers(self._box.open(endpoint.encrypted_key), body),
+            **signed_headers(self._signing_key(endpoint), body),
         }
+        slots = self._slots.setdefault(endpoint.url, asyncio.Semaphore(SLOTS_PER_ENDPOINT))
         try:
-            response = await self._http.post(endpoint.url, content=body, headers=headers)
-            error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
+            async with slots:
+                response = await self._http.post(endpoint.url, content=body, headers=headers)
         except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}"[:500]
-        if error is None:
-            await self._record(event.id, outbox.DELIVERED, None)
-        else:
-            await self._record(event.id, None, error)
+            return f"{type(exc).__name__}: {exc}"[:500]
+        return None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
 
-    async def _record(self, event_id: int, outcome: str | None, error: str | None) -> None:
+    def _signing_key(self, endpoint: WebhookEndpoint) -> str:
+        """The endpoint's key, decrypted once per sealed value."""
+        sealed = endpoint.encrypted_key
+        if sealed not in self._keys:
+            assert self._box is not None
+            self._keys = {sealed: self._box.open(sealed), **dict(list(self._keys.items())[:99])}
+        return self._keys[sealed]
+
+    async def _record(self, outcomes: dict[int, str | None]) -> None:
+        """Every attempt of the batch, in one transaction."""
         now = self.now()
+        delivered = [event_id for event_id, problem in outcomes.items() if problem is None]
+        skipped = [event_id for event_id, problem in outcomes.items() if problem == outbox.SKIPPED]
+        failed = {
+            event_id: problem
+            for event_id, problem in outcomes.items()
+            if problem not in (None, outbox.SKIPPED)
+        }
         async with self.sessions() as session, session.begin():
-            event = await session.get(OutboxEvent, event_id)
-            assert event is not None
-            event.lease_expires_at = None
-            if outcome is not None:
-                event.delivery = outcome
-                event.delivered_at = now if outcome == outbox.DELIVERED else None
-                return
-            event.attempts += 1
-            event.last_error = error
-            if event.attempts > self.settings.webhook_max_retries:
-                event.delivery = outbox.FAILED
-                log.warning("webhook delivery failed for good", event_id=event_id, error=error)
-                return
-            delay = retry_delay(
-                event.attempts,
-                base=self.settings.webhook_backoff_base_seconds,
-                cap=self.settings.webhook_backoff_cap_seconds,
-                rng=self.rng,
-            )
-            event.next_attempt_at = now + timedelta(seconds=delay)
+            await outbox.settle(session, delivered, outbox.DELIVERED, now=now)
+            await outbox.settle(session, skipped, outbox.SKIPPED, now=now)
+            for event_id, problem in failed.items():
+                event = await session.get(OutboxEvent, event_id)
+                assert event is not None and problem is not None
+                event.lease_expires_at = None
+                self._failed_attempt(event, problem, now)
+
+    def _failed_attempt(self, event: OutboxEvent, error: str, now: datetime) -> None:
+        event.attempts += 1
+        event.last_error = error
+        if event.attempts > self.settings.webhook_max_retries:
+            event.delivery = outbox.FAILED
+            log.warning("webhook delivery failed for good", event_id=event.id, error=error)
+            return
+        delay = retry_delay(
+            event.attempts,
+            base=self.settings.webhook_backoff_base_seconds,
+            cap=self.settings.webhook_backoff_cap_seconds,
+            rng=self.rng,
+        )
+        event.next_attempt_at = now + timedelta(seconds=delay)

@@ -1,0 +1,183 @@
+"""Webhook delivery: status change → delivery latency (p50/p99) and deliveries per second.
+
+A local receiver (uvicorn, its own process) logs each delivery's arrival. The dispatcher runs
+as in `crossfill run`, on SQLite (default) or PostgreSQL (`--postgres`). Two phases:
+- latency: status changes published one at a time at a steady rate; arrival minus commit time;
+- throughput: a burst of events already committed; deliveries per second until all arrived.
+Run: `.venv/bin/python -m bench.webhooks [--latency-events 300] [--burst 5000]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import asyncpg
+import httpx
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bench.common import report
+from bench.synthetic import insert_synthetic, synthetic_requests
+from crossfill.config.webhook_secret import SigningKeyBox
+from crossfill.devnet.anvil import free_port
+from crossfill.settings import Settings
+from crossfill.store import api_keys, requests, webhook_endpoints
+from crossfill.store.db import create_engine, session_factory
+from crossfill.store.migrate import upgrade_async
+from crossfill.store.tables import Request
+from crossfill.workers.webhooks import WebhookDispatcher
+
+ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def _start_receiver(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    env = {**os.environ, "CROSSFILL_BENCH_RECEIVER_LOG": str(log)}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "bench.webhook_receiver:app",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ],
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}/hooks"
+    for _ in range(100):
+        try:
+            httpx.post(url, timeout=1)
+            return process, url
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError("receiver did not start")
+
+
+def _arrivals(log: Path) -> dict[int, float]:
+    arrived: dict[int, float] = {}
+    for line in log.read_text().splitlines():
+        event_id, at = line.split()
+        if event_id.isdigit():
+            arrived.setdefault(int(event_id), float(at))
+    return arrived
+
+
+async def _setup(
+    sessions: async_sessionmaker[AsyncSession], settings: Settings, url: str, rows: int
+) -> list[Request]:
+    async with sessions() as session, session.begin():
+        created = await api_keys.create(session, "bench", now=datetime.now(UTC))
+        await webhook_endpoints.put(
+            session,
+            created.row.id,
+            url=url,
+            headers={},
+            encrypted_key=SigningKeyBox.from_settings(settings).seal(created.secret),
+            now=datetime.now(UTC),
+        )
+    data = synthetic_requests(rows, api_key_ids=(created.row.id,))
+    async with sessions() as session, session.begin():
+        await insert_synthetic(await session.connection(), data)
+    async with sessions() as session:
+        return [r for r in [await requests.get(session, row["id"]) for row in data.requests] if r]
+
+
+async def _publish(
+    sessions: async_sessionmaker[AsyncSession], request: Request
+) -> tuple[int, float]:
+    """One status event for `request`; its id and when it was committed."""
+    async with sessions() as session, session.begin():
+        row = await requests.get(session, request.id)
+        assert row is not None
+        event = await requests.publish(session, row, now=datetime.now(UTC))
+    return event.id, time.time()
+
+
+async def _wait_for(log: Path, ids: set[int], seconds: float) -> dict[int, float]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        arrived = _arrivals(log)
+        if ids <= arrived.keys():
+            return arrived
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"only {len(ids & _arrivals(log).keys())} of {len(ids)} arrived")
+
+
+async def run(database_url: str, home: Path, latency_events: int, burst: int) -> None:
+    await upgrade_async(database_url)
+    settings = Settings(home=home, database_url=database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    log = home / "arrivals.log"
+    log.touch()
+    receiver, url = _start_receiver(log)
+    dispatcher = WebhookDispatcher(sessions, settings, now=lambda: datetime.now(UTC))
+    task = asyncio.create_task(dispatcher.run())
+    try:
+        pool = await _setup(sessions, settings, url, max(latency_events, burst))
+        latencies = []
+        for request in pool[:latency_events]:
+            event_id, committed = await _publish(sessions, request)
+            arrived = await _wait_for(log, {event_id}, 10)
+            latencies.append(arrived[event_id] - committed)
+            await asyncio.sleep(0.01)
+        print(report("status change -> delivery", latencies))
+        task.cancel()  # the burst waits, already committed, for a fresh dispatcher
+        await asyncio.gather(task, return_exceptions=True)
+        ids = {(await _publish(sessions, request))[0] for request in pool[:burst]}
+        started = time.time()
+        dispatcher = WebhookDispatcher(sessions, settings, now=lambda: datetime.now(UTC))
+        task = asyncio.create_task(dispatcher.run())
+        arrived = await _wait_for(log, ids, 300)
+        elapsed = max(arrived[i] for i in ids) - started
+        print(
+            f"burst of {burst} queued events: delivered in {elapsed:.1f} s "
+            f"-> {burst / elapsed:.0f} deliveries/s"
+        )
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        receiver.terminate()
+        receiver.wait(10)
+        await engine.dispose()
+
+
+async def main_async(postgres: bool, latency_events: int, burst: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="crossfill-bench-") as home:
+        if not postgres:
+            await run(f"sqlite+aiosqlite:///{home}/bench.db", Path(home), latency_events, burst)
+            return
+        name = f"crossfill_bench_{uuid.uuid4().hex[:8]}"
+        admin = await asyncpg.connect(ADMIN_DSN)
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+            await run(url, Path(home), latency_events, burst)
+        finally:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            await admin.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--latency-events", type=int, default=300)
+    parser.add_argument("--burst", type=int, default=5000)
+    parser.add_argument("--postgres", action="store_true")
+    args = parser.parse_args()
+    asyncio.run(main_async(args.postgres, args.latency_events, args.burst))
+
+
+if __name__ == "__main__":
+    main()
