@@ -31,6 +31,7 @@ class Receiver:
     key: str
     fail_first: int = 0
     always_fail: bool = False
+    delay_seconds: float = 0.0  # a slow receiver: each answer waits this long
     deliveries: list[Delivery] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -58,6 +59,7 @@ class Receiver:
         return fresh and hmac.compare_digest(expected.hexdigest(), given)
 
     def _handle(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
+        time.sleep(self.delay_seconds)
         headers = dict(handler.headers.items())
         event_id = headers.get("X-Webhook-Id", "")
         authentic = self._authentic(headers, raw)

@@ -219,3 +219,20 @@ def test_admin_webhook_endpoints(start_service) -> None:
         assert http.delete(f"/admin/webhooks/{key_id}").status_code == 200
         assert http.delete(f"/admin/webhooks/{key_id}").status_code == 404
         assert http.get(f"/admin/webhooks/{key_id}").json()["url"] is None
+
+
+def test_a_slow_receiver_does_not_hold_up_others(start_service, devnet, receivers) -> None:
+    service, slow_key = _keyed_service(start_service)
+    fast_key = httpx.post(
+        f"{service.base_url}/admin/api-keys", json={"name": "fast"}, headers=OPERATOR, timeout=10
+    ).json()["key"]
+    slow, fast = Receiver(slow_key, delay_seconds=4), Receiver(fast_key)
+    receivers.extend([slow, fast])
+    _crossfill(service, "webhooks", "set", slow_key, slow.url)
+    _crossfill(service, "webhooks", "set", fast_key, fast.url)
+    slow_request = _bridge(service, devnet, slow_key)
+    fast_request = _bridge(service, devnet, fast_key)
+    assert wait_for(lambda: _statuses(fast, fast_request) == BRIDGED, timeout=30)
+    # Meanwhile the slow receiver has not yet taken all of its four events.
+    assert len(slow.accepted(slow_request)) <= 3
+    assert wait_for(lambda: _statuses(slow, slow_request) == BRIDGED, timeout=40)
