@@ -10,16 +10,17 @@ import httpx
 import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from eth_typing import HexStr
 from sqlalchemy import select
 from web3 import Web3
 
 from crossfill.contracts import calldata
 from crossfill.devnet import accounts
-from crossfill.devnet.anvil import set_native_balance
+from crossfill.devnet.anvil import anvil_rpc, set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.devnet.seed import DEVNET_ETH_USD
 from crossfill.store.db import create_engine, session_factory
-from crossfill.store.tables import Deposit
+from crossfill.store.tables import Deposit, SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -34,7 +35,7 @@ from tests.e2e.bridging import (
     usdc,
 )
 from tests.e2e.conftest import ServiceThread, StartService, wait_for
-from tests.e2e.wallet import execute_steps, send_item
+from tests.e2e.wallet import broadcast_item, execute_steps, send_item
 
 ETH = 10**18
 
@@ -258,3 +259,56 @@ def test_deposit_after_the_quote_expired_is_refunded(start_service, devnet) -> N
     assert status["failReason"] == "ORDER_EXPIRED"
     assert status["inTxHashes"] == [deposit]
     _assert_refunded(devnet, status, user.address, NATIVE, before, paid)
+
+
+def _journal(service: ServiceThread, request_id: str) -> list[SentTransaction]:
+    async def read() -> list[SentTransaction]:
+        engine = create_engine(service.settings.database)
+        try:
+            async with session_factory(engine)() as session:
+                rows = await session.scalars(
+                    select(SentTransaction)
+                    .where(SentTransaction.request_id == request_id)
+                    .order_by(SentTransaction.id)
+                )
+                return list(rows)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(read())
+
+
+def test_a_refund_that_reverts_is_signed_again_and_paid(service, devnet) -> None:
+    """The refund is mined while the Depository holds nothing (it reverts); once funds are
+    back, the refunder signs a fresh one instead of waiting on the reverted one forever."""
+    user = funded_user(devnet)
+    origin_rpc = rpc_urls(devnet)[ORIGIN]
+    depository = devnet.deployment.chains[0].contracts.depository
+    origin = Web3(Web3.HTTPProvider(origin_rpc))
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, _native_body(user))
+        request_id = quote["steps"][0]["requestId"]
+        paid = int(quote["details"]["currencyIn"]["amount"]) - 1000
+        deposit = calldata.deposit_native(user.address, _order_id(quote))
+        anvil_rpc(origin_rpc, "evm_setAutomine", [False])
+        try:
+            item = {"to": depository, "data": calldata.hex_data(deposit), "value": str(paid)}
+            tx_hash = broadcast_item(origin, user, {**item, "chainId": ORIGIN})
+            anvil_rpc(origin_rpc, "evm_mine", [])
+            assert origin.eth.get_transaction_receipt(HexStr(tx_hash))["status"] == 1
+            assert wait_for(lambda: len(_journal(service, request_id)) == 1, timeout=20)
+            held = origin.eth.get_balance(Web3.to_checksum_address(depository))
+            set_native_balance(origin_rpc, depository, 0)
+            anvil_rpc(origin_rpc, "evm_mine", [])  # the refund is mined and reverts
+            set_native_balance(origin_rpc, depository, held)
+        finally:
+            anvil_rpc(origin_rpc, "evm_setAutomine", [True])
+        before = balance(devnet, ORIGIN, NATIVE, user.address)
+        status = final_status(http, request_id, until=REFUNDED)
+    first, *later = _journal(service, request_id)
+    assert first.status == "failed"
+    assert later and later[-1].status == "mined" and later[-1].nonce > first.nonce
+    # Both refund transactions are the request's: the reverted one, then the one that paid.
+    assert status["txHashes"] == [first.tx_hash, later[-1].tx_hash]
+    paying = {**status, "txHashes": status["txHashes"][-1:]}
+    _assert_refunded(devnet, paying, user.address, NATIVE, before, paid)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from eth_account.signers.local import LocalAccount
+from eth_typing import HexStr
 from web3 import Web3
 
 
-def send_item(web3: Web3, account: LocalAccount, data: dict[str, Any]) -> str:
-    """Sign one transaction item locally (EIP-1559), broadcast it, wait for a successful receipt."""
+def broadcast_item(web3: Web3, account: LocalAccount, data: dict[str, Any]) -> str:
+    """Sign one transaction item locally (EIP-1559) and broadcast it; its hash."""
     tx: dict[str, Any] = {
         "from": account.address,
         "to": Web3.to_checksum_address(data["to"]),
@@ -23,10 +24,15 @@ def send_item(web3: Web3, account: LocalAccount, data: dict[str, Any]) -> str:
     tx["maxPriorityFeePerGas"] = 10**9
     tx["maxFeePerGas"] = 2 * base_fee + 10**9
     signed = account.sign_transaction(tx)
-    tx_hash = web3.eth.send_raw_transaction(signed.raw_transaction)
-    receipt = web3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)
-    assert receipt["status"] == 1, f"step transaction reverted: {tx_hash.to_0x_hex()}"
-    return tx_hash.to_0x_hex()
+    return web3.eth.send_raw_transaction(signed.raw_transaction).to_0x_hex()
+
+
+def send_item(web3: Web3, account: LocalAccount, data: dict[str, Any]) -> str:
+    """Sign and broadcast one transaction item, then wait for a successful receipt."""
+    tx_hash = broadcast_item(web3, account, data)
+    receipt = web3.eth.wait_for_transaction_receipt(HexStr(tx_hash), timeout=30)
+    assert receipt["status"] == 1, f"step transaction reverted: {tx_hash}"
+    return tx_hash
 
 
 def execute_steps(

@@ -234,19 +234,11 @@ class TxManager:
     ) -> tuple[SentTransaction, dict[str, Any]] | None:
         """The journalled transaction for this purpose that got mined, with its receipt.
 
-        Looks at every version (an original and its replacements share one nonce, so at most
-        one is ever mined) and marks the rest dropped.
+        Looks at every version of the latest attempt (an original and its replacements share
+        one nonce, so at most one is ever mined) and marks the rest dropped. An attempt that
+        reverted and was signed afresh (a refund) leaves older nonces behind: ignored.
         """
-        async with self.sessions() as session:
-            versions = list(
-                await session.scalars(
-                    select(SentTransaction).where(
-                        SentTransaction.request_id == request_id,
-                        SentTransaction.purpose == purpose,
-                        SentTransaction.status.in_((*WATCHED, "mined", "failed")),
-                    )
-                )
-            )
+        versions = await self._latest_attempt(request_id, purpose)
         for row in versions:
             receipt = await self.client.receipt(row.tx_hash)
             if receipt is None:
@@ -259,6 +251,26 @@ class TxManager:
                     await self._set_status(sibling.id, "dropped")
             return row, dict(receipt)
         return None
+
+    async def _latest_attempt(self, request_id: str, purpose: str) -> list[SentTransaction]:
+        async with self.sessions() as session:
+            versions = list(
+                await session.scalars(
+                    select(SentTransaction).where(
+                        SentTransaction.request_id == request_id,
+                        SentTransaction.purpose == purpose,
+                        SentTransaction.status.in_((*WATCHED, "mined", "failed", "dropped")),
+                    )
+                )
+            )
+        newest = max((row.nonce for row in versions), default=None)
+        return [row for row in versions if row.nonce == newest and row.status != "dropped"]
+
+    async def reverted(self, request_id: str, purpose: str) -> bool:
+        """Did the latest attempt for this purpose get mined and revert?"""
+        return any(
+            row.status == "failed" for row in await self._latest_attempt(request_id, purpose)
+        )
 
     async def for_request(self, request_id: str, purpose: str) -> SentTransaction | None:
         async with self.sessions() as session:

@@ -115,9 +115,9 @@ class Refunder:
             request = await requests.get(session, deposit.request_id)
             assert request is not None
         journal = await self.txmanager.for_request(request.id, purpose)
-        if journal is not None:
+        if journal is not None and not await self.txmanager.reverted(request.id, purpose):
             await self._mark_submitted(deposit.id, journal.tx_hash, None)
-            return
+            return  # resume the refund already signed; one that reverted is signed afresh
         native = deposit.currency == self.config.native_currency.address.lower()
         fees = self.config.fees
         cost = self._gas_cost_in(
