@@ -55,6 +55,8 @@ class OutboxTail:
         self.poll_seconds = poll_seconds
         self._last_id: int | None = None
         self._sent: dict[int, None] = {}  # recently sent ids, oldest first
+        self._priming = asyncio.Lock()
+        self._floor = 0  # events up to here predate every current subscription
         self._wakeup = asyncio.Event()
         self._listener: asyncpg.Connection | None = None
 
@@ -83,19 +85,25 @@ class OutboxTail:
             await asyncio.wait_for(self._wakeup.wait(), self.poll_seconds)
         self._wakeup.clear()
 
+    async def prime(self) -> None:
+        """Called before a subscription is confirmed: from here on nothing is missed."""
+        async with self._priming:
+            if self._last_id is None:
+                async with self.sessions() as session:
+                    newest = await session.scalar(select(func.max(OutboxEvent.id)))
+                self._last_id = self._floor = int(newest or 0)
+
     async def tick(self) -> None:
+        if not self.hub.watched:
+            self._last_id = None  # nobody listens: no database reads at all
+            return
+        await self.prime()
+        assert self._last_id is not None
         async with self.sessions() as session:
-            if self._last_id is None:  # start from now: sockets get what happens from here on
-                self._last_id = int(await session.scalar(select(func.max(OutboxEvent.id))) or 0)
-                return
-            if not self.hub.watched:
-                newest = await session.scalar(select(func.max(OutboxEvent.id)))
-                self._last_id = int(newest or self._last_id)
-                return
             events = list(
                 await session.scalars(
                     select(OutboxEvent)
-                    .where(OutboxEvent.id > self._last_id - LATE_COMMIT_WINDOW)
+                    .where(OutboxEvent.id > max(self._floor, self._last_id - LATE_COMMIT_WINDOW))
                     .order_by(OutboxEvent.id)
                     .limit(BATCH + LATE_COMMIT_WINDOW)
                 )

@@ -19,6 +19,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from crossfill.api.auth import KeyCache
 from crossfill.events.hub import StatusHub, Subscriber
+from crossfill.events.tail import OutboxTail
 from crossfill.runtime import Runtime
 
 router = APIRouter(tags=["events"])
@@ -64,6 +65,7 @@ async def _send_updates(websocket: WebSocket, subscriber: Subscriber) -> None:
 async def status_stream(websocket: WebSocket) -> None:
     runtime: Runtime = websocket.app.state.runtime
     hub: StatusHub = websocket.app.state.hub
+    tail: OutboxTail = websocket.app.state.outbox_tail
     api_key = websocket.query_params.get("apiKey")
     if api_key:
         cache: KeyCache = websocket.app.state.key_cache
@@ -77,6 +79,7 @@ async def status_stream(websocket: WebSocket) -> None:
     try:
         while not subscriber.overflowed:
             text = await websocket.receive_text()
+            await tail.prime()  # before any subscription is confirmed
             subscriber.queue.put_nowait(_handle(hub, subscriber, text))
     except WebSocketDisconnect:
         pass
