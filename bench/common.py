@@ -1,4 +1,5 @@
-"""Shared by the benchmarks: a devnet + service in a subprocess, and percentile reporting."""
+"""Shared by the benchmarks: a devnet + service in a subprocess, a throwaway PostgreSQL
+database, and percentile reporting."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import asyncpg
 import httpx
 
 from crossfill.devnet.anvil import free_port
@@ -84,3 +87,20 @@ async def load(
     started = time.perf_counter()
     await asyncio.gather(*(client_loop() for _ in range(concurrency)))
     return latencies, time.perf_counter() - started
+
+
+POSTGRES_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@contextlib.asynccontextmanager
+async def throwaway_postgres(*, keep: bool = False) -> AsyncIterator[str]:
+    """A fresh PostgreSQL database for one bench run; its SQLAlchemy URL. Dropped after."""
+    name = f"crossfill_bench_{uuid.uuid4().hex[:8]}"
+    admin = await asyncpg.connect(POSTGRES_ADMIN_DSN)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        if not keep:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()

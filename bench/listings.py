@@ -13,23 +13,20 @@ import asyncio
 import functools
 import json
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import asyncpg
 from sqlalchemy import text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bench.common import report
+from bench.common import report, throwaway_postgres
 from bench.synthetic import insert_synthetic, synthetic_requests
 from crossfill.domain.listing_query import ListingQuery, parse_listing
 from crossfill.store import listing
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade_async
 
-ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 SEED_BATCH = 50_000
 
 
@@ -105,11 +102,7 @@ async def _explain(engine: AsyncEngine, query: ListingQuery) -> str:
 
 
 async def main_async(rows: int, repeat: int, keep: bool) -> None:
-    name = f"crossfill_bench_{uuid.uuid4().hex[:8]}"
-    admin = await asyncpg.connect(ADMIN_DSN)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-    try:
+    async with throwaway_postgres(keep=keep) as url:
         await upgrade_async(url)
         engine = create_engine(url)
         try:
@@ -127,10 +120,6 @@ async def main_async(rows: int, repeat: int, keep: bool) -> None:
                 print("    plan:", await _explain(engine, query))
         finally:
             await engine.dispose()
-    finally:
-        if not keep:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
 
 
 def main() -> None:

@@ -16,15 +16,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-import asyncpg
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bench.common import report
+from bench.common import report, throwaway_postgres
 from bench.synthetic import insert_synthetic, synthetic_requests
 from crossfill.config.webhook_secret import SigningKeyBox
 from crossfill.devnet.anvil import free_port
@@ -34,8 +32,6 @@ from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import Request
 from crossfill.workers.webhooks import WebhookDispatcher
-
-ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 def _start_receiver(log: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -159,15 +155,8 @@ async def main_async(postgres: bool, latency_events: int, burst: int) -> None:
         if not postgres:
             await run(f"sqlite+aiosqlite:///{home}/bench.db", Path(home), latency_events, burst)
             return
-        name = f"crossfill_bench_{uuid.uuid4().hex[:8]}"
-        admin = await asyncpg.connect(ADMIN_DSN)
-        await admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+        async with throwaway_postgres() as url:
             await run(url, Path(home), latency_events, burst)
-        finally:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            await admin.close()
 
 
 def main() -> None:

@@ -8,14 +8,14 @@ from typing import Any
 import httpx
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from web3 import Web3
 
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.store.db import create_engine, session_factory
-from crossfill.store.tables import OutboxEvent
+from crossfill.store.tables import OutboxEvent, SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.conftest import ServiceThread, validate_against, wait_for
 
@@ -87,18 +87,33 @@ def final_status(
     return seen[-1]
 
 
-def published_statuses(service: ServiceThread, request_id: str) -> list[str]:
-    async def read() -> list[str]:
+def stored_rows(service: ServiceThread, statement: Select[Any]) -> list[Any]:
+    """Run one ORM select against the service's database (what the service has recorded)."""
+
+    async def read() -> list[Any]:
         engine = create_engine(service.settings.database)
         try:
             async with session_factory(engine)() as session:
-                rows = await session.scalars(
-                    select(OutboxEvent)
-                    .where(OutboxEvent.request_id == request_id)
-                    .order_by(OutboxEvent.id)
-                )
-                return [row.payload["status"] for row in rows]
+                return list(await session.scalars(statement))
         finally:
             await engine.dispose()
 
     return asyncio.run(read())
+
+
+def published_statuses(service: ServiceThread, request_id: str) -> list[str]:
+    events = stored_rows(
+        service,
+        select(OutboxEvent).where(OutboxEvent.request_id == request_id).order_by(OutboxEvent.id),
+    )
+    return [event.payload["status"] for event in events]
+
+
+def journal(service: ServiceThread, request_id: str) -> list[SentTransaction]:
+    """The transaction manager's journal for one request, oldest first."""
+    return stored_rows(
+        service,
+        select(SentTransaction)
+        .where(SentTransaction.request_id == request_id)
+        .order_by(SentTransaction.id),
+    )

@@ -20,7 +20,7 @@ from crossfill.devnet.anvil import anvil_rpc, set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.devnet.seed import DEVNET_ETH_USD
 from crossfill.store.db import create_engine, session_factory
-from crossfill.store.tables import Deposit, SentTransaction
+from crossfill.store.tables import Deposit
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -30,6 +30,7 @@ from tests.e2e.bridging import (
     balance,
     final_status,
     funded_user,
+    journal,
     request_quote,
     rpc_urls,
     usdc,
@@ -261,23 +262,6 @@ def test_deposit_after_the_quote_expired_is_refunded(start_service, devnet) -> N
     _assert_refunded(devnet, status, user.address, NATIVE, before, paid)
 
 
-def _journal(service: ServiceThread, request_id: str) -> list[SentTransaction]:
-    async def read() -> list[SentTransaction]:
-        engine = create_engine(service.settings.database)
-        try:
-            async with session_factory(engine)() as session:
-                rows = await session.scalars(
-                    select(SentTransaction)
-                    .where(SentTransaction.request_id == request_id)
-                    .order_by(SentTransaction.id)
-                )
-                return list(rows)
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(read())
-
-
 def test_a_refund_that_reverts_is_signed_again_and_paid(service, devnet) -> None:
     """The refund is mined while the Depository holds nothing (it reverts); once funds are
     back, the refunder signs a fresh one instead of waiting on the reverted one forever."""
@@ -296,7 +280,7 @@ def test_a_refund_that_reverts_is_signed_again_and_paid(service, devnet) -> None
             tx_hash = broadcast_item(origin, user, {**item, "chainId": ORIGIN})
             anvil_rpc(origin_rpc, "evm_mine", [])
             assert origin.eth.get_transaction_receipt(HexStr(tx_hash))["status"] == 1
-            assert wait_for(lambda: len(_journal(service, request_id)) == 1, timeout=20)
+            assert wait_for(lambda: len(journal(service, request_id)) == 1, timeout=20)
             held = origin.eth.get_balance(Web3.to_checksum_address(depository))
             set_native_balance(origin_rpc, depository, 0)
             anvil_rpc(origin_rpc, "evm_mine", [])  # the refund is mined and reverts
@@ -305,7 +289,7 @@ def test_a_refund_that_reverts_is_signed_again_and_paid(service, devnet) -> None
             anvil_rpc(origin_rpc, "evm_setAutomine", [True])
         before = balance(devnet, ORIGIN, NATIVE, user.address)
         status = final_status(http, request_id, until=REFUNDED)
-    first, *later = _journal(service, request_id)
+    first, *later = journal(service, request_id)
     assert first.status == "failed"
     assert later and later[-1].status == "mined" and later[-1].nonce > first.nonce
     # Both refund transactions are the request's: the reverted one, then the one that paid.

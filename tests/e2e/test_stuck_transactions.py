@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import httpx
 from eth_typing import HexStr
-from sqlalchemy import select
 from web3 import Web3
 
 from crossfill.devnet.anvil import anvil_rpc
-from crossfill.store.db import create_engine, session_factory
-from crossfill.store.tables import SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -20,28 +15,12 @@ from tests.e2e.bridging import (
     balance,
     final_status,
     funded_user,
+    journal,
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
+from tests.e2e.conftest import StartService, wait_for
 from tests.e2e.wallet import execute_steps
-
-
-def _journal(service: ServiceThread, request_id: str) -> list[SentTransaction]:
-    async def read() -> list[SentTransaction]:
-        engine = create_engine(service.settings.database)
-        try:
-            async with session_factory(engine)() as session:
-                rows = await session.scalars(
-                    select(SentTransaction)
-                    .where(SentTransaction.request_id == request_id)
-                    .order_by(SentTransaction.id)
-                )
-                return list(rows)
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(read())
 
 
 def test_stuck_fill_is_replaced_and_only_one_version_lands(
@@ -77,7 +56,7 @@ def test_stuck_fill_is_replaced_and_only_one_version_lands(
             execute_steps(quote, user, rpc_urls(devnet))
             assert final_status(http, request_id, until=frozenset({"submitted"}))
             assert wait_for(
-                lambda: any(row.status == "replaced" for row in _journal(service, request_id)),
+                lambda: any(row.status == "replaced" for row in journal(service, request_id)),
                 timeout=20,
             )
             anvil_rpc(destination_rpc, "evm_mine", [])
@@ -86,13 +65,13 @@ def test_stuck_fill_is_replaced_and_only_one_version_lands(
         status = final_status(http, request_id)
 
     assert status["status"] == "success", status
-    journal = _journal(service, request_id)
-    assert len({row.nonce for row in journal}) == 1  # every version is the same fill
-    mined = [row for row in journal if row.status == "mined"]
+    versions = journal(service, request_id)
+    assert len({row.nonce for row in versions}) == 1  # every version is the same fill
+    mined = [row for row in versions if row.status == "mined"]
     assert len(mined) == 1
-    assert {row.status for row in journal} - {"mined"} <= {"dropped", "replaced"}
+    assert {row.status for row in versions} - {"mined"} <= {"dropped", "replaced"}
     assert status["txHashes"] == [mined[0].tx_hash]
-    original, replacement = journal[0], mined[0]
+    original, replacement = versions[0], mined[0]
     assert int(replacement.max_priority_fee_per_gas) > int(original.max_priority_fee_per_gas)
     destination = Web3(Web3.HTTPProvider(destination_rpc))
     filled = destination.eth.get_transaction(HexStr(mined[0].tx_hash))

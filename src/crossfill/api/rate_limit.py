@@ -19,6 +19,7 @@ from redis.exceptions import RedisError
 from crossfill.api.auth import Caller, CallerDep
 from crossfill.api.deps import RuntimeDep
 from crossfill.errors import TooManyRequests
+from crossfill.settings import Settings
 
 log = structlog.get_logger(__name__)
 
@@ -103,14 +104,16 @@ async def enforce(limiter: Limiter, bucket: str, per_minute: int, message: str) 
         raise TooManyRequests(message, retry_after_seconds=wait)
 
 
+def budget(settings: Settings, caller: Caller) -> int:
+    """The caller's requests per minute: keys get more than anonymous callers."""
+    if caller.key_id is not None:
+        return settings.rate_limit_key_per_minute
+    return settings.rate_limit_anonymous_per_minute
+
+
 async def _rate_limited(request: Request, caller: CallerDep, runtime: RuntimeDep) -> Caller:
-    settings = runtime.settings
-    per_minute = (
-        settings.rate_limit_key_per_minute
-        if caller.key_id is not None
-        else settings.rate_limit_anonymous_per_minute
-    )
     limiter: Limiter = request.app.state.limiter
+    per_minute = budget(runtime.settings, caller)
     await enforce(limiter, caller.bucket, per_minute, "Rate limit exceeded; retry later")
     return caller
 

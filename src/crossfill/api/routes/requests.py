@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request, Response
 
 from crossfill.api.auth import AuthenticatedDep, CallerDep
 from crossfill.api.deps import RuntimeDep
-from crossfill.api.rate_limit import Limiter, enforce
+from crossfill.api.rate_limit import Limiter, budget, enforce
 from crossfill.domain.deprecation import RETIRED_ON, SUCCESSOR, V2Schedule
 from crossfill.domain.listing_query import ListingError, ListingQuery, parse_listing
 from crossfill.domain.request_record import SolverFacts, v2_record, v3_record
@@ -91,12 +91,7 @@ async def requests_v2(
             f"use GET {SUCCESSOR} with an x-api-key header"
         )
     response.headers.update(schedule.headers(now))
-    settings = runtime.settings
-    normal = (
-        settings.rate_limit_key_per_minute
-        if caller.key_id is not None
-        else settings.rate_limit_anonymous_per_minute
-    )
+    normal = budget(runtime.settings, caller)
     limiter: Limiter = request.app.state.limiter
     await enforce(
         limiter,
