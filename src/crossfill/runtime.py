@@ -118,6 +118,7 @@ def _chain_runtime(
     follower = ChainFollower(
         client,
         state,
+        config=config,
         solver=solver,
         tokens=tuple(currency.address for currency in config.erc20_currencies),
         interval_seconds=settings.head_poll_interval_seconds,

@@ -190,8 +190,8 @@ def test_quoted_request_is_waiting_and_unknown_request_is_404(quoting) -> None:
         ({"slippageTolerance": "abc"}, "INVALID_SLIPPAGE_TOLERANCE"),
         ({"tradeType": "EXACT_SOMETHING"}, "UNSUPPORTED_EXECUTION_TYPE"),
         ({"txs": [{"to": NATIVE, "value": "0", "data": "0x"}]}, "EXTRA_TXS_NOT_SUPPORTED"),
-        ({"appFees": [{"recipient": NATIVE, "fee": "10"}]}, "UNSUPPORTED_EXECUTION_TYPE"),
-        ({"destinationChainId": ORIGIN}, "UNSUPPORTED_ROUTE"),
+        ({"appFees": [{"recipient": "0x12", "fee": "10"}]}, "INVALID_ADDRESS"),
+        ({"subsidizeFees": True}, "UNSUPPORTED_EXECUTION_TYPE"),
         ({"protocolVersion": "v1"}, "UNSUPPORTED_EXECUTION_TYPE"),
     ],
 )

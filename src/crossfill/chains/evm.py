@@ -22,8 +22,11 @@ _TRANSPORT_ERRORS = (OSError, TimeoutError, httpx.TransportError, httpx.HTTPStat
 T = TypeVar("T")
 
 
-def _eth_call(to: str, selector: bytes, types: list[str], args: list[Any]) -> dict[str, str]:
-    return {"to": to, "data": "0x" + (selector + encode(types, args)).hex()}
+def _latest_call(
+    to: str, selector: bytes, types: list[str], args: list[Any]
+) -> tuple[RPCEndpoint, Any]:
+    call = {"to": to, "data": "0x" + (selector + encode(types, args)).hex()}
+    return RPCEndpoint("eth_call"), [call, "latest"]
 
 
 @dataclass(frozen=True)
@@ -80,34 +83,43 @@ class EvmClient:
     async def balance_and_allowance(
         self, currency: str, holder: str, spender: str
     ) -> tuple[int, int | None]:
-        """One JSON-RPC batch, straight through the provider (the quote path's only read)."""
-        provider = self.web3.provider
-        assert isinstance(provider, HttpxProvider)
+        """One JSON-RPC batch (the quote path's only read)."""
         calls: list[tuple[RPCEndpoint, Any]]
         if int(currency, 16) == 0:
             calls = [(RPCEndpoint("eth_getBalance"), [holder, "latest"])]
         else:
             calls = [
-                (
-                    RPCEndpoint("eth_call"),
-                    [_eth_call(currency, _BALANCE_OF, ["address"], [holder]), "latest"],
-                ),
-                (
-                    RPCEndpoint("eth_call"),
-                    [
-                        _eth_call(currency, _ALLOWANCE, ["address", "address"], [holder, spender]),
-                        "latest",
-                    ],
-                ),
+                _latest_call(currency, _BALANCE_OF, ["address"], [holder]),
+                _latest_call(currency, _ALLOWANCE, ["address", "address"], [holder, spender]),
             ]
+        values = [int(result, 16) for result in await self._batch(calls, "balance read")]
+        return values[0], (values[1] if len(values) > 1 else None)
+
+    async def read_many(self, reads: list[tuple[str, bytes]]) -> list[bytes | None]:
+        """`eth_call` of each (contract, calldata) in one batch; None where a call failed."""
+        if not reads:
+            return []
+        calls = [
+            (RPCEndpoint("eth_call"), [{"to": to, "data": "0x" + data.hex()}, "latest"])
+            for to, data in reads
+        ]
+        replies = await self._batch(calls, "contract reads", partial=True)
+        return [None if reply is None else bytes.fromhex(reply[2:]) for reply in replies]
+
+    async def _batch(
+        self, calls: list[tuple[RPCEndpoint, Any]], what: str, *, partial: bool = False
+    ) -> list[Any]:
+        provider = self.web3.provider
+        assert isinstance(provider, HttpxProvider)
         try:
             replies = await provider.make_batch_request(calls)
         except _TRANSPORT_ERRORS as exc:
             raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
-        if not isinstance(replies, list) or any("result" not in reply for reply in replies):
-            raise ChainError(f"chain {self.chain_id}: balance read failed: {replies}")
-        values = [int(str(reply["result"]), 16) for reply in replies]
-        return values[0], (values[1] if len(values) > 1 else None)
+        if not isinstance(replies, list) or len(replies) != len(calls):
+            raise ChainError(f"chain {self.chain_id}: {what} failed: {replies}")
+        if not partial and any("result" not in reply for reply in replies):
+            raise ChainError(f"chain {self.chain_id}: {what} failed: {replies}")
+        return [reply.get("result") for reply in replies]
 
     async def deposit_logs(self, depository: str, from_block: int, to_block: int) -> list[Any]:
         return list(

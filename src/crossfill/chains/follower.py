@@ -1,4 +1,4 @@
-"""Chain follower: polls a chain's head, fees and the solver's balances into its ChainState."""
+"""Chain follower: polls a chain's head, fees, solver balances and market into its ChainState."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from collections.abc import Callable
 import structlog
 
 from crossfill.chains.evm import EvmClient
+from crossfill.chains.market import read_market
 from crossfill.chains.state import ChainState
+from crossfill.config import ChainConfig
 from crossfill.errors import ChainError
 from crossfill.types import NATIVE_EVM_ADDRESS
 
@@ -21,6 +23,7 @@ class ChainFollower:
         client: EvmClient,
         state: ChainState,
         *,
+        config: ChainConfig,
         solver: str,
         tokens: tuple[str, ...],
         interval_seconds: float,
@@ -28,6 +31,7 @@ class ChainFollower:
     ) -> None:
         self.client = client
         self.state = state
+        self.config = config
         self.solver = solver
         self.tokens = tokens
         self.interval_seconds = interval_seconds
@@ -45,8 +49,11 @@ class ChainFollower:
     async def update(self) -> None:
         """One poll; a failing RPC is recorded, never raised, so the loop keeps going."""
         try:
-            head, priority_fee, balances = await asyncio.gather(
-                self.client.head(), self.client.max_priority_fee(), self._balances()
+            head, priority_fee, balances, market = await asyncio.gather(
+                self.client.head(),
+                self.client.max_priority_fee(),
+                self._balances(),
+                read_market(self.client, self.config),
             )
         except ChainError as exc:
             if self.state.last_error is None:
@@ -55,6 +62,7 @@ class ChainFollower:
             return
         self.state.priority_fee_per_gas = priority_fee
         self.state.solver_balances = balances
+        self.state.market = market
         self.state.record_head(head, self.clock())
 
     async def run(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from crossfill.chains.evm import BlockHead
+from crossfill.chains.market import MarketSnapshot
 from crossfill.domain.chain_health import is_block_production_lagging
 from crossfill.types import ChainId
 
@@ -23,6 +24,8 @@ class ChainState:
     priority_fee_per_gas: int | None = None
     # Lower-case currency address -> the solver's balance of it on this chain.
     solver_balances: dict[str, int] = field(default_factory=dict)
+    # Pool reserves and price-feed rounds as of the last poll.
+    market: MarketSnapshot = field(default_factory=lambda: MarketSnapshot({}, {}))
 
     def record_head(self, head: BlockHead, now: float) -> None:
         if self.head is None or head.number != self.head.number or head.hash != self.head.hash:

@@ -32,8 +32,20 @@ class CurrencyConfig(_Model):
     deposit_fee: float = Field(default=0, ge=0)
     surge_enabled: bool = False
     supports_permit: bool = False
-    # USD per whole unit, as a decimal string ("3000.5"); the price source of last resort.
+    # USD per whole unit, as a decimal string ("3000.5"): the fixed price, or the fallback of a
+    # pool-derived price.
     usd_price: Decimal | None = Field(default=None, gt=0, max_digits=30, decimal_places=6)
+    # Where the live price comes from: `fixed` (usd_price), `pool` (this chain's AMM pools against
+    # a fixed-price currency, falling back to usd_price) or `feed` (a Chainlink-style aggregator).
+    price_source: Literal["fixed", "pool", "feed"] = "fixed"
+    price_feed: EvmAddress | None = None
+    price_feed_max_age_seconds: int = Field(default=3600, gt=0)
+
+    @model_validator(mode="after")
+    def _feed_has_address(self) -> CurrencyConfig:
+        if self.price_source == "feed" and self.price_feed is None:
+            raise ValueError("price_source feed needs price_feed (the aggregator's address)")
+        return self
 
     @property
     def is_native(self) -> bool:
@@ -58,10 +70,33 @@ class ContractsConfig(_Model):
     uniswap_v2_router: EvmAddress | None = None
 
 
+class PoolConfig(_Model):
+    """An AMM pair the quote engine may route through; tokens in the pair's own order."""
+
+    address: EvmAddress
+    source: Literal["uniswap-v2"] = "uniswap-v2"
+    token0: EvmAddress
+    token1: EvmAddress
+
+    @model_validator(mode="after")
+    def _sorted(self) -> PoolConfig:
+        if self.token0.lower() >= self.token1.lower():
+            raise ValueError("token0 must be the lower address (the pair's own order)")
+        return self
+
+
 class FeeConfig(_Model):
-    """What a fill on this chain costs and what the service charges for it."""
+    """What a fill on this chain costs and what the service charges for it.
+
+    The service fee is basis points by pair class (the same asset bridged; a cross-chain swap;
+    a same-chain swap) plus a flat USD amount; wraps, unwraps and sends are free of it.
+    """
 
     service_fee_bps: int = Field(default=10, ge=0, le=1000)
+    swap_service_fee_bps: int = Field(default=25, ge=0, le=1000)
+    same_chain_service_fee_bps: int = Field(default=0, ge=0, le=1000)
+    service_flat_fee_usd: Decimal = Field(default=Decimal(0), ge=0, decimal_places=6)
+    fill_swap_gas: int = Field(default=160_000, gt=0)
     fill_gas_native: int = Field(default=90_000, gt=0)
     fill_gas_erc20: int = Field(default=120_000, gt=0)
     deposit_gas_native: int = Field(default=60_000, gt=0)
@@ -122,6 +157,7 @@ class ChainConfig(_Model):
     # Confirmed deposits are re-checked for reorgs until this many blocks deep.
     finality_blocks: int = Field(default=64, ge=1)
     fees: FeeConfig = FeeConfig()
+    pools: tuple[PoolConfig, ...] = ()
 
     @field_validator("native_currency")
     @classmethod
@@ -187,6 +223,9 @@ class QuoteSettings(_Model):
     ttl_seconds: int = Field(default=300, ge=10)
     min_ttl_seconds: int = Field(default=30, ge=1)
     max_ttl_seconds: int = Field(default=3600, ge=10)
+    # A swap losing more than this share of its USD value is refused (SWAP_IMPACT_TOO_HIGH)
+    # unless the client sets overridePriceImpact.
+    max_swap_impact_bps: int = Field(default=500, ge=0, le=10_000)
 
 
 class Deployment(_Model):

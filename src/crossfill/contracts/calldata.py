@@ -41,11 +41,15 @@ def erc20_transfer_tagged(to: str, amount: int, order_id: bytes) -> bytes:
     return erc20_transfer(to, amount) + order_id
 
 
-def filler_fill(order_id: bytes, payments: list[tuple[str, str, int]]) -> bytes:
+def filler_fill(
+    order_id: bytes,
+    payments: list[tuple[str, str, int]],
+    calls: list[tuple[str, bool, int, bytes]] | None = None,
+) -> bytes:
     """Filler.fill with the orderId appended for attribution (the ABI decoder ignores it)."""
     arguments = encode(
         ["bytes32", "(address,address,uint256)[]", "(address,bool,uint256,bytes)[]"],
-        [order_id, payments, []],
+        [order_id, payments, calls or []],
     )
     return FILLER_FILL + arguments + order_id
 

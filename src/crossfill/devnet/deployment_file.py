@@ -28,7 +28,20 @@ def _currencies(contracts: DeployedContracts) -> list[dict[str, Any]]:
             "name": "Wrapped Ether",
             "decimals": 18,
             "usd_price": str(DEVNET_ETH_USD),
+            "price_source": "pool",
         },
+    ]
+
+
+def _pools(contracts: DeployedContracts) -> list[dict[str, Any]]:
+    token0, token1 = sorted((contracts.weth, contracts.usdc), key=str.lower)
+    return [
+        {
+            "address": contracts.weth_usdc_pair,
+            "source": "uniswap-v2",
+            "token0": token0,
+            "token1": token1,
+        }
     ]
 
 
@@ -54,8 +67,10 @@ def chain_document(
             "name": "Ether",
             "decimals": 18,
             "usd_price": str(DEVNET_ETH_USD),
+            "price_source": "pool",
         },
         "erc20_currencies": _currencies(contracts),
+        "pools": _pools(contracts),
         "contracts": {
             "depository": contracts.depository,
             "filler": contracts.filler,

@@ -1,7 +1,9 @@
-"""Bridge amounts: what the user deposits, what the recipient gets, and the fees in between.
+"""How an input amount splits into fees and the part that is bridged or swapped.
 
-All amounts are in the input currency's smallest unit (a bridge moves one asset, so input and
-output units are the same). Every rounding goes in the service's favour by at most one unit.
+All amounts are in the input currency's smallest unit. The user's side is rounded once: the
+percentage fees (service + app) are rounded up, by less than one unit in total. Each app
+recipient's share is rounded down and the remainder stays with the service, so every unit the
+user pays is accounted for: `amount_in == relayer_gas + relayer_service + app_total + leg_input`.
 """
 
 from __future__ import annotations
@@ -20,38 +22,73 @@ class TradeType(StrEnum):
     EXPECTED_OUTPUT = "EXPECTED_OUTPUT"
 
 
+class AmountTooLow(ValueError):
+    """The amount does not cover the fees."""
+
+
 @dataclass(frozen=True)
-class BridgeAmounts:
+class FeeRates:
+    """The percentage and fixed fees of one quote; `flat` and gas are in input units."""
+
+    service_bps: int
+    flat: int = 0
+    app_bps: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.percent_bps >= BPS:
+            raise AmountTooLow("fees of 100% or more leave nothing to deliver")
+
+    @property
+    def percent_bps(self) -> int:
+        return self.service_bps + sum(self.app_bps)
+
+
+@dataclass(frozen=True)
+class Split:
     amount_in: int
-    amount_out: int
     relayer_gas: int
     relayer_service: int
+    app: tuple[int, ...]
+    # What reaches the bridge or swap leg after fees.
+    leg_input: int
+
+    @property
+    def app_total(self) -> int:
+        return sum(self.app)
 
     @property
     def relayer(self) -> int:
         return self.relayer_gas + self.relayer_service
 
 
-class AmountTooLow(ValueError):
-    """The amount does not cover the fees."""
+def _app_shares(amount_in: int, rates: FeeRates) -> tuple[int, ...]:
+    return tuple(amount_in * bps // BPS for bps in rates.app_bps)
 
 
-def bridge_amounts(
-    trade_type: TradeType, amount: int, *, fill_gas_cost: int, service_fee_bps: int
-) -> BridgeAmounts:
-    """Split a bridge into output and fees; `fill_gas_cost` is already in input units."""
-    if trade_type is TradeType.EXACT_OUTPUT:
-        amount_in = ceil_div((amount + fill_gas_cost) * BPS, BPS - service_fee_bps)
-        amount_out = amount
-    else:
-        amount_in = amount
-        service = ceil_div(amount * service_fee_bps, BPS)
-        amount_out = amount - fill_gas_cost - service
-        if amount_out <= 0:
-            raise AmountTooLow(f"amount {amount} does not cover fees of {fill_gas_cost + service}")
-    return BridgeAmounts(
-        amount_in=amount_in,
-        amount_out=amount_out,
-        relayer_gas=fill_gas_cost,
-        relayer_service=amount_in - amount_out - fill_gas_cost,
-    )
+def split_input(amount_in: int, *, gas: int, rates: FeeRates) -> Split:
+    """EXACT_INPUT: fees come out of `amount_in`; the rest goes to the leg."""
+    percent_fees = ceil_div(amount_in * rates.percent_bps, BPS)
+    app = _app_shares(amount_in, rates)
+    service = percent_fees - sum(app) + rates.flat
+    leg_input = amount_in - gas - service - sum(app)
+    if leg_input <= 0:
+        raise AmountTooLow(f"amount {amount_in} does not cover fees of {amount_in - leg_input}")
+    return Split(amount_in, gas, service, app, leg_input)
+
+
+def split_for_leg_input(leg_input: int, *, gas: int, rates: FeeRates) -> Split:
+    """EXACT_OUTPUT: the least input whose fees leave exactly `leg_input` for the leg."""
+    amount_in = ceil_div((leg_input + gas + rates.flat) * BPS, BPS - rates.percent_bps)
+    app = _app_shares(amount_in, rates)
+    service = amount_in - gas - sum(app) - leg_input
+    return Split(amount_in, gas, service, app, leg_input)
+
+
+def minimum_after_slippage(amount: int, slippage_bps: int) -> int:
+    """The least output accepted when `amount` is expected (rounded down)."""
+    return amount * (BPS - slippage_bps) // BPS
+
+
+def with_slippage_headroom(amount: int, slippage_bps: int) -> int:
+    """An input large enough to buy a target even after prices move by `slippage_bps`."""
+    return ceil_div(amount * (BPS + slippage_bps), BPS)

@@ -1,15 +1,22 @@
-"""The quote's wire shape (spec "Quote response")."""
+"""The quote's wire shape (spec "Quote response"): fees, sponsorship, details, protocol.
+
+USD figures reconcile exactly: each fee's USD value is rounded down on its own, the leg input's
+value is what remains of the input's, and so `totalImpact = swapImpact - fees` to the micro-USD.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from crossfill.config import ChainConfig, CurrencyConfig
-from crossfill.contracts import calldata
-from crossfill.quoting.engine import BridgeQuote
-from crossfill.quoting.money import format_units, format_usd
+from crossfill.quoting.engine import Quote
+from crossfill.quoting.legs import RouteKind
+from crossfill.quoting.money import format_units, format_usd, unit
+from crossfill.quoting.steps import steps
 
 SERVICE_ROUTER = "crossfill"
+RATE_DECIMALS = 18
 
 
 def currency_wire(chain: ChainConfig, currency: CurrencyConfig) -> dict[str, Any]:
@@ -43,16 +50,8 @@ def amount_wire(
     }
 
 
-def _in(quote: BridgeQuote, amount: int) -> dict[str, Any]:
-    return amount_wire(
-        quote.origin, quote.currency_in, amount, quote.usd_micros(quote.currency_in, amount)
-    )
-
-
-def _out(quote: BridgeQuote, amount: int) -> dict[str, Any]:
-    return amount_wire(
-        quote.destination, quote.currency_out, amount, quote.usd_micros(quote.currency_out, amount)
-    )
+def _in(quote: Quote, amount: int) -> dict[str, Any]:
+    return amount_wire(quote.origin, quote.currency_in, amount, quote.in_usd(amount))
 
 
 def _percent(part_micros: int, whole_micros: int) -> str:
@@ -63,172 +62,183 @@ def _percent(part_micros: int, whole_micros: int) -> str:
     return format_units(hundredths, 2)
 
 
-def check(request_id: str) -> dict[str, str]:
-    return {"endpoint": f"/intents/status/v3?requestId={request_id}", "method": "GET"}
+@dataclass(frozen=True)
+class UsdBreakdown:
+    """The quote in micro-USD: fees rounded down one by one, the leg input the remainder."""
+
+    amount_in: int
+    amount_out: int
+    relayer_gas: int
+    relayer_service: int
+    app: int
+
+    @classmethod
+    def of(cls, quote: Quote) -> UsdBreakdown:
+        amount_in = quote.in_usd(quote.split.amount_in)
+        amount_out = quote.out_usd(quote.amount_out)
+        relayer_gas = quote.in_usd(quote.split.relayer_gas)
+        app = quote.in_usd(quote.split.app_total)
+        if quote.leg.is_swap:
+            relayer_service = quote.in_usd(quote.split.relayer_service)
+        else:
+            # No swap, no swap impact: the sub-micro rounding residue is the service's.
+            relayer_service = amount_in - amount_out - relayer_gas - app
+        return cls(amount_in, amount_out, relayer_gas, relayer_service, app)
+
+    @property
+    def leg_input(self) -> int:
+        return self.amount_in - self.relayer_gas - self.relayer_service - self.app
+
+    @property
+    def swap_impact(self) -> int:
+        return self.amount_out - self.leg_input
+
+    @property
+    def total_impact(self) -> int:
+        return self.amount_out - self.amount_in
 
 
-def _transaction_item(
-    quote: BridgeQuote, to: str, data: bytes, value: int, with_check: bool
-) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "status": "incomplete",
-        "data": {
-            "from": quote.user,
-            "to": to.lower(),
-            "data": calldata.hex_data(data),
-            "value": str(value),
-            "chainId": quote.origin.id,
-        },
-    }
-    if with_check:
-        item["check"] = check(quote.request_id)
-    return item
-
-
-def _step(
-    quote: BridgeQuote, step_id: str, description: str, item: dict[str, Any]
-) -> dict[str, Any]:
-    return {
-        "id": step_id,
-        "action": "Confirm transaction in your wallet",
-        "description": description,
-        "kind": "transaction",
-        "requestId": quote.request_id,
-        "depositAddress": "",
-        "items": [item],
-    }
-
-
-def _deposit_call(quote: BridgeQuote) -> tuple[str, bytes, int]:
-    order_id = bytes.fromhex(quote.order_id[2:])
-    amount = quote.amounts.amount_in
-    depository = quote.origin.contracts.depository
-    if quote.currency_in.is_native:
-        return depository, calldata.deposit_native(quote.user, order_id), amount
-    if not quote.explicit_deposit:
-        return (
-            quote.currency_in.address,
-            calldata.erc20_transfer_tagged(depository, amount, order_id),
-            0,
-        )
-    return (
-        depository,
-        calldata.deposit_erc20(quote.user, quote.currency_in.address, amount, order_id),
-        0,
-    )
-
-
-def steps(quote: BridgeQuote, *, allowance: int | None) -> list[dict[str, Any]]:
-    """`approve` only when an explicit ERC-20 deposit needs more allowance than there is."""
-    result: list[dict[str, Any]] = []
-    needs_approval = (
-        not quote.currency_in.is_native
-        and quote.explicit_deposit
-        and (allowance is None or allowance < quote.amounts.amount_in)
-    )
-    if needs_approval:
-        approve = calldata.erc20_approve(quote.origin.contracts.depository, quote.amounts.amount_in)
-        result.append(
-            _step(
-                quote,
-                "approve",
-                f"Sign an approval for {quote.currency_in.symbol}",
-                _transaction_item(quote, quote.currency_in.address, approve, 0, with_check=False),
-            )
-        )
-    to, data, value = _deposit_call(quote)
-    result.append(
-        _step(
-            quote,
-            "deposit",
-            f"Depositing {quote.currency_in.symbol} to bridge to chain {quote.destination.id}",
-            _transaction_item(quote, to, data, value, with_check=True),
-        )
-    )
-    return result
-
-
-def _fees(quote: BridgeQuote) -> dict[str, Any]:
-    amounts = quote.amounts
+def _fees(quote: Quote) -> dict[str, Any]:
+    split = quote.split
     native = quote.origin.native_currency
     return {
         "gas": amount_wire(
             quote.origin,
             native,
             quote.deposit_gas_wei,
-            quote.usd_micros(native, quote.deposit_gas_wei),
+            quote.usd_micros(quote.origin, native, quote.deposit_gas_wei),
         ),
-        "relayer": _in(quote, amounts.relayer),
-        "relayerGas": _in(quote, amounts.relayer_gas),
-        "relayerService": _in(quote, amounts.relayer_service),
-        "app": _in(quote, 0),
+        "relayer": _in(quote, split.relayer),
+        "relayerGas": _in(quote, split.relayer_gas),
+        "relayerService": _in(quote, split.relayer_service),
+        "app": _in(quote, split.app_total),
         "subsidized": _in(quote, 0),
     }
 
 
-def _details(quote: BridgeQuote, user_balance: int | None) -> dict[str, Any]:
-    amounts = quote.amounts
-    in_usd = quote.usd_micros(quote.currency_in, amounts.amount_in)
-    fees_usd = quote.usd_micros(quote.currency_in, amounts.relayer)
-    currency_in = _in(quote, amounts.amount_in)
-    currency_out = _out(quote, amounts.amount_out)
-    no_slippage = {"usd": "0", "value": "0", "percent": "0"}
+def _rate(quote: Quote) -> str:
+    """Output per whole unit of input."""
+    scaled = (
+        quote.amount_out
+        * unit(quote.currency_in.decimals)
+        * unit(RATE_DECIMALS)
+        // (quote.split.amount_in * unit(quote.currency_out.decimals))
+    )
+    return format_units(scaled, RATE_DECIMALS)
+
+
+def _slippage(quote: Quote) -> dict[str, Any]:
+    none = {"usd": "0", "value": "0", "percent": "0"}
+    if not quote.leg.is_swap:
+        return {"origin": none, "destination": none}
+    value = quote.amount_out - quote.minimum_out
+    tolerance = {
+        "usd": format_usd(quote.out_usd(value)),
+        "value": str(value),
+        "percent": format_units(quote.slippage_bps, 2),
+    }
+    if quote.kind is RouteKind.SAME_CHAIN_SWAP:
+        return {"origin": tolerance, "destination": none}
+    return {"origin": none, "destination": tolerance}
+
+
+def _route_leg(
+    input_amount: dict[str, Any], output_amount: dict[str, Any], sources: tuple[str, ...]
+) -> dict[str, Any]:
     return {
-        "operation": "bridge",
+        "inputCurrency": input_amount,
+        "outputCurrency": output_amount,
+        "router": sources[0] if sources else SERVICE_ROUTER,
+        "includedSwapSources": list(sources),
+    }
+
+
+def _route(
+    quote: Quote, currency_in: dict[str, Any], currency_out: dict[str, Any]
+) -> dict[str, Any]:
+    sources = quote.leg.route.sources if quote.leg.route is not None else ()
+    if quote.kind.same_chain:
+        origin = _route_leg(currency_in, currency_out, sources)
+        return {"origin": origin, "destination": _route_leg(currency_out, currency_out, ())}
+    leg_input = amount_wire(
+        quote.leg.chain,
+        quote.leg.currency_in,
+        quote.split.leg_input,
+        quote.usd_micros(quote.leg.chain, quote.leg.currency_in, quote.split.leg_input),
+    )
+    return {
+        "origin": _route_leg(currency_in, currency_in, ()),
+        "destination": _route_leg(leg_input, currency_out, sources),
+    }
+
+
+def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
+    usd = UsdBreakdown.of(quote)
+    currency_in = _in(quote, quote.split.amount_in)
+    currency_out = amount_wire(
+        quote.destination, quote.currency_out, quote.amount_out, usd.amount_out, quote.minimum_out
+    )
+    return {
+        "operation": quote.kind.operation,
         "sender": quote.user,
         "recipient": quote.recipient,
         "currencyIn": currency_in,
         "currencyOut": currency_out,
         "refundCurrency": currency_in,
-        "totalImpact": {"usd": format_usd(-fees_usd), "percent": _percent(-fees_usd, in_usd)},
-        "swapImpact": {"usd": "0", "percent": "0"},
+        "totalImpact": {
+            "usd": format_usd(usd.total_impact),
+            "percent": _percent(usd.total_impact, usd.amount_in),
+        },
+        "swapImpact": {
+            "usd": format_usd(usd.swap_impact),
+            "percent": _percent(usd.swap_impact, usd.amount_in),
+        },
         "expandedPriceImpact": {
-            "swap": {"usd": "0"},
-            "execution": {
-                "usd": format_usd(-quote.usd_micros(quote.currency_in, amounts.relayer_gas))
-            },
-            "relay": {
-                "usd": format_usd(-quote.usd_micros(quote.currency_in, amounts.relayer_service))
-            },
-            "app": {"usd": "0"},
+            "swap": {"usd": format_usd(usd.swap_impact)},
+            "execution": {"usd": format_usd(-usd.relayer_gas)},
+            "relay": {"usd": format_usd(-usd.relayer_service)},
+            "app": {"usd": format_usd(-usd.app)},
             "sponsored": {"usd": "0"},
         },
-        # Output per unit of input, in whole units (same asset: just under 1).
-        "rate": format_units(amounts.amount_out * 10**18 // amounts.amount_in, 18),
-        "slippageTolerance": {"origin": no_slippage, "destination": no_slippage},
-        "timeEstimate": quote.destination.fees.fill_time_estimate_seconds,
+        "rate": _rate(quote),
+        "slippageTolerance": _slippage(quote),
+        "timeEstimate": 0
+        if quote.kind.same_chain
+        else quote.destination.fees.fill_time_estimate_seconds,
         "userBalance": "0" if user_balance is None else str(user_balance),
-        "isFixedRate": True,
-        "route": {
-            "origin": _route_leg(currency_in, currency_in),
-            "destination": _route_leg(currency_out, currency_out),
-        },
+        "isFixedRate": not quote.leg.is_swap,
+        "route": _route(quote, currency_in, currency_out),
     }
 
 
-def _route_leg(input_amount: dict[str, Any], output_amount: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "inputCurrency": input_amount,
-        "outputCurrency": output_amount,
-        "router": SERVICE_ROUTER,
-        "includedSwapSources": [],
-    }
-
-
-def _fee_sponsorship(quote: BridgeQuote) -> dict[str, Any]:
+def _fee_sponsorship(quote: Quote) -> dict[str, Any]:
     return {
         "quoted": {
             "selectedComponents": [],
             "capHit": False,
             "components": {},
             "sponsoredTotal": _in(quote, 0),
-            "userPaysTotal": _in(quote, quote.amounts.relayer),
+            "userPaysTotal": _in(quote, quote.split.relayer + quote.split.app_total),
         }
     }
 
 
+def app_fee_entries(quote: Quote) -> list[dict[str, Any]]:
+    """Per recipient, as the request record's `appFees.quoted` lists them."""
+    return [
+        {
+            "recipient": share.recipient,
+            "bps": str(share.bps),
+            "amount": str(amount),
+            "amountFormatted": format_units(amount, quote.currency_in.decimals),
+            "amountUsd": format_usd(quote.in_usd(amount)),
+        }
+        for share, amount in zip(quote.app_fees, quote.split.app, strict=True)
+    ]
+
+
 def quote_wire(
-    quote: BridgeQuote,
+    quote: Quote,
     *,
     allowance: int | None,
     user_balance: int | None,
@@ -242,7 +252,7 @@ def quote_wire(
             "chainId": quote.origin.protocol_name,
             "depository": quote.origin.contracts.depository,
             "currency": quote.currency_in.address.lower(),
-            "amount": str(quote.amounts.amount_in),
+            "amount": str(quote.split.amount_in),
         },
     }
     if order_signature is not None:

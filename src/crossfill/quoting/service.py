@@ -11,8 +11,9 @@ import structlog
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.domain.order import sign_order_id
 from crossfill.errors import ChainError
-from crossfill.quoting.engine import BridgeQuote, ChainView, Entropy, plan_bridge
+from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
 from crossfill.quoting.response import quote_wire
+from crossfill.quoting.steps import spender
 from crossfill.runtime import Runtime
 from crossfill.store import requests
 
@@ -28,8 +29,8 @@ def _chain_views(runtime: Runtime) -> dict[int, ChainView]:
     }
 
 
-async def _user_position(runtime: Runtime, quote: BridgeQuote) -> tuple[int | None, int | None]:
-    """The user's balance and Depository allowance of the input currency.
+async def _user_position(runtime: Runtime, quote: Quote) -> tuple[int | None, int | None]:
+    """The user's balance of the input currency and its allowance to our spender contract.
 
     The one RPC read on the quote path: only the user's own wallet can answer it. On failure the
     quote still goes out, with an approve step included to be safe.
@@ -37,7 +38,7 @@ async def _user_position(runtime: Runtime, quote: BridgeQuote) -> tuple[int | No
     client = runtime.chains[quote.origin.id].client
     try:
         return await client.balance_and_allowance(
-            quote.currency_in.address, quote.user, quote.origin.contracts.depository
+            quote.currency_in.address, quote.user, spender(quote)
         )
     except ChainError as exc:
         log.warning("user position unavailable", chain_id=quote.origin.id, error=str(exc))
@@ -47,7 +48,7 @@ async def _user_position(runtime: Runtime, quote: BridgeQuote) -> tuple[int | No
 async def create_quote(
     runtime: Runtime, body: QuoteBody, *, api_key_id: int | None = None
 ) -> dict[str, Any]:
-    quote = plan_bridge(
+    quote = plan_quote(
         body,
         chains=_chain_views(runtime),
         deployment=runtime.deployment,

@@ -15,7 +15,6 @@ _NOT_YET: dict[str, str] = {
     "subsidizeFees": "UNSUPPORTED_EXECUTION_TYPE",
     "maxSubsidizationAmount": "UNSUPPORTED_EXECUTION_TYPE",
     "sponsoredFeeComponents": "UNSUPPORTED_EXECUTION_TYPE",
-    "appFees": "UNSUPPORTED_EXECUTION_TYPE",
     "fixedRate": "UNSUPPORTED_EXECUTION_TYPE",
     "depositFeePayer": "UNSUPPORTED_EXECUTION_TYPE",
     "useExternalLiquidity": "UNSUPPORTED_ROUTE",

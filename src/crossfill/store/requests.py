@@ -14,13 +14,27 @@ from crossfill.store import outbox_signal
 from crossfill.store.db import as_utc
 
 if TYPE_CHECKING:
-    from crossfill.quoting.engine import BridgeQuote
+    from crossfill.quoting.engine import Quote
+from crossfill.domain.enums import features_mask
+from crossfill.store import app_fees
 from crossfill.store.tables import OutboxEvent, Request, RequestTransaction
 
 
+def plan_of(quote: Quote) -> dict[str, Any]:
+    """What the solver needs to execute the destination leg, beyond the order itself."""
+    return {
+        "kind": quote.kind.value,
+        "legCurrency": quote.leg.currency_in.address.lower(),
+        "legAmount": str(quote.split.leg_input),
+        "swap": None if quote.swap_plan is None else quote.swap_plan.to_json(),
+    }
+
+
 def request_from_quote(
-    quote: BridgeQuote, wire: dict[str, Any], *, referrer: str | None, api_key_id: int | None
+    quote: Quote, wire: dict[str, Any], *, referrer: str | None, api_key_id: int | None
 ) -> Request:
+    """The request row and its app-fee shares (added to the session by the caller)."""
+    fees = app_fees.quoted_shares(quote)
     return Request(
         id=quote.request_id,
         order_id=quote.order_id,
@@ -33,10 +47,10 @@ def request_from_quote(
         origin_currency=quote.currency_in.address.lower(),
         destination_currency=quote.currency_out.address.lower(),
         trade_type=quote.trade_type,
-        amount_in=str(quote.amounts.amount_in),
-        amount_out=str(quote.amounts.amount_out),
-        minimum_amount_out=str(quote.amounts.amount_out),
-        amount_in_usd_micros=quote.usd_micros(quote.currency_in, quote.amounts.amount_in),
+        amount_in=str(quote.split.amount_in),
+        amount_out=str(quote.amount_out),
+        minimum_amount_out=str(quote.minimum_out),
+        amount_in_usd_micros=quote.in_usd(quote.split.amount_in),
         explicit_deposit=quote.explicit_deposit,
         quote=wire,
         referrer=referrer,
@@ -44,9 +58,13 @@ def request_from_quote(
         expires_at=quote.expires_at,
         created_at=quote.created_at,
         updated_at=quote.created_at,
-        request_type="Bridge",
+        request_type=quote.kind.request_type,
         currency_in_symbol=quote.currency_in.symbol,
         currency_out_symbol=quote.currency_out.symbol,
+        features_mask=features_mask(["app_fees"] if fees else []),
+        app_fees_usd_micros=sum(fee.amount_usd_micros for fee in fees),
+        plan=plan_of(quote),
+        app_fees=fees,
     )
 
 
@@ -105,6 +123,7 @@ async def move(
     request.updated_at = now
     if fail_reason is not None:
         request.fail_reason = fail_reason
+    await app_fees.follow_status(session, request, now=now)
     await publish(session, request, now=now)
 
 

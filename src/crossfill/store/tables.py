@@ -19,7 +19,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -124,6 +124,32 @@ class Request(Base):
     # Set as the request moves: the accepted deposit's block, and deposit-to-fill seconds.
     origin_block_number: Mapped[int | None] = mapped_column(BigInteger, index=True)
     fill_time_seconds: Mapped[int | None] = mapped_column(BigInteger)
+    # How the solver executes the destination leg (the swap, if any); see quoting.execution.
+    plan: Mapped[dict[str, Any] | None] = mapped_column(JSONColumn)
+    app_fees: Mapped[list[AppFee]] = relationship(lazy="raise")
+
+
+class AppFee(Base):
+    """One app-fee recipient's share of a request, in the input currency.
+
+    `quoted` when the quote is made; `owed` once the request succeeds cross-chain (the share
+    stays with the service until paid out), `paid` when the user's own same-chain transaction
+    paid it, `void` when the request was refunded.
+    """
+
+    __tablename__ = "app_fees"
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), index=True, nullable=False)
+    recipient: Mapped[str] = mapped_column(AddressColumn, index=True, nullable=False)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    bps: Mapped[int] = mapped_column(Integer, nullable=False)
+    quoted_amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    actual_amount: Mapped[str | None] = mapped_column(AmountColumn)
+    amount_usd_micros: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    state: Mapped[str] = mapped_column(String(16), nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
 class Deposit(Base):

@@ -26,7 +26,7 @@ from crossfill.runtime import ChainRuntime
 from crossfill.store import requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
-from crossfill.types import NATIVE_EVM_ADDRESS
+from crossfill.workers.fills import FillCall, fill_call, revert_reason
 from crossfill.workers.loop import run_forever
 from crossfill.workers.replacements import replace_stuck
 
@@ -90,13 +90,13 @@ class Solver:
             older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
         )
 
-    def _refusal(self, request: Request) -> str | None:
+    def _refusal(self, request: Request, fill: FillCall) -> str | None:
         """Why this fill must not be attempted, as a fail reason; None when it may go."""
         deadline = as_utc(request.expires_at) + FILL_WINDOW
         if self.now() > deadline:
             return "ORDER_EXPIRED"
-        balance = self.chain.state.solver_balance(request.destination_currency)
-        if balance is None or balance < int(request.amount_out):
+        balance = self.chain.state.solver_balance(fill.spends_currency)
+        if balance is None or balance < fill.spends_amount:
             return "SOLVER_BALANCE_TOO_LOW"
         return None
 
@@ -114,17 +114,12 @@ class Solver:
         if journal is not None:
             await self._submitted(request.id, journal.tx_hash)
             return
-        refusal = self._refusal(request)
+        fill = fill_call(request, self.config)
+        refusal = self._refusal(request, fill)
         if refusal is not None:
             await self._fail(request.id, refusal)
             return
-        native = request.destination_currency == NATIVE_EVM_ADDRESS
-        amount = int(request.amount_out)
-        fill_data = calldata.filler_fill(
-            bytes.fromhex(request.order_id[2:]),
-            [(request.recipient, request.destination_currency, amount)],
-        )
-        value = amount if native else 0
+        fill_data, value = fill.data, fill.value
         try:
             gas = await self.chain.client.estimate_gas(
                 {
@@ -156,7 +151,7 @@ class Solver:
             if fills:
                 await self._submitted(request.id, fills[0])
                 return
-        await self._fail(request.id, "EXECUTION_REVERTED")
+        await self._fail(request.id, revert_reason(error))
 
     async def _submitted(self, request_id: str, tx_hash: str) -> None:
         now = self.now()

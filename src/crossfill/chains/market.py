@@ -1,0 +1,72 @@
+"""Market reads of one chain: AMM pair reserves and price-feed rounds, in one RPC batch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from eth_abi.abi import decode
+from eth_utils.crypto import keccak
+
+from crossfill.chains.evm import EvmClient
+from crossfill.config import ChainConfig
+
+GET_RESERVES = keccak(text="getReserves()")[:4]
+LATEST_ROUND_DATA = keccak(text="latestRoundData()")[:4]
+DECIMALS = keccak(text="decimals()")[:4]
+
+
+@dataclass(frozen=True)
+class FeedRound:
+    """A Chainlink-style aggregator's latest answer: `answer / 10**decimals` USD per unit."""
+
+    answer: int
+    decimals: int
+    updated_at: int
+
+
+@dataclass(frozen=True)
+class MarketSnapshot:
+    # Lower-case pair address -> (reserve0, reserve1).
+    reserves: dict[str, tuple[int, int]]
+    # Lower-case currency address -> its feed's latest round.
+    feed_rounds: dict[str, FeedRound]
+
+
+def _reserves(returned: bytes | None) -> tuple[int, int] | None:
+    if returned is None or len(returned) < 96:
+        return None
+    reserve0, reserve1, _timestamp = decode(["uint112", "uint112", "uint32"], returned)
+    return int(reserve0), int(reserve1)
+
+
+def _feed_round(latest: bytes | None, decimals: bytes | None) -> FeedRound | None:
+    if latest is None or decimals is None or len(latest) < 160 or len(decimals) < 32:
+        return None
+    _round, answer, _started, updated_at, _answered = decode(
+        ["uint80", "int256", "uint256", "uint256", "uint80"], latest
+    )
+    return FeedRound(
+        answer=int(answer), decimals=int.from_bytes(decimals[:32]), updated_at=int(updated_at)
+    )
+
+
+async def read_market(client: EvmClient, config: ChainConfig) -> MarketSnapshot:
+    """Reserves of every configured pool and rounds of every configured price feed."""
+    feeds = [c for c in config.currencies if c.price_feed is not None]
+    reads: list[tuple[str, bytes]] = [(pool.address, GET_RESERVES) for pool in config.pools]
+    for currency in feeds:
+        assert currency.price_feed is not None
+        reads += [(currency.price_feed, LATEST_ROUND_DATA), (currency.price_feed, DECIMALS)]
+    returned = await client.read_many(reads)
+    pool_replies, feed_replies = returned[: len(config.pools)], returned[len(config.pools) :]
+    reserves = {
+        pool.address.lower(): pair
+        for pool, reply in zip(config.pools, pool_replies, strict=True)
+        if (pair := _reserves(reply)) is not None
+    }
+    rounds = {
+        currency.address.lower(): latest
+        for index, currency in enumerate(feeds)
+        if (latest := _feed_round(feed_replies[2 * index], feed_replies[2 * index + 1])) is not None
+    }
+    return MarketSnapshot(reserves=reserves, feed_rounds=rounds)

@@ -1,0 +1,125 @@
+"""Call batches for the Router: AMM swaps, wraps, transfers, and the user's batch entry points.
+
+A batch is a list of Multicall3 `Call3Value`s (target, allowFailure, value, callData). The same
+swap batch serves a user's same-chain swap (through the ApprovalProxy or Router) and a solver's
+destination swap (through the Filler), so both are built here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from eth_abi.abi import encode
+
+from crossfill.contracts.calldata import erc20_approve, erc20_transfer, selector
+
+Call = tuple[str, bool, int, bytes]
+CALLS_ABI = "(address,bool,uint256,bytes)[]"
+
+SWAP_EXACT_ETH_FOR_TOKENS = selector("swapExactETHForTokens(uint256,address[],address,uint256)")
+SWAP_EXACT_TOKENS_FOR_ETH = selector(
+    "swapExactTokensForETH(uint256,uint256,address[],address,uint256)"
+)
+SWAP_EXACT_TOKENS_FOR_TOKENS = selector(
+    "swapExactTokensForTokens(uint256,uint256,address[],address,uint256)"
+)
+WETH_DEPOSIT = selector("deposit()")
+WETH_WITHDRAW = selector("withdraw(uint256)")
+ROUTER_MULTICALL = selector(f"multicall({CALLS_ABI},address,address,bytes)")
+TRANSFER_AND_MULTICALL = selector(
+    f"transferAndMulticall(address[],uint256[],{CALLS_ABI},address,address,bytes)"
+)
+
+
+@dataclass(frozen=True)
+class SwapPlan:
+    """One exact-input swap along a V2 path; `path` uses the wrapped native token."""
+
+    router: str
+    path: tuple[str, ...]
+    native_in: bool
+    native_out: bool
+    amount_in: int
+    minimum_out: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "router": self.router,
+            "path": list(self.path),
+            "nativeIn": self.native_in,
+            "nativeOut": self.native_out,
+            "amountIn": str(self.amount_in),
+            "minimumOut": str(self.minimum_out),
+        }
+
+    @classmethod
+    def from_json(cls, stored: dict[str, object]) -> SwapPlan:
+        path = stored["path"]
+        assert isinstance(path, list)
+        return cls(
+            router=str(stored["router"]),
+            path=tuple(str(token) for token in path),
+            native_in=bool(stored["nativeIn"]),
+            native_out=bool(stored["nativeOut"]),
+            amount_in=int(str(stored["amountIn"])),
+            minimum_out=int(str(stored["minimumOut"])),
+        )
+
+
+def swap_calls(plan: SwapPlan, recipient: str, deadline: int) -> list[Call]:
+    """The swap paying `recipient` directly; tokens must already sit in the Router."""
+    path = list(plan.path)
+    if plan.native_in:
+        data = SWAP_EXACT_ETH_FOR_TOKENS + encode(
+            ["uint256", "address[]", "address", "uint256"],
+            [plan.minimum_out, path, recipient, deadline],
+        )
+        return [(plan.router, False, plan.amount_in, data)]
+    function = SWAP_EXACT_TOKENS_FOR_ETH if plan.native_out else SWAP_EXACT_TOKENS_FOR_TOKENS
+    data = function + encode(
+        ["uint256", "uint256", "address[]", "address", "uint256"],
+        [plan.amount_in, plan.minimum_out, path, recipient, deadline],
+    )
+    return [
+        (plan.path[0], False, 0, erc20_approve(plan.router, plan.amount_in)),
+        (plan.router, False, 0, data),
+    ]
+
+
+def pay_calls(currency: str, native: bool, payments: list[tuple[str, int]]) -> list[Call]:
+    """Transfers out of the Router: fees or the output itself."""
+    if native:
+        return [(recipient, False, amount, b"") for recipient, amount in payments if amount > 0]
+    return [
+        (currency, False, 0, erc20_transfer(recipient, amount))
+        for recipient, amount in payments
+        if amount > 0
+    ]
+
+
+def wrap_calls(weth: str, recipient: str, amount: int) -> list[Call]:
+    return [
+        (weth, False, amount, WETH_DEPOSIT),
+        (weth, False, 0, erc20_transfer(recipient, amount)),
+    ]
+
+
+def unwrap_calls(weth: str, recipient: str, amount: int) -> list[Call]:
+    withdraw = WETH_WITHDRAW + encode(["uint256"], [amount])
+    return [(weth, False, 0, withdraw), (recipient, False, amount, b"")]
+
+
+def router_multicall(calls: list[Call], refund_to: str, metadata: bytes) -> bytes:
+    return ROUTER_MULTICALL + encode(
+        [CALLS_ABI, "address", "address", "bytes"], [calls, refund_to, refund_to, metadata]
+    )
+
+
+def transfer_and_multicall(
+    token: str, amount: int, calls: list[Call], refund_to: str, metadata: bytes
+) -> bytes:
+    """ApprovalProxy entry: pull `amount` of `token` from the caller into the Router, run."""
+    return TRANSFER_AND_MULTICALL + encode(
+        ["address[]", "uint256[]", CALLS_ABI, "address", "address", "bytes"],
+        [[token], [amount], calls, refund_to, refund_to, metadata],
+    )

@@ -1,0 +1,142 @@
+"""Checks of the quote body's fields, each failing with the compat notes' `errorCode`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+
+from crossfill.api.schemas.quote import AppFee, QuoteBody
+from crossfill.chains.state import ChainState
+from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.config.deployment import QuoteSettings
+from crossfill.errors import BadRequest
+from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.fees import BPS, TradeType
+
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
+_UINT = re.compile(r"^[0-9]{1,78}$")
+DEFAULT_SLIPPAGE_BPS = 50
+MAX_APP_FEE_RECIPIENTS = 10
+MAX_APP_FEES_BPS = 5_000
+SWAP_SOURCES = ("uniswap-v2",)
+
+
+@dataclass(frozen=True)
+class ChainView:
+    """What the engine may read of a chain: its configuration and its live snapshot."""
+
+    config: ChainConfig
+    state: ChainState
+    disabled: bool
+
+
+@dataclass(frozen=True)
+class AppFeeShare:
+    recipient: str
+    bps: int
+
+
+def address(value: str | None, error_code: str, field: str) -> str:
+    if value is None or not _ADDRESS.match(value):
+        raise QuoteError(error_code, f"{field} must be a 0x-prefixed 20-byte hex address")
+    return value.lower()
+
+
+def chain(chains: Mapping[int, ChainView], chain_id: int, field: str) -> ChainView:
+    view = chains.get(chain_id)
+    if view is None:
+        raise QuoteError("UNSUPPORTED_CHAIN", f"{field} {chain_id} is not a supported chain")
+    if view.disabled:
+        raise QuoteError("CHAIN_DISABLED", f"chain {chain_id} is disabled")
+    return view
+
+
+def currency(view: ChainView, value: str, error_code: str, field: str) -> CurrencyConfig:
+    address(value, error_code, field)
+    found = view.config.currency(value)
+    if found is None or not found.supports_bridging:
+        raise QuoteError(
+            "UNSUPPORTED_CURRENCY", f"{field} {value} is not supported on chain {view.config.id}"
+        )
+    return found
+
+
+def trade_type(value: str) -> TradeType:
+    try:
+        return TradeType(value)
+    except ValueError:
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            "tradeType must be EXACT_INPUT, EXACT_OUTPUT or EXPECTED_OUTPUT",
+        ) from None
+
+
+def amount(value: str) -> int:
+    if not _UINT.match(value):
+        raise QuoteError(
+            "AMOUNT_TOO_LOW", "amount must be a positive integer string (smallest unit)"
+        )
+    parsed = int(value)
+    if parsed <= 0 or parsed >= 2**256:
+        raise QuoteError("AMOUNT_TOO_LOW", "amount must be a positive integer below 2**256")
+    return parsed
+
+
+def slippage_bps(value: str | None) -> int:
+    if value is None:
+        return DEFAULT_SLIPPAGE_BPS
+    if not _UINT.match(value) or int(value) > BPS:
+        raise QuoteError(
+            "INVALID_SLIPPAGE_TOLERANCE", "slippageTolerance must be basis points from 0 to 10000"
+        )
+    return int(value)
+
+
+def ttl(value: int | None, settings: QuoteSettings) -> timedelta:
+    if value is None:
+        return timedelta(seconds=settings.ttl_seconds)
+    if not settings.min_ttl_seconds <= value <= settings.max_ttl_seconds:
+        raise BadRequest(
+            f"ttl must be {settings.min_ttl_seconds}..{settings.max_ttl_seconds} seconds"
+        )
+    return timedelta(seconds=value)
+
+
+def app_fees(fees: list[AppFee] | None) -> tuple[AppFeeShare, ...]:
+    """`appFees[{recipient, fee}]`: basis points of the input, several recipients."""
+    if not fees:
+        return ()
+    if len(fees) > MAX_APP_FEE_RECIPIENTS:
+        raise BadRequest(f"appFees takes at most {MAX_APP_FEE_RECIPIENTS} recipients")
+    shares = []
+    for index, fee in enumerate(fees):
+        recipient = address(fee.recipient, "INVALID_ADDRESS", f"appFees[{index}].recipient")
+        if not _UINT.match(fee.fee) or int(fee.fee) > BPS:
+            raise BadRequest(f"appFees[{index}].fee must be basis points from 0 to 10000")
+        shares.append(AppFeeShare(recipient=recipient, bps=int(fee.fee)))
+    if sum(share.bps for share in shares) > MAX_APP_FEES_BPS:
+        raise BadRequest(f"appFees may add up to at most {MAX_APP_FEES_BPS} bps")
+    return tuple(shares)
+
+
+def swap_sources(body: QuoteBody, *, origin: bool) -> frozenset[str]:
+    """Sources a leg may use: included (per side, then overall) minus excluded."""
+    side = body.includedOriginSwapSources if origin else body.includedDestinationSwapSources
+    wanted = side if side is not None else body.includedSwapSources
+    for field, values in (
+        ("includedSwapSources", body.includedSwapSources),
+        ("excludedSwapSources", body.excludedSwapSources),
+        ("includedOriginSwapSources", body.includedOriginSwapSources),
+        ("includedDestinationSwapSources", body.includedDestinationSwapSources),
+    ):
+        unknown = sorted(set(values or ()) - set(SWAP_SOURCES))
+        if unknown:
+            raise QuoteError(
+                "NO_SWAP_ROUTES_FOUND",
+                f"{field}: unknown swap source {', '.join(unknown)}; known: "
+                + ", ".join(SWAP_SOURCES),
+            )
+    allowed = set(SWAP_SOURCES if wanted is None else wanted)
+    return frozenset(allowed - set(body.excludedSwapSources or ()))

@@ -1,0 +1,88 @@
+"""USD prices per currency, from the chains' snapshots: fixed, AMM-pool derived, or a feed.
+
+A price is micro-USD per whole unit (an integer). Pool prices read a pool pairing the currency
+with a fixed-price one (USDC on the devnet) and fall back to the configured price; feed prices
+never fall back: a missing or stale round means no price, and quotes answer 503.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from crossfill.chains.state import ChainState
+from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.quoting.money import MICROS_PER_USD, unit, usd_micros_per_unit
+
+
+class PriceMissing(LookupError):
+    """No usable price for a currency right now."""
+
+
+def pool_token(chain: ChainConfig, currency: CurrencyConfig) -> str:
+    """The token that stands for a currency in AMM pools (wrapped native for the native coin)."""
+    if currency.is_native:
+        if chain.contracts.weth is None:
+            return currency.address.lower()
+        return chain.contracts.weth.lower()
+    return currency.address.lower()
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    chains: Mapping[int, tuple[ChainConfig, ChainState]]
+    now_seconds: int
+
+    def price(self, chain_id: int, currency: CurrencyConfig) -> int:
+        config, state = self.chains[chain_id]
+        if currency.price_source == "feed":
+            return self._feed_price(state, currency)
+        if currency.price_source == "pool":
+            derived = self._pool_price(config, state, currency)
+            if derived is not None:
+                return derived
+        if currency.usd_price is None:
+            raise PriceMissing(f"no price for {currency.symbol} on chain {chain_id}")
+        return usd_micros_per_unit(currency.usd_price)
+
+    def _feed_price(self, state: ChainState, currency: CurrencyConfig) -> int:
+        found = state.market.feed_rounds.get(currency.address.lower())
+        if found is None or found.answer <= 0:
+            raise PriceMissing(f"price feed of {currency.symbol} has no answer")
+        age = self.now_seconds - found.updated_at
+        if age > currency.price_feed_max_age_seconds:
+            raise PriceMissing(f"price feed of {currency.symbol} is stale ({age} s old)")
+        return found.answer * MICROS_PER_USD // unit(found.decimals)
+
+    def _pool_price(
+        self, config: ChainConfig, state: ChainState, currency: CurrencyConfig
+    ) -> int | None:
+        """Against the deepest pool pairing it with a fixed-price currency."""
+        token = pool_token(config, currency)
+        anchors = {
+            c.address.lower(): c
+            for c in config.erc20_currencies
+            if c.price_source == "fixed" and c.usd_price is not None
+        }
+        best: tuple[int, int] | None = None  # (anchor reserve, price)
+        for pool in config.pools:
+            reserves = state.market.reserves.get(pool.address.lower())
+            tokens = (pool.token0.lower(), pool.token1.lower())
+            if reserves is None or token not in tokens:
+                continue
+            other = tokens[1] if tokens[0] == token else tokens[0]
+            anchor = anchors.get(other)
+            if anchor is None or anchor.usd_price is None:
+                continue
+            own_reserve, anchor_reserve = reserves if tokens[0] == token else reserves[::-1]
+            if own_reserve == 0 or anchor_reserve == 0:
+                continue
+            price = (
+                anchor_reserve
+                * usd_micros_per_unit(anchor.usd_price)
+                * unit(currency.decimals)
+                // (own_reserve * unit(anchor.decimals))
+            )
+            if best is None or anchor_reserve > best[0]:
+                best = (anchor_reserve, price)
+        return None if best is None else best[1]

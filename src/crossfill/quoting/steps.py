@@ -1,0 +1,156 @@
+"""The quote's `steps`: what the user signs and sends, in order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crossfill.contracts import calldata
+from crossfill.contracts.router_calls import (
+    Call,
+    pay_calls,
+    router_multicall,
+    swap_calls,
+    transfer_and_multicall,
+    unwrap_calls,
+    wrap_calls,
+)
+from crossfill.quoting.engine import Quote
+from crossfill.quoting.legs import RouteKind
+
+
+def check(request_id: str) -> dict[str, str]:
+    return {"endpoint": f"/intents/status/v3?requestId={request_id}", "method": "GET"}
+
+
+def spender(quote: Quote) -> str:
+    """The contract an ERC-20 input must be approved to."""
+    contracts = quote.origin.contracts
+    return contracts.approval_proxy if quote.kind.same_chain else contracts.depository
+
+
+def _transaction_item(
+    quote: Quote, to: str, data: bytes, value: int, with_check: bool
+) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "status": "incomplete",
+        "data": {
+            "from": quote.user,
+            "to": to.lower(),
+            "data": calldata.hex_data(data),
+            "value": str(value),
+            "chainId": quote.origin.id,
+        },
+    }
+    if with_check:
+        item["check"] = check(quote.request_id)
+    return item
+
+
+def _step(quote: Quote, step_id: str, description: str, item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": step_id,
+        "action": "Confirm transaction in your wallet",
+        "description": description,
+        "kind": "transaction",
+        "requestId": quote.request_id,
+        "depositAddress": "",
+        "items": [item],
+    }
+
+
+def _deposit_call(quote: Quote) -> tuple[str, bytes, int]:
+    order_id = bytes.fromhex(quote.order_id[2:])
+    amount = quote.split.amount_in
+    depository = quote.origin.contracts.depository
+    if quote.currency_in.is_native:
+        return depository, calldata.deposit_native(quote.user, order_id), amount
+    if not quote.explicit_deposit:
+        return (
+            quote.currency_in.address,
+            calldata.erc20_transfer_tagged(depository, amount, order_id),
+            0,
+        )
+    return (
+        depository,
+        calldata.deposit_erc20(quote.user, quote.currency_in.address, amount, order_id),
+        0,
+    )
+
+
+def same_chain_calls(quote: Quote) -> list[Call]:
+    """The Router batch of a same-chain request: fees out, then the swap, wrap or send."""
+    split = quote.split
+    currency = quote.currency_in
+    fees = [
+        (share.recipient, amount) for share, amount in zip(quote.app_fees, split.app, strict=True)
+    ]
+    fees.append((quote.order.solver, split.relayer_service))
+    calls = pay_calls(currency.address, currency.is_native, fees)
+    weth = quote.origin.contracts.weth or ""
+    match quote.kind:
+        case RouteKind.SAME_CHAIN_SWAP:
+            assert quote.swap_plan is not None
+            deadline = int(quote.expires_at.timestamp())
+            calls += swap_calls(quote.swap_plan, quote.recipient, deadline)
+        case RouteKind.WRAP:
+            calls += wrap_calls(weth, quote.recipient, split.leg_input)
+        case RouteKind.UNWRAP:
+            calls += unwrap_calls(weth, quote.recipient, split.leg_input)
+        case _:
+            calls += pay_calls(
+                currency.address, currency.is_native, [(quote.recipient, split.leg_input)]
+            )
+    return calls
+
+
+def _same_chain_call(quote: Quote) -> tuple[str, bytes, int]:
+    calls = same_chain_calls(quote)
+    metadata = bytes.fromhex(quote.request_id[2:])
+    contracts = quote.origin.contracts
+    amount = quote.split.amount_in
+    if quote.currency_in.is_native:
+        return contracts.router, router_multicall(calls, quote.user, metadata), amount
+    data = transfer_and_multicall(quote.currency_in.address, amount, calls, quote.user, metadata)
+    return contracts.approval_proxy, data, 0
+
+
+def _main_step(quote: Quote) -> dict[str, Any]:
+    symbol_in, symbol_out = quote.currency_in.symbol, quote.currency_out.symbol
+    if not quote.kind.same_chain:
+        to, data, value = _deposit_call(quote)
+        description = f"Depositing {symbol_in} to bridge to chain {quote.destination.id}"
+        step_id = "deposit"
+    else:
+        to, data, value = _same_chain_call(quote)
+        step_id = "send" if quote.kind is RouteKind.SEND else "swap"
+        description = {
+            RouteKind.SEND: f"Sending {symbol_in}",
+            RouteKind.WRAP: f"Wrapping {symbol_in} into {symbol_out}",
+            RouteKind.UNWRAP: f"Unwrapping {symbol_in} into {symbol_out}",
+        }.get(quote.kind, f"Swapping {symbol_in} for {symbol_out}")
+    return _step(
+        quote, step_id, description, _transaction_item(quote, to, data, value, with_check=True)
+    )
+
+
+def steps(quote: Quote, *, allowance: int | None) -> list[dict[str, Any]]:
+    """`approve` only when an ERC-20 input needs more allowance than there is."""
+    result: list[dict[str, Any]] = []
+    uses_allowance = quote.kind.same_chain or quote.explicit_deposit
+    needs_approval = (
+        not quote.currency_in.is_native
+        and uses_allowance
+        and (allowance is None or allowance < quote.split.amount_in)
+    )
+    if needs_approval:
+        approve = calldata.erc20_approve(spender(quote), quote.split.amount_in)
+        result.append(
+            _step(
+                quote,
+                "approve",
+                f"Sign an approval for {quote.currency_in.symbol}",
+                _transaction_item(quote, quote.currency_in.address, approve, 0, with_check=False),
+            )
+        )
+    result.append(_main_step(quote))
+    return result

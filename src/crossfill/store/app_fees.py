@@ -1,0 +1,88 @@
+"""App-fee shares per recipient: recorded with the quote, settled with the request's outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.domain.status import RequestStatus
+from crossfill.store.tables import AppFee, Request
+
+if TYPE_CHECKING:
+    from crossfill.quoting.engine import Quote
+
+QUOTED, OWED, PAID, VOID = "quoted", "owed", "paid", "void"
+
+
+def quoted_shares(quote: Quote) -> list[AppFee]:
+    return [
+        AppFee(
+            request_id=quote.request_id,
+            recipient=share.recipient,
+            chain_id=quote.origin.id,
+            currency=quote.currency_in.address.lower(),
+            bps=share.bps,
+            quoted_amount=str(amount),
+            amount_usd_micros=quote.in_usd(amount),
+            state=QUOTED,
+            updated_at=quote.created_at,
+        )
+        for share, amount in zip(quote.app_fees, quote.split.app, strict=True)
+    ]
+
+
+async def follow_status(session: AsyncSession, request: Request, *, now: datetime) -> None:
+    """Success makes the shares owed (or paid, when the user's own transaction paid them);
+    a refund voids them."""
+    values: dict[str, object]
+    if request.status == RequestStatus.SUCCESS:
+        same_chain = request.origin_chain_id == request.destination_chain_id
+        values = {"state": PAID if same_chain else OWED, "actual_amount": AppFee.quoted_amount}
+    elif request.status == RequestStatus.REFUND:
+        values = {"state": VOID, "actual_amount": "0"}
+    else:
+        return
+    await session.execute(
+        update(AppFee)
+        .where(AppFee.request_id == request.id, AppFee.state == QUOTED)
+        .values(updated_at=now, **values)
+    )
+
+
+async def of_request(session: AsyncSession, request_id: str) -> list[AppFee]:
+    return list(
+        await session.scalars(
+            select(AppFee).where(AppFee.request_id == request_id).order_by(AppFee.id)
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Balance:
+    chain_id: int
+    currency: str
+    state: str
+    amount: int
+    requests: int
+
+
+async def balances(session: AsyncSession, recipient: str) -> list[Balance]:
+    """What a recipient has earned, per chain, currency and state (owed, paid, quoted)."""
+    rows = await session.execute(
+        select(AppFee.chain_id, AppFee.currency, AppFee.state, AppFee.quoted_amount).where(
+            AppFee.recipient == recipient.lower(), AppFee.state != VOID
+        )
+    )
+    totals: dict[tuple[int, str, str], list[int]] = {}
+    for chain_id, currency, state, amount in rows:
+        entry = totals.setdefault((chain_id, currency, state), [0, 0])
+        entry[0] += int(amount)  # amounts are uint256 strings: summed in Python, not SQL
+        entry[1] += 1
+    return [
+        Balance(chain_id, currency, state, amount, count)
+        for (chain_id, currency, state), (amount, count) in sorted(totals.items())
+    ]
