@@ -31,12 +31,14 @@ config_app = typer.Typer(help="Deployment file.")
 contracts_app = typer.Typer(help="Solidity contracts.")
 keys_app = typer.Typer(help="Integrators' API keys (stored only as hashes).")
 webhooks_app = typer.Typer(help="Each API key's webhook endpoint and its deliveries.")
+app_fees_app = typer.Typer(help="App fees earned by integrators' recipient wallets.")
 app.add_typer(chains_app, name="chains")
 app.add_typer(db_app, name="db")
 app.add_typer(config_app, name="config")
 app.add_typer(contracts_app, name="contracts")
 app.add_typer(keys_app, name="keys")
 app.add_typer(webhooks_app, name="webhooks")
+app.add_typer(app_fees_app, name="app-fees")
 console = Console()
 T = TypeVar("T")
 KeyReference = Annotated[str, typer.Argument(help="API key id, its shown prefix, or the key")]
@@ -189,6 +191,39 @@ async def _session(settings: Settings) -> AsyncIterator[AsyncSession]:
             yield session
     finally:
         await engine.dispose()
+
+
+@app_fees_app.command("balances")
+def app_fees_balances(
+    wallet: Annotated[str, typer.Argument(help="The app-fee recipient's address")],
+) -> None:
+    """What a recipient has earned: owed (cross-chain, held by the service) and paid."""
+    from crossfill.quoting.money import format_units
+    from crossfill.store import app_fees
+
+    settings = _settings()
+    deployment = load_deployment(settings.deployment_path, mode=settings.mode)
+
+    async def _balances() -> list[app_fees.Balance]:
+        async with _session(settings) as session:
+            return await app_fees.balances(session, wallet)
+
+    table = Table("chain", "currency", "state", "amount", "formatted", "requests")
+    for entry in asyncio.run(_balances()):
+        chain = deployment.chain(entry.chain_id)
+        currency = chain.currency(entry.currency) if chain else None
+        formatted = (
+            f"{format_units(entry.amount, currency.decimals)} {currency.symbol}" if currency else ""
+        )
+        table.add_row(
+            str(entry.chain_id),
+            entry.currency,
+            entry.state,
+            str(entry.amount),
+            formatted,
+            str(entry.requests),
+        )
+    console.print(table)
 
 
 @keys_app.command("create")

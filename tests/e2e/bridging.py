@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -116,4 +120,20 @@ def journal(service: ServiceThread, request_id: str) -> list[SentTransaction]:
         select(SentTransaction)
         .where(SentTransaction.request_id == request_id)
         .order_by(SentTransaction.id),
+    )
+
+
+def run_cli(*args: str, home: Path, deployment_path: Path) -> subprocess.CompletedProcess[str]:
+    """`crossfill <args>` as an operator runs it, against a service's home and deployment."""
+    env = {
+        **os.environ,
+        "CROSSFILL_HOME": str(home),
+        "CROSSFILL_DEPLOYMENT_FILE": str(deployment_path),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "crossfill", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any
 
 import httpx
@@ -13,6 +10,7 @@ from web3 import Web3
 
 from crossfill.devnet.anvil import anvil_rpc
 from tests.conftest import RunningDevnet
+from tests.e2e.bridging import run_cli
 from tests.e2e.conftest import StartService, validate_against, wait_for
 
 SDK_HEADERS = "content-type,x-api-key,relay-sdk-version,relay-kit-ui-version"
@@ -150,23 +148,8 @@ def test_block_production_lagging_turns_true_and_back(start_service: StartServic
         anvil_rpc(rpc, "evm_setAutomine", [True])
 
 
-def _cli(*args: str, home, deployment_path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "CROSSFILL_HOME": str(home),
-        "CROSSFILL_DEPLOYMENT_FILE": str(deployment_path),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "crossfill", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def test_operator_disables_a_chain_without_restart(client, devnet, tmp_path) -> None:
-    disabled = _cli(
+    disabled = run_cli(
         "chains",
         "disable",
         "900002",
@@ -181,7 +164,7 @@ def test_operator_disables_a_chain_without_restart(client, devnet, tmp_path) -> 
     assert chain["statusMessage"] == "RPC incident"
     assert client.get("/readyz").json()["checks"]["chains"] == {"900001": "ok"}
 
-    enabled = _cli(
+    enabled = run_cli(
         "chains", "enable", "900002", home=tmp_path, deployment_path=devnet.deployment_path
     )
     assert enabled.returncode == 0, enabled.stderr
@@ -189,7 +172,7 @@ def test_operator_disables_a_chain_without_restart(client, devnet, tmp_path) -> 
 
 
 def test_disabling_an_unknown_chain_is_a_clear_error(devnet, tmp_path) -> None:
-    result = _cli(
+    result = run_cli(
         "chains", "disable", "31337", home=tmp_path, deployment_path=devnet.deployment_path
     )
     assert result.returncode == 1

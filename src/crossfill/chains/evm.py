@@ -122,15 +122,21 @@ class EvmClient:
         return [reply.get("result") for reply in replies]
 
     async def deposit_logs(self, depository: str, from_block: int, to_block: int) -> list[Any]:
+        return await self.logs(depository, DEPOSIT_TOPICS, from_block, to_block)
+
+    async def logs(
+        self, address: str, topics: list[str], from_block: int, to_block: int
+    ) -> list[Any]:
+        """Logs of one contract whose first topic is one of `topics`."""
         return list(
             await self._read(
                 "eth_getLogs",
                 self.web3.eth.get_logs(
                     {
-                        "address": depository,  # type: ignore[typeddict-item]
+                        "address": address,  # type: ignore[typeddict-item]
                         "fromBlock": from_block,
                         "toBlock": to_block,
-                        "topics": [DEPOSIT_TOPICS],
+                        "topics": [topics],
                     }
                 ),
             )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crossfill.domain.status_record import NOT_APPLICABLE
+from crossfill.quoting.money import format_units, format_usd
 
 SETTLED = ("success", "failure")
 OUT_KINDS = ("fill", "refund")
@@ -33,6 +34,17 @@ class TxFacts:
     fee: str | None
     timestamp: int | None
     status: str  # pending, success, failure
+
+
+@dataclass(frozen=True)
+class AppFeeFacts:
+    """One app-fee recipient's share, in the input currency; `actual` once settled."""
+
+    recipient: str
+    bps: int
+    quoted_amount: int
+    actual_amount: int | None
+    amount_usd_micros: int
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,7 @@ class RecordFacts:
     transactions: Sequence[TxFacts]
     created_at: str  # ISO 8601
     updated_at: str
+    app_fees: Sequence[AppFeeFacts] = ()
 
 
 def _tx(tx: TxFacts, hash_key: str) -> dict[str, Any]:
@@ -104,6 +117,30 @@ def _details(facts: RecordFacts) -> dict[str, Any]:
 def _currency_in(facts: RecordFacts) -> dict[str, Any]:
     currency: dict[str, Any] = _details(facts)["currencyIn"]["currency"]
     return currency
+
+
+def _app_fee_entry(fee: AppFeeFacts, amount: int, decimals: int) -> dict[str, Any]:
+    return {
+        "recipient": fee.recipient,
+        "bps": str(fee.bps),
+        "amount": str(amount),
+        "amountFormatted": format_units(amount, decimals),
+    }
+
+
+def _app_fees(facts: RecordFacts) -> dict[str, list[dict[str, Any]]]:
+    """Per recipient: as quoted, and as settled (with USD) once the request is final."""
+    decimals = int(_currency_in(facts)["decimals"])
+    quoted = [_app_fee_entry(fee, fee.quoted_amount, decimals) for fee in facts.app_fees]
+    actual = [
+        {
+            **_app_fee_entry(fee, fee.actual_amount, decimals),
+            "amountUsd": format_usd(fee.amount_usd_micros if fee.actual_amount else 0),
+        }
+        for fee in facts.app_fees
+        if fee.actual_amount is not None
+    ]
+    return {"quoted": quoted, "actual": actual}
 
 
 def _fee_components(facts: RecordFacts) -> dict[str, dict[str, str]]:
@@ -199,7 +236,7 @@ def v3_record(facts: RecordFacts) -> dict[str, Any]:
         "triggeredByFastFill": None,
         "inTxs": [_tx(tx, "txHash") for tx in _settled(facts, ("deposit",))],
         "outTxs": [_tx(tx, "txHash") for tx in _settled(facts, OUT_KINDS)],
-        "appFees": {"quoted": [], "actual": [], "currency": currency},
+        "appFees": {**_app_fees(facts), "currency": currency},
         "fees": {
             "quoted": quoted_fees,
             "actual": (
@@ -239,6 +276,17 @@ def v3_record(facts: RecordFacts) -> dict[str, Any]:
         "protocol": _protocol(facts),
         "createdAt": facts.created_at,
         "updatedAt": facts.updated_at,
+    }
+
+
+def _v2_app_fee(fee: AppFeeFacts, amount: int) -> dict[str, Any]:
+    usd = format_usd(fee.amount_usd_micros)
+    return {
+        "recipient": fee.recipient,
+        "bps": str(fee.bps),
+        "amount": str(amount),
+        "amountUsd": usd,
+        "amountUsdCurrent": usd,
     }
 
 
@@ -286,8 +334,10 @@ def v2_record(facts: RecordFacts, *, include_order_data: bool = False) -> dict[s
         "feeCurrencyObject": currency,
         "appFeeCurrencyObject": currency,
         "refundCurrencyData": None,
-        "appFees": [],
-        "paidAppFees": [],
+        "appFees": [_v2_app_fee(fee, fee.quoted_amount) for fee in facts.app_fees],
+        "paidAppFees": [
+            _v2_app_fee(fee, fee.actual_amount) for fee in facts.app_fees if fee.actual_amount
+        ],
         "subsidizedFee": None,
         "expandedPriceImpact": {
             "quoted": impact,

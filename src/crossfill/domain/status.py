@@ -26,6 +26,8 @@ _FORWARD: dict[RequestStatus, frozenset[RequestStatus]] = {
         {
             RequestStatus.DEPOSITING,
             RequestStatus.PENDING,
+            # A same-chain request executes in the user's own transaction.
+            RequestStatus.SUCCESS,
             RequestStatus.FAILURE,
             RequestStatus.REFUND,
         }

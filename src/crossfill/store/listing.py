@@ -30,10 +30,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.enums import features_mask, features_of
 from crossfill.domain.listing_query import Condition, Cursor, ListingQuery, SortBy
-from crossfill.domain.request_record import RecordFacts, SolverFacts, TxFacts
+from crossfill.domain.request_record import AppFeeFacts, RecordFacts, SolverFacts, TxFacts
 from crossfill.store.api_keys import iso, key_hash
 from crossfill.store.db import as_utc
-from crossfill.store.tables import ApiKey, Request, RequestTransaction
+from crossfill.store.tables import ApiKey, AppFee, Request, RequestTransaction
 
 R, T = Request, RequestTransaction
 SORT_COLUMNS = {
@@ -217,9 +217,23 @@ async def transactions_by_request(
     return found
 
 
+async def app_fees_by_request(
+    session: AsyncSession, request_ids: list[str]
+) -> dict[str, list[AppFee]]:
+    found: dict[str, list[AppFee]] = {request_id: [] for request_id in request_ids}
+    if request_ids:
+        rows = await session.scalars(
+            select(AppFee).where(AppFee.request_id.in_(request_ids)).order_by(AppFee.id)
+        )
+        for row in rows:
+            found[row.request_id].append(row)
+    return found
+
+
 def record_facts(
     row: Request,
     transactions: list[RequestTransaction],
+    app_fees: list[AppFee],
     solver: SolverFacts,
     *,
     referrer: str | None,
@@ -252,6 +266,16 @@ def record_facts(
                 status=tx.status,
             )
             for tx in transactions
+        ],
+        app_fees=[
+            AppFeeFacts(
+                recipient=fee.recipient,
+                bps=fee.bps,
+                quoted_amount=int(fee.quoted_amount),
+                actual_amount=None if fee.actual_amount is None else int(fee.actual_amount),
+                amount_usd_micros=fee.amount_usd_micros,
+            )
+            for fee in app_fees
         ],
         created_at=iso(row.created_at),
         updated_at=iso(row.updated_at),

@@ -26,6 +26,7 @@ from crossfill.chains.depository_logs import (
     to_hex,
 )
 from crossfill.chains.evm import BlockHead
+from crossfill.chains.router_logs import MULTICALL_TOPIC, RouterBatch, decode_batch
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_checks import (
     DepositFacts,
@@ -41,6 +42,7 @@ from crossfill.store.db import as_utc
 from crossfill.store.tables import Deposit
 from crossfill.workers.loop import run_forever
 from crossfill.workers.reorg_watch import ReorgWatch
+from crossfill.workers.same_chain import settle_batch
 
 log = structlog.get_logger(__name__)
 
@@ -113,7 +115,13 @@ class Indexer:
                 and to_hex(entry["topics"][0]) == TRANSFER_TOPIC
                 and to_hex(entry["topics"][2]) == address_topic(depository)
             ]
-            await self._record(found + await self._implicit(transfers))
+            router = self.config.contracts.router.lower()
+            batches = [
+                batch
+                for entry in receipt["logs"]
+                if entry["address"].lower() == router and (batch := decode_batch(entry)) is not None
+            ]
+            await self._record(found + await self._implicit(transfers), batches)
 
     async def _start_block(self, head: BlockHead) -> int:
         async with self.sessions() as session:
@@ -139,7 +147,11 @@ class Indexer:
             transfers = await self.chain.client.transfers_to(
                 sorted(self._tokens), self.config.contracts.depository, start, end
             )
-            await self._record(found + await self._implicit(transfers), cursor=end_block)
+            router_logs = await self.chain.client.logs(
+                self.config.contracts.router, [MULTICALL_TOPIC], start, end
+            )
+            batches = [batch for entry in router_logs if (batch := decode_batch(entry)) is not None]
+            await self._record(found + await self._implicit(transfers), batches, cursor=end_block)
             start = end + 1
 
     async def _implicit(self, transfers: list[Any]) -> list[DepositLog]:
@@ -154,12 +166,30 @@ class Indexer:
                 found.append(deposit)
         return found
 
-    async def _record(self, found: list[DepositLog], cursor: BlockHead | None = None) -> None:
+    async def _record(
+        self,
+        found: list[DepositLog],
+        batches: list[RouterBatch],
+        cursor: BlockHead | None = None,
+    ) -> None:
+        blocks = {
+            number: await self.chain.client.block_at(number)
+            for number in {batch.block_number for batch in batches}
+        }
         now = self.now()
         async with self.sessions() as session, session.begin():
             for deposit in found:
                 if await deposits.record_seen(session, self.config.id, deposit, now):
                     await self._note_seen(session, deposit, now)
+            for batch in batches:
+                block = blocks[batch.block_number]
+                await settle_batch(
+                    session,
+                    batch,
+                    chain_id=self.config.id,
+                    now=now,
+                    block_timestamp=block.timestamp if block else None,
+                )
             if cursor is not None:
                 await deposits.advance_cursor(
                     session, self.config.id, cursor.number, cursor.hash, now

@@ -47,13 +47,16 @@ def _solver(runtime: Runtime, row: RequestRow) -> SolverFacts:
 async def _list(
     runtime: Runtime,
     query: ListingQuery,
-    shape: Callable[[RequestRow, list[Any]], dict[str, Any]],
+    shape: Callable[[RequestRow, list[Any], list[Any]], dict[str, Any]],
 ) -> dict[str, Any]:
     async with runtime.sessions() as session:
         rows, continuation = await listing.page(session, query)
         transactions = await listing.transactions_by_request(session, [row.id for row in rows])
+        app_fees = await listing.app_fees_by_request(session, [row.id for row in rows])
         total = await listing.total(session, query) if query.include_total else None
-    body: dict[str, Any] = {"requests": [shape(row, transactions[row.id]) for row in rows]}
+    body: dict[str, Any] = {
+        "requests": [shape(row, transactions[row.id], app_fees[row.id]) for row in rows]
+    }
     if continuation is not None:
         body["continuation"] = continuation
     if total is not None:
@@ -68,10 +71,14 @@ async def requests_v3(
     """Requests matching every parameter, newest first by default, one keyset page at a time."""
     query = _query(request, v2=False)
 
-    def shape(row: RequestRow, transactions: list[Any]) -> dict[str, Any]:
+    def shape(row: RequestRow, transactions: list[Any], app_fees: list[Any]) -> dict[str, Any]:
         own = query.include_authenticated_data and row.api_key_id == caller.key_id
         facts = listing.record_facts(
-            row, transactions, _solver(runtime, row), referrer=row.referrer if own else None
+            row,
+            transactions,
+            app_fees,
+            _solver(runtime, row),
+            referrer=row.referrer if own else None,
         )
         return v3_record(facts)
 
@@ -101,9 +108,9 @@ async def requests_v2(
     )
     query = _query(request, v2=True)
 
-    def shape(row: RequestRow, transactions: list[Any]) -> dict[str, Any]:
+    def shape(row: RequestRow, transactions: list[Any], app_fees: list[Any]) -> dict[str, Any]:
         facts = listing.record_facts(
-            row, transactions, _solver(runtime, row), referrer=row.referrer
+            row, transactions, app_fees, _solver(runtime, row), referrer=row.referrer
         )
         return v2_record(facts, include_order_data=query.include_order_data)
 

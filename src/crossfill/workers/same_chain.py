@@ -1,0 +1,45 @@
+"""Same-chain requests settle in the user's own transaction: seen on chain, they succeed."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.chains.router_logs import RouterBatch
+from crossfill.domain.status import RequestStatus
+from crossfill.store import requests
+
+
+async def settle_batch(
+    session: AsyncSession,
+    batch: RouterBatch,
+    *,
+    chain_id: int,
+    now: datetime,
+    block_timestamp: int | None,
+) -> bool:
+    """Record the batch's transaction as the request's in and out, and mark it a success."""
+    request = await requests.get(session, batch.request_id)
+    if (
+        request is None
+        or request.status != RequestStatus.WAITING
+        or request.origin_chain_id != chain_id
+        or request.destination_chain_id != chain_id
+    ):
+        return False
+    for kind in ("deposit", "fill"):
+        await requests.record_transaction(
+            session,
+            request.id,
+            kind=kind,
+            chain_id=chain_id,
+            tx_hash=batch.tx_hash,
+            status="success",
+            now=now,
+            block_number=batch.block_number,
+            timestamp=block_timestamp,
+        )
+    request.origin_block_number = batch.block_number
+    await requests.move(session, request, RequestStatus.SUCCESS, now=now)
+    return True
