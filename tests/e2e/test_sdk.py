@@ -109,3 +109,14 @@ def test_sdk_bridges_usdc_with_approve_step(service, devnet) -> None:
     received = balance(devnet, DESTINATION, destination_usdc, user.address) - before
     assert outcome["stepIds"] == ["approve", "deposit"]
     _assert_executed(service, devnet, outcome, received)
+
+
+def test_sdk_runs_a_cross_chain_swap_eth_to_usdc(service, devnet) -> None:
+    user = funded_user(devnet)
+    destination_usdc = usdc(devnet, DESTINATION)
+    before = balance(devnet, DESTINATION, destination_usdc, user.address)
+    outcome = _execute_with_sdk(service, user, (NATIVE, destination_usdc), 10**17)
+    received = balance(devnet, DESTINATION, destination_usdc, user.address) - before
+    assert outcome["stepIds"] == ["deposit"]
+    assert outcome["operation"] == "swap"
+    _assert_executed(service, devnet, outcome, received)

@@ -64,6 +64,7 @@ console.log(
     chainIds: chains.map((chain) => chain.id),
     requestId: quote.steps.at(-1).requestId,
     quotedOutput: quote.details.currencyOut.amount,
+    operation: quote.details.operation,
     stepIds: quote.steps.map((step) => step.id),
     checkStatuses,
     steps,
