@@ -190,6 +190,23 @@ def test_unservable_swaps_fail_with_their_code(fields, error_code) -> None:
     assert raised.value.error_code == error_code
 
 
+def test_txs_after_a_swap_are_not_supported() -> None:
+    call = {"to": fx.CONTRACT, "value": "0", "data": "0x"}
+    with pytest.raises(QuoteError) as raised:
+        fx.quote(fx.body(txs=[call]))
+    assert raised.value.error_code == "EXTRA_TXS_NOT_SUPPORTED"
+
+
+def test_txs_gas_is_charged_as_relayer_gas() -> None:
+    bridge = {"destinationCurrency": NATIVE_EVM_ADDRESS}
+    plain = fx.quote(fx.body(**bridge))
+    call = {"to": fx.CONTRACT, "value": str(10**16), "data": "0x"}
+    with_call = fx.quote(fx.body(**bridge, txs=[call], txsGasLimit=200_000))
+    assert with_call.request_type == "Call" and with_call.calls_gas == 200_000
+    fee_per_gas = 10**9 * 125 // 100 + 10**8  # base fee with its 25% buffer, plus priority
+    assert with_call.split.relayer_gas - plain.split.relayer_gas == 200_000 * fee_per_gas
+
+
 def test_override_price_impact_accepts_a_large_swap() -> None:
     quote = fx.quote(fx.body(amount=str(2_000 * fx.ETHER), overridePriceImpact=True))
     assert quote.amount_out > 0

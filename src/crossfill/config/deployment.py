@@ -97,6 +97,8 @@ class FeeConfig(_Model):
     same_chain_service_fee_bps: int = Field(default=0, ge=0, le=1000)
     service_flat_fee_usd: Decimal = Field(default=Decimal(0), ge=0, decimal_places=6)
     fill_swap_gas: int = Field(default=160_000, gt=0)
+    # Gas budgeted for a request's destination calls (`txs`) when it gives no txsGasLimit.
+    call_gas_default: int = Field(default=300_000, gt=0)
     fill_gas_native: int = Field(default=90_000, gt=0)
     fill_gas_erc20: int = Field(default=120_000, gt=0)
     deposit_gas_native: int = Field(default=60_000, gt=0)

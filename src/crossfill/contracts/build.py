@@ -27,6 +27,9 @@ OUR_CONTRACTS = (
     "OnlyOwnerMulticaller",
     "TestUSDC",
     "WETH",
+    # Devnet only: a vault for bridge-and-call, a Chainlink-style feed for price tests.
+    "TestVault",
+    "TestPriceFeed",
 )
 UNISWAP_ARTIFACTS = {
     "UniswapV2Factory": "@uniswap/v2-core/build/UniswapV2Factory.json",

@@ -23,6 +23,7 @@ SWAP_EXACT_TOKENS_FOR_ETH = selector(
 SWAP_EXACT_TOKENS_FOR_TOKENS = selector(
     "swapExactTokensForTokens(uint256,uint256,address[],address,uint256)"
 )
+CLEANUP_ERC20S = selector("cleanupErc20s(address[],address[])")
 WETH_DEPOSIT = selector("deposit()")
 WETH_WITHDRAW = selector("withdraw(uint256)")
 ROUTER_MULTICALL = selector(f"multicall({CALLS_ABI},address,address,bytes)")
@@ -107,6 +108,12 @@ def wrap_calls(weth: str, recipient: str, amount: int) -> list[Call]:
 def unwrap_calls(weth: str, recipient: str, amount: int) -> list[Call]:
     withdraw = WETH_WITHDRAW + encode(["uint256"], [amount])
     return [(weth, False, 0, withdraw), (recipient, False, amount, b"")]
+
+
+def sweep_call(router: str, token: str, recipient: str) -> Call:
+    """The Router's own call sending whatever is left of `token` in it to `recipient`."""
+    data = CLEANUP_ERC20S + encode(["address[]", "address[]"], [[token], [recipient]])
+    return (router, False, 0, data)
 
 
 def router_multicall(calls: list[Call], refund_to: str, metadata: bytes) -> bytes:

@@ -29,7 +29,7 @@ from crossfill.quoting.fees import (
     split_input,
     with_slippage_headroom,
 )
-from crossfill.quoting.inputs import AppFeeShare, ChainView
+from crossfill.quoting.inputs import AppFeeShare, ChainView, ExtraCall
 from crossfill.quoting.legs import Leg, RouteKind, pools_of, route_kind, same_asset, swap_routes
 from crossfill.quoting.money import (
     MICROS_PER_USD,
@@ -70,6 +70,9 @@ class Quote:
     minimum_out: int
     swap_plan: SwapPlan | None
     app_fees: tuple[AppFeeShare, ...]
+    # Destination calls (`txs`) and the gas budgeted for them.
+    calls: tuple[ExtraCall, ...]
+    calls_gas: int
     deposit_gas_wei: int
     slippage_bps: int
     explicit_deposit: bool
@@ -81,6 +84,10 @@ class Quote:
     def usd_micros(self, chain: ChainConfig, currency: CurrencyConfig, amount: int) -> int:
         price = self.prices[(chain.id, currency.address.lower())]
         return to_usd_micros(amount, currency.decimals, price)
+
+    @property
+    def request_type(self) -> str:
+        return "Call" if self.calls else self.kind.request_type
 
     def in_usd(self, amount: int) -> int:
         return self.usd_micros(self.origin, self.currency_in, amount)
@@ -132,6 +139,28 @@ class _Request:
     amount: int
     slippage_bps: int
     app_fees: tuple[AppFeeShare, ...]
+    calls: tuple[ExtraCall, ...]
+    calls_gas: int
+
+
+def _checked_calls(
+    body: QuoteBody, kind: RouteKind, destination: ChainView, currency_out: CurrencyConfig
+) -> tuple[tuple[ExtraCall, ...], int]:
+    calls = inputs.extra_calls(body.txs)
+    if not calls:
+        return (), 0
+    if kind is not RouteKind.BRIDGE:
+        raise QuoteError(
+            "EXTRA_TXS_NOT_SUPPORTED",
+            "txs run on the destination after a bridge of the same asset; "
+            "not after a swap, nor on one chain",
+        )
+    if not currency_out.is_native and any(call.value for call in calls):
+        raise QuoteError(
+            "INVALID_EXTRA_TXS", "txs may carry value only when the destination currency is native"
+        )
+    default_gas = destination.config.fees.call_gas_default
+    return calls, inputs.txs_gas_limit(body.txsGasLimit, default_gas)
 
 
 def _checked(body: QuoteBody, chains: Mapping[int, ChainView]) -> _Request:
@@ -144,8 +173,10 @@ def _checked(body: QuoteBody, chains: Mapping[int, ChainView]) -> _Request:
     currency_out = inputs.currency(
         destination, body.destinationCurrency, "INVALID_OUTPUT_CURRENCY", "destinationCurrency"
     )
+    kind = route_kind(origin.config, destination.config, currency_in, currency_out)
+    calls, calls_gas = _checked_calls(body, kind, destination, currency_out)
     return _Request(
-        kind=route_kind(origin.config, destination.config, currency_in, currency_out),
+        kind=kind,
         origin=origin,
         destination=destination,
         currency_in=currency_in,
@@ -154,6 +185,8 @@ def _checked(body: QuoteBody, chains: Mapping[int, ChainView]) -> _Request:
         amount=inputs.amount(body.amount),
         slippage_bps=inputs.slippage_bps(body.slippageTolerance),
         app_fees=inputs.app_fees(body.appFees),
+        calls=calls,
+        calls_gas=calls_gas,
     )
 
 
@@ -167,6 +200,7 @@ def _relayer_gas(request: _Request, prices: _Prices) -> int:
         gas = fees.fill_swap_gas
     else:
         gas = fees.fill_gas_native if request.currency_out.is_native else fees.fill_gas_erc20
+    gas += request.calls_gas
     native = destination.config.native_currency
     return convert_ceil(
         gas * _fee_per_gas(destination),
@@ -274,6 +308,12 @@ def _amounts(
         raise QuoteError("INSUFFICIENT_LIQUIDITY", f"swap route: {exc}") from None
     if expected <= 0 or minimum <= 0:
         raise QuoteError("AMOUNT_TOO_LOW", "amount too low: the swap would return nothing")
+    call_value = sum(call.value for call in request.calls)
+    if minimum < call_value:
+        raise QuoteError(
+            "AMOUNT_TOO_LOW",
+            f"the bridged amount {minimum} does not cover the txs' value {call_value}",
+        )
     return _Amounts(split=split, leg=leg, amount_out=expected, minimum_out=minimum)
 
 
@@ -391,6 +431,8 @@ def plan_quote(
         minimum_out=amounts.minimum_out,
         swap_plan=swap_plan,
         app_fees=request.app_fees,
+        calls=request.calls,
+        calls_gas=request.calls_gas,
         deposit_gas_wei=_deposit_gas(request) * _fee_per_gas(request.origin),
         slippage_bps=request.slippage_bps,
         explicit_deposit=body.explicitDeposit,

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from crossfill.api.schemas.quote import AppFee, QuoteBody
+from crossfill.api.schemas.quote import AppFee, ExtraTx, QuoteBody
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.config.deployment import QuoteSettings
@@ -17,6 +17,9 @@ from crossfill.quoting.fees import BPS, TradeType
 
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 _UINT = re.compile(r"^[0-9]{1,78}$")
+_HEX = re.compile(r"^0x(?:[0-9a-fA-F]{2})*$")
+MAX_EXTRA_TXS = 10
+MAX_TXS_GAS_LIMIT = 10_000_000
 DEFAULT_SLIPPAGE_BPS = 50
 MAX_APP_FEE_RECIPIENTS = 10
 MAX_APP_FEES_BPS = 5_000
@@ -30,6 +33,15 @@ class ChainView:
     config: ChainConfig
     state: ChainState
     disabled: bool
+
+
+@dataclass(frozen=True)
+class ExtraCall:
+    """One of the body's `txs`: run on the destination after the funds arrive."""
+
+    to: str
+    value: int
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -140,3 +152,30 @@ def swap_sources(body: QuoteBody, *, origin: bool) -> frozenset[str]:
             )
     allowed = set(SWAP_SOURCES if wanted is None else wanted)
     return frozenset(allowed - set(body.excludedSwapSources or ()))
+
+
+def extra_calls(txs: list[ExtraTx] | None) -> tuple[ExtraCall, ...]:
+    """`txs[{to, value, data}]`, checked for shape (simulation comes later)."""
+    if not txs:
+        return ()
+    if len(txs) > MAX_EXTRA_TXS:
+        raise QuoteError("INVALID_EXTRA_TXS", f"at most {MAX_EXTRA_TXS} txs")
+    calls = []
+    for index, tx in enumerate(txs):
+        to = address(tx.to, "INVALID_EXTRA_TXS", f"txs[{index}].to")
+        value = tx.value if tx.value is not None else "0"
+        if not _UINT.match(value) or int(value) >= 2**256:
+            raise QuoteError("INVALID_EXTRA_TXS", f"txs[{index}].value must be a uint256 string")
+        data = tx.data if tx.data is not None else "0x"
+        if not _HEX.match(data):
+            raise QuoteError("INVALID_EXTRA_TXS", f"txs[{index}].data must be 0x-prefixed hex")
+        calls.append(ExtraCall(to=to, value=int(value), data=bytes.fromhex(data[2:])))
+    return tuple(calls)
+
+
+def txs_gas_limit(value: int | None, default: int) -> int:
+    if value is None:
+        return default
+    if not 0 < value <= MAX_TXS_GAS_LIMIT:
+        raise QuoteError("INVALID_EXTRA_TXS", f"txsGasLimit must be 1..{MAX_TXS_GAS_LIMIT} gas")
+    return value

@@ -9,13 +9,17 @@ from typing import Any
 import structlog
 
 from crossfill.api.schemas.quote import QuoteBody
+from crossfill.contracts import calldata
 from crossfill.domain.order import sign_order_id
 from crossfill.errors import ChainError
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
+from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.response import quote_wire
 from crossfill.quoting.steps import spender
 from crossfill.runtime import Runtime
 from crossfill.store import requests
+from crossfill.store.tables import Request
+from crossfill.workers.fills import fill_call
 
 log = structlog.get_logger(__name__)
 
@@ -62,8 +66,35 @@ async def create_quote(
         else None
     )
     wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
+    row = requests.request_from_quote(quote, wire, referrer=body.referrer, api_key_id=api_key_id)
+    if quote.calls:
+        await _simulate_fill(runtime, quote, row)
     async with runtime.sessions() as session, session.begin():
-        session.add(
-            requests.request_from_quote(quote, wire, referrer=body.referrer, api_key_id=api_key_id)
-        )
+        session.add(row)
     return wire
+
+
+async def _simulate_fill(runtime: Runtime, quote: Quote, row: Request) -> None:
+    """Run the very fill the solver will send, from the solver, against the destination's
+    current state: calls that revert, or need more gas than budgeted, are refused now."""
+    destination = quote.destination
+    fill = fill_call(row, destination)
+    try:
+        gas = await runtime.chains[destination.id].client.estimate_gas(
+            {
+                "from": runtime.deployment.solver.address,
+                "to": destination.contracts.filler,
+                "data": calldata.hex_data(fill.data),
+                "value": fill.value,
+            }
+        )
+    except ChainError as exc:
+        raise QuoteError("INVALID_EXTRA_TXS", f"txs fail in simulation: {exc}") from None
+    fees = destination.fees
+    base = fees.fill_gas_native if quote.currency_out.is_native else fees.fill_gas_erc20
+    if gas > base + quote.calls_gas:
+        raise QuoteError(
+            "INVALID_EXTRA_TXS",
+            f"txs need about {gas - base} gas, more than the {quote.calls_gas} budgeted; "
+            "raise txsGasLimit",
+        )

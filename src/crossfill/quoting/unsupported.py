@@ -27,10 +27,8 @@ def _is_set(value: object) -> bool:
 
 
 def reject_unsupported(body: QuoteBody) -> None:
-    if body.txs:
-        raise QuoteError("EXTRA_TXS_NOT_SUPPORTED", "txs (destination calls) are not supported yet")
-    if body.txsGasLimit is not None:
-        raise QuoteError("EXTRA_TXS_NOT_SUPPORTED", "txsGasLimit needs txs, not supported yet")
+    if body.txsGasLimit is not None and not body.txs:
+        raise QuoteError("INVALID_EXTRA_TXS", "txsGasLimit is only meaningful with txs")
     for field, error_code in _NOT_YET.items():
         if _is_set(getattr(body, field)):
             raise QuoteError(error_code, f"{field} is not supported yet")

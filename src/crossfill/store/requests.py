@@ -27,6 +27,10 @@ def plan_of(quote: Quote) -> dict[str, Any]:
         "legCurrency": quote.leg.currency_in.address.lower(),
         "legAmount": str(quote.split.leg_input),
         "swap": None if quote.swap_plan is None else quote.swap_plan.to_json(),
+        "calls": [
+            {"to": call.to, "value": str(call.value), "data": "0x" + call.data.hex()}
+            for call in quote.calls
+        ],
     }
 
 
@@ -58,7 +62,7 @@ def request_from_quote(
         expires_at=quote.expires_at,
         created_at=quote.created_at,
         updated_at=quote.created_at,
-        request_type=quote.kind.request_type,
+        request_type=quote.request_type,
         currency_in_symbol=quote.currency_in.symbol,
         currency_out_symbol=quote.currency_out.symbol,
         features_mask=features_mask(["app_fees"] if fees else []),

@@ -2,7 +2,9 @@
 
 A bridge pays the recipient from the solver's inventory. A cross-chain swap pays the bridged
 asset into the Router and swaps it there, straight to the recipient, with the quote's
-`minimumAmount` as the swap's own floor: a price that moved too far reverts the fill.
+`minimumAmount` as the swap's own floor: a price that moved too far reverts the fill. A
+bridge-and-call funds the request's `txs` through the Router and gives the rest to the
+recipient.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 
 from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
-from crossfill.contracts.router_calls import SwapPlan, swap_calls
+from crossfill.contracts.router_calls import Call, SwapPlan, swap_calls, sweep_call
 from crossfill.quoting.engine import FILL_WINDOW
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
@@ -30,10 +32,33 @@ class FillCall:
     spends_amount: int
 
 
+def _with_calls(
+    order_id: bytes, request: Request, chain: ChainConfig, stored_calls: list[dict[str, str]]
+) -> FillCall:
+    """Bridge-and-call: the output funds the calls; what they leave goes to the recipient."""
+    amount = int(request.amount_out)
+    currency = request.destination_currency
+    calls: list[Call] = [
+        (call["to"], False, int(call["value"]), bytes.fromhex(call["data"][2:]))
+        for call in stored_calls
+    ]
+    router = chain.contracts.router
+    if currency == NATIVE_EVM_ADDRESS:
+        rest = amount - sum(call[2] for call in calls)
+        payments = [(request.recipient, currency, rest)] if rest > 0 else []
+        data = calldata.filler_fill(order_id, payments, calls)
+        return FillCall(data, amount, currency, amount)
+    calls.append(sweep_call(router, currency, request.recipient))
+    data = calldata.filler_fill(order_id, [(router, currency, amount)], calls)
+    return FillCall(data, 0, currency, amount)
+
+
 def fill_call(request: Request, chain: ChainConfig) -> FillCall:
     order_id = bytes.fromhex(request.order_id[2:])
     plan = request.plan or {}
     stored_swap = plan.get("swap")
+    if plan.get("calls"):
+        return _with_calls(order_id, request, chain, plan["calls"])
     if not stored_swap:
         amount = int(request.amount_out)
         native = request.destination_currency == NATIVE_EVM_ADDRESS
