@@ -48,7 +48,9 @@ def _deposit_for(vault: Any, account: str) -> str:
     return str(vault.encode_abi("deposit", args=[Web3.to_checksum_address(account)]))
 
 
-def _call_body(user: str, recipient: str, currency: str, amount: int, txs: list[dict[str, str]]):
+def _call_body(
+    user: str, recipient: str, currency: tuple[str, str], amount: int, txs: list[dict[str, str]]
+) -> dict[str, Any]:
     return {
         "user": user,
         "recipient": recipient,
