@@ -6,6 +6,8 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +139,31 @@ def run_cli(*args: str, home: Path, deployment_path: Path) -> subprocess.Complet
         text=True,
         timeout=60,
     )
+
+
+@contextmanager
+def pool_price_moved(devnet: RunningDevnet, chain_id: int, ether: int) -> Iterator[None]:
+    """A large ETH→USDC trade on the chain's pool, undone afterwards."""
+    chain = devnet.deployment.chain(chain_id)
+    assert chain is not None and chain.contracts.uniswap_v2_router is not None
+    whale = accounts.deployer()
+    web3 = signing_web3(chain.rpc_url, whale)
+    router = contract_at(web3, "UniswapV2Router02", chain.contracts.uniswap_v2_router)
+    token = contract_at(web3, "TestUSDC", usdc(devnet, chain_id))
+    deadline = web3.eth.get_block("latest")["timestamp"] + 3600
+    path = [chain.contracts.weth, token.address]
+    before = token.functions.balanceOf(whale.address).call()
+    send(
+        web3,
+        router.functions.swapExactETHForTokens(0, path, whale.address, deadline),
+        value=ether,
+    )
+    bought = token.functions.balanceOf(whale.address).call() - before
+    try:
+        yield
+    finally:
+        send(web3, token.functions.approve(router.address, bought))
+        send(
+            web3,
+            router.functions.swapExactTokensForETH(bought, 0, path[::-1], whale.address, deadline),
+        )

@@ -6,8 +6,7 @@ the quote's amounts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from typing import Any
 
 import httpx
@@ -17,8 +16,6 @@ from eth_account.signers.local import LocalAccount
 from sqlalchemy import select
 from web3 import Web3
 
-from crossfill.devnet import accounts
-from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.store.tables import AppFee
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -28,6 +25,7 @@ from tests.e2e.bridging import (
     balance,
     final_status,
     funded_user,
+    pool_price_moved,
     request_quote,
     rpc_urls,
     run_cli,
@@ -137,34 +135,6 @@ def test_exact_output_cross_chain_swap_delivers_at_least_the_amount(service, dev
     assert balance(devnet, DESTINATION, usdc_out, recipient) >= wanted
 
 
-@contextmanager
-def _pool_price_moved(devnet: RunningDevnet, chain_id: int, ether: int) -> Iterator[None]:
-    """A large ETH→USDC trade on the chain's pool, undone afterwards."""
-    chain = devnet.deployment.chain(chain_id)
-    assert chain is not None and chain.contracts.uniswap_v2_router is not None
-    whale = accounts.deployer()
-    web3 = signing_web3(chain.rpc_url, whale)
-    router = contract_at(web3, "UniswapV2Router02", chain.contracts.uniswap_v2_router)
-    token = contract_at(web3, "TestUSDC", usdc(devnet, chain_id))
-    deadline = web3.eth.get_block("latest")["timestamp"] + 3600
-    path = [chain.contracts.weth, token.address]
-    before = token.functions.balanceOf(whale.address).call()
-    send(
-        web3,
-        router.functions.swapExactETHForTokens(0, path, whale.address, deadline),
-        value=ether,
-    )
-    bought = token.functions.balanceOf(whale.address).call() - before
-    try:
-        yield
-    finally:
-        send(web3, token.functions.approve(router.address, bought))
-        send(
-            web3,
-            router.functions.swapExactTokensForETH(bought, 0, path[::-1], whale.address, deadline),
-        )
-
-
 def test_destination_swap_below_minimum_fails_into_a_slippage_refund(service, devnet) -> None:
     user, recipient = funded_user(devnet), Account.create().address
     usdc_out = usdc(devnet, DESTINATION)
@@ -184,7 +154,7 @@ def test_destination_swap_below_minimum_fails_into_a_slippage_refund(service, de
             },
             # After the quote, before the deposit: the pool moves ~10% against the user.
             before_steps=lambda: undo.enter_context(
-                _pool_price_moved(devnet, DESTINATION, 60 * ETHER)
+                pool_price_moved(devnet, DESTINATION, 60 * ETHER)
             ),
         )
     assert status["status"] == "refund", status
