@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import signal
 from collections.abc import AsyncIterator, Coroutine
 from datetime import UTC, datetime
@@ -278,6 +279,46 @@ def keys_revoke(
             return row.id
 
     console.print(f"API key {asyncio.run(_revoke())} revoked")
+
+
+@keys_app.command("sponsor")
+def keys_sponsor(
+    key: KeyReference,
+    wallet: Annotated[str | None, typer.Option(help="Sponsor wallet address")] = None,
+    chain: Annotated[int | None, typer.Option(help="Chain id the sponsor pays on")] = None,
+    currency: Annotated[str | None, typer.Option(help="ERC-20 the sponsor pays in")] = None,
+    clear: Annotated[bool, typer.Option(help="Remove the key's sponsor wallet")] = False,
+) -> None:
+    """Set the wallet that pays this key's sponsored fees (it must approve the solver)."""
+    from crossfill.store import api_keys
+
+    settings = _settings()
+    sponsor: tuple[str, int, str] | None = None
+    deployment = load_deployment(settings.deployment_path, mode=settings.mode)
+    if not clear:
+        if wallet is None or chain is None or currency is None:
+            raise CrossfillError("give --wallet, --chain and --currency, or --clear")
+        config = deployment.chain(chain)
+        found = config.currency(currency) if config else None
+        if config is None or found is None or found.is_native:
+            raise CrossfillError(f"{currency} is not an ERC-20 configured on chain {chain}")
+        if not re.fullmatch(r"0x[0-9a-fA-F]{40}", wallet):
+            raise CrossfillError(f"{wallet!r} is not an address")
+        sponsor = (wallet, chain, currency)
+
+    async def _set() -> int:
+        async with _session(settings) as session, session.begin():
+            row = await api_keys.find(session, key)
+            if row is None:
+                raise CrossfillError(f"no API key matches {key!r}")
+            api_keys.set_sponsor(row, sponsor)
+            return row.id
+
+    key_id = asyncio.run(_set())
+    shown = "cleared" if sponsor is None else f"{sponsor[0]} pays on chain {sponsor[1]}"
+    console.print(f"API key {key_id} sponsor wallet: {shown}")
+    if sponsor is not None:
+        console.print(f"The wallet must approve the solver {deployment.solver.address}")
 
 
 @webhooks_app.command("set")

@@ -75,6 +75,8 @@ class RecordFacts:
     created_at: str  # ISO 8601
     updated_at: str
     app_fees: Sequence[AppFeeFacts] = ()
+    # The request's stored execution plan (its `sponsorPayment`, among others).
+    plan: dict[str, Any] | None = None
 
 
 def _tx(tx: TxFacts, hash_key: str) -> dict[str, Any]:
@@ -141,6 +143,28 @@ def _app_fees(facts: RecordFacts) -> dict[str, list[dict[str, Any]]]:
         if fee.actual_amount is not None
     ]
     return {"quoted": quoted, "actual": actual}
+
+
+def _platform_named(phase: dict[str, Any]) -> dict[str, Any]:
+    """v3 records call the service's component `platform` (quotes say `relay`)."""
+    renamed = dict(phase)
+    renamed["selectedComponents"] = [
+        "platform" if name == "relay" else name for name in phase.get("selectedComponents", [])
+    ]
+    renamed["components"] = {
+        ("platform" if name == "relay" else name): part
+        for name, part in phase.get("components", {}).items()
+    }
+    return renamed
+
+
+def _v3_sponsorship(facts: RecordFacts, executed: bool) -> dict[str, Any]:
+    quoted = (facts.quote.get("feeSponsorship") or {}).get("quoted")
+    if quoted is None:
+        return {"quoted": None, "actual": None}
+    payment = (facts.plan or {}).get("sponsorPayment")
+    actual = {**_platform_named(quoted), "sponsorPayment": payment} if executed else None
+    return {"quoted": _platform_named(quoted), "actual": actual}
 
 
 def _fee_components(facts: RecordFacts) -> dict[str, dict[str, str]]:
@@ -223,7 +247,6 @@ def v3_record(facts: RecordFacts) -> dict[str, Any]:
     quoted_fees = _fee_components(facts)
     executed = facts.status == "success"
     currency = _currency_in(facts)
-    sponsorship = dict(facts.quote.get("feeSponsorship") or {})
     data: dict[str, Any] = {
         "slippageTolerance": _slippage_bps(facts),
         "failReason": facts.fail_reason,
@@ -246,13 +269,7 @@ def v3_record(facts: RecordFacts) -> dict[str, Any]:
             ),
             "currency": currency,
         },
-        "feeSponsorship": {
-            "quoted": sponsorship.get("quoted"),
-            "actual": {**sponsorship["quoted"], "sponsorPayment": None}
-            if executed and "quoted" in sponsorship
-            else None,
-            "currency": currency,
-        },
+        "feeSponsorship": {**_v3_sponsorship(facts, executed), "currency": currency},
         "route": _route(facts),
         "platformFee": None,
         "quoteOraclePrice": None,

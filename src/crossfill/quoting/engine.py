@@ -8,15 +8,16 @@ destination by the solver, or, on one chain, swapped/wrapped/sent by the user's 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.config import ChainConfig, CurrencyConfig, Deployment
 from crossfill.contracts.router_calls import SwapPlan
-from crossfill.domain.order import InputRefund, Order, OrderInput, OrderOutput, OutputPayment
+from crossfill.domain.order import Order
 from crossfill.quoting import inputs
 from crossfill.quoting.amm import NoRoute, Route, best_route_for_input, best_route_for_output
+from crossfill.quoting.checked import CheckedRequest, check_request
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.fees import (
     BPS,
@@ -30,15 +31,19 @@ from crossfill.quoting.fees import (
     with_slippage_headroom,
 )
 from crossfill.quoting.inputs import AppFeeShare, ChainView, ExtraCall
-from crossfill.quoting.legs import Leg, RouteKind, pools_of, route_kind, same_asset, swap_routes
+from crossfill.quoting.legs import Leg, RouteKind, pools_of, same_asset, swap_routes
 from crossfill.quoting.money import (
     MICROS_PER_USD,
     convert_ceil,
     from_usd_micros_ceil,
     to_usd_micros,
+    unit,
 )
-from crossfill.quoting.prices import PriceBook, PriceMissing
-from crossfill.quoting.unsupported import reject_unsupported
+from crossfill.quoting.orders import build_order
+from crossfill.quoting.prices import PriceBook
+from crossfill.quoting.pricing import QuotePrices, fee_per_gas
+from crossfill.quoting.sponsorship import NONE as NOT_SPONSORED
+from crossfill.quoting.sponsorship import Sponsorship, SponsorWallet, apply, sponsor
 
 FILL_WINDOW = timedelta(hours=1)
 __all__ = ["FILL_WINDOW", "ChainView", "Entropy", "Quote", "plan_quote"]
@@ -73,6 +78,10 @@ class Quote:
     # Destination calls (`txs`) and the gas budgeted for them.
     calls: tuple[ExtraCall, ...]
     calls_gas: int
+    sponsorship: Sponsorship
+    # Who pays the sponsored fees, and how much in its own currency (0 when nothing is).
+    sponsor: SponsorWallet | None
+    sponsor_payment: int
     deposit_gas_wei: int
     slippage_bps: int
     explicit_deposit: bool
@@ -100,97 +109,7 @@ class Quote:
         return int((self.expires_at + FILL_WINDOW).timestamp())
 
 
-class _Prices:
-    """Prices looked up while planning, remembered for the quote's USD figures."""
-
-    def __init__(self, book: PriceBook) -> None:
-        self.book = book
-        self.seen: dict[tuple[int, str], int] = {}
-
-    def __call__(self, chain: ChainConfig, currency: CurrencyConfig) -> int:
-        key = (chain.id, currency.address.lower())
-        if key not in self.seen:
-            try:
-                self.seen[key] = self.book.price(chain.id, currency)
-            except PriceMissing as exc:
-                raise QuoteUnavailable("PRICE_FETCH_FAILED", str(exc)) from None
-        return self.seen[key]
-
-
-def _fee_per_gas(view: ChainView) -> int:
-    fee = view.state.fee_per_gas(view.config.fees.base_fee_buffer_percent)
-    if fee is None:
-        raise QuoteUnavailable(
-            "SERVICE_UNAVAILABLE", f"no fresh gas price for chain {view.config.id} yet"
-        )
-    return fee
-
-
-@dataclass(frozen=True)
-class _Request:
-    """The body's checked fields."""
-
-    kind: RouteKind
-    origin: ChainView
-    destination: ChainView
-    currency_in: CurrencyConfig
-    currency_out: CurrencyConfig
-    trade_type: TradeType
-    amount: int
-    slippage_bps: int
-    app_fees: tuple[AppFeeShare, ...]
-    calls: tuple[ExtraCall, ...]
-    calls_gas: int
-
-
-def _checked_calls(
-    body: QuoteBody, kind: RouteKind, destination: ChainView, currency_out: CurrencyConfig
-) -> tuple[tuple[ExtraCall, ...], int]:
-    calls = inputs.extra_calls(body.txs)
-    if not calls:
-        return (), 0
-    if kind is not RouteKind.BRIDGE:
-        raise QuoteError(
-            "EXTRA_TXS_NOT_SUPPORTED",
-            "txs run on the destination after a bridge of the same asset; "
-            "not after a swap, nor on one chain",
-        )
-    if not currency_out.is_native and any(call.value for call in calls):
-        raise QuoteError(
-            "INVALID_EXTRA_TXS", "txs may carry value only when the destination currency is native"
-        )
-    default_gas = destination.config.fees.call_gas_default
-    return calls, inputs.txs_gas_limit(body.txsGasLimit, default_gas)
-
-
-def _checked(body: QuoteBody, chains: Mapping[int, ChainView]) -> _Request:
-    reject_unsupported(body)
-    origin = inputs.chain(chains, body.originChainId, "originChainId")
-    destination = inputs.chain(chains, body.destinationChainId, "destinationChainId")
-    currency_in = inputs.currency(
-        origin, body.originCurrency, "INVALID_INPUT_CURRENCY", "originCurrency"
-    )
-    currency_out = inputs.currency(
-        destination, body.destinationCurrency, "INVALID_OUTPUT_CURRENCY", "destinationCurrency"
-    )
-    kind = route_kind(origin.config, destination.config, currency_in, currency_out)
-    calls, calls_gas = _checked_calls(body, kind, destination, currency_out)
-    return _Request(
-        kind=kind,
-        origin=origin,
-        destination=destination,
-        currency_in=currency_in,
-        currency_out=currency_out,
-        trade_type=inputs.trade_type(body.tradeType),
-        amount=inputs.amount(body.amount),
-        slippage_bps=inputs.slippage_bps(body.slippageTolerance),
-        app_fees=inputs.app_fees(body.appFees),
-        calls=calls,
-        calls_gas=calls_gas,
-    )
-
-
-def _relayer_gas(request: _Request, prices: _Prices) -> int:
+def _relayer_gas(request: CheckedRequest, prices: QuotePrices) -> int:
     """The fill's gas on the destination, priced in the input currency (0 on one chain)."""
     if request.kind.same_chain:
         return 0
@@ -203,7 +122,7 @@ def _relayer_gas(request: _Request, prices: _Prices) -> int:
     gas += request.calls_gas
     native = destination.config.native_currency
     return convert_ceil(
-        gas * _fee_per_gas(destination),
+        gas * fee_per_gas(destination),
         from_decimals=native.decimals,
         from_price=prices(destination.config, native),
         to_decimals=request.currency_in.decimals,
@@ -211,7 +130,7 @@ def _relayer_gas(request: _Request, prices: _Prices) -> int:
     )
 
 
-def _rates(request: _Request, prices: _Prices) -> FeeRates:
+def _rates(request: CheckedRequest, prices: QuotePrices) -> FeeRates:
     fees = request.destination.config.fees
     app_bps = tuple(share.bps for share in request.app_fees)
     match request.kind:
@@ -236,7 +155,7 @@ def _rates(request: _Request, prices: _Prices) -> FeeRates:
         raise QuoteError("AMOUNT_TOO_LOW", str(exc)) from None
 
 
-def _leg(request: _Request, body: QuoteBody) -> tuple[Leg, list[Route]]:
+def _leg(request: CheckedRequest, body: QuoteBody) -> tuple[Leg, list[Route]]:
     """The leg and, for swaps, its candidate routes."""
     if request.kind is RouteKind.BRIDGE:
         return Leg(request.destination.config, request.currency_out, request.currency_out), []
@@ -274,16 +193,40 @@ class _Amounts:
     leg: Leg
     amount_out: int
     minimum_out: int
+    sponsorship: Sponsorship
+
+
+def _sponsored(
+    request: CheckedRequest, split: Split, prices: QuotePrices
+) -> tuple[Split, Sponsorship]:
+    if request.sponsoring is None:
+        return split, NOT_SPONSORED
+    cap = None
+    if request.sponsoring.cap_usd_micros is not None:
+        price = prices(request.origin.config, request.currency_in)
+        cap = request.sponsoring.cap_usd_micros * unit(request.currency_in.decimals) // price
+    sponsorship = replace(
+        sponsor(split, request.sponsoring.components, cap),
+        cap_usd_micros=request.sponsoring.cap_usd_micros,
+    )
+    return apply(split, sponsorship.sponsored, request.trade_type), sponsorship
 
 
 def _amounts(
-    request: _Request, leg: Leg, routes: list[Route], gas: int, rates: FeeRates
+    request: CheckedRequest,
+    leg: Leg,
+    routes: list[Route],
+    gas: int,
+    rates: FeeRates,
+    prices: QuotePrices,
 ) -> _Amounts:
     swap = bool(routes)
     slippage = request.slippage_bps
     try:
         if request.trade_type is TradeType.EXACT_INPUT:
-            split = split_input(request.amount, gas=gas, rates=rates)
+            split, sponsorship = _sponsored(
+                request, split_input(request.amount, gas=gas, rates=rates), prices
+            )
             if swap:
                 route, _ = best_route_for_input(routes, split.leg_input)
                 leg = Leg(leg.chain, leg.currency_in, leg.currency_out, route)
@@ -296,7 +239,9 @@ def _amounts(
                 leg = Leg(leg.chain, leg.currency_in, leg.currency_out, route)
                 exact = request.trade_type is TradeType.EXACT_OUTPUT
                 target = with_slippage_headroom(needed, slippage) if exact else needed
-            split = split_for_leg_input(target, gas=gas, rates=rates)
+            split, sponsorship = _sponsored(
+                request, split_for_leg_input(target, gas=gas, rates=rates), prices
+            )
             expected = leg.out(split.leg_input)
             if swap and request.trade_type is TradeType.EXPECTED_OUTPUT:
                 minimum = minimum_after_slippage(request.amount, slippage)
@@ -314,11 +259,41 @@ def _amounts(
             "AMOUNT_TOO_LOW",
             f"the bridged amount {minimum} does not cover the txs' value {call_value}",
         )
-    return _Amounts(split=split, leg=leg, amount_out=expected, minimum_out=minimum)
+    if split.amount_in <= 0:
+        raise QuoteError("AMOUNT_TOO_LOW", "amount too low: the sponsor would pay it all")
+    return _Amounts(
+        split=split,
+        leg=leg,
+        amount_out=expected,
+        minimum_out=minimum,
+        sponsorship=sponsorship,
+    )
+
+
+def _sponsor_payment(
+    request: CheckedRequest, amounts: _Amounts, prices: QuotePrices, chains: Mapping[int, ChainView]
+) -> int:
+    """What the sponsor wallet pays, in its own currency: the sponsored value, rounded up."""
+    if request.sponsoring is None or amounts.sponsorship.sponsored == 0:
+        return 0
+    wallet = request.sponsoring.wallet
+    found = chains.get(wallet.chain_id)
+    view = found.config if found else None
+    currency = view.currency(wallet.currency) if view else None
+    if view is None or currency is None:
+        raise QuoteUnavailable(
+            "SERVICE_UNAVAILABLE", "the sponsor wallet's chain or currency is not configured"
+        )
+    value = to_usd_micros(
+        amounts.sponsorship.sponsored,
+        request.currency_in.decimals,
+        prices(request.origin.config, request.currency_in),
+    )
+    return from_usd_micros_ceil(value, currency.decimals, prices(view, currency))
 
 
 def _check_impact(
-    request: _Request, amounts: _Amounts, prices: _Prices, body: QuoteBody, limit_bps: int
+    request: CheckedRequest, amounts: _Amounts, prices: QuotePrices, body: QuoteBody, limit_bps: int
 ) -> None:
     if not amounts.leg.is_swap or body.overridePriceImpact:
         return
@@ -337,7 +312,7 @@ def _check_impact(
         )
 
 
-def _check_liquidity(request: _Request, amounts: _Amounts) -> None:
+def _check_liquidity(request: CheckedRequest, amounts: _Amounts) -> None:
     """The solver pays the leg's input on the destination from its own inventory."""
     if request.kind.same_chain:
         return
@@ -357,7 +332,7 @@ def _check_liquidity(request: _Request, amounts: _Amounts) -> None:
         )
 
 
-def _deposit_gas(request: _Request) -> int:
+def _deposit_gas(request: CheckedRequest) -> int:
     fees = request.origin.config.fees
     if request.kind.same_chain:
         return fees.fill_swap_gas if request.kind is RouteKind.SAME_CHAIN_SWAP else 80_000
@@ -371,13 +346,14 @@ def plan_quote(
     deployment: Deployment,
     now: datetime,
     entropy: Entropy,
+    sponsor_wallet: SponsorWallet | None = None,
 ) -> Quote:
-    request = _checked(body, chains)
+    request = check_request(body, chains, sponsor_wallet)
     user = inputs.address(body.user, "INVALID_ADDRESS", "user")
     recipient = inputs.address(body.recipient or body.user, "INVALID_RECIPIENT", "recipient")
     refund_to = inputs.address(body.refundTo or body.user, "INVALID_ADDRESS", "refundTo")
     expires_at = now + inputs.ttl(body.ttl, deployment.quotes)
-    prices = _Prices(
+    prices = QuotePrices(
         PriceBook(
             {chain_id: (view.config, view.state) for chain_id, view in chains.items()},
             now_seconds=int(now.timestamp()),
@@ -387,7 +363,9 @@ def plan_quote(
     prices(request.destination.config, request.currency_out)
     prices(request.origin.config, request.origin.config.native_currency)
     leg, routes = _leg(request, body)
-    amounts = _amounts(request, leg, routes, _relayer_gas(request, prices), _rates(request, prices))
+    amounts = _amounts(
+        request, leg, routes, _relayer_gas(request, prices), _rates(request, prices), prices
+    )
     _check_impact(request, amounts, prices, body, deployment.quotes.max_swap_impact_bps)
     _check_liquidity(request, amounts)
     if amounts.leg.is_swap:
@@ -433,59 +411,13 @@ def plan_quote(
         app_fees=request.app_fees,
         calls=request.calls,
         calls_gas=request.calls_gas,
-        deposit_gas_wei=_deposit_gas(request) * _fee_per_gas(request.origin),
+        sponsorship=amounts.sponsorship,
+        sponsor=request.sponsoring.wallet if request.sponsoring else None,
+        sponsor_payment=_sponsor_payment(request, amounts, prices, chains),
+        deposit_gas_wei=_deposit_gas(request) * fee_per_gas(request.origin),
         slippage_bps=request.slippage_bps,
         explicit_deposit=body.explicitDeposit,
         created_at=now,
         expires_at=expires_at,
         prices=dict(prices.seen),
-    )
-
-
-def build_order(
-    *,
-    origin: ChainConfig,
-    destination: ChainConfig,
-    solver: str,
-    salt: int,
-    currency_in: CurrencyConfig,
-    currency_out: CurrencyConfig,
-    amount_in: int,
-    amount_out: int,
-    minimum_out: int,
-    recipient: str,
-    refund_to: str,
-    deadline: int,
-) -> Order:
-    def raw(address: str) -> bytes:
-        return bytes.fromhex(address[2:])
-
-    refund = InputRefund(
-        chain_id=origin.protocol_name,
-        recipient=raw(refund_to),
-        currency=raw(currency_in.address),
-        minimum_amount=0,
-        deadline=deadline,
-    )
-    payment = OutputPayment(
-        recipient=raw(recipient),
-        currency=raw(currency_out.address),
-        minimum_amount=minimum_out,
-        expected_amount=amount_out,
-    )
-    return Order(
-        solver_chain_id=destination.protocol_name,
-        solver=solver,
-        salt=salt,
-        inputs=(
-            OrderInput(
-                chain_id=origin.protocol_name,
-                currency=raw(currency_in.address),
-                amount=amount_in,
-                refunds=(refund,),
-            ),
-        ),
-        output=OrderOutput(
-            chain_id=destination.protocol_name, payments=(payment,), deadline=deadline
-        ),
     )

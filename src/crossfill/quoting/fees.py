@@ -3,7 +3,8 @@
 All amounts are in the input currency's smallest unit. The user's side is rounded once: the
 percentage fees (service + app) are rounded up, by less than one unit in total. Each app
 recipient's share is rounded down and the remainder stays with the service, so every unit the
-user pays is accounted for: `amount_in == relayer_gas + relayer_service + app_total + leg_input`.
+user pays is accounted for: `amount_in + sponsored == relayer_gas + relayer_service + app_total +
+leg_input`, where `sponsored` is what a sponsor pays in the user's place (`sponsorship.py`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class Split:
     app: tuple[int, ...]
     # What reaches the bridge or swap leg after fees.
     leg_input: int
+    # Fees a sponsor pays instead of the user: amount_in + sponsored covers every fee.
+    sponsored: int = 0
 
     @property
     def app_total(self) -> int:

@@ -11,9 +11,15 @@ from crossfill.api.schemas.quote import AppFee, ExtraTx, QuoteBody
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.config.deployment import QuoteSettings
-from crossfill.errors import BadRequest
+from crossfill.errors import BadRequest, Forbidden
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import BPS, TradeType
+from crossfill.quoting.sponsorship import (
+    COMPONENTS,
+    DEFAULT_COMPONENTS,
+    SponsorRequest,
+    SponsorWallet,
+)
 
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 _UINT = re.compile(r"^[0-9]{1,78}$")
@@ -179,3 +185,32 @@ def txs_gas_limit(value: int | None, default: int) -> int:
     if not 0 < value <= MAX_TXS_GAS_LIMIT:
         raise QuoteError("INVALID_EXTRA_TXS", f"txsGasLimit must be 1..{MAX_TXS_GAS_LIMIT} gas")
     return value
+
+
+def sponsor_request(body: QuoteBody, wallet: SponsorWallet | None) -> SponsorRequest | None:
+    """`subsidizeFees`, `sponsoredFeeComponents`, `maxSubsidizationAmount` (USD micro-units)."""
+    if not body.subsidizeFees:
+        if body.sponsoredFeeComponents or body.maxSubsidizationAmount is not None:
+            raise BadRequest(
+                "sponsoredFeeComponents and maxSubsidizationAmount need subsidizeFees: true"
+            )
+        return None
+    if wallet is None:
+        raise Forbidden(
+            "subsidizeFees needs an x-api-key whose key has a sponsor wallet",
+            error_code="FORBIDDEN",
+        )
+    components = tuple(body.sponsoredFeeComponents or DEFAULT_COMPONENTS)
+    unknown = sorted(set(components) - set(COMPONENTS))
+    if unknown:
+        raise BadRequest(
+            f"sponsoredFeeComponents: unknown {', '.join(unknown)}; known: {', '.join(COMPONENTS)}"
+        )
+    cap = body.maxSubsidizationAmount
+    if cap is not None and not _UINT.match(cap):
+        raise BadRequest("maxSubsidizationAmount must be a USD amount in micro-units (integer)")
+    return SponsorRequest(
+        components=components,
+        cap_usd_micros=None if cap is None else int(cap),
+        wallet=wallet,
+    )

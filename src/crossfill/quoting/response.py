@@ -71,6 +71,7 @@ class UsdBreakdown:
     relayer_gas: int
     relayer_service: int
     app: int
+    sponsored: int
 
     @classmethod
     def of(cls, quote: Quote) -> UsdBreakdown:
@@ -78,16 +79,17 @@ class UsdBreakdown:
         amount_out = quote.out_usd(quote.amount_out)
         relayer_gas = quote.in_usd(quote.split.relayer_gas)
         app = quote.in_usd(quote.split.app_total)
+        sponsored = quote.in_usd(quote.split.sponsored)
         if quote.leg.is_swap:
             relayer_service = quote.in_usd(quote.split.relayer_service)
         else:
             # No swap, no swap impact: the sub-micro rounding residue is the service's.
-            relayer_service = amount_in - amount_out - relayer_gas - app
-        return cls(amount_in, amount_out, relayer_gas, relayer_service, app)
+            relayer_service = amount_in + sponsored - amount_out - relayer_gas - app
+        return cls(amount_in, amount_out, relayer_gas, relayer_service, app, sponsored)
 
     @property
     def leg_input(self) -> int:
-        return self.amount_in - self.relayer_gas - self.relayer_service - self.app
+        return self.amount_in + self.sponsored - self.relayer_gas - self.relayer_service - self.app
 
     @property
     def swap_impact(self) -> int:
@@ -112,7 +114,7 @@ def _fees(quote: Quote) -> dict[str, Any]:
         "relayerGas": _in(quote, split.relayer_gas),
         "relayerService": _in(quote, split.relayer_service),
         "app": _in(quote, split.app_total),
-        "subsidized": _in(quote, 0),
+        "subsidized": _in(quote, split.sponsored),
     }
 
 
@@ -198,7 +200,7 @@ def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
             "execution": {"usd": format_usd(-usd.relayer_gas)},
             "relay": {"usd": format_usd(-usd.relayer_service)},
             "app": {"usd": format_usd(-usd.app)},
-            "sponsored": {"usd": "0"},
+            "sponsored": {"usd": format_usd(usd.sponsored)},
         },
         "rate": _rate(quote),
         "slippageTolerance": _slippage(quote),
@@ -212,15 +214,26 @@ def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
 
 
 def _fee_sponsorship(quote: Quote) -> dict[str, Any]:
-    return {
-        "quoted": {
-            "selectedComponents": [],
-            "capHit": False,
-            "components": {},
-            "sponsoredTotal": _in(quote, 0),
-            "userPaysTotal": _in(quote, quote.split.relayer + quote.split.app_total),
-        }
+    sponsorship = quote.sponsorship
+    user_pays = quote.split.relayer + quote.split.app_total - sponsorship.sponsored
+    quoted: dict[str, Any] = {
+        "selectedComponents": list(sponsorship.selected),
+        "capHit": sponsorship.cap_hit,
+        "components": {
+            component.name: {
+                "selected": component.selected,
+                "total": _in(quote, component.total),
+                "sponsored": _in(quote, component.sponsored),
+                "userPays": _in(quote, component.user_pays),
+            }
+            for component in sponsorship.components
+        },
+        "sponsoredTotal": _in(quote, sponsorship.sponsored),
+        "userPaysTotal": _in(quote, user_pays),
     }
+    if sponsorship.cap_usd_micros is not None:
+        quoted["maxSubsidizationAmount"] = str(sponsorship.cap_usd_micros)
+    return {"quoted": quoted}
 
 
 def app_fee_entries(quote: Quote) -> list[dict[str, Any]]:

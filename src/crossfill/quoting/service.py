@@ -13,12 +13,14 @@ from crossfill.contracts import calldata
 from crossfill.domain.order import sign_order_id
 from crossfill.errors import ChainError
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
-from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.response import quote_wire
+from crossfill.quoting.sponsorship import SponsorWallet
 from crossfill.quoting.steps import spender
 from crossfill.runtime import Runtime
 from crossfill.store import requests
-from crossfill.store.tables import Request
+from crossfill.store.tables import ApiKey, Request
+from crossfill.types import ChainId
 from crossfill.workers.fills import fill_call
 
 log = structlog.get_logger(__name__)
@@ -49,6 +51,40 @@ async def _user_position(runtime: Runtime, quote: Quote) -> tuple[int | None, in
         return None, None
 
 
+async def _sponsor_wallet(
+    runtime: Runtime, body: QuoteBody, api_key_id: int | None
+) -> SponsorWallet | None:
+    """The calling key's sponsor wallet, read only when the body asks for sponsorship."""
+    if not body.subsidizeFees or api_key_id is None:
+        return None
+    async with runtime.sessions() as session:
+        key = await session.get(ApiKey, api_key_id)
+    if key is None or key.sponsor_address is None:
+        return None
+    assert key.sponsor_chain_id is not None and key.sponsor_currency is not None
+    return SponsorWallet(key.sponsor_address, key.sponsor_chain_id, key.sponsor_currency)
+
+
+async def _check_sponsor_funds(runtime: Runtime, quote: Quote) -> None:
+    """The sponsor must hold the payment and have approved the solver to pull it."""
+    wallet = quote.sponsor
+    if wallet is None or quote.sponsor_payment == 0:
+        return
+    client = runtime.chains[ChainId(wallet.chain_id)].client
+    try:
+        balance, allowance = await client.balance_and_allowance(
+            wallet.currency, wallet.address, runtime.deployment.solver.address
+        )
+    except ChainError as exc:
+        raise QuoteUnavailable("SERVICE_UNAVAILABLE", f"sponsor balance unknown: {exc}") from None
+    if min(balance, allowance or 0) < quote.sponsor_payment:
+        raise QuoteError(
+            "SPONSOR_BALANCE_TOO_LOW",
+            f"the sponsor wallet {wallet.address} cannot pay {quote.sponsor_payment} "
+            f"(balance {balance}, allowance to the solver {allowance or 0})",
+        )
+
+
 async def create_quote(
     runtime: Runtime, body: QuoteBody, *, api_key_id: int | None = None
 ) -> dict[str, Any]:
@@ -58,7 +94,9 @@ async def create_quote(
         deployment=runtime.deployment,
         now=datetime.now(UTC),
         entropy=Entropy(request_id=os.urandom(32), salt=int.from_bytes(os.urandom(32))),
+        sponsor_wallet=await _sponsor_wallet(runtime, body, api_key_id),
     )
+    await _check_sponsor_funds(runtime, quote)
     balance, allowance = await _user_position(runtime, quote)
     signature = (
         sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))

@@ -79,3 +79,11 @@ async def authenticate(session: AsyncSession, presented: str) -> ApiKey | None:
     if row is None or not hmac.compare_digest(row.key_hash, digest) or row.revoked_at:
         return None
     return row
+
+
+def set_sponsor(key: ApiKey, wallet: tuple[str, int, str] | None) -> None:
+    """Set (address, chain id, currency) as the key's sponsor wallet, or clear it."""
+    address, chain_id, currency = wallet if wallet else (None, None, None)
+    key.sponsor_address = address.lower() if address else None
+    key.sponsor_chain_id = chain_id
+    key.sponsor_currency = currency.lower() if currency else None

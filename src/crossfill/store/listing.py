@@ -279,4 +279,5 @@ def record_facts(
         ],
         created_at=iso(row.created_at),
         updated_at=iso(row.updated_at),
+        plan=row.plan,
     )

@@ -16,7 +16,7 @@ from crossfill.store.db import as_utc
 if TYPE_CHECKING:
     from crossfill.quoting.engine import Quote
 from crossfill.domain.enums import features_mask
-from crossfill.store import app_fees
+from crossfill.store import app_fees, sponsor_payments
 from crossfill.store.tables import OutboxEvent, Request, RequestTransaction
 
 
@@ -31,6 +31,13 @@ def plan_of(quote: Quote) -> dict[str, Any]:
             {"to": call.to, "value": str(call.value), "data": "0x" + call.data.hex()}
             for call in quote.calls
         ],
+        "sponsorPayment": None
+        if quote.sponsor is None
+        else {
+            "amount": str(quote.sponsor_payment),
+            "address": quote.sponsor.address.lower(),
+            "chainId": quote.sponsor.chain_id,
+        },
     }
 
 
@@ -69,6 +76,7 @@ def request_from_quote(
         app_fees_usd_micros=sum(fee.amount_usd_micros for fee in fees),
         plan=plan_of(quote),
         app_fees=fees,
+        sponsor_payment=sponsor_payments.quoted_payment(quote),
     )
 
 
@@ -128,6 +136,7 @@ async def move(
     if fail_reason is not None:
         request.fail_reason = fail_reason
     await app_fees.follow_status(session, request, now=now)
+    await sponsor_payments.follow_status(session, request, now=now)
     await publish(session, request, now=now)
 
 

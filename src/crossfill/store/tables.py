@@ -67,6 +67,10 @@ class ApiKey(Base):
     key_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
     revoked_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    # The wallet that pays this key's sponsored fees (subsidizeFees), if any.
+    sponsor_address: Mapped[str | None] = mapped_column(AddressColumn)
+    sponsor_chain_id: Mapped[int | None] = mapped_column(BigInteger)
+    sponsor_currency: Mapped[str | None] = mapped_column(AddressColumn)
 
 
 class Request(Base):
@@ -127,6 +131,27 @@ class Request(Base):
     # How the solver executes the destination leg (the swap, if any); see quoting.execution.
     plan: Mapped[dict[str, Any] | None] = mapped_column(JSONColumn)
     app_fees: Mapped[list[AppFee]] = relationship(lazy="raise")
+    sponsor_payment: Mapped[SponsorPayment | None] = relationship(lazy="raise")
+
+
+class SponsorPayment(Base):
+    """What a sponsor wallet owes the solver for a request's sponsored fees.
+
+    `quoted` with the quote; `due` when the request succeeds (the solver then pulls it with
+    `transferFrom`), `paid` once that transfer is mined, `void` when the request is refunded.
+    """
+
+    __tablename__ = "sponsor_payments"
+
+    request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), primary_key=True)
+    chain_id: Mapped[int] = mapped_column(BigInteger, index=True, nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    sponsor: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    amount_usd_micros: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    state: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    tx_hash: Mapped[str | None] = mapped_column(TxHashColumn)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
 class AppFee(Base):

@@ -17,6 +17,7 @@ from crossfill.types import ChainId
 from crossfill.workers.indexer import Indexer
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
+from crossfill.workers.sponsor_collector import SponsorCollector
 from crossfill.workers.webhooks import WebhookDispatcher
 
 
@@ -36,6 +37,7 @@ class Workers:
     solvers: dict[ChainId, Solver]
     refunders: dict[ChainId, Refunder]
     webhooks: WebhookDispatcher
+    sponsor_collectors: dict[ChainId, SponsorCollector]
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
@@ -86,7 +88,17 @@ class Workers:
         for indexer in indexers.values():
             indexer.on_pending = lambda chain_id: _wake(solvers, chain_id)
         webhooks = WebhookDispatcher(runtime.sessions, settings, now=utc_now)
-        return cls(indexers, solvers, refunders, webhooks)
+        collectors = {
+            chain_id: SponsorCollector(
+                chain,
+                runtime.sessions,
+                txmanagers[chain_id],
+                now=utc_now,
+                interval_seconds=interval,
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
+        return cls(indexers, solvers, refunders, webhooks, collectors)
 
     async def recover(self, runtime: Runtime) -> None:
         """At start: with SQLite this is the only worker process, so leases of a crashed
@@ -103,6 +115,10 @@ class Workers:
             self._tasks.append(asyncio.create_task(solver.run(), name=f"solver-{chain_id}"))
         for chain_id, refunder in self.refunders.items():
             self._tasks.append(asyncio.create_task(refunder.run(), name=f"refunder-{chain_id}"))
+        for chain_id, collector in self.sponsor_collectors.items():
+            self._tasks.append(
+                asyncio.create_task(collector.run(), name=f"sponsor-collector-{chain_id}")
+            )
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
     async def stop(self) -> None:

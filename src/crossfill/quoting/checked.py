@@ -1,0 +1,85 @@
+"""The quote body checked against the deployment: chains, currencies, route kind, amounts,
+app fees, destination calls and sponsorship, each failing with its `errorCode`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from crossfill.api.schemas.quote import QuoteBody
+from crossfill.config import CurrencyConfig
+from crossfill.quoting import inputs
+from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.fees import TradeType
+from crossfill.quoting.inputs import AppFeeShare, ChainView, ExtraCall
+from crossfill.quoting.legs import RouteKind, route_kind
+from crossfill.quoting.sponsorship import SponsorRequest, SponsorWallet
+from crossfill.quoting.unsupported import reject_unsupported
+
+
+@dataclass(frozen=True)
+class CheckedRequest:
+    """The body's checked fields."""
+
+    kind: RouteKind
+    origin: ChainView
+    destination: ChainView
+    currency_in: CurrencyConfig
+    currency_out: CurrencyConfig
+    trade_type: TradeType
+    amount: int
+    slippage_bps: int
+    app_fees: tuple[AppFeeShare, ...]
+    calls: tuple[ExtraCall, ...]
+    calls_gas: int
+    sponsoring: SponsorRequest | None
+
+
+def _checked_calls(
+    body: QuoteBody, kind: RouteKind, destination: ChainView, currency_out: CurrencyConfig
+) -> tuple[tuple[ExtraCall, ...], int]:
+    calls = inputs.extra_calls(body.txs)
+    if not calls:
+        return (), 0
+    if kind is not RouteKind.BRIDGE:
+        raise QuoteError(
+            "EXTRA_TXS_NOT_SUPPORTED",
+            "txs run on the destination after a bridge of the same asset; "
+            "not after a swap, nor on one chain",
+        )
+    if not currency_out.is_native and any(call.value for call in calls):
+        raise QuoteError(
+            "INVALID_EXTRA_TXS", "txs may carry value only when the destination currency is native"
+        )
+    default_gas = destination.config.fees.call_gas_default
+    return calls, inputs.txs_gas_limit(body.txsGasLimit, default_gas)
+
+
+def check_request(
+    body: QuoteBody, chains: Mapping[int, ChainView], sponsor_wallet: SponsorWallet | None
+) -> CheckedRequest:
+    reject_unsupported(body)
+    origin = inputs.chain(chains, body.originChainId, "originChainId")
+    destination = inputs.chain(chains, body.destinationChainId, "destinationChainId")
+    currency_in = inputs.currency(
+        origin, body.originCurrency, "INVALID_INPUT_CURRENCY", "originCurrency"
+    )
+    currency_out = inputs.currency(
+        destination, body.destinationCurrency, "INVALID_OUTPUT_CURRENCY", "destinationCurrency"
+    )
+    kind = route_kind(origin.config, destination.config, currency_in, currency_out)
+    calls, calls_gas = _checked_calls(body, kind, destination, currency_out)
+    return CheckedRequest(
+        kind=kind,
+        origin=origin,
+        destination=destination,
+        currency_in=currency_in,
+        currency_out=currency_out,
+        trade_type=inputs.trade_type(body.tradeType),
+        amount=inputs.amount(body.amount),
+        slippage_bps=inputs.slippage_bps(body.slippageTolerance),
+        app_fees=inputs.app_fees(body.appFees),
+        calls=calls,
+        calls_gas=calls_gas,
+        sponsoring=inputs.sponsor_request(body, sponsor_wallet),
+    )

@@ -1,0 +1,68 @@
+"""Sponsor payments: quoted with the request, due on success, pulled by the solver, or void."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.domain.status import RequestStatus
+from crossfill.store.tables import Request, SponsorPayment
+
+if TYPE_CHECKING:
+    from crossfill.quoting.engine import Quote
+
+QUOTED, DUE, PAID, FAILED, VOID = "quoted", "due", "paid", "failed", "void"
+
+
+def quoted_payment(quote: Quote) -> SponsorPayment | None:
+    if quote.sponsor is None or quote.sponsor_payment == 0:
+        return None
+    return SponsorPayment(
+        request_id=quote.request_id,
+        chain_id=quote.sponsor.chain_id,
+        currency=quote.sponsor.currency.lower(),
+        sponsor=quote.sponsor.address.lower(),
+        amount=str(quote.sponsor_payment),
+        amount_usd_micros=quote.in_usd(quote.sponsorship.sponsored),
+        state=QUOTED,
+        updated_at=quote.created_at,
+    )
+
+
+async def follow_status(session: AsyncSession, request: Request, *, now: datetime) -> None:
+    """Success makes the payment due; a refund voids it (nothing was sponsored)."""
+    if request.status == RequestStatus.SUCCESS:
+        state = DUE
+    elif request.status == RequestStatus.REFUND:
+        state = VOID
+    else:
+        return
+    await session.execute(
+        update(SponsorPayment)
+        .where(SponsorPayment.request_id == request.id, SponsorPayment.state == QUOTED)
+        .values(state=state, updated_at=now)
+    )
+
+
+async def due_on(session: AsyncSession, chain_id: int, *, limit: int) -> list[SponsorPayment]:
+    return list(
+        await session.scalars(
+            select(SponsorPayment)
+            .where(SponsorPayment.chain_id == chain_id, SponsorPayment.state == DUE)
+            .order_by(SponsorPayment.updated_at)
+            .limit(limit)
+        )
+    )
+
+
+async def settle(
+    session: AsyncSession, request_id: str, *, state: str, tx_hash: str, now: datetime
+) -> None:
+    await session.execute(
+        update(SponsorPayment)
+        .where(SponsorPayment.request_id == request_id, SponsorPayment.state == DUE)
+        .values(state=state, tx_hash=tx_hash, updated_at=now)
+    )

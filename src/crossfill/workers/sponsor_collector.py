@@ -1,0 +1,108 @@
+"""Sponsor collector, one per chain: pulls each due sponsor payment into the solver's wallet.
+
+The sponsor approved the solver; the solver sends `transferFrom(sponsor, solver, amount)`. The
+transaction is journalled per request like fills and refunds, so a restart resumes it rather
+than pulling twice; a pull that fails (allowance withdrawn) is marked failed and logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from datetime import datetime
+
+import structlog
+from eth_abi.abi import encode
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from web3 import Web3
+
+from crossfill.chains.txmanager import TxManager
+from crossfill.contracts import calldata
+from crossfill.errors import ChainError, ChainUnreachable
+from crossfill.runtime import ChainRuntime
+from crossfill.store import sponsor_payments
+from crossfill.store.tables import SponsorPayment
+from crossfill.workers.loop import run_forever
+
+log = structlog.get_logger(__name__)
+PURPOSE = "sponsor"
+TRANSFER_FROM = calldata.selector("transferFrom(address,address,uint256)")
+GAS_HEADROOM_PERCENT = 20
+
+
+class SponsorCollector:
+    def __init__(
+        self,
+        chain: ChainRuntime,
+        sessions: async_sessionmaker[AsyncSession],
+        txmanager: TxManager,
+        *,
+        now: Callable[[], datetime],
+        interval_seconds: float,
+    ) -> None:
+        self.chain = chain
+        self.sessions = sessions
+        self.txmanager = txmanager
+        self.now = now
+        self.interval_seconds = interval_seconds
+
+    async def run(self) -> None:
+        async def wait() -> None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.sleep(self.interval_seconds)
+
+        await run_forever(f"sponsor-collector-{self.chain.config.id}", self.tick, wait)
+
+    async def tick(self) -> None:
+        async with self.sessions() as session:
+            due = await sponsor_payments.due_on(session, self.chain.config.id, limit=20)
+        for payment in due:
+            await self._collect(payment)
+
+    async def _settle(self, request_id: str, state: str, tx_hash: str) -> None:
+        async with self.sessions() as session, session.begin():
+            await sponsor_payments.settle(
+                session, request_id, state=state, tx_hash=tx_hash, now=self.now()
+            )
+
+    async def _collect(self, payment: SponsorPayment) -> None:
+        mined = await self.txmanager.mined_for(payment.request_id, PURPOSE)
+        if mined is not None:
+            row, receipt = mined
+            paid = receipt["status"] == 1
+            await self._settle(
+                payment.request_id,
+                sponsor_payments.PAID if paid else sponsor_payments.FAILED,
+                row.tx_hash,
+            )
+            if not paid:
+                log.error("sponsor payment reverted", request_id=payment.request_id)
+            return
+        if await self.txmanager.for_request(payment.request_id, PURPOSE) is not None:
+            return  # sent, not mined yet
+        solver = self.txmanager.account.address
+        data = TRANSFER_FROM + encode(
+            ["address", "address", "uint256"], [payment.sponsor, solver, int(payment.amount)]
+        )
+        token = Web3.to_checksum_address(payment.currency)
+        try:
+            gas = await self.chain.client.estimate_gas(
+                {"from": solver, "to": token, "data": calldata.hex_data(data)}
+            )
+        except ChainUnreachable:
+            return  # the node, not the pull: try again next tick
+        except ChainError as exc:
+            log.error(
+                "sponsor payment cannot be pulled", request_id=payment.request_id, error=str(exc)
+            )
+            await self._settle(payment.request_id, sponsor_payments.FAILED, "")
+            return
+        await self.txmanager.send(
+            to=payment.currency,
+            data=data,
+            value=0,
+            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            purpose=PURPOSE,
+            request_id=payment.request_id,
+        )

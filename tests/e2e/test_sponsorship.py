@@ -1,0 +1,185 @@
+"""Fee sponsorship: an API key's sponsor wallet pays the selected fees, up to a cap.
+
+The sponsor approves the solver, which pulls the sponsored value once the request succeeds.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from web3 import Web3
+
+from crossfill.contracts.calldata import erc20_approve
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import (
+    DESTINATION,
+    NATIVE,
+    ORIGIN,
+    balance,
+    final_status,
+    funded_user,
+    request_quote,
+    rpc_urls,
+    run_cli,
+    usdc,
+)
+from tests.e2e.conftest import ServiceThread, StartService, validate_against, wait_for
+from tests.e2e.wallet import execute_steps, send_item
+
+OPERATOR = {"Authorization": "Bearer operator-token"}
+AMOUNT = 10**18 // 4
+
+
+@pytest.fixture
+def service(start_service: StartService) -> ServiceThread:
+    return start_service(run_workers=True, settings={"admin_token": "operator-token"})
+
+
+def _sponsor_wallet(devnet: RunningDevnet, *, approve: bool) -> LocalAccount:
+    """A wallet with native gas and USDC on the origin chain, approving the solver or not."""
+    wallet = funded_user(devnet, usdc_amount=1_000 * 10**6)
+    if approve:
+        token = usdc(devnet, ORIGIN)
+        data = "0x" + erc20_approve(devnet.deployment.solver.address, 2**256 - 1).hex()
+        web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
+        item = {"to": token, "data": data, "value": "0", "chainId": ORIGIN}
+        send_item(web3, wallet, item)
+    return wallet
+
+
+def _sponsored_key(service: ServiceThread, devnet: RunningDevnet, wallet: str, tmp_path) -> str:
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        created = http.post("/admin/api-keys", json={"name": "sponsoring app"}, headers=OPERATOR)
+        assert created.status_code == 201, created.text
+    key: str = created.json()["key"]
+    configured = run_cli(
+        "keys",
+        "sponsor",
+        str(created.json()["id"]),
+        "--wallet",
+        wallet,
+        "--chain",
+        str(ORIGIN),
+        "--currency",
+        usdc(devnet, ORIGIN),
+        home=tmp_path,
+        deployment_path=devnet.deployment_path,
+    )
+    assert configured.returncode == 0, configured.stderr
+    return key
+
+
+def _body(user: str, recipient: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "user": user,
+        "recipient": recipient,
+        "originChainId": ORIGIN,
+        "destinationChainId": DESTINATION,
+        "originCurrency": NATIVE,
+        "destinationCurrency": NATIVE,
+        "amount": str(AMOUNT),
+        "tradeType": "EXACT_INPUT",
+        "subsidizeFees": True,
+        **extra,
+    }
+
+
+def _usd_micros(text: str) -> int:
+    return int(Decimal(text) * 10**6)
+
+
+def _run_sponsored(
+    service: ServiceThread, devnet: RunningDevnet, key: str, sponsor: str, **extra: Any
+) -> tuple[dict[str, Any], dict[str, Any], int, int]:
+    """Quote, execute, wait for the sponsor's pull; quote, v3 record, received, sponsor paid."""
+    user, recipient = funded_user(devnet), Account.create().address
+    token = usdc(devnet, ORIGIN)
+    sponsor_before = balance(devnet, ORIGIN, token, sponsor)
+    with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
+        quote = request_quote(http, _body(user.address, recipient, **extra))
+        validate_against("quote", quote)
+        request_id = quote["steps"][-1]["requestId"]
+        sent = execute_steps(quote, user, rpc_urls(devnet))
+        http.post("/transactions/index", json={"txHash": sent["deposit"], "chainId": str(ORIGIN)})
+        assert final_status(http, request_id)["status"] == "success"
+        assert wait_for(
+            lambda: balance(devnet, ORIGIN, token, sponsor) < sponsor_before, timeout=20
+        ), "the solver never pulled the sponsor payment"
+        listed = http.get("/requests/v3", params={"id": request_id}).json()["requests"]
+    received = balance(devnet, DESTINATION, NATIVE, recipient)
+    return quote, listed[0], received, sponsor_before - balance(devnet, ORIGIN, token, sponsor)
+
+
+def test_fully_sponsored_bridge_delivers_the_whole_input(service, devnet, tmp_path) -> None:
+    sponsor = _sponsor_wallet(devnet, approve=True)
+    key = _sponsored_key(service, devnet, sponsor.address, tmp_path)
+    quote, record, received, paid = _run_sponsored(service, devnet, key, sponsor.address)
+
+    quoted = quote["feeSponsorship"]["quoted"]
+    assert quoted["selectedComponents"] == ["execution", "relay"] and not quoted["capHit"]
+    assert quote["fees"]["subsidized"]["amount"] == quote["fees"]["relayer"]["amount"]
+    assert quoted["userPaysTotal"]["amount"] == "0"
+    # The user pays no fee at all: the recipient gets every wei deposited.
+    assert received == AMOUNT == int(quote["details"]["currencyOut"]["amount"])
+    # USDC at $1: the sponsor pays the sponsored value in micro-USD, rounded up.
+    assert paid - _usd_micros(quoted["sponsoredTotal"]["amountUsd"]) in (0, 1)
+    actual = record["data"]["feeSponsorship"]["actual"]
+    assert actual["sponsorPayment"] == {
+        "amount": str(paid),
+        "address": sponsor.address.lower(),
+        "chainId": ORIGIN,
+    }
+    assert "platform" in actual["components"]
+
+
+def test_partially_sponsored_bridge_hits_the_cap(service, devnet, tmp_path) -> None:
+    sponsor = _sponsor_wallet(devnet, approve=True)
+    key = _sponsored_key(service, devnet, sponsor.address, tmp_path)
+    cap = 100_000  # $0.10, less than the fees
+    quote, _, received, paid = _run_sponsored(
+        service, devnet, key, sponsor.address, maxSubsidizationAmount=str(cap)
+    )
+    quoted = quote["feeSponsorship"]["quoted"]
+    assert quoted["capHit"] and quoted["maxSubsidizationAmount"] == str(cap)
+    sponsored = int(quoted["sponsoredTotal"]["amount"])
+    fees = int(quote["fees"]["relayer"]["amount"])
+    assert 0 < sponsored < fees
+    assert _usd_micros(quoted["sponsoredTotal"]["amountUsd"]) <= cap
+    assert int(quoted["userPaysTotal"]["amount"]) == fees - sponsored
+    assert received == AMOUNT - (fees - sponsored) == int(quote["details"]["currencyOut"]["amount"])
+    assert 0 < paid <= cap + 1
+
+
+def test_sponsor_that_cannot_pay_is_refused(service, devnet, tmp_path) -> None:
+    sponsor = _sponsor_wallet(devnet, approve=False)
+    key = _sponsored_key(service, devnet, sponsor.address, tmp_path)
+    user = funded_user(devnet)
+    with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
+        refused = http.post("/quote/v2", json=_body(user.address, user.address))
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["errorCode"] == "SPONSOR_BALANCE_TOO_LOW"
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        anonymous = http.post("/quote/v2", json=_body(user.address, user.address))
+        assert anonymous.status_code == 403, anonymous.text
+        assert anonymous.json()["errorCode"] == "FORBIDDEN"
+
+
+def test_unknown_sponsored_component_is_a_bad_request(service, devnet, tmp_path) -> None:
+    sponsor = _sponsor_wallet(devnet, approve=True)
+    key = _sponsored_key(service, devnet, sponsor.address, tmp_path)
+    with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
+        response = http.post(
+            "/quote/v2",
+            json=_body(
+                Account.create().address,
+                Account.create().address,
+                sponsoredFeeComponents=["everything"],
+            ),
+        )
+    assert response.status_code == 400
+    assert "sponsoredFeeComponents" in response.json()["message"]
