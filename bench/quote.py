@@ -1,8 +1,10 @@
 """POST /quote/v2 under concurrent load: latency p50/p99 and quotes per second.
 
-Quotes native and USDC bridges for the devnet's test users, alternating. The load generator
-shares the machine's cores with the service and the chains.
-Run: `.venv/bin/python bench/quote.py [--requests 3000] [--concurrency 16]`.
+`--kind bridge` quotes native and USDC bridges for the devnet's test users, alternating;
+`--kind swap` quotes cross-chain swaps (ETH -> USDC, destination swap on the Uniswap V2 pool)
+and same-chain swaps (USDC -> ETH), alternating. The load generator shares the machine's cores
+with the service and the chains.
+Run: `.venv/bin/python bench/quote.py [--kind swap] [--requests 3000] [--concurrency 16]`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from crossfill.devnet import accounts
 NATIVE = "0x0000000000000000000000000000000000000000"
 
 
-def _bodies(deployment: dict[str, Any]) -> list[dict[str, Any]]:
+def _bodies(deployment: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     origin, destination = deployment["chains"][0], deployment["chains"][1]
 
     def usdc(chain: dict[str, Any]) -> str:
@@ -34,6 +36,25 @@ def _bodies(deployment: dict[str, Any]) -> list[dict[str, Any]]:
             "destinationChainId": destination["id"],
             "tradeType": "EXACT_INPUT",
         }
+        if kind == "swap":
+            bodies.append(
+                {
+                    **common,
+                    "originCurrency": NATIVE,
+                    "destinationCurrency": usdc(destination),
+                    "amount": str(10**17),
+                }
+            )
+            bodies.append(
+                {
+                    **common,
+                    "destinationChainId": origin["id"],
+                    "originCurrency": usdc(origin),
+                    "destinationCurrency": NATIVE,
+                    "amount": "25000000",
+                }
+            )
+            continue
         bodies.append(
             {
                 **common,
@@ -73,13 +94,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--kind", choices=("bridge", "swap"), default="bridge")
     args = parser.parse_args()
     with devnet_service() as service:
         deployment = tomllib.loads((service.home / "deployment.toml").read_text())
         latencies, elapsed = asyncio.run(
-            _load(service.base_url, _bodies(deployment), args.requests, args.concurrency)
+            _load(service.base_url, _bodies(deployment, args.kind), args.requests, args.concurrency)
         )
-    print(f"POST /quote/v2  concurrency={args.concurrency}")
+    print(f"POST /quote/v2  kind={args.kind} concurrency={args.concurrency}")
     print(report("latency", latencies))
     print(f"throughput={len(latencies) / elapsed:.0f} quotes/s")
 

@@ -110,7 +110,15 @@ def _run_sponsored(
         assert wait_for(
             lambda: balance(devnet, ORIGIN, token, sponsor) < sponsor_before, timeout=20
         ), "the solver never pulled the sponsor payment"
-        listed = http.get("/requests/v3", params={"id": request_id}).json()["requests"]
+        body = http.get("/requests/v3", params={"id": request_id}).json()
+        validate_against("requests-v3", body)
+        listed = body["requests"]
+        [legacy] = http.get("/requests/v2", params={"id": request_id}).json()["requests"]
+        assert legacy["data"]["subsidizedRequest"] is True
+        assert (
+            legacy["data"]["subsidizedFee"]["origin"]["amount"]
+            == (quote["fees"]["subsidized"]["amount"])
+        )
     received = balance(devnet, DESTINATION, NATIVE, recipient)
     return quote, listed[0], received, sponsor_before - balance(devnet, ORIGIN, token, sponsor)
 

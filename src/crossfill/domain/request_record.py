@@ -307,6 +307,25 @@ def _v2_app_fee(fee: AppFeeFacts, amount: int) -> dict[str, Any]:
     }
 
 
+def _v2_subsidized_fee(facts: RecordFacts) -> dict[str, Any] | None:
+    """What the sponsor covered, in the input currency and as the sponsor pays it."""
+    payment = (facts.plan or {}).get("sponsorPayment")
+    subsidized = facts.quote["fees"]["subsidized"]
+    if payment is None or int(subsidized["amount"]) == 0:
+        return None
+    currency = subsidized["currency"]
+    return {
+        "origin": {
+            "amount": subsidized["amount"],
+            "address": currency["address"],
+            "chainId": currency["chainId"],
+        },
+        "sponsor": payment,
+        "amountUsd": subsidized["amountUsd"],
+        "amountUsdCurrent": subsidized["amountUsd"],
+    }
+
+
 # v2 has no `submitted`: a fill on its way is still `pending` there.
 V2_STATUS = {"submitted": "pending"}
 
@@ -329,7 +348,7 @@ def v2_record(facts: RecordFacts, *, include_order_data: bool = False) -> dict[s
         "failedTxHash": failed.tx_hash if failed else None,
         "failedTxBlockNumber": failed.block_number if failed else None,
         "failedCallData": None,
-        "subsidizedRequest": False,
+        "subsidizedRequest": _v2_subsidized_fee(facts) is not None,
         "price": details["rate"],
         "fees": {
             "gas": fees["relayerGas"]["amount"],
@@ -355,7 +374,7 @@ def v2_record(facts: RecordFacts, *, include_order_data: bool = False) -> dict[s
         "paidAppFees": [
             _v2_app_fee(fee, fee.actual_amount) for fee in facts.app_fees if fee.actual_amount
         ],
-        "subsidizedFee": None,
+        "subsidizedFee": _v2_subsidized_fee(facts),
         "expandedPriceImpact": {
             "quoted": impact,
             "actual": impact if facts.status == "success" else None,
