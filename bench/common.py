@@ -47,7 +47,13 @@ def devnet_service(*extra_args: str) -> Iterator[RunningService]:
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="crossfill-bench-") as home:
-        env = {**os.environ, "CROSSFILL_HOME": home, "CROSSFILL_LOG_LEVEL": "WARNING"}
+        env = {
+            **os.environ,
+            "CROSSFILL_HOME": home,
+            "CROSSFILL_LOG_LEVEL": "WARNING",
+            # One load generator on one address: the per-address limit would measure itself.
+            "CROSSFILL_RATE_LIMIT_ANONYMOUS_PER_MINUTE": "0",
+        }
         devnet = subprocess.Popen(
             [sys.executable, "-m", "crossfill", "devnet", "--port", str(port), *extra_args],
             env=env,
