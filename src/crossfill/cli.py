@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import signal
 from collections.abc import AsyncIterator, Coroutine
 from datetime import UTC, datetime
@@ -290,21 +289,16 @@ def keys_sponsor(
     clear: Annotated[bool, typer.Option(help="Remove the key's sponsor wallet")] = False,
 ) -> None:
     """Set the wallet that pays this key's sponsored fees (it must approve the solver)."""
+    from crossfill.quoting.sponsorship import SponsorWallet, sponsor_wallet
     from crossfill.store import api_keys
 
     settings = _settings()
-    sponsor: tuple[str, int, str] | None = None
     deployment = load_deployment(settings.deployment_path, mode=settings.mode)
+    sponsor: SponsorWallet | None = None
     if not clear:
         if wallet is None or chain is None or currency is None:
             raise CrossfillError("give --wallet, --chain and --currency, or --clear")
-        config = deployment.chain(chain)
-        found = config.currency(currency) if config else None
-        if config is None or found is None or found.is_native:
-            raise CrossfillError(f"{currency} is not an ERC-20 configured on chain {chain}")
-        if not re.fullmatch(r"0x[0-9a-fA-F]{40}", wallet):
-            raise CrossfillError(f"{wallet!r} is not an address")
-        sponsor = (wallet, chain, currency)
+        sponsor = sponsor_wallet(deployment, wallet, chain, currency)
 
     async def _set() -> int:
         async with _session(settings) as session, session.begin():
@@ -315,7 +309,7 @@ def keys_sponsor(
             return row.id
 
     key_id = asyncio.run(_set())
-    shown = "cleared" if sponsor is None else f"{sponsor[0]} pays on chain {sponsor[1]}"
+    shown = "cleared" if sponsor is None else f"{sponsor.address} pays on chain {sponsor.chain_id}"
     console.print(f"API key {key_id} sponsor wallet: {shown}")
     if sponsor is not None:
         console.print(f"The wallet must approve the solver {deployment.solver.address}")

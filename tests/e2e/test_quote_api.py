@@ -193,7 +193,7 @@ def test_quoted_request_is_waiting_and_unknown_request_is_404(quoting) -> None:
         ({"txs": [{"to": NATIVE, "value": "1", "data": "0xzz"}]}, "INVALID_EXTRA_TXS"),
         ({"txsGasLimit": 100000}, "INVALID_EXTRA_TXS"),
         ({"appFees": [{"recipient": "0x12", "fee": "10"}]}, "INVALID_ADDRESS"),
-        ({"subsidizeFees": True}, "UNSUPPORTED_EXECUTION_TYPE"),
+        ({"usePermit": True}, "UNSUPPORTED_EXECUTION_TYPE"),
         ({"protocolVersion": "v1"}, "UNSUPPORTED_EXECUTION_TYPE"),
     ],
 )

@@ -52,10 +52,21 @@ def _sponsor_wallet(devnet: RunningDevnet, *, approve: bool) -> LocalAccount:
     return wallet
 
 
-def _sponsored_key(service: ServiceThread, devnet: RunningDevnet, wallet: str, tmp_path) -> str:
-    with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        created = http.post("/admin/api-keys", json={"name": "sponsoring app"}, headers=OPERATOR)
+def _sponsored_key(
+    service: ServiceThread, devnet: RunningDevnet, wallet: str, tmp_path, *, via_api: bool = False
+) -> str:
+    """A new API key whose sponsor is `wallet`, set with the CLI or the admin API."""
+    with httpx.Client(base_url=service.base_url, timeout=10, headers=OPERATOR) as http:
+        created = http.post("/admin/api-keys", json={"name": "sponsoring app"})
         assert created.status_code == 201, created.text
+        if via_api:
+            setting = {"wallet": wallet, "chainId": ORIGIN, "currency": usdc(devnet, ORIGIN)}
+            path = f"/admin/api-keys/{created.json()['id']}/sponsor"
+            assert http.put(path, json={**setting, "chainId": 1}).status_code == 400
+            answered = http.put(path, json=setting)
+            assert answered.status_code == 200, answered.text
+            assert answered.json()["sponsor"]["wallet"] == wallet.lower()
+            return str(created.json()["key"])
     key: str = created.json()["key"]
     configured = run_cli(
         "keys",
@@ -147,7 +158,7 @@ def test_fully_sponsored_bridge_delivers_the_whole_input(service, devnet, tmp_pa
 
 def test_partially_sponsored_bridge_hits_the_cap(service, devnet, tmp_path) -> None:
     sponsor = _sponsor_wallet(devnet, approve=True)
-    key = _sponsored_key(service, devnet, sponsor.address, tmp_path)
+    key = _sponsored_key(service, devnet, sponsor.address, tmp_path, via_api=True)
     cap = 100_000  # $0.10, less than the fees
     quote, _, received, paid = _run_sponsored(
         service, devnet, key, sponsor.address, maxSubsidizationAmount=str(cap)

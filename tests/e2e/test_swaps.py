@@ -77,6 +77,25 @@ def _execute(
     return quote, status, sent
 
 
+def _fields(
+    recipient: str,
+    origin: tuple[int, str],
+    destination: tuple[int, str],
+    amount: int,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A quote body's route: (chain, currency) on each side, the amount, anything else."""
+    return {
+        "recipient": recipient,
+        "originChainId": origin[0],
+        "originCurrency": origin[1],
+        "destinationChainId": destination[0],
+        "destinationCurrency": destination[1],
+        "amount": str(amount),
+        **extra,
+    }
+
+
 def _gas_paid(devnet: RunningDevnet, chain_id: int, tx_hashes: list[str]) -> int:
     web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[chain_id]))
     total = 0
@@ -93,14 +112,7 @@ def test_cross_chain_swap_eth_to_usdc_pays_the_quoted_amount(service, devnet) ->
         service,
         devnet,
         user,
-        {
-            "recipient": recipient,
-            "originChainId": ORIGIN,
-            "destinationChainId": DESTINATION,
-            "originCurrency": NATIVE,
-            "destinationCurrency": usdc_out,
-            "amount": str(SMALL),
-        },
+        _fields(recipient, (ORIGIN, NATIVE), (DESTINATION, usdc_out), SMALL),
     )
     assert status["status"] == "success", status
     details = quote["details"]
@@ -120,15 +132,9 @@ def test_exact_output_cross_chain_swap_delivers_at_least_the_amount(service, dev
         service,
         devnet,
         user,
-        {
-            "recipient": recipient,
-            "originChainId": ORIGIN,
-            "destinationChainId": DESTINATION,
-            "originCurrency": NATIVE,
-            "destinationCurrency": usdc_out,
-            "amount": str(wanted),
-            "tradeType": "EXACT_OUTPUT",
-        },
+        _fields(
+            recipient, (ORIGIN, NATIVE), (DESTINATION, usdc_out), wanted, tradeType="EXACT_OUTPUT"
+        ),
     )
     assert status["status"] == "success", status
     assert quote["details"]["currencyOut"]["minimumAmount"] == str(wanted)
@@ -143,15 +149,9 @@ def test_destination_swap_below_minimum_fails_into_a_slippage_refund(service, de
             service,
             devnet,
             user,
-            {
-                "recipient": recipient,
-                "originChainId": ORIGIN,
-                "destinationChainId": DESTINATION,
-                "originCurrency": NATIVE,
-                "destinationCurrency": usdc_out,
-                "amount": str(SMALL),
-                "slippageTolerance": "100",
-            },
+            _fields(
+                recipient, (ORIGIN, NATIVE), (DESTINATION, usdc_out), SMALL, slippageTolerance="100"
+            ),
             # After the quote, before the deposit: the pool moves ~10% against the user.
             before_steps=lambda: undo.enter_context(
                 pool_price_moved(devnet, DESTINATION, 60 * ETHER)
@@ -171,14 +171,7 @@ def test_same_chain_swap_eth_to_usdc_in_the_users_own_transaction(service, devne
         service,
         devnet,
         user,
-        {
-            "recipient": recipient,
-            "originChainId": ORIGIN,
-            "destinationChainId": ORIGIN,
-            "originCurrency": NATIVE,
-            "destinationCurrency": token,
-            "amount": str(ETHER // 10),
-        },
+        _fields(recipient, (ORIGIN, NATIVE), (ORIGIN, token), ETHER // 10),
     )
     assert status["status"] == "success", status
     assert [step["id"] for step in quote["steps"]] == ["swap"]
@@ -197,14 +190,7 @@ def test_same_chain_swap_usdc_to_eth_approves_the_approval_proxy(service, devnet
         service,
         devnet,
         user,
-        {
-            "recipient": recipient,
-            "originChainId": ORIGIN,
-            "destinationChainId": ORIGIN,
-            "originCurrency": token,
-            "destinationCurrency": NATIVE,
-            "amount": str(300 * 10**6),
-        },
+        _fields(recipient, (ORIGIN, token), (ORIGIN, NATIVE), 300 * 10**6),
     )
     assert status["status"] == "success", status
     chain = devnet.deployment.chain(ORIGIN)
@@ -260,14 +246,7 @@ def test_send_to_another_wallet(service, devnet) -> None:
         service,
         devnet,
         user,
-        {
-            "recipient": recipient,
-            "originChainId": ORIGIN,
-            "destinationChainId": ORIGIN,
-            "originCurrency": token,
-            "destinationCurrency": token,
-            "amount": str(50 * 10**6),
-        },
+        _fields(recipient, (ORIGIN, token), (ORIGIN, token), 50 * 10**6),
     )
     assert status["status"] == "success", status
     assert quote["details"]["operation"] == "send"
@@ -285,15 +264,7 @@ def test_two_app_fee_recipients_are_recorded_and_owed(service, devnet, tmp_path)
         service,
         devnet,
         user,
-        {
-            "recipient": recipient,
-            "originChainId": ORIGIN,
-            "destinationChainId": DESTINATION,
-            "originCurrency": NATIVE,
-            "destinationCurrency": NATIVE,
-            "amount": str(SMALL),
-            "appFees": TWO_APP_FEES,
-        },
+        _fields(recipient, (ORIGIN, NATIVE), (DESTINATION, NATIVE), SMALL, appFees=TWO_APP_FEES),
     )
     assert status["status"] == "success", status
     assert quote["fees"]["app"]["amount"] == str(SMALL * 125 // 10_000)
@@ -325,15 +296,13 @@ def test_same_chain_app_fees_are_paid_in_the_users_transaction(service, devnet) 
         service,
         devnet,
         user,
-        {
-            "recipient": recipient,
-            "originChainId": ORIGIN,
-            "destinationChainId": ORIGIN,
-            "originCurrency": token,
-            "destinationCurrency": NATIVE,
-            "amount": str(1_000 * 10**6),
-            "appFees": [{"recipient": app_a, "fee": "100"}, {"recipient": app_b, "fee": "25"}],
-        },
+        _fields(
+            recipient,
+            (ORIGIN, token),
+            (ORIGIN, NATIVE),
+            1_000 * 10**6,
+            appFees=[{"recipient": app_a, "fee": "100"}, {"recipient": app_b, "fee": "25"}],
+        ),
     )
     assert status["status"] == "success", status
     assert balance(devnet, ORIGIN, token, app_a) == 10 * 10**6

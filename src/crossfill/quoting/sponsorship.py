@@ -8,8 +8,11 @@ types keep the output and take less input.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
+from crossfill.config import Deployment
+from crossfill.errors import BadRequest
 from crossfill.quoting.fees import Split, TradeType
 
 # Quote body names; the v3 record calls `relay` `platform`.
@@ -60,6 +63,19 @@ class SponsorWallet:
     address: str
     chain_id: int
     currency: str
+
+
+def sponsor_wallet(
+    deployment: Deployment, address: str, chain_id: int, currency: str
+) -> SponsorWallet:
+    """A sponsor wallet an operator configures, checked against the deployment."""
+    if not re.fullmatch(r"0x[0-9a-fA-F]{40}", address):
+        raise BadRequest(f"{address!r} is not an address")
+    chain = deployment.chain(chain_id)
+    found = chain.currency(currency) if chain else None
+    if found is None or found.is_native:
+        raise BadRequest(f"{currency} is not an ERC-20 configured on chain {chain_id}")
+    return SponsorWallet(address.lower(), chain_id, found.address.lower())
 
 
 @dataclass(frozen=True)

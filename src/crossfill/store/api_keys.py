@@ -16,6 +16,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from crossfill.quoting.sponsorship import SponsorWallet
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ApiKey
 
@@ -81,9 +82,8 @@ async def authenticate(session: AsyncSession, presented: str) -> ApiKey | None:
     return row
 
 
-def set_sponsor(key: ApiKey, wallet: tuple[str, int, str] | None) -> None:
-    """Set (address, chain id, currency) as the key's sponsor wallet, or clear it."""
-    address, chain_id, currency = wallet if wallet else (None, None, None)
-    key.sponsor_address = address.lower() if address else None
-    key.sponsor_chain_id = chain_id
-    key.sponsor_currency = currency.lower() if currency else None
+def set_sponsor(key: ApiKey, wallet: SponsorWallet | None) -> None:
+    """Set the key's sponsor wallet, or clear it."""
+    key.sponsor_address = wallet.address if wallet else None
+    key.sponsor_chain_id = wallet.chain_id if wallet else None
+    key.sponsor_currency = wallet.currency if wallet else None

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from crossfill.api.deps import RuntimeDep
 from crossfill.errors import BadRequest, Forbidden, NotFound, Unauthorized
+from crossfill.quoting.sponsorship import SponsorWallet, sponsor_wallet
 from crossfill.store import api_keys, webhook_endpoints
 from crossfill.store.tables import ApiKey, WebhookEndpoint
 from crossfill.webhooks import config as webhook_config
@@ -45,6 +46,13 @@ def key_wire(key: ApiKey) -> dict[str, Any]:
         "prefix": key.prefix,
         "createdAt": api_keys.iso(key.created_at),
         "revokedAt": api_keys.iso(key.revoked_at) if key.revoked_at else None,
+        "sponsor": None
+        if key.sponsor_address is None
+        else {
+            "wallet": key.sponsor_address,
+            "chainId": key.sponsor_chain_id,
+            "currency": key.sponsor_currency,
+        },
     }
 
 
@@ -69,6 +77,36 @@ async def revoke_key(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
             raise NotFound(f"No API key with id {key_id}")
         await api_keys.revoke(session, key, now=datetime.now(UTC))
         return key_wire(key)
+
+
+class SponsorSetting(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    wallet: str
+    chainId: int
+    currency: str
+
+
+async def _set_sponsor(
+    runtime: RuntimeDep, key_id: int, wallet: SponsorWallet | None
+) -> dict[str, Any]:
+    async with runtime.sessions() as session, session.begin():
+        key = await session.get(ApiKey, key_id)
+        if key is None:
+            raise NotFound(f"No API key with id {key_id}")
+        api_keys.set_sponsor(key, wallet)
+        return key_wire(key)
+
+
+@router.put("/api-keys/{key_id}/sponsor")
+async def set_sponsor(key_id: int, body: SponsorSetting, runtime: RuntimeDep) -> dict[str, Any]:
+    """The wallet paying this key's sponsored fees; it must approve the solver."""
+    wallet = sponsor_wallet(runtime.deployment, body.wallet, body.chainId, body.currency)
+    return await _set_sponsor(runtime, key_id, wallet)
+
+
+@router.delete("/api-keys/{key_id}/sponsor")
+async def clear_sponsor(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+    return await _set_sponsor(runtime, key_id, None)
 
 
 class WebhookSetting(BaseModel):
