@@ -46,7 +46,12 @@ from crossfill.quoting.sponsorship import NONE as NOT_SPONSORED
 from crossfill.quoting.sponsorship import Sponsorship, SponsorWallet, apply, sponsor
 
 FILL_WINDOW = timedelta(hours=1)
-__all__ = ["FILL_WINDOW", "ChainView", "Entropy", "Quote", "plan_quote"]
+__all__ = ["FILL_WINDOW", "ChainView", "Entropy", "Quote", "fill_deadline", "plan_quote"]
+
+
+def fill_deadline(expires_at: datetime) -> int:
+    """The order's deadline (Unix seconds): the quote's expiry plus the fill window."""
+    return int((expires_at + FILL_WINDOW).timestamp())
 
 
 @dataclass(frozen=True)
@@ -103,10 +108,6 @@ class Quote:
 
     def out_usd(self, amount: int) -> int:
         return self.usd_micros(self.destination, self.currency_out, amount)
-
-    @property
-    def deadline(self) -> int:
-        return int((self.expires_at + FILL_WINDOW).timestamp())
 
 
 def _relayer_gas(request: CheckedRequest, prices: QuotePrices) -> int:
@@ -375,7 +376,7 @@ def plan_quote(
         if amounts.leg.is_swap
         else None
     )
-    deadline = int((expires_at + FILL_WINDOW).timestamp())
+    deadline = fill_deadline(expires_at)
     order = build_order(
         origin=request.origin.config,
         destination=request.destination.config,

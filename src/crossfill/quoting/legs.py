@@ -24,30 +24,27 @@ class RouteKind(StrEnum):
     @property
     def operation(self) -> str:
         """`details.operation`."""
-        return {
-            RouteKind.BRIDGE: "bridge",
-            RouteKind.CROSSCHAIN_SWAP: "swap",
-            RouteKind.SAME_CHAIN_SWAP: "swap",
-            RouteKind.WRAP: "wrap",
-            RouteKind.UNWRAP: "unwrap",
-            RouteKind.SEND: "send",
-        }[self]
+        return _NAMES[self][0]
 
     @property
     def request_type(self) -> str:
         """The record's `requestType`."""
-        return {
-            RouteKind.BRIDGE: "Bridge",
-            RouteKind.CROSSCHAIN_SWAP: "Crosschain Swap",
-            RouteKind.SAME_CHAIN_SWAP: "Same-chain Swap",
-            RouteKind.WRAP: "Wrap",
-            RouteKind.UNWRAP: "Unwrap",
-            RouteKind.SEND: "Send",
-        }[self]
+        return _NAMES[self][1]
 
     @property
     def same_chain(self) -> bool:
         return self not in (RouteKind.BRIDGE, RouteKind.CROSSCHAIN_SWAP)
+
+
+# Route kind -> (`details.operation`, `requestType`).
+_NAMES = {
+    RouteKind.BRIDGE: ("bridge", "Bridge"),
+    RouteKind.CROSSCHAIN_SWAP: ("swap", "Crosschain Swap"),
+    RouteKind.SAME_CHAIN_SWAP: ("swap", "Same-chain Swap"),
+    RouteKind.WRAP: ("wrap", "Wrap"),
+    RouteKind.UNWRAP: ("unwrap", "Unwrap"),
+    RouteKind.SEND: ("send", "Send"),
+}
 
 
 def same_asset(a: CurrencyConfig, b: CurrencyConfig) -> bool:

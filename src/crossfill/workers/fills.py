@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
 from crossfill.contracts.router_calls import Call, SwapPlan, swap_calls, sweep_call
-from crossfill.quoting.engine import FILL_WINDOW
+from crossfill.quoting.engine import fill_deadline
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS
@@ -70,7 +70,7 @@ def fill_call(request: Request, chain: ChainConfig) -> FillCall:
             spends_amount=amount,
         )
     swap = SwapPlan.from_json(stored_swap)
-    deadline = int((as_utc(request.expires_at) + FILL_WINDOW).timestamp())
+    deadline = fill_deadline(as_utc(request.expires_at))
     calls = swap_calls(swap, request.recipient, deadline)
     leg_currency = str(plan["legCurrency"])
     payments = [] if swap.native_in else [(chain.contracts.router, leg_currency, swap.amount_in)]

@@ -42,7 +42,7 @@ from crossfill.store.db import as_utc
 from crossfill.store.tables import Deposit
 from crossfill.workers.loop import run_forever
 from crossfill.workers.reorg_watch import ReorgWatch
-from crossfill.workers.same_chain import settle_batch
+from crossfill.workers.same_chain import awaited, settle_batch
 
 log = structlog.get_logger(__name__)
 
@@ -172,6 +172,9 @@ class Indexer:
         batches: list[RouterBatch],
         cursor: BlockHead | None = None,
     ) -> None:
+        if batches:
+            async with self.sessions() as session:
+                batches = await awaited(session, batches, chain_id=self.config.id)
         blocks = {
             number: await self.chain.client.block_at(number)
             for number in {batch.block_number for batch in batches}

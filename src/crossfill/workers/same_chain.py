@@ -4,11 +4,34 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.chains.router_logs import RouterBatch
 from crossfill.domain.status import RequestStatus
 from crossfill.store import requests
+from crossfill.store.tables import Request
+
+
+async def awaited(
+    session: AsyncSession, batches: list[RouterBatch], *, chain_id: int
+) -> list[RouterBatch]:
+    """The batches that settle a waiting same-chain request on this chain; the rest (the
+    Filler's own batches, tagged with orderIds, and anything already settled) are skipped
+    before any block is fetched for them."""
+    if not batches:
+        return []
+    waiting = set(
+        await session.scalars(
+            select(Request.id).where(
+                Request.id.in_({batch.request_id for batch in batches}),
+                Request.status == RequestStatus.WAITING,
+                Request.origin_chain_id == chain_id,
+                Request.destination_chain_id == chain_id,
+            )
+        )
+    )
+    return [batch for batch in batches if batch.request_id in waiting]
 
 
 async def settle_batch(
