@@ -12,9 +12,12 @@ import httpx
 import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from sqlalchemy import select
 from web3 import Web3
 
 from crossfill.contracts.calldata import erc20_approve
+from crossfill.devnet.anvil import anvil_rpc
+from crossfill.store.tables import SentTransaction, SponsorPayment
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -23,9 +26,11 @@ from tests.e2e.bridging import (
     balance,
     final_status,
     funded_user,
+    journal,
     request_quote,
     rpc_urls,
     run_cli,
+    stored_rows,
     usdc,
 )
 from tests.e2e.conftest import ServiceThread, StartService, validate_against, wait_for
@@ -202,3 +207,72 @@ def test_unknown_sponsored_component_is_a_bad_request(service, devnet, tmp_path)
         )
     assert response.status_code == 400
     assert "sponsoredFeeComponents" in response.json()["message"]
+
+
+def test_sponsor_pull_in_flight_across_a_restart_is_paid_once(
+    start_service, devnet, tmp_path
+) -> None:
+    """The pull is signed and broadcast but not mined when the service stops; the restarted
+    collector finds it in the journal, waits for it, and never signs a second one."""
+    service = start_service(run_workers=True, settings={"admin_token": "operator-token"})
+    sponsor = _sponsor_wallet(devnet, approve=True)
+    key = _sponsored_key(service, devnet, sponsor.address, tmp_path)
+    token = usdc(devnet, ORIGIN)
+    sponsor_before = balance(devnet, ORIGIN, token, sponsor.address)
+    user = funded_user(devnet)
+    origin_rpc = rpc_urls(devnet)[ORIGIN]
+    with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
+        quote = request_quote(http, _body(user.address, Account.create().address))
+        request_id = quote["steps"][-1]["requestId"]
+        sent = execute_steps(quote, user, rpc_urls(devnet))
+        anvil_rpc(origin_rpc, "evm_setAutomine", [False])  # the pull will wait in the mempool
+        try:
+            http.post(
+                "/transactions/index", json={"txHash": sent["deposit"], "chainId": str(ORIGIN)}
+            )
+            assert final_status(http, request_id)["status"] == "success"
+            assert wait_for(lambda: len(_pulls(service, request_id)) == 1, timeout=20)
+            service.stop()
+            restarted = start_service(run_workers=True, settings={"admin_token": "operator-token"})
+        finally:
+            anvil_rpc(origin_rpc, "evm_setAutomine", [True])
+            anvil_rpc(origin_rpc, "evm_mine", [])
+
+    def paid() -> bool:
+        [payment] = stored_rows(
+            restarted, select(SponsorPayment).where(SponsorPayment.request_id == request_id)
+        )
+        return bool(payment.state == "paid")
+
+    assert wait_for(paid, timeout=20)
+    [pull] = _pulls(restarted, request_id)
+    assert pull.status == "mined"
+    paid_amount = sponsor_before - balance(devnet, ORIGIN, token, sponsor.address)
+    sponsored = _usd_micros(quote["feeSponsorship"]["quoted"]["sponsoredTotal"]["amountUsd"])
+    assert paid_amount - sponsored in (0, 1)  # pulled once, not twice
+
+
+def _pulls(service: ServiceThread, request_id: str) -> list[SentTransaction]:
+    return [row for row in journal(service, request_id) if row.purpose == "sponsor"]
+
+
+def test_sponsor_setting_rejects_bad_input_and_can_be_cleared(service, devnet) -> None:
+    wallet = Account.create().address
+    with httpx.Client(base_url=service.base_url, timeout=10, headers=OPERATOR) as http:
+        key_id = http.post("/admin/api-keys", json={"name": "app"}).json()["id"]
+        path = f"/admin/api-keys/{key_id}/sponsor"
+        good = {"wallet": wallet, "chainId": ORIGIN, "currency": usdc(devnet, ORIGIN)}
+        for bad in (
+            {"wallet": wallet},
+            {**good, "wallet": "0x12"},
+            {**good, "currency": NATIVE},
+            {**good, "chainId": "one"},
+            {**good, "extra": 1},
+        ):
+            refused = http.put(path, json=bad)
+            assert refused.status_code == 400, (bad, refused.text)
+            assert refused.json()["statusCode"] == 400 and refused.json()["message"]
+        assert http.put("/admin/api-keys/999999/sponsor", json=good).status_code == 404
+        assert http.put(path, json=good).json()["sponsor"]["wallet"] == wallet.lower()
+        cleared = http.delete(path)
+        assert cleared.status_code == 200 and cleared.json()["sponsor"] is None

@@ -310,3 +310,29 @@ def test_same_chain_app_fees_are_paid_in_the_users_transaction(service, devnet) 
     assert balance(devnet, ORIGIN, NATIVE, recipient) == int(
         quote["details"]["currencyOut"]["amount"]
     )
+
+
+def test_same_chain_swap_made_while_the_service_is_down_settles_after_restart(
+    start_service, devnet
+) -> None:
+    """No hint, no running indexer when the batch lands: the restarted indexer's scan finds it."""
+    first = start_service(run_workers=True)
+    user, recipient = funded_user(devnet), Account.create().address
+    token = usdc(devnet, ORIGIN)
+    body = {
+        "user": user.address,
+        "tradeType": "EXACT_INPUT",
+        **_fields(recipient, (ORIGIN, NATIVE), (ORIGIN, token), ETHER // 20),
+    }
+    with httpx.Client(base_url=first.base_url, timeout=10) as http:
+        quote = request_quote(http, body)
+    first.stop()
+    sent = execute_steps(quote, user, rpc_urls(devnet))
+    second = start_service(run_workers=True)
+    with httpx.Client(base_url=second.base_url, timeout=10) as http:
+        status = final_status(http, quote["steps"][-1]["requestId"])
+    assert status["status"] == "success", status
+    assert status["txHashes"] == [sent["swap"]]
+    assert balance(devnet, ORIGIN, token, recipient) == int(
+        quote["details"]["currencyOut"]["amount"]
+    )

@@ -19,7 +19,8 @@ def broadcast_item(web3: Web3, account: LocalAccount, data: dict[str, Any]) -> s
         "chainId": int(data["chainId"]),
         "nonce": web3.eth.get_transaction_count(account.address, "pending"),
     }
-    tx["gas"] = web3.eth.estimate_gas(tx)  # type: ignore[arg-type]
+    # Like a wallet: the dApp's gas limit when the item gives one, else the node's estimate.
+    tx["gas"] = int(data["gas"]) if "gas" in data else web3.eth.estimate_gas(tx)  # type: ignore[arg-type]
     base_fee = int(web3.eth.get_block("latest")["baseFeePerGas"])
     tx["maxPriorityFeePerGas"] = 10**9
     tx["maxFeePerGas"] = 2 * base_fee + 10**9

@@ -125,6 +125,9 @@ def test_same_chain_routes_for_every_trade_type(
         assert quote.amount_out >= amount
     main_step = wire["steps"][-1]
     assert main_step["id"] == ("send" if kind is RouteKind.SEND else "swap")
+    # The batch's own gas limit, with room for a pool's first swap in a block.
+    expected_gas = 100_000 + 150_000 * (kind is RouteKind.SAME_CHAIN_SWAP)
+    assert int(main_step["items"][0]["data"]["gas"]) >= expected_gas
     approvals = [step for step in wire["steps"] if step["id"] == "approve"]
     assert bool(approvals) == (currency_in != NATIVE_EVM_ADDRESS)
     _reconciles_in_usd(wire)

@@ -29,7 +29,7 @@ def spender(quote: Quote) -> str:
 
 
 def _transaction_item(
-    quote: Quote, to: str, data: bytes, value: int, with_check: bool
+    quote: Quote, to: str, data: bytes, value: int, with_check: bool, gas: int | None = None
 ) -> dict[str, Any]:
     item: dict[str, Any] = {
         "status": "incomplete",
@@ -41,6 +41,8 @@ def _transaction_item(
             "chainId": quote.origin.id,
         },
     }
+    if gas is not None:
+        item["data"]["gas"] = str(gas)
     if with_check:
         item["check"] = check(quote.request_id)
     return item
@@ -103,25 +105,42 @@ def same_chain_calls(quote: Quote) -> list[Call]:
     return calls
 
 
-def _same_chain_call(quote: Quote) -> tuple[str, bytes, int]:
+# Gas limits of a same-chain batch: the entry (token pull, Router, event), each plain call, and
+# each pool a swap crosses. A pool's first swap in a block also writes its price accumulators,
+# which a node's estimate against the current block misses; the limit leaves room for it.
+BATCH_ENTRY_GAS = 100_000
+BATCH_CALL_GAS = 50_000
+POOL_HOP_GAS = 150_000
+
+
+def batch_gas_limit(quote: Quote, calls: list[Call]) -> int:
+    hops = len(quote.swap_plan.path) - 1 if quote.swap_plan else 0
+    plain_calls = len(calls) - (1 if quote.swap_plan else 0)
+    return BATCH_ENTRY_GAS + BATCH_CALL_GAS * plain_calls + POOL_HOP_GAS * hops
+
+
+def _same_chain_call(quote: Quote) -> tuple[str, bytes, int, int]:
+    """(to, calldata, value, gas limit) of the user's batch."""
     calls = same_chain_calls(quote)
+    gas = batch_gas_limit(quote, calls)
     metadata = bytes.fromhex(quote.request_id[2:])
     contracts = quote.origin.contracts
     amount = quote.split.amount_in
     if quote.currency_in.is_native:
-        return contracts.router, router_multicall(calls, quote.user, metadata), amount
+        return contracts.router, router_multicall(calls, quote.user, metadata), amount, gas
     data = transfer_and_multicall(quote.currency_in.address, amount, calls, quote.user, metadata)
-    return contracts.approval_proxy, data, 0
+    return contracts.approval_proxy, data, 0, gas
 
 
 def _main_step(quote: Quote) -> dict[str, Any]:
     symbol_in, symbol_out = quote.currency_in.symbol, quote.currency_out.symbol
+    gas: int | None = None
     if not quote.kind.same_chain:
         to, data, value = _deposit_call(quote)
         description = f"Depositing {symbol_in} to bridge to chain {quote.destination.id}"
         step_id = "deposit"
     else:
-        to, data, value = _same_chain_call(quote)
+        to, data, value, gas = _same_chain_call(quote)
         step_id = "send" if quote.kind is RouteKind.SEND else "swap"
         description = {
             RouteKind.SEND: f"Sending {symbol_in}",
@@ -129,7 +148,10 @@ def _main_step(quote: Quote) -> dict[str, Any]:
             RouteKind.UNWRAP: f"Unwrapping {symbol_in} into {symbol_out}",
         }.get(quote.kind, f"Swapping {symbol_in} for {symbol_out}")
     return _step(
-        quote, step_id, description, _transaction_item(quote, to, data, value, with_check=True)
+        quote,
+        step_id,
+        description,
+        _transaction_item(quote, to, data, value, with_check=True, gas=gas),
     )
 
 
