@@ -8,17 +8,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-import httpx
+from bench.common import Call, devnet_service, load, report
 
-from bench.common import devnet_service, load, report
+CHAINS = Call("GET", "/chains")
 
 
 async def _load(base_url: str, requests: int, concurrency: int) -> tuple[list[float], float]:
-    async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
-        await client.get("/chains")  # warm-up
-        return await load(
-            client, lambda c, _i: c.get("/chains"), requests=requests, concurrency=concurrency
-        )
+    await load(base_url, lambda _i: CHAINS, requests=10, concurrency=1)  # warm-up
+    return await load(base_url, lambda _i: CHAINS, requests=requests, concurrency=concurrency)
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import statistics
@@ -13,10 +14,11 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import aiohttp
 import asyncpg
 import httpx
 
@@ -73,26 +75,68 @@ def report(label: str, seconds: list[float]) -> str:
     return f"{label}: p50={cuts[49] * 1000:.2f} ms  p99={cuts[98] * 1000:.2f} ms  n={len(seconds)}"
 
 
+@dataclass(frozen=True)
+class Call:
+    """One HTTP request of a load run; `body` is sent as JSON."""
+
+    method: str
+    path: str
+    body: bytes | None = None
+
+
+async def call(session: aiohttp.ClientSession, request: Call) -> None:
+    headers = {"Content-Type": "application/json"} if request.body is not None else None
+    async with session.request(
+        request.method, request.path, data=request.body, headers=headers
+    ) as reply:
+        reply.raise_for_status()
+        await reply.read()
+
+
+def as_json(document: object) -> bytes:
+    return json.dumps(document).encode()
+
+
 async def load(
-    client: httpx.AsyncClient,
-    send: Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]],
+    base_url: str,
+    calls: Callable[[int], Call],
     *,
     requests: int,
     concurrency: int,
+    rate: float | None = None,
 ) -> tuple[list[float], float]:
-    """`requests` calls of `send` from `concurrency` concurrent loops: latencies and wall time."""
+    """`requests` calls, latencies and wall time. Closed loop by default: `concurrency` clients
+    each send their next call when the last is answered (measures capacity). With `rate`, open
+    loop: call i is due at i/rate seconds and its latency counts from then, so a service that
+    falls behind shows it in the percentiles (measures latency at a given offered load).
+
+    The generator runs on aiohttp: it shares the machine's cores with the service, and httpx's
+    async client costs about four times the CPU per request."""
     latencies: list[float] = []
-    remaining = iter(range(requests))
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    timeout = aiohttp.ClientTimeout(total=60)
+    async with aiohttp.ClientSession(base_url, connector=connector, timeout=timeout) as session:
+        started = time.perf_counter()
+        if rate is None:
+            remaining = iter(range(requests))
 
-    async def client_loop() -> None:
-        for index in remaining:
-            started = time.perf_counter()
-            (await send(client, index)).raise_for_status()
-            latencies.append(time.perf_counter() - started)
+            async def client_loop() -> None:
+                for index in remaining:
+                    sent = time.perf_counter()
+                    await call(session, calls(index))
+                    latencies.append(time.perf_counter() - sent)
 
-    started = time.perf_counter()
-    await asyncio.gather(*(client_loop() for _ in range(concurrency)))
-    return latencies, time.perf_counter() - started
+            await asyncio.gather(*(client_loop() for _ in range(concurrency)))
+        else:
+
+            async def one(index: int) -> None:
+                due = started + index / rate
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
+                await call(session, calls(index))
+                latencies.append(time.perf_counter() - due)
+
+            await asyncio.gather(*(one(index) for index in range(requests)))
+        return latencies, time.perf_counter() - started
 
 
 POSTGRES_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/test"

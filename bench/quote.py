@@ -4,7 +4,8 @@
 `--kind swap` quotes cross-chain swaps (ETH -> USDC, destination swap on the Uniswap V2 pool)
 and same-chain swaps (USDC -> ETH), alternating. The load generator shares the machine's cores
 with the service and the chains.
-Run: `.venv/bin/python bench/quote.py [--kind swap] [--requests 3000] [--concurrency 16]`.
+Run: `.venv/bin/python -m bench.quote [--kind swap] [--requests 3000] [--concurrency 16]
+[--rate 300]`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from bench.common import devnet_service, load, report
+from bench.common import Call, as_json, devnet_service, load, report
 from crossfill.devnet import accounts
 
 NATIVE = "0x0000000000000000000000000000000000000000"
@@ -75,19 +76,23 @@ def _bodies(deployment: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 
 
 async def _load(
-    base_url: str, bodies: list[dict[str, Any]], requests: int, concurrency: int
+    base_url: str,
+    bodies: list[dict[str, Any]],
+    args: argparse.Namespace,
 ) -> tuple[list[float], float]:
+    calls = [Call("POST", "/quote/v2", as_json(body)) for body in bodies]
     async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
         for _ in range(50):  # until the followers have fees and inventory
             if (await client.post("/quote/v2", json=bodies[0])).status_code == 200:
                 break
             await asyncio.sleep(0.2)
-        return await load(
-            client,
-            lambda c, i: c.post("/quote/v2", json=bodies[i % len(bodies)]),
-            requests=requests,
-            concurrency=concurrency,
-        )
+    return await load(
+        base_url,
+        lambda i: calls[i % len(calls)],
+        requests=args.requests,
+        concurrency=args.concurrency,
+        rate=args.rate,
+    )
 
 
 def main() -> None:
@@ -95,13 +100,19 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--kind", choices=("bridge", "swap"), default="bridge")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        help="open loop: offer this many quotes per second (concurrency caps connections)",
+    )
     args = parser.parse_args()
     with devnet_service() as service:
         deployment = tomllib.loads((service.home / "deployment.toml").read_text())
         latencies, elapsed = asyncio.run(
-            _load(service.base_url, _bodies(deployment, args.kind), args.requests, args.concurrency)
+            _load(service.base_url, _bodies(deployment, args.kind), args)
         )
-    print(f"POST /quote/v2  kind={args.kind} concurrency={args.concurrency}")
+    offered = "closed loop" if args.rate is None else f"offered {args.rate:.0f}/s"
+    print(f"POST /quote/v2  kind={args.kind} concurrency={args.concurrency} {offered}")
     print(report("latency", latencies))
     print(f"throughput={len(latencies) / elapsed:.0f} quotes/s")
 

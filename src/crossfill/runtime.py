@@ -21,6 +21,7 @@ from crossfill.errors import StoreError
 from crossfill.settings import Settings
 from crossfill.store import chain_controls
 from crossfill.store.db import create_engine, session_factory
+from crossfill.store.group_commit import GroupCommit
 from crossfill.types import ChainId
 
 log = structlog.get_logger(__name__)
@@ -46,6 +47,11 @@ class Runtime:
     # Operator overrides (`crossfill chains disable`), refreshed from the database each second.
     disabled_overrides: dict[int, bool] = field(default_factory=dict)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    @cached_property
+    def quote_rows(self) -> GroupCommit:
+        """Quotes' request rows, committed in groups (see store.group_commit)."""
+        return GroupCommit(self.sessions)
 
     @cached_property
     def solver_account(self) -> LocalAccount:

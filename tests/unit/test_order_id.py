@@ -2,61 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from eth_abi.abi import encode
-from eth_utils.crypto import keccak
+import pytest
+from eth_account.messages import encode_typed_data
 from hypothesis import given
 from hypothesis import strategies as st
 
 from crossfill.domain.order import (
+    ORDER_HASHER,
     ORDER_TYPES,
     InputRefund,
     Order,
+    OrderFee,
     OrderInput,
     OrderOutput,
     OutputPayment,
 )
 
-ATOMIC_DYNAMIC = {"string", "bytes"}
 
-
-def _dependencies(primary: str, found: set[str] | None = None) -> set[str]:
-    found = set() if found is None else found
-    if primary in found or primary not in ORDER_TYPES:
-        return found
-    found.add(primary)
-    for field in ORDER_TYPES[primary]:
-        _dependencies(field["type"].removesuffix("[]"), found)
-    return found
-
-
-def _encode_type(primary: str) -> str:
-    others = sorted(_dependencies(primary) - {primary})
-    return "".join(
-        name + "(" + ",".join(f"{f['type']} {f['name']}" for f in ORDER_TYPES[name]) + ")"
-        for name in [primary, *others]
+def _library_order_id(order: Order) -> bytes:
+    """eth_account's general EIP-712 encoder: the reference the fast hasher must match."""
+    signable = encode_typed_data(
+        full_message={
+            "types": ORDER_TYPES,
+            "primaryType": "Order",
+            "domain": {},
+            "message": order.typed_message(),
+        }
     )
-
-
-def _encode_value(type_name: str, value: Any) -> bytes:
-    if type_name.endswith("[]"):
-        inner = type_name[:-2]
-        return keccak(b"".join(_encode_value(inner, item) for item in value))
-    if type_name in ORDER_TYPES:
-        return _hash_struct(type_name, value)
-    if type_name == "string":
-        return keccak(text=value)
-    if type_name == "bytes":
-        return keccak(value)
-    return encode([type_name], [value])
-
-
-def _hash_struct(primary: str, value: dict[str, Any]) -> bytes:
-    encoded = keccak(text=_encode_type(primary))
-    for field in ORDER_TYPES[primary]:
-        encoded += _encode_value(field["type"], value[field["name"]])
-    return keccak(encoded)
+    return bytes(signable.body)
 
 
 addresses = st.binary(min_size=20, max_size=20)
@@ -66,32 +39,71 @@ chain_names = st.text(min_size=1, max_size=20)
 
 
 @st.composite
-def orders(draw: st.DrawFn) -> Order:
-    refund = InputRefund(
-        draw(chain_names), draw(addresses), draw(addresses), draw(amounts), draw(deadlines)
+def refunds(draw: st.DrawFn) -> InputRefund:
+    return InputRefund(
+        draw(chain_names),
+        draw(addresses),
+        draw(addresses),
+        draw(amounts),
+        draw(deadlines),
+        draw(st.binary(max_size=40)),
     )
-    payment = OutputPayment(draw(addresses), draw(addresses), draw(amounts), draw(amounts))
+
+
+@st.composite
+def fees(draw: st.DrawFn) -> OrderFee:
+    return OrderFee(
+        draw(chain_names), draw(addresses), draw(chain_names), draw(addresses), draw(amounts)
+    )
+
+
+@st.composite
+def orders(draw: st.DrawFn) -> Order:
+    payments = st.builds(OutputPayment, addresses, addresses, amounts, amounts)
     return Order(
         solver_chain_id=draw(chain_names),
         solver="0x" + draw(addresses).hex(),
         salt=draw(amounts),
-        inputs=(OrderInput(draw(chain_names), draw(addresses), draw(amounts), (refund,)),),
+        inputs=tuple(
+            OrderInput(
+                draw(chain_names),
+                draw(addresses),
+                draw(amounts),
+                tuple(draw(st.lists(refunds(), max_size=2))),
+                draw(amounts),
+            )
+            for _ in range(draw(st.integers(min_value=1, max_value=2)))
+        ),
         output=OrderOutput(
             chain_id=draw(chain_names),
-            payments=(payment,),
+            payments=tuple(draw(st.lists(payments, min_size=1, max_size=2))),
             deadline=draw(deadlines),
             calls=tuple(draw(st.lists(st.binary(max_size=40), max_size=2))),
+            extra_data=draw(st.binary(max_size=40)),
         ),
+        fees=tuple(draw(st.lists(fees(), max_size=2))),
     )
 
 
 @given(orders())
 def test_order_id_is_the_eip712_hash_struct(order: Order) -> None:
-    assert order.order_id() == _hash_struct("Order", order.typed_message())
+    assert order.order_id() == _library_order_id(order)
+
+
+def test_out_of_range_integers_are_refused() -> None:
+    order = Order(
+        solver_chain_id="b",
+        solver="0x" + "11" * 20,
+        salt=7,
+        inputs=(OrderInput("a", b"\0" * 20, 10, ()),),
+        output=OrderOutput("b", (OutputPayment(b"\1" * 20, b"\0" * 20, 9, 9),), deadline=2**32),
+    )
+    with pytest.raises(ValueError, match="uint32"):
+        order.order_id()
 
 
 def test_type_string_matches_the_protocol() -> None:
-    assert _encode_type("Order").startswith(
+    assert ORDER_HASHER.type_string("Order").startswith(
         "Order(string version,string solverChainId,address solver,uint256 salt,Input[] inputs,"
         "Output output,Fee[] fees)Fee(string recipientChainId,bytes recipient,"
     )

@@ -6,7 +6,6 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import httpx
 from eth_abi.abi import encode
 from eth_utils.crypto import keccak
 from web3 import AsyncWeb3, Web3
@@ -14,11 +13,10 @@ from web3.exceptions import TransactionNotFound, Web3Exception
 from web3.types import RPCEndpoint
 
 from crossfill.chains.depository_logs import DEPOSIT_TOPICS, TRANSFER_TOPIC, address_topic
-from crossfill.chains.transport import HttpxProvider
+from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
 from crossfill.errors import ChainError, ChainUnreachable
 from crossfill.types import ChainId
 
-_TRANSPORT_ERRORS = (OSError, TimeoutError, httpx.TransportError, httpx.HTTPStatusError)
 T = TypeVar("T")
 
 
@@ -57,7 +55,7 @@ class EvmClient:
     def __init__(self, chain_id: ChainId, rpc_url: str, *, timeout_seconds: float) -> None:
         self.chain_id = chain_id
         self.rpc_url = rpc_url
-        self.web3 = AsyncWeb3(HttpxProvider(rpc_url, timeout_seconds=timeout_seconds))
+        self.web3 = AsyncWeb3(JsonRpcProvider(rpc_url, timeout_seconds=timeout_seconds))
 
     async def remote_chain_id(self) -> int:
         return int(await self._read("eth_chainId", self.web3.eth.chain_id))
@@ -110,10 +108,10 @@ class EvmClient:
         self, calls: list[tuple[RPCEndpoint, Any]], what: str, *, partial: bool = False
     ) -> list[Any]:
         provider = self.web3.provider
-        assert isinstance(provider, HttpxProvider)
+        assert isinstance(provider, JsonRpcProvider)
         try:
             replies = await provider.make_batch_request(calls)
-        except _TRANSPORT_ERRORS as exc:
+        except TRANSPORT_ERRORS as exc:
             raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
         if not isinstance(replies, list) or len(replies) != len(calls):
             raise ChainError(f"chain {self.chain_id}: {what} failed: {replies}")
@@ -191,7 +189,7 @@ class EvmClient:
             return await self.web3.eth.get_transaction_receipt(tx_hash)  # type: ignore[arg-type]
         except TransactionNotFound:
             return None
-        except _TRANSPORT_ERRORS as exc:
+        except TRANSPORT_ERRORS as exc:
             raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
         except Web3Exception as exc:
             raise ChainError(f"chain {self.chain_id}: receipt {tx_hash}: {exc}") from exc
@@ -226,7 +224,7 @@ class EvmClient:
     async def _read(self, what: str, pending: Awaitable[T]) -> T:
         try:
             return await pending
-        except _TRANSPORT_ERRORS as exc:
+        except TRANSPORT_ERRORS as exc:
             raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
         except Web3Exception as exc:
             raise ChainError(f"chain {self.chain_id}: {what} failed: {exc}") from exc

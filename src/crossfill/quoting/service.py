@@ -107,8 +107,7 @@ async def create_quote(
     row = requests.request_from_quote(quote, wire, referrer=body.referrer, api_key_id=api_key_id)
     if quote.calls:
         await _simulate_fill(runtime, quote, row)
-    async with runtime.sessions() as session, session.begin():
-        session.add(row)
+    await runtime.quote_rows.add(row)
     return wire
 
 

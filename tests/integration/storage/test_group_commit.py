@@ -1,0 +1,94 @@
+"""Group commit on both backends: concurrent rows share transactions, every caller returns only
+once its row is committed, and one bad row fails only its own caller."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import event, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from crossfill.store.db import create_engine, session_factory
+from crossfill.store.group_commit import GroupCommit
+from crossfill.store.tables import ApiKey
+
+
+def _key(index: int, *, key_hash: str | None = None) -> ApiKey:
+    return ApiKey(
+        name=f"key {index}",
+        prefix="cfk_test",
+        key_hash=key_hash or f"{index:064x}",
+        created_at=datetime.now(UTC),
+    )
+
+
+async def _stored_names(engine: AsyncEngine) -> set[str]:
+    async with session_factory(engine)() as session:
+        return set(await session.scalars(select(ApiKey.name)))
+
+
+def _count_commits(engine: AsyncEngine) -> list[int]:
+    commits: list[int] = []
+    event.listen(engine.sync_engine, "commit", lambda _connection: commits.append(1))
+    return commits
+
+
+async def test_concurrent_rows_share_a_transaction_and_are_committed_on_return(
+    engine: AsyncEngine,
+) -> None:
+    writer = GroupCommit(session_factory(engine))
+    commits = _count_commits(engine)
+    seen_on_return: list[bool] = []
+
+    async def add_and_check(index: int) -> None:
+        await writer.add(_key(index))
+        async with session_factory(engine)() as session:
+            found = await session.scalar(select(func.count()).where(ApiKey.name == f"key {index}"))
+        seen_on_return.append(found == 1)
+
+    await asyncio.gather(*(add_and_check(index) for index in range(30)))
+
+    assert await _stored_names(engine) == {f"key {index}" for index in range(30)}
+    assert seen_on_return == [True] * 30
+    assert 1 <= len(commits) < 30
+
+
+async def test_a_failing_row_fails_only_its_own_caller(engine: AsyncEngine) -> None:
+    writer = GroupCommit(session_factory(engine))
+    await writer.add(_key(0, key_hash="taken".rjust(64, "0")))
+
+    results = await asyncio.gather(
+        writer.add(_key(1)),
+        writer.add(_key(2, key_hash="taken".rjust(64, "0"))),  # unique key_hash already stored
+        writer.add(_key(3)),
+        return_exceptions=True,
+    )
+
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], IntegrityError)
+    assert await _stored_names(engine) == {"key 0", "key 1", "key 3"}
+
+
+async def test_rows_added_while_a_batch_commits_go_into_the_next(engine: AsyncEngine) -> None:
+    writer = GroupCommit(session_factory(engine))
+    first = asyncio.create_task(writer.add(_key(1)))
+    await asyncio.sleep(0)  # the writer has taken the first batch
+    later = [asyncio.create_task(writer.add(_key(index))) for index in range(2, 6)]
+    await asyncio.gather(first, *later)
+    assert await _stored_names(engine) == {f"key {index}" for index in range(1, 6)}
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+async def test_an_unreachable_database_fails_every_caller(rows: int, tmp_path) -> None:
+    missing = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'no-such-dir' / 'x.db'}")
+    writer = GroupCommit(session_factory(missing))
+    try:
+        results = await asyncio.gather(
+            *(writer.add(_key(index)) for index in range(rows)), return_exceptions=True
+        )
+    finally:
+        await missing.dispose()
+    assert all(isinstance(result, Exception) for result in results)
