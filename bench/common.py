@@ -44,8 +44,9 @@ def _wait_ready(base_url: str, timeout: float = 120) -> None:
 
 
 @contextlib.contextmanager
-def devnet_service(*extra_args: str) -> Iterator[RunningService]:
-    """`crossfill devnet` on a free port with its own home; stopped with SIGINT at the end."""
+def devnet_service(*extra_args: str, database_url: str | None = None) -> Iterator[RunningService]:
+    """`crossfill devnet` on a free port with its own home (and SQLite database, unless
+    `database_url` names another); stopped with SIGINT at the end."""
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="crossfill-bench-") as home:
@@ -56,6 +57,8 @@ def devnet_service(*extra_args: str) -> Iterator[RunningService]:
             # One load generator on one address: the per-address limit would measure itself.
             "CROSSFILL_RATE_LIMIT_ANONYMOUS_PER_MINUTE": "0",
         }
+        if database_url is not None:
+            env["CROSSFILL_DATABASE_URL"] = database_url
         devnet = subprocess.Popen(
             [sys.executable, "-m", "crossfill", "devnet", "--port", str(port), *extra_args],
             env=env,
@@ -140,6 +143,22 @@ async def load(
 
 
 POSTGRES_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@contextlib.contextmanager
+def database_for(kind: str) -> Iterator[str | None]:
+    """The service's database for a bench run: None (its embedded SQLite) or the URL of a
+    throwaway PostgreSQL database."""
+    if kind == "sqlite":
+        yield None
+        return
+    with asyncio.Runner() as runner:
+        postgres = throwaway_postgres()
+        url = runner.run(postgres.__aenter__())
+        try:
+            yield url
+        finally:
+            runner.run(postgres.__aexit__(None, None, None))
 
 
 @contextlib.asynccontextmanager

@@ -5,7 +5,7 @@
 and same-chain swaps (USDC -> ETH), alternating. The load generator shares the machine's cores
 with the service and the chains.
 Run: `.venv/bin/python -m bench.quote [--kind swap] [--requests 3000] [--concurrency 16]
-[--rate 300]`.
+[--rate 300] [--database postgres]`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from bench.common import Call, as_json, devnet_service, load, report
+from bench.common import Call, as_json, database_for, devnet_service, load, report
 from crossfill.devnet import accounts
 
 NATIVE = "0x0000000000000000000000000000000000000000"
@@ -105,14 +105,18 @@ def main() -> None:
         type=float,
         help="open loop: offer this many quotes per second (concurrency caps connections)",
     )
+    parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     args = parser.parse_args()
-    with devnet_service() as service:
+    with database_for(args.database) as url, devnet_service(database_url=url) as service:
         deployment = tomllib.loads((service.home / "deployment.toml").read_text())
         latencies, elapsed = asyncio.run(
             _load(service.base_url, _bodies(deployment, args.kind), args)
         )
     offered = "closed loop" if args.rate is None else f"offered {args.rate:.0f}/s"
-    print(f"POST /quote/v2  kind={args.kind} concurrency={args.concurrency} {offered}")
+    print(
+        f"POST /quote/v2  kind={args.kind} database={args.database} "
+        f"concurrency={args.concurrency} {offered}"
+    )
     print(report("latency", latencies))
     print(f"throughput={len(latencies) / elapsed:.0f} quotes/s")
 
