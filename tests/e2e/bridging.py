@@ -31,6 +31,20 @@ TERMINAL = frozenset({"success", "refund", "failure"})
 REFUNDED = frozenset({"refund"})
 
 
+def native_bridge(user: str, **fields: Any) -> dict[str, Any]:
+    """The quote body most tests start from: 0.1 ETH from ORIGIN to DESTINATION, exact input."""
+    return {
+        "user": user,
+        "originChainId": ORIGIN,
+        "destinationChainId": DESTINATION,
+        "originCurrency": NATIVE,
+        "destinationCurrency": NATIVE,
+        "amount": str(10**17),
+        "tradeType": "EXACT_INPUT",
+        **fields,
+    }
+
+
 def rpc_urls(devnet: RunningDevnet) -> dict[int, str]:
     return {chain.id: chain.rpc_url for chain in devnet.deployment.chains}
 

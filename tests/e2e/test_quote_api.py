@@ -11,7 +11,7 @@ from eth_account import Account
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.order import order_signer
-from tests.e2e.bridging import usdc
+from tests.e2e.bridging import native_bridge, usdc
 from tests.e2e.conftest import validate_against, wait_for
 
 NATIVE = "0x0000000000000000000000000000000000000000"
@@ -19,17 +19,7 @@ ORIGIN, DESTINATION = 900001, 900002
 
 
 def _body(**overrides: Any) -> dict[str, Any]:
-    body = {
-        "user": accounts.users()[0].address,
-        "originChainId": ORIGIN,
-        "destinationChainId": DESTINATION,
-        "originCurrency": NATIVE,
-        "destinationCurrency": NATIVE,
-        "amount": str(10**17),
-        "tradeType": "EXACT_INPUT",
-    }
-    body.update(overrides)
-    return body
+    return native_bridge(accounts.users()[0].address, **overrides)
 
 
 @pytest.fixture

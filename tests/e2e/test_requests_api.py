@@ -20,10 +20,10 @@ from crossfill.store.migrate import upgrade
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
-    NATIVE,
     ORIGIN,
     final_status,
     funded_user,
+    native_bridge,
     request_quote,
     rpc_urls,
 )
@@ -50,16 +50,7 @@ def _v3(http: httpx.Client, key: str, **params: Any) -> dict[str, Any]:
 
 def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> dict[str, Any]:
     user = funded_user(devnet)
-    body = {
-        "user": user.address,
-        "originChainId": ORIGIN,
-        "destinationChainId": DESTINATION,
-        "originCurrency": NATIVE,
-        "destinationCurrency": NATIVE,
-        "amount": str(10**17),
-        "tradeType": "EXACT_INPUT",
-        "referrer": "wallet-a.example",
-    }
+    body = native_bridge(user.address, referrer="wallet-a.example")
     with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
         quote = request_quote(http, body)
         sent = execute_steps(quote, user, rpc_urls(devnet))

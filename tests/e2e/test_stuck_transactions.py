@@ -11,11 +11,11 @@ from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
-    ORIGIN,
     balance,
     final_status,
     funded_user,
     journal,
+    native_bridge,
     request_quote,
     rpc_urls,
 )
@@ -39,15 +39,7 @@ def test_stuck_fill_is_replaced_and_only_one_version_lands(
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(
             http,
-            {
-                "user": user.address,
-                "originChainId": ORIGIN,
-                "destinationChainId": DESTINATION,
-                "originCurrency": NATIVE,
-                "destinationCurrency": NATIVE,
-                "amount": str(10**17),
-                "tradeType": "EXACT_INPUT",
-            },
+            native_bridge(user.address),
         )
         request_id = quote["steps"][-1]["requestId"]
         before = balance(devnet, DESTINATION, NATIVE, recipient)

@@ -13,7 +13,12 @@ import httpx
 import pytest
 
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, funded_user, request_quote, rpc_urls
+from tests.e2e.bridging import (
+    funded_user,
+    native_bridge,
+    request_quote,
+    rpc_urls,
+)
 from tests.e2e.conftest import wait_for
 from tests.e2e.receiver import Receiver
 from tests.e2e.test_crash_safety import ServiceProcess
@@ -71,15 +76,7 @@ def test_deliveries_survive_kill_9_mid_retry(service: ServiceProcess, devnet) ->
                 user = funded_user(devnet)
                 quote = request_quote(
                     http,
-                    {
-                        "user": user.address,
-                        "originChainId": ORIGIN,
-                        "destinationChainId": DESTINATION,
-                        "originCurrency": NATIVE,
-                        "destinationCurrency": NATIVE,
-                        "amount": str(10**17),
-                        "tradeType": "EXACT_INPUT",
-                    },
+                    native_bridge(user.address),
                 )
                 execute_steps(quote, user, rpc_urls(devnet))
                 request_ids.append(quote["steps"][0]["requestId"])

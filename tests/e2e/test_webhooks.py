@@ -16,11 +16,10 @@ from web3 import Web3
 from crossfill.contracts import calldata
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
-    DESTINATION,
-    NATIVE,
     ORIGIN,
     final_status,
     funded_user,
+    native_bridge,
     request_quote,
     rpc_urls,
 )
@@ -70,16 +69,7 @@ def receivers() -> Iterator[list[Receiver]]:
 
 
 def _native_quote(service: ServiceThread, key: str, user: Any) -> dict[str, Any]:
-    body = {
-        "user": user.address,
-        "originChainId": ORIGIN,
-        "destinationChainId": DESTINATION,
-        "originCurrency": NATIVE,
-        "destinationCurrency": NATIVE,
-        "amount": str(10**17),
-        "tradeType": "EXACT_INPUT",
-        "referrer": "hooks.example",
-    }
+    body = native_bridge(user.address, referrer="hooks.example")
     with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
         return request_quote(http, body)
 

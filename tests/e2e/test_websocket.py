@@ -11,7 +11,12 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, funded_user, request_quote, rpc_urls
+from tests.e2e.bridging import (
+    funded_user,
+    native_bridge,
+    request_quote,
+    rpc_urls,
+)
 from tests.e2e.conftest import ServiceThread, StartService, validate_against
 from tests.e2e.wallet import execute_steps
 
@@ -21,15 +26,7 @@ BRIDGED = ["waiting", "pending", "submitted", "success"]
 
 def _quote(service: ServiceThread, devnet: RunningDevnet) -> tuple[dict[str, Any], Any]:
     user = funded_user(devnet)
-    body = {
-        "user": user.address,
-        "originChainId": ORIGIN,
-        "destinationChainId": DESTINATION,
-        "originCurrency": NATIVE,
-        "destinationCurrency": NATIVE,
-        "amount": str(10**17),
-        "tradeType": "EXACT_INPUT",
-    }
+    body = native_bridge(user.address)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         return request_quote(http, body), user
 

@@ -81,20 +81,16 @@ class StructHasher:
 
     def __init__(self, types: dict[str, list[dict[str, str]]]) -> None:
         self._types = types
-        self._fields: dict[str, list[tuple[str, FieldEncoder]]] = {}
         self._type_hashes = {name: keccak(self.type_string(name).encode()) for name in types}
+        self._fields: dict[str, list[tuple[str, FieldEncoder]]] = {
+            name: [(f["name"], self._encoder(f["type"])) for f in fields]
+            for name, fields in types.items()
+        }
 
     def hash_struct(self, primary: str, value: dict[str, Any]) -> bytes:
         encoded = [self._type_hashes[primary]]
-        encoded.extend(encode(value[name]) for name, encode in self._fields_of(primary))
+        encoded.extend(encode(value[name]) for name, encode in self._fields[primary])
         return keccak(b"".join(encoded))
-
-    def _fields_of(self, primary: str) -> list[tuple[str, FieldEncoder]]:
-        fields = self._fields.get(primary)
-        if fields is None:
-            fields = [(f["name"], self._encoder(f["type"])) for f in self._types[primary]]
-            self._fields[primary] = fields
-        return fields
 
     def _encoder(self, type_name: str) -> FieldEncoder:
         if type_name.endswith("[]"):

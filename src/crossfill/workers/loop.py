@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 
 import structlog
@@ -24,3 +26,10 @@ async def run_forever(
         except Exception:
             log.exception("worker tick crashed", worker=name)
         await wait()
+
+
+async def wait_interval(wakeup: asyncio.Event, interval_seconds: float) -> None:
+    """Wait out the interval, or less if someone sets `wakeup` (work is waiting); then clear it."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(wakeup.wait(), interval_seconds)
+    wakeup.clear()

@@ -8,7 +8,6 @@ itself refuses a second fill of an order on-chain.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,7 +26,7 @@ from crossfill.store import requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
 from crossfill.workers.fills import FillCall, fill_call, revert_reason
-from crossfill.workers.loop import run_forever
+from crossfill.workers.loop import run_forever, wait_interval
 from crossfill.workers.replacements import replace_stuck
 
 log = structlog.get_logger(__name__)
@@ -62,9 +61,7 @@ class Solver:
         self._wakeup.set()
 
     async def _wait(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wakeup.wait(), self.interval_seconds)
-        self._wakeup.clear()
+        await wait_interval(self._wakeup, self.interval_seconds)
 
     async def run(self) -> None:
         await self.txmanager.rebroadcast()

@@ -12,7 +12,6 @@ only holds up its own events.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import random
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from crossfill.store import outbox, outbox_signal
 from crossfill.store.db import as_utc
 from crossfill.store.tables import OutboxEvent, WebhookEndpoint
 from crossfill.webhooks.signing import EVENT_ID_HEADER, signed_headers
-from crossfill.workers.loop import run_forever
+from crossfill.workers.loop import run_forever, wait_interval
 
 log = structlog.get_logger(__name__)
 BATCH = 500
@@ -85,9 +84,7 @@ class WebhookDispatcher:
         self._wakeup.set()
 
     async def _wait(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wakeup.wait(), self.interval_seconds)
-        self._wakeup.clear()
+        await wait_interval(self._wakeup, self.interval_seconds)
 
     async def run(self) -> None:
         outbox_signal.register(self._wakeup)
