@@ -19,7 +19,7 @@ ORIGIN, DESTINATION = 900001, 900002
 
 
 def _body(**overrides: Any) -> dict[str, Any]:
-    return native_bridge(accounts.users()[0].address, **overrides)
+    return {**native_bridge(accounts.users()[0].address), **overrides}
 
 
 @pytest.fixture
