@@ -5,7 +5,7 @@
 and same-chain swaps (USDC -> ETH), alternating. The load generator shares the machine's cores
 with the service and the chains.
 Run: `.venv/bin/python -m bench.quote [--kind swap] [--requests 3000] [--concurrency 16]
-[--rate 300] [--database postgres]`.
+[--rate 300] [--database postgres] [--api-processes 2]`.
 """
 
 from __future__ import annotations
@@ -106,8 +106,18 @@ def main() -> None:
         help="open loop: offer this many quotes per second (concurrency caps connections)",
     )
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument(
+        "--api-processes",
+        type=int,
+        default=1,
+        help="API processes sharing the port (more than 1 needs --database postgres)",
+    )
     args = parser.parse_args()
-    with database_for(args.database) as url, devnet_service(database_url=url) as service:
+    service_args = ("--api-processes", str(args.api_processes))
+    with (
+        database_for(args.database) as url,
+        devnet_service(*service_args, database_url=url) as service,
+    ):
         deployment = tomllib.loads((service.home / "deployment.toml").read_text())
         latencies, elapsed = asyncio.run(
             _load(service.base_url, _bodies(deployment, args.kind), args)
@@ -115,7 +125,7 @@ def main() -> None:
     offered = "closed loop" if args.rate is None else f"offered {args.rate:.0f}/s"
     print(
         f"POST /quote/v2  kind={args.kind} database={args.database} "
-        f"concurrency={args.concurrency} {offered}"
+        f"api_processes={args.api_processes} concurrency={args.concurrency} {offered}"
     )
     print(report("latency", latencies))
     print(f"throughput={len(latencies) / elapsed:.0f} quotes/s")

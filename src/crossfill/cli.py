@@ -42,6 +42,10 @@ app.add_typer(app_fees_app, name="app-fees")
 console = Console()
 T = TypeVar("T")
 KeyReference = Annotated[str, typer.Argument(help="API key id, its shown prefix, or the key")]
+ApiProcesses = Annotated[
+    int | None,
+    typer.Option(min=1, help="API processes sharing the port (more than 1 needs PostgreSQL)"),
+]
 
 
 def _settings(**overrides: object) -> Settings:
@@ -69,12 +73,13 @@ def devnet(
     ] = None,
     port: Annotated[int | None, typer.Option(help="API port (default 8000)")] = None,
     chains_only: Annotated[bool, typer.Option(help="Run the chains without the service")] = False,
+    api_processes: ApiProcesses = None,
 ) -> None:
     """Start anvil chains, deploy and seed everything, then serve the API on them."""
     from crossfill.devnet.network import DevnetOptions, start_devnet
     from crossfill.devnet.summary import print_summary
 
-    settings = _settings(port=port)
+    settings = _settings(port=port, api_processes=api_processes)
     options = DevnetOptions(
         chain_count=chains,
         block_time=block_time,
@@ -111,8 +116,12 @@ def devnet(
 def _serve(settings: Settings) -> None:
     from crossfill.api.server import serve
 
+    _until_interrupted(serve(settings))
+
+
+def _until_interrupted(service: Coroutine[Any, Any, None]) -> None:
     with contextlib.suppress(KeyboardInterrupt):
-        _event_loop_runner()(serve(settings))
+        _event_loop_runner()(service)
 
 
 def _event_loop_runner() -> Callable[[Coroutine[Any, Any, None]], None]:
@@ -126,12 +135,30 @@ def _event_loop_runner() -> Callable[[Coroutine[Any, Any, None]], None]:
 
 
 @app.command()
-def run(port: Annotated[int | None, typer.Option(help="API port")] = None) -> None:
-    """Serve the API and the chain followers on the configured deployment."""
-    settings = _settings(port=port)
+def run(
+    port: Annotated[int | None, typer.Option(help="API port")] = None,
+    api_processes: ApiProcesses = None,
+) -> None:
+    """Serve the API, the chain followers and the workers on the configured deployment."""
+    settings = _settings(port=port, api_processes=api_processes)
     load_deployment(settings.deployment_path, mode=settings.mode)  # fail fast, naming the field
     _exit_on_sigterm()
     _serve(settings)
+
+
+@app.command()
+def api(
+    port: Annotated[int | None, typer.Option(help="API port")] = None,
+    ready_fd: Annotated[int | None, typer.Option(hidden=True)] = None,
+) -> None:
+    """Serve the API only (a replica beside one `crossfill run`, on the same PostgreSQL
+    database): no workers, no migrations."""
+    from crossfill.api.server import serve_replica
+
+    settings = _settings(port=port)
+    load_deployment(settings.deployment_path, mode=settings.mode)
+    _exit_on_sigterm()
+    _until_interrupted(serve_replica(settings, port=port, ready_fd=ready_fd))
 
 
 @chains_app.command("list")

@@ -32,6 +32,9 @@ class Settings(BaseSettings):
     database_url: str | None = None
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
+    # API processes on this host sharing `port`; beyond one they need PostgreSQL (SQLite has
+    # a single writer) and, for shared rate limits, Redis.
+    api_processes: int = Field(default=1, ge=1, le=64)
     redis_url: str | None = None
     log_format: Literal["console", "json"] | None = None
     log_level: str = "INFO"
@@ -58,6 +61,15 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _absolute_home(self) -> Settings:
         object.__setattr__(self, "home", self.home.expanduser().resolve())
+        return self
+
+    @model_validator(mode="after")
+    def _several_processes_need_postgres(self) -> Settings:
+        if self.api_processes > 1 and not self.database.startswith("postgresql"):
+            raise ValueError(
+                "api_processes above 1 needs a PostgreSQL CROSSFILL_DATABASE_URL: SQLite has a "
+                "single writer, and processes racing for it stall in its busy handler"
+            )
         return self
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -21,6 +22,11 @@ from crossfill.runtime import Runtime
 from crossfill.settings import Settings
 from crossfill.store.migrate import upgrade
 from tests.conftest import SCHEMAS_DIR, RunningDevnet
+from tests.integration.storage.conftest import (
+    _create_postgres_database,
+    _drop_postgres_database,
+    _postgres_url,
+)
 
 
 class ServiceThread:
@@ -69,6 +75,16 @@ def service_settings(home: Path, deployment_path: Path) -> Settings:
 
 
 StartService = Callable[..., ServiceThread]
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database (SQLAlchemy URL), dropped after the test."""
+    name = asyncio.run(_create_postgres_database())
+    try:
+        yield _postgres_url(name)
+    finally:
+        asyncio.run(_drop_postgres_database(name))
 
 
 @pytest.fixture

@@ -54,16 +54,17 @@ class ServiceProcess:
             "CROSSFILL_LOG_LEVEL": "WARNING",
         }
         self.database = f"sqlite+aiosqlite:///{home / 'crossfill.db'}"
+        self.options: list[str] = []  # more `crossfill run` options
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "crossfill", "run", "--port", str(self.port)],
+            [sys.executable, "-m", "crossfill", "run", "--port", str(self.port), *self.options],
             env=self.env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        assert wait_for(self._up, timeout=30, interval=0.2), "service did not come up"
+        assert wait_for(self._up, timeout=60, interval=0.2), "service did not come up"
 
     def _up(self) -> bool:
         try:

@@ -7,10 +7,8 @@ outbox tail finds the events there (woken by NOTIFY or its poll).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from websockets.asyncio.client import connect
 
 from tests.conftest import RunningDevnet
@@ -18,20 +16,6 @@ from tests.e2e.bridging import rpc_urls
 from tests.e2e.conftest import ServiceThread, service_settings
 from tests.e2e.test_websocket import BRIDGED, _quote, _send, _updates_until_success
 from tests.e2e.wallet import execute_steps
-from tests.integration.storage.conftest import (
-    _create_postgres_database,
-    _drop_postgres_database,
-    _postgres_url,
-)
-
-
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    name = asyncio.run(_create_postgres_database())
-    try:
-        yield _postgres_url(name)
-    finally:
-        asyncio.run(_drop_postgres_database(name))
 
 
 def test_updates_reach_a_socket_on_another_api_process(

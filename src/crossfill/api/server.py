@@ -2,31 +2,90 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
+import socket
 
+import structlog
 import uvicorn
 
 from crossfill.api.app import create_app
+from crossfill.api.replicas import ApiReplicas, listening_socket, report_ready, stop_when_orphaned
 from crossfill.runtime import Runtime
 from crossfill.settings import Settings
 from crossfill.store.migrate import upgrade_async
 
+log = structlog.get_logger(__name__)
+
 
 async def serve(settings: Settings, *, port: int | None = None) -> None:
-    """Migrate the database, then serve until SIGINT/SIGTERM."""
+    """The main process: migrate the database, start the API replicas if there are to be
+    several API processes, then serve the API and run the workers until SIGINT/SIGTERM."""
     await upgrade_async(settings.database)
+    sock = _socket(settings, port)
+    replicas = None
+    if settings.api_processes > 1:
+        if settings.redis_url is None:
+            log.warning("rate_limits_per_process", api_processes=settings.api_processes)
+        replicas = ApiReplicas(sock.getsockname()[1], settings.api_processes)
+        await replicas.start()
+    supervisor = asyncio.create_task(replicas.supervise()) if replicas is not None else None
+    try:
+        await _Server(_config(settings, sock, run_workers=True)).serve(sockets=[sock])
+    finally:
+        if replicas is not None and supervisor is not None:
+            supervisor.cancel()
+            await replicas.stop()
+
+
+async def serve_replica(settings: Settings, *, port: int | None, ready_fd: int | None) -> None:
+    """An API-only process: no workers, no migrations (the main process or `crossfill db
+    upgrade` owns the schema). Started by the main process, it reports on `ready_fd` once it
+    serves and stops when the main process is gone."""
+    sock = _socket(settings, port)
+    server = _Server(_config(settings, sock, run_workers=False), ready_fd=ready_fd)
+    orphan_watch = asyncio.create_task(stop_when_orphaned()) if ready_fd is not None else None
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        if orphan_watch is not None:
+            orphan_watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await orphan_watch
+
+
+def _socket(settings: Settings, port: int | None) -> socket.socket:
+    return listening_socket(
+        settings.host,
+        settings.port if port is None else port,
+        shared=settings.api_processes > 1,
+    )
+
+
+def _config(settings: Settings, sock: socket.socket, *, run_workers: bool) -> uvicorn.Config:
     runtime = Runtime.build(settings)
-    app = create_app(runtime, run_workers=True)
     config = uvicorn.Config(
-        app,
+        create_app(runtime, run_workers=run_workers),
         host=settings.host,
-        port=settings.port if port is None else port,
+        port=sock.getsockname()[1],
         log_level=settings.log_level.lower(),
         access_log=False,
         lifespan="on",
     )
     _tune_garbage_collector()
-    await uvicorn.Server(config).serve()
+    return config
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, *, ready_fd: int | None = None) -> None:
+        super().__init__(config)
+        self._ready_fd = ready_fd
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self._ready_fd is not None and self.started:
+            report_ready(self._ready_fd)
 
 
 def _tune_garbage_collector() -> None:
