@@ -104,10 +104,10 @@ async def create_quote(
         else None
     )
     wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
-    row = requests.request_from_quote(quote, wire, referrer=body.referrer, api_key_id=api_key_id)
+    rows = requests.quote_rows(quote, wire, referrer=body.referrer, api_key_id=api_key_id)
     if quote.calls:
-        await _simulate_fill(runtime, quote, row)
-    await runtime.quote_rows.add(row)
+        await _simulate_fill(runtime, quote, Request(**rows.request))
+    await runtime.quote_rows.add(rows.inserts())
     return wire
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,19 +18,21 @@ if TYPE_CHECKING:
 QUOTED, OWED, PAID, VOID = "quoted", "owed", "paid", "void"
 
 
-def quoted_shares(quote: Quote) -> list[AppFee]:
+def quoted_shares(quote: Quote) -> list[dict[str, Any]]:
+    """The `app_fees` rows of a new quote, as column values."""
     return [
-        AppFee(
-            request_id=quote.request_id,
-            recipient=share.recipient,
-            chain_id=quote.origin.id,
-            currency=quote.currency_in.address.lower(),
-            bps=share.bps,
-            quoted_amount=str(amount),
-            amount_usd_micros=quote.in_usd(amount),
-            state=QUOTED,
-            updated_at=quote.created_at,
-        )
+        {
+            "request_id": quote.request_id,
+            "recipient": share.recipient,
+            "chain_id": quote.origin.id,
+            "currency": quote.currency_in.address.lower(),
+            "bps": share.bps,
+            "quoted_amount": str(amount),
+            "actual_amount": None,
+            "amount_usd_micros": quote.in_usd(amount),
+            "state": QUOTED,
+            "updated_at": quote.created_at,
+        }
         for share, amount in zip(quote.app_fees, quote.split.app, strict=True)
     ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,19 @@ if TYPE_CHECKING:
     from crossfill.quoting.engine import Quote
 from crossfill.domain.enums import features_mask
 from crossfill.store import app_fees, sponsor_payments
-from crossfill.store.tables import OutboxEvent, Request, RequestTransaction
+from crossfill.store.group_commit import Row
+from crossfill.store.tables import (
+    AppFee,
+    Base,
+    OutboxEvent,
+    Request,
+    RequestTransaction,
+    SponsorPayment,
+)
+
+REQUESTS = Base.metadata.tables[Request.__tablename__]
+APP_FEES = Base.metadata.tables[AppFee.__tablename__]
+SPONSOR_PAYMENTS = Base.metadata.tables[SponsorPayment.__tablename__]
 
 
 def plan_of(quote: Quote) -> dict[str, Any]:
@@ -41,43 +54,59 @@ def plan_of(quote: Quote) -> dict[str, Any]:
     }
 
 
-def request_from_quote(
+@dataclass(frozen=True)
+class QuoteRows:
+    """A new quote's rows as column values: the request, its app-fee shares, its sponsor
+    payment."""
+
+    request: dict[str, Any]
+    app_fees: list[dict[str, Any]]
+    sponsor_payment: dict[str, Any] | None
+
+    def inserts(self) -> list[Row]:
+        rows: list[Row] = [(REQUESTS, self.request)]
+        rows += [(APP_FEES, share) for share in self.app_fees]
+        if self.sponsor_payment is not None:
+            rows.append((SPONSOR_PAYMENTS, self.sponsor_payment))
+        return rows
+
+
+def quote_rows(
     quote: Quote, wire: dict[str, Any], *, referrer: str | None, api_key_id: int | None
-) -> Request:
-    """The request row and its app-fee shares (added to the session by the caller)."""
+) -> QuoteRows:
+    """What a new quote stores (for the caller to insert)."""
     fees = app_fees.quoted_shares(quote)
-    return Request(
-        id=quote.request_id,
-        order_id=quote.order_id,
-        status=RequestStatus.WAITING,
-        origin_chain_id=quote.origin.id,
-        destination_chain_id=quote.destination.id,
-        user_address=quote.user,
-        recipient=quote.recipient,
-        refund_to=quote.refund_to,
-        origin_currency=quote.currency_in.address.lower(),
-        destination_currency=quote.currency_out.address.lower(),
-        trade_type=quote.trade_type,
-        amount_in=str(quote.split.amount_in),
-        amount_out=str(quote.amount_out),
-        minimum_amount_out=str(quote.minimum_out),
-        amount_in_usd_micros=quote.in_usd(quote.split.amount_in),
-        explicit_deposit=quote.explicit_deposit,
-        quote=wire,
-        referrer=referrer,
-        api_key_id=api_key_id,
-        expires_at=quote.expires_at,
-        created_at=quote.created_at,
-        updated_at=quote.created_at,
-        request_type=quote.request_type,
-        currency_in_symbol=quote.currency_in.symbol,
-        currency_out_symbol=quote.currency_out.symbol,
-        features_mask=features_mask(["app_fees"] if fees else []),
-        app_fees_usd_micros=sum(fee.amount_usd_micros for fee in fees),
-        plan=plan_of(quote),
-        app_fees=fees,
-        sponsor_payment=sponsor_payments.quoted_payment(quote),
-    )
+    request = {
+        "id": quote.request_id,
+        "order_id": quote.order_id,
+        "status": RequestStatus.WAITING.value,
+        "origin_chain_id": quote.origin.id,
+        "destination_chain_id": quote.destination.id,
+        "user_address": quote.user,
+        "recipient": quote.recipient,
+        "refund_to": quote.refund_to,
+        "origin_currency": quote.currency_in.address.lower(),
+        "destination_currency": quote.currency_out.address.lower(),
+        "trade_type": quote.trade_type,
+        "amount_in": str(quote.split.amount_in),
+        "amount_out": str(quote.amount_out),
+        "minimum_amount_out": str(quote.minimum_out),
+        "amount_in_usd_micros": quote.in_usd(quote.split.amount_in),
+        "explicit_deposit": quote.explicit_deposit,
+        "quote": wire,
+        "referrer": referrer,
+        "api_key_id": api_key_id,
+        "expires_at": quote.expires_at,
+        "created_at": quote.created_at,
+        "updated_at": quote.created_at,
+        "request_type": quote.request_type,
+        "currency_in_symbol": quote.currency_in.symbol,
+        "currency_out_symbol": quote.currency_out.symbol,
+        "features_mask": features_mask(["app_fees"] if fees else []),
+        "app_fees_usd_micros": sum(fee["amount_usd_micros"] for fee in fees),
+        "plan": plan_of(quote),
+    }
+    return QuoteRows(request, fees, sponsor_payments.quoted_payment(quote))
 
 
 async def get(session: AsyncSession, request_id: str) -> Request | None:

@@ -12,17 +12,63 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from crossfill.store.db import create_engine, session_factory
-from crossfill.store.group_commit import GroupCommit
-from crossfill.store.tables import ApiKey
+from crossfill.store.group_commit import GroupCommit, Row
+from crossfill.store.tables import ApiKey, AppFee, Base, Request
+
+API_KEYS = Base.metadata.tables[ApiKey.__tablename__]
+REQUESTS = Base.metadata.tables[Request.__tablename__]
+APP_FEES = Base.metadata.tables[AppFee.__tablename__]
+ADDRESS = "0x" + "11" * 20
 
 
-def _key(index: int, *, key_hash: str | None = None) -> ApiKey:
-    return ApiKey(
-        name=f"key {index}",
-        prefix="cfk_test",
-        key_hash=key_hash or f"{index:064x}",
-        created_at=datetime.now(UTC),
-    )
+def _key(index: int, *, key_hash: str | None = None) -> list[Row]:
+    values = {
+        "name": f"key {index}",
+        "prefix": "cfk_test",
+        "key_hash": key_hash or f"{index:064x}",
+        "created_at": datetime.now(UTC),
+    }
+    return [(API_KEYS, values)]
+
+
+def _request_with_fee(index: int) -> list[Row]:
+    """A request and one app-fee share, the child listed first."""
+    now = datetime.now(UTC)
+    request_id = f"0x{index:064x}"
+    request = {
+        "id": request_id,
+        "order_id": f"0x{index + 10**6:064x}",
+        "status": "waiting",
+        "origin_chain_id": 1,
+        "destination_chain_id": 2,
+        "user_address": ADDRESS,
+        "recipient": ADDRESS,
+        "refund_to": ADDRESS,
+        "origin_currency": ADDRESS,
+        "destination_currency": ADDRESS,
+        "trade_type": "EXACT_INPUT",
+        "amount_in": "100",
+        "amount_out": "99",
+        "minimum_amount_out": "98",
+        "amount_in_usd_micros": 100,
+        "explicit_deposit": True,
+        "quote": {"steps": []},
+        "expires_at": now,
+        "created_at": now,
+        "updated_at": now,
+    }
+    fee = {
+        "request_id": request_id,
+        "recipient": ADDRESS,
+        "chain_id": 1,
+        "currency": ADDRESS,
+        "bps": 10,
+        "quoted_amount": "1",
+        "amount_usd_micros": 1,
+        "state": "quoted",
+        "updated_at": now,
+    }
+    return [(APP_FEES, fee), (REQUESTS, request)]
 
 
 async def _stored_names(engine: AsyncEngine) -> set[str]:
@@ -70,6 +116,14 @@ async def test_a_failing_row_fails_only_its_own_caller(engine: AsyncEngine) -> N
     assert results[0] is None and results[2] is None
     assert isinstance(results[1], IntegrityError)
     assert await _stored_names(engine) == {"key 0", "key 1", "key 3"}
+
+
+async def test_parents_are_inserted_before_their_children(engine: AsyncEngine) -> None:
+    writer = GroupCommit(session_factory(engine))
+    await asyncio.gather(*(writer.add(_request_with_fee(index)) for index in range(5)))
+    async with session_factory(engine)() as session:
+        fees = set(await session.scalars(select(AppFee.request_id)))
+    assert fees == {f"0x{index:064x}" for index in range(5)}
 
 
 async def test_rows_added_while_a_batch_commits_go_into_the_next(engine: AsyncEngine) -> None:
