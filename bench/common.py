@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import signal
@@ -114,11 +115,16 @@ async def load(
     falls behind shows it in the percentiles (measures latency at a given offered load).
 
     The generator runs on aiohttp: it shares the machine's cores with the service, and httpx's
-    async client costs about four times the CPU per request."""
+    async client costs about four times the CPU per request. Its own garbage collector is off
+    while it measures: a full collection stalls every request due meanwhile (tens of ms) and
+    would be counted against the service."""
     latencies: list[float] = []
     connector = aiohttp.TCPConnector(limit=concurrency)
     timeout = aiohttp.ClientTimeout(total=60)
-    async with aiohttp.ClientSession(base_url, connector=connector, timeout=timeout) as session:
+    async with (
+        aiohttp.ClientSession(base_url, connector=connector, timeout=timeout) as session,
+        _collector_paused(),
+    ):
         started = time.perf_counter()
         if rate is None:
             remaining = iter(range(requests))
@@ -132,14 +138,29 @@ async def load(
             await asyncio.gather(*(client_loop() for _ in range(concurrency)))
         else:
 
-            async def one(index: int) -> None:
-                due = started + index / rate
-                await asyncio.sleep(max(0.0, due - time.perf_counter()))
+            async def one(index: int, due: float) -> None:
                 await call(session, calls(index))
                 latencies.append(time.perf_counter() - due)
 
-            await asyncio.gather(*(one(index) for index in range(requests)))
+            in_flight: set[asyncio.Task[None]] = set()
+            for index in range(requests):
+                due = started + index / rate
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
+                task = asyncio.create_task(one(index, due))
+                in_flight.add(task)
+                task.add_done_callback(in_flight.discard)
+            await asyncio.gather(*in_flight)
         return latencies, time.perf_counter() - started
+
+
+@contextlib.asynccontextmanager
+async def _collector_paused() -> AsyncIterator[None]:
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 POSTGRES_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/test"
