@@ -6,7 +6,8 @@ Run: `.venv/bin/python bench/chains.py [--requests 2000] [--concurrency 8]`.
 from __future__ import annotations
 
 import argparse
-import asyncio
+
+import uvloop
 
 from bench.common import Call, devnet_service, load, report
 
@@ -24,7 +25,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
     with devnet_service() as service:
-        latencies, elapsed = asyncio.run(_load(service.base_url, args.requests, args.concurrency))
+        latencies, elapsed = uvloop.run(_load(service.base_url, args.requests, args.concurrency))
     print(f"GET /chains  concurrency={args.concurrency}")
     print(report("latency", latencies))
     print(f"throughput={len(latencies) / elapsed:.0f} req/s")
