@@ -60,24 +60,31 @@ class ApiReplicas:
     _stopping: bool = False
 
     async def start(self) -> None:
-        """Start every replica; return once each serves (ConfigError if one cannot)."""
-        self._processes = list(
-            await asyncio.gather(*(self._spawn() for _ in range(self.total_processes - 1)))
+        """Start every replica; return once each serves. If one cannot, stop the others and
+        raise ConfigError."""
+        started = await asyncio.gather(
+            *(self._spawn() for _ in range(self.total_processes - 1)), return_exceptions=True
         )
+        self._processes = [p for p in started if isinstance(p, asyncio.subprocess.Process)]
+        failures = [error for error in started if isinstance(error, BaseException)]
+        if failures:
+            await self.stop()
+            raise failures[0]
 
     async def supervise(self) -> None:
         """Until stopped: a replica that exits is logged and started again."""
-        while not self._stopping:
+        while True:
             waits = {asyncio.ensure_future(process.wait()): process for process in self._processes}
             done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             for waiting in pending:
                 waiting.cancel()
+            # A moment first: on Ctrl-C the whole process group stops, the main process too.
+            await asyncio.sleep(RESTART_DELAY_SECONDS)
+            if self._stopping:
+                return
             for finished in done:
                 process = waits[finished]
-                if self._stopping:
-                    return
                 log.error("api_replica_exited", pid=process.pid, returncode=process.returncode)
-                await asyncio.sleep(RESTART_DELAY_SECONDS)
                 try:
                     replacement = await self._spawn()
                 except ConfigError as exc:
@@ -114,22 +121,29 @@ class ApiReplicas:
             )
         finally:
             os.close(ready_write)
+        ready = b""
         try:
-            # b"" (end of file): the replica exited before it served.
-            ready = await asyncio.wait_for(
-                asyncio.to_thread(os.read, ready_read, 1), START_TIMEOUT_SECONDS
-            )
-        except TimeoutError:
-            ready = b""
-        if ready != READY:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
-        os.close(ready_read)
+            ready = await self._ready(ready_read)
+        finally:  # also when cancelled while it starts: it must not outlive this
+            if ready != READY:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+            os.close(ready_read)
         if ready != READY:
             raise ConfigError(f"an API replica did not start (exit code {process.returncode})")
         log.info("api_replica_started", pid=process.pid, port=self.port)
         return process
+
+    @staticmethod
+    async def _ready(ready_read: int) -> bytes:
+        """READY once the replica serves; b"" if it exited first or took too long."""
+        try:
+            return await asyncio.wait_for(
+                asyncio.to_thread(os.read, ready_read, 1), START_TIMEOUT_SECONDS
+            )
+        except TimeoutError:
+            return b""
 
 
 def report_ready(ready_fd: int) -> None:

@@ -36,6 +36,8 @@ async def serve(settings: Settings, *, port: int | None = None) -> None:
     finally:
         if replicas is not None and supervisor is not None:
             supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await supervisor
             await replicas.stop()
 
 
