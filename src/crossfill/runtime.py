@@ -51,7 +51,7 @@ class Runtime:
     @cached_property
     def quote_rows(self) -> GroupCommit:
         """Quotes' request rows, committed in groups (see store.group_commit)."""
-        return GroupCommit(self.sessions)
+        return GroupCommit(self.engine)
 
     @cached_property
     def solver_account(self) -> LocalAccount:
@@ -109,6 +109,8 @@ class Runtime:
         self._tasks.clear()
         for chain in self.chains.values():
             await chain.client.close()
+        if "quote_rows" in self.__dict__:  # created on first use
+            await self.quote_rows.close()
         await self.engine.dispose()
 
 

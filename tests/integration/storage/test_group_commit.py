@@ -4,16 +4,23 @@ once its row is committed, and one bad row fails only its own caller."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import event, func, select
+from sqlalchemy import event, func, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.group_commit import GroupCommit, Row
+from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import ApiKey, AppFee, Base, Request
+from tests.integration.storage.conftest import (
+    _create_postgres_database,
+    _drop_postgres_database,
+    _postgres_url,
+)
 
 API_KEYS = Base.metadata.tables[ApiKey.__tablename__]
 REQUESTS = Base.metadata.tables[Request.__tablename__]
@@ -82,10 +89,18 @@ def _count_commits(engine: AsyncEngine) -> list[int]:
     return commits
 
 
+@pytest.fixture
+async def writer(engine: AsyncEngine) -> AsyncIterator[GroupCommit]:
+    writer = GroupCommit(engine)
+    try:
+        yield writer
+    finally:
+        await writer.close()
+
+
 async def test_concurrent_rows_share_a_transaction_and_are_committed_on_return(
-    engine: AsyncEngine,
+    engine: AsyncEngine, writer: GroupCommit
 ) -> None:
-    writer = GroupCommit(session_factory(engine))
     commits = _count_commits(engine)
     seen_on_return: list[bool] = []
 
@@ -102,8 +117,9 @@ async def test_concurrent_rows_share_a_transaction_and_are_committed_on_return(
     assert 1 <= len(commits) < 30
 
 
-async def test_a_failing_row_fails_only_its_own_caller(engine: AsyncEngine) -> None:
-    writer = GroupCommit(session_factory(engine))
+async def test_a_failing_row_fails_only_its_own_caller(
+    engine: AsyncEngine, writer: GroupCommit
+) -> None:
     await writer.add(_key(0, key_hash="taken".rjust(64, "0")))
 
     results = await asyncio.gather(
@@ -118,16 +134,18 @@ async def test_a_failing_row_fails_only_its_own_caller(engine: AsyncEngine) -> N
     assert await _stored_names(engine) == {"key 0", "key 1", "key 3"}
 
 
-async def test_parents_are_inserted_before_their_children(engine: AsyncEngine) -> None:
-    writer = GroupCommit(session_factory(engine))
+async def test_parents_are_inserted_before_their_children(
+    engine: AsyncEngine, writer: GroupCommit
+) -> None:
     await asyncio.gather(*(writer.add(_request_with_fee(index)) for index in range(5)))
     async with session_factory(engine)() as session:
         fees = set(await session.scalars(select(AppFee.request_id)))
     assert fees == {f"0x{index:064x}" for index in range(5)}
 
 
-async def test_rows_added_while_a_batch_commits_go_into_the_next(engine: AsyncEngine) -> None:
-    writer = GroupCommit(session_factory(engine))
+async def test_rows_added_while_a_batch_commits_go_into_the_next(
+    engine: AsyncEngine, writer: GroupCommit
+) -> None:
     first = asyncio.create_task(writer.add(_key(1)))
     await asyncio.sleep(0)  # the writer has taken the first batch
     later = [asyncio.create_task(writer.add(_key(index))) for index in range(2, 6)]
@@ -135,10 +153,42 @@ async def test_rows_added_while_a_batch_commits_go_into_the_next(engine: AsyncEn
     assert await _stored_names(engine) == {f"key {index}" for index in range(1, 6)}
 
 
+@pytest.fixture
+async def postgres_engine() -> AsyncIterator[AsyncEngine]:
+    name = await _create_postgres_database()
+    url = _postgres_url(name)
+    await upgrade_async(url)
+    engine = create_engine(url)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+        await _drop_postgres_database(name)
+
+
+@pytest.mark.postgres
+async def test_a_lost_connection_is_replaced_without_failing_the_caller(
+    postgres_engine: AsyncEngine,
+) -> None:
+    engine = postgres_engine
+    writer = GroupCommit(engine)
+    await writer.add(_key(1))
+    async with engine.connect() as admin:  # as a server restart would: the writer's backend ends
+        await admin.execute(
+            text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        )
+    await writer.add(_key(2))
+    await writer.close()
+    assert await _stored_names(engine) == {"key 1", "key 2"}
+
+
 @pytest.mark.parametrize("rows", [1, 3])
 async def test_an_unreachable_database_fails_every_caller(rows: int, tmp_path) -> None:
     missing = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'no-such-dir' / 'x.db'}")
-    writer = GroupCommit(session_factory(missing))
+    writer = GroupCommit(missing)
     try:
         results = await asyncio.gather(
             *(writer.add(_key(index)) for index in range(rows)), return_exceptions=True
