@@ -15,7 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.group_commit import GroupCommit, Row
 from crossfill.store.migrate import upgrade_async
-from crossfill.store.tables import ApiKey, AppFee, Base, Request
+from crossfill.store.requests import APP_FEES, REQUESTS
+from crossfill.store.tables import ApiKey, AppFee, Base
 from tests.integration.storage.conftest import (
     _create_postgres_database,
     _drop_postgres_database,
@@ -23,8 +24,6 @@ from tests.integration.storage.conftest import (
 )
 
 API_KEYS = Base.metadata.tables[ApiKey.__tablename__]
-REQUESTS = Base.metadata.tables[Request.__tablename__]
-APP_FEES = Base.metadata.tables[AppFee.__tablename__]
 ADDRESS = "0x" + "11" * 20
 
 
