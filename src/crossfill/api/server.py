@@ -24,20 +24,18 @@ async def serve(settings: Settings, *, port: int | None = None) -> None:
     several API processes, then serve the API and run the workers until SIGINT/SIGTERM."""
     await upgrade_async(settings.database)
     sock = _socket(settings, port)
-    replicas = None
+    replicas = supervisor = None
     if settings.api_processes > 1:
         if settings.redis_url is None:
             log.warning("rate_limits_per_process", api_processes=settings.api_processes)
         replicas = ApiReplicas(sock.getsockname()[1], settings.api_processes)
         await replicas.start()
-    supervisor = asyncio.create_task(replicas.supervise()) if replicas is not None else None
+        supervisor = asyncio.create_task(replicas.supervise(), name="api-replicas")
     try:
         await _Server(_config(settings, sock, run_workers=True)).serve(sockets=[sock])
     finally:
         if replicas is not None and supervisor is not None:
-            supervisor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await supervisor
+            await _cancel(supervisor)
             await replicas.stop()
 
 
@@ -52,9 +50,13 @@ async def serve_replica(settings: Settings, *, port: int | None, ready_fd: int |
         await server.serve(sockets=[sock])
     finally:
         if orphan_watch is not None:
-            orphan_watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await orphan_watch
+            await _cancel(orphan_watch)
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def _socket(settings: Settings, port: int | None) -> socket.socket:
