@@ -27,7 +27,6 @@ from sqlalchemy import Table, insert
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from crossfill.store.db import is_sqlite
 from crossfill.store.tables import Base
 
 Row = tuple[Table, Mapping[str, Any]]
@@ -79,7 +78,7 @@ class GroupCommit:
         by_table: dict[Table, list[Mapping[str, Any]]] = {}
         for table, values in rows:
             by_table.setdefault(table, []).append(values)
-        if is_sqlite(str(self.engine.url)):
+        if self.engine.dialect.name == "sqlite":
             async with self.engine.begin() as connection:
                 await _insert(connection, by_table)
             return
