@@ -1,19 +1,23 @@
-"""With PostgreSQL, a socket held by one API app sees status changes another app makes.
+"""With PostgreSQL, API processes without workers hear from the one with them: a socket held
+by one API app sees status changes another app makes, and a deposit hint sent to an API-only
+app reaches the other app's indexer.
 
 Both apps run in this test's process but share nothing except the database: the serving app's
-outbox tail finds the events there (woken by NOTIFY or its poll).
+outbox tail finds the events there (woken by NOTIFY or its poll); hints travel by NOTIFY.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
+import httpx
 from websockets.asyncio.client import connect
 
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import rpc_urls
-from tests.e2e.conftest import ServiceThread, service_settings
+from tests.e2e.bridging import ORIGIN, rpc_urls
+from tests.e2e.conftest import ServiceThread, service_settings, wait_for
 from tests.e2e.test_websocket import BRIDGED, _quote, _send, _updates_until_success
 from tests.e2e.wallet import execute_steps
 
@@ -40,6 +44,36 @@ def test_updates_reach_a_socket_on_another_api_process(
                 return [u["data"]["status"] for u in await _updates_until_success(socket)]
 
         assert asyncio.run(scenario()) == BRIDGED
+    finally:
+        api_only.stop()
+        workers.stop()
+
+
+def test_a_deposit_hint_sent_to_an_api_replica_reaches_the_indexer(
+    postgres_url: str, devnet: RunningDevnet, tmp_path: Path
+) -> None:
+    # Scans a minute apart: only the forwarded hint can make the deposit seen within seconds.
+    settings = service_settings(tmp_path, devnet.deployment_path).model_copy(
+        update={"database_url": postgres_url, "worker_interval_seconds": 60}
+    )
+    workers = ServiceThread(settings, devnet.deployment, run_workers=True).start()
+    api_only = ServiceThread(settings, devnet.deployment).start()
+    try:
+        quote, user = _quote(api_only, devnet)
+        request_id = quote["steps"][0]["requestId"]
+        time.sleep(1)  # the indexers' first scan is behind them
+        deposit = execute_steps(quote, user, rpc_urls(devnet))["deposit"]
+        with httpx.Client(base_url=api_only.base_url, timeout=10) as http:
+            hinted = http.post(
+                "/transactions/index", json={"txHash": deposit, "chainId": str(ORIGIN)}
+            )
+            assert hinted.json() == {"message": "Success"}
+
+            def seen() -> bool:
+                status = http.get("/intents/status/v3", params={"requestId": request_id})
+                return bool(status.json()["status"] != "waiting")
+
+            assert wait_for(seen, timeout=20, interval=0.2), "the hint did not reach the indexer"
     finally:
         api_only.stop()
         workers.stop()

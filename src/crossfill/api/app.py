@@ -59,6 +59,7 @@ def create_app(
         if workers is not None:
             await workers.recover(runtime)
             workers.start()
+            await workers.listen_for_hints(runtime.settings.database)
         try:
             yield
         finally:

@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.events.hub import StatusHub
-from crossfill.store import outbox_signal
+from crossfill.store import outbox_signal, pg_notify
 from crossfill.store.tables import OutboxEvent
 from crossfill.workers.loop import run_forever
 
@@ -71,14 +71,9 @@ class OutboxTail:
                 await self._listener.close()
 
     async def _listen(self) -> None:
-        if not self.database_url.startswith("postgresql"):
-            return
-        dsn = self.database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
-        try:
-            self._listener = await asyncpg.connect(dsn)
-            await self._listener.add_listener(CHANNEL, lambda *_: self._wakeup.set())
-        except (OSError, asyncpg.PostgresError) as exc:
-            log.warning("LISTEN unavailable; polling the outbox only", error=str(exc))
+        self._listener = await pg_notify.listen(
+            self.database_url, CHANNEL, lambda _payload: self._wakeup.set()
+        )
 
     async def _wait(self) -> None:
         with contextlib.suppress(TimeoutError):

@@ -8,10 +8,12 @@ import socket
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import asyncpg
+
 from crossfill.chains.txmanager import TxManager
 from crossfill.config.secrets import resolve_holder
 from crossfill.runtime import Runtime
-from crossfill.store import outbox, requests
+from crossfill.store import deposit_hints, outbox, requests
 from crossfill.store.db import is_sqlite
 from crossfill.types import ChainId
 from crossfill.workers.indexer import Indexer
@@ -39,6 +41,7 @@ class Workers:
     webhooks: WebhookDispatcher
     sponsor_collectors: dict[ChainId, SponsorCollector]
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    _hint_listener: asyncpg.Connection | None = None
 
     @classmethod
     def build(cls, runtime: Runtime) -> Workers:
@@ -121,7 +124,14 @@ class Workers:
             )
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
+    async def listen_for_hints(self, database_url: str) -> None:
+        """Hints that API replicas forward (see store.deposit_hints) reach these indexers."""
+        self._hint_listener = await deposit_hints.listen(database_url, self.hint)
+
     async def stop(self) -> None:
+        if self._hint_listener is not None:
+            await self._hint_listener.close()
+            self._hint_listener = None
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, StrictInt, StrictStr
 
 from crossfill.api.deps import RuntimeDep
 from crossfill.errors import BadRequest
+from crossfill.store import deposit_hints
 
 router = APIRouter(tags=["transactions"])
 _TX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
@@ -40,13 +41,16 @@ def _chain_id(runtime: RuntimeDep, value: str | int) -> int:
 async def index_transaction(
     body: IndexBody, runtime: RuntimeDep, request: Request
 ) -> dict[str, str]:
-    """A hint: the indexer fetches this receipt at once instead of waiting for its next scan."""
+    """A hint: the indexer fetches this receipt at once instead of waiting for its next scan.
+    An API replica (no indexers of its own) forwards it to the process that runs them."""
     chain_id = _chain_id(runtime, body.chainId)
     if not _TX_HASH.match(body.txHash):
         raise BadRequest("txHash must be a 0x-prefixed 32-byte hex hash")
     workers = request.app.state.workers
     if workers is not None:
         workers.hint(chain_id, body.txHash.lower())
+    else:
+        await deposit_hints.forward(runtime.engine, chain_id, body.txHash.lower())
     return {"message": "Success"}
 
 

@@ -1,0 +1,42 @@
+"""Deposit hints (`POST /transactions/index`) from an API replica to the process that runs the
+indexers, over PostgreSQL NOTIFY. A hint only hurries the indexer along: one that is lost is
+found by the indexer's next scan, so forwarding never fails the request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import asyncpg
+import structlog
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from crossfill.store import pg_notify
+from crossfill.store.db import is_sqlite
+
+log = structlog.get_logger(__name__)
+CHANNEL = "crossfill_deposit_hints"
+
+
+async def forward(engine: AsyncEngine, chain_id: int, tx_hash: str) -> None:
+    """To the indexers' process. On SQLite there is no other process to tell."""
+    if is_sqlite(str(engine.url)):
+        return
+    try:
+        await pg_notify.notify(engine, CHANNEL, f"{chain_id}:{tx_hash}")
+    except (SQLAlchemyError, OSError) as exc:
+        log.warning("deposit_hint_not_forwarded", chain_id=chain_id, error=str(exc))
+
+
+async def listen(
+    database_url: str, on_hint: Callable[[int, str], object]
+) -> asyncpg.Connection | None:
+    """Calls `on_hint(chain_id, tx_hash)` for every forwarded hint; close the connection
+    when done (None on SQLite)."""
+
+    def received(payload: str) -> None:
+        chain_id, _, tx_hash = payload.partition(":")
+        if chain_id.isdigit() and tx_hash:
+            on_hint(int(chain_id), tx_hash)
+
+    return await pg_notify.listen(database_url, CHANNEL, received)
