@@ -158,7 +158,7 @@ def api(
     settings = _settings(port=port)
     load_deployment(settings.deployment_path, mode=settings.mode)
     _exit_on_sigterm()
-    _until_interrupted(serve_replica(settings, port=port, ready_fd=ready_fd))
+    _until_interrupted(serve_replica(settings, ready_fd=ready_fd))
 
 
 @chains_app.command("list")

@@ -14,9 +14,8 @@ from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, deploy, send, signing_web3
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
-    DESTINATION,
-    NATIVE,
     ORIGIN,
+    native_bridge,
     pool_price_moved,
     request_quote,
     rpc_urls,
@@ -34,16 +33,7 @@ def _with_eth_feed(deployment: Deployment, feed: str, max_age: int) -> Deploymen
 
 
 def _body() -> dict[str, Any]:
-    user = Account.create().address
-    return {
-        "user": user,
-        "originChainId": ORIGIN,
-        "destinationChainId": DESTINATION,
-        "originCurrency": NATIVE,
-        "destinationCurrency": NATIVE,
-        "amount": str(10**18),
-        "tradeType": "EXACT_INPUT",
-    }
+    return native_bridge(Account.create().address, amount=str(10**18))
 
 
 def test_feed_price_prices_the_quote_and_a_stale_round_is_a_503(

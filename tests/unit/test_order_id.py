@@ -90,14 +90,18 @@ def test_order_id_is_the_eip712_hash_struct(order: Order) -> None:
     assert order.order_id() == _library_order_id(order)
 
 
-def test_out_of_range_integers_are_refused() -> None:
-    order = Order(
+def _small_order(deadline: int) -> Order:
+    return Order(
         solver_chain_id="b",
         solver="0x" + "11" * 20,
         salt=7,
         inputs=(OrderInput("a", b"\0" * 20, 10, ()),),
-        output=OrderOutput("b", (OutputPayment(b"\1" * 20, b"\0" * 20, 9, 9),), deadline=2**32),
+        output=OrderOutput("b", (OutputPayment(b"\1" * 20, b"\0" * 20, 9, 9),), deadline=deadline),
     )
+
+
+def test_out_of_range_integers_are_refused() -> None:
+    order = _small_order(deadline=2**32)
     with pytest.raises(ValueError, match="uint32"):
         order.order_id()
 
@@ -110,13 +114,7 @@ def test_type_string_matches_the_protocol() -> None:
 
 
 def test_order_data_wire_shape_uses_strings() -> None:
-    order = Order(
-        solver_chain_id="b",
-        solver="0x" + "11" * 20,
-        salt=7,
-        inputs=(OrderInput("a", b"\0" * 20, 10, ()),),
-        output=OrderOutput("b", (OutputPayment(b"\1" * 20, b"\0" * 20, 9, 9),), deadline=5),
-    )
+    order = _small_order(deadline=5)
     wire = order.wire()
     assert wire["salt"] == "7"
     assert wire["inputs"][0]["payment"] == {

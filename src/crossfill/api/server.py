@@ -19,11 +19,11 @@ from crossfill.store.migrate import upgrade_async
 log = structlog.get_logger(__name__)
 
 
-async def serve(settings: Settings, *, port: int | None = None) -> None:
+async def serve(settings: Settings) -> None:
     """The main process: migrate the database, start the API replicas if there are to be
     several API processes, then serve the API and run the workers until SIGINT/SIGTERM."""
     await upgrade_async(settings.database)
-    sock = _socket(settings, port)
+    sock = _socket(settings)
     replicas = supervisor = None
     if settings.api_processes > 1:
         if settings.redis_url is None:
@@ -39,11 +39,11 @@ async def serve(settings: Settings, *, port: int | None = None) -> None:
             await replicas.stop()
 
 
-async def serve_replica(settings: Settings, *, port: int | None, ready_fd: int | None) -> None:
+async def serve_replica(settings: Settings, *, ready_fd: int | None) -> None:
     """An API-only process: no workers, no migrations (the main process or `crossfill db
     upgrade` owns the schema). Started by the main process, it reports on `ready_fd` once it
     serves and stops when the main process is gone."""
-    sock = _socket(settings, port)
+    sock = _socket(settings)
     server = _Server(_config(settings, sock, run_workers=False), ready_fd=ready_fd)
     orphan_watch = asyncio.create_task(stop_when_orphaned()) if ready_fd is not None else None
     try:
@@ -59,12 +59,8 @@ async def _cancel(task: asyncio.Task[None]) -> None:
         await task
 
 
-def _socket(settings: Settings, port: int | None) -> socket.socket:
-    return listening_socket(
-        settings.host,
-        settings.port if port is None else port,
-        shared=settings.api_processes > 1,
-    )
+def _socket(settings: Settings) -> socket.socket:
+    return listening_socket(settings.host, settings.port, shared=settings.api_processes > 1)
 
 
 def _config(settings: Settings, sock: socket.socket, *, run_workers: bool) -> uvicorn.Config:

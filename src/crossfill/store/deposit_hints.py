@@ -12,7 +12,6 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from crossfill.store import pg_notify
-from crossfill.store.db import is_sqlite
 
 log = structlog.get_logger(__name__)
 CHANNEL = "crossfill_deposit_hints"
@@ -20,7 +19,7 @@ CHANNEL = "crossfill_deposit_hints"
 
 async def forward(engine: AsyncEngine, chain_id: int, tx_hash: str) -> None:
     """To the indexers' process. On SQLite there is no other process to tell."""
-    if is_sqlite(str(engine.url)):
+    if engine.dialect.name == "sqlite":
         return
     try:
         await pg_notify.notify(engine, CHANNEL, f"{chain_id}:{tx_hash}")
