@@ -76,3 +76,17 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
 @pytest.fixture
 def backend(database_url: str) -> Iterator[str]:
     yield "sqlite" if database_url.startswith("sqlite") else "postgresql"
+
+
+@pytest.fixture
+async def postgres_engine() -> AsyncIterator[AsyncEngine]:
+    """A migrated throwaway PostgreSQL database, for tests of PostgreSQL-only behaviour."""
+    name = await _create_postgres_database()
+    url = _postgres_url(name)
+    await upgrade_async(url)
+    engine = create_engine(url)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+        await _drop_postgres_database(name)

@@ -14,14 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.group_commit import GroupCommit, Row
-from crossfill.store.migrate import upgrade_async
 from crossfill.store.requests import APP_FEES, REQUESTS
 from crossfill.store.tables import ApiKey, AppFee, Base
-from tests.integration.storage.conftest import (
-    _create_postgres_database,
-    _drop_postgres_database,
-    _postgres_url,
-)
 
 API_KEYS = Base.metadata.tables[ApiKey.__tablename__]
 ADDRESS = "0x" + "11" * 20
@@ -150,19 +144,6 @@ async def test_rows_added_while_a_batch_commits_go_into_the_next(
     later = [asyncio.create_task(writer.add(_key(index))) for index in range(2, 6)]
     await asyncio.gather(first, *later)
     assert await _stored_names(engine) == {f"key {index}" for index in range(1, 6)}
-
-
-@pytest.fixture
-async def postgres_engine() -> AsyncIterator[AsyncEngine]:
-    name = await _create_postgres_database()
-    url = _postgres_url(name)
-    await upgrade_async(url)
-    engine = create_engine(url)
-    try:
-        yield engine
-    finally:
-        await engine.dispose()
-        await _drop_postgres_database(name)
 
 
 @pytest.mark.postgres
