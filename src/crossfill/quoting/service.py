@@ -11,7 +11,7 @@ import structlog
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.contracts import calldata
 from crossfill.domain.order import sign_order_id
-from crossfill.errors import ChainError
+from crossfill.errors import ChainError, StoreError
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.response import quote_wire
@@ -107,7 +107,13 @@ async def create_quote(
     rows = requests.quote_rows(quote, wire, referrer=body.referrer, api_key_id=api_key_id)
     if quote.calls:
         await _simulate_fill(runtime, quote, Request(**rows.request))
-    await runtime.quote_rows.add(rows.inserts())
+    try:
+        await runtime.quote_rows.add(rows.inserts())
+    except StoreError as exc:
+        log.error("quote not stored", request_id=quote.request_id, error=str(exc))
+        raise QuoteUnavailable(
+            "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
+        ) from None
     return wire
 
 

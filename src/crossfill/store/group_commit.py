@@ -6,31 +6,47 @@ round trip to the driver's thread); here a caller's rows join the batch being co
 the previous one commits, and each caller returns once the transaction holding its rows has
 committed, so an answered quote always has its row.
 
-Rows are column values, written with one multi-row INSERT per table (parents first): the ORM's
-unit of work cost four times as much CPU per row, and new rows need none of it.
+Rows are column values, inserted parents first: the ORM's unit of work cost four times as much
+CPU per row, and new rows need none of it. On PostgreSQL a batch is one statement
+(`bulk_insert`), sent on a connection the writer keeps: one round trip, no pool checkout or
+liveness ping. If that connection has gone (the server restarted), the batch is sent once more
+on a new one; should the first attempt have committed after all, the second fails on the
+duplicate keys and the callers see an error for rows that are stored, which is safe (a quote
+nobody was told about). SQLite's pool has a single connection, which other work needs too:
+there the writer checks it out per batch and inserts in a transaction.
 
-On PostgreSQL the writer keeps one connection of its own: a pool checkout with its liveness
-ping cost about a third of a one-row commit, and at moderate load most commits hold one row.
-If that connection has gone (the server restarted), the batch is written once more on a new
-one. SQLite's pool has a single connection, which other work needs too: there the writer
-checks it out per batch.
+Every failure reaches the callers as a StoreError.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from sqlalchemy import Table, insert
-from sqlalchemy.exc import DBAPIError
+import asyncpg
+from sqlalchemy import insert
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from crossfill.store.tables import Base
+from crossfill.errors import StoreError
+from crossfill.store.bulk_insert import PostgresBulkInsert, Row, insert_parts
 
-Row = tuple[Table, Mapping[str, Any]]
-_TABLE_ORDER = {table.name: position for position, table in enumerate(Base.metadata.sorted_tables)}
+__all__ = ["GroupCommit", "Row"]
+
+_DRIVER_ERRORS = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    asyncpg.ProtocolError,
+    OSError,
+)
+# The server's errors that end a session rather than refuse a statement.
+_SESSION_ENDED = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,  # e.g. terminated by an administrator
+)
+_DATABASE_ERRORS = (SQLAlchemyError, *_DRIVER_ERRORS)
 
 
 @dataclass
@@ -39,6 +55,7 @@ class GroupCommit:
     _pending: list[tuple[Sequence[Row], asyncio.Future[None]]] = field(default_factory=list)
     _writer: asyncio.Task[None] | None = None
     _connection: AsyncConnection | None = None
+    _bulk_insert: PostgresBulkInsert | None = None
 
     async def add(self, rows: Sequence[Row]) -> None:
         """Return once `rows` are committed; raise what their transaction raised."""
@@ -75,45 +92,48 @@ class GroupCommit:
                 _settle(done, None)
 
     async def _commit(self, rows: Sequence[Row]) -> None:
-        by_table: dict[Table, list[Mapping[str, Any]]] = {}
-        for table, values in rows:
-            by_table.setdefault(table, []).append(values)
-        if self.engine.dialect.name == "sqlite":
-            async with self.engine.begin() as connection:
-                await _insert(connection, by_table)
-            return
         try:
-            await _insert_in_transaction(await self._held(), by_table)
-        except DBAPIError as exc:
-            await self.close()
-            if not exc.connection_invalidated:
-                raise
-            await _insert_in_transaction(await self._held(), by_table)
+            if self.engine.dialect.name == "sqlite":
+                await self._commit_sqlite(rows)
+            else:
+                await self._commit_postgres(rows)
+        except _DATABASE_ERRORS as exc:
+            raise StoreError(f"rows not stored: {exc}") from exc
 
-    async def _held(self) -> AsyncConnection:
+    async def _commit_sqlite(self, rows: Sequence[Row]) -> None:
+        async with self.engine.begin() as connection:
+            for table, _, values in insert_parts(rows):
+                await connection.execute(insert(table), values)
+
+    async def _commit_postgres(self, rows: Sequence[Row]) -> None:
+        if self._bulk_insert is None:
+            self._bulk_insert = PostgresBulkInsert(self.engine.dialect)
+        sql, arguments = self._bulk_insert.statement(rows)
+        try:
+            await (await self._driver_connection()).execute(sql, *arguments)
+        except _DRIVER_ERRORS as exc:
+            if isinstance(exc, asyncpg.PostgresError) and not isinstance(exc, _SESSION_ENDED):
+                raise  # the server refused these rows; the connection is fine
+            await self.close(lost=True)
+            await (await self._driver_connection()).execute(sql, *arguments)
+
+    async def _driver_connection(self) -> asyncpg.Connection:
+        """asyncpg's own connection under the writer's pooled one: the statement needs no
+        transaction, and SQLAlchemy's would cost a BEGIN and a COMMIT round trip."""
         if self._connection is None or self._connection.closed:
             self._connection = await self.engine.connect()
-        return self._connection
+        raw = await self._connection.get_raw_connection()
+        return raw.driver_connection
 
-    async def close(self) -> None:
-        """Give back the writer's own connection (before the engine is disposed)."""
+    async def close(self, *, lost: bool = False) -> None:
+        """Give back the writer's own connection (before the engine is disposed); a lost one is
+        discarded rather than pooled."""
         connection, self._connection = self._connection, None
-        if connection is not None:
-            await connection.close()
-
-
-async def _insert_in_transaction(
-    connection: AsyncConnection, by_table: dict[Table, list[Mapping[str, Any]]]
-) -> None:
-    async with connection.begin():
-        await _insert(connection, by_table)
-
-
-async def _insert(
-    connection: AsyncConnection, by_table: dict[Table, list[Mapping[str, Any]]]
-) -> None:
-    for table in sorted(by_table, key=lambda table: _TABLE_ORDER[table.name]):
-        await connection.execute(insert(table), by_table[table])
+        if connection is None:
+            return
+        if lost:
+            await connection.invalidate()
+        await connection.close()
 
 
 def _settle(done: asyncio.Future[None], error: Exception | None) -> None:
