@@ -30,6 +30,7 @@ from crossfill.devnet.anvil import free_port
 class RunningService:
     base_url: str
     home: Path
+    pid: int
 
 
 def _wait_ready(base_url: str, timeout: float = 120) -> None:
@@ -68,7 +69,7 @@ def devnet_service(*extra_args: str, database_url: str | None = None) -> Iterato
         )
         try:
             _wait_ready(base_url)
-            yield RunningService(base_url, Path(home))
+            yield RunningService(base_url, Path(home), devnet.pid)
         finally:
             devnet.send_signal(signal.SIGINT)
             devnet.wait(30)
@@ -93,8 +94,11 @@ async def call(session: aiohttp.ClientSession, request: Call) -> None:
     async with session.request(
         request.method, request.path, data=request.body, headers=headers
     ) as reply:
-        reply.raise_for_status()
-        await reply.read()
+        body = await reply.read()
+        if reply.status >= 400:
+            raise aiohttp.ClientResponseError(
+                reply.request_info, (), status=reply.status, message=body.decode(errors="replace")
+            )
 
 
 def as_json(document: object) -> bytes:
@@ -137,9 +141,14 @@ async def load(
 
             await asyncio.gather(*(client_loop() for _ in range(concurrency)))
         else:
+            failures: list[BaseException] = []
 
             async def one(index: int, due: float) -> None:
-                await call(session, calls(index))
+                try:
+                    await call(session, calls(index))
+                except aiohttp.ClientError as exc:
+                    failures.append(exc)
+                    return
                 latencies.append(time.perf_counter() - due)
 
             in_flight: set[asyncio.Task[None]] = set()
@@ -150,6 +159,8 @@ async def load(
                 in_flight.add(task)
                 task.add_done_callback(in_flight.discard)
             await asyncio.gather(*in_flight)
+            if failures:
+                raise SystemExit(f"{len(failures)} of {requests} calls failed: {failures[0]}")
         return latencies, time.perf_counter() - started
 
 
@@ -161,6 +172,41 @@ async def _collector_paused() -> AsyncIterator[None]:
         yield
     finally:
         gc.enable()
+
+
+def cpu_seconds(service: RunningService, database_url: str | None) -> dict[str, float]:
+    """CPU time used so far by the service's own processes, by its anvil chains, and by the
+    PostgreSQL backends serving its database (Linux /proc; exited processes are not counted)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    processes = {}  # pid -> (name, parent, cpu seconds)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        cpu = (int(fields[11]) + int(fields[12])) / ticks
+        processes[int(entry.name)] = (name, int(fields[1]), command, cpu)
+    in_tree = {service.pid}
+    changed = True
+    while changed:
+        changed = False
+        for pid, (_, parent, _, _) in processes.items():
+            if parent in in_tree and pid not in in_tree:
+                in_tree.add(pid)
+                changed = True
+    database = None if database_url is None else database_url.rsplit("/", 1)[1]
+    used = {"service": 0.0, "chains": 0.0, "postgres": 0.0}
+    for pid, (name, _, command, cpu) in processes.items():
+        if pid in in_tree:
+            used["chains" if name == "anvil" else "service"] += cpu
+        elif name == "postgres" and database is not None and f" {database} " in command:
+            used["postgres"] += cpu
+    return used
 
 
 POSTGRES_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/test"

@@ -13,12 +13,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import tomllib
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import uvloop
 
-from bench.common import Call, as_json, database_for, devnet_service, load, report
+from bench.common import (
+    Call,
+    RunningService,
+    as_json,
+    cpu_seconds,
+    database_for,
+    devnet_service,
+    load,
+    report,
+)
 from crossfill.devnet import accounts
 
 NATIVE = "0x0000000000000000000000000000000000000000"
@@ -76,21 +86,30 @@ def _bodies(deployment: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return bodies
 
 
+@dataclass(frozen=True)
+class Measured:
+    latencies: list[float]
+    elapsed: float
+    cpu: dict[str, float]  # seconds used while measuring, by role (see bench.common.cpu_seconds)
+
+
 async def _load(
-    base_url: str,
+    service: RunningService,
+    database_url: str | None,
     bodies: list[dict[str, Any]],
     args: argparse.Namespace,
-) -> tuple[list[float], float]:
+) -> Measured:
     calls = [Call("POST", "/quote/v2", as_json(body)) for body in bodies]
-    async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
-        for _ in range(50):  # until the followers have fees and inventory
-            if (await client.post("/quote/v2", json=bodies[0])).status_code == 200:
-                break
-            await asyncio.sleep(0.2)
+    async with httpx.AsyncClient(base_url=service.base_url, timeout=30) as client:
+        for body in bodies:  # until the followers have fees, inventory and pool reserves
+            for _ in range(50):
+                if (await client.post("/quote/v2", json=body)).status_code == 200:
+                    break
+                await asyncio.sleep(0.2)
 
     async def run(requests: int) -> tuple[list[float], float]:
         return await load(
-            base_url,
+            service.base_url,
             lambda i: calls[i % len(calls)],
             requests=requests,
             concurrency=args.concurrency,
@@ -99,7 +118,10 @@ async def _load(
 
     # Unmeasured: connections, first-use caches, and the chains' start-up work settle first.
     await run(args.warmup)
-    return await run(args.requests)
+    before = cpu_seconds(service, database_url)
+    latencies, elapsed = await run(args.requests)
+    after = cpu_seconds(service, database_url)
+    return Measured(latencies, elapsed, {role: after[role] - before[role] for role in after})
 
 
 def main() -> None:
@@ -127,16 +149,21 @@ def main() -> None:
         devnet_service(*service_args, database_url=url) as service,
     ):
         deployment = tomllib.loads((service.home / "deployment.toml").read_text())
-        latencies, elapsed = uvloop.run(
-            _load(service.base_url, _bodies(deployment, args.kind), args)
-        )
+        measured = uvloop.run(_load(service, url, _bodies(deployment, args.kind), args))
     offered = "closed loop" if args.rate is None else f"offered {args.rate:.0f}/s"
     print(
         f"POST /quote/v2  kind={args.kind} database={args.database} "
         f"api_processes={args.api_processes} concurrency={args.concurrency} {offered}"
     )
-    print(report("latency", latencies))
-    print(f"throughput={len(latencies) / elapsed:.0f} quotes/s")
+    quotes = len(measured.latencies)
+    print(report("latency", measured.latencies))
+    print(f"throughput={quotes / measured.elapsed:.0f} quotes/s")
+    print(
+        "cpu per quote: "
+        + "  ".join(
+            f"{role}={seconds / quotes * 1000:.2f} ms" for role, seconds in measured.cpu.items()
+        )
+    )
 
 
 if __name__ == "__main__":

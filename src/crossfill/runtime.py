@@ -95,7 +95,10 @@ class Runtime:
         }
         return cls(settings, deployment, engine, session_factory(engine), chains, clock)
 
-    def start_followers(self) -> None:
+    async def start_followers(self) -> None:
+        """Poll every chain once, then keep following: a process starts serving with chain
+        state in hand (an unreachable chain costs one RPC timeout and is recorded as such)."""
+        await asyncio.gather(*(chain.follower.update() for chain in self.chains.values()))
         self._tasks.append(asyncio.create_task(self._follow_overrides(), name="chain-overrides"))
         for chain in self.chains.values():
             self._tasks.append(

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crossfill.chains.market import MarketSnapshot
 from crossfill.errors import BadRequest
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.fees import BPS
@@ -235,3 +236,14 @@ def test_missing_price_is_price_fetch_failed() -> None:
     with pytest.raises(QuoteUnavailable) as raised:
         fx.quote(fx.body(), unpriced, fx.views(unpriced, weth_reserve=0))
     assert raised.value.error_code == "PRICE_FETCH_FAILED"
+
+
+def test_a_swap_before_the_pools_are_read_is_unavailable_not_unroutable() -> None:
+    config = fx.deployment()
+    chain_views = fx.views(config)
+    for view in chain_views.values():  # as right after a start, before the first market read
+        view.state.market = MarketSnapshot(reserves={}, feed_rounds={})
+    with pytest.raises(QuoteUnavailable) as raised:
+        fx.quote(fx.body(), config, chain_views)
+    assert raised.value.error_code == "SERVICE_UNAVAILABLE"
+    assert "not known yet" in str(raised.value)

@@ -52,7 +52,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if follow_heads:
-            runtime.start_followers()
+            await runtime.start_followers()
         tail = asyncio.create_task(app.state.outbox_tail.run(), name="outbox-tail")
         workers = Workers.build(runtime) if run_workers else None
         app.state.workers = workers

@@ -66,6 +66,7 @@ class ChainFollower:
         self.state.record_head(head, self.clock())
 
     async def run(self) -> None:
+        """The polls after the first (see Runtime.start_followers)."""
         while True:
-            await self.update()
             await asyncio.sleep(self.interval_seconds)
+            await self.update()

@@ -31,7 +31,7 @@ from crossfill.quoting.fees import (
     with_slippage_headroom,
 )
 from crossfill.quoting.inputs import AppFeeShare, ChainView, ExtraCall
-from crossfill.quoting.legs import Leg, RouteKind, pools_of, same_asset, swap_routes
+from crossfill.quoting.legs import Leg, RouteKind, pools_of, same_asset, swap_routes, unread_pools
 from crossfill.quoting.money import (
     MICROS_PER_USD,
     convert_ceil,
@@ -179,6 +179,12 @@ def _leg(request: CheckedRequest, body: QuoteBody) -> tuple[Leg, list[Route]]:
     sources = inputs.swap_sources(body, origin=request.kind is RouteKind.SAME_CHAIN_SWAP)
     pools = pools_of(view.config, view.state, sources)
     routes = swap_routes(view.config, pools, leg_in, request.currency_out)
+    if not routes and unread_pools(view.config, view.state, sources):
+        # Not "no route": a route may run through a pool whose reserves we have not read yet
+        # (the chain's first poll after a start, or a failed read).
+        raise QuoteUnavailable(
+            "SERVICE_UNAVAILABLE", f"pool reserves on chain {view.config.id} not known yet"
+        )
     if not routes:
         raise QuoteError(
             "NO_SWAP_ROUTES_FOUND",

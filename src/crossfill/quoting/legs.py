@@ -90,6 +90,15 @@ def pools_of(config: ChainConfig, state: ChainState, sources: frozenset[str]) ->
     return pools
 
 
+def unread_pools(config: ChainConfig, state: ChainState, sources: frozenset[str]) -> list[str]:
+    """Addresses of the chain's configured pools (of `sources`) whose reserves are not known."""
+    return [
+        pool.address
+        for pool in config.pools
+        if pool.source in sources and pool.address.lower() not in state.market.reserves
+    ]
+
+
 @dataclass(frozen=True)
 class Leg:
     """Turns the leg input (in `currency_in` on `chain`) into the output: an AMM swap along
