@@ -119,7 +119,12 @@ async def run(database_url: str, home: Path, latency_events: int, burst: int) ->
     log = home / "arrivals.log"
     log.touch()
     receiver, url = _start_receiver(log)
-    dispatcher = WebhookDispatcher(sessions, settings, now=lambda: datetime.now(UTC))
+    dispatcher = WebhookDispatcher(
+        sessions,
+        settings,
+        now=lambda: datetime.now(UTC),
+        interval_seconds=settings.worker_interval_seconds,
+    )
     task = asyncio.create_task(dispatcher.run())
     try:
         pool = await _setup(sessions, settings, url, max(latency_events, burst))
@@ -134,7 +139,12 @@ async def run(database_url: str, home: Path, latency_events: int, burst: int) ->
         await asyncio.gather(task, return_exceptions=True)
         ids = {(await _publish(sessions, request))[0] for request in pool[:burst]}
         started = time.time()
-        dispatcher = WebhookDispatcher(sessions, settings, now=lambda: datetime.now(UTC))
+        dispatcher = WebhookDispatcher(
+            sessions,
+            settings,
+            now=lambda: datetime.now(UTC),
+            interval_seconds=settings.worker_interval_seconds,
+        )
         task = asyncio.create_task(dispatcher.run())
         arrived = await _wait_for(log, ids, 300)
         elapsed = max(arrived[i] for i in ids) - started

@@ -252,7 +252,12 @@ def test_deposit_after_the_quote_expired_is_refunded(start_service, devnet) -> N
     user = funded_user(devnet)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, _native_body(user, ttl=1))
-        time.sleep(2.5)  # the deposit's block comes after the quote's expiry
+        time.sleep(2.5)
+        # The deposit's block comes after the quote's expiry, by the wall clock: the shared
+        # devnet's own clock may lag it (after anvil_reorg in test_reorg).
+        origin_rpc = rpc_urls(devnet)[ORIGIN]
+        latest = Web3(Web3.HTTPProvider(origin_rpc)).eth.get_block("latest")["timestamp"]
+        anvil_rpc(origin_rpc, "evm_setNextBlockTimestamp", [max(int(time.time()), latest + 1)])
         paid = int(quote["details"]["currencyIn"]["amount"])
         deposit = execute_steps(quote, user, rpc_urls(devnet))["deposit"]
         before = balance(devnet, ORIGIN, NATIVE, user.address)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -20,11 +20,14 @@ from crossfill.types import ChainId
 T = TypeVar("T")
 
 
+def _eth_call(to: str, data: bytes) -> tuple[RPCEndpoint, Any]:
+    return RPCEndpoint("eth_call"), [{"to": to, "data": "0x" + data.hex()}, "latest"]
+
+
 def _latest_call(
     to: str, selector: bytes, types: list[str], args: list[Any]
 ) -> tuple[RPCEndpoint, Any]:
-    call = {"to": to, "data": "0x" + (selector + encode(types, args)).hex()}
-    return RPCEndpoint("eth_call"), [call, "latest"]
+    return _eth_call(to, selector + encode(types, args))
 
 
 @dataclass(frozen=True)
@@ -36,12 +39,35 @@ class BlockHead:
 
 
 def _block_head(block: Any) -> BlockHead:
+    """From web3's formatted block, or from the raw JSON-RPC one (hex quantities)."""
+
+    def quantity(value: Any) -> int:
+        return int(value, 16) if isinstance(value, str) else int(value)
+
+    block_hash = block["hash"]
     return BlockHead(
-        number=int(block["number"]),
-        timestamp=int(block["timestamp"]),
-        hash=block["hash"].to_0x_hex(),
-        base_fee_per_gas=int(block.get("baseFeePerGas", 0)),
+        number=quantity(block["number"]),
+        timestamp=quantity(block["timestamp"]),
+        hash=block_hash if isinstance(block_hash, str) else block_hash.to_0x_hex(),
+        base_fee_per_gas=quantity(block.get("baseFeePerGas", 0)),
     )
+
+
+# (contract address, calldata) of one eth_call
+Read = tuple[str, bytes]
+
+
+def _returned(reply: str | None) -> bytes | None:
+    return None if reply is None else bytes.fromhex(reply[2:])
+
+
+@dataclass(frozen=True)
+class ChainPoll:
+    head: BlockHead
+    priority_fee_per_gas: int
+    native_balance: int
+    token_balances: list[int]
+    reads: list[bytes | None]
 
 
 _BALANCE_OF = bytes.fromhex("70a08231")
@@ -63,20 +89,29 @@ class EvmClient:
     async def head(self) -> BlockHead:
         return _block_head(await self._read("latest block", self.web3.eth.get_block("latest")))
 
-    async def max_priority_fee(self) -> int:
-        return int(await self._read("eth_maxPriorityFeePerGas", self.web3.eth.max_priority_fee))
-
-    async def native_balance(self, holder: str) -> int:
-        checksummed = Web3.to_checksum_address(holder)
-        return int(await self._read("eth_getBalance", self.web3.eth.get_balance(checksummed)))
-
-    async def erc20_balance(self, token: str, holder: str) -> int:
-        calldata = _BALANCE_OF + encode(["address"], [holder])
-        returned = await self._read(
-            "balanceOf",
-            self.web3.eth.call({"to": token, "data": calldata}),
+    async def poll(self, holder: str, tokens: Sequence[str], reads: list[Read]) -> ChainPoll:
+        """The head, the priority fee, `holder`'s native and token balances, and `eth_call` of
+        each (contract, calldata) read: one JSON-RPC batch. The reads may fail one by one
+        (None); anything else failing fails the poll."""
+        calls = [
+            (RPCEndpoint("eth_getBlockByNumber"), ["latest", False]),
+            (RPCEndpoint("eth_maxPriorityFeePerGas"), []),
+            (RPCEndpoint("eth_getBalance"), [holder, "latest"]),
+            *(_latest_call(token, _BALANCE_OF, ["address"], [holder]) for token in tokens),
+            *(_eth_call(to, data) for to, data in reads),
+        ]
+        replies = await self._batch(calls, "chain poll", partial=True)
+        required = 3 + len(tokens)
+        if any(reply is None for reply in replies[:required]):
+            raise ChainError(f"chain {self.chain_id}: chain poll failed: {replies[:required]}")
+        block, priority_fee, native, *balances = replies[:required]
+        return ChainPoll(
+            head=_block_head(block),
+            priority_fee_per_gas=int(priority_fee, 16),
+            native_balance=int(native, 16),
+            token_balances=[int(balance, 16) for balance in balances],
+            reads=[_returned(reply) for reply in replies[required:]],
         )
-        return int.from_bytes(returned)
 
     async def balance_and_allowance(
         self, currency: str, holder: str, spender: str
@@ -92,17 +127,6 @@ class EvmClient:
             ]
         values = [int(result, 16) for result in await self._batch(calls, "balance read")]
         return values[0], (values[1] if len(values) > 1 else None)
-
-    async def read_many(self, reads: list[tuple[str, bytes]]) -> list[bytes | None]:
-        """`eth_call` of each (contract, calldata) in one batch; None where a call failed."""
-        if not reads:
-            return []
-        calls = [
-            (RPCEndpoint("eth_call"), [{"to": to, "data": "0x" + data.hex()}, "latest"])
-            for to, data in reads
-        ]
-        replies = await self._batch(calls, "contract reads", partial=True)
-        return [None if reply is None else bytes.fromhex(reply[2:]) for reply in replies]
 
     async def _batch(
         self, calls: list[tuple[RPCEndpoint, Any]], what: str, *, partial: bool = False

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import structlog
 
 from crossfill.chains.evm import EvmClient
-from crossfill.chains.market import read_market
+from crossfill.chains.market import market_reads, market_snapshot
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig
 from crossfill.errors import ChainError
@@ -37,33 +37,21 @@ class ChainFollower:
         self.interval_seconds = interval_seconds
         self.clock = clock
 
-    async def _balances(self) -> dict[str, int]:
-        native, *tokens = await asyncio.gather(
-            self.client.native_balance(self.solver),
-            *(self.client.erc20_balance(token, self.solver) for token in self.tokens),
-        )
-        balances = dict(zip((t.lower() for t in self.tokens), tokens, strict=True))
-        balances[NATIVE_EVM_ADDRESS] = native
-        return balances
-
     async def update(self) -> None:
-        """One poll; a failing RPC is recorded, never raised, so the loop keeps going."""
+        """One poll, one RPC batch; a failure is recorded, never raised, so the loop goes on."""
         try:
-            head, priority_fee, balances, market = await asyncio.gather(
-                self.client.head(),
-                self.client.max_priority_fee(),
-                self._balances(),
-                read_market(self.client, self.config),
-            )
+            poll = await self.client.poll(self.solver, self.tokens, market_reads(self.config))
         except ChainError as exc:
             if self.state.last_error is None:
                 log.warning("chain head poll failed", chain_id=self.state.chain_id, error=str(exc))
             self.state.record_error(str(exc))
             return
-        self.state.priority_fee_per_gas = priority_fee
+        balances = dict(zip((t.lower() for t in self.tokens), poll.token_balances, strict=True))
+        balances[NATIVE_EVM_ADDRESS] = poll.native_balance
+        self.state.priority_fee_per_gas = poll.priority_fee_per_gas
         self.state.solver_balances = balances
-        self.state.market = market
-        self.state.record_head(head, self.clock())
+        self.state.market = market_snapshot(self.config, poll.reads)
+        self.state.record_head(poll.head, self.clock())
 
     async def run(self) -> None:
         """The polls after the first (see Runtime.start_followers)."""

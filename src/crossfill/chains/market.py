@@ -1,4 +1,4 @@
-"""Market reads of one chain: AMM pair reserves and price-feed rounds, in one RPC batch."""
+"""Market reads of one chain: AMM pair reserves and price-feed rounds (read by the follower)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from eth_abi.abi import decode
 from eth_utils.crypto import keccak
 
-from crossfill.chains.evm import EvmClient
+from crossfill.chains.evm import Read
 from crossfill.config import ChainConfig
 
 GET_RESERVES = keccak(text="getReserves()")[:4]
@@ -50,14 +50,19 @@ def _feed_round(latest: bytes | None, decimals: bytes | None) -> FeedRound | Non
     )
 
 
-async def read_market(client: EvmClient, config: ChainConfig) -> MarketSnapshot:
-    """Reserves of every configured pool and rounds of every configured price feed."""
+def market_reads(config: ChainConfig) -> list[Read]:
+    """The calls that read every configured pool's reserves and every price feed's round."""
     feeds = [c for c in config.currencies if c.price_feed is not None]
-    reads: list[tuple[str, bytes]] = [(pool.address, GET_RESERVES) for pool in config.pools]
+    reads: list[Read] = [(pool.address, GET_RESERVES) for pool in config.pools]
     for currency in feeds:
         assert currency.price_feed is not None
         reads += [(currency.price_feed, LATEST_ROUND_DATA), (currency.price_feed, DECIMALS)]
-    returned = await client.read_many(reads)
+    return reads
+
+
+def market_snapshot(config: ChainConfig, returned: list[bytes | None]) -> MarketSnapshot:
+    """What `market_reads(config)` returned; a failed read leaves its pool or feed out."""
+    feeds = [c for c in config.currencies if c.price_feed is not None]
     pool_replies, feed_replies = returned[: len(config.pools)], returned[len(config.pools) :]
     reserves = {
         pool.address.lower(): pair

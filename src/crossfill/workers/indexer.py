@@ -74,6 +74,8 @@ class Indexer:
         self._pending_for: set[int] = set()
         self._tokens = {currency.address.lower() for currency in self.config.erc20_currencies}
         self.reorg_watch = ReorgWatch(chain, sessions, now=now)
+        # The head whose scan, confirmations and reorg check all completed.
+        self._settled_head: str | None = None
 
     async def run(self) -> None:
         await run_forever(f"indexer-{self.config.id}", self.tick, self._wait)
@@ -88,10 +90,14 @@ class Indexer:
 
     async def tick(self) -> None:
         head = await self.chain.client.head()
+        hinted = not self.hints.empty()
         await self._index_hinted(head)
+        if head.hash == self._settled_head and not hinted:
+            return  # same chain as the last full pass: nothing new to scan, confirm or recheck
         await self._scan(head)
         await self._confirm(head)
         await self.reorg_watch.check(head)
+        self._settled_head = head.hash
 
     async def _index_hinted(self, head: BlockHead) -> None:
         """Receipts of transactions clients told us about, ahead of the scan."""

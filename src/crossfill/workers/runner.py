@@ -90,7 +90,11 @@ class Workers:
         }
         for indexer in indexers.values():
             indexer.on_pending = lambda chain_id: _wake(solvers, chain_id)
-        webhooks = WebhookDispatcher(runtime.sessions, settings, now=utc_now)
+        # Woken at once by events this process commits; the interval catches retries coming
+        # due and events other processes wrote.
+        webhooks = WebhookDispatcher(
+            runtime.sessions, settings, now=utc_now, interval_seconds=interval
+        )
         collectors = {
             chain_id: SponsorCollector(
                 chain,

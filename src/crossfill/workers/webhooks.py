@@ -60,7 +60,7 @@ class WebhookDispatcher:
         settings: Settings,
         *,
         now: Callable[[], datetime],
-        interval_seconds: float = 0.1,
+        interval_seconds: float,
         rng: random.Random | None = None,
     ) -> None:
         self.sessions = sessions
