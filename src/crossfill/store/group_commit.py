@@ -58,7 +58,7 @@ class GroupCommit:
     _bulk_insert: PostgresBulkInsert | None = None
 
     async def add(self, rows: Sequence[Row]) -> None:
-        """Return once `rows` are committed; raise what their transaction raised."""
+        """Return once `rows` are committed; raise StoreError if their transaction failed."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((rows, done))
         if self._writer is None or self._writer.done():
