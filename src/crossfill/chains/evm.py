@@ -38,18 +38,13 @@ class BlockHead:
     base_fee_per_gas: int = 0
 
 
-def _block_head(block: Any) -> BlockHead:
-    """From web3's formatted block, or from the raw JSON-RPC one (hex quantities)."""
-
-    def quantity(value: Any) -> int:
-        return int(value, 16) if isinstance(value, str) else int(value)
-
-    block_hash = block["hash"]
+def _block_head(block: dict[str, Any]) -> BlockHead:
+    """From a JSON-RPC block (hex quantities)."""
     return BlockHead(
-        number=quantity(block["number"]),
-        timestamp=quantity(block["timestamp"]),
-        hash=block_hash if isinstance(block_hash, str) else block_hash.to_0x_hex(),
-        base_fee_per_gas=quantity(block.get("baseFeePerGas", 0)),
+        number=int(block["number"], 16),
+        timestamp=int(block["timestamp"], 16),
+        hash=block["hash"],
+        base_fee_per_gas=int(block.get("baseFeePerGas", "0x0"), 16),
     )
 
 
@@ -87,7 +82,7 @@ class EvmClient:
         return int(await self._read("eth_chainId", self.web3.eth.chain_id))
 
     async def head(self) -> BlockHead:
-        return _block_head(await self._read("latest block", self.web3.eth.get_block("latest")))
+        return await self._block("latest")
 
     async def poll(self, holder: str, tokens: Sequence[str], reads: list[Read]) -> ChainPoll:
         """The head, the priority fee, `holder`'s native and token balances, and `eth_call` of
@@ -205,8 +200,17 @@ class EvmClient:
         return bytes(tx["input"]), str(tx.get("to") or "")
 
     async def block_at(self, number: int) -> BlockHead | None:
-        block = await self._read("eth_getBlockByNumber", self.web3.eth.get_block(number))
-        return None if block is None else _block_head(block)
+        return await self._block(hex(number))
+
+    async def _block(self, tag: str) -> BlockHead:
+        """Raw JSON-RPC, without web3's block formatting; a block the node does not have is a
+        ChainError (as web3's BlockNotFound was)."""
+        (block,) = await self._batch(
+            [(RPCEndpoint("eth_getBlockByNumber"), [tag, False])], "eth_getBlockByNumber"
+        )
+        if block is None:
+            raise ChainError(f"chain {self.chain_id}: block {tag} not found")
+        return _block_head(block)
 
     async def receipt(self, tx_hash: str) -> Any | None:
         try:
