@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 from eth_account import Account
@@ -219,3 +221,32 @@ def test_disabled_chain_is_refused(quoting, devnet, start_service) -> None:
         )
         body = client.post("/quote/v2", json=_body()).json()
     assert body["errorCode"] == "CHAIN_DISABLED"
+
+
+def test_a_quote_the_database_refuses_is_503_and_quoting_recovers(
+    start_service, postgres_url: str
+) -> None:
+    """The database refuses new request rows (a constraint, as an operator's mistake would):
+    the quote is answered 503 in the error shape, never 200 for a quote that was not stored,
+    and quoting works again once the database accepts rows."""
+    service = start_service(settings={"database_url": postgres_url})
+    dsn = postgres_url.replace("postgresql+asyncpg://", "postgresql://", 1)
+
+    async def alter(statement: str) -> None:
+        connection = await asyncpg.connect(dsn)
+        try:
+            await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    with httpx.Client(base_url=service.base_url, timeout=10) as client:
+        assert wait_for(
+            lambda: client.post("/quote/v2", json=_body()).status_code == 200, timeout=10
+        )
+        asyncio.run(alter("ALTER TABLE requests ADD CONSTRAINT refuse CHECK (false) NOT VALID"))
+        refused = client.post("/quote/v2", json=_body())
+        assert refused.status_code == 503, refused.text
+        validate_against("quote-error", refused.json())
+        assert refused.json()["errorCode"] == "SERVICE_UNAVAILABLE"
+        asyncio.run(alter("ALTER TABLE requests DROP CONSTRAINT refuse"))
+        assert client.post("/quote/v2", json=_body()).status_code == 200
