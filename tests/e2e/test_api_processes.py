@@ -16,7 +16,7 @@ import pytest
 from eth_account import Account
 
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import native_bridge, request_quote
+from tests.e2e.bridging import ORIGIN, native_bridge, request_quote, usdc
 from tests.e2e.conftest import wait_for
 from tests.e2e.test_crash_safety import ServiceProcess
 
@@ -67,8 +67,8 @@ def _socket_inodes(pid: int) -> set[str]:
     return inodes
 
 
-def _quote(client: httpx.Client) -> dict[str, Any]:
-    return request_quote(client, native_bridge(Account.create().address))
+def _quote(client: httpx.Client, **fields: Any) -> dict[str, Any]:
+    return request_quote(client, native_bridge(Account.create().address, **fields))
 
 
 def _running(pid: int) -> bool:
@@ -86,13 +86,26 @@ def _replica(service: ServiceProcess) -> int:
     return replicas[0]
 
 
-def test_both_processes_serve_and_share_what_they_store(service: ServiceProcess) -> None:
+def test_both_processes_serve_and_share_what_they_store(
+    service: ServiceProcess, devnet: RunningDevnet
+) -> None:
     assert service.process is not None
     main, replica = service.process.pid, _replica(service)
     clients = [httpx.Client(base_url=service.base_url, timeout=30) for _ in range(CONNECTIONS)]
+    # Right after the start, half of them same-chain swaps: a process serves only once it has
+    # read the pools (a replica used to answer these 400 NO_SWAP_ROUTES_FOUND at first).
+    swap = {
+        "destinationChainId": ORIGIN,
+        "originCurrency": usdc(devnet, ORIGIN),
+        "amount": "25000000",
+    }
     try:
         with ThreadPoolExecutor(CONNECTIONS) as pool:
-            quotes = list(pool.map(_quote, clients))
+            quotes = list(
+                pool.map(
+                    lambda n: _quote(clients[n], **(swap if n % 2 else {})), range(CONNECTIONS)
+                )
+            )
         # Each client keeps its connection open: the kernel gave each to one process.
         served = _established_on(service.port)
         assert served & _socket_inodes(main), "the main process served no connection"
