@@ -19,7 +19,7 @@ settings.register_profile(
 )
 settings.load_profile("default")
 
-SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "shared" / "spec" / "schemas"
+SCHEMAS_DIR = Path(__file__).resolve().parent / "schemas"
 
 
 @dataclass
