@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ from tests.e2e.conftest import ServiceThread, validate_against, wait_for
 NATIVE = "0x0000000000000000000000000000000000000000"
 ORIGIN, DESTINATION = 900001, 900002
 TERMINAL = frozenset({"success", "refund", "failure"})
+# GET /requests/v2 is retired on 2026-11-24: tests of its records run on a clock before that.
+V2_STILL_SERVED = datetime(2026, 11, 1, tzinfo=UTC)
 REFUNDED = frozenset({"refund"})
 
 

@@ -21,6 +21,7 @@ from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     ORIGIN,
+    V2_STILL_SERVED,
     final_status,
     funded_user,
     native_bridge,
@@ -124,7 +125,11 @@ def _assert_v2_record(
 
 
 def test_a_bridge_is_listed_exactly_in_v3_and_v2(start_service: StartService, devnet) -> None:
-    service = start_service(run_workers=True, settings={"admin_token": "operator-token"})
+    service = start_service(
+        run_workers=True,
+        settings={"admin_token": "operator-token"},
+        wall_clock=lambda: V2_STILL_SERVED,
+    )
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         own_key, other_key = _new_key(http, "wallet-a"), _new_key(http, "dapp-b")
         bridged = _bridge(service, devnet, own_key)

@@ -23,6 +23,7 @@ from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
     ORIGIN,
+    V2_STILL_SERVED,
     balance,
     final_status,
     funded_user,
@@ -42,7 +43,11 @@ AMOUNT = 10**18 // 4
 
 @pytest.fixture
 def service(start_service: StartService) -> ServiceThread:
-    return start_service(run_workers=True, settings={"admin_token": "operator-token"})
+    return start_service(
+        run_workers=True,
+        settings={"admin_token": "operator-token"},
+        wall_clock=lambda: V2_STILL_SERVED,
+    )
 
 
 def _sponsor_wallet(devnet: RunningDevnet, *, approve: bool) -> LocalAccount:

@@ -57,18 +57,23 @@ def test_v2_has_its_own_parameters() -> None:
 
 
 @given(
-    sort_by=st.sampled_from(list(SortBy)),
     direction=st.sampled_from(["asc", "desc"]),
-    value=st.one_of(st.integers(0, 10**15), st.text(max_size=40)),
-    request_id=st.text(max_size=70),
+    amount=st.integers(0, 2**63 - 1),
+    moment=st.datetimes(timezones=st.just(UTC)),
+    request_id=st.binary(min_size=32, max_size=32).map(lambda raw: "0x" + raw.hex()),
 )
-def test_cursors_round_trip(sort_by: SortBy, direction: str, value, request_id: str) -> None:
-    cursor = Cursor(sort_by, direction, value, request_id)
-    assert Cursor.decode(cursor.encode()) == cursor
+def test_cursors_round_trip(direction: str, amount: int, moment: datetime, request_id: str) -> None:
+    for cursor in (
+        Cursor(SortBy.AMOUNT_USD, direction, amount, request_id),
+        Cursor(SortBy.CREATED_AT, direction, moment.isoformat(), request_id),
+        Cursor(SortBy.UPDATED_AT, direction, moment.isoformat(), request_id),
+    ):
+        assert Cursor.decode(cursor.encode()) == cursor
 
 
 def test_a_cursor_must_match_its_sort() -> None:
-    token = Cursor(SortBy.CREATED_AT, "desc", "2026-11-21T00:00:00+00:00", "0x1").encode()
+    request_id = "0x" + "01" * 32
+    token = Cursor(SortBy.CREATED_AT, "desc", "2026-11-21T00:00:00+00:00", request_id).encode()
     assert parse_listing({"continuation": [token]}).cursor is not None
     with pytest.raises(ListingError, match="different sortBy"):
         parse_listing({"continuation": [token], "sortDirection": ["asc"]})
@@ -98,3 +103,33 @@ def test_reductions_are_configurable_and_checked() -> None:
     assert schedule.rate_share(datetime(2026, 12, 1, tzinfo=UTC)) == 0.9
     with pytest.raises(ValueError):
         parse_reductions("2026-08-01:1.5")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"limit": ["²"]},
+        {"limit": ["\uff15"]},
+        {"startTimestamp": ["999999999999999999"]},
+        {"endTimestamp": ["999999999999999999"]},
+        {"originChainId": [str(2**63)]},
+        {"filters": [f'[{{"originChainId": {2**63}}}]']},
+        {"filters": [f'[{{"not:destinationChainId": [{2**63}]}}]']},
+        {"filters": ['[{"id": "\\ud800"}]']},
+        {"filters": ["[" * 2_000 + "]" * 2_000]},
+        {"filters": ['[{"user": ' + "[" * 2_000 + "]" * 2_000 + "}]"]},
+        {"user": ["0xab\n"]},
+    ],
+)
+def test_hostile_parameters_are_listing_errors(params: dict[str, list[str]]) -> None:
+    with pytest.raises(ListingError):
+        parse_listing(params)
+
+
+def test_a_cursor_with_an_out_of_range_amount_is_refused() -> None:
+    request_id = "0x" + "11" * 32
+    forged = Cursor(SortBy.AMOUNT_USD, "asc", 2**63, request_id).encode()
+    with pytest.raises(ListingError):
+        parse_listing({"sortBy": ["amountUsd"], "continuation": [forged]})
+    fine = Cursor(SortBy.AMOUNT_USD, "asc", 2**63 - 1, request_id).encode()
+    assert parse_listing({"sortBy": ["amountUsd"], "continuation": [fine]}).cursor is not None

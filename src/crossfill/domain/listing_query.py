@@ -19,12 +19,23 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
 from crossfill.domain.enums import FAIL_REASONS, FEATURES, REFUND_FAIL_REASONS, REQUEST_TYPES
+from crossfill.domain.identifiers import (
+    INT64_MAX,
+    InvalidIdentifier,
+    is_decimal,
+    is_hash32,
+    parse_text,
+    parse_uint,
+    parse_unix_seconds,
+)
 from crossfill.domain.status import RequestStatus
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 50
 MAX_GROUPS, MAX_VALUES = 20, 100
-_HEX = re.compile(r"^0x[0-9a-fA-F]*$")
-_UNSIGNED = re.compile(r"^[0-9]{1,18}$")
+# A `filters` document: 20 groups of a few fields of up to 100 values fits well within this;
+# the cap bounds the parser's work before anything else is checked.
+MAX_FILTERS_LENGTH = 16_384
+_HEX = re.compile(r"0x[0-9a-fA-F]*", re.ASCII)
 
 
 class ListingError(ValueError):
@@ -138,11 +149,22 @@ class Cursor:
             cursor = cls(SortBy(sort_by), direction, value, request_id)
         except (binascii.Error, ValueError, TypeError) as exc:
             raise ListingError("continuation is not a cursor this service issued") from exc
-        if cursor.direction not in ("asc", "desc") or not isinstance(cursor.request_id, str):
-            raise ListingError("continuation is not a cursor this service issued")
-        if not isinstance(cursor.value, str | int) or isinstance(cursor.value, bool):
+        if not _cursor_fields_valid(cursor):
             raise ListingError("continuation is not a cursor this service issued")
         return cursor
+
+
+def _cursor_fields_valid(cursor: Cursor) -> bool:
+    """Only what `encode` writes: a request id, and a sort value the database can compare
+    (an amount in BIGINT range, or an ISO timestamp)."""
+    value = cursor.value
+    if isinstance(value, bool) or not is_hash32(cursor.request_id):
+        return False
+    if cursor.direction not in ("asc", "desc"):
+        return False
+    if isinstance(value, int):
+        return cursor.sort_by is SortBy.AMOUNT_USD and 0 <= value <= INT64_MAX
+    return isinstance(value, str) and len(value) <= 40 and value.isprintable()
 
 
 @dataclass(frozen=True)
@@ -162,16 +184,18 @@ class ListingQuery:
 
 
 def _value(name: str, kind: Kind, raw: object) -> str | int:
-    if kind is Kind.INT:
-        if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
-            return raw
-        if isinstance(raw, str) and _UNSIGNED.match(raw):
-            return int(raw)
-        raise ListingError(f"{name} must be a non-negative integer, got {raw!r}")
-    if not isinstance(raw, str) or not raw or len(raw) > 200:
-        raise ListingError(f"{name} must be a non-empty string")
+    try:
+        if kind is Kind.INT:
+            if not isinstance(raw, str | int):
+                raise InvalidIdentifier(f"{name} must be a non-negative integer")
+            return parse_uint(raw, name)
+        if not isinstance(raw, str) or not raw:
+            raise InvalidIdentifier(f"{name} must be a non-empty string")
+        parse_text(raw, name)
+    except InvalidIdentifier as exc:
+        raise ListingError(str(exc)) from None
     if kind is Kind.HEX:
-        return raw.lower() if _HEX.match(raw) else raw
+        return raw.lower() if _HEX.fullmatch(raw) else raw
     if kind is Kind.SYMBOL:
         return raw.upper()
     allowed: Collection[str] | None = {
@@ -198,10 +222,14 @@ def _condition(name: str, raw_values: Sequence[object], fields: Mapping[str, Kin
 
 
 def _groups(raw: str, fields: Mapping[str, Kind]) -> tuple[tuple[Condition, ...], ...]:
+    if len(raw) > MAX_FILTERS_LENGTH:
+        raise ListingError(f"filters may be at most {MAX_FILTERS_LENGTH} characters")
     try:
         document = json.loads(raw)
     except ValueError as exc:
         raise ListingError(f"filters is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise ListingError("filters is nested too deeply") from None
     if not isinstance(document, list) or not 1 <= len(document) <= MAX_GROUPS:
         raise ListingError(f"filters must be a JSON array of 1..{MAX_GROUPS} objects")
     groups = []
@@ -241,7 +269,7 @@ def _usd_micros(name: str, raw: str) -> int:
 def _limit(raw: str | None) -> int:
     if raw is None:
         return DEFAULT_LIMIT
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+    if not is_decimal(raw) or len(raw) > 2 or not 1 <= int(raw) <= MAX_LIMIT:
         raise ListingError(f"limit must be an integer from 1 to {MAX_LIMIT}")
     return int(raw)
 
@@ -264,8 +292,13 @@ def _ranges(one: Callable[[str], str | None], v2: bool) -> dict[str, int]:
     ranges: dict[str, int] = {}
     for name in V2_RANGES if v2 else INT_RANGES:
         raw = one(name)
-        if raw is not None:
-            ranges[name] = int(_value(name, Kind.INT, raw))
+        if raw is None:
+            continue
+        try:
+            timestamp = name in ("startTimestamp", "endTimestamp")
+            ranges[name] = parse_unix_seconds(raw, name) if timestamp else parse_uint(raw, name)
+        except InvalidIdentifier as exc:
+            raise ListingError(str(exc)) from None
     for name in () if v2 else USD_RANGES:
         raw = one(name)
         if raw is not None:

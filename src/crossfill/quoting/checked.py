@@ -33,6 +33,7 @@ class CheckedRequest:
     calls: tuple[ExtraCall, ...]
     calls_gas: int
     sponsoring: SponsorRequest | None
+    referrer: str | None
 
 
 def _checked_calls(
@@ -82,4 +83,5 @@ def check_request(
         calls=calls,
         calls_gas=calls_gas,
         sponsoring=inputs.sponsor_request(body, sponsor_wallet),
+        referrer=inputs.referrer(body.referrer),
     )

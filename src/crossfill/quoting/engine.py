@@ -90,6 +90,7 @@ class Quote:
     deposit_gas_wei: int
     slippage_bps: int
     explicit_deposit: bool
+    referrer: str | None
     created_at: datetime
     expires_at: datetime
     # (chain id, lower-case currency address) -> micro-USD per whole unit, as quoted.
@@ -424,6 +425,7 @@ def plan_quote(
         deposit_gas_wei=_deposit_gas(request) * fee_per_gas(request.origin),
         slippage_bps=request.slippage_bps,
         explicit_deposit=body.explicitDeposit,
+        referrer=request.referrer,
         created_at=now,
         expires_at=expires_at,
         prices=dict(prices.seen),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -11,6 +10,14 @@ from crossfill.api.schemas.quote import AppFee, ExtraTx, QuoteBody
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.config.deployment import QuoteSettings
+from crossfill.domain.identifiers import (
+    UINT256_LIMIT,
+    InvalidIdentifier,
+    is_decimal,
+    parse_address,
+    parse_hex_bytes,
+    parse_text,
+)
 from crossfill.errors import BadRequest, Forbidden
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import BPS, TradeType
@@ -21,9 +28,7 @@ from crossfill.quoting.sponsorship import (
     SponsorWallet,
 )
 
-_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
-_UINT = re.compile(r"^[0-9]{1,78}$")
-_HEX = re.compile(r"^0x(?:[0-9a-fA-F]{2})*$")
+MAX_UINT_DIGITS = 78  # 2**256 has 78 decimal digits
 MAX_EXTRA_TXS = 10
 MAX_TXS_GAS_LIMIT = 10_000_000
 DEFAULT_SLIPPAGE_BPS = 50
@@ -56,10 +61,25 @@ class AppFeeShare:
     bps: int
 
 
+def _uint_text(value: str) -> bool:
+    return len(value) <= MAX_UINT_DIGITS and is_decimal(value)
+
+
 def address(value: str | None, error_code: str, field: str) -> str:
-    if value is None or not _ADDRESS.match(value):
-        raise QuoteError(error_code, f"{field} must be a 0x-prefixed 20-byte hex address")
-    return value.lower()
+    try:
+        return parse_address(value, field)
+    except InvalidIdentifier as exc:
+        raise QuoteError(error_code, str(exc)) from None
+
+
+def referrer(value: str | None) -> str | None:
+    """`referrer`: stored and echoed in records and webhooks, so bounded and printable."""
+    if value is None:
+        return None
+    try:
+        return parse_text(value, "referrer")
+    except InvalidIdentifier as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def chain(chains: Mapping[int, ChainView], chain_id: int, field: str) -> ChainView:
@@ -92,12 +112,12 @@ def trade_type(value: str) -> TradeType:
 
 
 def amount(value: str) -> int:
-    if not _UINT.match(value):
+    if not _uint_text(value):
         raise QuoteError(
             "AMOUNT_TOO_LOW", "amount must be a positive integer string (smallest unit)"
         )
     parsed = int(value)
-    if parsed <= 0 or parsed >= 2**256:
+    if parsed <= 0 or parsed >= UINT256_LIMIT:
         raise QuoteError("AMOUNT_TOO_LOW", "amount must be a positive integer below 2**256")
     return parsed
 
@@ -105,7 +125,7 @@ def amount(value: str) -> int:
 def slippage_bps(value: str | None) -> int:
     if value is None:
         return DEFAULT_SLIPPAGE_BPS
-    if not _UINT.match(value) or int(value) > BPS:
+    if not _uint_text(value) or int(value) > BPS:
         raise QuoteError(
             "INVALID_SLIPPAGE_TOLERANCE", "slippageTolerance must be basis points from 0 to 10000"
         )
@@ -131,7 +151,7 @@ def app_fees(fees: list[AppFee] | None) -> tuple[AppFeeShare, ...]:
     shares = []
     for index, fee in enumerate(fees):
         recipient = address(fee.recipient, "INVALID_ADDRESS", f"appFees[{index}].recipient")
-        if not _UINT.match(fee.fee) or int(fee.fee) > BPS:
+        if not _uint_text(fee.fee) or int(fee.fee) > BPS:
             raise BadRequest(f"appFees[{index}].fee must be basis points from 0 to 10000")
         shares.append(AppFeeShare(recipient=recipient, bps=int(fee.fee)))
     if sum(share.bps for share in shares) > MAX_APP_FEES_BPS:
@@ -170,12 +190,13 @@ def extra_calls(txs: list[ExtraTx] | None) -> tuple[ExtraCall, ...]:
     for index, tx in enumerate(txs):
         to = address(tx.to, "INVALID_EXTRA_TXS", f"txs[{index}].to")
         value = tx.value if tx.value is not None else "0"
-        if not _UINT.match(value) or int(value) >= 2**256:
+        if not _uint_text(value) or int(value) >= UINT256_LIMIT:
             raise QuoteError("INVALID_EXTRA_TXS", f"txs[{index}].value must be a uint256 string")
-        data = tx.data if tx.data is not None else "0x"
-        if not _HEX.match(data):
-            raise QuoteError("INVALID_EXTRA_TXS", f"txs[{index}].data must be 0x-prefixed hex")
-        calls.append(ExtraCall(to=to, value=int(value), data=bytes.fromhex(data[2:])))
+        try:
+            data = parse_hex_bytes(tx.data or "0x", f"txs[{index}].data")
+        except InvalidIdentifier as exc:
+            raise QuoteError("INVALID_EXTRA_TXS", str(exc)) from None
+        calls.append(ExtraCall(to=to, value=int(value), data=data))
     return tuple(calls)
 
 
@@ -207,7 +228,7 @@ def sponsor_request(body: QuoteBody, wallet: SponsorWallet | None) -> SponsorReq
             f"sponsoredFeeComponents: unknown {', '.join(unknown)}; known: {', '.join(COMPONENTS)}"
         )
     cap = body.maxSubsidizationAmount
-    if cap is not None and not _UINT.match(cap):
+    if cap is not None and not _uint_text(cap):
         raise BadRequest("maxSubsidizationAmount must be a USD amount in micro-units (integer)")
     return SponsorRequest(
         components=components,

@@ -104,7 +104,7 @@ async def create_quote(
         else None
     )
     wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
-    rows = requests.quote_rows(quote, wire, referrer=body.referrer, api_key_id=api_key_id)
+    rows = requests.quote_rows(quote, wire, referrer=quote.referrer, api_key_id=api_key_id)
     if quote.calls:
         await _simulate_fill(runtime, quote, Request(**rows.request))
     try:

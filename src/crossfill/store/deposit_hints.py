@@ -11,6 +11,7 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from crossfill.domain.identifiers import is_decimal, is_hash32
 from crossfill.store import pg_notify
 
 log = structlog.get_logger(__name__)
@@ -35,7 +36,7 @@ async def listen(
 
     def received(payload: str) -> None:
         chain_id, _, tx_hash = payload.partition(":")
-        if chain_id.isdigit() and tx_hash:
+        if is_decimal(chain_id) and len(chain_id) < 20 and is_hash32(tx_hash):
             on_hint(int(chain_id), tx_hash)
 
     return await pg_notify.listen(database_url, CHANNEL, received)

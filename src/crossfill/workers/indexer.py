@@ -35,6 +35,7 @@ from crossfill.domain.deposit_checks import (
     judge_deposit,
 )
 from crossfill.domain.status import TERMINAL, RequestStatus
+from crossfill.errors import ChainError
 from crossfill.quoting.money import to_usd_micros, usd_micros_per_unit
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
@@ -48,6 +49,11 @@ log = structlog.get_logger(__name__)
 
 
 REWIND_BLOCKS = 64
+# Hints are a shortcut, never the only way a deposit is found (the scan finds every one): the
+# queue is bounded so a flood of hints cannot grow memory, and a tick takes a bounded number
+# so hints cannot hold up the scan.
+MAX_QUEUED_HINTS = 1_000
+MAX_HINTS_PER_TICK = 50
 
 
 class Indexer:
@@ -68,7 +74,7 @@ class Indexer:
         self.interval_seconds = interval_seconds
         self.batch_blocks = batch_blocks
         self.initial_lookback_blocks = initial_lookback_blocks
-        self.hints: asyncio.Queue[str] = asyncio.Queue()
+        self.hints: asyncio.Queue[str] = asyncio.Queue(MAX_QUEUED_HINTS)
         # Called with a destination chain id when a request there becomes pending.
         self.on_pending: Callable[[int], None] = lambda _chain_id: None
         self._pending_for: set[int] = set()
@@ -84,7 +90,7 @@ class Indexer:
         """Until the next scan, or sooner when a client hints at a transaction."""
         try:
             hinted = await asyncio.wait_for(self.hints.get(), self.interval_seconds)
-            self.hints.put_nowait(hinted)  # put back: the next tick indexes it
+            self.hint(hinted)  # put back: the next tick indexes it
         except TimeoutError:
             pass
 
@@ -99,35 +105,55 @@ class Indexer:
         await self.reorg_watch.check(head)
         self._settled_head = head.hash
 
+    def hint(self, tx_hash: str) -> bool:
+        """Queue a client's hint; False when the queue is full (the scan will find it)."""
+        try:
+            self.hints.put_nowait(tx_hash)
+        except asyncio.QueueFull:
+            return False
+        return True
+
     async def _index_hinted(self, head: BlockHead) -> None:
-        """Receipts of transactions clients told us about, ahead of the scan."""
-        while not self.hints.empty():
+        """Receipts of transactions clients told us about, ahead of the scan. A hint that
+        fails is dropped with a warning: one client's hint must not stop the scan."""
+        for _ in range(min(self.hints.qsize(), MAX_HINTS_PER_TICK)):
             tx_hash = self.hints.get_nowait()
-            receipt = await self.chain.client.receipt(tx_hash)
-            if receipt is None:
-                continue
-            depository = self.config.contracts.depository.lower()
-            found = [
-                deposit
-                for entry in receipt["logs"]
-                if entry["address"].lower() == depository
-                and (deposit := decode_deposit(entry)) is not None
-            ]
-            transfers = [
-                entry
-                for entry in receipt["logs"]
-                if entry["address"].lower() in self._tokens
-                and len(entry["topics"]) == 3
-                and to_hex(entry["topics"][0]) == TRANSFER_TOPIC
-                and to_hex(entry["topics"][2]) == address_topic(depository)
-            ]
-            router = self.config.contracts.router.lower()
-            batches = [
-                batch
-                for entry in receipt["logs"]
-                if entry["address"].lower() == router and (batch := decode_batch(entry)) is not None
-            ]
-            await self._record(found + await self._implicit(transfers), batches)
+            try:
+                await self._index_receipt(tx_hash)
+            except ChainError as exc:
+                log.warning(
+                    "hinted transaction not indexed",
+                    chain_id=self.config.id,
+                    tx_hash=tx_hash,
+                    error=str(exc),
+                )
+
+    async def _index_receipt(self, tx_hash: str) -> None:
+        receipt = await self.chain.client.receipt(tx_hash)
+        if receipt is None:
+            return
+        depository = self.config.contracts.depository.lower()
+        found = [
+            deposit
+            for entry in receipt["logs"]
+            if entry["address"].lower() == depository
+            and (deposit := decode_deposit(entry)) is not None
+        ]
+        transfers = [
+            entry
+            for entry in receipt["logs"]
+            if entry["address"].lower() in self._tokens
+            and len(entry["topics"]) == 3
+            and to_hex(entry["topics"][0]) == TRANSFER_TOPIC
+            and to_hex(entry["topics"][2]) == address_topic(depository)
+        ]
+        router = self.config.contracts.router.lower()
+        batches = [
+            batch
+            for entry in receipt["logs"]
+            if entry["address"].lower() == router and (batch := decode_batch(entry)) is not None
+        ]
+        await self._record(found + await self._implicit(transfers), batches)
 
     async def _start_block(self, head: BlockHead) -> int:
         async with self.sessions() as session:

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
 
 import structlog
+from sqlalchemy.exc import SQLAlchemyError
 
-from crossfill.errors import ChainError
+from crossfill.errors import ChainError, StoreError
+
+# Failures that say nothing about the item itself: retried, never a reason to give it up.
+TRANSIENT: tuple[type[BaseException], ...] = (ChainError, StoreError, SQLAlchemyError, OSError)
 
 log = structlog.get_logger(__name__)
+Item = TypeVar("Item")
 
 
 async def run_forever(
@@ -33,3 +39,30 @@ async def wait_interval(wakeup: asyncio.Event, interval_seconds: float) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(wakeup.wait(), interval_seconds)
     wakeup.clear()
+
+
+async def each_on_its_own(
+    name: str,
+    items: Iterable[Item],
+    act: Callable[[Item], Awaitable[None]],
+    *,
+    label: Callable[[Item], object],
+    on_crash: Callable[[Item], Awaitable[None]] | None = None,
+) -> None:
+    """`act` on every item, each isolated from the others. A transient failure (chain,
+    database, network) is a warning and the item is retried on a later tick; anything else
+    is a crash, logged and handed to `on_crash` (which may give the item up). Either way the
+    next item goes on: one poisoned record must not hold up the rest."""
+    for item in items:
+        try:
+            await act(item)
+        except TRANSIENT as exc:
+            log.warning("worker item failed", worker=name, item=label(item), error=str(exc))
+        except Exception:
+            log.exception("worker item crashed", worker=name, item=label(item))
+            if on_crash is None:
+                continue
+            try:
+                await on_crash(item)
+            except Exception:
+                log.exception("worker could not give an item up", worker=name, item=label(item))

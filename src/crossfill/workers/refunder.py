@@ -29,7 +29,7 @@ from crossfill.quoting.money import convert_ceil, usd_micros_per_unit
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
-from crossfill.workers.loop import run_forever
+from crossfill.workers.loop import each_on_its_own, run_forever
 
 log = structlog.get_logger(__name__)
 REFUND = "refund"
@@ -62,8 +62,8 @@ class Refunder:
         )
 
     async def tick(self) -> None:
-        for deposit_id in await self._due():
-            await self._refund(deposit_id)
+        name = f"refunder-{self.config.id}"
+        await each_on_its_own(name, await self._due(), self._refund, label=str)
         await self._track()
 
     async def _due(self) -> list[int]:
@@ -203,12 +203,19 @@ class Refunder:
                     )
                 )
             )
-        for deposit in submitted:
-            assert deposit.request_id is not None
-            mined = await self.txmanager.mined_for(deposit.request_id, f"{REFUND}:{deposit.id}")
-            if mined is not None:
-                row, receipt = mined
-                await self._settle(deposit.id, row.tx_hash, receipt)
+        await each_on_its_own(
+            f"refunder-{self.config.id}",
+            submitted,
+            self._track_one,
+            label=lambda deposit: deposit.id,
+        )
+
+    async def _track_one(self, deposit: Deposit) -> None:
+        assert deposit.request_id is not None
+        mined = await self.txmanager.mined_for(deposit.request_id, f"{REFUND}:{deposit.id}")
+        if mined is not None:
+            row, receipt = mined
+            await self._settle(deposit.id, row.tx_hash, receipt)
 
     async def _settle(self, deposit_id: int, tx_hash: str, receipt: dict[str, object]) -> None:
         now = self.now()

@@ -145,5 +145,4 @@ class Workers:
         indexer = self.indexers.get(ChainId(chain_id))
         if indexer is None:
             return False
-        indexer.hints.put_nowait(tx_hash)
-        return True
+        return indexer.hint(tx_hash)

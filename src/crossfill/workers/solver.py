@@ -26,7 +26,7 @@ from crossfill.store import requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
 from crossfill.workers.fills import FillCall, fill_call, revert_reason
-from crossfill.workers.loop import run_forever, wait_interval
+from crossfill.workers.loop import each_on_its_own, run_forever, wait_interval
 from crossfill.workers.replacements import replace_stuck
 
 log = structlog.get_logger(__name__)
@@ -78,8 +78,13 @@ class Solver:
                 lease=LEASE,
                 limit=20,
             )
-        for request in claimed:
-            await self._fill(request)
+        await each_on_its_own(
+            f"solver-{self.config.id}",
+            claimed,
+            self._fill,
+            label=lambda request: request.id,
+            on_crash=self._give_up,
+        )
         await self._track_submitted()
         await replace_stuck(
             self.txmanager,
@@ -105,6 +110,12 @@ class Solver:
                 session, request, RequestStatus.FAILURE, now=self.now(), fail_reason=reason
             )
         log.warning("fill refused", request_id=request_id, reason=reason)
+
+    async def _give_up(self, request: Request) -> None:
+        """A request the solver cannot process (a record it cannot read, a bug) fails, so the
+        refunder returns its deposit; unless its fill was already signed: that one is tracked."""
+        if await self.txmanager.for_request(request.id, FILL) is None:
+            await self._fail(request.id, "UNKNOWN")
 
     async def _fill(self, request: Request) -> None:
         journal = await self.txmanager.for_request(request.id, FILL)
@@ -177,8 +188,9 @@ class Solver:
                     )
                 )
             )
-        for request in submitted:
-            await self._track(request)
+        await each_on_its_own(
+            f"solver-{self.config.id}", submitted, self._track, label=lambda request: request.id
+        )
 
     @staticmethod
     async def _fill_time(session: AsyncSession, request_id: str, filled_at: int) -> int | None:

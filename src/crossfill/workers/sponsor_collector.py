@@ -23,7 +23,7 @@ from crossfill.errors import ChainError, ChainUnreachable
 from crossfill.runtime import ChainRuntime
 from crossfill.store import sponsor_payments
 from crossfill.store.tables import SponsorPayment
-from crossfill.workers.loop import run_forever
+from crossfill.workers.loop import each_on_its_own, run_forever
 
 log = structlog.get_logger(__name__)
 PURPOSE = "sponsor"
@@ -57,8 +57,12 @@ class SponsorCollector:
     async def tick(self) -> None:
         async with self.sessions() as session:
             due = await sponsor_payments.due_on(session, self.chain.config.id, limit=20)
-        for payment in due:
-            await self._collect(payment)
+        await each_on_its_own(
+            f"sponsor-collector-{self.chain.config.id}",
+            due,
+            self._collect,
+            label=lambda payment: payment.request_id,
+        )
 
     async def _settle(self, request_id: str, state: str, tx_hash: str) -> None:
         async with self.sessions() as session, session.begin():

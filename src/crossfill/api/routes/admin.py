@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from crossfill.api.deps import RuntimeDep
+from crossfill.api.params import ChainIdField, Label, RowIdPath
 from crossfill.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from crossfill.quoting.sponsorship import SponsorWallet, sponsor_wallet
 from crossfill.store import api_keys, webhook_endpoints
@@ -36,7 +37,7 @@ router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(_opera
 
 class NewKey(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: Annotated[str, Field(min_length=1, max_length=100)]
+    name: Annotated[Label, Field(min_length=1, max_length=100)]
 
 
 def key_wire(key: ApiKey) -> dict[str, Any]:
@@ -70,7 +71,7 @@ async def list_keys(runtime: RuntimeDep) -> dict[str, Any]:
 
 
 @router.delete("/api-keys/{key_id}")
-async def revoke_key(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+async def revoke_key(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     async with runtime.sessions() as session, session.begin():
         key = await session.get(ApiKey, key_id)
         if key is None:
@@ -82,7 +83,7 @@ async def revoke_key(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
 class SponsorSetting(BaseModel):
     model_config = ConfigDict(extra="forbid")
     wallet: str
-    chainId: int
+    chainId: ChainIdField
     currency: str
 
 
@@ -98,14 +99,16 @@ async def _set_sponsor(
 
 
 @router.put("/api-keys/{key_id}/sponsor")
-async def set_sponsor(key_id: int, body: SponsorSetting, runtime: RuntimeDep) -> dict[str, Any]:
+async def set_sponsor(
+    key_id: RowIdPath, body: SponsorSetting, runtime: RuntimeDep
+) -> dict[str, Any]:
     """The wallet paying this key's sponsored fees; it must approve the solver."""
     wallet = sponsor_wallet(runtime.deployment, body.wallet, body.chainId, body.currency)
     return await _set_sponsor(runtime, key_id, wallet)
 
 
 @router.delete("/api-keys/{key_id}/sponsor")
-async def clear_sponsor(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+async def clear_sponsor(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     return await _set_sponsor(runtime, key_id, None)
 
 
@@ -140,13 +143,13 @@ async def set_webhook(body: WebhookSetting, runtime: RuntimeDep) -> dict[str, An
 
 
 @router.get("/webhooks/{key_id}")
-async def show_webhook(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+async def show_webhook(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     async with runtime.sessions() as session:
         return _webhook_wire(key_id, await webhook_endpoints.get(session, key_id))
 
 
 @router.delete("/webhooks/{key_id}")
-async def remove_webhook(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+async def remove_webhook(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     async with runtime.sessions() as session, session.begin():
         if not await webhook_endpoints.remove(session, key_id):
             raise NotFound(f"API key {key_id} has no webhook")
@@ -154,7 +157,7 @@ async def remove_webhook(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
 
 
 @router.post("/webhooks/{key_id}/replay")
-async def replay_webhooks(key_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+async def replay_webhooks(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     async with runtime.sessions() as session, session.begin():
         queued = await webhook_config.replay_failed(session, key_id, now=datetime.now(UTC))
     return {"apiKeyId": key_id, "queued": queued}

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from crossfill.api.chain_view import ChainLiveStatus, chain_wire
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.schemas.chains import ChainsResponse
+from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id
 from crossfill.errors import BadRequest
 from crossfill.runtime import ChainRuntime
 from crossfill.store import chain_controls
@@ -24,11 +25,12 @@ def parse_chain_ids(include_chains: str) -> set[int]:
         token = part.strip()
         if not token:
             continue
-        if not token.isdigit() or int(token) == 0:
+        try:
+            ids.add(parse_chain_id(token, "includeChains"))
+        except InvalidIdentifier:
             raise BadRequest(
-                f"includeChains must be comma-separated chain ids; {token!r} is not a chain id"
-            )
-        ids.add(int(token))
+                f"includeChains must be comma-separated chain ids; {token[:80]!r} is not one"
+            ) from None
     return ids
 
 

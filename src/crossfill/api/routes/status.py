@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
 from crossfill.api.deps import RuntimeDep
+from crossfill.api.params import ReferrerQuery, RequestIdQuery
 from crossfill.domain.status_record import status_record
 from crossfill.errors import NotFound
 from crossfill.store import requests
@@ -22,10 +23,6 @@ async def _status(runtime: RuntimeDep, request_id: str) -> dict[str, Any]:
         transactions = await requests.transactions_of(session, request.id)
     facts = requests.facts_of(request, transactions)
     return status_record(facts)
-
-
-RequestIdQuery = Annotated[str, Query(alias="requestId", min_length=1, max_length=100)]
-ReferrerQuery = Annotated[str | None, Query(description="Integrator name; accepted, unused")]
 
 
 @router.get("/intents/status/v3")

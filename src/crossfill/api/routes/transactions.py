@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import re
-
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, StrictInt, StrictStr
 
 from crossfill.api.deps import RuntimeDep
+from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id, parse_tx_hash
 from crossfill.errors import BadRequest
 from crossfill.store import deposit_hints
+from crossfill.types import ChainId
 
 router = APIRouter(tags=["transactions"])
-_TX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
 
 
 class IndexBody(BaseModel):
@@ -28,13 +27,17 @@ class SingleBody(BaseModel):
     referrer: str | None = None
 
 
-def _chain_id(runtime: RuntimeDep, value: str | int) -> int:
-    text = str(value)
-    if not text.isdigit() or int(text) not in runtime.chains:
+def _chain_id(runtime: RuntimeDep, value: str | int) -> ChainId:
+    try:
+        chain_id = parse_chain_id(value)
+    except InvalidIdentifier:
+        chain_id = None
+    if chain_id is None or chain_id not in runtime.chains:
+        shown = value if isinstance(value, int) else value[:80]
         raise BadRequest(
-            f"chainId {value!r} is not a supported chain", error_code="UNSUPPORTED_CHAIN"
+            f"chainId {shown!r} is not a supported chain", error_code="UNSUPPORTED_CHAIN"
         )
-    return int(text)
+    return chain_id
 
 
 @router.post("/transactions/index")
@@ -44,13 +47,15 @@ async def index_transaction(
     """A hint: the indexer fetches this receipt at once instead of waiting for its next scan.
     An API replica (no indexers of its own) forwards it to the process that runs them."""
     chain_id = _chain_id(runtime, body.chainId)
-    if not _TX_HASH.match(body.txHash):
-        raise BadRequest("txHash must be a 0x-prefixed 32-byte hex hash")
+    try:
+        tx_hash = parse_tx_hash(body.txHash)
+    except InvalidIdentifier as exc:
+        raise BadRequest(str(exc)) from None
     workers = request.app.state.workers
     if workers is not None:
-        workers.hint(chain_id, body.txHash.lower())
+        workers.hint(chain_id, tx_hash)
     else:
-        await deposit_hints.forward(runtime.engine, chain_id, body.txHash.lower())
+        await deposit_hints.forward(runtime.engine, chain_id, tx_hash)
     return {"message": "Success"}
 
 

@@ -1,0 +1,50 @@
+"""Strict parameter types for routes: the identifier parsers of `domain.identifiers`, as
+pydantic/FastAPI annotations, so a malformed value is a 400 before a route runs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Path, Query
+from pydantic import AfterValidator, BeforeValidator
+
+from crossfill.domain.identifiers import (
+    parse_chain_id,
+    parse_row_id,
+    parse_text,
+    parse_tx_hash,
+)
+
+
+def _row_id(value: object) -> int:
+    if not isinstance(value, str | int):
+        raise ValueError("must be a positive integer")
+    return parse_row_id(value, "id")
+
+
+def _chain_id(value: object) -> int:
+    if not isinstance(value, str | int):
+        raise ValueError("must be a positive integer")
+    return parse_chain_id(value)
+
+
+def _label(value: str) -> str:
+    return parse_text(value, "text", max_length=100)
+
+
+def _request_id(value: str) -> str:
+    return parse_tx_hash(value, "requestId")
+
+
+RowIdPath = Annotated[int, Path(description="A positive integer id"), BeforeValidator(_row_id)]
+ChainIdField = Annotated[int, BeforeValidator(_chain_id)]
+Label = Annotated[str, AfterValidator(_label)]
+RequestIdQuery = Annotated[
+    str,
+    Query(alias="requestId", description="0x-prefixed 32-byte request id"),
+    AfterValidator(_request_id),
+]
+ReferrerQuery = Annotated[
+    str | None,
+    Query(description="Integrator name; accepted, unused", max_length=200),
+]
