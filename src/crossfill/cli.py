@@ -16,6 +16,7 @@ from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.config import load_deployment
+from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id
 from crossfill.errors import CrossfillError
 from crossfill.log_setup import configure_logging
 from crossfill.settings import Settings, load_settings
@@ -42,6 +43,17 @@ app.add_typer(app_fees_app, name="app-fees")
 console = Console()
 T = TypeVar("T")
 KeyReference = Annotated[str, typer.Argument(help="API key id, its shown prefix, or the key")]
+
+
+def _chain_id(text: str) -> int:
+    """Chain ids as the API takes them: ASCII digits (click's int() takes any Unicode digit)."""
+    try:
+        return parse_chain_id(text, "chain id")
+    except InvalidIdentifier as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+ChainIdArgument = Annotated[int, typer.Argument(parser=_chain_id, help="Chain id")]
 ApiProcesses = Annotated[
     int | None,
     typer.Option(min=1, help="API processes sharing the port (more than 1 needs PostgreSQL)"),
@@ -188,14 +200,15 @@ def chains_list() -> None:
 
 @chains_app.command("disable")
 def chains_disable(
-    chain_id: int, reason: Annotated[str | None, typer.Option(help="Shown as statusMessage")] = None
+    chain_id: ChainIdArgument,
+    reason: Annotated[str | None, typer.Option(help="Shown as statusMessage")] = None,
 ) -> None:
     """Disable a chain now: /chains reports it disabled without a restart."""
     _set_disabled(chain_id, disabled=True, reason=reason)
 
 
 @chains_app.command("enable")
-def chains_enable(chain_id: int) -> None:
+def chains_enable(chain_id: ChainIdArgument) -> None:
     """Enable a chain again."""
     _set_disabled(chain_id, disabled=False, reason=None)
 
@@ -321,7 +334,9 @@ def keys_revoke(
 def keys_sponsor(
     key: KeyReference,
     wallet: Annotated[str | None, typer.Option(help="Sponsor wallet address")] = None,
-    chain: Annotated[int | None, typer.Option(help="Chain id the sponsor pays on")] = None,
+    chain: Annotated[
+        int | None, typer.Option(parser=_chain_id, help="Chain id the sponsor pays on")
+    ] = None,
     currency: Annotated[str | None, typer.Option(help="ERC-20 the sponsor pays in")] = None,
     clear: Annotated[bool, typer.Option(help="Remove the key's sponsor wallet")] = False,
 ) -> None:

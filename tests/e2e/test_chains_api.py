@@ -177,3 +177,12 @@ def test_disabling_an_unknown_chain_is_a_clear_error(devnet, tmp_path) -> None:
     )
     assert result.returncode == 1
     assert "chain 31337 is not in" in result.stdout
+
+
+def test_the_cli_takes_ascii_chain_ids_only(devnet, tmp_path) -> None:
+    for chain_id in ("\uff19\uff10\uff10\uff10\uff10\uff12", str(2**63)):
+        result = run_cli(
+            "chains", "disable", chain_id, home=tmp_path, deployment_path=devnet.deployment_path
+        )
+        assert result.returncode == 2, result.stdout
+        assert "chain id must be" in result.stderr

@@ -16,6 +16,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from crossfill.domain.identifiers import INT64_MAX, is_decimal
 from crossfill.quoting.sponsorship import SponsorWallet
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ApiKey
@@ -59,7 +60,9 @@ async def all_keys(session: AsyncSession) -> list[ApiKey]:
 
 async def find(session: AsyncSession, reference: str) -> ApiKey | None:
     """A key by id, by its shown prefix, or by the key itself (for `revoke`, `webhooks`)."""
-    if reference.isdigit():
+    if is_decimal(reference):
+        if len(reference) > len(str(INT64_MAX)) or int(reference) > INT64_MAX:
+            return None
         return await session.get(ApiKey, int(reference))
     by_secret = await authenticate(session, reference)
     if by_secret is not None:
