@@ -7,7 +7,9 @@
     ├── ContractBuildError (RuntimeError)   solc rejected the sources
     ├── DevnetError (RuntimeError)          an anvil process or a devnet deployment step failed
     ├── ChainError                          an RPC call failed or a chain answered unexpectedly
+    │   ├── Reverted                        the contract refused: the only refusal of an order
     │   └── ChainUnreachable (ConnectionError)
+    │       └── RateLimited                 the node asked us to slow down (HTTP 429)
     ├── StoreError                          the database failed or is not migrated
     └── ApiError                            answered to a client as {message, statusCode, ...}
         ├── BadRequest (ValueError)         400
@@ -25,6 +27,10 @@ one of these with `raise ... from exc`.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from crossfill.contracts.reverts import RevertReason
 
 
 class CrossfillError(Exception):
@@ -57,6 +63,27 @@ class ChainError(CrossfillError):
 
 class ChainUnreachable(ChainError, ConnectionError):
     """The chain's RPC endpoint did not answer."""
+
+
+class RateLimited(ChainUnreachable):
+    """The chain's RPC endpoint answered 429; `retry_after_seconds` when it said how long."""
+
+    def __init__(self, message: str, *, retry_after_seconds: float | None) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class Reverted(ChainError):
+    """The contract itself refused the call (simulated or mined), with its revert data.
+
+    Of every chain failure, only this one may refuse or refund an order: the rest say nothing
+    about the order and are retried.
+    """
+
+    def __init__(self, message: str, *, data: bytes, reason: RevertReason) -> None:
+        super().__init__(message)
+        self.data = data
+        self.reason = reason
 
 
 class StoreError(CrossfillError):

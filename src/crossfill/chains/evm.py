@@ -5,16 +5,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
+import aiohttp
 from eth_abi.abi import encode
 from eth_utils.crypto import keccak
 from web3 import AsyncWeb3, Web3
-from web3.exceptions import TransactionNotFound, Web3Exception
+from web3.exceptions import ContractLogicError, TransactionNotFound, Web3Exception
 from web3.types import RPCEndpoint
 
 from crossfill.chains.depository_logs import DEPOSIT_TOPICS, TRANSFER_TOPIC, address_topic
 from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
-from crossfill.errors import ChainError, ChainUnreachable
+from crossfill.contracts.reverts import decode_revert
+from crossfill.errors import ChainError, ChainUnreachable, RateLimited, Reverted
 from crossfill.types import ChainId
 
 T = TypeVar("T")
@@ -56,6 +59,39 @@ def _returned(reply: str | None) -> bytes | None:
     return None if reply is None else bytes.fromhex(reply[2:])
 
 
+def _revert_data(data: object) -> bytes:
+    """web3 hands revert data over as hex (or a node's dict, or nothing)."""
+    if isinstance(data, str) and data.startswith("0x"):
+        try:
+            return bytes.fromhex(data[2:])
+        except ValueError:
+            return b""
+    return b""
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = exc.headers if isinstance(exc, aiohttp.ClientResponseError) else None
+    value = headers.get("Retry-After") if headers else None
+    try:
+        return None if value is None else max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def shown_endpoint(url: str) -> str:
+    """`scheme://host:port` of an RPC URL: what may be logged of it."""
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}"
+
+
+def _transport_failure(exc: BaseException) -> str:
+    """What went wrong, without the URL that aiohttp's messages repeat."""
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return f"HTTP {exc.status}"
+    return type(exc).__name__
+
+
 @dataclass(frozen=True)
 class ChainPoll:
     head: BlockHead
@@ -76,6 +112,9 @@ class EvmClient:
     def __init__(self, chain_id: ChainId, rpc_url: str, *, timeout_seconds: float) -> None:
         self.chain_id = chain_id
         self.rpc_url = rpc_url
+        # For messages and logs: a provider's URL often carries an access key in its path,
+        # query or user info, so only the scheme, host and port are ever shown.
+        self.endpoint = shown_endpoint(rpc_url)
         self.web3 = AsyncWeb3(JsonRpcProvider(rpc_url, timeout_seconds=timeout_seconds))
 
     async def remote_chain_id(self) -> int:
@@ -131,7 +170,7 @@ class EvmClient:
         try:
             replies = await provider.make_batch_request(calls)
         except TRANSPORT_ERRORS as exc:
-            raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
+            raise self._unreachable(exc) from exc
         if not isinstance(replies, list) or len(replies) != len(calls):
             raise ChainError(f"chain {self.chain_id}: {what} failed: {replies}")
         if not partial and any("result" not in reply for reply in replies):
@@ -218,7 +257,7 @@ class EvmClient:
         except TransactionNotFound:
             return None
         except TRANSPORT_ERRORS as exc:
-            raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
+            raise self._unreachable(exc) from exc
         except Web3Exception as exc:
             raise ChainError(f"chain {self.chain_id}: receipt {tx_hash}: {exc}") from exc
 
@@ -240,7 +279,8 @@ class EvmClient:
         )
 
     async def estimate_gas(self, tx: dict[str, Any]) -> int:
-        """Simulates the call; a revert raises ChainError with the node's reason."""
+        """Simulates the call: `Reverted` when the contract refuses it (decoded with our ABIs);
+        any other failure (the node, the network) is another ChainError."""
         return int(await self._read("eth_estimateGas", self.web3.eth.estimate_gas(tx)))  # type: ignore[arg-type]
 
     async def send_raw(self, raw_transaction: bytes) -> str:
@@ -253,15 +293,34 @@ class EvmClient:
         try:
             return await pending
         except TRANSPORT_ERRORS as exc:
-            raise ChainUnreachable(f"chain {self.chain_id}: {self.rpc_url} unreachable") from exc
+            raise self._unreachable(exc) from exc
+        except ContractLogicError as exc:
+            data = _revert_data(exc.data)
+            reason = decode_revert(data)
+            raise Reverted(
+                f"chain {self.chain_id}: {what} reverted: {reason.message}",
+                data=data,
+                reason=reason,
+            ) from exc
         except Web3Exception as exc:
             raise ChainError(f"chain {self.chain_id}: {what} failed: {exc}") from exc
+
+    def _unreachable(self, exc: BaseException) -> ChainUnreachable:
+        """A transport failure as its outcome: rate limited (429) or unreachable."""
+        if isinstance(exc, aiohttp.ClientResponseError) and exc.status == 429:
+            return RateLimited(
+                f"chain {self.chain_id}: {self.endpoint} rate limited",
+                retry_after_seconds=_retry_after(exc),
+            )
+        return ChainUnreachable(
+            f"chain {self.chain_id}: {self.endpoint} unreachable: {_transport_failure(exc)}"
+        )
 
     async def check_identity(self) -> None:
         """Raise unless the endpoint answers and serves the configured chain."""
         remote = await self.remote_chain_id()
         if remote != self.chain_id:
-            raise ChainError(f"chain {self.chain_id}: {self.rpc_url} serves chain id {remote}")
+            raise ChainError(f"chain {self.chain_id}: {self.endpoint} serves chain id {remote}")
 
     async def close(self) -> None:
         await self.web3.provider.disconnect()

@@ -11,7 +11,7 @@ import structlog
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.contracts import calldata
 from crossfill.domain.order import sign_order_id
-from crossfill.errors import ChainError, StoreError
+from crossfill.errors import ChainError, Reverted, StoreError
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.response import quote_wire
@@ -131,8 +131,16 @@ async def _simulate_fill(runtime: Runtime, quote: Quote, row: Request) -> None:
                 "value": fill.value,
             }
         )
-    except ChainError as exc:
-        raise QuoteError("INVALID_EXTRA_TXS", f"txs fail in simulation: {exc}") from None
+    except Reverted as revert:
+        raise QuoteError(
+            "INVALID_EXTRA_TXS", f"txs fail in simulation: {revert.reason.message}"
+        ) from None
+    except ChainError:
+        # The node, not the calls, failed: nothing is known about the txs yet.
+        raise QuoteUnavailable(
+            "SERVICE_UNAVAILABLE",
+            f"chain {destination.id} did not answer the txs simulation; try again",
+        ) from None
     fees = destination.fees
     base = fees.fill_gas_native if quote.currency_out.is_native else fees.fill_gas_erc20
     if gas > base + quote.calls_gas:

@@ -259,6 +259,13 @@ async def claim(
     return claimed
 
 
+async def lease_until(session: AsyncSession, request_id: str, until: datetime) -> None:
+    """Keep the request leased until `until` (a retry later), whoever holds it."""
+    request = await session.get(Request, request_id)
+    if request is not None:
+        request.lease_expires_at = until
+
+
 async def replace_transaction_hash(
     session: AsyncSession, request_id: str, *, old: str, new: str
 ) -> None:

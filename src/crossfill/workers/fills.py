@@ -13,14 +13,21 @@ from dataclasses import dataclass
 
 from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
+from crossfill.contracts.reverts import RevertReason
 from crossfill.contracts.router_calls import Call, SwapPlan, swap_calls, sweep_call
 from crossfill.quoting.engine import fill_deadline
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 
-# Revert texts of the swap's own output floor (Uniswap V2 router and pair).
-_SLIPPAGE_REVERTS = ("INSUFFICIENT_OUTPUT_AMOUNT", "EXCESSIVE_INPUT_AMOUNT")
+# The exact revert messages of a swap's own output floor (Uniswap V2's router and pair).
+_SLIPPAGE_REVERTS = frozenset(
+    {
+        "UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT",
+        "UniswapV2Router: EXCESSIVE_INPUT_AMOUNT",
+        "UniswapV2: INSUFFICIENT_OUTPUT_AMOUNT",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -82,8 +89,8 @@ def fill_call(request: Request, chain: ChainConfig) -> FillCall:
     )
 
 
-def revert_reason(error: str) -> str:
+def revert_reason(reason: RevertReason) -> str:
     """The fail reason of a fill whose simulation reverted."""
-    if any(text in error for text in _SLIPPAGE_REVERTS):
+    if reason.name == "Error" and reason.message in _SLIPPAGE_REVERTS:
         return "SLIPPAGE"
     return "EXECUTION_REVERTED"

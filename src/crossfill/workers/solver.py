@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from crossfill.chains.txmanager import TxManager
 from crossfill.contracts import calldata
 from crossfill.domain.status import RequestStatus
-from crossfill.errors import ChainError
+from crossfill.errors import ChainError, Reverted
 from crossfill.quoting.engine import FILL_WINDOW
 from crossfill.runtime import ChainRuntime
 from crossfill.store import requests
@@ -33,7 +33,9 @@ log = structlog.get_logger(__name__)
 FILL = "fill"
 LEASE = timedelta(seconds=60)
 GAS_HEADROOM_PERCENT = 20
-ALREADY_FILLED_SELECTOR = calldata.selector("AlreadyFilled(bytes32)").hex()
+# A request whose fill cannot be tried yet (the chain did not answer, the solver's balance
+# is not known yet) is leased again after this, not failed.
+RETRY_AFTER = timedelta(seconds=2)
 
 
 class Solver:
@@ -92,13 +94,12 @@ class Solver:
             older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
         )
 
-    def _refusal(self, request: Request, fill: FillCall) -> str | None:
+    def _refusal(self, request: Request, fill: FillCall, balance: int) -> str | None:
         """Why this fill must not be attempted, as a fail reason; None when it may go."""
         deadline = as_utc(request.expires_at) + FILL_WINDOW
         if self.now() > deadline:
             return "ORDER_EXPIRED"
-        balance = self.chain.state.solver_balance(fill.spends_currency)
-        if balance is None or balance < fill.spends_amount:
+        if balance < fill.spends_amount:
             return "SOLVER_BALANCE_TOO_LOW"
         return None
 
@@ -123,7 +124,12 @@ class Solver:
             await self._submitted(request.id, journal.tx_hash)
             return
         fill = fill_call(request, self.config)
-        refusal = self._refusal(request, fill)
+        balance = self.chain.state.solver_balance(fill.spends_currency)
+        if balance is None:
+            # Not read yet (just started, or the RPC is down): no reason to refuse the order.
+            await self._retry_soon(request.id, "solver balance not known yet")
+            return
+        refusal = self._refusal(request, fill, balance)
         if refusal is not None:
             await self._fail(request.id, refusal)
             return
@@ -137,8 +143,11 @@ class Solver:
                     "value": value,
                 }
             )
+        except Reverted as revert:
+            await self._simulation_reverted(request, revert)
+            return
         except ChainError as exc:
-            await self._simulation_failed(request, str(exc))
+            await self._retry_soon(request.id, str(exc))
             return
         row = await self.txmanager.send(
             to=self.config.contracts.filler,
@@ -150,8 +159,14 @@ class Solver:
         )
         await self._submitted(request.id, row.tx_hash)
 
-    async def _simulation_failed(self, request: Request, error: str) -> None:
-        if ALREADY_FILLED_SELECTOR in error:
+    async def _retry_soon(self, request_id: str, why: str) -> None:
+        """Lease the request again shortly: nothing about it was refused."""
+        async with self.sessions() as session, session.begin():
+            await requests.lease_until(session, request_id, self.now() + RETRY_AFTER)
+        log.warning("fill postponed", request_id=request_id, reason=why)
+
+    async def _simulation_reverted(self, request: Request, revert: Reverted) -> None:
+        if revert.reason.name == "AlreadyFilled":
             # Filled on-chain already (by us: only our solver may call the Filler). Never refund.
             fills = await self.chain.client.fill_tx_hashes(
                 self.config.contracts.filler, request.order_id
@@ -159,7 +174,7 @@ class Solver:
             if fills:
                 await self._submitted(request.id, fills[0])
                 return
-        await self._fail(request.id, revert_reason(error))
+        await self._fail(request.id, revert_reason(revert.reason))
 
     async def _submitted(self, request_id: str, tx_hash: str) -> None:
         now = self.now()

@@ -19,7 +19,7 @@ from web3 import Web3
 
 from crossfill.chains.txmanager import TxManager
 from crossfill.contracts import calldata
-from crossfill.errors import ChainError, ChainUnreachable
+from crossfill.errors import Reverted
 from crossfill.runtime import ChainRuntime
 from crossfill.store import sponsor_payments
 from crossfill.store.tables import SponsorPayment
@@ -94,11 +94,11 @@ class SponsorCollector:
             gas = await self.chain.client.estimate_gas(
                 {"from": solver, "to": token, "data": calldata.hex_data(data)}
             )
-        except ChainUnreachable:
-            return  # the node, not the pull: try again next tick
-        except ChainError as exc:
+        except Reverted as revert:
             log.error(
-                "sponsor payment cannot be pulled", request_id=payment.request_id, error=str(exc)
+                "sponsor payment cannot be pulled",
+                request_id=payment.request_id,
+                reason=revert.reason.message,
             )
             await self._settle(payment.request_id, sponsor_payments.FAILED, "")
             return

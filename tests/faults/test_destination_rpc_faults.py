@@ -1,0 +1,79 @@
+"""A destination RPC that fails is a reason to wait, never to refund: only the contract's own
+revert may refuse an order."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+from eth_account import Account
+
+from tests.e2e.bridging import (
+    DESTINATION,
+    NATIVE,
+    balance,
+    final_status,
+    funded_user,
+    native_bridge,
+    request_quote,
+    rpc_urls,
+)
+from tests.e2e.conftest import StartService
+from tests.e2e.wallet import execute_steps
+from tests.faults.conftest import behind_proxy
+from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
+
+
+def _status(http: httpx.Client, request_id: str) -> str:
+    status: str = http.get("/intents/status/v3", params={"requestId": request_id}).json()["status"]
+    return status
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [Fault(status=502), Fault(status=429, retry_after=1), Fault(drop=True)],
+    ids=["502", "429", "dropped"],
+)
+def test_a_failing_fill_simulation_waits_and_fills_once_the_rpc_recovers(
+    start_service: StartService, devnet, destination_proxy: RpcFaultProxy, fault: Fault
+) -> None:
+    service = start_service(behind_proxy(devnet, destination_proxy), run_workers=True)
+    user, recipient = funded_user(devnet), Account.create().address
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, native_bridge(user.address, recipient=recipient))
+        request_id = quote["steps"][0]["requestId"]
+        destination_proxy.fail("eth_estimateGas", fault)
+        execute_steps(quote, user, rpc_urls(devnet))
+        assert destination_proxy.wait_for_faults(2, timeout=20), "the solver never simulated"
+        assert _status(http, request_id) == "pending"
+        destination_proxy.heal()
+        status = final_status(http, request_id)
+    assert status["status"] == "success", status
+    assert balance(devnet, DESTINATION, NATIVE, recipient) > 0
+
+
+def test_a_restart_while_the_destination_rpc_is_down_refunds_nothing(
+    start_service: StartService, devnet, destination_proxy: RpcFaultProxy
+) -> None:
+    """The solver's balance is unknown until the chain answers: the fill waits for it."""
+    deployment = behind_proxy(devnet, destination_proxy)
+    quoting = start_service(deployment)
+    user, recipient = funded_user(devnet), Account.create().address
+    with httpx.Client(base_url=quoting.base_url, timeout=10) as http:
+        quote = request_quote(http, native_bridge(user.address, recipient=recipient))
+    quoting.stop()
+    destination_proxy.fail(EVERY_METHOD, Fault(status=502))
+    service = start_service(deployment, run_workers=True)
+    request_id = quote["steps"][0]["requestId"]
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        execute_steps(quote, user, rpc_urls(devnet))
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline:
+            assert _status(http, request_id) in {"waiting", "pending"}
+            time.sleep(0.2)
+        assert _status(http, request_id) == "pending"
+        destination_proxy.heal()
+        status = final_status(http, request_id)
+    assert status["status"] == "success", status
+    assert balance(devnet, DESTINATION, NATIVE, recipient) > 0
