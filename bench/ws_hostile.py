@@ -53,10 +53,6 @@ def _fresh_subscription() -> str:
     return _subscribe(f"0x{next(_fresh_ids):064x}")
 
 
-def _long_id_subscription() -> str:
-    return _subscribe(f"0x{next(_fresh_ids):064x}" + "f" * 2_000_000)
-
-
 @dataclass(frozen=True)
 class Behaviour:
     name: str
@@ -65,13 +61,16 @@ class Behaviour:
     reads: bool
 
 
-BEHAVIOURS = (
-    Behaviour("held", _fresh_subscription, HELD_PER_SECOND, reads=False),
-    Behaviour("flood", _fresh_subscription, None, reads=True),
-    Behaviour("long ids", _long_id_subscription, None, reads=True),
-    Behaviour("binary", lambda: b"\x00" * 65536, None, reads=True),
-    Behaviour("deep", lambda: "[" * 4000, None, reads=True),
-)
+def behaviours(long_id_bytes: int) -> tuple[Behaviour, ...]:
+    """The attackers' parts, in turn; subscription ids of `long_id_bytes` for "long ids"."""
+    padding = "f" * long_id_bytes
+    return (
+        Behaviour("held", _fresh_subscription, HELD_PER_SECOND, reads=False),
+        Behaviour("flood", _fresh_subscription, None, reads=True),
+        Behaviour("long ids", lambda: _subscribe(f"0x{next(_fresh_ids):x}{padding}"), None, True),
+        Behaviour("binary", lambda: b"\x00" * 65536, None, reads=True),
+        Behaviour("deep", lambda: "[" * 4000, None, reads=True),
+    )
 
 
 @dataclass
@@ -139,16 +138,18 @@ class Outcome:
     tally: Tally
 
 
-async def attack(ws_url: str, pid: int, *, seconds: float, attackers: int) -> Outcome:
+async def attack(
+    ws_url: str, pid: int, *, seconds: float, attackers: int, long_id_bytes: int = 2_000_000
+) -> Outcome:
     """`attackers` hostile clients on `ws_url` for `seconds`; the RSS of process `pid` before
     and at its peak meanwhile."""
     start_rss = rss_bytes(pid)
     deadline = time.monotonic() + seconds
     tally = Tally()
-    behaviours = itertools.cycle(BEHAVIOURS)
+    parts = itertools.cycle(behaviours(long_id_bytes))
     peak = asyncio.create_task(_peak_rss(pid, deadline + 1))
     await asyncio.gather(
-        *(_attacker(ws_url, next(behaviours), deadline, tally) for _ in range(attackers))
+        *(_attacker(ws_url, next(parts), deadline, tally) for _ in range(attackers))
     )
     return Outcome(start_rss, await peak, tally)
 
