@@ -56,9 +56,6 @@ class ConnectionsByAddress:
         if self._open[address] <= 0:
             del self._open[address]
 
-    def open_from(self, address: str) -> int:
-        return self._open[address]
-
 
 @dataclass
 class MessageBucket:
