@@ -55,6 +55,13 @@ class Settings(BaseSettings):
     webhook_backoff_base_seconds: float = Field(default=1.0, gt=0)
     webhook_backoff_cap_seconds: float = Field(default=300.0, gt=0)
     webhook_max_retries: int = Field(default=10, ge=0)
+    # GET /ws, per process: frame size (the server's limit too), subscriptions per connection,
+    # connections per client address, and a token bucket of messages per connection.
+    ws_max_message_bytes: int = Field(default=4096, ge=256)
+    ws_max_subscriptions: int = Field(default=1000, ge=1)
+    ws_max_connections_per_address: int = Field(default=20, ge=1)
+    ws_messages_per_second: float = Field(default=20.0, gt=0)
+    ws_message_burst: int = Field(default=40, ge=1)
     # GET /requests/v2's monthly reductions: "YYYY-MM-DD:share,..." of the normal limit.
     v2_rate_limit_reductions: str = "2026-09-01:0.5,2026-10-01:0.25,2026-11-01:0.1"
 

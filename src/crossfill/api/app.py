@@ -24,6 +24,7 @@ from crossfill.api.routes import (
     transactions,
     ws,
 )
+from crossfill.api.ws_limits import ConnectionsByAddress
 from crossfill.domain.deprecation import V2Schedule, parse_reductions
 from crossfill.errors import ConfigError
 from crossfill.events.hub import StatusHub
@@ -80,6 +81,7 @@ def create_app(
     app.state.wall_clock = wall_clock
     app.state.key_cache = KeyCache()
     app.state.hub = StatusHub()
+    app.state.ws_connections = ConnectionsByAddress()
     app.state.outbox_tail = OutboxTail(
         runtime.sessions, app.state.hub, database_url=runtime.settings.database
     )

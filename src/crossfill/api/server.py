@@ -72,6 +72,8 @@ def _config(settings: Settings, sock: socket.socket, *, run_workers: bool) -> uv
         log_level=settings.log_level.lower(),
         access_log=False,
         lifespan="on",
+        # Oversized frames are refused (1009) as their header arrives, before being buffered.
+        ws_max_size=settings.ws_max_message_bytes,
     )
     _tune_garbage_collector()
     return config
