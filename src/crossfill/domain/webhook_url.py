@@ -5,8 +5,8 @@ or otherwise non-public address (by IP literal or by what the name resolves to n
 `CROSSFILL_WEBHOOK_ALLOW_PRIVATE` is set. An IPv6 address that carries an IPv4 one (mapped,
 compatible, translated, 6to4, Teredo, NAT64 64:ff9b::/96) is judged by that IPv4 address too,
 since the packets end up there; the local-use NAT64 prefix 64:ff9b:1::/48 is never public.
-DNS may change later; this check stops mistakes and
-casual abuse, not a determined DNS-rebinding attacker.
+DNS may change later; this check stops mistakes and casual abuse, not a determined
+DNS-rebinding attacker.
 """
 
 from __future__ import annotations
