@@ -12,6 +12,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -487,5 +488,6 @@ def main() -> None:
     try:
         app()
     except CrossfillError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        # Escaped: messages quote user input (a header name like "[x]" would read as markup).
+        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         raise SystemExit(1) from None

@@ -32,13 +32,13 @@ BRIDGED = ["waiting", "pending", "submitted", "success"]
 OPERATOR = {"Authorization": "Bearer operator-token"}
 
 
-def _crossfill(service: ServiceThread, *args: str) -> str:
+def _run_crossfill(service: ServiceThread, *args: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "CROSSFILL_HOME": str(service.settings.home),
         "CROSSFILL_LOG_LEVEL": "WARNING",
     }
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "crossfill", *args],
         env=env,
         capture_output=True,
@@ -46,6 +46,10 @@ def _crossfill(service: ServiceThread, *args: str) -> str:
         timeout=60,
         check=False,
     )
+
+
+def _crossfill(service: ServiceThread, *args: str) -> str:
+    done = _run_crossfill(service, *args)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -209,6 +213,36 @@ def test_admin_webhook_endpoints(start_service) -> None:
         assert http.delete(f"/admin/webhooks/{key_id}").status_code == 200
         assert http.delete(f"/admin/webhooks/{key_id}").status_code == 404
         assert http.get(f"/admin/webhooks/{key_id}").json()["url"] is None
+
+
+@pytest.mark.parametrize(
+    ("headers", "message"),
+    [
+        ({"X-Partner": "acmé"}, "header 'X-Partner': the value may hold only visible ASCII"),
+        ({"X-Partner": "a\r\nX-Evil: 1"}, "header 'X-Partner': the value may hold only"),
+        ({"Transfer-Encoding": "chunked"}, "header 'Transfer-Encoding': hop-by-hop"),
+        ({"X-Webhook-Id": "1"}, "header 'X-Webhook-Id': it is set by the service"),
+        ({"X-A": "1", "x-a": "2"}, "header 'x-a': given twice"),
+        ({"[x]": "1"}, "header '[x]': the name may hold only"),
+    ],
+)
+def test_bad_custom_headers_are_refused_by_the_api_and_the_cli_alike(
+    start_service, headers: dict[str, str], message: str
+) -> None:
+    service, key = _keyed_service(start_service)
+    url = "http://hooks.test/h"
+    with httpx.Client(base_url=service.base_url, timeout=10, headers=OPERATOR) as http:
+        refused = http.put("/admin/webhooks", json={"apiKey": key, "url": url, "headers": headers})
+        assert refused.status_code == 400
+        body = refused.json()
+        assert body["statusCode"] == 400 and body["message"].startswith(message), body
+        key_id = http.get("/admin/api-keys").json()["apiKeys"][0]["id"]
+        assert http.get(f"/admin/webhooks/{key_id}").json()["url"] is None
+    options = [part for name, value in headers.items() for part in ("--header", f"{name}={value}")]
+    done = _run_crossfill(service, "webhooks", "set", key, url, *options)
+    assert done.returncode == 1
+    # The same message, however the terminal wrapped it.
+    assert f"error: {body['message']}".split() == done.stdout.split(), done.stdout
 
 
 def test_a_slow_receiver_does_not_hold_up_others(start_service, devnet, receivers) -> None:

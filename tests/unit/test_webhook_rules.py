@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import random
 from collections.abc import Callable
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crossfill.domain.webhook_url import EndpointRefused, check_endpoint
+from crossfill.domain.webhook_url import EndpointRefused, check_endpoint, embedded_ipv4
 from crossfill.workers.webhooks import retry_delay
 
 
@@ -46,6 +47,55 @@ def test_production_refuses_plain_http_and_private_addresses(url, addresses) -> 
     with pytest.raises(EndpointRefused):
         check_endpoint(url, production=True, allow_private=False, resolve=_resolve(addresses))
     assert check_endpoint(url, production=True, allow_private=True) == url
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "::ffff:169.254.169.254",  # IPv4-mapped
+        "::ffff:10.0.0.1",
+        "::a9fe:a9fe",  # IPv4-compatible (deprecated)
+        "::ffff:0:a9fe:a9fe",  # IPv4-translated
+        "64:ff9b::a9fe:a9fe",  # NAT64 well-known prefix
+        "64:ff9b::7f00:1",
+        "64:ff9b::c0a8:114",
+        "64:ff9b:1::808:808",  # local-use NAT64, whatever it carries
+        "2002:a9fe:a9fe::",  # 6to4
+        "2002:0a00:0001::1",
+        "2001:0:4136:e378:8000:63bf:5601:5656",  # Teredo
+    ],
+)
+def test_production_refuses_ipv6_forms_of_private_ipv4(address: str) -> None:
+    as_literal = f"https://[{address}]/hooks"
+    with pytest.raises(EndpointRefused, match="private or local"):
+        check_endpoint(as_literal, production=True, allow_private=False)
+    resolved = "https://hooks.example.com/x"
+    with pytest.raises(EndpointRefused, match="private or local"):
+        check_endpoint(resolved, production=True, allow_private=False, resolve=_resolve([address]))
+
+
+@pytest.mark.parametrize(
+    ("address", "carried"),
+    [
+        ("::ffff:169.254.169.254", ["169.254.169.254"]),
+        ("::a9fe:a9fe", ["169.254.169.254"]),
+        ("::ffff:0:a9fe:a9fe", ["169.254.169.254"]),
+        ("64:ff9b::a9fe:a9fe", ["169.254.169.254"]),
+        ("2002:a9fe:a9fe::1", ["169.254.169.254"]),
+        ("2001:0:4136:e378:8000:63bf:5601:5656", ["65.54.227.120", "169.254.169.169"]),
+        ("2606:4700::1111", []),
+    ],
+)
+def test_embedded_ipv4_is_found_in_each_form(address: str, carried: list[str]) -> None:
+    found = embedded_ipv4(ipaddress.IPv6Address(address))
+    assert [str(inner) for inner in found] == carried
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::5db8:d822", "2002:5db8:d822::1", "2606:4700::1111"])
+def test_production_accepts_ipv6_forms_of_public_addresses(address: str) -> None:
+    url = "https://hooks.example.com/x"
+    resolve = _resolve([address])
+    assert check_endpoint(url, production=True, allow_private=False, resolve=resolve) == url
 
 
 def test_production_accepts_public_https() -> None:

@@ -2,8 +2,11 @@
 
 Always http(s) with a host. In production: https only, and no loopback, private, link-local
 or otherwise non-public address (by IP literal or by what the name resolves to now), unless
-`CROSSFILL_WEBHOOK_ALLOW_PRIVATE` is set. DNS may change later; this check stops mistakes and
-casual abuse, not a determined DNS-rebinding attacker.
+`CROSSFILL_WEBHOOK_ALLOW_PRIVATE` is set. An IPv6 address that carries an IPv4 one (mapped,
+compatible, translated, 6to4, Teredo, NAT64 64:ff9b::/96) is judged by that IPv4 address too,
+since the packets end up there; the local-use NAT64 prefix 64:ff9b:1::/48 is never public.
+DNS may change later; this check stops mistakes and casual abuse, not a determined
+DNS-rebinding attacker.
 """
 
 from __future__ import annotations
@@ -15,7 +18,43 @@ from urllib.parse import urlsplit
 
 
 class EndpointRefused(ValueError):
-    pass
+    """The endpoint is not allowed; the message says why."""
+
+
+# RFC 6052 well-known NAT64 prefix: the IPv4 address is the last 32 bits.
+NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
+# RFC 8215 local-use NAT64 prefix: translates to whatever the local network chose; not public.
+NAT64_LOCAL_USE = ipaddress.IPv6Network("64:ff9b:1::/48")
+# IPv4-compatible (RFC 4291, deprecated) and IPv4-translated (RFC 2765): the last 32 bits too.
+IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")
+LAST_32_BITS_IPV4 = (NAT64_WELL_KNOWN, IPV4_COMPATIBLE, IPV4_TRANSLATED)
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address stands for (none for a native IPv6 address)."""
+    found: list[ipaddress.IPv4Address] = []
+    if address.ipv4_mapped is not None:
+        found.append(address.ipv4_mapped)
+    if address.sixtofour is not None:
+        found.append(address.sixtofour)
+    if address.teredo is not None:
+        found.extend(address.teredo)  # (server, client), the client already de-obfuscated
+    if any(address in network for network in LAST_32_BITS_IPV4):
+        found.append(ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF))
+    return found
+
+
+def _non_public_reason(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    if not address.is_global:
+        return str(address)
+    if isinstance(address, ipaddress.IPv6Address):
+        if address in NAT64_LOCAL_USE:
+            return f"{address}, local-use NAT64"
+        for inner in embedded_ipv4(address):
+            if not inner.is_global:
+                return f"{address}, which carries {inner}"
+    return None
 
 
 def _addresses(host: str) -> list[str]:
@@ -45,6 +84,7 @@ def check_endpoint(
     except ValueError:
         addresses = resolve(host)
     for address in addresses:
-        if not ipaddress.ip_address(address.split("%")[0]).is_global:
-            raise EndpointRefused(f"{host} is a private or local address ({address})")
+        reason = _non_public_reason(ipaddress.ip_address(address.split("%")[0]))
+        if reason is not None:
+            raise EndpointRefused(f"{host} is a private or local address ({reason})")
     return url

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -13,10 +14,7 @@ from crossfill.domain.webhook_url import check_endpoint
 from crossfill.settings import Mode, Settings
 from crossfill.store import api_keys, webhook_endpoints
 from crossfill.store.tables import ApiKey, OutboxEvent, WebhookEndpoint
-
-RESERVED_HEADERS = frozenset(
-    {"content-type", "content-length", "host", "x-signature-timestamp", "x-signature-sha256"}
-)
+from crossfill.webhooks.headers import HeaderRefused, check_headers
 
 
 class WebhookConfigError(ValueError):
@@ -29,13 +27,14 @@ class Configured:
     endpoint: WebhookEndpoint
 
 
-def parse_headers(pairs: list[str]) -> dict[str, str]:
-    headers = {}
+def parse_headers(pairs: list[str]) -> list[tuple[str, str]]:
+    """`NAME=VALUE` options as (name, value) pairs; `set_endpoint` checks them."""
+    headers = []
     for pair in pairs:
         name, separator, value = pair.partition("=")
         if not separator or not name.strip():
             raise WebhookConfigError(f"header {pair!r} must be NAME=VALUE")
-        headers[name.strip()] = value
+        headers.append((name.strip(), value))
     return headers
 
 
@@ -44,18 +43,20 @@ async def set_endpoint(
     settings: Settings,
     api_key: str,
     url: str,
-    headers: dict[str, str],
+    headers: Iterable[tuple[str, str]],
 ) -> Configured:
-    """`api_key` must be the key itself: it is the HMAC secret, and only its hash is stored."""
+    """`api_key` must be the key itself: it is the HMAC secret, and only its hash is stored.
+    `headers` follow `crossfill.webhooks.headers` (values are stored trimmed)."""
     key = await api_keys.authenticate(session, api_key)
     if key is None:
         raise WebhookConfigError(
             "give the API key itself (an active one): it signs the deliveries, "
             "and only its hash is stored"
         )
-    for name in headers:
-        if name.lower() in RESERVED_HEADERS:
-            raise WebhookConfigError(f"header {name} is set by the service")
+    try:
+        accepted_headers = check_headers(headers)
+    except HeaderRefused as exc:
+        raise WebhookConfigError(str(exc)) from exc
     try:
         check_endpoint(
             url,
@@ -68,7 +69,7 @@ async def set_endpoint(
         session,
         key.id,
         url=url,
-        headers=headers,
+        headers=accepted_headers,
         encrypted_key=SigningKeyBox.from_settings(settings).seal(api_key),
         now=datetime.now(UTC),
     )

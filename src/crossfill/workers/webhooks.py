@@ -6,7 +6,9 @@ then kept as `failed` (`crossfill webhooks replay` sends it again). Attempts and
 due time are in the database, so a restart loses and reorders nothing; an event whose
 delivery was under way at a crash is sent again (receivers de-duplicate on X-Webhook-Id).
 Deliveries run as concurrent tasks, at most 16 at a time per endpoint; a slow receiver
-only holds up its own events.
+only holds up its own events. A delivery that cannot even be built (say a stored header that
+does not encode, from before headers were checked when set) or that fails unexpectedly is a
+failed attempt like any other, with its reason: it backs off and gives up after the retries.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ def retry_delay(attempt: int, *, base: float, cap: float, rng: random.Random) ->
     """Seconds before retry number `attempt` (1-based): exponential, capped, half jittered."""
     ceiling: float = min(cap, base * 2.0 ** (attempt - 1))
     return ceiling / 2 + rng.uniform(0, ceiling / 2)
+
+
+def _problem(stage: str, exc: Exception) -> str:
+    """A failed attempt's reason as stored (the column holds 500 characters)."""
+    return f"{stage}: {type(exc).__name__}: {exc}"[:500]
 
 
 def delivery_body(event: OutboxEvent) -> bytes:
@@ -92,10 +99,14 @@ class WebhookDispatcher:
             await run_forever("webhooks", self.tick, self._wait)
         finally:
             outbox_signal.unregister(self._wakeup)
-            for task in list(self._in_flight.values()):
-                task.cancel()  # their leases run out; they are sent again (at least once)
-            await asyncio.gather(*self._in_flight.values(), return_exceptions=True)
-            await self._http.aclose()
+            await self.close()
+
+    async def close(self) -> None:
+        """Stop deliveries under way and close the HTTP client."""
+        for task in list(self._in_flight.values()):
+            task.cancel()  # their leases run out; they are sent again (at least once)
+        await asyncio.gather(*self._in_flight.values(), return_exceptions=True)
+        await self._http.aclose()
 
     async def tick(self) -> None:
         """Record finished deliveries, then start the ones that came due. Deliveries run as
@@ -119,6 +130,11 @@ class WebhookDispatcher:
     async def _deliver_one(self, event: OutboxEvent, endpoint: WebhookEndpoint | None) -> None:
         try:
             self._finished[event.id] = await self._deliver(event, endpoint)
+        except Exception as exc:
+            # Recorded as an attempt: otherwise the event would come back each time its lease
+            # ran out, uncounted, for ever, holding up the request's later events.
+            log.exception("webhook delivery raised", event_id=event.id)
+            self._finished[event.id] = _problem("unexpected error", exc)
         finally:
             self._in_flight.pop(event.id, None)
             self._wakeup.set()
@@ -127,6 +143,21 @@ class WebhookDispatcher:
         """None when delivered, `SKIPPED` without an endpoint, else what went wrong."""
         if endpoint is None:
             return outbox.SKIPPED
+        try:
+            request = self._request(event, endpoint)
+        except (ValueError, TypeError, httpx.HTTPError, httpx.InvalidURL) as exc:
+            # ValueError covers UnicodeEncodeError (a non-ASCII header) and SecretError.
+            return _problem("request not built", exc)
+        slots = self._slots.setdefault(endpoint.url, asyncio.Semaphore(SLOTS_PER_ENDPOINT))
+        try:
+            async with slots:
+                response = await self._http.send(request)
+        except httpx.HTTPError as exc:
+            return _problem("not sent", exc)
+        return None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
+
+    def _request(self, event: OutboxEvent, endpoint: WebhookEndpoint) -> httpx.Request:
+        """The signed POST; raises if the endpoint's stored headers or key are unusable."""
         if self._box is None:
             self._box = SigningKeyBox.from_settings(self.settings)
         body = delivery_body(event)
@@ -136,13 +167,7 @@ class WebhookDispatcher:
             EVENT_ID_HEADER: str(event.id),
             **signed_headers(self._signing_key(endpoint), body),
         }
-        slots = self._slots.setdefault(endpoint.url, asyncio.Semaphore(SLOTS_PER_ENDPOINT))
-        try:
-            async with slots:
-                response = await self._http.post(endpoint.url, content=body, headers=headers)
-        except httpx.HTTPError as exc:
-            return f"{type(exc).__name__}: {exc}"[:500]
-        return None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
+        return self._http.build_request("POST", endpoint.url, content=body, headers=headers)
 
     def _signing_key(self, endpoint: WebhookEndpoint) -> str:
         """The endpoint's key, decrypted once per sealed value."""

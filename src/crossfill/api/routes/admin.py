@@ -135,7 +135,7 @@ async def set_webhook(body: WebhookSetting, runtime: RuntimeDep) -> dict[str, An
     async with runtime.sessions() as session, session.begin():
         try:
             configured = await webhook_config.set_endpoint(
-                session, runtime.settings, body.apiKey, body.url, body.headers
+                session, runtime.settings, body.apiKey, body.url, body.headers.items()
             )
         except webhook_config.WebhookConfigError as exc:
             raise BadRequest(str(exc)) from exc
