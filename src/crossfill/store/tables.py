@@ -45,6 +45,17 @@ class ChainControl(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
+class ChainGenesis(Base):
+    """The first block of each chain this database's state was recorded on: a chain that
+    starts over (a new devnet) has another, and its old state means nothing there."""
+
+    __tablename__ = "chain_genesis"
+
+    chain_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    genesis_hash: Mapped[str] = mapped_column(String(66), nullable=False)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
 JSONColumn = JSON().with_variant(JSONB(), "postgresql")
 # SQLite autoincrements only an INTEGER primary key.
 SerialId = BigInteger().with_variant(Integer(), "sqlite")

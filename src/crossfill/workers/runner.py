@@ -16,6 +16,7 @@ from crossfill.runtime import Runtime
 from crossfill.store import deposit_hints, outbox, requests
 from crossfill.store.db import is_sqlite
 from crossfill.types import ChainId
+from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.indexer import Indexer
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
@@ -108,8 +109,10 @@ class Workers:
         return cls(indexers, solvers, refunders, webhooks, collectors)
 
     async def recover(self, runtime: Runtime) -> None:
-        """At start: with SQLite this is the only worker process, so leases of a crashed
-        predecessor are freed now instead of when they expire."""
+        """At start: the stored state must belong to these chains (see `genesis`); with SQLite
+        this is the only worker process, so leases of a crashed predecessor are freed now
+        instead of when they expire."""
+        await bind_state_to_chains(runtime, now=lambda: datetime.now(UTC))
         if is_sqlite(runtime.settings.database):
             async with runtime.sessions() as session, session.begin():
                 await requests.release_leases(session)

@@ -1,0 +1,57 @@
+"""A chain that started over: its requests, deposits, journal and cursors are forgotten, every
+other chain's and the operator's settings stay (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+
+from bench.synthetic import insert_synthetic, synthetic_requests
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from crossfill.store import chain_controls, chain_genesis
+from crossfill.store.db import session_factory
+from crossfill.store.tables import ChainCursor, Request, RequestTransaction
+
+NOW = datetime(2026, 11, 23, tzinfo=UTC)
+
+
+async def test_forgetting_a_chain_keeps_other_chains_and_operator_settings(
+    engine: AsyncEngine,
+) -> None:
+    data = synthetic_requests(200)
+    async with engine.begin() as connection:
+        await insert_synthetic(connection, data)
+    pairs = Counter((row["origin_chain_id"], row["destination_chain_id"]) for row in data.requests)
+    restarted = next(iter(pairs))[0]
+    untouched = sum(n for (origin, dest), n in pairs.items() if restarted not in (origin, dest))
+    sessions = session_factory(engine)
+    async with sessions() as session, session.begin():
+        await chain_controls.set_disabled(session, restarted, disabled=True, reason="incident")
+        for chain_id in {origin for origin, _ in pairs}:
+            session.add(
+                ChainCursor(
+                    chain_id=chain_id,
+                    role="indexer",
+                    block_number=499,
+                    block_hash="0x" + "00" * 32,
+                    updated_at=NOW,
+                )
+            )
+        await chain_genesis.record(session, restarted, "0x" + "aa" * 32, NOW)
+
+    async with sessions() as session, session.begin():
+        removed = await chain_genesis.forget_chain_state(session, restarted)
+        await chain_genesis.record(session, restarted, "0x" + "bb" * 32, NOW)
+
+    async with sessions() as session:
+        assert removed == len(data.requests) - untouched
+        assert await session.scalar(select(func.count()).select_from(Request)) == untouched
+        orphans = select(func.count()).select_from(RequestTransaction)
+        orphans = orphans.where(RequestTransaction.request_id.not_in(select(Request.id)))
+        assert await session.scalar(orphans) == 0
+        cursors = set(await session.scalars(select(ChainCursor.chain_id)))
+        assert restarted not in cursors and cursors
+        assert await chain_controls.disabled_overrides(session) == {restarted: True}
+        assert await chain_genesis.recorded(session, restarted) == "0x" + "bb" * 32
