@@ -10,6 +10,7 @@ from functools import cached_property
 
 import structlog
 from eth_account.signers.local import LocalAccount
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.chains.evm import EvmClient
@@ -75,7 +76,9 @@ class Runtime:
         while True:
             try:
                 await self.refresh_overrides()
-            except StoreError as exc:
+            except (StoreError, SQLAlchemyError, OSError) as exc:
+                # The database is away: keep the last overrides and read them again soon;
+                # this task must outlive any outage (`crossfill chains disable` relies on it).
                 log.warning("chain overrides not refreshed", error=str(exc))
             await asyncio.sleep(OVERRIDES_REFRESH_SECONDS)
 

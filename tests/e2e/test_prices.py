@@ -10,17 +10,23 @@ import httpx
 from eth_account import Account
 
 from crossfill.config import Deployment
+from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, deploy, send, signing_web3
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     ORIGIN,
+    balance,
+    final_status,
+    funded_user,
     native_bridge,
     pool_price_moved,
     request_quote,
     rpc_urls,
+    usdc,
 )
 from tests.e2e.conftest import StartService, wait_for
+from tests.e2e.wallet import send_item
 
 FEED_DECIMALS = 8
 
@@ -74,3 +80,38 @@ def test_devnet_prices_follow_the_pool(devnet: RunningDevnet, start_service: Sta
             assert wait_for(lambda: quoted_usd() < before * Decimal("0.9"), timeout=10)
         # Undone, less the pool fees the round trip left in the pool (~0.6% of the trade).
         assert wait_for(lambda: abs(quoted_usd() - before) < before / 100, timeout=10)
+
+
+def test_a_refund_priced_by_a_feed_alone_is_paid(
+    devnet: RunningDevnet, start_service: StartService
+) -> None:
+    """The native coin priced by a feed with no configured fallback: a USDC deposit for a
+    native quote is refunded in USDC, its gas priced from the feed as quotes price it."""
+    owner = accounts.deployer()
+    web3 = signing_web3(rpc_urls(devnet)[ORIGIN], owner)
+    feed = contract_at(web3, "TestPriceFeed", deploy(web3, "TestPriceFeed", owner.address, 8))
+    send(web3, feed.functions.post(2_500 * 10**FEED_DECIMALS, int(time.time())))
+    document = _with_eth_feed(devnet.deployment, feed.address, max_age=3_600).model_dump(
+        mode="json"
+    )
+    document["chains"][0]["native_currency"]["usd_price"] = None
+    service = start_service(Deployment.model_validate(document), run_workers=True)
+    user = funded_user(devnet, usdc_amount=30_000_000)
+    origin = devnet.deployment.chains[0]
+    token = usdc(devnet, ORIGIN)
+    holder = signing_web3(origin.rpc_url, user)
+    send(
+        holder,
+        contract_at(holder, "TestUSDC", token).functions.approve(
+            origin.contracts.depository, 30_000_000
+        ),
+    )
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, native_bridge(user.address))
+        order_id = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
+        deposit = calldata.deposit_erc20(user.address, token, 30_000_000, order_id)
+        item = {"to": origin.contracts.depository, "data": calldata.hex_data(deposit)}
+        send_item(holder, user, {**item, "value": "0", "chainId": ORIGIN})
+        status = final_status(http, quote["steps"][0]["requestId"], until=frozenset({"refund"}))
+    assert status["failReason"] == "INCORRECT_DEPOSIT_CURRENCY"
+    assert 0 < 30_000_000 - balance(devnet, ORIGIN, token, user.address) < 1_000_000

@@ -86,3 +86,13 @@ class PriceBook:
             if best is None or anchor_reserve > best[0]:
                 best = (anchor_reserve, price)
         return None if best is None else best[1]
+
+
+def price_on_chain(
+    config: ChainConfig, state: ChainState, currency: CurrencyConfig, now_seconds: int
+) -> int | None:
+    """One currency's price as quotes see it (fixed, pool or feed); None when there is none."""
+    try:
+        return PriceBook({config.id: (config, state)}, now_seconds).price(config.id, currency)
+    except PriceMissing:
+        return None

@@ -36,7 +36,8 @@ from crossfill.domain.deposit_checks import (
 )
 from crossfill.domain.status import TERMINAL, RequestStatus
 from crossfill.errors import ChainError
-from crossfill.quoting.money import to_usd_micros, usd_micros_per_unit
+from crossfill.quoting.money import to_usd_micros
+from crossfill.quoting.prices import price_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
@@ -248,10 +249,14 @@ class Indexer:
         await requests.publish(session, request, now=now)
 
     def _value_usd_micros(self, deposit: Deposit) -> int | None:
+        """At the price quotes use; None (the deepest confirmation tier) when there is none."""
         currency = self.config.currency(deposit.currency)
-        if currency is None or currency.usd_price is None:
+        if currency is None:
             return None
-        price = usd_micros_per_unit(currency.usd_price)
+        now_seconds = int(self.now().timestamp())
+        price = price_on_chain(self.config, self.chain.state, currency, now_seconds)
+        if price is None:
+            return None
         return to_usd_micros(int(deposit.amount), currency.decimals, price)
 
     def _deep_enough(self, deposit: Deposit, head: BlockHead) -> bool:

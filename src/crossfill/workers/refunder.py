@@ -25,7 +25,8 @@ from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
-from crossfill.quoting.money import convert_ceil, usd_micros_per_unit
+from crossfill.quoting.money import convert_ceil
+from crossfill.quoting.prices import price_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
@@ -88,23 +89,26 @@ class Refunder:
             return sorted(set(await session.scalars(failed_requests.union(double_spends))))
 
     def _gas_cost_in(self, currency_address: str, gas: int) -> int | None:
-        """The refund's gas, priced in the deposited currency (rounded up); None if unpriceable."""
+        """The refund's gas, priced in the deposited currency (rounded up) at the prices quotes
+        use; None while there is no gas price or no price."""
         fee = self.chain.state.fee_per_gas(self.config.fees.base_fee_buffer_percent)
         currency = self.config.currency(currency_address)
+        if fee is None or currency is None:
+            return None
         native = self.config.native_currency
-        if (
-            fee is None
-            or currency is None
-            or currency.usd_price is None
-            or native.usd_price is None
-        ):
+        if currency.address.lower() == native.address.lower():
+            return gas * fee
+        now_seconds = int(self.now().timestamp())
+        native_price = price_on_chain(self.config, self.chain.state, native, now_seconds)
+        currency_price = price_on_chain(self.config, self.chain.state, currency, now_seconds)
+        if native_price is None or currency_price is None:
             return None
         return convert_ceil(
             gas * fee,
             from_decimals=native.decimals,
-            from_price=usd_micros_per_unit(native.usd_price),
+            from_price=native_price,
             to_decimals=currency.decimals,
-            to_price=usd_micros_per_unit(currency.usd_price),
+            to_price=currency_price,
         )
 
     async def _refund(self, deposit_id: int) -> None:
@@ -124,7 +128,8 @@ class Refunder:
             deposit.currency, fees.refund_gas_native if native else fees.refund_gas_erc20
         )
         if cost is None:
-            return  # no fresh gas price or price yet: try again next tick
+            log.warning("refund waits for a gas price or a price", deposit_id=deposit.id)
+            return
         net = int(deposit.amount) - cost
         if net <= 0:
             await self._skip(deposit.id)
