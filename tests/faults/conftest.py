@@ -13,17 +13,30 @@ from tests.faults.rpc_proxy import RpcFaultProxy
 pytest_plugins = ["tests.e2e.conftest"]
 
 
-@pytest.fixture
-def destination_proxy(devnet: RunningDevnet) -> Iterator[RpcFaultProxy]:
-    proxy = RpcFaultProxy(devnet.deployment.chains[1].rpc_url).start()
+def _proxy(devnet: RunningDevnet, chain_index: int) -> Iterator[RpcFaultProxy]:
+    proxy = RpcFaultProxy(devnet.deployment.chains[chain_index].rpc_url).start()
     try:
         yield proxy
     finally:
         proxy.stop()
 
 
+@pytest.fixture
+def origin_proxy(devnet: RunningDevnet) -> Iterator[RpcFaultProxy]:
+    yield from _proxy(devnet, 0)
+
+
+@pytest.fixture
+def destination_proxy(devnet: RunningDevnet) -> Iterator[RpcFaultProxy]:
+    yield from _proxy(devnet, 1)
+
+
 def behind_proxy(devnet: RunningDevnet, proxy: RpcFaultProxy) -> Deployment:
-    """The devnet's deployment with the destination chain's RPC going through `proxy`."""
-    origin, destination = devnet.deployment.chains
-    proxied = destination.model_copy(update={"internal_rpc_url": proxy.url})
-    return devnet.deployment.model_copy(update={"chains": (origin, proxied)})
+    """The devnet's deployment with the proxied chain's RPC going through `proxy`."""
+    chains = tuple(
+        chain.model_copy(update={"internal_rpc_url": proxy.url})
+        if chain.rpc_url == proxy.upstream
+        else chain
+        for chain in devnet.deployment.chains
+    )
+    return devnet.deployment.model_copy(update={"chains": chains})

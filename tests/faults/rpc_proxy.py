@@ -19,11 +19,13 @@ EVERY_METHOD = "*"
 
 @dataclass
 class Fault:
-    """What to do instead of forwarding: answer `status` (with `retry_after`), or drop the
-    connection without an answer; after `delay_seconds` either way."""
+    """What to do instead of forwarding: answer `status` (with `retry_after`), drop the
+    connection without an answer, or forward and then lose the answer (the node acted, the
+    caller never hears); after `delay_seconds` in every case."""
 
     status: int | None = None
     drop: bool = False
+    lose_answer: bool = False
     retry_after: int | None = None
     delay_seconds: float = 0.0
 
@@ -68,22 +70,26 @@ class RpcFaultProxy:
         if fault is not None:
             self.faulted += 1
             await asyncio.sleep(fault.delay_seconds)
-            if fault.drop:
+            if fault.lose_answer:
+                await self._forward(body)
+            if fault.drop or fault.lose_answer:
                 assert request.transport is not None
                 request.transport.close()
                 return web.Response()
             if fault.status is not None:
                 headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
                 return web.Response(status=fault.status, text="fault injected", headers=headers)
+        status, answer = await self._forward(body)
+        return web.Response(body=answer, status=status, content_type="application/json")
+
+    async def _forward(self, body: bytes) -> tuple[int, bytes]:
         async with (
             aiohttp.ClientSession() as session,
             session.post(
                 self.upstream, data=body, headers={"Content-Type": "application/json"}
             ) as reply,
         ):
-            return web.Response(
-                body=await reply.read(), status=reply.status, content_type="application/json"
-            )
+            return reply.status, await reply.read()
 
     def start(self) -> RpcFaultProxy:
         started = threading.Event()

@@ -77,3 +77,20 @@ def test_a_restart_while_the_destination_rpc_is_down_refunds_nothing(
         status = final_status(http, request_id)
     assert status["status"] == "success", status
     assert balance(devnet, DESTINATION, NATIVE, recipient) > 0
+
+
+def test_a_fill_whose_broadcast_answer_is_lost_completes_in_seconds(
+    start_service: StartService, devnet, destination_proxy: RpcFaultProxy
+) -> None:
+    """The node took the fill but its answer was lost: the journalled fill is found and
+    tracked at the next attempt (seconds), not after the request's 60 s lease."""
+    service = start_service(behind_proxy(devnet, destination_proxy), run_workers=True)
+    user, recipient = funded_user(devnet), Account.create().address
+    destination_proxy.fail("eth_sendRawTransaction", Fault(lose_answer=True))
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, native_bridge(user.address, recipient=recipient))
+        execute_steps(quote, user, rpc_urls(devnet))
+        status = final_status(http, quote["steps"][0]["requestId"], timeout=20)
+    assert status["status"] == "success", status
+    assert destination_proxy.faulted >= 1
+    assert balance(devnet, DESTINATION, NATIVE, recipient) > 0

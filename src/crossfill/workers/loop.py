@@ -10,7 +10,8 @@ from typing import TypeVar
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
-from crossfill.errors import ChainError, StoreError
+from crossfill.domain.backoff import Backoff
+from crossfill.errors import ChainError, RateLimited, StoreError
 
 # Failures that say nothing about the item itself: retried, never a reason to give it up.
 TRANSIENT: tuple[type[BaseException], ...] = (ChainError, StoreError, SQLAlchemyError, OSError)
@@ -20,17 +21,40 @@ Item = TypeVar("Item")
 
 
 async def run_forever(
-    name: str, tick: Callable[[], Awaitable[None]], wait: Callable[[], Awaitable[None]]
+    name: str,
+    tick: Callable[[], Awaitable[None]],
+    wait: Callable[[], Awaitable[None]],
+    *,
+    backoff: Backoff | None = None,
 ) -> None:
-    """A chain hiccup is a warning; anything else is a bug, logged loudly. Neither stops the loop:
-    one bad record must not halt fills or refunds for a whole chain."""
+    """A chain or database hiccup is a warning; anything else is a bug, logged loudly. Neither
+    stops the loop: one bad record must not halt fills or refunds for a whole chain. Failed
+    ticks back off (exponentially, with jitter, honouring a node's Retry-After) instead of
+    retrying at once, and an outage is logged on its 1st, 2nd, 4th... failure, not on each."""
+    backoff = backoff or Backoff()
     while True:
         try:
             await tick()
-        except ChainError as exc:
-            log.warning("worker tick failed", worker=name, error=str(exc))
+        except TRANSIENT as exc:
+            retry_after = exc.retry_after_seconds if isinstance(exc, RateLimited) else None
+            delay = backoff.failed(at_least=retry_after)
+            if backoff.worth_logging:
+                log.warning(
+                    "worker tick failed",
+                    worker=name,
+                    error=str(exc),
+                    failures=backoff.failures,
+                    retry_in_seconds=round(delay, 2),
+                )
+            await asyncio.sleep(delay)
+            continue
         except Exception:
             log.exception("worker tick crashed", worker=name)
+            await asyncio.sleep(backoff.failed())
+            continue
+        if backoff.failures:
+            log.info("worker recovered", worker=name, after_failures=backoff.failures)
+            backoff.succeeded()
         await wait()
 
 

@@ -149,14 +149,20 @@ class Solver:
         except ChainError as exc:
             await self._retry_soon(request.id, str(exc))
             return
-        row = await self.txmanager.send(
-            to=self.config.contracts.filler,
-            data=fill_data,
-            value=value,
-            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
-            purpose=FILL,
-            request_id=request.id,
-        )
+        try:
+            row = await self.txmanager.send(
+                to=self.config.contracts.filler,
+                data=fill_data,
+                value=value,
+                gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+                purpose=FILL,
+                request_id=request.id,
+            )
+        except ChainError as exc:
+            # Journalled before the broadcast: the next attempt finds it (mined or not) and
+            # tracks it; the answer may only have been lost on the way back.
+            await self._retry_soon(request.id, f"fill broadcast: {exc}")
+            return
         await self._submitted(request.id, row.tx_hash)
 
     async def _retry_soon(self, request_id: str, why: str) -> None:
