@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
-import structlog
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
@@ -27,17 +24,6 @@ ADMIN_TOKEN = "operator-token-5b1c7e"
 WEBHOOK_SECRET = "webhook-secret-9d2f40"
 KEYSTORE_PASSWORD = "keystore-password-a83e11"
 WRONG_KEY = "cfk_" + "w" * 43
-
-
-@pytest.fixture
-def root_logging() -> Iterator[None]:
-    """The test configures the process's logging; afterwards the root logger is as it was."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-    structlog.reset_defaults()
 
 
 def _open_socket(url: str) -> str:
