@@ -103,3 +103,19 @@ def test_processes_sharing_redis_share_the_wrong_key_budget(start_service: Start
         for target in (first, second, first, second, first, second)
     ]
     assert codes == [401] * 4 + [429] * 2
+
+
+def test_wrong_operator_tokens_run_out_like_wrong_keys(start_service: StartService) -> None:
+    service = start_service(
+        settings={"admin_token": OPERATOR_TOKEN, "rate_limit_bad_key_per_minute": 3}
+    )
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        unsent = http.get("/admin/api-keys").status_code
+        wrong = [
+            http.get("/admin/api-keys", headers={"Authorization": f"Bearer guess-{n}"}).status_code
+            for n in range(4)
+        ]
+        right = http.get("/admin/api-keys", headers={"Authorization": f"Bearer {OPERATOR_TOKEN}"})
+    assert unsent == 401  # no token sent is not a guess
+    assert wrong == [401] * 3 + [429]
+    assert right.status_code == 429 and int(right.headers["Retry-After"]) >= 1

@@ -60,31 +60,53 @@ class KeyCache:
         return key_id
 
 
+@dataclass(frozen=True)
+class GuessGuard:
+    """Wrong secrets (API keys, the operator token) presented from one client address, in one
+    bucket of `CROSSFILL_RATE_LIMIT_BAD_KEY_PER_MINUTE`. Once it is empty, every secret from
+    that address is refused, right or wrong: the answer must not tell which guess was right."""
+
+    limiter: Limiter
+    per_minute: int  # 0: no limit
+    bucket: str
+
+    @classmethod
+    def of(cls, connection: HTTPConnection, runtime: Runtime, address: str) -> GuessGuard:
+        per_minute = runtime.settings.rate_limit_bad_key_per_minute
+        return cls(connection.app.state.limiter, per_minute, f"bad-key:{address}")
+
+    async def refuse_if_spent(self) -> None:
+        """429 when this address has no wrong guess left; call before checking a secret."""
+        if self.per_minute > 0:
+            self._refuse(await self.limiter.wait(self.bucket, self.per_minute))
+
+    async def count_wrong(self) -> None:
+        """Spend one wrong guess (429 if another request spent the last one meanwhile)."""
+        if self.per_minute > 0:
+            self._refuse(await self.limiter.take(self.bucket, self.per_minute))
+
+    @staticmethod
+    def _refuse(wait_seconds: float) -> None:
+        if wait_seconds > 0:
+            raise TooManyRequests(
+                "Too many invalid API keys or operator tokens from this address; retry later",
+                retry_after_seconds=wait_seconds,
+            )
+
+
 async def presented_key_id(
     connection: HTTPConnection, runtime: Runtime, address: str, presented: str
 ) -> int:
     """The id of the key `presented` from `address`: Unauthorized when it is not a valid key,
-    TooManyRequests (for any key) once `address` has spent its wrong-key budget."""
-    limiter: Limiter = connection.app.state.limiter
-    per_minute = runtime.settings.rate_limit_bad_key_per_minute
-    bucket = f"bad-key:{address}"
-    if per_minute > 0:
-        _refuse_if_spent(await limiter.wait(bucket, per_minute))
+    TooManyRequests (for any key) once `address` has spent its wrong-guess budget."""
+    guard = GuessGuard.of(connection, runtime, address)
+    await guard.refuse_if_spent()
     cache: KeyCache = connection.app.state.key_cache
     key_id = await cache.key_id(runtime, presented)
     if key_id is None:
-        if per_minute > 0:
-            _refuse_if_spent(await limiter.take(bucket, per_minute))
+        await guard.count_wrong()
         raise Unauthorized("Invalid or revoked API key")
     return key_id
-
-
-def _refuse_if_spent(wait_seconds: float) -> None:
-    if wait_seconds > 0:
-        raise TooManyRequests(
-            "Too many invalid API keys from this address; retry later",
-            retry_after_seconds=wait_seconds,
-        )
 
 
 async def _caller(request: Request, runtime: RuntimeDep) -> Caller:
