@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import structlog
 from hypothesis import HealthCheck, settings
 
 from crossfill.config import Deployment, load_deployment
@@ -43,3 +45,15 @@ def devnet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDevnet]:
 
 def running_in_ci() -> bool:
     return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+@pytest.fixture
+def root_logging() -> Iterator[None]:
+    """For tests that configure the process's logging: afterwards the root logger and
+    structlog are as they were."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    structlog.reset_defaults()

@@ -63,7 +63,9 @@ ApiProcesses = Annotated[
 
 def _settings(**overrides: object) -> Settings:
     settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
-    configure_logging(json_logs=settings.json_logs, level=settings.log_level)
+    configure_logging(
+        json_logs=settings.json_logs, level=settings.log_level, secrets=settings.secret_values()
+    )
     return settings
 
 

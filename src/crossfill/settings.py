@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from crossfill.errors import ConfigError
 
@@ -47,6 +48,11 @@ class Settings(BaseSettings):
     # Token buckets: requests per minute (bursts up to a minute's worth); 0 = unlimited.
     rate_limit_anonymous_per_minute: int = Field(default=600, ge=0)
     rate_limit_key_per_minute: int = Field(default=6000, ge=0)
+    # Wrong API keys per client address; once spent, every key from there is refused (429).
+    rate_limit_bad_key_per_minute: int = Field(default=30, ge=0)
+    # Proxies whose `X-Forwarded-For` is believed: comma-separated IPs/CIDRs. Empty: none,
+    # the client is the connection's peer.
+    trusted_proxies: Annotated[tuple[IPv4Network | IPv6Network, ...], NoDecode] = ()
     # Webhooks: the secret that encrypts stored signing keys (devnet: a generated file in
     # `home`), whether private/plain-http endpoints are allowed in production, delivery timing.
     webhook_secret: str | None = Field(default=None, repr=False)
@@ -64,6 +70,15 @@ class Settings(BaseSettings):
     ws_message_burst: int = Field(default=40, ge=1)
     # GET /requests/v2's monthly reductions: "YYYY-MM-DD:share,..." of the normal limit.
     v2_rate_limit_reductions: str = "2026-09-01:0.5,2026-10-01:0.25,2026-11-01:0.1"
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _networks(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(
+                ip_network(part.strip(), strict=False) for part in value.split(",") if part.strip()
+            )
+        return value
 
     @model_validator(mode="after")
     def _absolute_home(self) -> Settings:
@@ -86,6 +101,10 @@ class Settings(BaseSettings):
     @property
     def database(self) -> str:
         return self.database_url or f"sqlite+aiosqlite:///{self.home / 'crossfill.db'}"
+
+    def secret_values(self) -> tuple[str | None, ...]:
+        """The configured secrets, for the log redaction (unset ones are None)."""
+        return (self.admin_token, self.webhook_secret, self.keystore_password)
 
     @property
     def json_logs(self) -> bool:

@@ -16,6 +16,7 @@ import pytest
 import uvicorn
 
 from crossfill.api.app import create_app
+from crossfill.api.server import uvicorn_config
 from crossfill.config import Deployment
 from crossfill.devnet.anvil import free_port
 from crossfill.runtime import Runtime
@@ -47,8 +48,7 @@ class ServiceThread:
         app = create_app(
             Runtime.build(settings, deployment), run_workers=run_workers, **app_options
         )
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
+        self.server = uvicorn.Server(uvicorn_config(app, settings, port=self.port))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def start(self) -> ServiceThread:
@@ -71,6 +71,7 @@ def service_settings(home: Path, deployment_path: Path) -> Settings:
         deployment_file=deployment_path,
         head_poll_interval_seconds=0.2,
         worker_interval_seconds=0.2,
+        log_level="WARNING",
     )
 
 

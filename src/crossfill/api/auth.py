@@ -1,21 +1,29 @@
 """Who is calling: an API key from `x-api-key`, or an anonymous caller by address.
 
 Keys are checked against the database and remembered for a few seconds per process, so a
-revoked key stops working within `KEY_CACHE_SECONDS` everywhere.
+revoked key stops working within `KEY_CACHE_SECONDS` everywhere. Wrong keys are counted per
+client address (`CROSSFILL_RATE_LIMIT_BAD_KEY_PER_MINUTE`): once an address has spent that
+budget, every key it presents, right or wrong, is answered 429 until the bucket refills, so
+a guess that happens to be right is not told apart from the wrong ones.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
+from starlette.requests import HTTPConnection
 
+from crossfill.api.client_address import client_address
 from crossfill.api.deps import RuntimeDep
-from crossfill.errors import Unauthorized
+from crossfill.errors import TooManyRequests, Unauthorized
 from crossfill.runtime import Runtime
 from crossfill.store import api_keys
+
+if TYPE_CHECKING:  # rate_limit depends on this module's Caller
+    from crossfill.api.rate_limit import Limiter
 
 API_KEY_HEADER = "x-api-key"
 KEY_CACHE_SECONDS = 5.0
@@ -52,16 +60,61 @@ class KeyCache:
         return key_id
 
 
+@dataclass(frozen=True)
+class GuessGuard:
+    """Wrong secrets (API keys, the operator token) presented from one client address, in one
+    bucket of `CROSSFILL_RATE_LIMIT_BAD_KEY_PER_MINUTE`. Once it is empty, every secret from
+    that address is refused, right or wrong: the answer must not tell which guess was right."""
+
+    limiter: Limiter
+    per_minute: int  # 0: no limit
+    bucket: str
+
+    @classmethod
+    def of(cls, connection: HTTPConnection, runtime: Runtime, address: str) -> GuessGuard:
+        per_minute = runtime.settings.rate_limit_bad_key_per_minute
+        return cls(connection.app.state.limiter, per_minute, f"bad-key:{address}")
+
+    async def refuse_if_spent(self) -> None:
+        """429 when this address has no wrong guess left; call before checking a secret."""
+        if self.per_minute > 0:
+            self._refuse(await self.limiter.wait(self.bucket, self.per_minute))
+
+    async def count_wrong(self) -> None:
+        """Spend one wrong guess (429 if another request spent the last one meanwhile)."""
+        if self.per_minute > 0:
+            self._refuse(await self.limiter.take(self.bucket, self.per_minute))
+
+    @staticmethod
+    def _refuse(wait_seconds: float) -> None:
+        if wait_seconds > 0:
+            raise TooManyRequests(
+                "Too many invalid API keys or operator tokens from this address; retry later",
+                retry_after_seconds=wait_seconds,
+            )
+
+
+async def presented_key_id(
+    connection: HTTPConnection, runtime: Runtime, address: str, presented: str
+) -> int:
+    """The id of the key `presented` from `address`: Unauthorized when it is not a valid key,
+    TooManyRequests (for any key) once `address` has spent its wrong-guess budget."""
+    guard = GuessGuard.of(connection, runtime, address)
+    await guard.refuse_if_spent()
+    cache: KeyCache = connection.app.state.key_cache
+    key_id = await cache.key_id(runtime, presented)
+    if key_id is None:
+        await guard.count_wrong()
+        raise Unauthorized("Invalid or revoked API key")
+    return key_id
+
+
 async def _caller(request: Request, runtime: RuntimeDep) -> Caller:
-    address = request.client.host if request.client else "unknown"
+    address = client_address(request, runtime.settings.trusted_proxies)
     presented = request.headers.get(API_KEY_HEADER)
     if not presented:
         return Caller(None, address)
-    cache: KeyCache = request.app.state.key_cache
-    key_id = await cache.key_id(runtime, presented)
-    if key_id is None:
-        raise Unauthorized("Invalid or revoked API key")
-    return Caller(key_id, address)
+    return Caller(await presented_key_id(request, runtime, address, presented), address)
 
 
 async def _authenticated(caller: Annotated[Caller, Depends(_caller)]) -> Caller:

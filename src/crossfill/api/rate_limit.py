@@ -14,6 +14,7 @@ from typing import Protocol
 import redis.asyncio as aioredis
 import structlog
 from fastapi import Depends, Request
+from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
 from crossfill.api.auth import Caller, CallerDep
@@ -43,11 +44,29 @@ redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / per_second * 1000) + 1000)
 return wait
 """
+# The same bucket read without taking: milliseconds until a token is there (0: one is).
+_PEEK_SCRIPT = """
+local per_second = tonumber(ARGV[2])
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+if not state[1] then
+  return 0
+end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local tokens = tonumber(state[1]) + math.max(0, now - tonumber(state[2])) * per_second
+if tokens >= 1 then
+  return 0
+end
+return math.ceil((1 - tokens) / per_second * 1000)
+"""
 
 
 class Limiter(Protocol):
     async def take(self, bucket: str, per_minute: int) -> float:
         """Take one token; 0 when allowed, else the seconds until one is available."""
+
+    async def wait(self, bucket: str, per_minute: int) -> float:
+        """The seconds until a token is available (0: one is), taking none."""
 
     async def close(self) -> None: ...
 
@@ -57,15 +76,22 @@ class LocalLimiter:
         self._buckets: dict[str, tuple[float, float]] = {}
 
     async def take(self, bucket: str, per_minute: int) -> float:
-        per_second = per_minute / 60
-        now = time.monotonic()
-        tokens, at = self._buckets.get(bucket, (float(per_minute), now))
-        tokens = min(float(per_minute), tokens + (now - at) * per_second)
+        tokens, now = self._tokens(bucket, per_minute)
         if tokens >= 1:
             self._buckets[bucket] = (tokens - 1, now)
             return 0.0
         self._buckets[bucket] = (tokens, now)
-        return (1 - tokens) / per_second
+        return (1 - tokens) / (per_minute / 60)
+
+    async def wait(self, bucket: str, per_minute: int) -> float:
+        tokens, _now = self._tokens(bucket, per_minute)
+        return 0.0 if tokens >= 1 else (1 - tokens) / (per_minute / 60)
+
+    def _tokens(self, bucket: str, per_minute: int) -> tuple[float, float]:
+        """The bucket's tokens now (refilled since last seen), and now."""
+        now = time.monotonic()
+        tokens, at = self._buckets.get(bucket, (float(per_minute), now))
+        return min(float(per_minute), tokens + (now - at) * per_minute / 60), now
 
     async def close(self) -> None:
         self._buckets.clear()
@@ -75,11 +101,18 @@ class RedisLimiter:
     def __init__(self, url: str, *, namespace: str = "crossfill:ratelimit:") -> None:
         self._redis = aioredis.from_url(url)
         self._take = self._redis.register_script(_TAKE_SCRIPT)
+        self._peek = self._redis.register_script(_PEEK_SCRIPT)
         self._namespace = namespace
 
     async def take(self, bucket: str, per_minute: int) -> float:
+        return await self._run(self._take, bucket, per_minute)
+
+    async def wait(self, bucket: str, per_minute: int) -> float:
+        return await self._run(self._peek, bucket, per_minute)
+
+    async def _run(self, script: AsyncScript, bucket: str, per_minute: int) -> float:
         try:
-            wait_ms = await self._take(
+            wait_ms = await script(
                 keys=[self._namespace + bucket], args=[per_minute, per_minute / 60]
             )
         except RedisError as exc:

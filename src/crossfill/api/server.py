@@ -9,6 +9,7 @@ import socket
 
 import structlog
 import uvicorn
+from fastapi import FastAPI
 
 from crossfill.api.app import create_app
 from crossfill.api.replicas import ApiReplicas, listening_socket, report_ready, stop_when_orphaned
@@ -65,18 +66,35 @@ def _socket(settings: Settings) -> socket.socket:
 
 def _config(settings: Settings, sock: socket.socket, *, run_workers: bool) -> uvicorn.Config:
     runtime = Runtime.build(settings)
-    config = uvicorn.Config(
-        create_app(runtime, run_workers=run_workers),
+    config = uvicorn_config(
+        create_app(runtime, run_workers=run_workers), settings, port=sock.getsockname()[1]
+    )
+    _tune_garbage_collector()
+    return config
+
+
+def uvicorn_config(app: FastAPI, settings: Settings, *, port: int) -> uvicorn.Config:
+    """How uvicorn serves the app (here, and in the tests' in-process service):
+
+    - its records go to the root logger (`log_config=None`), through the process's secret
+      redaction and format, not through uvicorn's own handlers;
+    - no access log: request lines carry query strings (`GET /ws?apiKey=...`);
+    - no proxy-header rewriting: uvicorn would take `X-Forwarded-For` from any loopback peer
+      as the client, so anyone on the host could pick their rate-limit bucket. The client
+      address is worked out by `api/client_address.py`, from `CROSSFILL_TRUSTED_PROXIES`.
+    """
+    return uvicorn.Config(
+        app,
         host=settings.host,
-        port=sock.getsockname()[1],
+        port=port,
         log_level=settings.log_level.lower(),
+        log_config=None,
         access_log=False,
+        proxy_headers=False,
         lifespan="on",
         # Oversized frames are refused (1009) as their header arrives, before being buffered.
         ws_max_size=settings.ws_max_message_bytes,
     )
-    _tune_garbage_collector()
-    return config
 
 
 class _Server(uvicorn.Server):

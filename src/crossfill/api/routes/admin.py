@@ -14,6 +14,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from crossfill.api.auth import GuessGuard
+from crossfill.api.client_address import client_address
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.params import ChainIdField, Label, RowIdPath
 from crossfill.errors import BadRequest, Forbidden, NotFound, Unauthorized
@@ -23,12 +25,18 @@ from crossfill.store.tables import ApiKey, WebhookEndpoint
 from crossfill.webhooks import config as webhook_config
 
 
-def _operator(request: Request, runtime: RuntimeDep) -> None:
+async def _operator(request: Request, runtime: RuntimeDep) -> None:
     token = runtime.settings.admin_token
     if not token:
         raise Forbidden("Admin endpoints are off: set CROSSFILL_ADMIN_TOKEN to use them")
-    scheme, _, presented = request.headers.get("authorization", "").partition(" ")
+    authorization = request.headers.get("authorization")
+    address = client_address(request, runtime.settings.trusted_proxies)
+    guard = GuessGuard.of(request, runtime, address)
+    await guard.refuse_if_spent()
+    scheme, _, presented = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not hmac.compare_digest(presented.encode(), token.encode()):
+        if authorization:  # a guess; a request without the header is not
+            await guard.count_wrong()
         raise Unauthorized("Admin endpoints need Authorization: Bearer <operator token>")
 
 

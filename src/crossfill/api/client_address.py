@@ -1,0 +1,63 @@
+"""The address a request (or websocket) comes from, for per-address limits.
+
+`X-Forwarded-For` is anyone's to write: it is believed only when the connection's peer is one
+of the configured trusted proxies (`CROSSFILL_TRUSTED_PROXIES`). Each proxy appends the address
+it was connected from, so reading from the right, the first address that is not a trusted
+proxy is the client; what the client itself put further left is ignored. uvicorn's own
+proxy-header rewriting is off (`api/server.py`), so the peer seen here is the socket's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
+
+from starlette.requests import HTTPConnection
+
+FORWARDED_FOR = "x-forwarded-for"
+UNKNOWN = "unknown"
+# A hop that is not an IP address is kept as text (it is still what a trusted proxy said),
+# but bounded: it becomes part of a rate-limit bucket's name.
+_MAX_ADDRESS_LENGTH = 64
+
+Networks = Sequence[IPv4Network | IPv6Network]
+
+
+def client_address(connection: HTTPConnection, trusted_proxies: Networks) -> str:
+    """The client's address: the peer, or behind trusted proxies the right-most untrusted
+    `X-Forwarded-For` hop (the left-most hop when every one of them is a trusted proxy)."""
+    peer = connection.client.host if connection.client else UNKNOWN
+    if not _is_trusted(peer, trusted_proxies):
+        return _canonical(peer)
+    hops = [
+        hop.strip()
+        for header in connection.headers.getlist(FORWARDED_FOR)
+        for hop in header.split(",")
+        if hop.strip()
+    ]
+    for hop in reversed(hops):
+        if not _is_trusted(hop, trusted_proxies):
+            return _canonical(hop)
+    return _canonical(hops[0] if hops else peer)
+
+
+def _is_trusted(address: str, trusted_proxies: Networks) -> bool:
+    parsed = _parse(address)
+    return parsed is not None and any(parsed in network for network in trusted_proxies)
+
+
+def _canonical(address: str) -> str:
+    """One spelling per address: `::ffff:1.2.3.4` (IPv4 on a dual-stack socket), `1.2.3.4`
+    and `0:0::ffff:1.2.3.4` share a bucket."""
+    parsed = _parse(address)
+    return address[:_MAX_ADDRESS_LENGTH] if parsed is None else str(parsed)
+
+
+def _parse(address: str) -> IPv4Address | IPv6Address | None:
+    try:
+        parsed = ip_address(address)
+    except ValueError:
+        return None
+    if isinstance(parsed, IPv6Address) and parsed.ipv4_mapped is not None:
+        return parsed.ipv4_mapped
+    return parsed
