@@ -247,3 +247,20 @@ def test_the_worst_one_address_can_do_for_seconds_leaves_memory_flat(
     assert tally.refused > 0 and tally.messages_sent > 1000
     assert {1003, 1008, 1009} <= tally.closes.keys()
     assert asyncio.run(afterwards())["status"] == "success"
+
+
+def test_wrong_websocket_keys_spend_the_addresss_wrong_key_budget(
+    start_service: StartService,
+) -> None:
+    service = start_service(settings={"rate_limit_bad_key_per_minute": 2})
+
+    async def close_code() -> int:
+        async with connect(f"{_ws_url(service)}?apiKey=cfk_wrong") as socket:
+            with contextlib.suppress(ConnectionClosed):
+                while True:
+                    await socket.recv()
+            assert socket.close_code is not None
+            return socket.close_code
+
+    codes = [asyncio.run(close_code()) for _ in range(4)]
+    assert codes == [1008, 1008, 1013, 1013]

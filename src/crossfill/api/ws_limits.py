@@ -19,6 +19,7 @@ from crossfill.settings import Settings
 POLICY_VIOLATION = 1008
 UNSUPPORTED_DATA = 1003
 MESSAGE_TOO_BIG = 1009
+TRY_AGAIN_LATER = 1013
 # A client still sending after this many refused messages in a row is not slowing down.
 REFUSALS_BEFORE_CLOSE = 10
 
@@ -30,11 +31,6 @@ class CloseSocket(Exception):
         super().__init__(code, reason)
         self.code = code
         self.reason = reason
-
-
-def client_address(websocket: WebSocket) -> str:
-    """The address a client is counted under: its peer address on the socket."""
-    return websocket.client.host if websocket.client else "unknown"
 
 
 class ConnectionsByAddress:

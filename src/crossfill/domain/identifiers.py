@@ -10,7 +10,7 @@ and integer ranges the database can store (BIGINT: below 2**63). A value that fa
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Final, TypeGuard
 
 from crossfill.types import Address, ChainId, TxHash
 
@@ -71,7 +71,7 @@ def parse_unix_seconds(value: str | int, field: str) -> int:
     return parse_uint(value, field, maximum=MAX_UNIX_SECONDS)
 
 
-def is_address(value: object) -> bool:
+def is_address(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _ADDRESS.fullmatch(value) is not None
 
 
@@ -79,11 +79,10 @@ def parse_address(value: object, field: str) -> Address:
     """A 0x-prefixed 20-byte hex address, lower-cased."""
     if not is_address(value):
         raise InvalidIdentifier(f"{field} must be a 0x-prefixed 20-byte hex address")
-    assert isinstance(value, str)
     return Address(value.lower())
 
 
-def is_hash32(value: object) -> bool:
+def is_hash32(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _HASH32.fullmatch(value) is not None
 
 
@@ -91,7 +90,6 @@ def parse_tx_hash(value: object, field: str = "txHash") -> TxHash:
     """A 0x-prefixed 32-byte hex hash (transaction hash, request id, order id), lower-cased."""
     if not is_hash32(value):
         raise InvalidIdentifier(f"{field} must be a 0x-prefixed 32-byte hex hash")
-    assert isinstance(value, str)
     return TxHash(value.lower())
 
 

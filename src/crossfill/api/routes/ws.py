@@ -13,21 +13,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import uuid
 from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from crossfill.api.auth import KeyCache
+from crossfill.api.auth import presented_key_id
+from crossfill.api.client_address import client_address
 from crossfill.api.ws_limits import (
     POLICY_VIOLATION,
+    TRY_AGAIN_LATER,
     CloseSocket,
     ConnectionsByAddress,
     MessageBucket,
-    client_address,
     receive_text,
 )
+from crossfill.domain.identifiers import is_hash32
+from crossfill.errors import TooManyRequests, Unauthorized
 from crossfill.events.hub import StatusHub, Subscriber
 from crossfill.events.tail import OutboxTail
 from crossfill.runtime import Runtime
@@ -35,7 +37,6 @@ from crossfill.settings import Settings
 
 router = APIRouter(tags=["events"])
 EVENT = "request.status.updated"
-REQUEST_ID = re.compile(r"0x[0-9a-fA-F]{64}")
 
 
 def _reply(kind: str, status: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -60,11 +61,7 @@ def _handle(
         return _error("type must be subscribe or unsubscribe")
     filters = message.get("filters")
     request_id = filters.get("id") if isinstance(filters, dict) else None
-    if (
-        message.get("event") != EVENT
-        or not isinstance(request_id, str)
-        or not REQUEST_ID.fullmatch(request_id)
-    ):
+    if message.get("event") != EVENT or not is_hash32(request_id):
         detail = f"{kind} needs event {EVENT} and filters.id, a requestId (0x and 64 hex digits)"
         return _reply(kind, "error", {"message": detail})
     if kind == "subscribe":
@@ -106,12 +103,21 @@ async def _answer_messages(
             raise CloseSocket(POLICY_VIOLATION, "too slow: replies were not being read") from None
 
 
-async def _stream(websocket: WebSocket, runtime: Runtime) -> None:
+async def _check_key(websocket: WebSocket, runtime: Runtime, address: str) -> None:
+    """`?apiKey=`: checked like `x-api-key` (wrong guesses limited per address)."""
     api_key = websocket.query_params.get("apiKey")
-    if api_key:
-        cache: KeyCache = websocket.app.state.key_cache
-        if await cache.key_id(runtime, api_key) is None:
-            raise CloseSocket(POLICY_VIOLATION, "invalid API key")
+    if not api_key:
+        return
+    try:
+        await presented_key_id(websocket, runtime, address, api_key)
+    except Unauthorized:
+        raise CloseSocket(POLICY_VIOLATION, "invalid API key") from None
+    except TooManyRequests:
+        raise CloseSocket(TRY_AGAIN_LATER, "too many invalid API keys; retry later") from None
+
+
+async def _stream(websocket: WebSocket, runtime: Runtime, address: str) -> None:
+    await _check_key(websocket, runtime, address)
     subscriber = Subscriber(connection_id=uuid.uuid4().hex)
     await websocket.send_json(_reply("connection", "ready", {"id": subscriber.connection_id}))
     sender = asyncio.create_task(_send_updates(websocket, subscriber))
@@ -128,7 +134,7 @@ async def _stream(websocket: WebSocket, runtime: Runtime) -> None:
 async def status_stream(websocket: WebSocket) -> None:
     runtime: Runtime = websocket.app.state.runtime
     connections: ConnectionsByAddress = websocket.app.state.ws_connections
-    address = client_address(websocket)
+    address = client_address(websocket, runtime.settings.trusted_proxies)
     # Accepted before any refusal: a close code and reason reach the client (a browser sees
     # nothing of a refused handshake).
     counted = connections.enter(address, runtime.settings.ws_max_connections_per_address)
@@ -136,7 +142,7 @@ async def status_stream(websocket: WebSocket) -> None:
         await websocket.accept()
         if not counted:
             raise CloseSocket(POLICY_VIOLATION, "too many connections from this address")
-        await _stream(websocket, runtime)
+        await _stream(websocket, runtime, address)
     except CloseSocket as close:
         with contextlib.suppress(WebSocketDisconnect, RuntimeError):
             await websocket.close(close.code, close.reason)
