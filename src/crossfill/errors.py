@@ -8,6 +8,7 @@
     ├── DevnetError (RuntimeError)          an anvil process or a devnet deployment step failed
     ├── ChainError                          an RPC call failed or a chain answered unexpectedly
     │   ├── Reverted                        the contract refused: the only refusal of an order
+    │   ├── NodeBehind                      the node that answered has not reached that block
     │   └── ChainUnreachable (ConnectionError)
     │       └── RateLimited                 the node asked us to slow down (HTTP 429)
     ├── StoreError                          the database failed or is not migrated
@@ -71,6 +72,15 @@ class RateLimited(ChainUnreachable):
     def __init__(self, message: str, *, retry_after_seconds: float | None) -> None:
         super().__init__(message)
         self.retry_after_seconds = retry_after_seconds
+
+
+class NodeBehind(ChainError):
+    """The node that answered has not reached a block we asked about (a lagging node behind a
+    load balancer): its answer proves nothing about that block, so nothing may advance on it."""
+
+    def __init__(self, message: str, *, block_number: int) -> None:
+        super().__init__(message)
+        self.block_number = block_number
 
 
 class Reverted(ChainError):

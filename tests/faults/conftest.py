@@ -8,9 +8,10 @@ import pytest
 
 from crossfill.config import Deployment
 from tests.conftest import RunningDevnet
+from tests.e2e.conftest import start_service
 from tests.faults.rpc_proxy import RpcFaultProxy
 
-pytest_plugins = ["tests.e2e.conftest"]
+__all__ = ["start_service"]  # the e2e suite's service fixture, used here as well
 
 
 def _proxy(devnet: RunningDevnet, chain_index: int) -> Iterator[RpcFaultProxy]:

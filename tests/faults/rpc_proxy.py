@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -15,6 +16,8 @@ from aiohttp import web
 from crossfill.devnet.anvil import free_port
 
 EVERY_METHOD = "*"
+# Methods a lagging node behind a load balancer gets to answer (the rest reach the head node).
+LAGGING_METHODS = frozenset({"eth_getLogs", "eth_getTransactionReceipt"})
 
 
 @dataclass
@@ -37,6 +40,11 @@ class RpcFaultProxy:
     # JSON-RPC method (or EVERY_METHOD) -> the fault a request calling it meets.
     faults: dict[str, Fault] = field(default_factory=dict)
     faulted: int = 0
+    # A node this many blocks behind answers every request that asks for logs or receipts
+    # (and everything else in the same batch): logs clamped to its head, later blocks and
+    # receipts unknown. 0: no lagging node.
+    lag_blocks: int = 0
+    lagged: int = 0
     _loop: asyncio.AbstractEventLoop | None = None
     _runner: web.AppRunner | None = None
     _thread: threading.Thread | None = None
@@ -66,6 +74,9 @@ class RpcFaultProxy:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
+        if self.lag_blocks and self._asks_lagging_node(body):
+            self.lagged += 1
+            return web.json_response(await self._lagging_answer(json.loads(body)))
         fault = self._fault_for(body)
         if fault is not None:
             self.faulted += 1
@@ -81,6 +92,53 @@ class RpcFaultProxy:
                 return web.Response(status=fault.status, text="fault injected", headers=headers)
         status, answer = await self._forward(body)
         return web.Response(body=answer, status=status, content_type="application/json")
+
+    def _asks_lagging_node(self, body: bytes) -> bool:
+        try:
+            document = json.loads(body)
+        except ValueError:
+            return False
+        calls = document if isinstance(document, list) else [document]
+        return any(isinstance(c, dict) and c.get("method") in LAGGING_METHODS for c in calls)
+
+    async def _call(self, method: str, params: list[object]) -> object:
+        request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        _, answer = await self._forward(json.dumps(request).encode())
+        return json.loads(answer).get("result")
+
+    async def _lagging_answer(self, document: Any) -> Any:
+        """What a node `lag_blocks` behind the upstream's head answers."""
+        head = await self._call("eth_blockNumber", [])
+        assert isinstance(head, str)
+        own_head = max(0, int(head, 16) - self.lag_blocks)
+        calls = document if isinstance(document, list) else [document]
+        answers = []
+        for call in calls:
+            result = await self._lagging_result(call["method"], call.get("params", []), own_head)
+            answers.append({"jsonrpc": "2.0", "id": call.get("id"), "result": result})
+        return answers if isinstance(document, list) else answers[0]
+
+    async def _lagging_result(self, method: str, params: list[object], own_head: int) -> object:
+        if method == "eth_blockNumber":
+            return hex(own_head)
+        if method == "eth_getBlockByNumber":
+            tag = params[0]
+            number = own_head if tag == "latest" else int(str(tag), 16)
+            if number > own_head:
+                return None
+            return await self._call(method, [hex(number), *params[1:]])
+        if method == "eth_getLogs":
+            query = dict(params[0])  # type: ignore[call-overload]
+            if int(query["fromBlock"], 16) > own_head:
+                return []
+            query["toBlock"] = hex(min(own_head, int(query["toBlock"], 16)))
+            return await self._call(method, [query])
+        if method == "eth_getTransactionReceipt":
+            receipt = await self._call(method, params)
+            if isinstance(receipt, dict) and int(receipt["blockNumber"], 16) > own_head:
+                return None
+            return receipt
+        return await self._call(method, params)
 
     async def _forward(self, body: bytes) -> tuple[int, bytes]:
         async with (

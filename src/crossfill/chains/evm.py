@@ -14,10 +14,15 @@ from web3 import AsyncWeb3, Web3
 from web3.exceptions import ContractLogicError, TransactionNotFound, Web3Exception
 from web3.types import RPCEndpoint
 
-from crossfill.chains.depository_logs import DEPOSIT_TOPICS, TRANSFER_TOPIC, address_topic
 from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
 from crossfill.contracts.reverts import decode_revert
-from crossfill.errors import ChainError, ChainUnreachable, RateLimited, Reverted
+from crossfill.errors import (
+    ChainError,
+    ChainUnreachable,
+    NodeBehind,
+    RateLimited,
+    Reverted,
+)
 from crossfill.types import ChainId
 
 T = TypeVar("T")
@@ -90,6 +95,33 @@ def _transport_failure(exc: BaseException) -> str:
     if isinstance(exc, aiohttp.ClientResponseError):
         return f"HTTP {exc.status}"
     return type(exc).__name__
+
+
+@dataclass(frozen=True)
+class LogFilter:
+    """`eth_getLogs` of `addresses` whose topics match `topics` (None: any value there)."""
+
+    addresses: tuple[str, ...]
+    topics: tuple[str | list[str] | None, ...]
+
+
+@dataclass(frozen=True)
+class ScannedRange:
+    """The logs of each filter over a block range, and that range's last block, all in one
+    node's answer."""
+
+    logs: list[list[dict[str, Any]]]
+    end_block: BlockHead
+
+
+def _raw_log(entry: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-RPC log with its quantities as ints (hashes and data stay 0x-hex)."""
+    return {
+        **entry,
+        "blockNumber": int(entry["blockNumber"], 16),
+        "logIndex": int(entry["logIndex"], 16),
+        "transactionIndex": int(entry.get("transactionIndex", "0x0"), 16),
+    }
 
 
 @dataclass(frozen=True)
@@ -177,25 +209,33 @@ class EvmClient:
             raise ChainError(f"chain {self.chain_id}: {what} failed: {replies}")
         return [reply.get("result") for reply in replies]
 
-    async def deposit_logs(self, depository: str, from_block: int, to_block: int) -> list[Any]:
-        return await self.logs(depository, DEPOSIT_TOPICS, from_block, to_block)
-
-    async def logs(
-        self, address: str, topics: list[str], from_block: int, to_block: int
-    ) -> list[Any]:
-        """Logs of one contract whose first topic is one of `topics`."""
-        return list(
-            await self._read(
-                "eth_getLogs",
-                self.web3.eth.get_logs(
+    async def scan(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
+        """Logs of every filter over [start, end] and block `end`, in one JSON-RPC batch: one
+        node answers it all, so a node that has not reached `end` (it would clamp the logs
+        to its own head and say nothing) is caught by its missing block: NodeBehind."""
+        calls: list[tuple[RPCEndpoint, Any]] = [
+            (
+                RPCEndpoint("eth_getLogs"),
+                [
                     {
-                        "address": address,  # type: ignore[typeddict-item]
-                        "fromBlock": from_block,
-                        "toBlock": to_block,
-                        "topics": [topics],
+                        "address": list(log_filter.addresses),
+                        "fromBlock": hex(start),
+                        "toBlock": hex(end),
+                        "topics": list(log_filter.topics),
                     }
-                ),
+                ],
             )
+            for log_filter in filters
+        ]
+        calls.append((RPCEndpoint("eth_getBlockByNumber"), [hex(end), False]))
+        *logs, block = await self._batch(calls, "log scan")
+        if block is None:
+            raise NodeBehind(
+                f"chain {self.chain_id}: the node answering has not reached block {end}",
+                block_number=end,
+            )
+        return ScannedRange(
+            [[_raw_log(entry) for entry in found] for found in logs], _block_head(block)
         )
 
     async def fill_tx_hashes(self, filler: str, order_id: str) -> list[str]:
@@ -212,26 +252,6 @@ class EvmClient:
             ),
         )
         return [entry["transactionHash"].to_0x_hex() for entry in logs]
-
-    async def transfers_to(
-        self, tokens: list[str], recipient: str, from_block: int, to_block: int
-    ) -> list[Any]:
-        """Transfer logs of `tokens` whose recipient is `recipient`."""
-        if not tokens:
-            return []
-        return list(
-            await self._read(
-                "eth_getLogs",
-                self.web3.eth.get_logs(
-                    {
-                        "address": [Web3.to_checksum_address(t) for t in tokens],
-                        "fromBlock": from_block,
-                        "toBlock": to_block,
-                        "topics": [TRANSFER_TOPIC, None, address_topic(recipient)],
-                    }
-                ),
-            )
-        )
 
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]:
         """The transaction's calldata and its `to` address."""

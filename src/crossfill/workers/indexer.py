@@ -18,6 +18,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.depository_logs import (
+    DEPOSIT_TOPICS,
     TRANSFER_TOPIC,
     DepositLog,
     address_topic,
@@ -25,7 +26,7 @@ from crossfill.chains.depository_logs import (
     decode_implicit_deposit,
     to_hex,
 )
-from crossfill.chains.evm import BlockHead
+from crossfill.chains.evm import BlockHead, LogFilter
 from crossfill.chains.router_logs import MULTICALL_TOPIC, RouterBatch, decode_batch
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_checks import (
@@ -167,24 +168,33 @@ class Indexer:
             return max(0, cursor.block_number - REWIND_BLOCKS)
         return cursor.block_number + 1
 
+    def _log_filters(self) -> list[LogFilter]:
+        """Depository deposits, token transfers into the Depository, Router batches."""
+        depository = self.config.contracts.depository.lower()
+        return [
+            LogFilter((depository,), (DEPOSIT_TOPICS,)),
+            LogFilter(
+                tuple(sorted(self._tokens)), (TRANSFER_TOPIC, None, address_topic(depository))
+            ),
+            LogFilter((self.config.contracts.router.lower(),), (MULTICALL_TOPIC,)),
+        ]
+
     async def _scan(self, head: BlockHead) -> None:
+        """Up to `head`, a batch of blocks at a time; the cursor moves only past blocks whose
+        logs one node answered for together with the batch's last block (see EvmClient.scan)."""
         start = await self._start_block(head)
+        filters = self._log_filters()
         while start <= head.number:
             end = min(head.number, start + self.batch_blocks - 1)
-            logs = await self.chain.client.deposit_logs(
-                self.config.contracts.depository, start, end
-            )
-            end_block = head if end == head.number else await self.chain.client.block_at(end)
-            assert end_block is not None
-            found = [deposit for entry in logs if (deposit := decode_deposit(entry)) is not None]
-            transfers = await self.chain.client.transfers_to(
-                sorted(self._tokens), self.config.contracts.depository, start, end
-            )
-            router_logs = await self.chain.client.logs(
-                self.config.contracts.router, [MULTICALL_TOPIC], start, end
-            )
+            scanned = await self.chain.client.scan(filters, start, end)
+            deposit_logs, transfers, router_logs = scanned.logs
+            if not self._tokens:
+                transfers = []  # an empty address list would match every token
+            found = [d for entry in deposit_logs if (d := decode_deposit(entry)) is not None]
             batches = [batch for entry in router_logs if (batch := decode_batch(entry)) is not None]
-            await self._record(found + await self._implicit(transfers), batches, cursor=end_block)
+            await self._record(
+                found + await self._implicit(transfers), batches, cursor=scanned.end_block
+            )
             start = end + 1
 
     async def _implicit(self, transfers: list[Any]) -> list[DepositLog]:
