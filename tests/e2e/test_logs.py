@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from crossfill.log_setup import configure_logging
 from crossfill.store import api_keys
@@ -33,6 +33,8 @@ def _open_socket(url: str) -> str:
                 return str(json.loads(await socket.recv())["status"])
         except InvalidStatus as refused:
             return str(refused.response.status_code)
+        except ConnectionClosed as closed:
+            return str(closed.rcvd.code if closed.rcvd else None)
 
     return asyncio.run(attempt())
 
@@ -85,7 +87,7 @@ def test_failing_requests_log_no_secret_and_a_500_costs_milliseconds(
 
     socket_url = service.base_url.replace("http://", "ws://")
     assert _open_socket(f"{socket_url}/ws?apiKey={key}") == "ready"
-    assert _open_socket(f"{socket_url}/ws?apiKey={WRONG_KEY}") == "403"
+    assert _open_socket(f"{socket_url}/ws?apiKey={WRONG_KEY}") == "1008"
     service.stop()
 
     captured = capsys.readouterr()

@@ -167,7 +167,9 @@ def test_a_frame_over_the_size_limit_is_closed_with_1009(start_service: StartSer
     assert len(at_the_limit.encode()) == 1024
     accepted, too_long, too_many_bytes = asyncio.run(scenario())
     assert accepted["status"] == "success"
-    assert too_long == too_many_bytes == (1009, "messages are limited to 1024 bytes")
+    # uvicorn refuses the frame from its header (`ws_max_size`), before reading it.
+    for code, reason in (too_long, too_many_bytes):
+        assert code == 1009 and "1024 bytes" in reason
 
 
 def test_a_binary_frame_is_closed_with_1003(start_service: StartService) -> None:
