@@ -12,6 +12,7 @@
     │   └── ChainUnreachable (ConnectionError)
     │       └── RateLimited                 the node asked us to slow down (HTTP 429)
     ├── StoreError                          the database failed or is not migrated
+    ├── SignerBusy                          another process holds this signing key's lease
     └── ApiError                            answered to a client as {message, statusCode, ...}
         ├── BadRequest (ValueError)         400
         ├── Unauthorized (PermissionError)  401
@@ -98,6 +99,11 @@ class Reverted(ChainError):
 
 class StoreError(CrossfillError):
     """The database failed or is not at the expected schema revision."""
+
+
+class SignerBusy(CrossfillError):
+    """Another process holds the lease of this signing key on this chain (one writer at a
+    time); nothing was signed or sent, try again later."""
 
 
 class ApiError(CrossfillError):

@@ -5,6 +5,11 @@ it is broadcast. After a crash the journal says what may be in flight: `rebroadc
 those again (re-sending a signed transaction is always safe) and nothing is ever signed twice
 for the same purpose, so a restart cannot produce a second fill.
 
+One process signs with a key on a chain at a time (`signer_leases`): a second one started by
+mistake, or a frozen one resumed after a replacement started, finds the lease held and sends
+nothing (SignerBusy); each journal write checks the lease's fencing token in its own
+transaction, and a process that takes the lease over reads the nonce afresh.
+
 A transaction left unmined too long is replaced: the same nonce and call, re-signed with fees
 raised by at least 12.5% (what nodes require of a replacement) and never below today's. Only
 one transaction per nonce can ever be mined, so a replacement cannot double a fill; whichever
@@ -28,7 +33,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.evm import EvmClient
 from crossfill.chains.state import ChainState
-from crossfill.errors import ChainError
+from crossfill.errors import ChainError, SignerBusy
+from crossfill.store import signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import SentTransaction
 
@@ -40,6 +46,8 @@ WATCHED = (*IN_FLIGHT, "replaced")
 BUMP_NUMERATOR, BUMP_DENOMINATOR = 9, 8  # +12.5%: above the 10% nodes ask of a replacement
 DEFAULT_PRIORITY_FEE = 1_000_000_000  # 1 gwei, when the node suggests nothing
 # Node answers that mean "this exact transaction is already with me": not a failure.
+# How long a signer lease lasts without a journal write renewing it.
+SIGNER_LEASE = timedelta(seconds=30)
 _ALREADY_SENT = ("already known", "nonce too low", "already imported")
 
 
@@ -62,6 +70,8 @@ class TxManager:
         sessions: async_sessionmaker[AsyncSession],
         *,
         now: Callable[[], datetime],
+        holder: str,
+        lease: timedelta = SIGNER_LEASE,
     ) -> None:
         self.client = client
         self.state = state
@@ -69,8 +79,61 @@ class TxManager:
         self.sender = account.address.lower()
         self.sessions = sessions
         self.now = now
+        self.holder = holder
+        self.lease = lease
         self._lock = asyncio.Lock()
         self._next_nonce: int | None = None
+        self._token: int | None = None
+        self._held_until: datetime | None = None
+
+    async def hold_signer(self) -> None:
+        """Raise SignerBusy unless this process holds (or now takes) the key's lease on this
+        chain: workers check it before they claim work that needs signing."""
+        await self._hold_signer()
+
+    async def _hold_signer(self) -> int:
+        """The signer lease's fencing token, taken if free; SignerBusy if another holds it.
+        A new token means another process may have signed meanwhile: the nonce is read again.
+        A lease with more than half its time left is not renewed (journal writes renew it)."""
+        now = self.now()
+        held_until = self._held_until
+        if self._token is not None and held_until is not None and held_until - now > self.lease / 2:
+            return self._token
+        async with self.sessions() as session, session.begin():
+            token = await signer_leases.take(
+                session,
+                chain_id=self.client.chain_id,
+                sender=self.sender,
+                holder=self.holder,
+                now=now,
+                lease=self.lease,
+            )
+        if token is None:
+            self._token = self._held_until = None
+            raise SignerBusy(
+                f"chain {self.client.chain_id}: another process signs for {self.sender}"
+            )
+        if token != self._token:
+            self._token, self._next_nonce = token, None
+        self._held_until = now + self.lease
+        return token
+
+    async def _journal(self, session: AsyncSession, token: int) -> None:
+        """Fence a journal write (in its transaction): the lease must still be ours."""
+        now = self.now()
+        still_ours = await signer_leases.renew(
+            session,
+            chain_id=self.client.chain_id,
+            sender=self.sender,
+            holder=self.holder,
+            token=token,
+            now=now,
+            lease=self.lease,
+        )
+        self._held_until = now + self.lease
+        if not still_ours:
+            self._token = self._next_nonce = self._held_until = None
+            raise SignerBusy(f"chain {self.client.chain_id}: the lease of {self.sender} was lost")
 
     async def _journal_next_nonce(self) -> int | None:
         async with self.sessions() as session:
@@ -106,6 +169,7 @@ class TxManager:
     ) -> SentTransaction:
         """Sign, journal (committed), then broadcast. Raises ChainError if the node refuses."""
         async with self._lock:
+            token = await self._hold_signer()
             nonce = await self._nonce()
             max_fee, tip = self._fees()
             fields = {
@@ -121,6 +185,7 @@ class TxManager:
             }
             row = self._signed_row(fields, purpose=purpose, request_id=request_id)
             async with self.sessions() as session, session.begin():
+                await self._journal(session, token)
                 session.add(row)
             self._next_nonce = nonce + 1
             await self._broadcast(row)
@@ -155,13 +220,14 @@ class TxManager:
         mined_up_to = await self.client.mined_nonce(self.sender)
         replacements = []
         async with self._lock:
+            token = await self._hold_signer()
             for row in stale:
                 if row.nonce < mined_up_to:
                     continue  # its nonce is used: this or a sibling is mined, tracking settles it
-                replacements.append(await self._replace(row))
+                replacements.append(await self._replace(row, token))
         return replacements
 
-    async def _replace(self, row: SentTransaction) -> Replacement:
+    async def _replace(self, row: SentTransaction, token: int) -> Replacement:
         fields = dict(TypedTransaction.from_bytes(HexBytes(row.raw_transaction)).as_dict())
         for signature_part in ("v", "r", "s"):
             fields.pop(signature_part)
@@ -173,6 +239,7 @@ class TxManager:
         fields["to"] = self.client.web3.to_checksum_address(fields["to"])
         replacement = self._signed_row(fields, purpose=row.purpose, request_id=row.request_id)
         async with self.sessions() as session, session.begin():
+            await self._journal(session, token)
             replaced = await session.get(SentTransaction, row.id)
             assert replaced is not None
             replaced.status = "replaced"

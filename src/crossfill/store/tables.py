@@ -56,6 +56,20 @@ class ChainGenesis(Base):
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
+class SignerLease(Base):
+    """Which process may sign with a key on a chain: one writer at a time. `token` grows with
+    every change of holder; each journal write checks it (fencing), so a process that lost the
+    lease (frozen, then resumed) cannot write, hence cannot broadcast."""
+
+    __tablename__ = "signer_leases"
+
+    chain_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    sender: Mapped[str] = mapped_column(String(42), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(200), nullable=False)
+    token: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
 JSONColumn = JSON().with_variant(JSONB(), "postgresql")
 # SQLite autoincrements only an INTEGER primary key.
 SerialId = BigInteger().with_variant(Integer(), "sqlite")

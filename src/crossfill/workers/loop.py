@@ -11,10 +11,16 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
 from crossfill.domain.backoff import Backoff
-from crossfill.errors import ChainError, RateLimited, StoreError
+from crossfill.errors import ChainError, RateLimited, SignerBusy, StoreError
 
 # Failures that say nothing about the item itself: retried, never a reason to give it up.
-TRANSIENT: tuple[type[BaseException], ...] = (ChainError, StoreError, SQLAlchemyError, OSError)
+TRANSIENT: tuple[type[BaseException], ...] = (
+    ChainError,
+    StoreError,
+    SignerBusy,
+    SQLAlchemyError,
+    OSError,
+)
 
 log = structlog.get_logger(__name__)
 Item = TypeVar("Item")

@@ -63,6 +63,7 @@ class Refunder:
         )
 
     async def tick(self) -> None:
+        await self.txmanager.hold_signer()  # another process signing: leave refunds to it
         name = f"refunder-{self.config.id}"
         await each_on_its_own(name, await self._due(), self._refund, label=str)
         await self._track()

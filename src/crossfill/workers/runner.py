@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -13,7 +14,7 @@ import asyncpg
 from crossfill.chains.txmanager import TxManager
 from crossfill.config.secrets import resolve_holder
 from crossfill.runtime import Runtime
-from crossfill.store import deposit_hints, outbox, requests
+from crossfill.store import deposit_hints, outbox, requests, signer_leases
 from crossfill.store.db import is_sqlite
 from crossfill.types import ChainId
 from crossfill.workers.genesis import bind_state_to_chains
@@ -54,11 +55,18 @@ class Workers:
             mode=settings.mode,
             keystore_password=settings.keystore_password,
         )
-        owner = f"{socket.gethostname()}:{os.getpid()}"
-        # One transaction manager per chain for the solver key: fills and refunds share nonces.
+        # This process among every other (a pid alone may come back after a reboot).
+        owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        # One transaction manager per chain for the solver key: fills and refunds share nonces,
+        # and one process at a time signs with it (the signer lease, held as `owner`).
         txmanagers = {
             chain_id: TxManager(
-                chain.client, chain.state, solver_account, runtime.sessions, now=utc_now
+                chain.client,
+                chain.state,
+                solver_account,
+                runtime.sessions,
+                now=utc_now,
+                holder=owner,
             )
             for chain_id, chain in runtime.chains.items()
         }
@@ -117,6 +125,7 @@ class Workers:
             async with runtime.sessions() as session, session.begin():
                 await requests.release_leases(session)
                 await outbox.release_leases(session)
+                await signer_leases.release_all(session)
 
     def start(self) -> None:
         for chain_id, indexer in self.indexers.items():

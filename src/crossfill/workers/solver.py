@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from crossfill.chains.txmanager import TxManager
 from crossfill.contracts import calldata
 from crossfill.domain.status import RequestStatus
-from crossfill.errors import ChainError, Reverted
+from crossfill.errors import ChainError, Reverted, SignerBusy
 from crossfill.quoting.engine import FILL_WINDOW
 from crossfill.runtime import ChainRuntime
 from crossfill.store import requests
@@ -70,6 +70,7 @@ class Solver:
         await run_forever(f"solver-{self.config.id}", self.tick, self._wait)
 
     async def tick(self) -> None:
+        await self.txmanager.hold_signer()  # another process signing: claim nothing
         async with self.sessions() as session, session.begin():
             claimed = await requests.claim(
                 session,
@@ -158,10 +159,11 @@ class Solver:
                 purpose=FILL,
                 request_id=request.id,
             )
-        except ChainError as exc:
-            # Journalled before the broadcast: the next attempt finds it (mined or not) and
-            # tracks it; the answer may only have been lost on the way back.
-            await self._retry_soon(request.id, f"fill broadcast: {exc}")
+        except (ChainError, SignerBusy) as exc:
+            # Journalled before a failed broadcast: the next attempt finds it (mined or not)
+            # and tracks it; the answer may only have been lost on the way back. Another
+            # process holding the key: nothing was signed, the request waits for a writer.
+            await self._retry_soon(request.id, f"fill not sent: {exc}")
             return
         await self._submitted(request.id, row.tx_hash)
 

@@ -55,6 +55,7 @@ class SponsorCollector:
         await run_forever(f"sponsor-collector-{self.chain.config.id}", self.tick, wait)
 
     async def tick(self) -> None:
+        await self.txmanager.hold_signer()  # another process signing: leave pulls to it
         async with self.sessions() as session:
             due = await sponsor_payments.due_on(session, self.chain.config.id, limit=20)
         await each_on_its_own(

@@ -1,0 +1,78 @@
+"""One writer per signing key and chain: a lease row with a fencing token. The caller owns the
+transaction; `renew` belongs in the same transaction as the journal write it guards."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.store.db import as_utc
+from crossfill.store.tables import SignerLease
+
+
+async def take(
+    session: AsyncSession,
+    *,
+    chain_id: int,
+    sender: str,
+    holder: str,
+    now: datetime,
+    lease: timedelta,
+) -> int | None:
+    """The fencing token if `holder` holds (or now takes) the lease; None while another
+    holder's lease runs. Taking it over from a lapsed holder increments the token."""
+    row = await session.scalar(
+        select(SignerLease)
+        .where(SignerLease.chain_id == chain_id, SignerLease.sender == sender)
+        .with_for_update()
+    )
+    if row is None:
+        first = SignerLease(
+            chain_id=chain_id, sender=sender, holder=holder, token=1, expires_at=now + lease
+        )
+        try:
+            async with session.begin_nested():
+                session.add(first)
+        except IntegrityError:
+            return None  # another process wrote the first lease a moment ago
+        return 1
+    if row.holder != holder:
+        if as_utc(row.expires_at) > now:
+            return None
+        row.holder, row.token = holder, row.token + 1
+    row.expires_at = now + lease
+    return row.token
+
+
+async def renew(
+    session: AsyncSession,
+    *,
+    chain_id: int,
+    sender: str,
+    holder: str,
+    token: int,
+    now: datetime,
+    lease: timedelta,
+) -> bool:
+    """Extend the lease if `holder` still holds it under `token` (the fence); False if it was
+    lost meanwhile, and then the caller must not write."""
+    renewed = await session.execute(
+        update(SignerLease)
+        .where(
+            SignerLease.chain_id == chain_id,
+            SignerLease.sender == sender,
+            SignerLease.holder == holder,
+            SignerLease.token == token,
+        )
+        .values(expires_at=now + lease)
+    )
+    return bool(renewed.rowcount == 1)  # type: ignore[attr-defined]
+
+
+async def release_all(session: AsyncSession) -> None:
+    """Free every signer lease. Only for a single worker process (SQLite): the holders are
+    gone, and a restarted process need not wait for their leases to lapse."""
+    await session.execute(delete(SignerLease))

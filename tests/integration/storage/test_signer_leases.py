@@ -1,0 +1,58 @@
+"""One writer per signing key and chain: a lease, its fencing token, a takeover once it lapses
+(SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from crossfill.store import signer_leases
+from crossfill.store.db import session_factory
+
+NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
+LEASE = timedelta(seconds=30)
+CHAIN_ID, SENDER = 900002, "0x" + "aa" * 20
+
+
+async def _take(engine: AsyncEngine, holder: str, now: datetime) -> int | None:
+    async with session_factory(engine)() as session, session.begin():
+        return await signer_leases.take(
+            session, chain_id=CHAIN_ID, sender=SENDER, holder=holder, now=now, lease=LEASE
+        )
+
+
+async def _renew(engine: AsyncEngine, holder: str, token: int, now: datetime) -> bool:
+    async with session_factory(engine)() as session, session.begin():
+        return await signer_leases.renew(
+            session,
+            chain_id=CHAIN_ID,
+            sender=SENDER,
+            holder=holder,
+            token=token,
+            now=now,
+            lease=LEASE,
+        )
+
+
+async def test_a_second_holder_waits_until_the_lease_lapses_then_fences_the_first(
+    engine: AsyncEngine,
+) -> None:
+    assert await _take(engine, "first", NOW) == 1
+    assert await _take(engine, "second", NOW + timedelta(seconds=29)) is None
+    assert await _take(engine, "first", NOW + timedelta(seconds=29)) == 1  # renewed
+    assert await _take(engine, "second", NOW + timedelta(seconds=58)) is None
+    assert await _take(engine, "second", NOW + timedelta(seconds=60)) == 2
+    # The first holder, resumed after a freeze: its journal writes are refused.
+    assert not await _renew(engine, "first", 1, NOW + timedelta(seconds=61))
+    assert await _renew(engine, "second", 2, NOW + timedelta(seconds=61))
+    assert await _take(engine, "first", NOW + timedelta(seconds=62)) is None
+
+
+async def test_two_processes_taking_a_new_lease_at_once_get_one_holder(
+    engine: AsyncEngine,
+) -> None:
+    tokens = await asyncio.gather(*(_take(engine, f"process-{n}", NOW) for n in range(4)))
+    assert sorted(tokens, key=lambda token: token is None)[0] == 1
+    assert tokens.count(1) == 1, tokens
