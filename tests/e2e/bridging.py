@@ -18,6 +18,7 @@ from eth_account.signers.local import LocalAccount
 from sqlalchemy import Select, select
 from web3 import Web3
 
+from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
@@ -25,6 +26,7 @@ from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import OutboxEvent, SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.conftest import ServiceThread, validate_against, wait_for
+from tests.e2e.wallet import send_item
 
 NATIVE = "0x0000000000000000000000000000000000000000"
 ORIGIN, DESTINATION = 900001, 900002
@@ -67,6 +69,26 @@ def funded_user(devnet: RunningDevnet, usdc_amount: int = 0) -> LocalAccount:
         token = contract_at(minter, "TestUSDC", usdc(devnet, ORIGIN))
         send(minter, token.functions.mint(user.address, usdc_amount))
     return user
+
+
+def deposit_usdc(
+    devnet: RunningDevnet, user: LocalAccount, quote: dict[str, Any], amount: int
+) -> None:
+    """Approve and deposit `amount` USDC on ORIGIN for the quote's order, whatever the quote
+    asked for (a wrong-currency deposit when it quoted another currency)."""
+    origin = devnet.deployment.chains[0]
+    token = usdc(devnet, ORIGIN)
+    holder = signing_web3(origin.rpc_url, user)
+    send(
+        holder,
+        contract_at(holder, "TestUSDC", token).functions.approve(
+            origin.contracts.depository, amount
+        ),
+    )
+    order_id = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
+    deposit = calldata.deposit_erc20(user.address, token, amount, order_id)
+    item = {"to": origin.contracts.depository, "data": calldata.hex_data(deposit), "value": "0"}
+    send_item(holder, user, {**item, "chainId": ORIGIN})
 
 
 def balance(devnet: RunningDevnet, chain_id: int, currency: str, holder: str) -> int:

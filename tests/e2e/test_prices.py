@@ -10,13 +10,13 @@ import httpx
 from eth_account import Account
 
 from crossfill.config import Deployment
-from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, deploy, send, signing_web3
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     ORIGIN,
     balance,
+    deposit_usdc,
     final_status,
     funded_user,
     native_bridge,
@@ -26,7 +26,6 @@ from tests.e2e.bridging import (
     usdc,
 )
 from tests.e2e.conftest import StartService, wait_for
-from tests.e2e.wallet import send_item
 
 FEED_DECIMALS = 8
 
@@ -97,21 +96,10 @@ def test_a_refund_priced_by_a_feed_alone_is_paid(
     document["chains"][0]["native_currency"]["usd_price"] = None
     service = start_service(Deployment.model_validate(document), run_workers=True)
     user = funded_user(devnet, usdc_amount=30_000_000)
-    origin = devnet.deployment.chains[0]
     token = usdc(devnet, ORIGIN)
-    holder = signing_web3(origin.rpc_url, user)
-    send(
-        holder,
-        contract_at(holder, "TestUSDC", token).functions.approve(
-            origin.contracts.depository, 30_000_000
-        ),
-    )
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, native_bridge(user.address))
-        order_id = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
-        deposit = calldata.deposit_erc20(user.address, token, 30_000_000, order_id)
-        item = {"to": origin.contracts.depository, "data": calldata.hex_data(deposit)}
-        send_item(holder, user, {**item, "value": "0", "chainId": ORIGIN})
+        deposit_usdc(devnet, user, quote, 30_000_000)
         status = final_status(http, quote["steps"][0]["requestId"], until=frozenset({"refund"}))
     assert status["failReason"] == "INCORRECT_DEPOSIT_CURRENCY"
     assert 0 < 30_000_000 - balance(devnet, ORIGIN, token, user.address) < 1_000_000

@@ -17,7 +17,6 @@ from web3 import Web3
 from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import anvil_rpc, set_native_balance
-from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.devnet.seed import DEVNET_ETH_USD
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import Deposit
@@ -28,6 +27,7 @@ from tests.e2e.bridging import (
     ORIGIN,
     REFUNDED,
     balance,
+    deposit_usdc,
     final_status,
     funded_user,
     journal,
@@ -124,18 +124,9 @@ def test_underpaid_deposit_is_refunded_with_reason(service, devnet) -> None:
 def test_deposit_in_the_wrong_currency_is_refunded_in_that_currency(service, devnet) -> None:
     user = funded_user(devnet, usdc_amount=30_000_000)
     token = usdc(devnet, ORIGIN)
-    origin = devnet.deployment.chains[0]
-    holder = signing_web3(origin.rpc_url, user)
-    send(
-        holder,
-        contract_at(holder, "TestUSDC", token).functions.approve(
-            origin.contracts.depository, 30_000_000
-        ),
-    )
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, _native_body(user))
-        deposit = calldata.deposit_erc20(user.address, token, 30_000_000, _order_id(quote))
-        _deposit(devnet, user, origin.contracts.depository, deposit, 0)
+        deposit_usdc(devnet, user, quote, 30_000_000)
         before = balance(devnet, ORIGIN, token, user.address)
         status = final_status(http, quote["steps"][0]["requestId"], until=REFUNDED)
     assert status["failReason"] == "INCORRECT_DEPOSIT_CURRENCY"

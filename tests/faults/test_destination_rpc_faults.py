@@ -30,6 +30,12 @@ def _status(http: httpx.Client, request_id: str) -> str:
     return status
 
 
+def _heal_then_filled(http: httpx.Client, proxy: RpcFaultProxy, request_id: str) -> None:
+    proxy.heal()
+    status = final_status(http, request_id)
+    assert status["status"] == "success", status
+
+
 @pytest.mark.parametrize(
     "fault",
     [Fault(status=502), Fault(status=429, retry_after=1), Fault(drop=True)],
@@ -47,9 +53,7 @@ def test_a_failing_fill_simulation_waits_and_fills_once_the_rpc_recovers(
         execute_steps(quote, user, rpc_urls(devnet))
         assert destination_proxy.wait_for_faults(2, timeout=20), "the solver never simulated"
         assert _status(http, request_id) == "pending"
-        destination_proxy.heal()
-        status = final_status(http, request_id)
-    assert status["status"] == "success", status
+        _heal_then_filled(http, destination_proxy, request_id)
     assert balance(devnet, DESTINATION, NATIVE, recipient) > 0
 
 
@@ -73,9 +77,7 @@ def test_a_restart_while_the_destination_rpc_is_down_refunds_nothing(
             assert _status(http, request_id) in {"waiting", "pending"}
             time.sleep(0.2)
         assert _status(http, request_id) == "pending"
-        destination_proxy.heal()
-        status = final_status(http, request_id)
-    assert status["status"] == "success", status
+        _heal_then_filled(http, destination_proxy, request_id)
     assert balance(devnet, DESTINATION, NATIVE, recipient) > 0
 
 
