@@ -36,6 +36,7 @@ check: lint typecheck
 lint: deps
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
 
 typecheck: deps
 	$(BIN)/mypy src tests bench

@@ -129,7 +129,7 @@ def devnet(
 
 
 def _serve(settings: Settings) -> None:
-    from crossfill.api.server import serve
+    from crossfill.process.server import serve
 
     _until_interrupted(serve(settings))
 
@@ -168,7 +168,7 @@ def api(
 ) -> None:
     """Serve the API only (a replica beside one `crossfill run`, on the same PostgreSQL
     database): no workers, no migrations."""
-    from crossfill.api.server import serve_replica
+    from crossfill.process.server import serve_replica
 
     settings = _settings(port=port)
     load_deployment(settings.deployment_path, mode=settings.mode)

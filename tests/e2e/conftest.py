@@ -15,10 +15,10 @@ import jsonschema
 import pytest
 import uvicorn
 
-from crossfill.api.app import create_app
-from crossfill.api.server import uvicorn_config
 from crossfill.config import Deployment
 from crossfill.devnet.anvil import free_port
+from crossfill.process.server import uvicorn_config
+from crossfill.process.service import build_service
 from crossfill.runtime import Runtime
 from crossfill.settings import Settings
 from crossfill.store.migrate import upgrade
@@ -45,7 +45,7 @@ class ServiceThread:
         self.settings = settings
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
-        app = create_app(
+        app = build_service(
             Runtime.build(settings, deployment), run_workers=run_workers, **app_options
         )
         self.server = uvicorn.Server(uvicorn_config(app, settings, port=self.port))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
-from crossfill.api.schemas.quote import QuoteBody
 from crossfill.chains.evm import BlockHead
 from crossfill.chains.market import MarketSnapshot
 from crossfill.chains.state import ChainState
 from crossfill.config import Deployment
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
+from crossfill.quoting.request import QuoteBody
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

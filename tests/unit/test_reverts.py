@@ -5,8 +5,8 @@ from __future__ import annotations
 from eth_abi.abi import encode
 from eth_utils.crypto import keccak
 
+from crossfill.app.fills import revert_reason
 from crossfill.contracts.reverts import RevertReason, decode_revert
-from crossfill.workers.fills import revert_reason
 
 
 def _error(signature: str, types: list[str], args: list[object]) -> bytes:

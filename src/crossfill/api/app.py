@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import Protocol
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
@@ -30,7 +31,19 @@ from crossfill.errors import ConfigError
 from crossfill.events.hub import StatusHub
 from crossfill.events.tail import OutboxTail
 from crossfill.runtime import Runtime
-from crossfill.workers.runner import Workers
+
+
+class Background(Protocol):
+    """Work this process runs beside the API (the workers, built by the application layer);
+    the API starts and stops it with itself and hands it clients' deposit hints."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def hint(self, chain_id: int, tx_hash: str) -> bool:
+        """A client's deposit hint; False if nothing here indexes that chain."""
+
 
 # Headers the official SDK and UI kit send; browsers preflight them.
 CORS_ALLOWED_HEADERS = ["content-type", "x-api-key", "relay-sdk-version", "relay-kit-ui-version"]
@@ -40,14 +53,14 @@ def create_app(
     runtime: Runtime,
     *,
     follow_heads: bool = True,
-    run_workers: bool = False,
+    background: Background | None = None,
     wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> FastAPI:
     """Build the API over an already-built runtime; the app owns the runtime's lifetime.
 
-    With `run_workers`, this process also runs the indexers and solvers (the embedded default);
-    API-only replicas leave them to worker processes. `wall_clock` decides dated behaviour
-    (the v2 listing's deprecation phases); tests move it.
+    `background`: what else this process runs (the workers, in the embedded default; API-only
+    replicas have none and forward hints through the database). `wall_clock` decides dated
+    behaviour (the v2 listing's deprecation phases); tests move it.
     """
 
     @asynccontextmanager
@@ -55,17 +68,13 @@ def create_app(
         if follow_heads:
             await runtime.start_followers()
         tail = asyncio.create_task(app.state.outbox_tail.run(), name="outbox-tail")
-        workers = Workers.build(runtime) if run_workers else None
-        app.state.workers = workers
-        if workers is not None:
-            await workers.recover(runtime)
-            workers.start()
-            await workers.listen_for_hints(runtime.settings.database)
+        if background is not None:
+            await background.start()
         try:
             yield
         finally:
-            if workers is not None:
-                await workers.stop()
+            if background is not None:
+                await background.stop()
             tail.cancel()
             await asyncio.gather(tail, return_exceptions=True)
             await app.state.limiter.close()
@@ -78,6 +87,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.runtime = runtime
+    app.state.workers = background
     app.state.wall_clock = wall_clock
     app.state.key_cache = KeyCache()
     app.state.hub = StatusHub()

@@ -4,7 +4,7 @@
 of the configured trusted proxies (`CROSSFILL_TRUSTED_PROXIES`). Each proxy appends the address
 it was connected from, so reading from the right, the first address that is not a trusted
 proxy is the client; what the client itself put further left is ignored. uvicorn's own
-proxy-header rewriting is off (`api/server.py`), so the peer seen here is the socket's.
+proxy-header rewriting is off (`process/server.py`), so the peer seen here is the socket's.
 """
 
 from __future__ import annotations

@@ -5,18 +5,18 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
+from eth_utils.address import is_address, to_checksum_address
 from pydantic import AfterValidator, BeforeValidator, Field
-from web3 import Web3
 
+from crossfill.domain.identifiers import is_address as is_hex_address
 from crossfill.types import Address
-
-_HEX_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 
 
 def _checksummed(value: object) -> Address:
-    if not isinstance(value, str) or not _HEX_ADDRESS.match(value) or not Web3.is_address(value):
+    """A 20-byte hex address, checksummed; a mixed-case one must carry a valid checksum."""
+    if not is_hex_address(value) or not is_address(value):
         raise ValueError("must be a 0x-prefixed 20-byte hex address")
-    return Address(Web3.to_checksum_address(value))
+    return Address(to_checksum_address(value))
 
 
 def _http_url(value: str) -> str:

@@ -12,7 +12,6 @@ DNS-rebinding attacker.
 from __future__ import annotations
 
 import ipaddress
-import socket
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -57,20 +56,16 @@ def _non_public_reason(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -
     return None
 
 
-def _addresses(host: str) -> list[str]:
-    try:
-        return [str(info[4][0]) for info in socket.getaddrinfo(host, None)]
-    except OSError as exc:
-        raise EndpointRefused(f"host {host!r} does not resolve") from exc
-
-
 def check_endpoint(
     url: str,
     *,
     production: bool,
     allow_private: bool,
-    resolve: Callable[[str], list[str]] = _addresses,
+    resolve: Callable[[str], list[str]] | None = None,
 ) -> str:
+    """`url` if it may receive webhooks; EndpointRefused why not. In production a host name
+    is resolved with `resolve` (the caller's I/O: host name → addresses, EndpointRefused if
+    it does not resolve) and every address must be public."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise EndpointRefused("the webhook endpoint must be an http(s) URL with a host")
@@ -82,6 +77,8 @@ def check_endpoint(
     try:
         addresses = [str(ipaddress.ip_address(host))]
     except ValueError:
+        if resolve is None:
+            raise EndpointRefused(f"host {host!r} cannot be checked without a resolver") from None
         addresses = resolve(host)
     for address in addresses:
         reason = _non_public_reason(ipaddress.ip_address(address.split("%")[0]))

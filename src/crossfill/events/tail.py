@@ -19,9 +19,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.events.hub import StatusHub
+from crossfill.loops import run_forever
 from crossfill.store import outbox_signal, pg_notify
 from crossfill.store.tables import OutboxEvent
-from crossfill.workers.loop import run_forever
 
 log = structlog.get_logger(__name__)
 CHANNEL = "crossfill_outbox"

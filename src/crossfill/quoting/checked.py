@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from crossfill.api.schemas.quote import QuoteBody
 from crossfill.config import CurrencyConfig
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.inputs import AppFeeShare, ChainView, ExtraCall
 from crossfill.quoting.legs import RouteKind, route_kind
+from crossfill.quoting.request import QuoteBody
 from crossfill.quoting.sponsorship import SponsorRequest, SponsorWallet
 from crossfill.quoting.unsupported import reject_unsupported
 

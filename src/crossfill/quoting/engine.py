@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from crossfill.api.schemas.quote import QuoteBody
 from crossfill.config import ChainConfig, CurrencyConfig, Deployment
 from crossfill.contracts.router_calls import SwapPlan
 from crossfill.domain.order import Order
@@ -42,6 +41,7 @@ from crossfill.quoting.money import (
 from crossfill.quoting.orders import build_order
 from crossfill.quoting.prices import PriceBook
 from crossfill.quoting.pricing import QuotePrices, fee_per_gas
+from crossfill.quoting.request import QuoteBody
 from crossfill.quoting.sponsorship import NONE as NOT_SPONSORED
 from crossfill.quoting.sponsorship import Sponsorship, SponsorWallet, apply, sponsor
 

@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from crossfill.api.schemas.quote import AppFee, ExtraTx, QuoteBody
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.config.deployment import QuoteSettings
@@ -21,6 +20,7 @@ from crossfill.domain.identifiers import (
 from crossfill.errors import BadRequest, Forbidden
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import BPS, TradeType
+from crossfill.quoting.request import AppFee, ExtraTx, QuoteBody
 from crossfill.quoting.sponsorship import (
     COMPONENTS,
     DEFAULT_COMPONENTS,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from crossfill.api.schemas.quote import QuoteBody
 from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.request import QuoteBody
 
 _NOT_YET: dict[str, str] = {
     "authorizationList": "UNSUPPORTED_EXECUTION_TYPE",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -10,7 +11,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.config.webhook_secret import SigningKeyBox
-from crossfill.domain.webhook_url import check_endpoint
+from crossfill.domain.webhook_url import EndpointRefused, check_endpoint
 from crossfill.settings import Mode, Settings
 from crossfill.store import api_keys, webhook_endpoints
 from crossfill.store.tables import ApiKey, OutboxEvent, WebhookEndpoint
@@ -38,6 +39,14 @@ def parse_headers(pairs: list[str]) -> list[tuple[str, str]]:
     return headers
 
 
+def resolved_addresses(host: str) -> list[str]:
+    """The addresses `host` resolves to (DNS): what the production URL check inspects."""
+    try:
+        return [str(info[4][0]) for info in socket.getaddrinfo(host, None)]
+    except OSError as exc:
+        raise EndpointRefused(f"host {host!r} does not resolve") from exc
+
+
 async def set_endpoint(
     session: AsyncSession,
     settings: Settings,
@@ -62,6 +71,7 @@ async def set_endpoint(
             url,
             production=settings.mode is Mode.PRODUCTION,
             allow_private=settings.webhook_allow_private,
+            resolve=resolved_addresses,
         )
     except ValueError as exc:
         raise WebhookConfigError(str(exc)) from exc

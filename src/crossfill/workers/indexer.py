@@ -37,13 +37,13 @@ from crossfill.domain.deposit_checks import (
 )
 from crossfill.domain.status import TERMINAL, RequestStatus
 from crossfill.errors import ChainError
+from crossfill.loops import run_forever
 from crossfill.quoting.money import to_usd_micros
 from crossfill.quoting.prices import price_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Deposit
-from crossfill.workers.loop import run_forever
 from crossfill.workers.reorg_watch import ReorgWatch
 from crossfill.workers.same_chain import awaited, settle_batch
 

@@ -19,18 +19,18 @@ from eth_utils.crypto import keccak
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.txmanager import TxManager
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
+from crossfill.loops import each_on_its_own, run_forever
 from crossfill.quoting.money import convert_ceil
 from crossfill.quoting.prices import price_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
-from crossfill.workers.loop import each_on_its_own, run_forever
+from crossfill.workers.txmanager import TxManager
 
 log = structlog.get_logger(__name__)
 REFUND = "refund"

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 
 import asyncpg
 
-from crossfill.chains.txmanager import TxManager
 from crossfill.config.secrets import resolve_holder
 from crossfill.runtime import Runtime
 from crossfill.store import deposit_hints, outbox, requests, signer_leases
@@ -22,6 +21,7 @@ from crossfill.workers.indexer import Indexer
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
 from crossfill.workers.sponsor_collector import SponsorCollector
+from crossfill.workers.txmanager import TxManager
 from crossfill.workers.webhooks import WebhookDispatcher
 
 

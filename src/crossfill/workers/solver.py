@@ -16,18 +16,18 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.txmanager import TxManager
+from crossfill.app.fills import FillCall, fill_call, revert_reason
 from crossfill.contracts import calldata
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted, SignerBusy
+from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.quoting.engine import FILL_WINDOW
 from crossfill.runtime import ChainRuntime
 from crossfill.store import requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
-from crossfill.workers.fills import FillCall, fill_call, revert_reason
-from crossfill.workers.loop import each_on_its_own, run_forever, wait_interval
 from crossfill.workers.replacements import replace_stuck
+from crossfill.workers.txmanager import TxManager
 
 log = structlog.get_logger(__name__)
 FILL = "fill"

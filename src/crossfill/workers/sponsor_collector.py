@@ -17,13 +17,13 @@ from eth_abi.abi import encode
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from web3 import Web3
 
-from crossfill.chains.txmanager import TxManager
 from crossfill.contracts import calldata
 from crossfill.errors import Reverted
+from crossfill.loops import each_on_its_own, run_forever
 from crossfill.runtime import ChainRuntime
 from crossfill.store import sponsor_payments
 from crossfill.store.tables import SponsorPayment
-from crossfill.workers.loop import each_on_its_own, run_forever
+from crossfill.workers.txmanager import TxManager
 
 log = structlog.get_logger(__name__)
 PURPOSE = "sponsor"

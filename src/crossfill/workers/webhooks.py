@@ -24,12 +24,12 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config.webhook_secret import SigningKeyBox
+from crossfill.loops import run_forever, wait_interval
 from crossfill.settings import Settings
 from crossfill.store import outbox, outbox_signal
 from crossfill.store.db import as_utc
 from crossfill.store.tables import OutboxEvent, WebhookEndpoint
 from crossfill.webhooks.signing import EVENT_ID_HEADER, signed_headers
-from crossfill.workers.loop import run_forever, wait_interval
 
 log = structlog.get_logger(__name__)
 BATCH = 500

@@ -8,8 +8,8 @@ from fastapi import APIRouter
 
 from crossfill.api.auth import CallerDep
 from crossfill.api.deps import RuntimeDep
-from crossfill.api.schemas.quote import QuoteBody
-from crossfill.quoting.service import create_quote
+from crossfill.app.quotes import create_quote
+from crossfill.quoting.request import QuoteBody
 
 router = APIRouter(tags=["quote"])
 

@@ -1,4 +1,5 @@
-"""POST /quote/v2 request body: every field the compat notes list.
+"""A quote request as a client states it (the body of POST /quote/v2): every field the
+compat notes list. Planning reads it; the API only parses it.
 
 Types are loose on purpose where the spec has coded errors (addresses, amounts, slippage): the
 quote engine checks them and answers with the right `errorCode`, which a schema error can't.

@@ -8,12 +8,13 @@ from typing import Any
 
 import structlog
 
-from crossfill.api.schemas.quote import QuoteBody
+from crossfill.app.fills import fill_call
 from crossfill.contracts import calldata
 from crossfill.domain.order import sign_order_id
 from crossfill.errors import ChainError, Reverted, StoreError
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
+from crossfill.quoting.request import QuoteBody
 from crossfill.quoting.response import quote_wire
 from crossfill.quoting.sponsorship import SponsorWallet
 from crossfill.quoting.steps import spender
@@ -21,7 +22,6 @@ from crossfill.runtime import Runtime
 from crossfill.store import requests
 from crossfill.store.tables import ApiKey, Request
 from crossfill.types import ChainId
-from crossfill.workers.fills import fill_call
 
 log = structlog.get_logger(__name__)
 

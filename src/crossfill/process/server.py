@@ -11,8 +11,13 @@ import structlog
 import uvicorn
 from fastapi import FastAPI
 
-from crossfill.api.app import create_app
-from crossfill.api.replicas import ApiReplicas, listening_socket, report_ready, stop_when_orphaned
+from crossfill.process.replicas import (
+    ApiReplicas,
+    listening_socket,
+    report_ready,
+    stop_when_orphaned,
+)
+from crossfill.process.service import build_service
 from crossfill.runtime import Runtime
 from crossfill.settings import Settings
 from crossfill.store.migrate import upgrade_async
@@ -67,7 +72,7 @@ def _socket(settings: Settings) -> socket.socket:
 def _config(settings: Settings, sock: socket.socket, *, run_workers: bool) -> uvicorn.Config:
     runtime = Runtime.build(settings)
     config = uvicorn_config(
-        create_app(runtime, run_workers=run_workers), settings, port=sock.getsockname()[1]
+        build_service(runtime, run_workers=run_workers), settings, port=sock.getsockname()[1]
     )
     _tune_garbage_collector()
     return config
