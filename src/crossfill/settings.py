@@ -55,6 +55,11 @@ class Settings(BaseSettings):
     webhook_backoff_base_seconds: float = Field(default=1.0, gt=0)
     webhook_backoff_cap_seconds: float = Field(default=300.0, gt=0)
     webhook_max_retries: int = Field(default=10, ge=0)
+    # Hostile clients: larger requests are refused (413 body, 431 headers) before any route.
+    max_request_body_bytes: int = Field(default=256 * 1024, ge=1024)
+    max_request_header_count: int = Field(default=100, ge=10)
+    max_request_header_bytes: int = Field(default=16 * 1024, ge=1024)
+    max_request_header_line_bytes: int = Field(default=8 * 1024, ge=256)
     # GET /requests/v2's monthly reductions: "YYYY-MM-DD:share,..." of the normal limit.
     v2_rate_limit_reductions: str = "2026-09-01:0.5,2026-10-01:0.25,2026-11-01:0.1"
 

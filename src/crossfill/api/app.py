@@ -13,6 +13,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from crossfill import __version__
 from crossfill.api.auth import KeyCache
 from crossfill.api.errors import install_error_handlers
+from crossfill.api.limits import RequestLimits, RequestLimitsMiddleware
 from crossfill.api.rate_limit import RateLimited, build_limiter
 from crossfill.api.routes import (
     admin,
@@ -94,6 +95,10 @@ def create_app(
         allow_origins=["*"],
         allow_methods=["GET", "POST", "OPTIONS"],
         allow_headers=CORS_ALLOWED_HEADERS,
+    )
+    # Added last, so outermost: oversized requests are refused before anything reads them.
+    app.add_middleware(
+        RequestLimitsMiddleware, limits=RequestLimits.from_settings(runtime.settings)
     )
     install_error_handlers(app)
     # Routes are matched in order, one by one: the busiest first (no two paths overlap).

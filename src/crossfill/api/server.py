@@ -11,6 +11,7 @@ import structlog
 import uvicorn
 
 from crossfill.api.app import create_app
+from crossfill.api.limits import uvicorn_limits
 from crossfill.api.replicas import ApiReplicas, listening_socket, report_ready, stop_when_orphaned
 from crossfill.runtime import Runtime
 from crossfill.settings import Settings
@@ -72,6 +73,7 @@ def _config(settings: Settings, sock: socket.socket, *, run_workers: bool) -> uv
         log_level=settings.log_level.lower(),
         access_log=False,
         lifespan="on",
+        **uvicorn_limits(settings),
     )
     _tune_garbage_collector()
     return config
