@@ -7,11 +7,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from crossfill.api.deps import RuntimeDep
+from crossfill.api.openapi import responses
 from crossfill.domain.status_record import status_record
 from crossfill.errors import NotFound
 from crossfill.store import requests
 
 router = APIRouter(tags=["status"])
+STATUS_RESPONSES = responses("status", 400, 401, 404, 429)
 
 
 async def _status(runtime: RuntimeDep, request_id: str) -> dict[str, Any]:
@@ -28,14 +30,14 @@ RequestIdQuery = Annotated[str, Query(alias="requestId", min_length=1, max_lengt
 ReferrerQuery = Annotated[str | None, Query(description="Integrator name; accepted, unused")]
 
 
-@router.get("/intents/status/v3")
+@router.get("/intents/status/v3", response_model=None, responses=STATUS_RESPONSES)
 async def status_v3(
     runtime: RuntimeDep, request_id: RequestIdQuery, referrer: ReferrerQuery = None
 ) -> dict[str, Any]:
     return await _status(runtime, request_id)
 
 
-@router.get("/intents/status")
+@router.get("/intents/status", response_model=None, responses=STATUS_RESPONSES)
 async def status(
     runtime: RuntimeDep, request_id: RequestIdQuery, referrer: ReferrerQuery = None
 ) -> dict[str, Any]:

@@ -8,10 +8,13 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, StrictInt, StrictStr
 
 from crossfill.api.deps import RuntimeDep
+from crossfill.api.openapi import responses
+from crossfill.api.schemas.responses import Accepted
 from crossfill.errors import BadRequest
 from crossfill.store import deposit_hints
 
 router = APIRouter(tags=["transactions"])
+ACCEPTED = responses(Accepted, 400, 401, 429)
 _TX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
 
 
@@ -37,7 +40,7 @@ def _chain_id(runtime: RuntimeDep, value: str | int) -> int:
     return int(text)
 
 
-@router.post("/transactions/index")
+@router.post("/transactions/index", response_model=None, responses=ACCEPTED)
 async def index_transaction(
     body: IndexBody, runtime: RuntimeDep, request: Request
 ) -> dict[str, str]:
@@ -54,7 +57,7 @@ async def index_transaction(
     return {"message": "Success"}
 
 
-@router.post("/transactions/single")
+@router.post("/transactions/single", response_model=None, responses=ACCEPTED)
 async def index_single(body: SingleBody, runtime: RuntimeDep) -> dict[str, str]:
     """Accepted for SDK compatibility (same-chain flows); deposits are found by the indexer."""
     _chain_id(runtime, body.chainId)

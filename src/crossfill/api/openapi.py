@@ -1,0 +1,216 @@
+"""The OpenAPI document at /openapi.json, made to tell the truth about the wire.
+
+- Errors: one shape, `{message, statusCode, errorCode?}` (`errorCode` always on the quote
+  paths); validation failures are 400, so FastAPI's generated 422 is removed.
+- 200 bodies of the main routes are the wire schemas (`wire_schemas/*.schema.json`, copies of
+  the spec's schemas that tests/schemas also holds); the other routes document pydantic
+  models (`api/schemas/responses.py`). Both only document: no route filters its answer.
+- GET /requests/v3 and /requests/v2 read their query string themselves; their parameters
+  are generated from `domain/listing_query`'s tables, the same ones the parser uses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel, ConfigDict
+
+from crossfill.domain import listing_query as lq
+from crossfill.domain.enums import FAIL_REASONS, FEATURES, REFUND_FAIL_REASONS, REQUEST_TYPES
+from crossfill.domain.status import RequestStatus
+
+Responses = dict[int | str, dict[str, Any]]
+
+# Wire schema file → component name.
+WIRE_SCHEMAS = {
+    "chains": "Chains",
+    "quote": "Quote",
+    "quote-error": "QuoteErrorWire",
+    "status": "Status",
+    "requests-v3": "RequestsV3",
+}
+_DESCRIPTIONS = {
+    400: "Invalid request (malformed body, parameter or identifier)",
+    401: "Missing, invalid or revoked credentials",
+    403: "Not allowed for these credentials",
+    404: "Not found",
+    410: "Retired endpoint",
+    413: "Request body too large",
+    429: "Rate limit exceeded (Retry-After says when to retry)",
+    431: "Request headers too many or too large",
+    500: "Internal error",
+    503: "A dependency (database, chain, prices) is unavailable",
+}
+# Every HTTP route can meet these: the size limits and an unexpected failure.
+ALWAYS = (413, 431, 500)
+
+
+class ErrorBody(BaseModel):
+    """Every error: `errorCode` when the error has a code (always on the quote paths)."""
+
+    model_config = ConfigDict(extra="allow")
+    message: str
+    statusCode: int
+    errorCode: str | None = None
+
+
+class QuoteErrorBody(BaseModel):
+    """A /quote or /quote/v2 error: always coded."""
+
+    model_config = ConfigDict(extra="allow")
+    message: str
+    statusCode: int
+    errorCode: str
+
+
+def wire_schema(name: str) -> dict[str, Any]:
+    """One of the packaged wire schemas, as its component reference."""
+    return {"$ref": f"#/components/schemas/{WIRE_SCHEMAS[name]}"}
+
+
+def responses(
+    ok: type[BaseModel] | str | None,
+    *errors: int,
+    quote: bool = False,
+    ok_status: int = 200,
+) -> Responses:
+    """A route's documented answers: `ok` (a model or a wire schema name) and `errors`."""
+    documented: Responses = {}
+    if isinstance(ok, str):
+        documented[ok_status] = {
+            "description": "Success",
+            "content": {"application/json": {"schema": wire_schema(ok)}},
+        }
+    elif ok is not None:
+        documented[ok_status] = {"description": "Success", "model": ok}
+    error_model = QuoteErrorBody if quote else ErrorBody
+    for status in sorted({*errors, *ALWAYS}):
+        documented[status] = {"description": _DESCRIPTIONS[status], "model": error_model}
+    return documented
+
+
+# ---- GET /requests query parameters, from listing_query's tables -------------------------
+
+_BIGGEST_INT = 10**18 - 1  # listing_query's _UNSIGNED: up to 18 digits
+_KIND_SCHEMAS: dict[lq.Kind, dict[str, Any]] = {
+    lq.Kind.HEX: {"type": "string", "minLength": 1, "maxLength": 200},
+    lq.Kind.INT: {"type": "integer", "minimum": 0, "maximum": _BIGGEST_INT},
+    lq.Kind.STATUS: {"type": "string", "enum": [status.value for status in RequestStatus]},
+    lq.Kind.FAIL_REASON: {"type": "string", "enum": sorted(FAIL_REASONS)},
+    lq.Kind.REFUND_FAIL_REASON: {"type": "string", "enum": sorted(REFUND_FAIL_REASONS)},
+    lq.Kind.REQUEST_TYPE: {"type": "string", "enum": list(REQUEST_TYPES)},
+    lq.Kind.SYMBOL: {"type": "string", "minLength": 1, "maxLength": 200},
+    lq.Kind.TEXT: {"type": "string", "minLength": 1, "maxLength": 200},
+}
+
+
+def _parameter(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "schema": schema,
+        "description": description,
+    }
+
+
+def _field_parameters(names: Iterable[str], fields: dict[str, lq.Kind]) -> list[dict[str, Any]]:
+    return [
+        _parameter(
+            name,
+            {"type": "array", "items": _KIND_SCHEMAS[fields[name]], "maxItems": lq.MAX_VALUES},
+            f"Matches any of the values (repeat the parameter or separate with commas); "
+            f"{fields[name].value}",
+        )
+        for name in sorted(names)
+    ]
+
+
+def listing_parameters(*, v2: bool) -> list[dict[str, Any]]:
+    """Every query parameter `parse_listing` reads, for /requests/v2 (`v2`) or /requests/v3."""
+    fields = {**lq.FIELDS, **lq.V2_FIELDS} if v2 else lq.FIELDS
+    parameters = _field_parameters(lq.V2_FIELD_NAMES if v2 else lq.V3_FIELD_NAMES, fields)
+    for name in lq.V2_RANGES if v2 else lq.INT_RANGES:
+        parameters.append(_parameter(name, _KIND_SCHEMAS[lq.Kind.INT], "Range bound"))
+    if not v2:
+        usd = {"type": "number", "minimum": 0, "maximum": 10**12}
+        parameters += [_parameter(name, usd, "USD range bound") for name in lq.USD_RANGES]
+        one_feature = f"({'|'.join(FEATURES)})"
+        features = {"type": "string", "pattern": f"^,*{one_feature}(,+{one_feature})*,*$"}
+        parameters.append(_parameter("features", features, "Comma-separated; all must match"))
+        parameters.append(
+            _parameter(
+                "filters",
+                {"type": "string"},
+                f"JSON array of 1..{lq.MAX_GROUPS} objects: fields AND-ed within a group, "
+                "groups OR-ed, `not:` negates a field",
+            )
+        )
+    sorts = [lq.SortBy.CREATED_AT, lq.SortBy.UPDATED_AT] if v2 else list(lq.SortBy)
+    parameters += [
+        _parameter("sortBy", {"type": "string", "enum": [s.value for s in sorts]}, "Sort key"),
+        _parameter("sortDirection", {"type": "string", "enum": ["asc", "desc"]}, "Direction"),
+        _parameter(
+            "limit",
+            {"type": "integer", "minimum": 1, "maximum": lq.MAX_LIMIT, "default": lq.DEFAULT_LIMIT},
+            "Records per page",
+        ),
+        _parameter("continuation", {"type": "string"}, "Cursor from the previous page"),
+    ]
+    # Read (and checked) on both versions; v3 records have no order data to include.
+    flags = ["includeTotal", "includeAuthenticatedData", "includeChildRequests", "includeOrderData"]
+    # Strings, not booleans: the parser takes exactly these spellings (case aside).
+    flag_schema = {"type": "string", "enum": ["true", "false", "1", "0"]}
+    parameters += [_parameter(flag, flag_schema, "Defaults to false") for flag in flags]
+    return parameters
+
+
+# ---- the document ----------------------------------------------------------------------------
+
+
+@cache
+def _wire_components() -> dict[str, dict[str, Any]]:
+    folder = resources.files("crossfill.api") / "wire_schemas"
+    components = {}
+    for file_name, component in WIRE_SCHEMAS.items():
+        schema = json.loads((folder / f"{file_name}.schema.json").read_text())
+        schema.pop("$schema", None)
+        components[component] = schema
+    return components
+
+
+def _without_422(document: dict[str, Any]) -> None:
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            operation.get("responses", {}).pop("422", None)
+    schemas = document.get("components", {}).get("schemas", {})
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+
+
+def install_openapi(app: FastAPI) -> None:
+    """Replace the app's OpenAPI generator: FastAPI's, minus 422, plus the wire schemas."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title,
+                version=app.version,
+                openapi_version=app.openapi_version,
+                description=app.description,
+                routes=app.routes,
+            )
+            _without_422(document)
+            document.setdefault("components", {}).setdefault("schemas", {}).update(
+                _wire_components()
+            )
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
