@@ -160,3 +160,8 @@ def test_every_listing_parameter_is_documented(document, path, v2) -> None:
     expected |= {"includeTotal", "includeAuthenticatedData", "includeChildRequests"}
     expected |= {"includeOrderData"} | (set() if v2 else {"features", "filters"})
     assert documented == expected
+
+
+def test_a_405_allows_every_documented_method_of_the_path(client) -> None:
+    assert client.request("PATCH", "/admin/api-keys").headers["allow"] == "GET, POST"
+    assert client.request("PATCH", "/admin/webhooks/7").headers["allow"] == "DELETE, GET"

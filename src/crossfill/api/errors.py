@@ -13,6 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from crossfill.api.openapi import documented_methods
 from crossfill.errors import ApiError
 
 log = structlog.get_logger(__name__)
@@ -72,6 +73,8 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     response = error_response(request, exc.status_code, str(exc.detail))
     if exc.headers:
         response.headers.update(exc.headers)
+    if exc.status_code == 405 and (methods := documented_methods(request.app, request.url.path)):
+        response.headers["Allow"] = ", ".join(methods)
     return response
 
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
@@ -152,10 +153,13 @@ def listing_parameters(*, v2: bool) -> list[dict[str, Any]]:
                 "groups OR-ed, `not:` negates a field",
             )
         )
-    sorts = [lq.SortBy.CREATED_AT, lq.SortBy.UPDATED_AT] if v2 else list(lq.SortBy)
+    sorts = [s.value for s in lq.SortBy if not v2 or s is not lq.SortBy.AMOUNT_USD]
     parameters += [
-        _parameter("sortBy", {"type": "string", "enum": [s.value for s in sorts]}, "Sort key"),
-        _parameter("sortDirection", {"type": "string", "enum": ["asc", "desc"]}, "Direction"),
+        # Empty means the default, as for every parameter the parser reads with `or`.
+        _parameter("sortBy", {"type": "string", "enum": ["", *sorts]}, "Sort key"),
+        _parameter(
+            "sortDirection", {"type": "string", "enum": ["", "asc", "desc"]}, "Default by sortBy"
+        ),
         _parameter(
             "limit",
             {"type": "integer", "minimum": 1, "maximum": lq.MAX_LIMIT, "default": lq.DEFAULT_LIMIT},
@@ -192,6 +196,17 @@ def _without_422(document: dict[str, Any]) -> None:
     schemas = document.get("components", {}).get("schemas", {})
     schemas.pop("HTTPValidationError", None)
     schemas.pop("ValidationError", None)
+
+
+def documented_methods(app: FastAPI, path: str) -> list[str]:
+    """The methods the document lists for the operation paths `path` matches (for `Allow`:
+    FastAPI's 405 names only the first route that matched the path, not all of them)."""
+    methods: set[str] = set()
+    for template, operations in app.openapi()["paths"].items():
+        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            methods.update(method.upper() for method in operations)
+    return sorted(methods)
 
 
 def install_openapi(app: FastAPI) -> None:
