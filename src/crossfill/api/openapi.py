@@ -99,15 +99,35 @@ def responses(
 # ---- GET /requests query parameters, from listing_query's tables -------------------------
 
 _BIGGEST_INT = 10**18 - 1  # listing_query's _UNSIGNED: up to 18 digits
-_KIND_SCHEMAS: dict[lq.Kind, dict[str, Any]] = {
-    lq.Kind.HEX: {"type": "string", "minLength": 1, "maxLength": 200},
-    lq.Kind.INT: {"type": "integer", "minimum": 0, "maximum": _BIGGEST_INT},
-    lq.Kind.STATUS: {"type": "string", "enum": [status.value for status in RequestStatus]},
-    lq.Kind.FAIL_REASON: {"type": "string", "enum": sorted(FAIL_REASONS)},
-    lq.Kind.REFUND_FAIL_REASON: {"type": "string", "enum": sorted(REFUND_FAIL_REASONS)},
-    lq.Kind.REQUEST_TYPE: {"type": "string", "enum": list(REQUEST_TYPES)},
-    lq.Kind.SYMBOL: {"type": "string", "minLength": 1, "maxLength": 200},
-    lq.Kind.TEXT: {"type": "string", "minLength": 1, "maxLength": 200},
+_RANGE_BOUND = {"type": "integer", "minimum": 0, "maximum": _BIGGEST_INT}
+
+
+def _comma_list(one: str, *, may_be_empty: bool = False) -> dict[str, Any]:
+    """A parameter value as the parser splits it: comma-separated, empty parts skipped, each
+    part matching the regular expression `one`; at least one unless `may_be_empty`."""
+    parts = f",*(?:{one})(?:,+(?:{one}))*"
+    return {"type": "string", "pattern": f"^(?:{parts})?,*$" if may_be_empty else f"^{parts},*$"}
+
+
+def _field_value(one: str) -> dict[str, Any]:
+    # A repeated field parameter is refused only when all its values together are empty.
+    return _comma_list(one, may_be_empty=True)
+
+
+def _any_of(values: Iterable[str]) -> str:
+    return "|".join(re.escape(value) for value in values)
+
+
+_FREE_TEXT = "[^,]{1,200}"  # listing_query._value: a non-empty string of at most 200
+_FIELD_VALUES: dict[lq.Kind, dict[str, Any]] = {
+    lq.Kind.HEX: _field_value(_FREE_TEXT),
+    lq.Kind.INT: _field_value("[0-9]{1,18}"),
+    lq.Kind.STATUS: _field_value(_any_of(status.value for status in RequestStatus)),
+    lq.Kind.FAIL_REASON: _field_value(_any_of(sorted(FAIL_REASONS))),
+    lq.Kind.REFUND_FAIL_REASON: _field_value(_any_of(sorted(REFUND_FAIL_REASONS))),
+    lq.Kind.REQUEST_TYPE: _field_value(_any_of(REQUEST_TYPES)),
+    lq.Kind.SYMBOL: _field_value(_FREE_TEXT),
+    lq.Kind.TEXT: _field_value(_FREE_TEXT),
 }
 
 
@@ -125,7 +145,7 @@ def _field_parameters(names: Iterable[str], fields: dict[str, lq.Kind]) -> list[
     return [
         _parameter(
             name,
-            {"type": "array", "items": _KIND_SCHEMAS[fields[name]], "maxItems": lq.MAX_VALUES},
+            {"type": "array", "items": _FIELD_VALUES[fields[name]], "maxItems": lq.MAX_VALUES},
             f"Matches any of the values (repeat the parameter or separate with commas); "
             f"{fields[name].value}",
         )
@@ -138,12 +158,11 @@ def listing_parameters(*, v2: bool) -> list[dict[str, Any]]:
     fields = {**lq.FIELDS, **lq.V2_FIELDS} if v2 else lq.FIELDS
     parameters = _field_parameters(lq.V2_FIELD_NAMES if v2 else lq.V3_FIELD_NAMES, fields)
     for name in lq.V2_RANGES if v2 else lq.INT_RANGES:
-        parameters.append(_parameter(name, _KIND_SCHEMAS[lq.Kind.INT], "Range bound"))
+        parameters.append(_parameter(name, _RANGE_BOUND, "Range bound"))
     if not v2:
         usd = {"type": "number", "minimum": 0, "maximum": 10**12}
         parameters += [_parameter(name, usd, "USD range bound") for name in lq.USD_RANGES]
-        one_feature = f"({'|'.join(FEATURES)})"
-        features = {"type": "string", "pattern": f"^,*{one_feature}(,+{one_feature})*,*$"}
+        features = _comma_list(_any_of(FEATURES))
         parameters.append(_parameter("features", features, "Comma-separated; all must match"))
         parameters.append(
             _parameter(
