@@ -23,7 +23,7 @@ import pytest
 from tests.e2e.conftest import ServiceThread, StartService
 
 OPERATOR_TOKEN = "operator-token"
-EXAMPLES = int(os.environ.get("CROSSFILL_FUZZ_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("CROSSFILL_FUZZ_EXAMPLES", "50"))
 FULL = os.environ.get("CROSSFILL_FUZZ_FULL") == "1"
 SCHEMATHESIS = Path(sys.executable).with_name("st")
 BASELINE = Path(__file__).with_name("fuzz-baseline.json")
