@@ -16,6 +16,7 @@ import pytest
 import uvicorn
 
 from crossfill.api.app import create_app
+from crossfill.api.limits import uvicorn_limits
 from crossfill.config import Deployment
 from crossfill.devnet.anvil import free_port
 from crossfill.runtime import Runtime
@@ -47,7 +48,9 @@ class ServiceThread:
         app = create_app(
             Runtime.build(settings, deployment), run_workers=run_workers, **app_options
         )
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", **uvicorn_limits(settings)
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -110,3 +110,18 @@ def test_too_many_or_too_large_headers_are_431(client, headers, what) -> None:
 def test_headers_within_the_limits_are_served(client) -> None:
     headers = {f"x-extra-{n}": "a" * 100 for n in range(80)}
     assert client.get("/chains", headers=headers).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "request_head",
+    [
+        b"GET /chains HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n",
+        b"GET /requests/v3?" + b"chainId=%2C&" * 8000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+    ],
+)
+def test_an_unparsable_request_is_a_400_in_the_error_shape(service, request_head) -> None:
+    with _connect(service) as sock:
+        sock.sendall(request_head)
+        status, body = _read_response(sock)
+    assert status == 400
+    assert body == {"message": "Invalid HTTP request received.", "statusCode": 400}
