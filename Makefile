@@ -5,13 +5,18 @@ BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test deps contracts check lint typecheck format clean
+.PHONY: run test fuzz deps contracts check lint typecheck format clean
 
 run: contracts ## start the devnet and the service on http://127.0.0.1:8000
 	$(BIN)/crossfill devnet
 
 test: contracts check ## the whole suite: lint, types, unit, integration, end-to-end
 	$(BIN)/pytest
+
+# schemathesis against the real service, longer than `make test`'s pass: every phase, 1000
+# examples per operation (tens of minutes here).
+fuzz: contracts
+	CROSSFILL_FUZZ_EXAMPLES=1000 CROSSFILL_FUZZ_FULL=1 $(BIN)/pytest tests/e2e/test_fuzz_api.py
 
 deps: $(PY_STAMP) $(NPM_STAMP)
 

@@ -12,6 +12,7 @@ import pytest
 import structlog
 from hypothesis import HealthCheck, settings
 
+import crossfill.api
 from crossfill.config import Deployment, load_deployment
 from crossfill.devnet.network import Devnet, DevnetOptions, start_devnet
 from crossfill.settings import Mode
@@ -21,7 +22,8 @@ settings.register_profile(
 )
 settings.load_profile("default")
 
-SCHEMAS_DIR = Path(__file__).resolve().parent / "schemas"
+# The wire-shape schemas the service's OpenAPI document also uses (package data).
+SCHEMAS_DIR = Path(crossfill.api.__file__).resolve().parent / "wire_schemas"
 
 
 @dataclass

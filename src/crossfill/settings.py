@@ -68,6 +68,11 @@ class Settings(BaseSettings):
     ws_max_connections_per_address: int = Field(default=20, ge=1)
     ws_messages_per_second: float = Field(default=20.0, gt=0)
     ws_message_burst: int = Field(default=40, ge=1)
+    # Hostile clients: larger requests are refused (413 body, 431 headers) before any route.
+    max_request_body_bytes: int = Field(default=256 * 1024, ge=1024)
+    max_request_header_count: int = Field(default=100, ge=10)
+    max_request_header_bytes: int = Field(default=16 * 1024, ge=1024)
+    max_request_header_line_bytes: int = Field(default=8 * 1024, ge=256)
     # GET /requests/v2's monthly reductions: "YYYY-MM-DD:share,..." of the normal limit.
     v2_rate_limit_reductions: str = "2026-09-01:0.5,2026-10-01:0.25,2026-11-01:0.1"
 

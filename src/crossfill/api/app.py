@@ -14,6 +14,8 @@ from fastapi.middleware.cors import CORSMiddleware
 from crossfill import __version__
 from crossfill.api.auth import KeyCache
 from crossfill.api.errors import install_error_handlers
+from crossfill.api.limits import RequestLimits, RequestLimitsMiddleware
+from crossfill.api.openapi import install_openapi
 from crossfill.api.rate_limit import RateLimited, build_limiter
 from crossfill.api.routes import (
     admin,
@@ -107,7 +109,12 @@ def create_app(
         allow_methods=["GET", "POST", "OPTIONS"],
         allow_headers=CORS_ALLOWED_HEADERS,
     )
+    # Added last, so outermost: oversized requests are refused before anything reads them.
+    app.add_middleware(
+        RequestLimitsMiddleware, limits=RequestLimits.from_settings(runtime.settings)
+    )
     install_error_handlers(app)
+    install_openapi(app)
     # Routes are matched in order, one by one: the busiest first (no two paths overlap).
     for public in (quote, status, requests, transactions, chains):
         app.include_router(public.router, dependencies=[RateLimited])

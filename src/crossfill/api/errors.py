@@ -1,4 +1,9 @@
-"""Every error leaves as JSON `{message, statusCode, ...}`: never HTML, never a bare 500."""
+"""Every error leaves as JSON `{message, statusCode, ...}`: never HTML, never a bare 500.
+
+On the quote paths every error also carries an `errorCode` (clients branch on it): errors
+raised without one (body validation, 405, size limits, rate limits) get the code of their
+status from `QUOTE_FALLBACK_CODES`.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,46 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from crossfill.api.openapi import documented_methods
 from crossfill.errors import ApiError
 
 log = structlog.get_logger(__name__)
 
+QUOTE_PATHS = frozenset({"/quote", "/quote/v2"})
+# The compat notes' codes where one fits; the rest name the HTTP condition.
+QUOTE_FALLBACK_CODES = {
+    400: "INVALID_INPUT",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "REQUEST_TOO_LARGE",
+    429: "RATE_LIMITED",
+    431: "REQUEST_HEADERS_TOO_LARGE",
+    500: "UNKNOWN_ERROR",
+    503: "SERVICE_UNAVAILABLE",
+}
 
-def error_response(status_code: int, message: str, **extra: object) -> JSONResponse:
-    return JSONResponse({"message": message, "statusCode": status_code, **extra}, status_code)
+
+def with_quote_code(path: str, body: dict[str, object]) -> dict[str, object]:
+    """`body` with an `errorCode` when `path` is a quote path (the code of its status)."""
+    if path in QUOTE_PATHS and body.get("errorCode") is None:
+        status_code = body.get("statusCode")
+        body["errorCode"] = QUOTE_FALLBACK_CODES.get(
+            status_code if isinstance(status_code, int) else 500, "UNKNOWN_ERROR"
+        )
+    return body
+
+
+def error_body(path: str, status_code: int, message: str, **extra: object) -> dict[str, object]:
+    """The spec's error shape; on a quote path, with an `errorCode` whatever raised it."""
+    return with_quote_code(path, {"message": message, "statusCode": status_code, **extra})
+
+
+def error_response(
+    request: Request, status_code: int, message: str, **extra: object
+) -> JSONResponse:
+    return JSONResponse(error_body(request.url.path, status_code, message, **extra), status_code)
 
 
 def _describe(error: dict[str, object]) -> str:
@@ -24,28 +62,31 @@ def _describe(error: dict[str, object]) -> str:
     return f"{where}: {error.get('msg')}"
 
 
-async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     problems = "; ".join(_describe(error) for error in exc.errors())
-    return error_response(400, f"Invalid request: {problems}")
+    return error_response(request, 400, f"Invalid request: {problems}")
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    response = error_response(exc.status_code, str(exc.detail))
+    response = error_response(request, exc.status_code, str(exc.detail))
     if exc.headers:
         response.headers.update(exc.headers)
+    if exc.status_code == 405 and (methods := documented_methods(request.app, request.url.path)):
+        response.headers["Allow"] = ", ".join(methods)
     return response
 
 
-async def _api_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _api_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    return JSONResponse(exc.body(), exc.status_code, headers=exc.headers())
+    body = with_quote_code(request.url.path, exc.body())
+    return JSONResponse(body, exc.status_code, headers=exc.headers())
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error", path=request.url.path, exc_info=exc)
-    return error_response(500, "Internal server error", errorCode="UNKNOWN_ERROR")
+    return error_response(request, 500, "Internal server error", errorCode="UNKNOWN_ERROR")
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -11,6 +11,7 @@ import structlog
 import uvicorn
 from fastapi import FastAPI
 
+from crossfill.api.limits import uvicorn_limits
 from crossfill.process.replicas import (
     ApiReplicas,
     listening_socket,
@@ -84,6 +85,8 @@ def uvicorn_config(app: FastAPI, settings: Settings, *, port: int) -> uvicorn.Co
     - its records go to the root logger (`log_config=None`), through the process's secret
       redaction and format, not through uvicorn's own handlers;
     - no access log: request lines carry query strings (`GET /ws?apiKey=...`);
+    - request and frame size limits, unparsable requests answered in the error shape
+      (`api.limits.uvicorn_limits`);
     - no proxy-header rewriting: uvicorn would take `X-Forwarded-For` from any loopback peer
       as the client, so anyone on the host could pick their rate-limit bucket. The client
       address is worked out by `api/client_address.py`, from `CROSSFILL_TRUSTED_PROXIES`.
@@ -97,8 +100,7 @@ def uvicorn_config(app: FastAPI, settings: Settings, *, port: int) -> uvicorn.Co
         access_log=False,
         proxy_headers=False,
         lifespan="on",
-        # Oversized frames are refused (1009) as their header arrives, before being buffered.
-        ws_max_size=settings.ws_max_message_bytes,
+        **uvicorn_limits(settings),
     )
 
 

@@ -17,7 +17,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from crossfill.api.auth import GuessGuard
 from crossfill.api.client_address import client_address
 from crossfill.api.deps import RuntimeDep
+from crossfill.api.openapi import responses
 from crossfill.api.params import ChainIdField, Label, RowIdPath
+from crossfill.api.schemas.responses import (
+    ApiKeyList,
+    ApiKeyView,
+    CreatedApiKey,
+    WebhookRemoved,
+    WebhookReplay,
+    WebhookView,
+)
 from crossfill.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from crossfill.quoting.sponsorship import SponsorWallet, sponsor_wallet
 from crossfill.store import api_keys, webhook_endpoints
@@ -41,6 +50,8 @@ async def _operator(request: Request, runtime: RuntimeDep) -> None:
 
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(_operator)])
+# A key changed by id: revoked, or its sponsor set or cleared.
+KEY_CHANGED = responses(ApiKeyView, 400, 401, 403, 404)
 
 
 class NewKey(BaseModel):
@@ -65,20 +76,25 @@ def key_wire(key: ApiKey) -> dict[str, Any]:
     }
 
 
-@router.post("/api-keys", status_code=201)
+@router.post(
+    "/api-keys",
+    status_code=201,
+    response_model=None,
+    responses=responses(CreatedApiKey, 400, 401, 403, ok_status=201),
+)
 async def create_key(body: NewKey, runtime: RuntimeDep) -> dict[str, Any]:
     async with runtime.sessions() as session, session.begin():
         created = await api_keys.create(session, body.name, now=datetime.now(UTC))
     return {**key_wire(created.row), "key": created.secret}
 
 
-@router.get("/api-keys")
+@router.get("/api-keys", response_model=None, responses=responses(ApiKeyList, 401, 403))
 async def list_keys(runtime: RuntimeDep) -> dict[str, Any]:
     async with runtime.sessions() as session:
         return {"apiKeys": [key_wire(key) for key in await api_keys.all_keys(session)]}
 
 
-@router.delete("/api-keys/{key_id}")
+@router.delete("/api-keys/{key_id}", response_model=None, responses=KEY_CHANGED)
 async def revoke_key(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     async with runtime.sessions() as session, session.begin():
         key = await session.get(ApiKey, key_id)
@@ -106,7 +122,7 @@ async def _set_sponsor(
         return key_wire(key)
 
 
-@router.put("/api-keys/{key_id}/sponsor")
+@router.put("/api-keys/{key_id}/sponsor", response_model=None, responses=KEY_CHANGED)
 async def set_sponsor(
     key_id: RowIdPath, body: SponsorSetting, runtime: RuntimeDep
 ) -> dict[str, Any]:
@@ -115,7 +131,7 @@ async def set_sponsor(
     return await _set_sponsor(runtime, key_id, wallet)
 
 
-@router.delete("/api-keys/{key_id}/sponsor")
+@router.delete("/api-keys/{key_id}/sponsor", response_model=None, responses=KEY_CHANGED)
 async def clear_sponsor(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     return await _set_sponsor(runtime, key_id, None)
 
@@ -138,7 +154,7 @@ def _webhook_wire(key_id: int, endpoint: WebhookEndpoint | None) -> dict[str, An
     }
 
 
-@router.put("/webhooks")
+@router.put("/webhooks", response_model=None, responses=responses(WebhookView, 400, 401, 403))
 async def set_webhook(body: WebhookSetting, runtime: RuntimeDep) -> dict[str, Any]:
     async with runtime.sessions() as session, session.begin():
         try:
@@ -150,13 +166,19 @@ async def set_webhook(body: WebhookSetting, runtime: RuntimeDep) -> dict[str, An
         return _webhook_wire(configured.key.id, configured.endpoint)
 
 
-@router.get("/webhooks/{key_id}")
+@router.get(
+    "/webhooks/{key_id}", response_model=None, responses=responses(WebhookView, 400, 401, 403)
+)
 async def show_webhook(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     async with runtime.sessions() as session:
         return _webhook_wire(key_id, await webhook_endpoints.get(session, key_id))
 
 
-@router.delete("/webhooks/{key_id}")
+@router.delete(
+    "/webhooks/{key_id}",
+    response_model=None,
+    responses=responses(WebhookRemoved, 400, 401, 403, 404),
+)
 async def remove_webhook(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     async with runtime.sessions() as session, session.begin():
         if not await webhook_endpoints.remove(session, key_id):
@@ -164,7 +186,11 @@ async def remove_webhook(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, An
     return {"apiKeyId": key_id, "removed": True}
 
 
-@router.post("/webhooks/{key_id}/replay")
+@router.post(
+    "/webhooks/{key_id}/replay",
+    response_model=None,
+    responses=responses(WebhookReplay, 400, 401, 403),
+)
 async def replay_webhooks(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     async with runtime.sessions() as session, session.begin():
         queued = await webhook_config.replay_failed(session, key_id, now=datetime.now(UTC))

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from crossfill.api.chain_view import ChainLiveStatus, chain_wire
 from crossfill.api.deps import RuntimeDep
+from crossfill.api.openapi import responses
 from crossfill.api.schemas.chains import ChainsResponse
 from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id
 from crossfill.errors import BadRequest
@@ -49,7 +50,7 @@ def _live_status(chain: ChainRuntime, control: ChainControl | None, now: float) 
     )
 
 
-@router.get("/chains", response_model=ChainsResponse)
+@router.get("/chains", response_model=ChainsResponse, responses=responses("chains", 400, 401, 429))
 async def list_chains(
     runtime: RuntimeDep,
     include_chains: Annotated[

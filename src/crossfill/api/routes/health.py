@@ -8,6 +8,8 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from crossfill.api.deps import RuntimeDep
+from crossfill.api.openapi import responses
+from crossfill.api.schemas.responses import Alive, Ready
 from crossfill.errors import ChainError, StoreError
 from crossfill.runtime import ChainRuntime
 from crossfill.store import chain_controls
@@ -16,7 +18,7 @@ from crossfill.store.db import ping
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz")
+@router.get("/healthz", response_model=None, responses=responses(Alive))
 async def healthz() -> dict[str, str]:
     """The process is up and serving."""
     return {"status": "ok"}
@@ -40,7 +42,7 @@ async def _enabled_chains(runtime: RuntimeDep) -> list[ChainRuntime]:
     ]
 
 
-@router.get("/readyz")
+@router.get("/readyz", response_model=None, responses=responses(Ready, 503))
 async def readyz(runtime: RuntimeDep) -> JSONResponse:
     """Ready when the database answers and every enabled chain serves its configured id."""
     try:

@@ -8,19 +8,21 @@ from fastapi import APIRouter
 
 from crossfill.api.auth import CallerDep
 from crossfill.api.deps import RuntimeDep
+from crossfill.api.openapi import responses
 from crossfill.app.quotes import create_quote
 from crossfill.quoting.request import QuoteBody
 
 router = APIRouter(tags=["quote"])
+QUOTE_RESPONSES = responses("quote", 400, 401, 403, 429, 503, quote=True)
 
 
-@router.post("/quote/v2")
+@router.post("/quote/v2", response_model=None, responses=QUOTE_RESPONSES)
 async def quote_v2(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> dict[str, Any]:
     """An executable quote: steps to sign, fees, details and the protocol order."""
     return await create_quote(runtime, body, api_key_id=caller.key_id)
 
 
-@router.post("/quote")
+@router.post("/quote", response_model=None, responses=QUOTE_RESPONSES)
 async def quote(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> dict[str, Any]:
     """Same as /quote/v2."""
     return await create_quote(runtime, body, api_key_id=caller.key_id)

@@ -10,7 +10,9 @@ from fastapi import APIRouter, Request, Response
 
 from crossfill.api.auth import AuthenticatedDep, CallerDep
 from crossfill.api.deps import RuntimeDep
+from crossfill.api.openapi import listing_parameters, responses
 from crossfill.api.rate_limit import Limiter, budget, enforce
+from crossfill.api.schemas.responses import RequestsV2
 from crossfill.domain.deprecation import RETIRED_ON, SUCCESSOR, V2Schedule
 from crossfill.domain.listing_query import ListingError, ListingQuery, parse_listing
 from crossfill.domain.request_record import SolverFacts, v2_record, v3_record
@@ -64,7 +66,12 @@ async def _list(
     return body
 
 
-@router.get("/requests/v3")
+@router.get(
+    "/requests/v3",
+    response_model=None,
+    responses=responses("requests-v3", 400, 401, 429),
+    openapi_extra={"parameters": listing_parameters(v2=False)},
+)
 async def requests_v3(
     request: Request, runtime: RuntimeDep, caller: AuthenticatedDep
 ) -> dict[str, Any]:
@@ -85,7 +92,13 @@ async def requests_v3(
     return await _list(runtime, query, shape)
 
 
-@router.get("/requests/v2", deprecated=True)
+@router.get(
+    "/requests/v2",
+    deprecated=True,
+    response_model=None,
+    responses=responses(RequestsV2, 400, 401, 410, 429),
+    openapi_extra={"parameters": listing_parameters(v2=True)},
+)
 async def requests_v2(
     request: Request, response: Response, runtime: RuntimeDep, caller: CallerDep
 ) -> dict[str, Any]:

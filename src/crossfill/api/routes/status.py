@@ -7,12 +7,14 @@ from typing import Any
 from fastapi import APIRouter
 
 from crossfill.api.deps import RuntimeDep
+from crossfill.api.openapi import responses
 from crossfill.api.params import ReferrerQuery, RequestIdQuery
 from crossfill.domain.status_record import status_record
 from crossfill.errors import NotFound
 from crossfill.store import requests
 
 router = APIRouter(tags=["status"])
+STATUS_RESPONSES = responses("status", 400, 401, 404, 429)
 
 
 async def _status(runtime: RuntimeDep, request_id: str) -> dict[str, Any]:
@@ -25,14 +27,14 @@ async def _status(runtime: RuntimeDep, request_id: str) -> dict[str, Any]:
     return status_record(facts)
 
 
-@router.get("/intents/status/v3")
+@router.get("/intents/status/v3", response_model=None, responses=STATUS_RESPONSES)
 async def status_v3(
     runtime: RuntimeDep, request_id: RequestIdQuery, referrer: ReferrerQuery = None
 ) -> dict[str, Any]:
     return await _status(runtime, request_id)
 
 
-@router.get("/intents/status")
+@router.get("/intents/status", response_model=None, responses=STATUS_RESPONSES)
 async def status(
     runtime: RuntimeDep, request_id: RequestIdQuery, referrer: ReferrerQuery = None
 ) -> dict[str, Any]:

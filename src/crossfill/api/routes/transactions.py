@@ -6,12 +6,15 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, StrictInt, StrictStr
 
 from crossfill.api.deps import RuntimeDep
+from crossfill.api.openapi import responses
+from crossfill.api.schemas.responses import Accepted
 from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id, parse_tx_hash
 from crossfill.errors import BadRequest
 from crossfill.store import deposit_hints
 from crossfill.types import ChainId
 
 router = APIRouter(tags=["transactions"])
+ACCEPTED = responses(Accepted, 400, 401, 429)
 
 
 class IndexBody(BaseModel):
@@ -40,7 +43,7 @@ def _chain_id(runtime: RuntimeDep, value: str | int) -> ChainId:
     return chain_id
 
 
-@router.post("/transactions/index")
+@router.post("/transactions/index", response_model=None, responses=ACCEPTED)
 async def index_transaction(
     body: IndexBody, runtime: RuntimeDep, request: Request
 ) -> dict[str, str]:
@@ -59,7 +62,7 @@ async def index_transaction(
     return {"message": "Success"}
 
 
-@router.post("/transactions/single")
+@router.post("/transactions/single", response_model=None, responses=ACCEPTED)
 async def index_single(body: SingleBody, runtime: RuntimeDep) -> dict[str, str]:
     """Accepted for SDK compatibility (same-chain flows); deposits are found by the indexer."""
     _chain_id(runtime, body.chainId)

@@ -1,0 +1,75 @@
+"""Documentation-only models of the answers that have no wire schema of their own.
+
+Routes list them in `responses=` (never `response_model=`), so they describe the wire without
+filtering it; `extra="allow"` keeps them open, as the wire schemas are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Accepted(_Open):
+    message: str
+
+
+class Alive(_Open):
+    status: str
+
+
+class Ready(_Open):
+    status: str
+    checks: dict[str, Any]
+
+
+class RequestsV2(_Open):
+    """GET /requests/v2: v2 records (see docs/listings.md)."""
+
+    requests: list[dict[str, Any]]
+    continuation: str | None = None
+
+
+class KeySponsor(_Open):
+    wallet: str
+    chainId: int
+    currency: str
+
+
+class ApiKeyView(_Open):
+    id: int
+    name: str
+    prefix: str
+    createdAt: str
+    revokedAt: str | None
+    sponsor: KeySponsor | None
+
+
+class CreatedApiKey(ApiKeyView):
+    key: str
+
+
+class ApiKeyList(_Open):
+    apiKeys: list[ApiKeyView]
+
+
+class WebhookView(_Open):
+    apiKeyId: int
+    url: str | None
+    headerNames: list[str]
+    updatedAt: str | None = None
+
+
+class WebhookRemoved(_Open):
+    apiKeyId: int
+    removed: bool
+
+
+class WebhookReplay(_Open):
+    apiKeyId: int
+    queued: int
