@@ -7,6 +7,7 @@ import asyncio
 import json
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,8 @@ class RpcFaultProxy:
     # receipts unknown. 0: no lagging node.
     lag_blocks: int = 0
     lagged: int = 0
+    # JSON-RPC method -> how many calls of it reached the proxy.
+    calls: Counter[str] = field(default_factory=Counter)
     _loop: asyncio.AbstractEventLoop | None = None
     _runner: web.AppRunner | None = None
     _thread: threading.Thread | None = None
@@ -65,6 +68,7 @@ class RpcFaultProxy:
         except ValueError:
             return None
         calls = document if isinstance(document, list) else [document]
+        self.calls.update(c.get("method", "") for c in calls if isinstance(c, dict))
         for call in calls:
             method = call.get("method") if isinstance(call, dict) else None
             for key in (method, EVERY_METHOD):

@@ -92,6 +92,7 @@ def create_app(
     app.state.workers = background
     app.state.wall_clock = wall_clock
     app.state.key_cache = KeyCache()
+    app.state.chain_checks = health.ChainChecks()
     app.state.hub = StatusHub()
     app.state.ws_connections = ConnectionsByAddress()
     app.state.outbox_tail = OutboxTail(
