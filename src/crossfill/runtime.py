@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.chains.evm import EvmClient
 from crossfill.chains.follower import ChainFollower
+from crossfill.chains.port import EvmPort
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, Deployment, load_deployment
 from crossfill.config.secrets import resolve_holder
@@ -32,7 +33,7 @@ OVERRIDES_REFRESH_SECONDS = 1.0
 @dataclass
 class ChainRuntime:
     config: ChainConfig
-    client: EvmClient
+    client: EvmPort
     state: ChainState
     follower: ChainFollower
 

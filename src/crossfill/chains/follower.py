@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import structlog
 
-from crossfill.chains.evm import EvmClient
 from crossfill.chains.market import market_reads, market_snapshot
+from crossfill.chains.port import EvmPort
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig
 from crossfill.errors import ChainError
@@ -20,7 +20,7 @@ log = structlog.get_logger(__name__)
 class ChainFollower:
     def __init__(
         self,
-        client: EvmClient,
+        client: EvmPort,
         state: ChainState,
         *,
         config: ChainConfig,

@@ -27,11 +27,12 @@ from typing import Any
 import structlog
 from eth_account.signers.local import LocalAccount
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
+from eth_utils.address import to_checksum_address
 from hexbytes import HexBytes
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.evm import EvmClient
+from crossfill.chains.port import EvmPort
 from crossfill.chains.state import ChainState
 from crossfill.errors import ChainError, SignerBusy
 from crossfill.store import signer_leases
@@ -64,7 +65,7 @@ def _bumped(old: int, floor: int) -> int:
 class TxManager:
     def __init__(
         self,
-        client: EvmClient,
+        client: EvmPort,
         state: ChainState,
         account: LocalAccount,
         sessions: async_sessionmaker[AsyncSession],
@@ -176,7 +177,7 @@ class TxManager:
                 "type": 2,
                 "chainId": self.client.chain_id,
                 "nonce": nonce,
-                "to": self.client.web3.to_checksum_address(to),
+                "to": to_checksum_address(to),
                 "data": data,
                 "value": value,
                 "gas": gas_limit,
@@ -236,7 +237,7 @@ class TxManager:
         fields["maxFeePerGas"] = max(
             _bumped(int(row.max_fee_per_gas), max_fee), fields["maxPriorityFeePerGas"]
         )
-        fields["to"] = self.client.web3.to_checksum_address(fields["to"])
+        fields["to"] = to_checksum_address(fields["to"])
         replacement = self._signed_row(fields, purpose=row.purpose, request_id=row.request_id)
         async with self.sessions() as session, session.begin():
             await self._journal(session, token)

@@ -1,0 +1,53 @@
+"""The EVM chain port: what the workers and use cases may ask of a chain.
+
+`chains.evm.EvmClient` serves it over JSON-RPC; tests serve it from memory
+(`tests/unit/fake_chain.py`) with scripted faults. Every call returns its answer or raises a
+typed outcome (`crossfill.errors`): `Reverted` (the contract refused, with its decoded
+reason: the only outcome that may refuse or refund an order), `ChainUnreachable`,
+`RateLimited`, `NodeBehind`, or another `ChainError` (the node answered something unusable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from crossfill.chains.evm import BlockHead, ChainPoll, LogFilter, Read, ScannedRange
+from crossfill.types import ChainId
+
+
+class EvmPort(Protocol):
+    chain_id: ChainId
+
+    async def head(self) -> BlockHead: ...
+
+    async def block_at(self, number: int) -> BlockHead | None: ...
+
+    async def poll(self, holder: str, tokens: Sequence[str], reads: list[Read]) -> ChainPoll:
+        """Head, priority fee, `holder`'s balances and the market reads, in one answer."""
+
+    async def scan(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
+        """Logs of each filter over [start, end] and block `end`, in one node's answer."""
+
+    async def receipt(self, tx_hash: str) -> Any | None: ...
+
+    async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]: ...
+
+    async def fill_tx_hashes(self, filler: str, order_id: str) -> list[str]: ...
+
+    async def estimate_gas(self, tx: dict[str, Any]) -> int:
+        """Simulates the call: `Reverted` when the contract refuses it."""
+
+    async def send_raw(self, raw_transaction: bytes) -> str: ...
+
+    async def pending_nonce(self, address: str) -> int: ...
+
+    async def mined_nonce(self, address: str) -> int: ...
+
+    async def balance_and_allowance(
+        self, currency: str, holder: str, spender: str
+    ) -> tuple[int, int | None]: ...
+
+    async def check_identity(self) -> None: ...
+
+    async def close(self) -> None: ...

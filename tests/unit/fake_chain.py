@@ -1,0 +1,114 @@
+"""An EVM chain in memory, serving the chain port (`crossfill.chains.port.EvmPort`) to the
+workers' unit tests, with faults scripted per method: the next calls of a method raise the
+outcomes a test puts in its queue."""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from eth_utils.crypto import keccak
+
+from crossfill.chains.evm import BlockHead, ChainPoll, LogFilter, Read, ScannedRange
+from crossfill.types import ChainId
+
+
+@dataclass
+class FakeChain:
+    chain_id: ChainId
+    head_block: BlockHead = field(
+        default_factory=lambda: BlockHead(100, 1_700_000_000, "0x" + "11" * 32, 1)
+    )
+    gas: int = 100_000
+    # method name -> outcomes its next calls raise, in order
+    faults: dict[str, deque[BaseException]] = field(default_factory=lambda: defaultdict(deque))
+    # what reached the chain (the node took it, whatever the caller heard)
+    sent: list[str] = field(default_factory=list)
+    receipts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    filled: dict[str, str] = field(default_factory=dict)  # order id -> fill tx hash
+    nonces: dict[str, int] = field(default_factory=dict)  # mined transactions per sender
+    calls: list[str] = field(default_factory=list)
+
+    def fail(self, method: str, *outcomes: BaseException) -> None:
+        self.faults[method].extend(outcomes)
+
+    def _called(self, method: str) -> None:
+        self.calls.append(method)
+        queued = self.faults.get(method)
+        if queued:
+            raise queued.popleft()
+
+    def mine(self, tx_hash: str, *, status: int = 1) -> None:
+        self.receipts[tx_hash] = {
+            "transactionHash": tx_hash,
+            "status": status,
+            "blockNumber": self.head_block.number,
+            "gasUsed": 50_000,
+            "effectiveGasPrice": 2,
+            "logs": [],
+        }
+
+    async def head(self) -> BlockHead:
+        self._called("head")
+        return self.head_block
+
+    async def block_at(self, number: int) -> BlockHead | None:
+        self._called("block_at")
+        return BlockHead(number, self.head_block.timestamp, "0x" + f"{number:064x}", 1)
+
+    async def poll(self, holder: str, tokens: Sequence[str], reads: list[Read]) -> ChainPoll:
+        self._called("poll")
+        return ChainPoll(self.head_block, 1, 10**21, [0] * len(tokens), [None] * len(reads))
+
+    async def scan(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
+        self._called("scan")
+        return ScannedRange([[] for _ in filters], await self.block_at(end) or self.head_block)
+
+    async def receipt(self, tx_hash: str) -> Any | None:
+        self._called("receipt")
+        return self.receipts.get(tx_hash)
+
+    async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]:
+        self._called("transaction_input")
+        return b"", ""
+
+    async def fill_tx_hashes(self, filler: str, order_id: str) -> list[str]:
+        self._called("fill_tx_hashes")
+        found = self.filled.get(order_id)
+        return [found] if found else []
+
+    async def estimate_gas(self, tx: dict[str, Any]) -> int:
+        self._called("estimate_gas")
+        return self.gas
+
+    async def send_raw(self, raw_transaction: bytes) -> str:
+        tx_hash = "0x" + keccak(raw_transaction).hex()
+        queued = self.faults.get("send_raw_after_taking")
+        if queued:  # the node took it; the answer is lost on the way back
+            self.sent.append(tx_hash)
+            raise queued.popleft()
+        self._called("send_raw")
+        self.sent.append(tx_hash)
+        return tx_hash
+
+    async def pending_nonce(self, address: str) -> int:
+        self._called("pending_nonce")
+        return self.nonces.get(address.lower(), 0)
+
+    async def mined_nonce(self, address: str) -> int:
+        self._called("mined_nonce")
+        return self.nonces.get(address.lower(), 0)
+
+    async def balance_and_allowance(
+        self, currency: str, holder: str, spender: str
+    ) -> tuple[int, int | None]:
+        self._called("balance_and_allowance")
+        return 10**21, None
+
+    async def check_identity(self) -> None:
+        self._called("check_identity")
+
+    async def close(self) -> None:
+        return None

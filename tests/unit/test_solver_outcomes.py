@@ -1,0 +1,222 @@
+"""The solver on the in-memory chain port, for every chain outcome: only the contract's own
+revert refuses an order; every other failure leaves it pending and it is tried again."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from bench.synthetic import synthetic_requests
+from eth_account import Account
+from sqlalchemy import insert, select
+
+from crossfill.chains.follower import ChainFollower
+from crossfill.chains.state import ChainState
+from crossfill.config import Deployment
+from crossfill.contracts.reverts import RevertReason
+from crossfill.errors import (
+    ChainError,
+    ChainUnreachable,
+    NodeBehind,
+    RateLimited,
+    Reverted,
+    SignerBusy,
+)
+from crossfill.runtime import ChainRuntime
+from crossfill.store import signer_leases
+from crossfill.store.db import as_utc, create_engine, session_factory
+from crossfill.store.migrate import upgrade_async
+from crossfill.store.tables import Request, SentTransaction
+from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
+from crossfill.workers.solver import RETRY_AFTER, Solver
+from crossfill.workers.txmanager import TxManager
+from tests.unit.deployment_samples import deployment_document
+from tests.unit.fake_chain import FakeChain
+
+START = datetime(2026, 11, 23, 12, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, delta: timedelta) -> None:
+        self.now += delta
+
+
+@dataclass
+class World:
+    chain: FakeChain
+    state: ChainState
+    solver: Solver
+    clock: Clock
+    request_id: str
+    order_id: str
+
+    async def request(self) -> Request:
+        async with self.solver.sessions() as session:
+            row = await session.get(Request, self.request_id)
+        assert row is not None
+        return row
+
+    async def journal(self) -> list[SentTransaction]:
+        async with self.solver.sessions() as session:
+            return list(await session.scalars(select(SentTransaction)))
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'solver.db'}"
+    await upgrade_async(url)
+    engine = create_engine(url)
+    sessions = session_factory(engine)
+    config = Deployment.model_validate(deployment_document()).chains[1]
+    chain = FakeChain(ChainId(config.id))
+    state = ChainState(chain_id=config.id, lag_threshold_seconds=None, started_at=0.0)
+    state.record_head(chain.head_block, 0.0)
+    state.priority_fee_per_gas = 1
+    state.solver_balances = {NATIVE_EVM_ADDRESS: 10**21}
+    clock = Clock()
+    follower = ChainFollower(
+        chain, state, config=config, solver="0x", tokens=(), interval_seconds=1, clock=float
+    )
+    txmanager = TxManager(chain, state, Account.create(), sessions, now=clock, holder="me")
+    solver = Solver(
+        ChainRuntime(config, chain, state, follower),
+        sessions,
+        txmanager,
+        now=clock,
+        interval_seconds=0.1,
+        owner="me",
+    )
+    (row,) = synthetic_requests(1, start=START).requests
+    row.update(
+        status="pending",
+        fail_reason=None,
+        refund_fail_reason=None,
+        destination_chain_id=config.id,
+        destination_currency=NATIVE_EVM_ADDRESS,
+        amount_out=str(10**17),
+        minimum_amount_out=str(10**17),
+        expires_at=START + timedelta(minutes=5),
+        updated_at=START,
+    )
+    async with engine.begin() as connection:
+        await connection.execute(insert(Request), [row])
+    try:
+        yield World(chain, state, solver, clock, row["id"], row["order_id"])
+    finally:
+        await engine.dispose()
+
+
+def _reverted(name: str, *args: object) -> Reverted:
+    return Reverted("reverted", data=b"", reason=RevertReason(name, args))
+
+
+async def test_a_fill_that_simulates_is_signed_journalled_and_submitted(world: World) -> None:
+    await world.solver.tick()
+    request = await world.request()
+    (sent,) = await world.journal()
+    assert request.status == "submitted"
+    assert world.chain.sent == [sent.tx_hash]
+
+
+@pytest.mark.parametrize(
+    ("revert", "reason"),
+    [
+        (_reverted("Error", "UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT"), "SLIPPAGE"),
+        (_reverted("Error", "something else"), "EXECUTION_REVERTED"),
+        (_reverted("NativeValueMismatch", 1, 2), "EXECUTION_REVERTED"),
+        (_reverted(""), "EXECUTION_REVERTED"),
+    ],
+)
+async def test_a_revert_refuses_the_fill_with_its_reason(
+    world: World, revert: Reverted, reason: str
+) -> None:
+    world.chain.fail("estimate_gas", revert)
+    await world.solver.tick()
+    request = await world.request()
+    assert (request.status, request.fail_reason) == ("failure", reason)
+    assert world.chain.sent == []
+
+
+async def test_already_filled_is_found_on_chain_and_never_refused(world: World) -> None:
+    fill_hash = "0x" + "fe" * 32
+    world.chain.filled[world.order_id] = fill_hash
+    world.chain.fail("estimate_gas", _reverted("AlreadyFilled", bytes(32)))
+    await world.solver.tick()
+    request = await world.request()
+    assert request.status == "submitted" and world.chain.sent == []
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        ChainUnreachable("timeout"),
+        RateLimited("429", retry_after_seconds=1),
+        NodeBehind("behind", block_number=101),
+        ChainError("the node answered nonsense"),
+    ],
+    ids=["unreachable", "rate-limited", "node-behind", "other"],
+)
+async def test_any_other_simulation_failure_leaves_the_order_pending_for_a_retry(
+    world: World, outcome: ChainError
+) -> None:
+    world.chain.fail("estimate_gas", outcome)
+    await world.solver.tick()
+    request = await world.request()
+    assert request.status == "pending" and request.fail_reason is None
+    assert request.lease_expires_at is not None
+    assert as_utc(request.lease_expires_at) == START + RETRY_AFTER
+    world.clock.advance(RETRY_AFTER + timedelta(seconds=1))
+    await world.solver.tick()
+    assert (await world.request()).status == "submitted"
+
+
+async def test_a_lost_broadcast_answer_is_found_in_the_journal_not_signed_again(
+    world: World,
+) -> None:
+    world.chain.fail("send_raw_after_taking", ChainUnreachable("connection reset"))
+    await world.solver.tick()
+    assert (await world.request()).status == "pending"
+    world.clock.advance(RETRY_AFTER + timedelta(seconds=1))
+    await world.solver.tick()
+    (journalled,) = await world.journal()
+    assert (await world.request()).status == "submitted"
+    assert world.chain.sent == [journalled.tx_hash]
+
+
+async def test_an_unknown_solver_balance_waits_instead_of_refusing(world: World) -> None:
+    world.state.solver_balances = {}
+    await world.solver.tick()
+    request = await world.request()
+    assert request.status == "pending" and "estimate_gas" not in world.chain.calls
+
+
+async def test_the_solvers_own_refusals_need_no_chain(world: World) -> None:
+    world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10}
+    await world.solver.tick()
+    assert (await world.request()).fail_reason == "SOLVER_BALANCE_TOO_LOW"
+
+
+async def test_while_another_process_holds_the_key_nothing_is_claimed(world: World) -> None:
+    async with world.solver.sessions() as session, session.begin():
+        await signer_leases.take(
+            session,
+            chain_id=world.chain.chain_id,
+            sender=world.solver.txmanager.sender,
+            holder="another process",
+            now=START,
+            lease=timedelta(seconds=30),
+        )
+    with pytest.raises(SignerBusy):
+        await world.solver.tick()
+    request = await world.request()
+    assert request.status == "pending" and request.lease_owner is None
+    assert world.chain.calls == []
