@@ -19,7 +19,7 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import StartService
+from tests.e2e.conftest import StartService, wait_for
 from tests.e2e.wallet import execute_steps
 from tests.faults.conftest import behind_proxy
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
@@ -96,3 +96,22 @@ def test_a_fill_whose_broadcast_answer_is_lost_completes_in_seconds(
     assert status["status"] == "success", status
     assert destination_proxy.faulted >= 1
     assert balance(devnet, DESTINATION, NATIVE, recipient) > 0
+
+
+def test_chains_show_a_chain_the_service_cannot_read_and_when_it_recovers(
+    start_service: StartService, devnet, destination_proxy: RpcFaultProxy
+) -> None:
+    service = start_service(behind_proxy(devnet, destination_proxy))
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+
+        def message() -> str | None:
+            chains = {c["id"]: c for c in http.get("/chains").json()["chains"]}
+            shown: str | None = chains[DESTINATION]["statusMessage"]
+            return shown
+
+        assert message() is None
+        destination_proxy.fail(EVERY_METHOD, Fault(status=502))
+        assert wait_for(lambda: message() is not None, timeout=10)
+        assert "127.0.0.1" not in str(message())  # no endpoint shown to clients
+        destination_proxy.heal()
+        assert wait_for(lambda: message() is None, timeout=10)

@@ -35,18 +35,18 @@ def parse_chain_ids(include_chains: str) -> set[int]:
     return ids
 
 
+# Shown while the service's last read of a chain failed (an operator's message wins); the
+# node's own error stays in the logs: it may name an RPC endpoint.
+RPC_TROUBLE = "The service cannot read this chain right now; deposits and fills wait for it"
+
+
 def _live_status(chain: ChainRuntime, control: ChainControl | None, now: float) -> ChainLiveStatus:
-    if control is None:
-        return ChainLiveStatus(
-            disabled=chain.config.disabled,
-            lagging=chain.state.lagging(now),
-            status_message=chain.config.status_message,
-        )
+    operator_reason = control.reason if control is not None and control.disabled else None
+    trouble = RPC_TROUBLE if chain.state.last_error is not None else None
     return ChainLiveStatus(
-        disabled=control.disabled,
+        disabled=control.disabled if control is not None else chain.config.disabled,
         lagging=chain.state.lagging(now),
-        status_message=(control.reason if control.disabled else None)
-        or chain.config.status_message,
+        status_message=operator_reason or chain.config.status_message or trouble,
     )
 
 
