@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -13,9 +13,7 @@ from bench.synthetic import synthetic_requests
 from eth_account import Account
 from sqlalchemy import insert, select
 
-from crossfill.chains.follower import ChainFollower
 from crossfill.chains.state import ChainState
-from crossfill.config import Deployment
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import (
     ChainError,
@@ -25,29 +23,14 @@ from crossfill.errors import (
     Reverted,
     SignerBusy,
 )
-from crossfill.runtime import ChainRuntime
 from crossfill.store import signer_leases
-from crossfill.store.db import as_utc, create_engine, session_factory
-from crossfill.store.migrate import upgrade_async
+from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, SentTransaction
-from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
+from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.solver import RETRY_AFTER, Solver
 from crossfill.workers.txmanager import TxManager
-from tests.unit.deployment_samples import deployment_document
 from tests.unit.fake_chain import FakeChain
-
-START = datetime(2026, 11, 23, 12, tzinfo=UTC)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, delta: timedelta) -> None:
-        self.now += delta
+from tests.unit.worker_world import START, Clock, chain_world
 
 
 @dataclass
@@ -72,47 +55,33 @@ class World:
 
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'solver.db'}"
-    await upgrade_async(url)
-    engine = create_engine(url)
-    sessions = session_factory(engine)
-    config = Deployment.model_validate(deployment_document()).chains[1]
-    chain = FakeChain(ChainId(config.id))
-    state = ChainState(chain_id=config.id, lag_threshold_seconds=None, started_at=0.0)
-    state.record_head(chain.head_block, 0.0)
-    state.priority_fee_per_gas = 1
-    state.solver_balances = {NATIVE_EVM_ADDRESS: 10**21}
-    clock = Clock()
-    follower = ChainFollower(
-        chain, state, config=config, solver="0x", tokens=(), interval_seconds=1, clock=float
-    )
-    txmanager = TxManager(chain, state, Account.create(), sessions, now=clock, holder="me")
-    solver = Solver(
-        ChainRuntime(config, chain, state, follower),
-        sessions,
-        txmanager,
-        now=clock,
-        interval_seconds=0.1,
-        owner="me",
-    )
-    (row,) = synthetic_requests(1, start=START).requests
-    row.update(
-        status="pending",
-        fail_reason=None,
-        refund_fail_reason=None,
-        destination_chain_id=config.id,
-        destination_currency=NATIVE_EVM_ADDRESS,
-        amount_out=str(10**17),
-        minimum_amount_out=str(10**17),
-        expires_at=START + timedelta(minutes=5),
-        updated_at=START,
-    )
-    async with engine.begin() as connection:
-        await connection.execute(insert(Request), [row])
-    try:
-        yield World(chain, state, solver, clock, row["id"], row["order_id"])
-    finally:
-        await engine.dispose()
+    async with chain_world(tmp_path) as base:
+        txmanager = TxManager(
+            base.chain, base.state, Account.create(), base.sessions, now=base.clock, holder="me"
+        )
+        solver = Solver(
+            base.runtime,
+            base.sessions,
+            txmanager,
+            now=base.clock,
+            interval_seconds=0.1,
+            owner="me",
+        )
+        (row,) = synthetic_requests(1, start=START).requests
+        row.update(
+            status="pending",
+            fail_reason=None,
+            refund_fail_reason=None,
+            destination_chain_id=base.config.id,
+            destination_currency=NATIVE_EVM_ADDRESS,
+            amount_out=str(10**17),
+            minimum_amount_out=str(10**17),
+            expires_at=START + timedelta(minutes=5),
+            updated_at=START,
+        )
+        async with base.engine.begin() as connection:
+            await connection.execute(insert(Request), [row])
+        yield World(base.chain, base.state, solver, base.clock, row["id"], row["order_id"])
 
 
 def _reverted(name: str, *args: object) -> Reverted:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
@@ -56,6 +56,10 @@ REWIND_BLOCKS = 64
 # so hints cannot hold up the scan.
 MAX_QUEUED_HINTS = 1_000
 MAX_HINTS_PER_TICK = 50
+# A hinted transaction not mined yet (or behind a node that has not seen it) is looked for
+# again at each new head, for a while: a client hints right after broadcasting.
+MAX_UNMINED_HINTS = 200
+UNMINED_HINT_PATIENCE = timedelta(minutes=5)
 
 
 class Indexer:
@@ -84,6 +88,9 @@ class Indexer:
         self.reorg_watch = ReorgWatch(chain, sessions, now=now)
         # The head whose scan, confirmations and reorg check all completed.
         self._settled_head: str | None = None
+        # Hinted transactions without a receipt yet -> when first hinted.
+        self._unmined: dict[str, datetime] = {}
+        self._hints_head: str | None = None
 
     async def run(self) -> None:
         await run_forever(f"indexer-{self.config.id}", self.tick, self._wait)
@@ -116,24 +123,41 @@ class Indexer:
         return True
 
     async def _index_hinted(self, head: BlockHead) -> None:
-        """Receipts of transactions clients told us about, ahead of the scan. A hint that
-        fails is dropped with a warning: one client's hint must not stop the scan."""
-        for _ in range(min(self.hints.qsize(), MAX_HINTS_PER_TICK)):
-            tx_hash = self.hints.get_nowait()
+        """Receipts of transactions clients told us about, ahead of the scan: new hints, and
+        at each new head the hints not mined yet. A hint whose receipt cannot be had (not
+        mined, a node that has not seen it, an RPC failure) is kept and looked for again, up
+        to UNMINED_HINT_PATIENCE; none of this ever stops the scan."""
+        now = self.now()
+        due = [self.hints.get_nowait() for _ in range(min(self.hints.qsize(), MAX_HINTS_PER_TICK))]
+        if head.hash != self._hints_head:
+            self._hints_head = head.hash
+            self._unmined = {
+                tx_hash: first
+                for tx_hash, first in self._unmined.items()
+                if now - first < UNMINED_HINT_PATIENCE
+            }
+            due += [h for h in self._unmined if h not in due][: MAX_HINTS_PER_TICK - len(due)]
+        for tx_hash in due:
             try:
-                await self._index_receipt(tx_hash)
+                found = await self._index_receipt(tx_hash)
             except ChainError as exc:
                 log.warning(
-                    "hinted transaction not indexed",
+                    "hinted transaction not indexed yet",
                     chain_id=self.config.id,
                     tx_hash=tx_hash,
                     error=str(exc),
                 )
+                found = False
+            if found:
+                self._unmined.pop(tx_hash, None)
+            elif tx_hash in self._unmined or len(self._unmined) < MAX_UNMINED_HINTS:
+                self._unmined.setdefault(tx_hash, now)
 
-    async def _index_receipt(self, tx_hash: str) -> None:
+    async def _index_receipt(self, tx_hash: str) -> bool:
+        """Index what the transaction's receipt holds; False when there is no receipt yet."""
         receipt = await self.chain.client.receipt(tx_hash)
         if receipt is None:
-            return
+            return False
         depository = self.config.contracts.depository.lower()
         found = [
             deposit
@@ -156,6 +180,7 @@ class Indexer:
             if entry["address"].lower() == router and (batch := decode_batch(entry)) is not None
         ]
         await self._record(found + await self._implicit(transfers), batches)
+        return True
 
     async def _start_block(self, head: BlockHead) -> int:
         async with self.sessions() as session:

@@ -1,0 +1,67 @@
+"""What a worker's unit test stands on: a migrated SQLite database, the destination chain's
+configuration, the in-memory chain port and the chain's live state, and a clock to move."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from crossfill.chains.follower import ChainFollower
+from crossfill.chains.state import ChainState
+from crossfill.config import ChainConfig, Deployment
+from crossfill.runtime import ChainRuntime
+from crossfill.store.db import create_engine, session_factory
+from crossfill.store.migrate import upgrade_async
+from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
+from tests.unit.deployment_samples import deployment_document
+from tests.unit.fake_chain import FakeChain
+
+START = datetime(2026, 11, 23, 12, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, delta: timedelta) -> None:
+        self.now += delta
+
+
+@dataclass
+class ChainWorld:
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    config: ChainConfig
+    chain: FakeChain
+    state: ChainState
+    runtime: ChainRuntime
+    clock: Clock
+
+
+@asynccontextmanager
+async def chain_world(tmp_path: Path) -> AsyncIterator[ChainWorld]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'worker.db'}"
+    await upgrade_async(url)
+    engine = create_engine(url)
+    config = Deployment.model_validate(deployment_document()).chains[1]
+    chain = FakeChain(ChainId(config.id))
+    state = ChainState(chain_id=config.id, lag_threshold_seconds=None, started_at=0.0)
+    state.record_head(chain.head_block, 0.0)
+    state.priority_fee_per_gas = 1
+    state.solver_balances = {NATIVE_EVM_ADDRESS: 10**21}
+    follower = ChainFollower(
+        chain, state, config=config, solver="0x", tokens=(), interval_seconds=1, clock=float
+    )
+    runtime = ChainRuntime(config, chain, state, follower)
+    try:
+        yield ChainWorld(engine, session_factory(engine), config, chain, state, runtime, Clock())
+    finally:
+        await engine.dispose()
