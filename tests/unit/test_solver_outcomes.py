@@ -15,6 +15,7 @@ from sqlalchemy import insert, select
 
 from crossfill.chains.state import ChainState
 from crossfill.contracts.reverts import RevertReason
+from crossfill.domain.fill_plan import FillPlan, Payment
 from crossfill.errors import (
     ChainError,
     ChainUnreachable,
@@ -189,3 +190,24 @@ async def test_while_another_process_holds_the_key_nothing_is_claimed(world: Wor
     request = await world.request()
     assert request.status == "pending" and request.lease_owner is None
     assert world.chain.calls == []
+
+
+async def test_the_solver_executes_the_stored_plan_not_the_row(world: World) -> None:
+    """A plan that spends more than the solver holds is refused as such, whatever the
+    row's own amounts say: the solver derives nothing again."""
+    stored = FillPlan(
+        world.chain.chain_id,
+        world.order_id,
+        (Payment("0x" + "12" * 20, NATIVE_EVM_ADDRESS, 10**22),),
+        (),
+        10**22,
+        NATIVE_EVM_ADDRESS,
+        10**22,
+        int((START + timedelta(minutes=10)).timestamp()),
+    )
+    async with world.solver.sessions() as session, session.begin():
+        row = await session.get(Request, world.request_id)
+        assert row is not None
+        row.fill_plan = stored.to_json()
+    await world.solver.tick()
+    assert (await world.request()).fail_reason == "SOLVER_BALANCE_TOO_LOW"

@@ -1,4 +1,5 @@
-"""The Filler call that executes a request's destination leg, and what its revert means.
+"""The fill plan of a request (`domain.fill_plan`) and its Filler call, and what a revert of
+that call means.
 
 A bridge pays the recipient from the solver's inventory. A cross-chain swap pays the bridged
 asset into the Router and swaps it there, straight to the recipient, with the quote's
@@ -9,12 +10,11 @@ recipient.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
 from crossfill.contracts.reverts import RevertReason
 from crossfill.contracts.router_calls import Call, SwapPlan, swap_calls, sweep_call
+from crossfill.domain.fill_plan import FillPlan, Payment, PlannedCall
 from crossfill.quoting.engine import fill_deadline
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
@@ -30,18 +30,19 @@ _SLIPPAGE_REVERTS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class FillCall:
-    data: bytes
-    value: int
-    # What the fill takes from the solver's inventory.
-    spends_currency: str
-    spends_amount: int
+def _payments(entries: list[tuple[str, str, int]]) -> tuple[Payment, ...]:
+    return tuple(Payment(recipient, currency, amount) for recipient, currency, amount in entries)
+
+
+def _calls(entries: list[Call]) -> tuple[PlannedCall, ...]:
+    return tuple(
+        PlannedCall(target, failure_ok, value, data) for target, failure_ok, value, data in entries
+    )
 
 
 def _with_calls(
-    order_id: bytes, request: Request, chain: ChainConfig, stored_calls: list[dict[str, str]]
-) -> FillCall:
+    request: Request, chain: ChainConfig, stored_calls: list[dict[str, str]], deadline: int
+) -> FillPlan:
     """Bridge-and-call: the output funds the calls; what they leave goes to the recipient."""
     amount = int(request.amount_out)
     currency = request.destination_currency
@@ -53,39 +54,80 @@ def _with_calls(
     if currency == NATIVE_EVM_ADDRESS:
         rest = amount - sum(call[2] for call in calls)
         payments = [(request.recipient, currency, rest)] if rest > 0 else []
-        data = calldata.filler_fill(order_id, payments, calls)
-        return FillCall(data, amount, currency, amount)
+        return FillPlan(
+            chain.id,
+            request.order_id,
+            _payments(payments),
+            _calls(calls),
+            amount,
+            currency,
+            amount,
+            deadline,
+        )
     calls.append(sweep_call(router, currency, request.recipient))
-    data = calldata.filler_fill(order_id, [(router, currency, amount)], calls)
-    return FillCall(data, 0, currency, amount)
+    return FillPlan(
+        chain.id,
+        request.order_id,
+        _payments([(router, currency, amount)]),
+        _calls(calls),
+        0,
+        currency,
+        amount,
+        deadline,
+    )
 
 
-def fill_call(request: Request, chain: ChainConfig) -> FillCall:
-    order_id = bytes.fromhex(request.order_id[2:])
+def plan_fill(request: Request, chain: ChainConfig) -> FillPlan:
+    """The fill of a request as quoted (its row's amounts, recipient and execution plan)."""
     plan = request.plan or {}
     stored_swap = plan.get("swap")
+    deadline = fill_deadline(as_utc(request.expires_at))
     if plan.get("calls"):
-        return _with_calls(order_id, request, chain, plan["calls"])
+        return _with_calls(request, chain, plan["calls"], deadline)
     if not stored_swap:
         amount = int(request.amount_out)
         native = request.destination_currency == NATIVE_EVM_ADDRESS
         payments = [(request.recipient, request.destination_currency, amount)]
-        return FillCall(
-            data=calldata.filler_fill(order_id, payments),
-            value=amount if native else 0,
-            spends_currency=request.destination_currency,
-            spends_amount=amount,
+        return FillPlan(
+            chain.id,
+            request.order_id,
+            _payments(payments),
+            (),
+            amount if native else 0,
+            request.destination_currency,
+            amount,
+            deadline,
         )
     swap = SwapPlan.from_json(stored_swap)
-    deadline = fill_deadline(as_utc(request.expires_at))
     calls = swap_calls(swap, request.recipient, deadline)
     leg_currency = str(plan["legCurrency"])
     payments = [] if swap.native_in else [(chain.contracts.router, leg_currency, swap.amount_in)]
-    return FillCall(
-        data=calldata.filler_fill(order_id, payments, calls),
-        value=swap.amount_in if swap.native_in else 0,
-        spends_currency=leg_currency,
-        spends_amount=swap.amount_in,
+    return FillPlan(
+        chain.id,
+        request.order_id,
+        _payments(payments),
+        _calls(calls),
+        swap.amount_in if swap.native_in else 0,
+        leg_currency,
+        swap.amount_in,
+        deadline,
+    )
+
+
+def stored_fill_plan(request: Request, chain: ChainConfig) -> FillPlan:
+    """The plan stored when the request was quoted; requests quoted before plans were stored
+    have none, and theirs is made from the row as it was then."""
+    if request.fill_plan is None:
+        return plan_fill(request, chain)
+    return FillPlan.from_json(request.fill_plan)
+
+
+def filler_calldata(plan: FillPlan) -> bytes:
+    """Filler.fill(orderId, payments, calls) for the plan."""
+    return calldata.filler_fill(
+        bytes.fromhex(plan.order_id[2:]),
+        [(p.recipient, p.currency, p.amount) for p in plan.payments],
+        [(c.target, c.allow_failure, c.value, c.data) for c in plan.calls],
     )
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import structlog
 
-from crossfill.app.fills import fill_call
+from crossfill.app.fills import filler_calldata, plan_fill
 from crossfill.contracts import calldata
+from crossfill.domain.fill_plan import FillPlan
 from crossfill.domain.order import sign_order_id
 from crossfill.errors import ChainError, Reverted, StoreError
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
@@ -105,8 +106,11 @@ async def create_quote(
     )
     wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
     rows = requests.quote_rows(quote, wire, referrer=quote.referrer, api_key_id=api_key_id)
+    # The fill is planned once, from the row as stored; the solver executes this plan.
+    fill_plan = plan_fill(Request(**rows.request), quote.destination)
+    rows.request["fill_plan"] = fill_plan.to_json()
     if quote.calls:
-        await _simulate_fill(runtime, quote, Request(**rows.request))
+        await _simulate_fill(runtime, quote, fill_plan)
     try:
         await runtime.quote_rows.add(rows.inserts())
     except StoreError as exc:
@@ -117,17 +121,16 @@ async def create_quote(
     return wire
 
 
-async def _simulate_fill(runtime: Runtime, quote: Quote, row: Request) -> None:
+async def _simulate_fill(runtime: Runtime, quote: Quote, fill: FillPlan) -> None:
     """Run the very fill the solver will send, from the solver, against the destination's
     current state: calls that revert, or need more gas than budgeted, are refused now."""
     destination = quote.destination
-    fill = fill_call(row, destination)
     try:
         gas = await runtime.chains[destination.id].client.estimate_gas(
             {
                 "from": runtime.deployment.solver.address,
                 "to": destination.contracts.filler,
-                "data": calldata.hex_data(fill.data),
+                "data": calldata.hex_data(filler_calldata(fill)),
                 "value": fill.value,
             }
         )

@@ -155,6 +155,8 @@ class Request(Base):
     fill_time_seconds: Mapped[int | None] = mapped_column(BigInteger)
     # How the solver executes the destination leg (the swap, if any); see quoting.execution.
     plan: Mapped[dict[str, Any] | None] = mapped_column(JSONColumn)
+    # The typed, versioned fill plan (`domain.fill_plan`), made when quoted.
+    fill_plan: Mapped[dict[str, Any] | None] = mapped_column(JSONColumn)
     app_fees: Mapped[list[AppFee]] = relationship(lazy="raise")
     sponsor_payment: Mapped[SponsorPayment | None] = relationship(lazy="raise")
 

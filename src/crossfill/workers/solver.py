@@ -16,15 +16,14 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.app.fills import FillCall, fill_call, revert_reason
+from crossfill.app.fills import filler_calldata, revert_reason, stored_fill_plan
 from crossfill.contracts import calldata
+from crossfill.domain.fill_plan import FillPlan
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted, SignerBusy
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
-from crossfill.quoting.engine import FILL_WINDOW
 from crossfill.runtime import ChainRuntime
 from crossfill.store import requests
-from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
 from crossfill.workers.replacements import replace_stuck
 from crossfill.workers.txmanager import TxManager
@@ -95,10 +94,9 @@ class Solver:
             older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
         )
 
-    def _refusal(self, request: Request, fill: FillCall, balance: int) -> str | None:
+    def _refusal(self, fill: FillPlan, balance: int) -> str | None:
         """Why this fill must not be attempted, as a fail reason; None when it may go."""
-        deadline = as_utc(request.expires_at) + FILL_WINDOW
-        if self.now() > deadline:
+        if self.now().timestamp() > fill.deadline:
             return "ORDER_EXPIRED"
         if balance < fill.spends_amount:
             return "SOLVER_BALANCE_TOO_LOW"
@@ -124,17 +122,17 @@ class Solver:
         if journal is not None:
             await self._submitted(request.id, journal.tx_hash)
             return
-        fill = fill_call(request, self.config)
+        fill = stored_fill_plan(request, self.config)
         balance = self.chain.state.solver_balance(fill.spends_currency)
         if balance is None:
             # Not read yet (just started, or the RPC is down): no reason to refuse the order.
             await self._retry_soon(request.id, "solver balance not known yet")
             return
-        refusal = self._refusal(request, fill, balance)
+        refusal = self._refusal(fill, balance)
         if refusal is not None:
             await self._fail(request.id, refusal)
             return
-        fill_data, value = fill.data, fill.value
+        fill_data, value = filler_calldata(fill), fill.value
         try:
             gas = await self.chain.client.estimate_gas(
                 {
