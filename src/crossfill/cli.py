@@ -153,11 +153,19 @@ def _event_loop_runner() -> Callable[[Coroutine[Any, Any, None]], None]:
 def run(
     port: Annotated[int | None, typer.Option(help="API port")] = None,
     api_processes: ApiProcesses = None,
+    workers_only: Annotated[
+        bool, typer.Option(help="Run the workers without the API (beside `crossfill api`)")
+    ] = False,
 ) -> None:
     """Serve the API, the chain followers and the workers on the configured deployment."""
     settings = _settings(port=port, api_processes=api_processes)
     load_deployment(settings.deployment_path, mode=settings.mode)  # fail fast, naming the field
     _exit_on_sigterm()
+    if workers_only:
+        from crossfill.process.server import run_workers_only
+
+        _until_interrupted(run_workers_only(settings))
+        return
     _serve(settings)
 
 

@@ -18,7 +18,7 @@ from crossfill.process.replicas import (
     report_ready,
     stop_when_orphaned,
 )
-from crossfill.process.service import build_service
+from crossfill.process.service import ProcessWorkers, build_service
 from crossfill.runtime import Runtime
 from crossfill.settings import Settings
 from crossfill.store.migrate import upgrade_async
@@ -44,6 +44,24 @@ async def serve(settings: Settings) -> None:
         if replicas is not None and supervisor is not None:
             await _cancel(supervisor)
             await replicas.stop()
+
+
+async def run_workers_only(settings: Settings) -> None:
+    """Workers without the API (`crossfill run --workers-only`): migrate, follow the chains,
+    run every worker until SIGINT/SIGTERM. API processes (`crossfill api`) on the same
+    PostgreSQL database forward clients' deposit hints here; a second workers process waits
+    on the signer lease instead of signing."""
+    await upgrade_async(settings.database)
+    runtime = Runtime.build(settings)
+    workers = ProcessWorkers(runtime)
+    try:
+        await runtime.start_followers()
+        await workers.start()
+        log.info("workers running", chains=sorted(runtime.chains))
+        await asyncio.Event().wait()
+    finally:
+        await workers.stop()
+        await runtime.close()
 
 
 async def serve_replica(settings: Settings, *, ready_fd: int | None) -> None:
