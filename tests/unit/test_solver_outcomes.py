@@ -211,3 +211,55 @@ async def test_the_solver_executes_the_stored_plan_not_the_row(world: World) -> 
         row.fill_plan = stored.to_json()
     await world.solver.tick()
     assert (await world.request()).fail_reason == "SOLVER_BALANCE_TOO_LOW"
+
+
+async def _submitted_fill(world: World) -> str:
+    await world.solver.tick()
+    (sent,) = await world.journal()
+    assert (await world.request()).status == "submitted"
+    return sent.tx_hash
+
+
+async def test_a_nonce_taken_by_another_transaction_is_signed_again_once_confirmed(
+    world: World,
+) -> None:
+    first = await _submitted_fill(world)
+    sender = world.solver.txmanager.sender
+    world.chain.nonces[sender] = 1  # nonce 0 went to a transaction we never signed
+    await world.solver.tick()
+    assert len(await world.journal()) == 1  # once is not enough: a node may be behind
+    world.clock.advance(timedelta(seconds=11))
+    await world.solver.tick()
+    journal = await world.journal()
+    assert journal[0].status == "conflicted" and len(journal) == 2
+    second = journal[1]
+    assert second.nonce == 1 and world.chain.sent == [first, second.tx_hash]
+    world.chain.mine(second.tx_hash)
+    await world.solver.tick()
+    request = await world.request()
+    assert request.status == "success"
+
+
+async def test_a_nonce_taken_by_a_fill_of_the_order_is_that_fill(world: World) -> None:
+    await _submitted_fill(world)
+    elsewhere = "0x" + "cd" * 32
+    world.chain.filled[world.order_id] = elsewhere
+    world.chain.mine(elsewhere)
+    world.chain.nonces[world.solver.txmanager.sender] = 1
+    await world.solver.tick()
+    world.clock.advance(timedelta(seconds=11))
+    await world.solver.tick()
+    await world.solver.tick()
+    assert (await world.request()).status == "success"
+    assert len(world.chain.sent) == 1  # nothing signed again
+
+
+async def test_our_own_fill_mined_late_is_never_taken_for_a_conflict(world: World) -> None:
+    first = await _submitted_fill(world)
+    world.chain.nonces[world.solver.txmanager.sender] = 1
+    await world.solver.tick()  # the nonce is used, our receipt not visible yet
+    world.chain.mine(first)
+    world.clock.advance(timedelta(seconds=11))
+    await world.solver.tick()
+    assert (await world.request()).status == "success"
+    assert world.chain.sent == [first]

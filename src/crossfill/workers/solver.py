@@ -24,7 +24,7 @@ from crossfill.errors import ChainError, Reverted, SignerBusy
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.runtime import ChainRuntime
 from crossfill.store import requests
-from crossfill.store.tables import Request
+from crossfill.store.tables import Request, RequestTransaction, SentTransaction
 from crossfill.workers.replacements import replace_stuck
 from crossfill.workers.txmanager import TxManager
 
@@ -132,38 +132,61 @@ class Solver:
         if refusal is not None:
             await self._fail(request.id, refusal)
             return
-        fill_data, value = filler_calldata(fill), fill.value
         try:
-            gas = await self.chain.client.estimate_gas(
-                {
-                    "from": self.txmanager.account.address,
-                    "to": self.config.contracts.filler,
-                    "data": calldata.hex_data(fill_data),
-                    "value": value,
-                }
-            )
+            row = await self._signed_fill(request, fill)
         except Reverted as revert:
             await self._simulation_reverted(request, revert)
             return
-        except ChainError as exc:
-            await self._retry_soon(request.id, str(exc))
-            return
-        try:
-            row = await self.txmanager.send(
-                to=self.config.contracts.filler,
-                data=fill_data,
-                value=value,
-                gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
-                purpose=FILL,
-                request_id=request.id,
-            )
         except (ChainError, SignerBusy) as exc:
-            # Journalled before a failed broadcast: the next attempt finds it (mined or not)
-            # and tracks it; the answer may only have been lost on the way back. Another
-            # process holding the key: nothing was signed, the request waits for a writer.
+            # A failed simulation or broadcast (the fill was journalled before: the next
+            # attempt finds it, mined or not; the answer may only have been lost), or another
+            # process holding the key (nothing signed): the request waits, nothing refused.
             await self._retry_soon(request.id, f"fill not sent: {exc}")
             return
         await self._submitted(request.id, row.tx_hash)
+
+    async def _signed_fill(self, request: Request, fill: FillPlan) -> SentTransaction:
+        """Simulate the plan's Filler call (Reverted if the contract refuses it), then sign,
+        journal and broadcast it."""
+        fill_data = filler_calldata(fill)
+        gas = await self.chain.client.estimate_gas(
+            {
+                "from": self.txmanager.account.address,
+                "to": self.config.contracts.filler,
+                "data": calldata.hex_data(fill_data),
+                "value": fill.value,
+            }
+        )
+        return await self.txmanager.send(
+            to=self.config.contracts.filler,
+            data=fill_data,
+            value=fill.value,
+            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            purpose=FILL,
+            request_id=request.id,
+        )
+
+    async def _after_nonce_taken(self, request: Request, recorded_hash: str | None) -> None:
+        """Our fill's nonce went to another transaction (the key was used elsewhere): the order
+        is filled already (by a fill not in our journal), or its fill is signed again."""
+        on_chain = await self.chain.client.fill_tx_hashes(
+            self.config.contracts.filler, request.order_id
+        )
+        if on_chain:
+            new_hash = on_chain[0]
+        else:
+            try:
+                new_hash = (
+                    await self._signed_fill(request, stored_fill_plan(request, self.config))
+                ).tx_hash
+            except Reverted as revert:
+                await self._simulation_reverted(request, revert)
+                return
+        if recorded_hash is not None and recorded_hash != new_hash:
+            async with self.sessions() as session, session.begin():
+                await requests.replace_transaction_hash(
+                    session, request.id, old=recorded_hash, new=new_hash
+                )
 
     async def _retry_soon(self, request_id: str, why: str) -> None:
         """Lease the request again shortly: nothing about it was refused."""
@@ -229,7 +252,8 @@ class Solver:
         found = await self.txmanager.mined_for(request_id, FILL)
         if found is not None:
             return found[0].tx_hash, found[1]
-        if await self.txmanager.for_request(request_id, FILL) is not None:
+        journal = await self.txmanager.for_request(request_id, FILL)
+        if journal is not None and journal.status != "conflicted":
             return None
         receipt = await self.chain.client.receipt(fill_hash)
         return None if receipt is None else (fill_hash, dict(receipt))
@@ -239,6 +263,13 @@ class Solver:
             fills = [
                 tx for tx in await requests.transactions_of(session, request.id) if tx.kind == FILL
             ]
+        if not await self._settle_mined(request, fills) and await self.txmanager.nonce_taken(
+            request.id, FILL
+        ):
+            await self._after_nonce_taken(request, fills[-1].tx_hash if fills else None)
+
+    async def _settle_mined(self, request: Request, fills: list[RequestTransaction]) -> bool:
+        """Record the fill that got mined, if one did; True then."""
         for fill in fills:
             mined = await self._mined(request.id, fill.tx_hash)
             if mined is None:
@@ -274,4 +305,5 @@ class Solver:
                     target = RequestStatus.SUCCESS if succeeded else RequestStatus.FAILURE
                     reason = None if succeeded else "TRANSACTION_REVERTED"
                     await requests.move(session, current, target, now=now, fail_reason=reason)
-            return
+            return True
+        return False

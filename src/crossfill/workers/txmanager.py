@@ -49,6 +49,9 @@ DEFAULT_PRIORITY_FEE = 1_000_000_000  # 1 gwei, when the node suggests nothing
 # Node answers that mean "this exact transaction is already with me": not a failure.
 # How long a signer lease lasts without a journal write renewing it.
 SIGNER_LEASE = timedelta(seconds=30)
+# A nonce seen used by another transaction is believed only when still so this much later: a
+# node behind the one that counted nonces may simply not have our receipt yet.
+CONFLICT_CONFIRMATION = timedelta(seconds=10)
 _ALREADY_SENT = ("already known", "nonce too low", "already imported")
 
 
@@ -86,6 +89,8 @@ class TxManager:
         self._next_nonce: int | None = None
         self._token: int | None = None
         self._held_until: datetime | None = None
+        # (request id, purpose) -> when its attempt's nonce was first seen used by another tx
+        self._suspected: dict[tuple[str, str], datetime] = {}
 
     async def hold_signer(self) -> None:
         """Raise SignerBusy unless this process holds (or now takes) the key's lease on this
@@ -333,6 +338,33 @@ class TxManager:
             )
         newest = max((row.nonce for row in versions), default=None)
         return [row for row in versions if row.nonce == newest and row.status != "dropped"]
+
+    async def nonce_taken(self, request_id: str, purpose: str) -> bool:
+        """True when the latest attempt for this purpose can never be mined: none of its
+        versions has a receipt (call after `mined_for` found none) and the chain has used its
+        nonce for another transaction, still so `CONFLICT_CONFIRMATION` later. Its versions are
+        then marked `conflicted`: a new attempt, with a new nonce, is the caller's to make."""
+        key = (request_id, purpose)
+        attempt = await self._latest_attempt(request_id, purpose)
+        waiting = [row for row in attempt if row.status in WATCHED]
+        if not waiting or waiting[0].nonce >= await self.client.mined_nonce(self.sender):
+            self._suspected.pop(key, None)
+            return False
+        now = self.now()
+        if now - self._suspected.setdefault(key, now) < CONFLICT_CONFIRMATION:
+            return False
+        del self._suspected[key]
+        for row in waiting:
+            await self._set_status(row.id, "conflicted")
+        self._next_nonce = None
+        log.error(
+            "nonce used by another transaction",
+            chain_id=self.client.chain_id,
+            nonce=waiting[0].nonce,
+            request_id=request_id,
+            purpose=purpose,
+        )
+        return True
 
     async def reverted(self, request_id: str, purpose: str) -> bool:
         """Did the latest attempt for this purpose get mined and revert?"""
