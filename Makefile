@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test fuzz deps contracts check lint typecheck format clean
+.PHONY: run test fuzz faults deps contracts check lint typecheck format clean
 
 run: contracts ## start the devnet and the service on http://127.0.0.1:8000
 	$(BIN)/crossfill devnet
@@ -17,6 +17,12 @@ test: contracts check ## the whole suite: lint, types, unit, integration, end-to
 # examples per operation (tens of minutes here).
 fuzz: contracts
 	CROSSFILL_FUZZ_EXAMPLES=1000 CROSSFILL_FUZZ_FULL=1 $(BIN)/pytest tests/e2e/test_fuzz_api.py
+
+# The long fault run: 300 intents, 10 SIGKILLs, RPC faults, on SQLite then PostgreSQL;
+# prints what it checked on chain (docs/reliability.md). Minutes each.
+faults: contracts
+	$(BIN)/python -m tests.faults.soak --database sqlite
+	$(BIN)/python -m tests.faults.soak --database postgres
 
 deps: $(PY_STAMP) $(NPM_STAMP)
 

@@ -1,0 +1,406 @@
+"""The long fault run (`make faults`): hundreds of intents through `crossfill run` while its
+chains' RPC misbehaves and the service is killed, then every order is checked on chain.
+
+    python -m tests.faults.soak --intents 300 --kills 10 --database sqlite|postgres
+
+A devnet (1 s blocks) with an RPC fault proxy in front of each chain; the service reaches the
+chains only through them; clients (funding, deposits) reach anvil directly. While intents
+run, a chaos loop injects a fault at a time (HTTP 502 on everything, 429 with Retry-After,
+dropped connections, lost answers of eth_sendRawTransaction, a node lagging two blocks,
+slow answers) and SIGKILLs the service now and then (restarted at once). Every sixth deposit
+pays half: it must be refunded; the others must be filled. At the end, per order, on chain:
+filled exactly once or refunded exactly once, never both, never neither; the final status as
+the chain says; the key's webhooks all delivered, in an order the status machine allows.
+Prints the counts; exits 1 if any invariant broke.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tomllib
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncpg
+import httpx
+import tomli_w
+from eth_account import Account
+from web3 import Web3
+
+from crossfill.devnet.anvil import set_native_balance
+from crossfill.devnet.deploy import contract_at
+from crossfill.devnet.network import DevnetOptions, start_devnet
+from crossfill.domain.status import RequestStatus, can_move
+from tests.e2e.receiver import Receiver
+from tests.e2e.test_crash_safety import ServiceProcess, _call_target
+from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
+
+ETH = 10**18
+UNDERPAID_EVERY = 6
+OPERATOR = "soak-operator-token"
+POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@dataclass
+class Intent:
+    request_id: str
+    order_id: str
+    refund_to: str
+    underpaid: bool
+
+
+@dataclass
+class Chaos:
+    proxies: list[RpcFaultProxy]
+    service: ServiceProcess
+    rng: random.Random
+    kills_wanted: int
+    seconds_between_kills: float
+    injected: Counter[str] = field(default_factory=Counter)
+    kills: int = 0
+    stop: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _fault(self) -> tuple[str, Callable[[RpcFaultProxy], None]]:
+        choices: list[tuple[str, Callable[[RpcFaultProxy], None]]] = [
+            ("502", lambda p: p.fail(EVERY_METHOD, Fault(status=502))),
+            ("429", lambda p: p.fail(EVERY_METHOD, Fault(status=429, retry_after=1))),
+            ("dropped", lambda p: p.fail(EVERY_METHOD, Fault(drop=True))),
+            (
+                "lost send answer",
+                lambda p: p.fail("eth_sendRawTransaction", Fault(lose_answer=True)),
+            ),
+            ("estimateGas 502", lambda p: p.fail("eth_estimateGas", Fault(status=502))),
+            ("slow", lambda p: p.fail(EVERY_METHOD, Fault(delay_seconds=1.5))),
+            ("lagging node", lambda p: setattr(p, "lag_blocks", 2)),
+        ]
+        return self.rng.choice(choices)
+
+    def kill(self) -> None:
+        with self.lock:
+            self.service.kill()
+            self.service.start()
+            self.kills += 1
+
+    def run(self) -> None:
+        last_kill = time.monotonic()
+        while not self.stop.is_set():
+            if (
+                self.kills < self.kills_wanted
+                and time.monotonic() - last_kill > self.seconds_between_kills
+            ):
+                self.kill()
+                last_kill = time.monotonic()
+                continue
+            name, apply = self._fault()
+            proxy = self.rng.choice(self.proxies)
+            apply(proxy)
+            self.injected[name] += 1
+            self.stop.wait(self.rng.uniform(0.5, 3.0))
+            heal(proxy)
+            self.stop.wait(self.rng.uniform(0.5, 2.0))
+
+
+def heal(proxy: RpcFaultProxy) -> None:
+    proxy.heal()
+    proxy.lag_blocks = 0
+
+
+def _proxied_deployment(path: Path, proxies: list[RpcFaultProxy]) -> Path:
+    document = tomllib.loads(path.read_text())
+    for chain, proxy in zip(document["chains"], proxies, strict=True):
+        chain["internal_rpc_url"] = proxy.url
+    proxied = path.with_name("proxied.toml")
+    proxied.write_text(tomli_w.dumps(document))
+    return proxied
+
+
+def _retrying(action: Callable[[], httpx.Response], timeout: float = 90) -> httpx.Response:
+    """Call the service until it answers 2xx: it may be restarting or waiting on a chain."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            response = action()
+            if response.status_code < 300 or time.monotonic() > deadline:
+                return response
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.3)
+
+
+def _one_intent(
+    index: int, service: ServiceProcess, key: str, rpc_urls: dict[int, str], ids: tuple[int, int]
+) -> Intent:
+    origin, destination = ids
+    user = Account.create()
+    set_native_balance(rpc_urls[origin], user.address, 10 * ETH)
+    refund_to = Account.create().address
+    body = {
+        "user": user.address,
+        "recipient": Account.create().address,
+        "refundTo": refund_to,
+        "originChainId": origin,
+        "destinationChainId": destination,
+        "originCurrency": "0x" + "00" * 20,
+        "destinationCurrency": "0x" + "00" * 20,
+        "amount": str(ETH // 100),
+        "tradeType": "EXACT_INPUT",
+    }
+    with httpx.Client(timeout=10, headers={"x-api-key": key}) as http:
+        answer = _retrying(lambda: http.post(f"{service.base_url}/quote/v2", json=body))
+    assert answer.status_code == 200, answer.text
+    quote = answer.json()
+    underpaid = index % UNDERPAID_EVERY == 0
+    amount = int(quote["details"]["currencyIn"]["amount"]) // (2 if underpaid else 1)
+    order_id = quote["protocol"]["v2"]["orderId"]
+    item = quote["steps"][0]["items"][0]["data"]
+    web3 = Web3(Web3.HTTPProvider(rpc_urls[origin]))
+    fee = 2 * int(web3.eth.get_block("latest")["baseFeePerGas"]) + 10**9
+    signed = user.sign_transaction(
+        {
+            "to": Web3.to_checksum_address(item["to"]),
+            "data": item["data"],
+            "value": amount,
+            "chainId": origin,
+            "nonce": 0,
+            "gas": 100_000,
+            "maxFeePerGas": fee,
+            "maxPriorityFeePerGas": 10**9,
+        }
+    )
+    web3.eth.send_raw_transaction(signed.raw_transaction)
+    return Intent(quote["steps"][0]["requestId"], order_id, refund_to, underpaid)
+
+
+def _statuses(service: ServiceProcess, intents: list[Intent]) -> dict[str, str]:
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+
+        def status(request_id: str) -> str:
+            answer = _retrying(
+                lambda: http.get("/intents/status/v3", params={"requestId": request_id})
+            )
+            found: str = answer.json()["status"]
+            return found
+
+        return {intent.request_id: status(intent.request_id) for intent in intents}
+
+
+@dataclass
+class Findings:
+    fills: Counter[str]
+    refunds: Counter[str]
+    final: dict[str, str]
+    webhook_problems: list[str]
+
+    def broken(self, intents: list[Intent]) -> dict[str, list[str]]:
+        problems: dict[str, list[str]] = {
+            "double fills": [],
+            "double refunds": [],
+            "filled and refunded": [],
+            "stranded (neither)": [],
+            "wrongful refunds": [],
+            "status differs from chain": [],
+            "webhooks lost or out of order": self.webhook_problems,
+        }
+        for intent in intents:
+            filled = self.fills[intent.order_id]
+            refunded = self.refunds[intent.refund_to.lower()]
+            status = self.final.get(intent.request_id)
+            if filled > 1:
+                problems["double fills"].append(intent.request_id)
+            if refunded > 1:
+                problems["double refunds"].append(intent.request_id)
+            if filled and refunded:
+                problems["filled and refunded"].append(intent.request_id)
+            if not filled and not refunded:
+                problems["stranded (neither)"].append(intent.request_id)
+            if refunded and not intent.underpaid:
+                problems["wrongful refunds"].append(intent.request_id)
+            expected = "success" if filled else "refund" if refunded else None
+            if expected is not None and status != expected:
+                problems["status differs from chain"].append(f"{intent.request_id}: {status}")
+        return problems
+
+
+def _on_chain(
+    deployment: Path, intents: list[Intent], receiver: Receiver, final: dict[str, str]
+) -> Findings:
+    document = tomllib.loads(deployment.read_text())
+    origin, destination = document["chains"]
+    origin_web3 = Web3(Web3.HTTPProvider(origin["http_rpc_url"]))
+    destination_web3 = Web3(Web3.HTTPProvider(destination["http_rpc_url"]))
+    filler = contract_at(destination_web3, "Filler", destination["contracts"]["filler"])
+    depository = contract_at(origin_web3, "Depository", origin["contracts"]["depository"])
+    fills = Counter(
+        "0x" + event.args["orderId"].hex()
+        for event in filler.events.OrderFilled().get_logs(from_block=0)
+    )
+    refunds = Counter(
+        _call_target(event.args["call"]).lower()
+        for event in depository.events.CallExecuted().get_logs(from_block=0)
+    )
+    problems = []
+    for intent in intents:
+        statuses = [d.body["data"]["status"] for d in receiver.accepted(intent.request_id)]
+        distinct = [status for status, _ in itertools.groupby(statuses)]
+        moves_ok = all(
+            can_move(RequestStatus(a), RequestStatus(b)) for a, b in itertools.pairwise(distinct)
+        )
+        if not distinct or distinct[-1] != final.get(intent.request_id) or not moves_ok:
+            problems.append(f"{intent.request_id}: {distinct}")
+    return Findings(fills, refunds, final, problems)
+
+
+def _database(kind: str, home: Path) -> tuple[str, Callable[[], None]]:
+    """The service's database URL and how to drop it afterwards."""
+    if kind == "sqlite":
+        return f"sqlite+aiosqlite:///{home / 'crossfill.db'}", lambda: None
+    name = f"crossfill_soak_{int(time.time())}"
+
+    async def admin(statement: str) -> None:
+        connection = await asyncpg.connect(POSTGRES_ADMIN)
+        try:
+            await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
+    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    return url, lambda: asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def _api_key(service: ServiceProcess) -> str:
+    created = _retrying(
+        lambda: httpx.post(
+            f"{service.base_url}/admin/api-keys",
+            json={"name": "soak"},
+            headers={"Authorization": f"Bearer {OPERATOR}"},
+            timeout=10,
+        )
+    )
+    key: str = created.json()["key"]
+    return key
+
+
+def run(arguments: argparse.Namespace) -> int:
+    started = time.monotonic()
+    home = Path(tempfile.mkdtemp(prefix="crossfill-soak-"))
+    devnet = start_devnet(
+        DevnetOptions(block_time=1), deployment_path=home / "devnet.toml", log_dir=home
+    )
+    database, drop_database = _database(arguments.database, home)
+    proxies: list[RpcFaultProxy] = []
+    receiver: Receiver | None = None
+    service: ServiceProcess | None = None
+    try:
+        document = tomllib.loads((home / "devnet.toml").read_text())
+        rpc_urls = {chain["id"]: chain["http_rpc_url"] for chain in document["chains"]}
+        ids = (document["chains"][0]["id"], document["chains"][1]["id"])
+        proxies = [RpcFaultProxy(url).start() for url in rpc_urls.values()]
+        service = ServiceProcess(home, _proxied_deployment(home / "devnet.toml", proxies))
+        service.env.update(CROSSFILL_DATABASE_URL=database, CROSSFILL_ADMIN_TOKEN=OPERATOR)
+        service.env.update(
+            CROSSFILL_RATE_LIMIT_ANONYMOUS_PER_MINUTE="0", CROSSFILL_RATE_LIMIT_KEY_PER_MINUTE="0"
+        )
+        service.start()
+        key = _api_key(service)
+        receiver = Receiver(key)
+        subprocess.run(
+            [sys.executable, "-m", "crossfill", "webhooks", "set", key, receiver.url],
+            env=service.env,
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        chaos = Chaos(
+            proxies,
+            service,
+            random.Random(arguments.seed),
+            kills_wanted=arguments.kills,
+            seconds_between_kills=arguments.seconds_between_kills,
+        )
+        chaos_thread = threading.Thread(target=chaos.run, daemon=True)
+        chaos_thread.start()
+        with ThreadPoolExecutor(arguments.concurrency) as pool:
+            intents = list(
+                pool.map(
+                    lambda index: _one_intent(index, service, key, rpc_urls, ids),
+                    range(arguments.intents),
+                )
+            )
+        while chaos.kills < arguments.kills:
+            time.sleep(1)
+        chaos.stop.set()
+        chaos_thread.join(30)
+        for proxy in proxies:
+            heal(proxy)
+        deadline = time.monotonic() + arguments.settle_seconds
+        final = _statuses(service, intents)
+        while time.monotonic() < deadline and not set(final.values()) <= {"success", "refund"}:
+            time.sleep(2)
+            final = _statuses(service, intents)
+        deadline = time.monotonic() + 60
+        findings = _on_chain(home / "devnet.toml", intents, receiver, final)
+        while findings.webhook_problems and time.monotonic() < deadline:
+            time.sleep(2)
+            findings = _on_chain(home / "devnet.toml", intents, receiver, final)
+        problems = findings.broken(intents)
+        _print_summary(arguments, intents, chaos, findings, problems, time.monotonic() - started)
+        return 1 if any(problems.values()) else 0
+    finally:
+        if service is not None:
+            service.stop()
+        if receiver is not None:
+            receiver.stop()
+        for proxy in proxies:
+            proxy.stop()
+        devnet.stop()
+        drop_database()
+
+
+def _print_summary(
+    arguments: argparse.Namespace,
+    intents: list[Intent],
+    chaos: Chaos,
+    findings: Findings,
+    problems: dict[str, list[str]],
+    seconds: float,
+) -> None:
+    underpaid = sum(intent.underpaid for intent in intents)
+    print(f"database {arguments.database}, {len(intents)} intents ({underpaid} underpaid)")
+    print(f"SIGKILLs {chaos.kills}; faults injected: {dict(chaos.injected)}")
+    print(f"final statuses: {dict(Counter(findings.final.values()))}")
+    print(f"orders filled on chain: {sum(1 for i in intents if findings.fills[i.order_id])}")
+    refunded = sum(1 for i in intents if findings.refunds[i.refund_to.lower()])
+    print(f"orders refunded on chain: {refunded}")
+    for name, found in problems.items():
+        print(f"{name}: {len(found)}" + (f"  e.g. {found[:3]}" if found else ""))
+    print(f"took {seconds:.0f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--intents", type=int, default=300)
+    parser.add_argument("--kills", type=int, default=10)
+    parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--seconds-between-kills", type=float, default=8.0)
+    parser.add_argument("--settle-seconds", type=float, default=300.0)
+    parser.add_argument("--seed", type=int, default=1)
+    sys.exit(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
