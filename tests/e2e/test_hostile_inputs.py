@@ -197,8 +197,9 @@ def test_admin_key_names_must_be_printable(client: httpx.Client) -> None:
 def test_a_request_the_solver_cannot_process_is_refunded_and_others_still_fill(
     start_service: StartService, devnet
 ) -> None:
-    """A record the solver cannot read (here a recipient stored before addresses were checked
-    strictly) fails with a reason and is refunded; the good request beside it fills."""
+    """A record the solver cannot read (here a fill plan of a version it does not know, as a
+    newer release might write) fails with a reason and is refunded; the good request beside
+    it fills."""
     service = start_service(run_workers=True)
     poisoned_user, good_user = funded_user(devnet), funded_user(devnet)
     good_recipient = Account.create().address
@@ -206,7 +207,7 @@ def test_a_request_the_solver_cannot_process_is_refunded_and_others_still_fill(
         poisoned = request_quote(http, native_bridge(poisoned_user.address))
         good = request_quote(http, native_bridge(good_user.address, recipient=good_recipient))
         poisoned_id = poisoned["steps"][0]["requestId"]
-        _store_malformed_recipient(service, poisoned_id, poisoned_user.address.lower() + "\n")
+        _store_unreadable_fill_plan(service, poisoned_id)
         execute_steps(poisoned, poisoned_user, rpc_urls(devnet))
         execute_steps(good, good_user, rpc_urls(devnet))
         good_status = final_status(http, good["steps"][0]["requestId"])
@@ -219,13 +220,15 @@ def test_a_request_the_solver_cannot_process_is_refunded_and_others_still_fill(
     assert origin.eth.get_transaction_receipt(refund_hash)["status"] == 1
 
 
-def _store_malformed_recipient(service: ServiceThread, request_id: str, recipient: str) -> None:
+def _store_unreadable_fill_plan(service: ServiceThread, request_id: str) -> None:
     async def write() -> None:
         engine = create_engine(service.settings.database)
         try:
             async with session_factory(engine)() as session, session.begin():
                 await session.execute(
-                    update(Request).where(Request.id == request_id).values(recipient=recipient)
+                    update(Request)
+                    .where(Request.id == request_id)
+                    .values(fill_plan={"version": 99})
                 )
         finally:
             await engine.dispose()
