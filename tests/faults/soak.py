@@ -7,11 +7,12 @@ A devnet (1 s blocks) with an RPC fault proxy in front of each chain; the servic
 chains only through them; clients (funding, deposits) reach anvil directly. While intents
 run, a chaos loop injects a fault at a time (HTTP 502 on everything, 429 with Retry-After,
 dropped connections, lost answers of eth_sendRawTransaction, a node lagging two blocks,
-slow answers) and SIGKILLs the service now and then (restarted at once). Every sixth deposit
-pays half: it must be refunded; the others must be filled. At the end, per order, on chain:
-filled exactly once or refunded exactly once, never both, never neither; the final status as
-the chain says; the key's webhooks all delivered, in an order the status machine allows.
-Prints the counts; exits 1 if any invariant broke.
+slow answers, a SIGSTOP of a few seconds, and on PostgreSQL a second `crossfill run` on the
+same database for a while) and SIGKILLs the service now and then (restarted at once).
+Every sixth deposit pays half: it must be refunded; the others must be filled. At the end,
+per order, on chain: filled exactly once or refunded exactly once, never both, never neither;
+the final status as the chain says; the key's webhooks all delivered, in an order the status
+machine allows. Prints the counts; exits 1 if any invariant broke.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import argparse
 import asyncio
 import itertools
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -67,6 +69,8 @@ class Chaos:
     rng: random.Random
     kills_wanted: int
     seconds_between_kills: float
+    # PostgreSQL only: a second `crossfill run` on the same database now and then.
+    second_process: ServiceProcess | None = None
     injected: Counter[str] = field(default_factory=Counter)
     kills: int = 0
     stop: threading.Event = field(default_factory=threading.Event)
@@ -93,6 +97,21 @@ class Chaos:
             self.service.start()
             self.kills += 1
 
+    def freeze(self) -> None:
+        """SIGSTOP for a few seconds (a VM paused), then SIGCONT."""
+        with self.lock:
+            assert self.service.process is not None
+            self.service.process.send_signal(signal.SIGSTOP)
+            self.stop.wait(self.rng.uniform(2, 5))
+            self.service.process.send_signal(signal.SIGCONT)
+
+    def second_writer(self) -> None:
+        """Another `crossfill run` on the same database for a while (an operator's mistake)."""
+        assert self.second_process is not None
+        self.second_process.start()
+        self.stop.wait(self.rng.uniform(5, 10))
+        self.second_process.stop()
+
     def run(self) -> None:
         last_kill = time.monotonic()
         while not self.stop.is_set():
@@ -102,6 +121,15 @@ class Chaos:
             ):
                 self.kill()
                 last_kill = time.monotonic()
+                continue
+            draw = self.rng.random()
+            if draw < 0.08:
+                self.freeze()
+                self.injected["SIGSTOP"] += 1
+                continue
+            if draw < 0.14 and self.second_process is not None:
+                self.second_writer()
+                self.injected["second process"] += 1
                 continue
             name, apply = self._fault()
             proxy = self.rng.choice(self.proxies)
@@ -294,6 +322,38 @@ def _api_key(service: ServiceProcess) -> str:
     return key
 
 
+def _settle(
+    service: ServiceProcess,
+    deployment: Path,
+    intents: list[Intent],
+    receiver: Receiver,
+    arguments: argparse.Namespace,
+) -> Findings:
+    """Wait for every request to end (success or refund) and its webhooks to arrive, within
+    bounds, then look on chain."""
+    deadline = time.monotonic() + arguments.settle_seconds
+    final = _statuses(service, intents)
+    while time.monotonic() < deadline and not set(final.values()) <= {"success", "refund"}:
+        time.sleep(2)
+        final = _statuses(service, intents)
+    deadline = time.monotonic() + 60
+    findings = _on_chain(deployment, intents, receiver, final)
+    while findings.webhook_problems and time.monotonic() < deadline:
+        time.sleep(2)
+        findings = _on_chain(deployment, intents, receiver, final)
+    return findings
+
+
+def _service(home: Path, database: str, proxies: list[RpcFaultProxy]) -> ServiceProcess:
+    """`crossfill run` reaching the chains only through the proxies, rate limits off."""
+    service = ServiceProcess(home, _proxied_deployment(home / "devnet.toml", proxies))
+    service.env.update(CROSSFILL_DATABASE_URL=database, CROSSFILL_ADMIN_TOKEN=OPERATOR)
+    service.env.update(
+        CROSSFILL_RATE_LIMIT_ANONYMOUS_PER_MINUTE="0", CROSSFILL_RATE_LIMIT_KEY_PER_MINUTE="0"
+    )
+    return service
+
+
 def run(arguments: argparse.Namespace) -> int:
     started = time.monotonic()
     home = Path(tempfile.mkdtemp(prefix="crossfill-soak-"))
@@ -309,11 +369,7 @@ def run(arguments: argparse.Namespace) -> int:
         rpc_urls = {chain["id"]: chain["http_rpc_url"] for chain in document["chains"]}
         ids = (document["chains"][0]["id"], document["chains"][1]["id"])
         proxies = [RpcFaultProxy(url).start() for url in rpc_urls.values()]
-        service = ServiceProcess(home, _proxied_deployment(home / "devnet.toml", proxies))
-        service.env.update(CROSSFILL_DATABASE_URL=database, CROSSFILL_ADMIN_TOKEN=OPERATOR)
-        service.env.update(
-            CROSSFILL_RATE_LIMIT_ANONYMOUS_PER_MINUTE="0", CROSSFILL_RATE_LIMIT_KEY_PER_MINUTE="0"
-        )
+        service = _service(home, database, proxies)
         service.start()
         key = _api_key(service)
         receiver = Receiver(key)
@@ -324,12 +380,14 @@ def run(arguments: argparse.Namespace) -> int:
             capture_output=True,
             timeout=60,
         )
+        second = _service(home, database, proxies) if arguments.database == "postgres" else None
         chaos = Chaos(
             proxies,
             service,
             random.Random(arguments.seed),
             kills_wanted=arguments.kills,
             seconds_between_kills=arguments.seconds_between_kills,
+            second_process=second,
         )
         chaos_thread = threading.Thread(target=chaos.run, daemon=True)
         chaos_thread.start()
@@ -346,16 +404,7 @@ def run(arguments: argparse.Namespace) -> int:
         chaos_thread.join(30)
         for proxy in proxies:
             heal(proxy)
-        deadline = time.monotonic() + arguments.settle_seconds
-        final = _statuses(service, intents)
-        while time.monotonic() < deadline and not set(final.values()) <= {"success", "refund"}:
-            time.sleep(2)
-            final = _statuses(service, intents)
-        deadline = time.monotonic() + 60
-        findings = _on_chain(home / "devnet.toml", intents, receiver, final)
-        while findings.webhook_problems and time.monotonic() < deadline:
-            time.sleep(2)
-            findings = _on_chain(home / "devnet.toml", intents, receiver, final)
+        findings = _settle(service, home / "devnet.toml", intents, receiver, arguments)
         problems = findings.broken(intents)
         _print_summary(arguments, intents, chaos, findings, problems, time.monotonic() - started)
         return 1 if any(problems.values()) else 0
