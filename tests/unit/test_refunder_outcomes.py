@@ -1,0 +1,130 @@
+"""The refunder on the in-memory chain port: a failed request's deposit is paid back once; a
+chain failure sends nothing and is tried again; a refund whose broadcast answer was lost is
+resumed from the journal, never signed twice."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from bench.synthetic import synthetic_requests
+from eth_account import Account
+from sqlalchemy import insert, select
+
+from crossfill.errors import ChainUnreachable, RateLimited
+from crossfill.store import deposits
+from crossfill.store.tables import Deposit, Request, SentTransaction
+from crossfill.types import NATIVE_EVM_ADDRESS
+from crossfill.workers.refunder import Refunder
+from crossfill.workers.txmanager import TxManager
+from tests.unit.fake_chain import FakeChain
+from tests.unit.worker_world import START, ChainWorld, chain_world
+
+DEPOSITED = 10**17
+
+
+@dataclass
+class World:
+    base: ChainWorld
+    refunder: Refunder
+    request_id: str
+
+    @property
+    def chain(self) -> FakeChain:
+        return self.base.chain
+
+    async def rows(self) -> tuple[Request, Deposit, list[SentTransaction]]:
+        async with self.base.sessions() as session:
+            request = await session.get(Request, self.request_id)
+            deposit = await session.scalar(select(Deposit))
+            journal = list(await session.scalars(select(SentTransaction)))
+        assert request is not None and deposit is not None
+        return request, deposit, journal
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    async with chain_world(tmp_path) as base:
+        txmanager = TxManager(
+            base.chain, base.state, Account.create(), base.sessions, now=base.clock, holder="me"
+        )
+        refunder = Refunder(
+            base.runtime,
+            base.sessions,
+            txmanager,
+            Account.create(),
+            now=base.clock,
+            interval_seconds=0.1,
+        )
+        (row,) = synthetic_requests(1, start=START).requests
+        row.update(
+            status="failure",
+            fail_reason="DEPOSITED_AMOUNT_TOO_LOW_TO_FILL",
+            refund_fail_reason=None,
+            origin_chain_id=base.config.id,
+            origin_currency=NATIVE_EVM_ADDRESS,
+            refund_to="0x" + "5a" * 20,
+        )
+        deposit = {
+            "chain_id": base.config.id,
+            "tx_hash": "0x" + "de" * 32,
+            "log_index": 0,
+            "block_number": 90,
+            "block_hash": "0x" + "be" * 32,
+            "order_id": row["order_id"],
+            "depositor": row["user_address"],
+            "currency": NATIVE_EVM_ADDRESS,
+            "amount": str(DEPOSITED),
+            "state": deposits.CONFIRMED,
+            "request_id": row["id"],
+            "created_at": START,
+        }
+        async with base.engine.begin() as connection:
+            await connection.execute(insert(Request), [row])
+            await connection.execute(insert(Deposit), [deposit])
+        yield World(base, refunder, row["id"])
+
+
+async def test_a_failed_requests_deposit_is_refunded_once(world: World) -> None:
+    await world.refunder.tick()
+    _, deposit, (refund,) = await world.rows()
+    assert deposit.refund_status == "submitted" and world.chain.sent == [refund.tx_hash]
+    assert 0 < int(deposit.refund_amount or 0) < DEPOSITED
+    world.chain.mine(refund.tx_hash)
+    await world.refunder.tick()
+    await world.refunder.tick()
+    request, deposit, journal = await world.rows()
+    assert (request.status, deposit.refund_status) == ("refund", "done")
+    assert len(journal) == 1 and len(world.chain.sent) == 1
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [ChainUnreachable("timeout"), RateLimited("429", retry_after_seconds=None)],
+    ids=["unreachable", "rate-limited"],
+)
+async def test_a_chain_failure_while_simulating_sends_nothing_and_is_retried(
+    world: World, outcome: Exception
+) -> None:
+    world.chain.fail("estimate_gas", outcome)
+    await world.refunder.tick()
+    request, deposit, journal = await world.rows()
+    assert request.status == "failure" and deposit.refund_status is None and journal == []
+    await world.refunder.tick()
+    _, deposit, journal = await world.rows()
+    assert deposit.refund_status == "submitted" and len(journal) == 1
+
+
+async def test_a_lost_refund_answer_is_resumed_from_the_journal(world: World) -> None:
+    world.chain.fail("send_raw_after_taking", ChainUnreachable("connection reset"))
+    await world.refunder.tick()
+    _, deposit, (journalled,) = await world.rows()
+    assert deposit.refund_status is None and world.chain.sent == [journalled.tx_hash]
+    world.base.clock.advance(timedelta(seconds=1))
+    await world.refunder.tick()
+    _, deposit, journal = await world.rows()
+    assert deposit.refund_status == "submitted" and len(journal) == 1
+    assert world.chain.sent == [journalled.tx_hash]
