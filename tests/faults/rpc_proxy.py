@@ -45,6 +45,9 @@ class RpcFaultProxy:
     # (and everything else in the same batch): logs clamped to its head, later blocks and
     # receipts unknown. 0: no lagging node.
     lag_blocks: int = 0
+    # With `lag_blocks`: the lagging node answers everything (a node stuck behind: a stale
+    # head), not only the requests for logs and receipts.
+    lag_everything: bool = False
     lagged: int = 0
     # JSON-RPC method -> how many calls of it reached the proxy.
     calls: Counter[str] = field(default_factory=Counter)
@@ -60,7 +63,10 @@ class RpcFaultProxy:
         self.faults[method] = fault
 
     def heal(self) -> None:
+        """Every fault off, lagging included."""
         self.faults.clear()
+        self.lag_blocks = 0
+        self.lag_everything = False
 
     def _fault_for(self, body: bytes) -> Fault | None:
         try:
@@ -98,6 +104,8 @@ class RpcFaultProxy:
         return web.Response(body=answer, status=status, content_type="application/json")
 
     def _asks_lagging_node(self, body: bytes) -> bool:
+        if self.lag_everything:
+            return True
         try:
             document = json.loads(body)
         except ValueError:

@@ -7,8 +7,9 @@ A devnet (1 s blocks) with an RPC fault proxy in front of each chain; the servic
 chains only through them; clients (funding, deposits) reach anvil directly. While intents
 run, a chaos loop injects a fault at a time (HTTP 502 on everything, 429 with Retry-After,
 dropped connections, lost answers of eth_sendRawTransaction, a node lagging two blocks,
-slow answers, a SIGSTOP of a few seconds, and on PostgreSQL a second `crossfill run` on the
-same database for a while) and SIGKILLs the service now and then (restarted at once).
+slow answers, a stale head, a SIGSTOP of a few seconds, and on PostgreSQL a second
+`crossfill run` on the same database for a while) and SIGKILLs the service now and then
+(restarted at once).
 Every sixth deposit pays half: it must be refunded; the others must be filled. At the end,
 per order, on chain: filled exactly once or refunded exactly once, never both, never neither;
 the final status as the chain says; the key's webhooks all delivered, in an order the status
@@ -88,6 +89,7 @@ class Chaos:
             ("estimateGas 502", lambda p: p.fail("eth_estimateGas", Fault(status=502))),
             ("slow", lambda p: p.fail(EVERY_METHOD, Fault(delay_seconds=1.5))),
             ("lagging node", lambda p: setattr(p, "lag_blocks", 2)),
+            ("stale head", _stale_head),
         ]
         return self.rng.choice(choices)
 
@@ -136,13 +138,13 @@ class Chaos:
             apply(proxy)
             self.injected[name] += 1
             self.stop.wait(self.rng.uniform(0.5, 3.0))
-            heal(proxy)
+            proxy.heal()
             self.stop.wait(self.rng.uniform(0.5, 2.0))
 
 
-def heal(proxy: RpcFaultProxy) -> None:
-    proxy.heal()
-    proxy.lag_blocks = 0
+def _stale_head(proxy: RpcFaultProxy) -> None:
+    """Every answer from a node three blocks behind the chain."""
+    proxy.lag_blocks, proxy.lag_everything = 3, True
 
 
 def _proxied_deployment(path: Path, proxies: list[RpcFaultProxy]) -> Path:
@@ -403,7 +405,7 @@ def run(arguments: argparse.Namespace) -> int:
         chaos.stop.set()
         chaos_thread.join(30)
         for proxy in proxies:
-            heal(proxy)
+            proxy.heal()
         findings = _settle(service, home / "devnet.toml", intents, receiver, arguments)
         problems = findings.broken(intents)
         _print_summary(arguments, intents, chaos, findings, problems, time.monotonic() - started)
