@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
+from crossfill.api.answers import json_answer
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.params import ReferrerQuery, RequestIdQuery
@@ -30,12 +31,12 @@ async def _status(runtime: RuntimeDep, request_id: str) -> dict[str, Any]:
 @router.get("/intents/status/v3", response_model=None, responses=STATUS_RESPONSES)
 async def status_v3(
     runtime: RuntimeDep, request_id: RequestIdQuery, referrer: ReferrerQuery = None
-) -> dict[str, Any]:
-    return await _status(runtime, request_id)
+) -> Response:
+    return json_answer(await _status(runtime, request_id))
 
 
 @router.get("/intents/status", response_model=None, responses=STATUS_RESPONSES)
 async def status(
     runtime: RuntimeDep, request_id: RequestIdQuery, referrer: ReferrerQuery = None
-) -> dict[str, Any]:
-    return await _status(runtime, request_id)
+) -> Response:
+    return json_answer(await _status(runtime, request_id))
