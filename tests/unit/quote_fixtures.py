@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
+from crossfill.api.schemas.quote import QuoteBody
 from crossfill.chains.evm import BlockHead
 from crossfill.chains.market import MarketSnapshot
 from crossfill.chains.state import ChainState
 from crossfill.config import Deployment
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
-from crossfill.quoting.request import QuoteBody
+from crossfill.quoting.request import QuoteRequest
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -109,7 +110,7 @@ def views(
     return result
 
 
-def body(**fields: object) -> QuoteBody:
+def body(**fields: object) -> QuoteRequest:
     document: dict[str, object] = {
         "user": USER,
         "originChainId": CHAINS[0],
@@ -120,11 +121,11 @@ def body(**fields: object) -> QuoteBody:
         "tradeType": "EXACT_INPUT",
     }
     document.update(fields)
-    return QuoteBody.model_validate(document)
+    return QuoteBody.model_validate(document).to_request()
 
 
 def quote(
-    quote_body: QuoteBody,
+    quote_body: QuoteRequest,
     config: Deployment | None = None,
     chain_views: dict[int, ChainView] | None = None,
 ) -> Quote:

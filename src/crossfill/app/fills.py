@@ -10,12 +10,17 @@ recipient.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
 from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
 from crossfill.contracts.reverts import RevertReason
 from crossfill.contracts.router_calls import Call, SwapPlan, swap_calls, sweep_call
 from crossfill.domain.fill_plan import FillPlan, Payment, PlannedCall
-from crossfill.quoting.engine import fill_deadline
+from crossfill.quoting.engine import Quote, fill_deadline
+from crossfill.quoting.inputs import ExtraCall
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS
@@ -30,33 +35,75 @@ _SLIPPAGE_REVERTS = frozenset(
 )
 
 
-def _payments(entries: list[tuple[str, str, int]]) -> tuple[Payment, ...]:
+def _payments(entries: Sequence[tuple[str, str, int]]) -> tuple[Payment, ...]:
     return tuple(Payment(recipient, currency, amount) for recipient, currency, amount in entries)
 
 
-def _calls(entries: list[Call]) -> tuple[PlannedCall, ...]:
+def _calls(entries: Sequence[Call]) -> tuple[PlannedCall, ...]:
     return tuple(
         PlannedCall(target, failure_ok, value, data) for target, failure_ok, value, data in entries
     )
 
 
-def _with_calls(
-    request: Request, chain: ChainConfig, stored_calls: list[dict[str, str]], deadline: int
-) -> FillPlan:
+@dataclass(frozen=True)
+class FillTerms:
+    """What a fill must deliver, as quoted: the order, who gets what by when, and how (a
+    destination swap, the client's calls)."""
+
+    order_id: str
+    recipient: str
+    currency: str  # the destination currency, lower-case
+    amount_out: int
+    expires_at: datetime
+    swap: SwapPlan | None
+    leg_currency: str  # what the solver pays in: the swap's input, else the output
+    calls: tuple[ExtraCall, ...]
+
+    @classmethod
+    def of_quote(cls, quote: Quote) -> FillTerms:
+        return cls(
+            order_id=quote.order_id,
+            recipient=quote.recipient,
+            currency=quote.currency_out.address.lower(),
+            amount_out=quote.amount_out,
+            expires_at=quote.expires_at,
+            swap=quote.swap_plan,
+            leg_currency=quote.leg.currency_in.address.lower(),
+            calls=quote.calls,
+        )
+
+    @classmethod
+    def of_row(cls, request: Request) -> FillTerms:
+        """A request stored before fill plans were (its `plan` column holds the rest)."""
+        plan = request.plan or {}
+        stored_swap = plan.get("swap")
+        return cls(
+            order_id=request.order_id,
+            recipient=request.recipient,
+            currency=request.destination_currency,
+            amount_out=int(request.amount_out),
+            expires_at=as_utc(request.expires_at),
+            swap=SwapPlan.from_json(stored_swap) if stored_swap else None,
+            leg_currency=str(plan.get("legCurrency") or request.destination_currency),
+            calls=tuple(
+                ExtraCall(call["to"], int(call["value"]), bytes.fromhex(call["data"][2:]))
+                for call in plan.get("calls") or ()
+            ),
+        )
+
+
+def _with_calls(terms: FillTerms, chain: ChainConfig, deadline: int) -> FillPlan:
     """Bridge-and-call: the output funds the calls; what they leave goes to the recipient."""
-    amount = int(request.amount_out)
-    currency = request.destination_currency
-    calls: list[Call] = [
-        (call["to"], False, int(call["value"]), bytes.fromhex(call["data"][2:]))
-        for call in stored_calls
-    ]
+    amount = terms.amount_out
+    currency = terms.currency
+    calls: list[Call] = [(call.to, False, call.value, call.data) for call in terms.calls]
     router = chain.contracts.router
     if currency == NATIVE_EVM_ADDRESS:
         rest = amount - sum(call[2] for call in calls)
-        payments = [(request.recipient, currency, rest)] if rest > 0 else []
+        payments = [(terms.recipient, currency, rest)] if rest > 0 else []
         return FillPlan(
             chain.id,
-            request.order_id,
+            terms.order_id,
             _payments(payments),
             _calls(calls),
             amount,
@@ -64,10 +111,10 @@ def _with_calls(
             amount,
             deadline,
         )
-    calls.append(sweep_call(router, currency, request.recipient))
+    calls.append(sweep_call(router, currency, terms.recipient))
     return FillPlan(
         chain.id,
-        request.order_id,
+        terms.order_id,
         _payments([(router, currency, amount)]),
         _calls(calls),
         0,
@@ -77,38 +124,36 @@ def _with_calls(
     )
 
 
-def plan_fill(request: Request, chain: ChainConfig) -> FillPlan:
-    """The fill of a request as quoted (its row's amounts, recipient and execution plan)."""
-    plan = request.plan or {}
-    stored_swap = plan.get("swap")
-    deadline = fill_deadline(as_utc(request.expires_at))
-    if plan.get("calls"):
-        return _with_calls(request, chain, plan["calls"], deadline)
-    if not stored_swap:
-        amount = int(request.amount_out)
-        native = request.destination_currency == NATIVE_EVM_ADDRESS
-        payments = [(request.recipient, request.destination_currency, amount)]
+def plan_fill(terms: FillTerms, chain: ChainConfig) -> FillPlan:
+    """The fill that delivers `terms` on `chain` (the destination)."""
+    deadline = fill_deadline(terms.expires_at)
+    if terms.calls:
+        return _with_calls(terms, chain, deadline)
+    if terms.swap is None:
+        amount = terms.amount_out
+        native = terms.currency == NATIVE_EVM_ADDRESS
         return FillPlan(
             chain.id,
-            request.order_id,
-            _payments(payments),
+            terms.order_id,
+            _payments([(terms.recipient, terms.currency, amount)]),
             (),
             amount if native else 0,
-            request.destination_currency,
+            terms.currency,
             amount,
             deadline,
         )
-    swap = SwapPlan.from_json(stored_swap)
-    calls = swap_calls(swap, request.recipient, deadline)
-    leg_currency = str(plan["legCurrency"])
-    payments = [] if swap.native_in else [(chain.contracts.router, leg_currency, swap.amount_in)]
+    swap = terms.swap
+    calls = swap_calls(swap, terms.recipient, deadline)
+    payments = (
+        [] if swap.native_in else [(chain.contracts.router, terms.leg_currency, swap.amount_in)]
+    )
     return FillPlan(
         chain.id,
-        request.order_id,
+        terms.order_id,
         _payments(payments),
         _calls(calls),
         swap.amount_in if swap.native_in else 0,
-        leg_currency,
+        terms.leg_currency,
         swap.amount_in,
         deadline,
     )
@@ -118,7 +163,7 @@ def stored_fill_plan(request: Request, chain: ChainConfig) -> FillPlan:
     """The plan stored when the request was quoted; requests quoted before plans were stored
     have none, and theirs is made from the row as it was then."""
     if request.fill_plan is None:
-        return plan_fill(request, chain)
+        return plan_fill(FillTerms.of_row(request), chain)
     return FillPlan.from_json(request.fill_plan)
 
 

@@ -8,20 +8,20 @@ from typing import Any
 
 import structlog
 
-from crossfill.app.fills import filler_calldata, plan_fill
+from crossfill.app.fills import FillTerms, filler_calldata, plan_fill
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan
 from crossfill.domain.order import sign_order_id
 from crossfill.errors import ChainError, Reverted, StoreError
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
-from crossfill.quoting.request import QuoteBody
+from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.response import quote_wire
 from crossfill.quoting.sponsorship import SponsorWallet
 from crossfill.quoting.steps import spender
 from crossfill.runtime import Runtime
 from crossfill.store import requests
-from crossfill.store.tables import ApiKey, Request
+from crossfill.store.tables import ApiKey
 from crossfill.types import ChainId
 
 log = structlog.get_logger(__name__)
@@ -53,10 +53,10 @@ async def _user_position(runtime: Runtime, quote: Quote) -> tuple[int | None, in
 
 
 async def _sponsor_wallet(
-    runtime: Runtime, body: QuoteBody, api_key_id: int | None
+    runtime: Runtime, body: QuoteRequest, api_key_id: int | None
 ) -> SponsorWallet | None:
     """The calling key's sponsor wallet, read only when the body asks for sponsorship."""
-    if not body.subsidizeFees or api_key_id is None:
+    if not body.subsidize_fees or api_key_id is None:
         return None
     async with runtime.sessions() as session:
         key = await session.get(ApiKey, api_key_id)
@@ -87,7 +87,7 @@ async def _check_sponsor_funds(runtime: Runtime, quote: Quote) -> None:
 
 
 async def create_quote(
-    runtime: Runtime, body: QuoteBody, *, api_key_id: int | None = None
+    runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
 ) -> dict[str, Any]:
     quote = plan_quote(
         body,
@@ -101,13 +101,13 @@ async def create_quote(
     balance, allowance = await _user_position(runtime, quote)
     signature = (
         sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))
-        if body.includeProtocolData
+        if body.include_protocol_data
         else None
     )
     wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
     rows = requests.quote_rows(quote, wire, referrer=quote.referrer, api_key_id=api_key_id)
-    # The fill is planned once, from the row as stored; the solver executes this plan.
-    fill_plan = plan_fill(Request(**rows.request), quote.destination)
+    # The fill is planned once, here; the solver executes this plan.
+    fill_plan = plan_fill(FillTerms.of_quote(quote), quote.destination)
     rows.request["fill_plan"] = fill_plan.to_json()
     if quote.calls:
         await _simulate_fill(runtime, quote, fill_plan)

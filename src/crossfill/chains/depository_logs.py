@@ -5,14 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from eth_abi.abi import decode
-from eth_utils.crypto import keccak
-
+from crossfill.contracts.abi import ERC20, AbiEvent, event, function
 from crossfill.types import NATIVE_EVM_ADDRESS
 
-NATIVE_DEPOSIT_TOPIC = "0x" + keccak(text="NativeDeposit(address,uint256,bytes32)").hex()
-ERC20_DEPOSIT_TOPIC = "0x" + keccak(text="Erc20Deposit(address,address,uint256,bytes32)").hex()
-DEPOSIT_TOPICS = [NATIVE_DEPOSIT_TOPIC, ERC20_DEPOSIT_TOPIC]
+
+def native_deposit() -> AbiEvent:
+    return event("Depository", "NativeDeposit")
+
+
+def erc20_deposit() -> AbiEvent:
+    return event("Depository", "Erc20Deposit")
+
+
+def erc20_transfer_event() -> AbiEvent:
+    return event(ERC20, "Transfer")
+
+
+def deposit_topics() -> list[str]:
+    return [native_deposit().topic, erc20_deposit().topic]
 
 
 @dataclass(frozen=True)
@@ -38,13 +48,11 @@ def decode_deposit(log: Any) -> DepositLog | None:
     if not topics:
         return None
     data = bytes.fromhex(to_hex(log["data"])[2:])
-    if topics[0] == NATIVE_DEPOSIT_TOPIC:
-        depositor, amount, order_id = decode(["address", "uint256", "bytes32"], data)
+    if topics[0] == native_deposit().topic:
+        depositor, amount, order_id = native_deposit().decode_data(data)
         currency = NATIVE_EVM_ADDRESS
-    elif topics[0] == ERC20_DEPOSIT_TOPIC:
-        depositor, currency, amount, order_id = decode(
-            ["address", "address", "uint256", "bytes32"], data
-        )
+    elif topics[0] == erc20_deposit().topic:
+        depositor, currency, amount, order_id = erc20_deposit().decode_data(data)
     else:
         return None
     return DepositLog(
@@ -59,8 +67,6 @@ def decode_deposit(log: Any) -> DepositLog | None:
     )
 
 
-TRANSFER_TOPIC = "0x" + keccak(text="Transfer(address,address,uint256)").hex()
-ERC20_TRANSFER_SELECTOR = keccak(text="transfer(address,uint256)")[:4]
 _TAGGED_TRANSFER_LENGTH = 4 + 32 + 32 + 32
 
 
@@ -75,13 +81,13 @@ def decode_implicit_deposit(log: Any, tx_input: bytes, tx_to: str) -> DepositLog
     token = to_hex(log["address"]).lower()
     if tx_to.lower() != token or len(tx_input) != _TAGGED_TRANSFER_LENGTH:
         return None
-    if tx_input[:4] != ERC20_TRANSFER_SELECTOR:
+    if tx_input[:4] != function(ERC20, "transfer").selector:
         return None
     order_id = tx_input[-32:]
     if order_id[:16] == bytes(16):
         return None
     topics = [to_hex(topic) for topic in log["topics"]]
-    (amount,) = decode(["uint256"], bytes.fromhex(to_hex(log["data"])[2:]))
+    (amount,) = erc20_transfer_event().decode_data(bytes.fromhex(to_hex(log["data"])[2:]))
     return DepositLog(
         tx_hash=to_hex(log["transactionHash"]),
         log_index=int(log["logIndex"]),

@@ -8,13 +8,12 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
-from eth_abi.abi import encode
-from eth_utils.crypto import keccak
 from web3 import AsyncWeb3, Web3
 from web3.exceptions import ContractLogicError, TransactionNotFound, Web3Exception
 from web3.types import RPCEndpoint
 
 from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
+from crossfill.contracts.abi import ERC20, event, function
 from crossfill.contracts.reverts import decode_revert
 from crossfill.errors import (
     ChainError,
@@ -30,12 +29,6 @@ T = TypeVar("T")
 
 def _eth_call(to: str, data: bytes) -> tuple[RPCEndpoint, Any]:
     return RPCEndpoint("eth_call"), [{"to": to, "data": "0x" + data.hex()}, "latest"]
-
-
-def _latest_call(
-    to: str, selector: bytes, types: list[str], args: list[Any]
-) -> tuple[RPCEndpoint, Any]:
-    return _eth_call(to, selector + encode(types, args))
 
 
 @dataclass(frozen=True)
@@ -133,9 +126,8 @@ class ChainPoll:
     reads: list[bytes | None]
 
 
-_BALANCE_OF = bytes.fromhex("70a08231")
-_ALLOWANCE = bytes.fromhex("dd62ed3e")
-ORDER_FILLED_TOPIC = "0x" + keccak(text="OrderFilled(bytes32,address)").hex()
+def _balance_of(token: str, holder: str) -> tuple[RPCEndpoint, Any]:
+    return _eth_call(token, function(ERC20, "balanceOf").encode(holder))
 
 
 class EvmClient:
@@ -163,7 +155,7 @@ class EvmClient:
             (RPCEndpoint("eth_getBlockByNumber"), ["latest", False]),
             (RPCEndpoint("eth_maxPriorityFeePerGas"), []),
             (RPCEndpoint("eth_getBalance"), [holder, "latest"]),
-            *(_latest_call(token, _BALANCE_OF, ["address"], [holder]) for token in tokens),
+            *(_balance_of(token, holder) for token in tokens),
             *(_eth_call(to, data) for to, data in reads),
         ]
         replies = await self._batch(calls, "chain poll", partial=True)
@@ -188,8 +180,8 @@ class EvmClient:
             calls = [(RPCEndpoint("eth_getBalance"), [holder, "latest"])]
         else:
             calls = [
-                _latest_call(currency, _BALANCE_OF, ["address"], [holder]),
-                _latest_call(currency, _ALLOWANCE, ["address", "address"], [holder, spender]),
+                _balance_of(currency, holder),
+                _eth_call(currency, function(ERC20, "allowance").encode(holder, spender)),
             ]
         values = [int(result, 16) for result in await self._batch(calls, "balance read")]
         return values[0], (values[1] if len(values) > 1 else None)
@@ -247,7 +239,7 @@ class EvmClient:
                     "address": Web3.to_checksum_address(filler),
                     "fromBlock": 0,
                     "toBlock": "latest",
-                    "topics": [ORDER_FILLED_TOPIC, order_id],
+                    "topics": [event("Filler", "OrderFilled").topic, order_id],
                 }
             ),
         )

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eth_abi.abi import decode
-from eth_utils.crypto import keccak
+from eth_abi.exceptions import DecodingError
 
 from crossfill.chains.evm import Read
 from crossfill.config import ChainConfig
+from crossfill.contracts.abi import PRICE_FEED, V2_PAIR, AbiFunction, function
 
-GET_RESERVES = keccak(text="getReserves()")[:4]
-LATEST_ROUND_DATA = keccak(text="latestRoundData()")[:4]
-DECIMALS = keccak(text="decimals()")[:4]
+
+def _get_reserves() -> AbiFunction:
+    return function(V2_PAIR, "getReserves")
+
+
+def _latest_round_data() -> AbiFunction:
+    return function(PRICE_FEED, "latestRoundData")
+
+
+def _decimals() -> AbiFunction:
+    return function(PRICE_FEED, "decimals")
 
 
 @dataclass(frozen=True)
@@ -35,28 +43,34 @@ class MarketSnapshot:
 def _reserves(returned: bytes | None) -> tuple[int, int] | None:
     if returned is None or len(returned) < 96:
         return None
-    reserve0, reserve1, _timestamp = decode(["uint112", "uint112", "uint32"], returned)
+    try:
+        reserve0, reserve1, _timestamp = _get_reserves().decode_output(returned)
+    except DecodingError:
+        return None
     return int(reserve0), int(reserve1)
 
 
 def _feed_round(latest: bytes | None, decimals: bytes | None) -> FeedRound | None:
     if latest is None or decimals is None or len(latest) < 160 or len(decimals) < 32:
         return None
-    _round, answer, _started, updated_at, _answered = decode(
-        ["uint80", "int256", "uint256", "uint256", "uint80"], latest
-    )
-    return FeedRound(
-        answer=int(answer), decimals=int.from_bytes(decimals[:32]), updated_at=int(updated_at)
-    )
+    try:
+        _round, answer, _started, updated_at, _answered = _latest_round_data().decode_output(latest)
+        (places,) = _decimals().decode_output(decimals[:32])
+    except DecodingError:
+        return None
+    return FeedRound(answer=int(answer), decimals=int(places), updated_at=int(updated_at))
 
 
 def market_reads(config: ChainConfig) -> list[Read]:
     """The calls that read every configured pool's reserves and every price feed's round."""
     feeds = [c for c in config.currencies if c.price_feed is not None]
-    reads: list[Read] = [(pool.address, GET_RESERVES) for pool in config.pools]
+    reads: list[Read] = [(pool.address, _get_reserves().encode()) for pool in config.pools]
     for currency in feeds:
         assert currency.price_feed is not None
-        reads += [(currency.price_feed, LATEST_ROUND_DATA), (currency.price_feed, DECIMALS)]
+        reads += [
+            (currency.price_feed, _latest_round_data().encode()),
+            (currency.price_feed, _decimals().encode()),
+        ]
     return reads
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from eth_abi.abi import decode
 from eth_abi.exceptions import DecodingError
-from eth_utils.crypto import keccak
 
 from crossfill.chains.depository_logs import to_hex
+from crossfill.contracts.abi import AbiEvent, event
 
-MULTICALL_TOPIC = "0x" + keccak(text="Multicall(address,bytes)").hex()
+
+def multicall_event() -> AbiEvent:
+    return event("Router", "Multicall")
 
 
 @dataclass(frozen=True)
@@ -28,10 +29,10 @@ class RouterBatch:
 def decode_batch(log: Any) -> RouterBatch | None:
     """The batch of a Router Multicall log tagged with a 32-byte id; None for anything else."""
     topics = [to_hex(topic) for topic in log["topics"]]
-    if not topics or topics[0] != MULTICALL_TOPIC:
+    if not topics or topics[0] != multicall_event().topic:
         return None
     try:
-        (metadata,) = decode(["bytes"], bytes.fromhex(to_hex(log["data"])[2:]))
+        (metadata,) = multicall_event().decode_data(bytes.fromhex(to_hex(log["data"])[2:]))
     except DecodingError:
         return None
     if len(metadata) != 32:

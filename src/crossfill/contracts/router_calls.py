@@ -9,27 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eth_abi.abi import encode
-
-from crossfill.contracts.calldata import erc20_approve, erc20_transfer, selector
+from crossfill.contracts.abi import V2_ROUTER, function
+from crossfill.contracts.calldata import erc20_approve, erc20_transfer
 
 Call = tuple[str, bool, int, bytes]
-CALLS_ABI = "(address,bool,uint256,bytes)[]"
-
-SWAP_EXACT_ETH_FOR_TOKENS = selector("swapExactETHForTokens(uint256,address[],address,uint256)")
-SWAP_EXACT_TOKENS_FOR_ETH = selector(
-    "swapExactTokensForETH(uint256,uint256,address[],address,uint256)"
-)
-SWAP_EXACT_TOKENS_FOR_TOKENS = selector(
-    "swapExactTokensForTokens(uint256,uint256,address[],address,uint256)"
-)
-CLEANUP_ERC20S = selector("cleanupErc20s(address[],address[])")
-WETH_DEPOSIT = selector("deposit()")
-WETH_WITHDRAW = selector("withdraw(uint256)")
-ROUTER_MULTICALL = selector(f"multicall({CALLS_ABI},address,address,bytes)")
-TRANSFER_AND_MULTICALL = selector(
-    f"transferAndMulticall(address[],uint256[],{CALLS_ABI},address,address,bytes)"
-)
 
 
 @dataclass(frozen=True)
@@ -71,15 +54,13 @@ def swap_calls(plan: SwapPlan, recipient: str, deadline: int) -> list[Call]:
     """The swap paying `recipient` directly; tokens must already sit in the Router."""
     path = list(plan.path)
     if plan.native_in:
-        data = SWAP_EXACT_ETH_FOR_TOKENS + encode(
-            ["uint256", "address[]", "address", "uint256"],
-            [plan.minimum_out, path, recipient, deadline],
+        data = function(V2_ROUTER, "swapExactETHForTokens").encode(
+            plan.minimum_out, path, recipient, deadline
         )
         return [(plan.router, False, plan.amount_in, data)]
-    function = SWAP_EXACT_TOKENS_FOR_ETH if plan.native_out else SWAP_EXACT_TOKENS_FOR_TOKENS
-    data = function + encode(
-        ["uint256", "uint256", "address[]", "address", "uint256"],
-        [plan.amount_in, plan.minimum_out, path, recipient, deadline],
+    swap = "swapExactTokensForETH" if plan.native_out else "swapExactTokensForTokens"
+    data = function(V2_ROUTER, swap).encode(
+        plan.amount_in, plan.minimum_out, path, recipient, deadline
     )
     return [
         (plan.path[0], False, 0, erc20_approve(plan.router, plan.amount_in)),
@@ -100,33 +81,30 @@ def pay_calls(currency: str, native: bool, payments: list[tuple[str, int]]) -> l
 
 def wrap_calls(weth: str, recipient: str, amount: int) -> list[Call]:
     return [
-        (weth, False, amount, WETH_DEPOSIT),
+        (weth, False, amount, function("WETH", "deposit").encode()),
         (weth, False, 0, erc20_transfer(recipient, amount)),
     ]
 
 
 def unwrap_calls(weth: str, recipient: str, amount: int) -> list[Call]:
-    withdraw = WETH_WITHDRAW + encode(["uint256"], [amount])
+    withdraw = function("WETH", "withdraw").encode(amount)
     return [(weth, False, 0, withdraw), (recipient, False, amount, b"")]
 
 
 def sweep_call(router: str, token: str, recipient: str) -> Call:
     """The Router's own call sending whatever is left of `token` in it to `recipient`."""
-    data = CLEANUP_ERC20S + encode(["address[]", "address[]"], [[token], [recipient]])
+    data = function("Router", "cleanupErc20s").encode([token], [recipient])
     return (router, False, 0, data)
 
 
 def router_multicall(calls: list[Call], refund_to: str, metadata: bytes) -> bytes:
-    return ROUTER_MULTICALL + encode(
-        [CALLS_ABI, "address", "address", "bytes"], [calls, refund_to, refund_to, metadata]
-    )
+    return function("Router", "multicall").encode(calls, refund_to, refund_to, metadata)
 
 
 def transfer_and_multicall(
     token: str, amount: int, calls: list[Call], refund_to: str, metadata: bytes
 ) -> bytes:
     """ApprovalProxy entry: pull `amount` of `token` from the caller into the Router, run."""
-    return TRANSFER_AND_MULTICALL + encode(
-        ["address[]", "uint256[]", CALLS_ABI, "address", "address", "bytes"],
-        [[token], [amount], calls, refund_to, refund_to, metadata],
+    return function("ApprovalProxy", "transferAndMulticall").encode(
+        [token], [amount], calls, refund_to, refund_to, metadata
     )

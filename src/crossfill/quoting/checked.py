@@ -12,7 +12,7 @@ from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.inputs import AppFeeShare, ChainView, ExtraCall
 from crossfill.quoting.legs import RouteKind, route_kind
-from crossfill.quoting.request import QuoteBody
+from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.sponsorship import SponsorRequest, SponsorWallet
 from crossfill.quoting.unsupported import reject_unsupported
 
@@ -37,7 +37,7 @@ class CheckedRequest:
 
 
 def _checked_calls(
-    body: QuoteBody, kind: RouteKind, destination: ChainView, currency_out: CurrencyConfig
+    body: QuoteRequest, kind: RouteKind, destination: ChainView, currency_out: CurrencyConfig
 ) -> tuple[tuple[ExtraCall, ...], int]:
     calls = inputs.extra_calls(body.txs)
     if not calls:
@@ -53,20 +53,20 @@ def _checked_calls(
             "INVALID_EXTRA_TXS", "txs may carry value only when the destination currency is native"
         )
     default_gas = destination.config.fees.call_gas_default
-    return calls, inputs.txs_gas_limit(body.txsGasLimit, default_gas)
+    return calls, inputs.txs_gas_limit(body.txs_gas_limit, default_gas)
 
 
 def check_request(
-    body: QuoteBody, chains: Mapping[int, ChainView], sponsor_wallet: SponsorWallet | None
+    body: QuoteRequest, chains: Mapping[int, ChainView], sponsor_wallet: SponsorWallet | None
 ) -> CheckedRequest:
     reject_unsupported(body)
-    origin = inputs.chain(chains, body.originChainId, "originChainId")
-    destination = inputs.chain(chains, body.destinationChainId, "destinationChainId")
+    origin = inputs.chain(chains, body.origin_chain_id, "originChainId")
+    destination = inputs.chain(chains, body.destination_chain_id, "destinationChainId")
     currency_in = inputs.currency(
-        origin, body.originCurrency, "INVALID_INPUT_CURRENCY", "originCurrency"
+        origin, body.origin_currency, "INVALID_INPUT_CURRENCY", "originCurrency"
     )
     currency_out = inputs.currency(
-        destination, body.destinationCurrency, "INVALID_OUTPUT_CURRENCY", "destinationCurrency"
+        destination, body.destination_currency, "INVALID_OUTPUT_CURRENCY", "destinationCurrency"
     )
     kind = route_kind(origin.config, destination.config, currency_in, currency_out)
     calls, calls_gas = _checked_calls(body, kind, destination, currency_out)
@@ -76,10 +76,10 @@ def check_request(
         destination=destination,
         currency_in=currency_in,
         currency_out=currency_out,
-        trade_type=inputs.trade_type(body.tradeType),
+        trade_type=inputs.trade_type(body.trade_type),
         amount=inputs.amount(body.amount),
-        slippage_bps=inputs.slippage_bps(body.slippageTolerance),
-        app_fees=inputs.app_fees(body.appFees),
+        slippage_bps=inputs.slippage_bps(body.slippage_tolerance),
+        app_fees=inputs.app_fees(body.app_fees),
         calls=calls,
         calls_gas=calls_gas,
         sponsoring=inputs.sponsor_request(body, sponsor_wallet),

@@ -41,7 +41,7 @@ from crossfill.quoting.money import (
 from crossfill.quoting.orders import build_order
 from crossfill.quoting.prices import PriceBook
 from crossfill.quoting.pricing import QuotePrices, fee_per_gas
-from crossfill.quoting.request import QuoteBody
+from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.sponsorship import NONE as NOT_SPONSORED
 from crossfill.quoting.sponsorship import Sponsorship, SponsorWallet, apply, sponsor
 
@@ -157,7 +157,7 @@ def _rates(request: CheckedRequest, prices: QuotePrices) -> FeeRates:
         raise QuoteError("AMOUNT_TOO_LOW", str(exc)) from None
 
 
-def _leg(request: CheckedRequest, body: QuoteBody) -> tuple[Leg, list[Route]]:
+def _leg(request: CheckedRequest, body: QuoteRequest) -> tuple[Leg, list[Route]]:
     """The leg and, for swaps, its candidate routes."""
     if request.kind is RouteKind.BRIDGE:
         return Leg(request.destination.config, request.currency_out, request.currency_out), []
@@ -301,9 +301,13 @@ def _sponsor_payment(
 
 
 def _check_impact(
-    request: CheckedRequest, amounts: _Amounts, prices: QuotePrices, body: QuoteBody, limit_bps: int
+    request: CheckedRequest,
+    amounts: _Amounts,
+    prices: QuotePrices,
+    body: QuoteRequest,
+    limit_bps: int,
 ) -> None:
-    if not amounts.leg.is_swap or body.overridePriceImpact:
+    if not amounts.leg.is_swap or body.override_price_impact:
         return
     leg = amounts.leg
     value_in = to_usd_micros(
@@ -348,7 +352,7 @@ def _deposit_gas(request: CheckedRequest) -> int:
 
 
 def plan_quote(
-    body: QuoteBody,
+    body: QuoteRequest,
     *,
     chains: Mapping[int, ChainView],
     deployment: Deployment,
@@ -359,7 +363,7 @@ def plan_quote(
     request = check_request(body, chains, sponsor_wallet)
     user = inputs.address(body.user, "INVALID_ADDRESS", "user")
     recipient = inputs.address(body.recipient or body.user, "INVALID_RECIPIENT", "recipient")
-    refund_to = inputs.address(body.refundTo or body.user, "INVALID_ADDRESS", "refundTo")
+    refund_to = inputs.address(body.refund_to or body.user, "INVALID_ADDRESS", "refundTo")
     expires_at = now + inputs.ttl(body.ttl, deployment.quotes)
     prices = QuotePrices(
         PriceBook(
@@ -424,7 +428,7 @@ def plan_quote(
         sponsor_payment=_sponsor_payment(request, amounts, prices, chains),
         deposit_gas_wei=_deposit_gas(request) * fee_per_gas(request.origin),
         slippage_bps=request.slippage_bps,
-        explicit_deposit=body.explicitDeposit,
+        explicit_deposit=body.explicit_deposit,
         referrer=request.referrer,
         created_at=now,
         expires_at=expires_at,

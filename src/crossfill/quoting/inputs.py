@@ -20,7 +20,7 @@ from crossfill.domain.identifiers import (
 from crossfill.errors import BadRequest, Forbidden
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import BPS, TradeType
-from crossfill.quoting.request import AppFee, ExtraTx, QuoteBody
+from crossfill.quoting.request import AppFee, ExtraTx, QuoteRequest
 from crossfill.quoting.sponsorship import (
     COMPONENTS,
     DEFAULT_COMPONENTS,
@@ -142,7 +142,7 @@ def ttl(value: int | None, settings: QuoteSettings) -> timedelta:
     return timedelta(seconds=value)
 
 
-def app_fees(fees: list[AppFee] | None) -> tuple[AppFeeShare, ...]:
+def app_fees(fees: tuple[AppFee, ...] | None) -> tuple[AppFeeShare, ...]:
     """`appFees[{recipient, fee}]`: basis points of the input, several recipients."""
     if not fees:
         return ()
@@ -159,15 +159,15 @@ def app_fees(fees: list[AppFee] | None) -> tuple[AppFeeShare, ...]:
     return tuple(shares)
 
 
-def swap_sources(body: QuoteBody, *, origin: bool) -> frozenset[str]:
+def swap_sources(body: QuoteRequest, *, origin: bool) -> frozenset[str]:
     """Sources a leg may use: included (per side, then overall) minus excluded."""
-    side = body.includedOriginSwapSources if origin else body.includedDestinationSwapSources
-    wanted = side if side is not None else body.includedSwapSources
+    side = body.included_origin_swap_sources if origin else body.included_destination_swap_sources
+    wanted = side if side is not None else body.included_swap_sources
     for field, values in (
-        ("includedSwapSources", body.includedSwapSources),
-        ("excludedSwapSources", body.excludedSwapSources),
-        ("includedOriginSwapSources", body.includedOriginSwapSources),
-        ("includedDestinationSwapSources", body.includedDestinationSwapSources),
+        ("includedSwapSources", body.included_swap_sources),
+        ("excludedSwapSources", body.excluded_swap_sources),
+        ("includedOriginSwapSources", body.included_origin_swap_sources),
+        ("includedDestinationSwapSources", body.included_destination_swap_sources),
     ):
         unknown = sorted(set(values or ()) - set(SWAP_SOURCES))
         if unknown:
@@ -177,10 +177,10 @@ def swap_sources(body: QuoteBody, *, origin: bool) -> frozenset[str]:
                 + ", ".join(SWAP_SOURCES),
             )
     allowed = set(SWAP_SOURCES if wanted is None else wanted)
-    return frozenset(allowed - set(body.excludedSwapSources or ()))
+    return frozenset(allowed - set(body.excluded_swap_sources or ()))
 
 
-def extra_calls(txs: list[ExtraTx] | None) -> tuple[ExtraCall, ...]:
+def extra_calls(txs: tuple[ExtraTx, ...] | None) -> tuple[ExtraCall, ...]:
     """`txs[{to, value, data}]`, checked for shape (simulation comes later)."""
     if not txs:
         return ()
@@ -208,10 +208,10 @@ def txs_gas_limit(value: int | None, default: int) -> int:
     return value
 
 
-def sponsor_request(body: QuoteBody, wallet: SponsorWallet | None) -> SponsorRequest | None:
+def sponsor_request(body: QuoteRequest, wallet: SponsorWallet | None) -> SponsorRequest | None:
     """`subsidizeFees`, `sponsoredFeeComponents`, `maxSubsidizationAmount` (USD micro-units)."""
-    if not body.subsidizeFees:
-        if body.sponsoredFeeComponents or body.maxSubsidizationAmount is not None:
+    if not body.subsidize_fees:
+        if body.sponsored_fee_components or body.max_subsidization_amount is not None:
             raise BadRequest(
                 "sponsoredFeeComponents and maxSubsidizationAmount need subsidizeFees: true"
             )
@@ -221,13 +221,13 @@ def sponsor_request(body: QuoteBody, wallet: SponsorWallet | None) -> SponsorReq
             "subsidizeFees needs an x-api-key whose key has a sponsor wallet",
             error_code="FORBIDDEN",
         )
-    components = tuple(body.sponsoredFeeComponents or DEFAULT_COMPONENTS)
+    components = tuple(body.sponsored_fee_components or DEFAULT_COMPONENTS)
     unknown = sorted(set(components) - set(COMPONENTS))
     if unknown:
         raise BadRequest(
             f"sponsoredFeeComponents: unknown {', '.join(unknown)}; known: {', '.join(COMPONENTS)}"
         )
-    cap = body.maxSubsidizationAmount
+    cap = body.max_subsidization_amount
     if cap is not None and not _uint_text(cap):
         raise BadRequest("maxSubsidizationAmount must be a USD amount in micro-units (integer)")
     return SponsorRequest(

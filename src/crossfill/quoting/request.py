@@ -1,81 +1,82 @@
-"""A quote request as a client states it (the body of POST /quote/v2): every field the
-compat notes list. Planning reads it; the API only parses it.
+"""A quote request in the service's own terms: every option a client may state, as plain
+typed values. The API builds it from the wire body (`api.schemas.quote.QuoteBody`); planning
+reads only this.
 
-Types are loose on purpose where the spec has coded errors (addresses, amounts, slippage): the
-quote engine checks them and answers with the right `errorCode`, which a schema error can't.
+Addresses, amounts and slippage stay text here: the quote checks (`quoting.inputs`) parse
+them and answer with the spec's `errorCode`, which a schema error could not.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictInt
 
-
-class AppFee(BaseModel):
+@dataclass(frozen=True)
+class AppFee:
     recipient: str
     fee: str
 
 
-class ExtraTx(BaseModel):
+@dataclass(frozen=True)
+class ExtraTx:
     to: str
     value: str | None = None
     data: str | None = None
-    originalTxValue: str | None = None
+    original_tx_value: str | None = None
 
 
-class QuoteBody(BaseModel):
-    # Unknown fields are ignored: clients newer than us must keep working.
-    model_config = ConfigDict(extra="ignore")
-
+@dataclass(frozen=True)
+class QuoteRequest:
     user: str
-    originChainId: StrictInt
-    destinationChainId: StrictInt
-    originCurrency: str
-    destinationCurrency: str
+    origin_chain_id: int
+    destination_chain_id: int
+    origin_currency: str
+    destination_currency: str
     amount: str
-    tradeType: str
+    trade_type: str
     recipient: str | None = None
-    refundTo: str | None = None
-    recoveryAddress: str | None = None
+    refund_to: str | None = None
+    recovery_address: str | None = None
     referrer: str | None = None
-    referrerAddress: str | None = None
-    txs: list[ExtraTx] | None = None
-    txsGasLimit: int | None = None
-    authorizationList: list[Any] | None = None
-    gasLimitForDepositSpecifiedTxs: int | None = None
-    additionalData: dict[str, Any] | None = None
-    depositFeePayer: str | None = None
-    maxRouteLength: int | None = None
-    useSharedAccounts: bool | None = None
-    includeComputeUnitLimit: bool | None = None
-    refundOnOrigin: bool | None = None
-    topupGas: bool | None = None
-    topupGasAmount: str | None = None
-    enableTrueExactOutput: bool | None = None
-    explicitDeposit: bool = True
-    useExternalLiquidity: bool | None = None
-    useFallbacks: bool | None = None
-    usePermit: bool | None = None
-    permitExpiry: int | None = None
-    includeProtocolData: bool | None = None
-    useDepositAddress: bool | None = None
+    referrer_address: str | None = None
+    txs: tuple[ExtraTx, ...] | None = None
+    txs_gas_limit: int | None = None
+    authorization_list: tuple[Any, ...] | None = None
+    gas_limit_for_deposit_specified_txs: int | None = None
+    additional_data: Mapping[str, Any] | None = None
+    deposit_fee_payer: str | None = None
+    max_route_length: int | None = None
+    use_shared_accounts: bool | None = None
+    include_compute_unit_limit: bool | None = None
+    refund_on_origin: bool | None = None
+    topup_gas: bool | None = None
+    topup_gas_amount: str | None = None
+    enable_true_exact_output: bool | None = None
+    explicit_deposit: bool = True
+    use_external_liquidity: bool | None = None
+    use_fallbacks: bool | None = None
+    use_permit: bool | None = None
+    permit_expiry: int | None = None
+    include_protocol_data: bool | None = None
+    use_deposit_address: bool | None = None
     strict: bool | None = None
-    forceSolverExecution: bool | None = None
-    slippageTolerance: str | None = None
-    latePaymentSlippageTolerance: str | None = None
-    appFees: list[AppFee] | None = None
-    subsidizeFees: bool | None = None
-    sponsoredFeeComponents: list[str] | None = None
-    maxSubsidizationAmount: str | None = None
-    includedSwapSources: list[str] | None = None
-    excludedSwapSources: list[str] | None = None
-    includedOriginSwapSources: list[str] | None = None
-    includedDestinationSwapSources: list[str] | None = None
-    overridePriceImpact: bool | None = None
-    disableSwapProviderPreference: bool | None = None
-    disableOriginSwaps: bool | None = None
-    originGasOverhead: int | None = None
-    fixedRate: str | None = None
+    force_solver_execution: bool | None = None
+    slippage_tolerance: str | None = None
+    late_payment_slippage_tolerance: str | None = None
+    app_fees: tuple[AppFee, ...] | None = None
+    subsidize_fees: bool | None = None
+    sponsored_fee_components: tuple[str, ...] | None = None
+    max_subsidization_amount: str | None = None
+    included_swap_sources: tuple[str, ...] | None = None
+    excluded_swap_sources: tuple[str, ...] | None = None
+    included_origin_swap_sources: tuple[str, ...] | None = None
+    included_destination_swap_sources: tuple[str, ...] | None = None
+    override_price_impact: bool | None = None
+    disable_swap_provider_preference: bool | None = None
+    disable_origin_swaps: bool | None = None
+    origin_gas_overhead: int | None = None
+    fixed_rate: str | None = None
     ttl: int | None = None
-    protocolVersion: str | None = None
+    protocol_version: str | None = None

@@ -3,33 +3,38 @@
 from __future__ import annotations
 
 from crossfill.quoting.errors import QuoteError
-from crossfill.quoting.request import QuoteBody
+from crossfill.quoting.request import QuoteRequest
 
-_NOT_YET: dict[str, str] = {
-    "authorizationList": "UNSUPPORTED_EXECUTION_TYPE",
-    "gasLimitForDepositSpecifiedTxs": "INVALID_GAS_LIMIT_FOR_DEPOSIT_SPECIFIED_TXS",
-    "topupGas": "UNSUPPORTED_ROUTE",
-    "topupGasAmount": "UNSUPPORTED_ROUTE",
-    "usePermit": "UNSUPPORTED_EXECUTION_TYPE",
-    "useDepositAddress": "UNSUPPORTED_EXECUTION_TYPE",
-    "fixedRate": "UNSUPPORTED_EXECUTION_TYPE",
-    "depositFeePayer": "UNSUPPORTED_EXECUTION_TYPE",
-    "useExternalLiquidity": "UNSUPPORTED_ROUTE",
-    "originGasOverhead": "UNSUPPORTED_EXECUTION_TYPE",
-}
+# Request field, its wire name, and the errorCode refusing it.
+_NOT_YET: tuple[tuple[str, str, str], ...] = (
+    ("authorization_list", "authorizationList", "UNSUPPORTED_EXECUTION_TYPE"),
+    (
+        "gas_limit_for_deposit_specified_txs",
+        "gasLimitForDepositSpecifiedTxs",
+        "INVALID_GAS_LIMIT_FOR_DEPOSIT_SPECIFIED_TXS",
+    ),
+    ("topup_gas", "topupGas", "UNSUPPORTED_ROUTE"),
+    ("topup_gas_amount", "topupGasAmount", "UNSUPPORTED_ROUTE"),
+    ("use_permit", "usePermit", "UNSUPPORTED_EXECUTION_TYPE"),
+    ("use_deposit_address", "useDepositAddress", "UNSUPPORTED_EXECUTION_TYPE"),
+    ("fixed_rate", "fixedRate", "UNSUPPORTED_EXECUTION_TYPE"),
+    ("deposit_fee_payer", "depositFeePayer", "UNSUPPORTED_EXECUTION_TYPE"),
+    ("use_external_liquidity", "useExternalLiquidity", "UNSUPPORTED_ROUTE"),
+    ("origin_gas_overhead", "originGasOverhead", "UNSUPPORTED_EXECUTION_TYPE"),
+)
 
 
 def _is_set(value: object) -> bool:
-    return value not in (None, False, [], "", 0)
+    return value not in (None, False, (), "", 0)
 
 
-def reject_unsupported(body: QuoteBody) -> None:
-    if body.txsGasLimit is not None and not body.txs:
+def reject_unsupported(body: QuoteRequest) -> None:
+    if body.txs_gas_limit is not None and not body.txs:
         raise QuoteError("INVALID_EXTRA_TXS", "txsGasLimit is only meaningful with txs")
-    for field, error_code in _NOT_YET.items():
+    for field, wire_name, error_code in _NOT_YET:
         if _is_set(getattr(body, field)):
-            raise QuoteError(error_code, f"{field} is not supported yet")
-    if body.protocolVersion not in (None, "v2", "preferV2"):
+            raise QuoteError(error_code, f"{wire_name} is not supported yet")
+    if body.protocol_version not in (None, "v2", "preferV2"):
         raise QuoteError(
-            "UNSUPPORTED_EXECUTION_TYPE", f"protocolVersion {body.protocolVersion!r}: only v2"
+            "UNSUPPORTED_EXECUTION_TYPE", f"protocolVersion {body.protocol_version!r}: only v2"
         )

@@ -18,16 +18,16 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.depository_logs import (
-    DEPOSIT_TOPICS,
-    TRANSFER_TOPIC,
     DepositLog,
     address_topic,
     decode_deposit,
     decode_implicit_deposit,
+    deposit_topics,
+    erc20_transfer_event,
     to_hex,
 )
 from crossfill.chains.evm import BlockHead, LogFilter
-from crossfill.chains.router_logs import MULTICALL_TOPIC, RouterBatch, decode_batch
+from crossfill.chains.router_logs import RouterBatch, decode_batch, multicall_event
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_checks import (
     DepositFacts,
@@ -170,7 +170,7 @@ class Indexer:
             for entry in receipt["logs"]
             if entry["address"].lower() in self._tokens
             and len(entry["topics"]) == 3
-            and to_hex(entry["topics"][0]) == TRANSFER_TOPIC
+            and to_hex(entry["topics"][0]) == erc20_transfer_event().topic
             and to_hex(entry["topics"][2]) == address_topic(depository)
         ]
         router = self.config.contracts.router.lower()
@@ -197,11 +197,12 @@ class Indexer:
         """Depository deposits, token transfers into the Depository, Router batches."""
         depository = self.config.contracts.depository.lower()
         return [
-            LogFilter((depository,), (DEPOSIT_TOPICS,)),
+            LogFilter((depository,), (deposit_topics(),)),
             LogFilter(
-                tuple(sorted(self._tokens)), (TRANSFER_TOPIC, None, address_topic(depository))
+                tuple(sorted(self._tokens)),
+                (erc20_transfer_event().topic, None, address_topic(depository)),
             ),
-            LogFilter((self.config.contracts.router.lower(),), (MULTICALL_TOPIC,)),
+            LogFilter((self.config.contracts.router.lower(),), (multicall_event().topic,)),
         ]
 
     async def _scan(self, head: BlockHead) -> None:

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from datetime import datetime
 
 import structlog
-from eth_abi.abi import encode
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from web3 import Web3
 
@@ -27,7 +26,6 @@ from crossfill.workers.txmanager import TxManager
 
 log = structlog.get_logger(__name__)
 PURPOSE = "sponsor"
-TRANSFER_FROM = calldata.selector("transferFrom(address,address,uint256)")
 GAS_HEADROOM_PERCENT = 20
 
 
@@ -87,9 +85,7 @@ class SponsorCollector:
         if await self.txmanager.for_request(payment.request_id, PURPOSE) is not None:
             return  # sent, not mined yet
         solver = self.txmanager.account.address
-        data = TRANSFER_FROM + encode(
-            ["address", "address", "uint256"], [payment.sponsor, solver, int(payment.amount)]
-        )
+        data = calldata.erc20_transfer_from(payment.sponsor, solver, int(payment.amount))
         token = Web3.to_checksum_address(payment.currency)
         try:
             gas = await self.chain.client.estimate_gas(

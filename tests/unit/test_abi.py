@@ -1,0 +1,57 @@
+"""Selectors and topics come from the compiled ABIs; these are checked against the values the
+standards and the deployed contracts are known by."""
+
+from __future__ import annotations
+
+import pytest
+
+from crossfill.contracts.abi import ERC20, PRICE_FEED, V2_PAIR, V2_ROUTER, event, function
+
+WELL_KNOWN_SELECTORS = [
+    (ERC20, "transfer", "a9059cbb"),
+    (ERC20, "approve", "095ea7b3"),
+    (ERC20, "transferFrom", "23b872dd"),
+    (ERC20, "balanceOf", "70a08231"),
+    (ERC20, "allowance", "dd62ed3e"),
+    ("WETH", "deposit", "d0e30db0"),
+    ("WETH", "withdraw", "2e1a7d4d"),
+    (V2_ROUTER, "swapExactETHForTokens", "7ff36ab5"),
+    (V2_ROUTER, "swapExactTokensForETH", "18cbafe5"),
+    (V2_ROUTER, "swapExactTokensForTokens", "38ed1739"),
+    (V2_PAIR, "getReserves", "0902f1ac"),
+    (PRICE_FEED, "latestRoundData", "feaf968c"),
+    (PRICE_FEED, "decimals", "313ce567"),
+]
+
+
+@pytest.mark.parametrize(("contract", "name", "selector"), WELL_KNOWN_SELECTORS)
+def test_selector_matches_the_standard(contract: str, name: str, selector: str) -> None:
+    assert function(contract, name).selector.hex() == selector
+
+
+def test_transfer_topic_and_its_data_types() -> None:
+    transfer = event(ERC20, "Transfer")
+    assert transfer.topic == "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+    assert transfer.data_types == ("uint256",)  # from and to are indexed
+
+
+def test_overloads_are_told_apart_by_argument_count() -> None:
+    with pytest.raises(LookupError, match="2 ABI functions match"):
+        function("Depository", "depositErc20")
+    assert function("Depository", "depositErc20", 4).input_types == (
+        "address",
+        "address",
+        "uint256",
+        "bytes32",
+    )
+
+
+def test_struct_arguments_are_encoded_as_tuples() -> None:
+    execute = function("Depository", "execute")
+    assert execute.input_types == ("((address,bytes,uint256,bool)[],uint256,uint256)", "bytes")
+    assert execute.encode(([], 1, 2), b"")[:4] == execute.selector
+
+
+def test_unknown_names_are_refused() -> None:
+    with pytest.raises(LookupError):
+        event("Filler", "NoSuchEvent")
