@@ -90,7 +90,8 @@ async def test_a_due_payment_is_pulled_once_and_marked_paid(world: World) -> Non
     assert payment.state == "due" and world.chain.sent == [pull.tx_hash]
     sent = TypedTransaction.from_bytes(HexBytes(pull.raw_transaction)).as_dict()
     assert bytes(sent["to"]) == bytes.fromhex(TOKEN[2:])
-    assert bytes(sent["data"]) == calldata.erc20_transfer_from(SPONSOR, world.solver.address, AMOUNT)
+    pull_call = calldata.erc20_transfer_from(SPONSOR, world.solver.address, AMOUNT)
+    assert bytes(sent["data"]) == pull_call
     await world.collector.tick()  # sent, not mined: nothing new
     assert len(world.chain.sent) == 1
     world.chain.mine(pull.tx_hash)
