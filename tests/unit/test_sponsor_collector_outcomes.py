@@ -13,7 +13,7 @@ import pytest
 from bench.synthetic import synthetic_requests
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
-from eth_account.typed_transactions import TypedTransaction
+from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
 from sqlalchemy import insert, select
 
