@@ -7,7 +7,8 @@ A devnet (1 s blocks) with an RPC fault proxy in front of each chain; the servic
 chains only through them; clients (funding, deposits) reach anvil directly. While intents
 run, a chaos loop injects a fault at a time (HTTP 502 on everything, 429 with Retry-After,
 dropped connections, lost answers of eth_sendRawTransaction, a node lagging two blocks,
-slow answers, a stale head, a SIGSTOP of a few seconds, and on PostgreSQL a second
+slow answers, a stale head, a SIGSTOP of a few seconds, `anvil_reorg` of 1-3 blocks on either
+chain (their transactions mined again later, as after a real reorg), and on PostgreSQL a second
 `crossfill run` on the same database for a while) and SIGKILLs the service now and then
 (restarted at once).
 Every sixth deposit pays half: it must be refunded; the others must be filled. At the end,
@@ -40,6 +41,7 @@ import httpx
 import tomli_w
 from eth_account import Account
 from web3 import Web3
+from web3.exceptions import Web3RPCError
 
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at
@@ -47,6 +49,7 @@ from crossfill.devnet.network import DevnetOptions, start_devnet
 from crossfill.domain.status import RequestStatus, can_move
 from tests.e2e.receiver import Receiver
 from tests.e2e.test_crash_safety import ServiceProcess, _call_target
+from tests.faults.reorgs import reorg_returning_transactions
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
 
 ETH = 10**18
@@ -61,6 +64,10 @@ class Intent:
     order_id: str
     refund_to: str
     underpaid: bool
+    # The origin chain and the signed deposit, for a wallet's re-send after a reorg.
+    origin_rpc_url: str
+    deposit: bytes
+    depositor: str
 
 
 @dataclass
@@ -70,10 +77,13 @@ class Chaos:
     rng: random.Random
     kills_wanted: int
     seconds_between_kills: float
+    # The chains themselves (not the proxies), for reorgs.
+    rpc_urls: list[str] = field(default_factory=list)
     # PostgreSQL only: a second `crossfill run` on the same database now and then.
     second_process: ServiceProcess | None = None
     injected: Counter[str] = field(default_factory=Counter)
     kills: int = 0
+    reorged_transactions: int = 0
     stop: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -114,6 +124,15 @@ class Chaos:
         self.stop.wait(self.rng.uniform(5, 10))
         self.second_process.stop()
 
+    def reorg(self) -> None:
+        """A reorg of 1 to 3 blocks on either chain (deposits, fills, refunds in them are
+        mined again later, as on a real chain)."""
+        depth = self.rng.randint(1, 3)
+        returned = reorg_returning_transactions(self.rng.choice(self.rpc_urls), depth, 1)
+        self.injected[f"reorg {depth}"] += 1
+        self.reorged_transactions += returned
+        self.stop.wait(self.rng.uniform(1.0, 3.0))
+
     def run(self) -> None:
         last_kill = time.monotonic()
         while not self.stop.is_set():
@@ -132,6 +151,9 @@ class Chaos:
             if draw < 0.14 and self.second_process is not None:
                 self.second_writer()
                 self.injected["second process"] += 1
+                continue
+            if draw < 0.22 and self.rpc_urls:
+                self.reorg()
                 continue
             name, apply = self._fault()
             proxy = self.rng.choice(self.proxies)
@@ -175,7 +197,6 @@ def _one_intent(
 ) -> Intent:
     origin, destination = ids
     user = Account.create()
-    set_native_balance(rpc_urls[origin], user.address, 10 * ETH)
     refund_to = Account.create().address
     body = {
         "user": user.address,
@@ -210,8 +231,45 @@ def _one_intent(
             "maxPriorityFeePerGas": 10**9,
         }
     )
-    web3.eth.send_raw_transaction(signed.raw_transaction)
-    return Intent(quote["steps"][0]["requestId"], order_id, refund_to, underpaid)
+    request_id = quote["steps"][0]["requestId"]
+    intent = Intent(
+        request_id,
+        order_id,
+        refund_to,
+        underpaid,
+        rpc_urls[origin],
+        signed.raw_transaction,
+        user.address,
+    )
+    _send_deposit(intent)
+    return intent
+
+
+def _send_deposit(intent: Intent) -> None:
+    """Broadcast the signed deposit, as a wallet does (again, if a reorg lost it). The user's
+    funds came from `anvil_setBalance`, which a reorg of its block may undo: set again."""
+    web3 = Web3(Web3.HTTPProvider(intent.origin_rpc_url))
+    for _ in range(10):
+        set_native_balance(intent.origin_rpc_url, intent.depositor, 10 * ETH)
+        try:
+            web3.eth.send_raw_transaction(intent.deposit)
+            return
+        except Web3RPCError as exc:
+            if "already" in str(exc) or "nonce too low" in str(exc):
+                return  # in the pool, or mined
+            time.sleep(0.5)
+    raise RuntimeError(f"deposit of {intent.request_id} could not be sent")
+
+
+def _resend_lost_deposits(intents: list[Intent]) -> int:
+    """A wallet whose deposit is neither mined nor pending sends it again."""
+    lost = 0
+    for intent in intents:
+        web3 = Web3(Web3.HTTPProvider(intent.origin_rpc_url))
+        if web3.eth.get_transaction_count(intent.depositor) == 0:
+            lost += 1
+            _send_deposit(intent)
+    return lost
 
 
 def _statuses(service: ServiceProcess, intents: list[Intent]) -> dict[str, str]:
@@ -336,6 +394,9 @@ def _settle(
     deadline = time.monotonic() + arguments.settle_seconds
     final = _statuses(service, intents)
     while time.monotonic() < deadline and not set(final.values()) <= {"success", "refund"}:
+        resent = _resend_lost_deposits(intents)
+        if resent:
+            print(f"wallets sent {resent} deposits again (lost to reorgs)")
         time.sleep(2)
         final = _statuses(service, intents)
     deadline = time.monotonic() + 60
@@ -389,6 +450,7 @@ def run(arguments: argparse.Namespace) -> int:
             random.Random(arguments.seed),
             kills_wanted=arguments.kills,
             seconds_between_kills=arguments.seconds_between_kills,
+            rpc_urls=list(rpc_urls.values()),
             second_process=second,
         )
         chaos_thread = threading.Thread(target=chaos.run, daemon=True)
@@ -432,6 +494,7 @@ def _print_summary(
     underpaid = sum(intent.underpaid for intent in intents)
     print(f"database {arguments.database}, {len(intents)} intents ({underpaid} underpaid)")
     print(f"SIGKILLs {chaos.kills}; faults injected: {dict(chaos.injected)}")
+    print(f"transactions mined again after reorgs: {chaos.reorged_transactions}")
     print(f"final statuses: {dict(Counter(findings.final.values()))}")
     print(f"orders filled on chain: {sum(1 for i in intents if findings.fills[i.order_id])}")
     refunded = sum(1 for i in intents if findings.refunds[i.refund_to.lower()])
