@@ -67,6 +67,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
             now=base.clock,
             interval_seconds=0.1,
             owner="me",
+            metrics=base.metrics,
         )
         (row,) = synthetic_requests(1, start=START).requests
         row.update(
