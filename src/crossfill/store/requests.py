@@ -263,7 +263,7 @@ async def count_by_status(session: AsyncSession) -> dict[RequestStatus, int]:
     """How many requests are in each status (statuses with none are left out): one GROUP BY
     over the status index."""
     rows = await session.execute(select(Request.status, func.count()).group_by(Request.status))
-    return {RequestStatus(status): count for status, count in rows.tuples()}
+    return {RequestStatus(status): count for status, count in rows}
 
 
 async def lease_until(session: AsyncSession, request_id: str, until: datetime) -> None:
