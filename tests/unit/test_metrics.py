@@ -1,7 +1,12 @@
 """The series' pure parts: RPC outcomes named from the typed failures, the store's request
-counts exported as one gauge family, and an exposition that parses."""
+counts exported as one gauge family, an exposition that parses, and a dashboard and docs that
+name exactly the series there are."""
 
 from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -54,3 +59,28 @@ def test_two_services_in_one_process_share_no_series() -> None:
     first.webhook_abandoned.inc()
     assert first.registry.get_sample_value("crossfill_webhook_deliveries_abandoned_total") == 1
     assert second.registry.get_sample_value("crossfill_webhook_deliveries_abandoned_total") == 0
+
+
+def _exported_names() -> set[str]:
+    """Every series name as scraped (counters with `_total`), the store's gauge included."""
+    names = {"crossfill_requests"}
+    for family in Metrics().registry.collect():
+        names.add(family.name + "_total" if family.type == "counter" else family.name)
+    return names
+
+
+def test_the_dashboard_and_the_docs_name_every_series_and_no_other() -> None:
+    docs = Path(__file__).parents[2] / "docs"
+    dashboard = (docs / "grafana-dashboard.json").read_text()
+    expressions = " ".join(
+        target["expr"]
+        for panel in json.loads(dashboard)["panels"]
+        for target in panel.get("targets", [])
+    )
+    named = {
+        re.sub(r"_(bucket|count|sum)$", "", name)
+        for name in re.findall(r"crossfill_\w+", expressions)
+    }
+    assert named == _exported_names()
+    described = set(re.findall(r"`(crossfill_\w+)", (docs / "metrics.md").read_text()))
+    assert _exported_names() <= described
