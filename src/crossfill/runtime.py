@@ -20,6 +20,7 @@ from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, Deployment, load_deployment
 from crossfill.config.secrets import resolve_holder
 from crossfill.errors import StoreError
+from crossfill.metrics import Metrics
 from crossfill.settings import Settings
 from crossfill.store import chain_controls
 from crossfill.store.db import create_engine, session_factory
@@ -46,6 +47,7 @@ class Runtime:
     sessions: async_sessionmaker[AsyncSession]
     chains: dict[ChainId, ChainRuntime]
     clock: Callable[[], float]
+    metrics: Metrics
     # Operator overrides (`crossfill chains disable`), refreshed from the database each second.
     disabled_overrides: dict[int, bool] = field(default_factory=dict)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -93,11 +95,13 @@ class Runtime:
     ) -> Runtime:
         deployment = deployment or load_deployment(settings.deployment_path, mode=settings.mode)
         engine = create_engine(settings.database)
+        metrics = Metrics(multiprocess_dir=settings.prometheus_multiproc_dir)
         solver = deployment.solver.address
         chains = {
-            chain.id: _chain_runtime(chain, settings, solver, clock) for chain in deployment.chains
+            chain.id: _chain_runtime(chain, settings, solver, clock, metrics)
+            for chain in deployment.chains
         }
-        return cls(settings, deployment, engine, session_factory(engine), chains, clock)
+        return cls(settings, deployment, engine, session_factory(engine), chains, clock, metrics)
 
     async def start_followers(self) -> None:
         """Poll every chain once, then keep following: a process starts serving with chain
@@ -122,9 +126,15 @@ class Runtime:
 
 
 def _chain_runtime(
-    config: ChainConfig, settings: Settings, solver: str, clock: Callable[[], float]
+    config: ChainConfig,
+    settings: Settings,
+    solver: str,
+    clock: Callable[[], float],
+    metrics: Metrics,
 ) -> ChainRuntime:
-    client = EvmClient(config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds)
+    client = EvmClient(
+        config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds, metrics=metrics
+    )
     state = ChainState(
         chain_id=config.id,
         lag_threshold_seconds=config.block_lag_threshold_seconds,
@@ -138,5 +148,6 @@ def _chain_runtime(
         tokens=tuple(currency.address for currency in config.erc20_currencies),
         interval_seconds=settings.head_poll_interval_seconds,
         clock=clock,
+        metrics=metrics,
     )
     return ChainRuntime(config, client, state, follower)

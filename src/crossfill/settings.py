@@ -7,7 +7,7 @@ from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from crossfill.errors import ConfigError
@@ -45,6 +45,14 @@ class Settings(BaseSettings):
     keystore_password: str | None = Field(default=None, repr=False)
     # Operator token for the admin HTTP endpoints (`Authorization: Bearer ...`); unset = off.
     admin_token: str | None = Field(default=None, repr=False)
+    # GET /metrics: open unless this token is set (then `Authorization: Bearer ...`).
+    metrics_token: str | None = Field(default=None, repr=False)
+    # prometheus_client's own variable (it reads it too, when imported): several processes
+    # on this host write their values there and any one's /metrics answers for all.
+    prometheus_multiproc_dir: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir"),
+    )
     # Token buckets: requests per minute (bursts up to a minute's worth); 0 = unlimited.
     rate_limit_anonymous_per_minute: int = Field(default=600, ge=0)
     rate_limit_key_per_minute: int = Field(default=6000, ge=0)
@@ -109,7 +117,7 @@ class Settings(BaseSettings):
 
     def secret_values(self) -> tuple[str | None, ...]:
         """The configured secrets, for the log redaction (unset ones are None)."""
-        return (self.admin_token, self.webhook_secret, self.keystore_password)
+        return (self.admin_token, self.metrics_token, self.webhook_secret, self.keystore_password)
 
     @property
     def json_logs(self) -> bool:

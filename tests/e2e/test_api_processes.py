@@ -1,6 +1,6 @@
 """`crossfill run --api-processes 2` on PostgreSQL: two processes share the port, a quote
-answered by either is known to both, a replica that dies comes back, and a replica whose main
-process is killed outright lets the port go."""
+answered by either is known to both (and counted in the metrics either one serves), a replica
+that dies comes back, and a replica whose main process is killed outright lets the port go."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from eth_account import Account
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import ORIGIN, native_bridge, request_quote, usdc
@@ -27,6 +28,7 @@ CONNECTIONS = 16
 def service(tmp_path: Path, devnet: RunningDevnet, postgres_url: str) -> Iterator[ServiceProcess]:
     process = ServiceProcess(tmp_path, devnet.deployment_path)
     process.env["CROSSFILL_DATABASE_URL"] = postgres_url
+    process.env["PROMETHEUS_MULTIPROC_DIR"] = str(tmp_path / "metrics")
     process.options = ["--api-processes", "2"]
     process.start()
     yield process
@@ -116,6 +118,36 @@ def test_both_processes_serve_and_share_what_they_store(
             status = client.get("/intents/status/v3", params={"requestId": request_id})
             assert status.status_code == 200
             assert status.json()["status"] == "waiting"
+    finally:
+        for client in clients:
+            client.close()
+
+
+def _quotes_answered(scrape: httpx.Response) -> float:
+    assert scrape.status_code == 200, scrape.text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(scrape.text)
+        for sample in family.samples
+        if sample.name == "crossfill_quote_duration_seconds_count"
+        and sample.labels["outcome"] == "ok"
+    )
+
+
+def test_either_process_scraped_counts_the_quotes_both_answered(
+    service: ServiceProcess,
+) -> None:
+    assert service.process is not None
+    main, replica = service.process.pid, _replica(service)
+    clients = [httpx.Client(base_url=service.base_url, timeout=30) for _ in range(CONNECTIONS)]
+    try:
+        with ThreadPoolExecutor(CONNECTIONS) as pool:
+            list(pool.map(lambda n: _quote(clients[n]), range(CONNECTIONS)))
+        served = _established_on(service.port)
+        assert served & _socket_inodes(main) and served & _socket_inodes(replica)
+        # Each client asks on its own connection, so both processes answer these scrapes.
+        for client in clients:
+            assert _quotes_answered(client.get("/metrics")) == CONNECTIONS
     finally:
         for client in clients:
             client.close()

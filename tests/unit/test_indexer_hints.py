@@ -21,7 +21,13 @@ HINTED = "0x" + "ab" * 32
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[tuple[ChainWorld, Indexer]]:
     async with chain_world(tmp_path) as base:
-        indexer = Indexer(base.runtime, base.sessions, now=base.clock, interval_seconds=0.1)
+        indexer = Indexer(
+            base.runtime,
+            base.sessions,
+            now=base.clock,
+            interval_seconds=0.1,
+            metrics=base.metrics,
+        )
         yield base, indexer
 
 

@@ -67,6 +67,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
             now=base.clock,
             interval_seconds=0.1,
             owner="me",
+            metrics=base.metrics,
         )
         (row,) = synthetic_requests(1, start=START).requests
         row.update(
@@ -89,12 +90,22 @@ def _reverted(name: str, *args: object) -> Reverted:
     return Reverted("reverted", data=b"", reason=RevertReason(name, args))
 
 
+def _service_share(world: World) -> tuple[float, float]:
+    """Fills broadcast, and their service shares summed (seconds on the world's clock)."""
+    (family,) = world.solver.metrics.fill_service.collect()
+    count = sum(s.value for s in family.samples if s.name.endswith("_count"))
+    total = sum(s.value for s in family.samples if s.name.endswith("_sum"))
+    return count, total
+
+
 async def test_a_fill_that_simulates_is_signed_journalled_and_submitted(world: World) -> None:
+    world.clock.advance(timedelta(seconds=3))  # since the deposit was accepted
     await world.solver.tick()
     request = await world.request()
     (sent,) = await world.journal()
     assert request.status == "submitted"
     assert world.chain.sent == [sent.tx_hash]
+    assert _service_share(world) == (1, 3.0)
 
 
 @pytest.mark.parametrize(
@@ -144,9 +155,12 @@ async def test_any_other_simulation_failure_leaves_the_order_pending_for_a_retry
     assert request.status == "pending" and request.fail_reason is None
     assert request.lease_expires_at is not None
     assert as_utc(request.lease_expires_at) == START + RETRY_AFTER
+    assert _service_share(world) == (0, 0)
     world.clock.advance(RETRY_AFTER + timedelta(seconds=1))
     await world.solver.tick()
     assert (await world.request()).status == "submitted"
+    # The wait for the retry is the service's share too.
+    assert _service_share(world) == (1, (RETRY_AFTER + timedelta(seconds=1)).total_seconds())
 
 
 async def test_a_lost_broadcast_answer_is_found_in_the_journal_not_signed_again(

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from crossfill.chains.follower import ChainFollower
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, Deployment
+from crossfill.metrics import Metrics
 from crossfill.runtime import ChainRuntime
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade_async
@@ -44,6 +45,7 @@ class ChainWorld:
     state: ChainState
     runtime: ChainRuntime
     clock: Clock
+    metrics: Metrics
 
 
 @asynccontextmanager
@@ -57,11 +59,21 @@ async def chain_world(tmp_path: Path) -> AsyncIterator[ChainWorld]:
     state.record_head(chain.head_block, 0.0)
     state.priority_fee_per_gas = 1
     state.solver_balances = {NATIVE_EVM_ADDRESS: 10**21}
+    metrics = Metrics()
     follower = ChainFollower(
-        chain, state, config=config, solver="0x", tokens=(), interval_seconds=1, clock=float
+        chain,
+        state,
+        config=config,
+        solver="0x",
+        tokens=(),
+        interval_seconds=1,
+        clock=float,
+        metrics=metrics,
     )
     runtime = ChainRuntime(config, chain, state, follower)
     try:
-        yield ChainWorld(engine, session_factory(engine), config, chain, state, runtime, Clock())
+        yield ChainWorld(
+            engine, session_factory(engine), config, chain, state, runtime, Clock(), metrics
+        )
     finally:
         await engine.dispose()

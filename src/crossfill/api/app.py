@@ -21,6 +21,7 @@ from crossfill.api.routes import (
     admin,
     chains,
     health,
+    metrics,
     quote,
     requests,
     status,
@@ -93,6 +94,7 @@ def create_app(
     app.state.wall_clock = wall_clock
     app.state.key_cache = KeyCache()
     app.state.chain_checks = health.ChainChecks()
+    app.state.request_counts = metrics.RequestCounts()
     app.state.hub = StatusHub()
     app.state.ws_connections = ConnectionsByAddress()
     app.state.outbox_tail = OutboxTail(
@@ -120,6 +122,7 @@ def create_app(
     for public in (quote, status, requests, transactions, chains):
         app.include_router(public.router, dependencies=[RateLimited])
     app.include_router(health.router)
+    app.include_router(metrics.router)
     app.include_router(ws.router)
     app.include_router(admin.router)
     return app

@@ -9,6 +9,7 @@ a guess that happens to be right is not told apart from the wrong ones.
 
 from __future__ import annotations
 
+import hmac
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
@@ -107,6 +108,20 @@ async def presented_key_id(
         await guard.count_wrong()
         raise Unauthorized("Invalid or revoked API key")
     return key_id
+
+
+async def require_bearer(request: Request, runtime: Runtime, token: str, refusal: str) -> None:
+    """`Authorization: Bearer <token>` or Unauthorized(`refusal`). A wrong token spends one of
+    the client address's guesses (GuessGuard); a request without the header does not."""
+    authorization = request.headers.get("authorization")
+    address = client_address(request, runtime.settings.trusted_proxies)
+    guard = GuessGuard.of(request, runtime, address)
+    await guard.refuse_if_spent()
+    scheme, _, presented = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(presented.encode(), token.encode()):
+        if authorization:
+            await guard.count_wrong()
+        raise Unauthorized(refusal)
 
 
 async def _caller(request: Request, runtime: RuntimeDep) -> Caller:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,7 +13,8 @@ from crossfill.app.fills import FillTerms, filler_calldata, plan_fill
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan
 from crossfill.domain.order import sign_order_id
-from crossfill.errors import ChainError, Reverted, StoreError
+from crossfill.errors import ApiError, ChainError, Reverted, ServiceUnavailable, StoreError
+from crossfill.metrics import FAILED, NO_ROUTE, QUOTED, REFUSED, UNAVAILABLE
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.request import QuoteRequest
@@ -89,14 +91,37 @@ async def _check_sponsor_funds(runtime: Runtime, quote: Quote) -> None:
 async def create_quote(
     runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
 ) -> dict[str, Any]:
-    quote = plan_quote(
-        body,
-        chains=_chain_views(runtime),
-        deployment=runtime.deployment,
-        now=datetime.now(UTC),
-        entropy=Entropy(request_id=os.urandom(32), salt=int.from_bytes(os.urandom(32))),
-        sponsor_wallet=await _sponsor_wallet(runtime, body, api_key_id),
-    )
+    """The quote's wire answer, its request stored; timed by route kind and outcome."""
+    started = time.perf_counter()
+    route_kind, outcome = NO_ROUTE, FAILED
+    try:
+        quote = plan_quote(
+            body,
+            chains=_chain_views(runtime),
+            deployment=runtime.deployment,
+            now=datetime.now(UTC),
+            entropy=Entropy(request_id=os.urandom(32), salt=int.from_bytes(os.urandom(32))),
+            sponsor_wallet=await _sponsor_wallet(runtime, body, api_key_id),
+        )
+        route_kind = quote.kind
+        wire = await _answer(runtime, body, quote, api_key_id)
+        outcome = QUOTED
+        return wire
+    except ServiceUnavailable:
+        outcome = UNAVAILABLE
+        raise
+    except ApiError:
+        outcome = REFUSED
+        raise
+    finally:
+        elapsed = time.perf_counter() - started
+        runtime.metrics.quote_duration.labels(route_kind, outcome).observe(elapsed)
+
+
+async def _answer(
+    runtime: Runtime, body: QuoteBody, quote: Quote, api_key_id: int | None
+) -> dict[str, Any]:
+    """Check the sponsor and the user's position, sign, plan the fill, store the rows."""
     await _check_sponsor_funds(runtime, quote)
     balance, allowance = await _user_position(runtime, quote)
     signature = (

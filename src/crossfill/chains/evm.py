@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -22,6 +23,7 @@ from crossfill.errors import (
     RateLimited,
     Reverted,
 )
+from crossfill.metrics import RPC_OK, Metrics
 from crossfill.types import ChainId
 
 T = TypeVar("T")
@@ -83,6 +85,23 @@ def shown_endpoint(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname or ''}{port}"
 
 
+def rpc_outcome(failure: ChainError) -> str:
+    """A failed call's outcome label: its typed failure, or `error` for any other."""
+    for outcome, kind in _OUTCOMES:
+        if isinstance(failure, kind):
+            return outcome
+    return "error"
+
+
+# Most specific first: RateLimited is a ChainUnreachable.
+_OUTCOMES: tuple[tuple[str, type[ChainError]], ...] = (
+    ("reverted", Reverted),
+    ("rate_limited", RateLimited),
+    ("unreachable", ChainUnreachable),
+    ("node_behind", NodeBehind),
+)
+
+
 def _transport_failure(exc: BaseException) -> str:
     """What went wrong, without the URL that aiohttp's messages repeat."""
     if isinstance(exc, aiohttp.ClientResponseError):
@@ -133,8 +152,11 @@ def _balance_of(token: str, holder: str) -> tuple[RPCEndpoint, Any]:
 class EvmClient:
     """Reads one chain. Every call is a read, so callers may retry freely."""
 
-    def __init__(self, chain_id: ChainId, rpc_url: str, *, timeout_seconds: float) -> None:
+    def __init__(
+        self, chain_id: ChainId, rpc_url: str, *, timeout_seconds: float, metrics: Metrics
+    ) -> None:
         self.chain_id = chain_id
+        self._rpc_calls = metrics.rpc_calls
         self.rpc_url = rpc_url
         # For messages and logs: a provider's URL often carries an access key in its path,
         # query or user info, so only the scheme, host and port are ever shown.
@@ -158,10 +180,11 @@ class EvmClient:
             *(_balance_of(token, holder) for token in tokens),
             *(_eth_call(to, data) for to, data in reads),
         ]
-        replies = await self._batch(calls, "chain poll", partial=True)
         required = 3 + len(tokens)
-        if any(reply is None for reply in replies[:required]):
-            raise ChainError(f"chain {self.chain_id}: chain poll failed: {replies[:required]}")
+        with self._counted("chain_poll"):
+            replies = await self._replies(calls, "chain poll", partial=True)
+            if any(reply is None for reply in replies[:required]):
+                raise ChainError(f"chain {self.chain_id}: chain poll failed: {replies[:required]}")
         block, priority_fee, native, *balances = replies[:required]
         return ChainPoll(
             head=_block_head(block),
@@ -183,10 +206,26 @@ class EvmClient:
                 _balance_of(currency, holder),
                 _eth_call(currency, function(ERC20, "allowance").encode(holder, spender)),
             ]
-        values = [int(result, 16) for result in await self._batch(calls, "balance read")]
+        replies = await self._batch(calls, "balance_read")
+        values = [int(result, 16) for result in replies]
         return values[0], (values[1] if len(values) > 1 else None)
 
-    async def _batch(
+    @contextmanager
+    def _counted(self, call: str) -> Iterator[None]:
+        """Count the JSON-RPC call made inside, by its outcome (a typed ChainError or ok)."""
+        try:
+            yield
+        except ChainError as failure:
+            self._rpc_calls.labels(self.chain_id, call, rpc_outcome(failure)).inc()
+            raise
+        self._rpc_calls.labels(self.chain_id, call, RPC_OK).inc()
+
+    async def _batch(self, calls: list[tuple[RPCEndpoint, Any]], call: str) -> list[Any]:
+        """One counted JSON-RPC batch whose every call must answer; `call` names it."""
+        with self._counted(call):
+            return await self._replies(calls, call)
+
+    async def _replies(
         self, calls: list[tuple[RPCEndpoint, Any]], what: str, *, partial: bool = False
     ) -> list[Any]:
         provider = self.web3.provider
@@ -220,12 +259,13 @@ class EvmClient:
             for log_filter in filters
         ]
         calls.append((RPCEndpoint("eth_getBlockByNumber"), [hex(end), False]))
-        *logs, block = await self._batch(calls, "log scan")
-        if block is None:
-            raise NodeBehind(
-                f"chain {self.chain_id}: the node answering has not reached block {end}",
-                block_number=end,
-            )
+        with self._counted("log_scan"):
+            *logs, block = await self._replies(calls, "log scan")
+            if block is None:
+                raise NodeBehind(
+                    f"chain {self.chain_id}: the node answering has not reached block {end}",
+                    block_number=end,
+                )
         return ScannedRange(
             [[_raw_log(entry) for entry in found] for found in logs], _block_head(block)
         )
@@ -264,14 +304,15 @@ class EvmClient:
         return _block_head(block)
 
     async def receipt(self, tx_hash: str) -> Any | None:
-        try:
-            return await self.web3.eth.get_transaction_receipt(tx_hash)  # type: ignore[arg-type]
-        except TransactionNotFound:
-            return None
-        except TRANSPORT_ERRORS as exc:
-            raise self._unreachable(exc) from exc
-        except Web3Exception as exc:
-            raise ChainError(f"chain {self.chain_id}: receipt {tx_hash}: {exc}") from exc
+        with self._counted("eth_getTransactionReceipt"):
+            try:
+                return await self.web3.eth.get_transaction_receipt(tx_hash)  # type: ignore[arg-type]
+            except TransactionNotFound:
+                return None
+            except TRANSPORT_ERRORS as exc:
+                raise self._unreachable(exc) from exc
+            except Web3Exception as exc:
+                raise ChainError(f"chain {self.chain_id}: receipt {tx_hash}: {exc}") from exc
 
     async def pending_nonce(self, address: str) -> int:
         return int(
@@ -302,20 +343,22 @@ class EvmClient:
         return tx_hash.to_0x_hex()
 
     async def _read(self, what: str, pending: Awaitable[T]) -> T:
-        try:
-            return await pending
-        except TRANSPORT_ERRORS as exc:
-            raise self._unreachable(exc) from exc
-        except ContractLogicError as exc:
-            data = _revert_data(exc.data)
-            reason = decode_revert(data)
-            raise Reverted(
-                f"chain {self.chain_id}: {what} reverted: {reason.message}",
-                data=data,
-                reason=reason,
-            ) from exc
-        except Web3Exception as exc:
-            raise ChainError(f"chain {self.chain_id}: {what} failed: {exc}") from exc
+        """One counted JSON-RPC call, `what` its method."""
+        with self._counted(what):
+            try:
+                return await pending
+            except TRANSPORT_ERRORS as exc:
+                raise self._unreachable(exc) from exc
+            except ContractLogicError as exc:
+                data = _revert_data(exc.data)
+                reason = decode_revert(data)
+                raise Reverted(
+                    f"chain {self.chain_id}: {what} reverted: {reason.message}",
+                    data=data,
+                    reason=reason,
+                ) from exc
+            except Web3Exception as exc:
+                raise ChainError(f"chain {self.chain_id}: {what} failed: {exc}") from exc
 
     def _unreachable(self, exc: BaseException) -> ChainUnreachable:
         """A transport failure as its outcome: rate limited (429) or unreachable."""

@@ -12,6 +12,7 @@ from crossfill.chains.port import EvmPort
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig
 from crossfill.errors import ChainError
+from crossfill.metrics import Metrics
 from crossfill.types import NATIVE_EVM_ADDRESS
 
 log = structlog.get_logger(__name__)
@@ -28,6 +29,7 @@ class ChainFollower:
         tokens: tuple[str, ...],
         interval_seconds: float,
         clock: Callable[[], float],
+        metrics: Metrics,
     ) -> None:
         self.client = client
         self.state = state
@@ -36,6 +38,7 @@ class ChainFollower:
         self.tokens = tokens
         self.interval_seconds = interval_seconds
         self.clock = clock
+        self._balance_gauge = metrics.solver_balance
 
     async def update(self) -> None:
         """One poll, one RPC batch; a failure is recorded, never raised, so the loop goes on."""
@@ -50,8 +53,17 @@ class ChainFollower:
         balances[NATIVE_EVM_ADDRESS] = poll.native_balance
         self.state.priority_fee_per_gas = poll.priority_fee_per_gas
         self.state.solver_balances = balances
+        self._export_balances(balances)
         self.state.market = market_snapshot(self.config, poll.reads)
         self.state.record_head(poll.head, self.clock())
+
+    def _export_balances(self, balances: dict[str, int]) -> None:
+        for currency in self.config.currencies:
+            amount = balances.get(currency.address.lower())
+            if amount is not None:
+                # A float in whole units: what a dashboard shows and an alert compares.
+                whole_units = amount / 10**currency.decimals
+                self._balance_gauge.labels(self.config.id, currency.symbol).set(whole_units)
 
     async def run(self) -> None:
         """The polls after the first (see Runtime.start_followers)."""

@@ -12,6 +12,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from crossfill.api.limits import uvicorn_limits
+from crossfill.metrics import clear_multiprocess_dir
 from crossfill.process.replicas import (
     ApiReplicas,
     listening_socket,
@@ -30,11 +31,15 @@ async def serve(settings: Settings) -> None:
     """The main process: migrate the database, start the API replicas if there are to be
     several API processes, then serve the API and run the workers until SIGINT/SIGTERM."""
     await upgrade_async(settings.database)
+    if settings.prometheus_multiproc_dir is not None:
+        clear_multiprocess_dir(settings.prometheus_multiproc_dir)
     sock = _socket(settings)
     replicas = supervisor = None
     if settings.api_processes > 1:
         if settings.redis_url is None:
             log.warning("rate_limits_per_process", api_processes=settings.api_processes)
+        if settings.prometheus_multiproc_dir is None:
+            log.warning("metrics_per_process", api_processes=settings.api_processes)
         replicas = ApiReplicas(sock.getsockname()[1], settings.api_processes)
         await replicas.start()
         supervisor = asyncio.create_task(replicas.supervise(), name="api-replicas")

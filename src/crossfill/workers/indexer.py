@@ -38,6 +38,7 @@ from crossfill.domain.deposit_checks import (
 from crossfill.domain.status import TERMINAL, RequestStatus
 from crossfill.errors import ChainError
 from crossfill.loops import run_forever
+from crossfill.metrics import Metrics
 from crossfill.quoting.money import to_usd_micros
 from crossfill.quoting.prices import price_on_chain
 from crossfill.runtime import ChainRuntime
@@ -70,6 +71,7 @@ class Indexer:
         *,
         now: Callable[[], datetime],
         interval_seconds: float,
+        metrics: Metrics,
         batch_blocks: int = 2_000,
         initial_lookback_blocks: int = 10_000,
     ) -> None:
@@ -91,6 +93,7 @@ class Indexer:
         # Hinted transactions without a receipt yet -> when first hinted.
         self._unmined: dict[str, datetime] = {}
         self._hints_head: str | None = None
+        self._lag = metrics.indexer_lag.labels(self.config.id)
 
     async def run(self) -> None:
         await run_forever(f"indexer-{self.config.id}", self.tick, self._wait)
@@ -209,6 +212,7 @@ class Indexer:
         """Up to `head`, a batch of blocks at a time; the cursor moves only past blocks whose
         logs one node answered for together with the batch's last block (see EvmClient.scan)."""
         start = await self._start_block(head)
+        self._lag.set(head.number - (start - 1))
         filters = self._log_filters()
         while start <= head.number:
             end = min(head.number, start + self.batch_blocks - 1)
@@ -221,6 +225,7 @@ class Indexer:
             await self._record(
                 found + await self._implicit(transfers), batches, cursor=scanned.end_block
             )
+            self._lag.set(head.number - end)
             start = end + 1
 
     async def _implicit(self, transfers: list[Any]) -> list[DepositLog]:

@@ -72,7 +72,13 @@ class Workers:
         }
         interval = settings.worker_interval_seconds
         indexers = {
-            chain_id: Indexer(chain, runtime.sessions, now=utc_now, interval_seconds=interval)
+            chain_id: Indexer(
+                chain,
+                runtime.sessions,
+                now=utc_now,
+                interval_seconds=interval,
+                metrics=runtime.metrics,
+            )
             for chain_id, chain in runtime.chains.items()
         }
         solvers = {
@@ -83,6 +89,7 @@ class Workers:
                 now=utc_now,
                 interval_seconds=interval,
                 owner=owner,
+                metrics=runtime.metrics,
             )
             for chain_id, chain in runtime.chains.items()
         }
@@ -102,7 +109,11 @@ class Workers:
         # Woken at once by events this process commits; the interval catches retries coming
         # due and events other processes wrote.
         webhooks = WebhookDispatcher(
-            runtime.sessions, settings, now=utc_now, interval_seconds=interval
+            runtime.sessions,
+            settings,
+            now=utc_now,
+            interval_seconds=interval,
+            metrics=runtime.metrics,
         )
         collectors = {
             chain_id: SponsorCollector(

@@ -22,8 +22,10 @@ from crossfill.domain.fill_plan import FillPlan
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted, SignerBusy
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
+from crossfill.metrics import Metrics
 from crossfill.runtime import ChainRuntime
 from crossfill.store import requests
+from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, RequestTransaction, SentTransaction
 from crossfill.workers.replacements import replace_stuck
 from crossfill.workers.txmanager import TxManager
@@ -47,6 +49,7 @@ class Solver:
         now: Callable[[], datetime],
         interval_seconds: float,
         owner: str,
+        metrics: Metrics,
     ) -> None:
         self.chain = chain
         self.config = chain.config
@@ -55,6 +58,7 @@ class Solver:
         self.now = now
         self.interval_seconds = interval_seconds
         self.owner = owner
+        self.metrics = metrics
         self._wakeup = asyncio.Event()
 
     def wake(self) -> None:
@@ -143,7 +147,16 @@ class Solver:
             # process holding the key (nothing signed): the request waits, nothing refused.
             await self._retry_soon(request.id, f"fill not sent: {exc}")
             return
+        self._observe_service_share(request)
         await self._submitted(request.id, row.tx_hash)
+
+    def _observe_service_share(self, request: Request) -> None:
+        """The deposit was accepted when the indexer moved the request to pending (its
+        `updated_at`, untouched by leases): from then to this broadcast is the service's own."""
+        waited = self.now() - as_utc(request.updated_at)
+        self.metrics.fill_service.labels(request.origin_chain_id, self.config.id).observe(
+            max(0.0, waited.total_seconds())
+        )
 
     async def _signed_fill(self, request: Request, fill: FillPlan) -> SentTransaction:
         """Simulate the plan's Filler call (Reverted if the contract refuses it), then sign,
@@ -278,6 +291,7 @@ class Solver:
             block = await self.chain.client.block_at(int(receipt["blockNumber"]))
             succeeded = receipt["status"] == 1
             now = self.now()
+            fill_time: int | None = None
             async with self.sessions() as session, session.begin():
                 current = await requests.get(session, request.id)
                 assert current is not None
@@ -299,11 +313,14 @@ class Solver:
                 )
                 if current.status == RequestStatus.SUBMITTED:
                     if succeeded and block is not None:
-                        current.fill_time_seconds = await self._fill_time(
-                            session, request.id, block.timestamp
-                        )
+                        fill_time = await self._fill_time(session, request.id, block.timestamp)
+                        current.fill_time_seconds = fill_time
                     target = RequestStatus.SUCCESS if succeeded else RequestStatus.FAILURE
                     reason = None if succeeded else "TRANSACTION_REVERTED"
                     await requests.move(session, current, target, now=now, fail_reason=reason)
+            if fill_time is not None:
+                self.metrics.fill_end_to_end.labels(
+                    request.origin_chain_id, self.config.id
+                ).observe(fill_time)
             return True
         return False

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -25,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config.webhook_secret import SigningKeyBox
 from crossfill.loops import run_forever, wait_interval
+from crossfill.metrics import DELIVERED, NOT_DELIVERED, Metrics
 from crossfill.settings import Settings
 from crossfill.store import outbox, outbox_signal
 from crossfill.store.db import as_utc
@@ -38,6 +40,8 @@ BATCH = 500
 # endpoint delivered 2.3x more per second than 200 in `bench/webhooks.py`.)
 SLOTS_PER_ENDPOINT = 16
 MAX_IN_FLIGHT = 2000
+# Why an attempt failed, as the failures counter labels it.
+NOT_BUILT, NOT_SENT, REFUSED, UNEXPECTED = "not_built", "not_sent", "http_status", "unexpected"
 
 
 def retry_delay(attempt: int, *, base: float, cap: float, rng: random.Random) -> float:
@@ -68,12 +72,14 @@ class WebhookDispatcher:
         *,
         now: Callable[[], datetime],
         interval_seconds: float,
+        metrics: Metrics,
         rng: random.Random | None = None,
     ) -> None:
         self.sessions = sessions
         self.settings = settings
         self.now = now
         self.interval_seconds = interval_seconds
+        self.metrics = metrics
         self.rng = rng or random.Random()
         self.lease = timedelta(seconds=settings.webhook_timeout_seconds + 5)
         self._box: SigningKeyBox | None = None
@@ -134,6 +140,7 @@ class WebhookDispatcher:
             # Recorded as an attempt: otherwise the event would come back each time its lease
             # ran out, uncounted, for ever, holding up the request's later events.
             log.exception("webhook delivery raised", event_id=event.id)
+            self.metrics.webhook_failures.labels(UNEXPECTED).inc()
             self._finished[event.id] = _problem("unexpected error", exc)
         finally:
             self._in_flight.pop(event.id, None)
@@ -147,14 +154,28 @@ class WebhookDispatcher:
             request = self._request(event, endpoint)
         except (ValueError, TypeError, httpx.HTTPError, httpx.InvalidURL) as exc:
             # ValueError covers UnicodeEncodeError (a non-ASCII header) and SecretError.
+            self.metrics.webhook_failures.labels(NOT_BUILT).inc()
             return _problem("request not built", exc)
         slots = self._slots.setdefault(endpoint.url, asyncio.Semaphore(SLOTS_PER_ENDPOINT))
-        try:
-            async with slots:
+        async with slots:
+            started = time.perf_counter()
+            try:
                 response = await self._http.send(request)
-        except httpx.HTTPError as exc:
-            return _problem("not sent", exc)
-        return None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
+            except httpx.HTTPError as exc:
+                self._attempted(started, NOT_SENT)
+                return _problem("not sent", exc)
+        if 200 <= response.status_code < 300:
+            self._attempted(started, None)
+            return None
+        self._attempted(started, REFUSED)
+        return f"HTTP {response.status_code}"
+
+    def _attempted(self, started: float, failure: str | None) -> None:
+        """An attempt that reached the network: its duration, and why it failed if it did."""
+        outcome = DELIVERED if failure is None else NOT_DELIVERED
+        self.metrics.webhook_delivery.labels(outcome).observe(time.perf_counter() - started)
+        if failure is not None:
+            self.metrics.webhook_failures.labels(failure).inc()
 
     def _request(self, event: OutboxEvent, endpoint: WebhookEndpoint) -> httpx.Request:
         """The signed POST; raises if the endpoint's stored headers or key are unusable."""
@@ -201,6 +222,7 @@ class WebhookDispatcher:
         event.last_error = error
         if event.attempts > self.settings.webhook_max_retries:
             event.delivery = outbox.FAILED
+            self.metrics.webhook_abandoned.inc()
             log.warning("webhook delivery failed for good", event_id=event.id, error=error)
             return
         delay = retry_delay(

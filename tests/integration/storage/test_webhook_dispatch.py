@@ -15,11 +15,12 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.config.webhook_secret import SigningKeyBox
+from crossfill.metrics import Metrics
 from crossfill.settings import Settings, load_settings
 from crossfill.store import api_keys, outbox, webhook_endpoints
 from crossfill.store.db import session_factory
 from crossfill.store.tables import OutboxEvent, Request, WebhookEndpoint
-from crossfill.workers.webhooks import WebhookDispatcher
+from crossfill.workers.webhooks import NOT_BUILT, NOT_SENT, UNEXPECTED, WebhookDispatcher
 from tests.e2e.receiver import Receiver
 
 ADDRESS = "0x" + "22" * 20
@@ -142,7 +143,9 @@ async def hooked(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Hooked]:
         await session.flush()
         event_ids = [event.id for event in events]
     clock = Clock()
-    dispatcher = WebhookDispatcher(sessions, settings, now=clock, interval_seconds=0.01)
+    dispatcher = WebhookDispatcher(
+        sessions, settings, now=clock, interval_seconds=0.01, metrics=Metrics()
+    )
     hooked = Hooked(sessions, settings, dispatcher, clock, receiver, created.row.id, event_ids)
     try:
         yield hooked
@@ -151,30 +154,39 @@ async def hooked(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Hooked]:
         receiver.stop()
 
 
-async def _assert_given_up_after_counted_attempts(hooked: Hooked, reason: str) -> None:
-    """The first event: tried, retried MAX_RETRIES times, then failed with `reason`; unsent."""
+async def _assert_given_up_after_counted_attempts(
+    hooked: Hooked, reason: str, failure: str
+) -> None:
+    """The first event: tried, retried MAX_RETRIES times, then failed with `reason`; unsent.
+    Its attempts are counted by the failures' `failure` label (the next event's first attempt
+    may be counted already), and its giving up too."""
     first_id = hooked.event_ids[0]
     await hooked.rounds_until(first_id, outbox.FAILED)
     first = await hooked.event(first_id)
     assert (first.delivery, first.attempts) == (outbox.FAILED, MAX_RETRIES + 1)
     assert first.last_error is not None and first.last_error.startswith(reason), first.last_error
     assert hooked.receiver.deliveries == []
+    registry = hooked.dispatcher.metrics.registry
+    failures = "crossfill_webhook_delivery_failures_total"
+    counted = registry.get_sample_value(failures, {"reason": failure})
+    assert counted is not None and counted >= MAX_RETRIES + 1
+    assert registry.get_sample_value("crossfill_webhook_deliveries_abandoned_total") == 1
 
 
 @pytest.mark.parametrize(
-    ("stored_headers", "reason"),
+    ("stored_headers", "reason", "failure"),
     [
-        ({"X-Partner": "acmé"}, "request not built: UnicodeEncodeError"),
-        ({"X-Pärtner": "acme"}, "request not built: UnicodeEncodeError"),
-        ({"X-Count": 3}, "request not built: TypeError"),
-        ({"X-Partner": "acme\r\nX-Evil: 1"}, "not sent: LocalProtocolError"),
+        ({"X-Partner": "acmé"}, "request not built: UnicodeEncodeError", NOT_BUILT),
+        ({"X-Pärtner": "acme"}, "request not built: UnicodeEncodeError", NOT_BUILT),
+        ({"X-Count": 3}, "request not built: TypeError", NOT_BUILT),
+        ({"X-Partner": "acme\r\nX-Evil: 1"}, "not sent: LocalProtocolError", NOT_SENT),
     ],
 )
 async def test_unsendable_stored_headers_cost_counted_attempts_then_the_next_event_goes(
-    hooked: Hooked, stored_headers: dict[str, Any], reason: str
+    hooked: Hooked, stored_headers: dict[str, Any], reason: str, failure: str
 ) -> None:
     await hooked.set_headers(stored_headers)
-    await _assert_given_up_after_counted_attempts(hooked, reason)
+    await _assert_given_up_after_counted_attempts(hooked, reason, failure)
 
     # The request's next event had its turn as soon as the first was given up; once the
     # operator sets sendable headers it goes out.
@@ -191,7 +203,9 @@ async def test_unsendable_stored_headers_cost_counted_attempts_then_the_next_eve
 async def test_a_signing_key_that_does_not_decrypt_costs_counted_attempts(hooked: Hooked) -> None:
     # As after CROSSFILL_WEBHOOK_SECRET changed without the webhooks being set again.
     await hooked.set_sealed_key(SigningKeyBox("another secret").seal("cfk_key"))
-    await _assert_given_up_after_counted_attempts(hooked, "request not built: SecretError")
+    await _assert_given_up_after_counted_attempts(
+        hooked, "request not built: SecretError", NOT_BUILT
+    )
 
 
 class BrokenDispatcher(WebhookDispatcher):
@@ -204,6 +218,8 @@ class BrokenDispatcher(WebhookDispatcher):
 async def test_an_unexpected_error_in_a_delivery_is_a_counted_attempt(hooked: Hooked) -> None:
     await hooked.dispatcher.close()
     hooked.dispatcher = BrokenDispatcher(
-        hooked.sessions, hooked.settings, now=hooked.clock, interval_seconds=0.01
+        hooked.sessions, hooked.settings, now=hooked.clock, interval_seconds=0.01, metrics=Metrics()
     )
-    await _assert_given_up_after_counted_attempts(hooked, "unexpected error: RuntimeError: a bug")
+    await _assert_given_up_after_counted_attempts(
+        hooked, "unexpected error: RuntimeError: a bug", UNEXPECTED
+    )

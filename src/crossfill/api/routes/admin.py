@@ -7,15 +7,13 @@ token is configured.
 
 from __future__ import annotations
 
-import hmac
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from crossfill.api.auth import GuessGuard
-from crossfill.api.client_address import client_address
+from crossfill.api.auth import require_bearer
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.params import ChainIdField, Label, RowIdPath
@@ -27,7 +25,7 @@ from crossfill.api.schemas.responses import (
     WebhookReplay,
     WebhookView,
 )
-from crossfill.errors import BadRequest, Forbidden, NotFound, Unauthorized
+from crossfill.errors import BadRequest, Forbidden, NotFound
 from crossfill.quoting.sponsorship import SponsorWallet, sponsor_wallet
 from crossfill.store import api_keys, webhook_endpoints
 from crossfill.store.tables import ApiKey, WebhookEndpoint
@@ -38,15 +36,9 @@ async def _operator(request: Request, runtime: RuntimeDep) -> None:
     token = runtime.settings.admin_token
     if not token:
         raise Forbidden("Admin endpoints are off: set CROSSFILL_ADMIN_TOKEN to use them")
-    authorization = request.headers.get("authorization")
-    address = client_address(request, runtime.settings.trusted_proxies)
-    guard = GuessGuard.of(request, runtime, address)
-    await guard.refuse_if_spent()
-    scheme, _, presented = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(presented.encode(), token.encode()):
-        if authorization:  # a guess; a request without the header is not
-            await guard.count_wrong()
-        raise Unauthorized("Admin endpoints need Authorization: Bearer <operator token>")
+    await require_bearer(
+        request, runtime, token, "Admin endpoints need Authorization: Bearer <operator token>"
+    )
 
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(_operator)])

@@ -1,0 +1,76 @@
+"""GET /metrics: the Prometheus exposition (series in `crossfill.metrics`, docs/metrics.md).
+
+Open unless `CROSSFILL_METRICS_TOKEN` is set; then `Authorization: Bearer <token>`, wrong
+tokens counted like the operator token's. Not rate limited: scrapers call it on a schedule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import structlog
+from fastapi import APIRouter, Depends, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+from sqlalchemy.exc import SQLAlchemyError
+
+from crossfill.api.auth import require_bearer
+from crossfill.api.deps import RuntimeDep
+from crossfill.api.openapi import responses
+from crossfill.domain.status import RequestStatus
+from crossfill.errors import StoreError
+from crossfill.runtime import Runtime
+from crossfill.store import requests
+
+log = structlog.get_logger(__name__)
+router = APIRouter(tags=["metrics"])
+
+
+class RequestCounts:
+    """The store's requests by status, read at most once a second per process: scrapes are
+    unlimited, so a flood of them must not become a flood of queries."""
+
+    FRESH_SECONDS = 1.0
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._read: tuple[float, dict[str, int]] | None = None
+
+    async def counts(self, runtime: Runtime) -> dict[str, int] | None:
+        """Every status with its count (0 for none); None while the database is away."""
+        async with self._lock:
+            now = time.monotonic()
+            if self._read is None or now - self._read[0] > self.FRESH_SECONDS:
+                try:
+                    async with runtime.sessions() as session:
+                        found = await requests.count_by_status(session)
+                except (StoreError, SQLAlchemyError, OSError) as exc:
+                    # The other series are still worth a scrape; this one goes missing.
+                    log.warning("requests by status not read", error=str(exc))
+                    return None
+                self._read = (now, {status: found.get(status, 0) for status in RequestStatus})
+            return self._read[1]
+
+
+async def _scraper(request: Request, runtime: RuntimeDep) -> None:
+    token = runtime.settings.metrics_token
+    if token:
+        await require_bearer(
+            request, runtime, token, "Metrics need Authorization: Bearer <metrics token>"
+        )
+
+
+_TEXT = {"description": "Prometheus text exposition", "content": {CONTENT_TYPE_LATEST: {}}}
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={**responses(None, 401, 429), 200: _TEXT},
+    dependencies=[Depends(_scraper)],
+)
+async def metrics(request: Request, runtime: RuntimeDep) -> Response:
+    """The service's Prometheus series; with several processes, see docs/metrics.md."""
+    counts: RequestCounts = request.app.state.request_counts
+    body = runtime.metrics.exposition(await counts.counts(runtime))
+    return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,143 @@
+"""Prometheus series: every one Crossfill exports, in a registry of its own.
+
+A leaf module (it imports prometheus_client only), so any layer records where the fact is
+known; one `Metrics` is built per process with its runtime and handed down. Labels are
+bounded: chain ids and currency symbols from the deployment, route kinds, outcomes, statuses;
+never request ids, addresses or URLs. The series are described in docs/metrics.md.
+
+Several processes (API replicas beside the main process) aggregate through prometheus_client's
+multiprocess mode when `PROMETHEUS_MULTIPROC_DIR` is set: every process writes its values to
+files there and any process's /metrics answers for all of them (see docs/metrics.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+
+# Outcomes of a quote the use case handled.
+QUOTED, REFUSED, UNAVAILABLE, FAILED = "ok", "refused", "unavailable", "error"
+# Route kind of a quote refused before its route was known.
+NO_ROUTE = "unknown"
+# Outcomes of a JSON-RPC call, after `chains.evm` has typed its failures.
+RPC_OK = "ok"
+# Outcomes of a webhook delivery attempt.
+DELIVERED, NOT_DELIVERED = "delivered", "failed"
+
+# A quote takes about 1.5 ms of CPU (docs/performance.md); the RPC read on its path more.
+_QUOTE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_SERVICE_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+# Block timestamps: whole seconds, confirmations included.
+_END_TO_END_BUCKETS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
+_WEBHOOK_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+_CHAINS = ("origin_chain_id", "destination_chain_id")
+
+
+class Metrics:
+    """This process's series. `multiprocess_dir`: set when processes aggregate (see above)."""
+
+    def __init__(self, *, multiprocess_dir: Path | None = None) -> None:
+        self.multiprocess_dir = multiprocess_dir
+        self.registry = CollectorRegistry()
+        registry = self.registry
+        self.quote_duration = Histogram(
+            "crossfill_quote_duration_seconds",
+            "Time to answer a quote, by route kind and outcome (ok, refused, unavailable, error)",
+            ["route_kind", "outcome"],
+            buckets=_QUOTE_BUCKETS,
+            registry=registry,
+        )
+        self.fill_service = Histogram(
+            "crossfill_fill_service_seconds",
+            "The service's share of a fill: deposit accepted by the indexer to fill broadcast",
+            _CHAINS,
+            buckets=_SERVICE_BUCKETS,
+            registry=registry,
+        )
+        self.fill_end_to_end = Histogram(
+            "crossfill_fill_end_to_end_seconds",
+            "Deposit block to fill block (block timestamps), for successful fills",
+            _CHAINS,
+            buckets=_END_TO_END_BUCKETS,
+            registry=registry,
+        )
+        self.rpc_calls = Counter(
+            "crossfill_rpc_calls",
+            "JSON-RPC calls (single or batched) by chain, call and outcome",
+            ["chain_id", "call", "outcome"],
+            registry=registry,
+        )
+        self.webhook_delivery = Histogram(
+            "crossfill_webhook_delivery_duration_seconds",
+            "Webhook delivery attempts, request sent to answer (or failure), by outcome",
+            ["outcome"],
+            buckets=_WEBHOOK_BUCKETS,
+            registry=registry,
+        )
+        self.webhook_failures = Counter(
+            "crossfill_webhook_delivery_failures",
+            "Failed webhook delivery attempts by reason",
+            ["reason"],
+            registry=registry,
+        )
+        self.webhook_abandoned = Counter(
+            "crossfill_webhook_deliveries_abandoned",
+            "Webhook events given up on after their last retry (replayable by an operator)",
+            registry=registry,
+        )
+        # Gauges set by one process at a time (followers run in every process: the latest
+        # value wins, which is what one chain poll or another says).
+        self.solver_balance = Gauge(
+            "crossfill_solver_balance",
+            "The solver's balance per chain and currency, in whole units (decimals applied)",
+            ["chain_id", "currency"],
+            registry=registry,
+            multiprocess_mode="mostrecent",
+        )
+        self.indexer_lag = Gauge(
+            "crossfill_indexer_lag_blocks",
+            "Blocks between the chain's head and the indexer's cursor",
+            ["chain_id"],
+            registry=registry,
+            multiprocess_mode="mostrecent",
+        )
+
+    def exposition(self, requests_by_status: Mapping[str, int] | None) -> bytes:
+        """The text exposition of every series, with the store's request counts when known."""
+        if self.multiprocess_dir is None:
+            own = generate_latest(self.registry)
+        else:
+            everyone = CollectorRegistry()
+            MultiProcessCollector(everyone, path=str(self.multiprocess_dir))  # type: ignore[no-untyped-call]
+            own = generate_latest(everyone)
+        if requests_by_status is None:
+            return own
+        return own + generate_latest(RequestsByStatus(requests_by_status))
+
+
+class RequestsByStatus:
+    """`crossfill_requests{status}`: how many requests the store holds in each status, read at
+    scrape time (a collector, so it is never stale and every process answers the same)."""
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterable[Metric]:
+        family = GaugeMetricFamily(
+            "crossfill_requests", "Requests in the store by status", labels=["status"]
+        )
+        for status, count in sorted(self.counts.items()):
+            family.add_metric([status], count)
+        yield family
+
+
+def clear_multiprocess_dir(path: Path) -> None:
+    """Forget the values of earlier runs: the main process calls this before any process of
+    this run writes there."""
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in path.glob("*.db"):
+        stale.unlink()
