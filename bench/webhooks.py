@@ -26,6 +26,7 @@ from bench.common import report, throwaway_postgres
 from bench.synthetic import insert_synthetic, synthetic_requests
 from crossfill.config.webhook_secret import SigningKeyBox
 from crossfill.devnet.anvil import free_port
+from crossfill.metrics import Metrics
 from crossfill.settings import Settings
 from crossfill.store import api_keys, requests, webhook_endpoints
 from crossfill.store.db import create_engine, session_factory
@@ -118,12 +119,14 @@ async def run(database_url: str, home: Path, latency_events: int, burst: int) ->
     sessions = session_factory(engine)
     log = home / "arrivals.log"
     log.touch()
+    metrics = Metrics()
     receiver, url = _start_receiver(log)
     dispatcher = WebhookDispatcher(
         sessions,
         settings,
         now=lambda: datetime.now(UTC),
         interval_seconds=settings.worker_interval_seconds,
+        metrics=metrics,
     )
     task = asyncio.create_task(dispatcher.run())
     try:
@@ -144,6 +147,7 @@ async def run(database_url: str, home: Path, latency_events: int, burst: int) ->
             settings,
             now=lambda: datetime.now(UTC),
             interval_seconds=settings.worker_interval_seconds,
+            metrics=metrics,
         )
         task = asyncio.create_task(dispatcher.run())
         arrived = await _wait_for(log, ids, 300)

@@ -266,7 +266,7 @@ def _resend_lost_deposits(intents: list[Intent]) -> int:
     lost = 0
     for intent in intents:
         web3 = Web3(Web3.HTTPProvider(intent.origin_rpc_url))
-        if web3.eth.get_transaction_count(intent.depositor) == 0:
+        if web3.eth.get_transaction_count(Web3.to_checksum_address(intent.depositor)) == 0:
             lost += 1
             _send_deposit(intent)
     return lost

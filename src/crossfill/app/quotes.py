@@ -119,7 +119,7 @@ async def create_quote(
 
 
 async def _answer(
-    runtime: Runtime, body: QuoteBody, quote: Quote, api_key_id: int | None
+    runtime: Runtime, body: QuoteRequest, quote: Quote, api_key_id: int | None
 ) -> dict[str, Any]:
     """Check the sponsor and the user's position, sign, plan the fill, store the rows."""
     await _check_sponsor_funds(runtime, quote)
