@@ -34,6 +34,8 @@ TERMINAL = frozenset({"success", "refund", "failure"})
 # GET /requests/v2 is retired on 2026-11-24: tests of its records run on a clock before that.
 V2_STILL_SERVED = datetime(2026, 11, 1, tzinfo=UTC)
 REFUNDED = frozenset({"refund"})
+OPERATOR_TOKEN = "operator-token"
+OPERATOR = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
 
 
 def native_bridge(user: str, **fields: Any) -> dict[str, Any]:
@@ -89,6 +91,39 @@ def deposit_usdc(
     deposit = calldata.deposit_erc20(user.address, token, amount, order_id)
     item = {"to": origin.contracts.depository, "data": calldata.hex_data(deposit), "value": "0"}
     send_item(holder, user, {**item, "chainId": ORIGIN})
+
+
+def deposit_native(
+    devnet: RunningDevnet, user: LocalAccount, quote: dict[str, Any], amount: int
+) -> str:
+    """Deposit `amount` wei on ORIGIN for the quote's order, whatever the quote asked for."""
+    origin = devnet.deployment.chains[0]
+    order_id = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
+    deposit = calldata.deposit_native(user.address, order_id)
+    item = {
+        "to": origin.contracts.depository,
+        "data": calldata.hex_data(deposit),
+        "value": str(amount),
+        "chainId": ORIGIN,
+    }
+    return send_item(signing_web3(origin.rpc_url, user), user, item)
+
+
+def new_api_key(http: httpx.Client, name: str) -> str:
+    """A new API key, made over the admin API (the service runs with OPERATOR's token)."""
+    created = http.post("/admin/api-keys", json={"name": name}, headers=OPERATOR)
+    assert created.status_code == 201, created.text
+    key: str = created.json()["key"]
+    return key
+
+
+def listed_v3(http: httpx.Client, key: str, **params: Any) -> dict[str, Any]:
+    """GET /requests/v3 with `key`; the answer checked against its wire schema."""
+    response = http.get("/requests/v3", params=params, headers={"x-api-key": key})
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    validate_against("requests-v3", body)
+    return body
 
 
 def balance(devnet: RunningDevnet, chain_id: int, currency: str, holder: str) -> int:

@@ -52,6 +52,9 @@ def test_chains_lists_every_devnet_chain_with_deployed_contracts(
         assert chain["solverAddresses"] == [devnet.deployment.solver.address]
         assert {c["symbol"] for c in chain["erc20Currencies"]} == {"USDC", "WETH"}
         assert chain["disabled"] is False and chain["blockProductionLagging"] is False
+        assert chain["depositEnabled"] is True
+        # The devnet's chains settle on no other chain: each names itself.
+        assert chain["baseChainId"] == config.id
         web3 = Web3(Web3.HTTPProvider(chain["httpRpcUrl"]))
         assert web3.eth.chain_id == config.id
         for role in ("depository", "filler", "router", "approval_proxy", "receiver", "multicaller"):
@@ -160,7 +163,7 @@ def test_operator_disables_a_chain_without_restart(client, devnet, tmp_path) -> 
     )
     assert disabled.returncode == 0, disabled.stderr
     chain = _chains(client)[900002]
-    assert chain["disabled"] is True
+    assert chain["disabled"] is True and chain["depositEnabled"] is False
     assert chain["statusMessage"] == "RPC incident"
     assert client.get("/readyz").json()["checks"]["chains"] == {"900001": "ok"}
 
@@ -168,7 +171,8 @@ def test_operator_disables_a_chain_without_restart(client, devnet, tmp_path) -> 
         "chains", "enable", "900002", home=tmp_path, deployment_path=devnet.deployment_path
     )
     assert enabled.returncode == 0, enabled.stderr
-    assert _chains(client)[900002]["disabled"] is False
+    enabled_chain = _chains(client)[900002]
+    assert enabled_chain["disabled"] is False and enabled_chain["depositEnabled"] is True
 
 
 def test_disabling_an_unknown_chain_is_a_clear_error(devnet, tmp_path) -> None:

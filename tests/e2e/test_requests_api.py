@@ -20,33 +20,19 @@ from crossfill.store.migrate import upgrade
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
+    OPERATOR,
     ORIGIN,
     V2_STILL_SERVED,
     final_status,
     funded_user,
+    listed_v3,
     native_bridge,
+    new_api_key,
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, validate_against, wait_for
+from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.wallet import execute_steps
-
-OPERATOR = {"Authorization": "Bearer operator-token"}
-
-
-def _new_key(http: httpx.Client, name: str) -> str:
-    created = http.post("/admin/api-keys", json={"name": name}, headers=OPERATOR)
-    assert created.status_code == 201, created.text
-    key: str = created.json()["key"]
-    return key
-
-
-def _v3(http: httpx.Client, key: str, **params: Any) -> dict[str, Any]:
-    response = http.get("/requests/v3", params=params, headers={"x-api-key": key})
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    validate_against("requests-v3", body)
-    return body
 
 
 def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> dict[str, Any]:
@@ -80,7 +66,14 @@ def _assert_v3_record(record: dict[str, Any], bridged: dict[str, Any]) -> None:
     assert int(fill["fee"]) > 0 and fill["block"] > 0 and fill["timestamp"] > 0
     route = data["route"]
     assert route["quoted"]["destination"]["outputCurrency"] == quote["details"]["currencyOut"]
-    assert route["actual"]["destination"] == route["quoted"]["destination"]
+    actual, quoted = route["actual"], route["quoted"]
+    # A bridge pays exactly what was quoted, and the deposit paid exactly what was asked.
+    assert (
+        actual["destination"]["outputCurrency"]["amount"]
+        == quote["details"]["currencyOut"]["amount"]
+    )
+    assert actual["destination"]["inputCurrency"] == quoted["destination"]["inputCurrency"]
+    assert actual["origin"]["inputCurrency"]["amount"] == quote["details"]["currencyIn"]["amount"]
     assert data["fees"]["quoted"]["platform"]["amount"] == quote["fees"]["relayerService"]["amount"]
     assert data["fees"]["actual"] is not None
     assert record["protocol"]["orderId"] == quote["protocol"]["v2"]["orderId"]
@@ -131,7 +124,7 @@ def test_a_bridge_is_listed_exactly_in_v3_and_v2(start_service: StartService, de
         wall_clock=lambda: V2_STILL_SERVED,
     )
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        own_key, other_key = _new_key(http, "wallet-a"), _new_key(http, "dapp-b")
+        own_key, other_key = new_api_key(http, "wallet-a"), new_api_key(http, "dapp-b")
         bridged = _bridge(service, devnet, own_key)
         quote = bridged["quote"]
         request_id = quote["steps"][0]["requestId"]
@@ -139,7 +132,7 @@ def test_a_bridge_is_listed_exactly_in_v3_and_v2(start_service: StartService, de
         assert http.get("/requests/v3").status_code == 401
         assert http.get("/requests/v3", headers={"x-api-key": "cfk_nope"}).status_code == 401
 
-        listed = _v3(
+        listed = listed_v3(
             http, own_key, apiKey=own_key, includeAuthenticatedData="true", includeTotal="true"
         )
         assert listed["total"] == 1
@@ -153,9 +146,11 @@ def test_a_bridge_is_listed_exactly_in_v3_and_v2(start_service: StartService, de
             {"orderId": quote["protocol"]["v2"]["orderId"]},
             {"id": request_id, "status": "success", "requestType": "Bridge"},
         ):
-            assert [r["id"] for r in _v3(http, other_key, **search)["requests"]] == [request_id]
-        assert _v3(http, other_key, refundTxHash=bridged["fill"])["requests"] == []
-        seen_by_other = _v3(http, other_key, id=request_id, includeAuthenticatedData="true")
+            assert [r["id"] for r in listed_v3(http, other_key, **search)["requests"]] == [
+                request_id
+            ]
+        assert listed_v3(http, other_key, refundTxHash=bridged["fill"])["requests"] == []
+        seen_by_other = listed_v3(http, other_key, id=request_id, includeAuthenticatedData="true")
 
         v2 = http.get("/requests/v2", params={"hash": bridged["fill"], "includeOrderData": "true"})
     assert v2.status_code == 200, v2.text
@@ -191,7 +186,7 @@ def test_a_bridge_is_listed_exactly_in_v3_and_v2(start_service: StartService, de
 def test_bad_listing_parameters_are_json_400s(start_service: StartService, params) -> None:
     service = start_service(settings={"admin_token": "operator-token"})
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        key = _new_key(http, "bad-input")
+        key = new_api_key(http, "bad-input")
         response = http.get("/requests/v3", params=params, headers={"x-api-key": key})
     assert response.status_code == 400, response.text
     body = response.json()
@@ -235,7 +230,7 @@ def test_rate_limits_answer_429_and_keys_get_more(start_service: StartService) -
         }
     )
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        key = _new_key(http, "limits")
+        key = new_api_key(http, "limits")
         anonymous = [http.get("/chains").status_code for _ in range(6)]
         keyed = [http.get("/chains", headers={"x-api-key": key}).status_code for _ in range(10)]
         limited = http.get("/chains")
@@ -268,12 +263,12 @@ def test_admin_keys_need_the_operator_token_and_revocation_takes_hold(
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         wrong = http.get("/admin/api-keys", headers={"Authorization": "Bearer guess"})
         assert wrong.status_code == 401
-        key = _new_key(http, "short-lived")
+        key = new_api_key(http, "short-lived")
         listed = http.get("/admin/api-keys", headers=OPERATOR).json()["apiKeys"]
         assert key not in str(listed)
         (entry,) = listed
         assert key.startswith(entry["prefix"])
-        assert _v3(http, key)["requests"] == []
+        assert listed_v3(http, key)["requests"] == []
         revoked = http.delete(f"/admin/api-keys/{entry['id']}", headers=OPERATOR)
         assert revoked.json()["revokedAt"] is not None
         assert wait_for(

@@ -40,14 +40,14 @@ class FakeChain:
         if queued:
             raise queued.popleft()
 
-    def mine(self, tx_hash: str, *, status: int = 1) -> None:
+    def mine(self, tx_hash: str, *, status: int = 1, logs: Sequence[dict[str, Any]] = ()) -> None:
         self.receipts[tx_hash] = {
             "transactionHash": tx_hash,
             "status": status,
             "blockNumber": self.head_block.number,
             "gasUsed": 50_000,
             "effectiveGasPrice": 2,
-            "logs": [],
+            "logs": list(logs),
         }
 
     async def head(self) -> BlockHead:

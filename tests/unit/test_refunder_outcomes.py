@@ -15,12 +15,13 @@ from eth_account import Account
 from sqlalchemy import insert, select
 
 from crossfill.errors import ChainUnreachable, RateLimited
-from crossfill.store import deposits
+from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
+from tests.unit.receipt_logs import call_executed_log
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 DEPOSITED = 10**17
@@ -99,6 +100,30 @@ async def test_a_failed_requests_deposit_is_refunded_once(world: World) -> None:
     request, deposit, journal = await world.rows()
     assert (request.status, deposit.refund_status) == ("refund", "done")
     assert len(journal) == 1 and len(world.chain.sent) == 1
+
+
+async def test_a_mined_refund_records_its_fee_time_and_the_amount_paid_back(
+    world: World,
+) -> None:
+    await world.refunder.tick()
+    request, deposit, (refund,) = await world.rows()
+    net = int(deposit.refund_amount or 0)
+    depository = world.base.config.contracts.depository
+    world.chain.mine(
+        refund.tx_hash,
+        logs=[call_executed_log(depository, request.refund_to, b"", net)],
+    )
+    await world.refunder.tick()
+    async with world.base.sessions() as session:
+        (recorded,) = await requests.transactions_of(session, world.request_id)
+    assert (recorded.kind, recorded.tx_hash, recorded.status) == (
+        "refund",
+        refund.tx_hash,
+        "success",
+    )
+    assert recorded.fee == str(50_000 * 2)  # the fake receipt's gas used times its gas price
+    assert recorded.timestamp == world.chain.head_block.timestamp
+    assert (recorded.amount, recorded.currency) == (str(net), NATIVE_EVM_ADDRESS)
 
 
 @pytest.mark.parametrize(

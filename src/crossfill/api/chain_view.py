@@ -102,7 +102,8 @@ def chain_wire(config: ChainConfig, live: ChainLiveStatus, *, solver_address: st
             address=explorer.address_path,
             token=explorer.token_path,
         ),
-        depositEnabled=config.deposit_enabled,
+        # A chain disabled (by its configuration or an operator) takes no deposits either.
+        depositEnabled=config.deposit_enabled and not live.disabled,
         tokenSupport=config.token_support,
         disabled=live.disabled,
         partialDisableLimit=config.partial_disable_limit,
@@ -122,7 +123,7 @@ def chain_wire(config: ChainConfig, live: ChainLiveStatus, *, solver_address: st
         statusMessage=live.status_message,
         contracts=_contracts(config),
         vmType=config.vm_type,
-        baseChainId=config.base_chain_id,
+        baseChainId=config.settles_on,
         solverAddresses=[solver_address],
         tags=list(config.tags),
         protocol=ChainProtocol(

@@ -199,6 +199,12 @@ class ChainConfig(_Model):
         return next((c for c in self.currencies if c.address.lower() == wanted), None)
 
     @property
+    def settles_on(self) -> ChainId:
+        """The chain this one settles on (an L2's L1); a chain that settles on none, an L1 or
+        a devnet chain, names itself."""
+        return self.base_chain_id if self.base_chain_id is not None else self.id
+
+    @property
     def currencies(self) -> tuple[CurrencyConfig, ...]:
         return (self.native_currency, *self.erc20_currencies)
 

@@ -8,14 +8,18 @@ v2 to v3" in reverse (`N/A` reasons, wei `fees` + `feesUsd`, `currencyObject`s, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from crossfill.domain.record_facts import AppFeeFacts, RecordFacts, TxFacts
+from crossfill.domain.record_outcome import (
+    actual_route,
+    deposit_tx,
+    refund_currency_data,
+    settled,
+)
 from crossfill.domain.status_record import NOT_APPLICABLE
 from crossfill.quoting.money import format_units, format_usd
 
-SETTLED = ("success", "failure")
 OUT_KINDS = ("fill", "refund")
 FEE_COMPONENTS = {  # record component → quote `fees` entry
     "execution": "relayerGas",
@@ -23,60 +27,6 @@ FEE_COMPONENTS = {  # record component → quote `fees` entry
     "app": "app",
     "sponsored": "subsidized",
 }
-
-
-@dataclass(frozen=True)
-class TxFacts:
-    kind: str  # deposit, fill, refund
-    chain_id: int
-    tx_hash: str
-    block_number: int | None
-    fee: str | None
-    timestamp: int | None
-    status: str  # pending, success, failure
-
-
-@dataclass(frozen=True)
-class AppFeeFacts:
-    """One app-fee recipient's share, in the input currency; `actual` once settled."""
-
-    recipient: str
-    bps: int
-    quoted_amount: int
-    actual_amount: int | None
-    amount_usd_micros: int
-
-
-@dataclass(frozen=True)
-class SolverFacts:
-    address: str
-    protocol_chain_id: str
-    chain_id: int
-
-
-@dataclass(frozen=True)
-class RecordFacts:
-    request_id: str
-    status: str
-    user: str
-    recipient: str
-    refund_to: str
-    request_type: str
-    features: Sequence[str]
-    fail_reason: str | None
-    refund_fail_reason: str | None
-    amount_out: int
-    minimum_amount_out: int
-    deposit_address: str | None
-    referrer: str | None  # only when the caller may see it
-    quote: dict[str, Any]
-    solver: SolverFacts
-    transactions: Sequence[TxFacts]
-    created_at: str  # ISO 8601
-    updated_at: str
-    app_fees: Sequence[AppFeeFacts] = ()
-    # The request's stored execution plan (its `sponsorPayment`, among others).
-    plan: dict[str, Any] | None = None
 
 
 def _tx(tx: TxFacts, hash_key: str) -> dict[str, Any]:
@@ -93,16 +43,8 @@ def _tx(tx: TxFacts, hash_key: str) -> dict[str, Any]:
     }
 
 
-def _settled(facts: RecordFacts, kinds: Sequence[str]) -> list[TxFacts]:
-    return [
-        tx
-        for tx in facts.transactions
-        if tx.kind in kinds and tx.status in SETTLED and tx.block_number is not None
-    ]
-
-
 def _failed(facts: RecordFacts) -> TxFacts | None:
-    return next((tx for tx in _settled(facts, ("fill",)) if tx.status == "failure"), None)
+    return next((tx for tx in settled(facts, ("fill",)) if tx.status == "failure"), None)
 
 
 def _slippage_bps(facts: RecordFacts) -> str:
@@ -189,23 +131,32 @@ def _route_leg(leg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _swap_sources(quoted_route: dict[str, Any], side: str) -> list[str]:
+    sources: list[str] = quoted_route[side].get("includedSwapSources", [])
+    return sources
+
+
 def _route(facts: RecordFacts) -> dict[str, Any]:
-    quoted_route = _details(facts)["route"]
+    details = _details(facts)
+    quoted_route = details["route"]
     quoted = {side: _route_leg(quoted_route[side]) for side in ("origin", "destination")}
-    # Bridges deliver exactly what was quoted, so the actual legs are the quoted ones.
+    origin_sources = _swap_sources(quoted_route, "origin")
+    destination_sources = _swap_sources(quoted_route, "destination")
     return {
-        "includedSwapSources": [],
-        "includedOriginSwapSources": [],
-        "includedDestinationSwapSources": [],
+        "includedSwapSources": list(dict.fromkeys(origin_sources + destination_sources)),
+        "includedOriginSwapSources": origin_sources,
+        "includedDestinationSwapSources": destination_sources,
         "quoted": quoted,
-        "actual": {"rate": _details(facts)["rate"], **quoted},
+        "actual": actual_route(facts, quoted, details["rate"]),
     }
 
 
 def _protocol(facts: RecordFacts) -> dict[str, Any]:
     v2 = facts.quote["protocol"]["v2"]
     payment = v2["paymentDetails"]
-    deposit = next(iter(_settled(facts, ("deposit",))), None)
+    deposit = next(iter(settled(facts, ("deposit",))), None)
+    paid = deposit_tx(facts)
+    moved = paid.moved if paid is not None else None
     return {
         "orderId": v2["orderId"],
         "hubType": v2["hubType"],
@@ -217,9 +168,9 @@ def _protocol(facts: RecordFacts) -> dict[str, Any]:
         },
         "deposit": {
             "origin": {
-                "amount": payment["amount"],
+                "amount": str(moved.amount) if moved else payment["amount"],
                 "chainId": _currency_in(facts)["chainId"],
-                "currency": payment["currency"],
+                "currency": moved.currency if moved else payment["currency"],
                 "depositor": facts.user,
                 "depository": payment["depository"],
                 "onchainId": v2["orderId"],
@@ -230,11 +181,11 @@ def _protocol(facts: RecordFacts) -> dict[str, Any]:
             "destination": {
                 "fills": [
                     {"chainId": tx.chain_id, "transactionId": tx.tx_hash}
-                    for tx in _settled(facts, ("fill",))
+                    for tx in settled(facts, ("fill",))
                 ],
                 "refunds": [
                     {"chainId": tx.chain_id, "transactionId": tx.tx_hash}
-                    for tx in _settled(facts, ("refund",))
+                    for tx in settled(facts, ("refund",))
                 ],
             }
         },
@@ -257,8 +208,8 @@ def v3_record(facts: RecordFacts) -> dict[str, Any]:
         "usesExternalLiquidity": False,
         "timeEstimate": details["timeEstimate"],
         "triggeredByFastFill": None,
-        "inTxs": [_tx(tx, "txHash") for tx in _settled(facts, ("deposit",))],
-        "outTxs": [_tx(tx, "txHash") for tx in _settled(facts, OUT_KINDS)],
+        "inTxs": [_tx(tx, "txHash") for tx in settled(facts, ("deposit",))],
+        "outTxs": [_tx(tx, "txHash") for tx in settled(facts, OUT_KINDS)],
         "appFees": {**_app_fees(facts), "currency": currency},
         "fees": {
             "quoted": quoted_fees,
@@ -273,7 +224,7 @@ def v3_record(facts: RecordFacts) -> dict[str, Any]:
         "route": _route(facts),
         "platformFee": None,
         "quoteOraclePrice": None,
-        "refundCurrencyData": None,
+        "refundCurrencyData": refund_currency_data(facts),
         "externalMetadata": {"partnerId": None},
     }
     if facts.referrer is not None:
@@ -362,14 +313,14 @@ def v2_record(facts: RecordFacts, *, include_order_data: bool = False) -> dict[s
             "price": fees["relayerService"]["amountUsd"],
             "gateway": "0",
         },
-        "inTxs": [_tx(tx, "hash") for tx in _settled(facts, ("deposit",))],
-        "outTxs": [_tx(tx, "hash") for tx in _settled(facts, OUT_KINDS)],
+        "inTxs": [_tx(tx, "hash") for tx in settled(facts, ("deposit",))],
+        "outTxs": [_tx(tx, "hash") for tx in settled(facts, OUT_KINDS)],
         "currency": currency["address"],
         "currencyObject": currency,
         "feeCurrency": currency["address"],
         "feeCurrencyObject": currency,
         "appFeeCurrencyObject": currency,
-        "refundCurrencyData": None,
+        "refundCurrencyData": refund_currency_data(facts),
         "appFees": [_v2_app_fee(fee, fee.quoted_amount) for fee in facts.app_fees],
         "paidAppFees": [
             _v2_app_fee(fee, fee.actual_amount) for fee in facts.app_fees if fee.actual_amount

@@ -51,3 +51,14 @@ def format_units(amount: int, decimals: int) -> str:
 
 def format_usd(usd_micros: int) -> str:
     return format_units(usd_micros, 6)
+
+
+RATE_DECIMALS = 18
+
+
+def format_rate(amount_in: int, decimals_in: int, amount_out: int, decimals_out: int) -> str:
+    """Output per whole unit of input, to 18 decimals (rounded down)."""
+    scaled = (
+        amount_out * unit(decimals_in) * unit(RATE_DECIMALS) // (amount_in * unit(decimals_out))
+    )
+    return format_units(scaled, RATE_DECIMALS)

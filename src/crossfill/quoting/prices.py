@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, CurrencyConfig
-from crossfill.quoting.money import MICROS_PER_USD, unit, usd_micros_per_unit
+from crossfill.quoting.money import MICROS_PER_USD, to_usd_micros, unit, usd_micros_per_unit
 
 
 class PriceMissing(LookupError):
@@ -96,3 +96,15 @@ def price_on_chain(
         return PriceBook({config.id: (config, state)}, now_seconds).price(config.id, currency)
     except PriceMissing:
         return None
+
+
+def value_on_chain(
+    config: ChainConfig, state: ChainState, currency_address: str, amount: int, now_seconds: int
+) -> int | None:
+    """`amount` of a currency in micro-USD at the prices quotes use; None for a currency that
+    is not configured or has no price right now."""
+    currency = config.currency(currency_address)
+    if currency is None:
+        return None
+    price = price_on_chain(config, state, currency, now_seconds)
+    return None if price is None else to_usd_micros(amount, currency.decimals, price)

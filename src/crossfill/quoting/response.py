@@ -12,11 +12,10 @@ from typing import Any
 from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.quoting.engine import Quote
 from crossfill.quoting.legs import RouteKind
-from crossfill.quoting.money import format_units, format_usd, unit
+from crossfill.quoting.money import format_rate, format_units, format_usd
 from crossfill.quoting.steps import steps
 
 SERVICE_ROUTER = "crossfill"
-RATE_DECIMALS = 18
 
 
 def currency_wire(chain: ChainConfig, currency: CurrencyConfig) -> dict[str, Any]:
@@ -119,14 +118,12 @@ def _fees(quote: Quote) -> dict[str, Any]:
 
 
 def _rate(quote: Quote) -> str:
-    """Output per whole unit of input."""
-    scaled = (
-        quote.amount_out
-        * unit(quote.currency_in.decimals)
-        * unit(RATE_DECIMALS)
-        // (quote.split.amount_in * unit(quote.currency_out.decimals))
+    return format_rate(
+        quote.split.amount_in,
+        quote.currency_in.decimals,
+        quote.amount_out,
+        quote.currency_out.decimals,
     )
-    return format_units(scaled, RATE_DECIMALS)
 
 
 def _slippage(quote: Quote) -> dict[str, Any]:

@@ -30,7 +30,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.enums import features_mask, features_of
 from crossfill.domain.listing_query import Condition, Cursor, ListingQuery, SortBy
-from crossfill.domain.request_record import AppFeeFacts, RecordFacts, SolverFacts, TxFacts
+from crossfill.domain.record_facts import (
+    AppFeeFacts,
+    CurrencyObjects,
+    Moved,
+    RecordFacts,
+    SolverFacts,
+    TxFacts,
+)
 from crossfill.store.api_keys import iso, key_hash
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ApiKey, AppFee, Request, RequestTransaction
@@ -237,6 +244,7 @@ def record_facts(
     solver: SolverFacts,
     *,
     referrer: str | None,
+    currencies: CurrencyObjects,
 ) -> RecordFacts:
     """The shaping input of one listed request (`referrer` only if the caller may see it)."""
     return RecordFacts(
@@ -255,18 +263,7 @@ def record_facts(
         referrer=referrer,
         quote=row.quote,
         solver=solver,
-        transactions=[
-            TxFacts(
-                kind=tx.kind,
-                chain_id=tx.chain_id,
-                tx_hash=tx.tx_hash,
-                block_number=tx.block_number,
-                fee=tx.fee,
-                timestamp=tx.timestamp,
-                status=tx.status,
-            )
-            for tx in transactions
-        ],
+        transactions=[_tx_facts(tx) for tx in transactions],
         app_fees=[
             AppFeeFacts(
                 recipient=fee.recipient,
@@ -280,4 +277,21 @@ def record_facts(
         created_at=iso(row.created_at),
         updated_at=iso(row.updated_at),
         plan=row.plan,
+        currencies=currencies,
+    )
+
+
+def _tx_facts(tx: RequestTransaction) -> TxFacts:
+    moved = None
+    if tx.amount is not None and tx.currency is not None:
+        moved = Moved(tx.currency, int(tx.amount), tx.amount_usd_micros)
+    return TxFacts(
+        kind=tx.kind,
+        chain_id=tx.chain_id,
+        tx_hash=tx.tx_hash,
+        block_number=tx.block_number,
+        fee=tx.fee,
+        timestamp=tx.timestamp,
+        status=tx.status,
+        moved=moved,
     )

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus, check_transition
 from crossfill.domain.status_record import RequestFacts, status_record
 from crossfill.store import outbox_signal
@@ -206,8 +207,10 @@ async def record_transaction(
     block_number: int | None = None,
     fee: int | None = None,
     timestamp: int | None = None,
+    moved: Moved | None = None,
 ) -> RequestTransaction:
-    """Insert or update the request's transaction (idempotent per request, kind and hash)."""
+    """Insert or update the request's transaction (idempotent per request, kind and hash);
+    facts not given keep what was recorded before."""
     existing = await session.scalar(
         select(RequestTransaction).where(
             RequestTransaction.request_id == request_id,
@@ -222,6 +225,9 @@ async def record_transaction(
     row.block_number = block_number if block_number is not None else row.block_number
     row.fee = str(fee) if fee is not None else row.fee
     row.timestamp = timestamp if timestamp is not None else row.timestamp
+    if moved is not None:
+        row.amount, row.currency = str(moved.amount), moved.currency
+        row.amount_usd_micros = moved.usd_micros
     if existing is None:
         session.add(row)
     await session.flush()

@@ -246,6 +246,11 @@ class RequestTransaction(Base):
     timestamp: Mapped[int | None] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(16), nullable=False)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    # What the transaction moved, as its logs tell: the deposit paid in, what the fill's
+    # recipient got, what the refund paid back; with its USD value when it happened.
+    amount: Mapped[str | None] = mapped_column(AmountColumn)
+    currency: Mapped[str | None] = mapped_column(AddressColumn)
+    amount_usd_micros: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class ChainCursor(Base):

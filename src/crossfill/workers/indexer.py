@@ -27,6 +27,7 @@ from crossfill.chains.depository_logs import (
     to_hex,
 )
 from crossfill.chains.evm import BlockHead, LogFilter
+from crossfill.chains.receipt_outcomes import fee_paid
 from crossfill.chains.router_logs import RouterBatch, decode_batch, multicall_event
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_checks import (
@@ -35,12 +36,12 @@ from crossfill.domain.deposit_checks import (
     ExpectedDeposit,
     judge_deposit,
 )
+from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import TERMINAL, RequestStatus
 from crossfill.errors import ChainError
 from crossfill.loops import run_forever
 from crossfill.metrics import Metrics
-from crossfill.quoting.money import to_usd_micros
-from crossfill.quoting.prices import price_on_chain
+from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
@@ -286,19 +287,19 @@ class Indexer:
             status="pending",
             now=now,
             block_number=deposit.block_number,
+            moved=self._paid_in(deposit.currency, deposit.amount),
         )
         await requests.publish(session, request, now=now)
 
+    def _paid_in(self, currency: str, amount: int) -> Moved:
+        """What a deposit paid in, as its log says, valued at the prices quotes use."""
+        now_seconds = int(self.now().timestamp())
+        usd = value_on_chain(self.config, self.chain.state, currency, amount, now_seconds)
+        return Moved(currency, amount, usd)
+
     def _value_usd_micros(self, deposit: Deposit) -> int | None:
         """At the price quotes use; None (the deepest confirmation tier) when there is none."""
-        currency = self.config.currency(deposit.currency)
-        if currency is None:
-            return None
-        now_seconds = int(self.now().timestamp())
-        price = price_on_chain(self.config, self.chain.state, currency, now_seconds)
-        if price is None:
-            return None
-        return to_usd_micros(int(deposit.amount), currency.decimals, price)
+        return self._paid_in(deposit.currency, int(deposit.amount)).usd_micros
 
     def _deep_enough(self, deposit: Deposit, head: BlockHead) -> bool:
         value = self._value_usd_micros(deposit)
@@ -323,6 +324,7 @@ class Indexer:
             ]
         for deposit in ready:
             block = await self.chain.client.block_at(deposit.block_number)
+            receipt = await self.chain.client.receipt(deposit.tx_hash)
             async with self.sessions() as session, session.begin():
                 row = await session.get(Deposit, deposit.id)
                 assert row is not None
@@ -330,7 +332,7 @@ class Indexer:
                     await self._reorged(session, row)
                     continue
                 row.state = deposits.CONFIRMED
-                await self._settle(session, row, block)
+                await self._settle(session, row, block, fee_paid(receipt) if receipt else None)
 
     async def _reorged(self, session: AsyncSession, deposit: Deposit) -> None:
         """Gone before it was final: never paid for; its request keeps waiting for a deposit."""
@@ -346,7 +348,9 @@ class Indexer:
             request.updated_at = self.now()
             await requests.publish(session, request, now=self.now())
 
-    async def _settle(self, session: AsyncSession, deposit: Deposit, block: BlockHead) -> None:
+    async def _settle(
+        self, session: AsyncSession, deposit: Deposit, block: BlockHead, fee: int | None
+    ) -> None:
         now = self.now()
         request = await requests.by_order_id(session, deposit.order_id)
         expected = None
@@ -383,7 +387,9 @@ class Indexer:
             status="success",
             now=now,
             block_number=block.number,
+            fee=fee,
             timestamp=block.timestamp,
+            moved=self._paid_in(deposit.currency, int(deposit.amount)),
         )
         if RequestStatus(request.status) in TERMINAL:
             return

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 import structlog
 from eth_account.signers.local import LocalAccount
@@ -19,14 +20,16 @@ from eth_utils.crypto import keccak
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from crossfill.chains.receipt_outcomes import depository_payout, fee_paid
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
 from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.loops import each_on_its_own, run_forever
 from crossfill.quoting.money import convert_ceil
-from crossfill.quoting.prices import price_on_chain
+from crossfill.quoting.prices import price_on_chain, value_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
@@ -223,9 +226,22 @@ class Refunder:
             row, receipt = mined
             await self._settle(deposit.id, row.tx_hash, receipt)
 
-    async def _settle(self, deposit_id: int, tx_hash: str, receipt: dict[str, object]) -> None:
+    def _refunded(self, deposit: Deposit, recipient: str, receipt: dict[str, Any]) -> Moved:
+        """What the refund paid back, read from its receipt, valued at the prices quotes use."""
+        amount = depository_payout(
+            receipt["logs"],
+            depository=self.config.contracts.depository,
+            currency=deposit.currency,
+            recipient=recipient,
+        )
+        now_seconds = int(self.now().timestamp())
+        usd = value_on_chain(self.config, self.chain.state, deposit.currency, amount, now_seconds)
+        return Moved(deposit.currency, amount, usd)
+
+    async def _settle(self, deposit_id: int, tx_hash: str, receipt: dict[str, Any]) -> None:
         now = self.now()
         succeeded = receipt["status"] == 1
+        block = await self.chain.client.block_at(int(receipt["blockNumber"]))
         async with self.sessions() as session, session.begin():
             deposit = await session.get(Deposit, deposit_id)
             assert deposit is not None and deposit.request_id is not None
@@ -242,7 +258,10 @@ class Refunder:
                 tx_hash=tx_hash,
                 status="success" if succeeded else "failure",
                 now=now,
-                block_number=int(str(receipt["blockNumber"])),
+                block_number=int(receipt["blockNumber"]),
+                fee=fee_paid(receipt),
+                timestamp=block.timestamp if block else None,
+                moved=self._refunded(deposit, request.refund_to, receipt) if succeeded else None,
             )
             if succeeded and request.status == RequestStatus.FAILURE:
                 await requests.move(session, request, RequestStatus.REFUND, now=now)

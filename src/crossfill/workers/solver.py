@@ -16,13 +16,17 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from crossfill.app.fill_outcome import delivered_amount
 from crossfill.app.fills import filler_calldata, revert_reason, stored_fill_plan
+from crossfill.chains.receipt_outcomes import fee_paid
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan
+from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted, SignerBusy
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
+from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import requests
 from crossfill.store.db import as_utc
@@ -271,6 +275,14 @@ class Solver:
         receipt = await self.chain.client.receipt(fill_hash)
         return None if receipt is None else (fill_hash, dict(receipt))
 
+    def _delivered(self, request: Request, receipt: dict[str, Any]) -> Moved:
+        """What the fill's recipient got, valued at the prices quotes use now."""
+        amount = delivered_amount(request, receipt)
+        currency = request.destination_currency
+        now_seconds = int(self.now().timestamp())
+        usd = value_on_chain(self.config, self.chain.state, currency, amount, now_seconds)
+        return Moved(currency, amount, usd)
+
     async def _track(self, request: Request) -> None:
         async with self.sessions() as session:
             fills = [
@@ -308,8 +320,9 @@ class Solver:
                     status="success" if succeeded else "failure",
                     now=now,
                     block_number=int(receipt["blockNumber"]),
-                    fee=int(receipt["gasUsed"]) * int(receipt["effectiveGasPrice"]),
+                    fee=fee_paid(receipt),
                     timestamp=block.timestamp if block else None,
+                    moved=self._delivered(current, receipt) if succeeded else None,
                 )
                 if current.status == RequestStatus.SUBMITTED:
                     if succeeded and block is not None:

@@ -15,8 +15,10 @@ from crossfill.api.rate_limit import Limiter, budget, enforce
 from crossfill.api.schemas.responses import RequestsV2
 from crossfill.domain.deprecation import RETIRED_ON, SUCCESSOR, V2Schedule
 from crossfill.domain.listing_query import ListingError, ListingQuery, parse_listing
-from crossfill.domain.request_record import SolverFacts, v2_record, v3_record
+from crossfill.domain.record_facts import CurrencyObjects, SolverFacts
+from crossfill.domain.request_record import v2_record, v3_record
 from crossfill.errors import BadRequest, Gone
+from crossfill.quoting.response import currency_wire
 from crossfill.runtime import Runtime
 from crossfill.store import listing
 from crossfill.store.tables import Request as RequestRow
@@ -44,6 +46,15 @@ def _solver(runtime: Runtime, row: RequestRow) -> SolverFacts:
         ),
         chain_id=row.destination_chain_id,
     )
+
+
+def _currencies(runtime: Runtime) -> CurrencyObjects:
+    """Every configured currency's wire object, for amounts moved in one a quote did not name."""
+    return {
+        (chain.config.id, currency.address.lower()): currency_wire(chain.config, currency)
+        for chain in runtime.chains.values()
+        for currency in chain.config.currencies
+    }
 
 
 async def _list(
@@ -77,6 +88,7 @@ async def requests_v3(
 ) -> dict[str, Any]:
     """Requests matching every parameter, newest first by default, one keyset page at a time."""
     query = _query(request, v2=False)
+    currencies = _currencies(runtime)
 
     def shape(row: RequestRow, transactions: list[Any], app_fees: list[Any]) -> dict[str, Any]:
         own = query.include_authenticated_data and row.api_key_id == caller.key_id
@@ -86,6 +98,7 @@ async def requests_v3(
             app_fees,
             _solver(runtime, row),
             referrer=row.referrer if own else None,
+            currencies=currencies,
         )
         return v3_record(facts)
 
@@ -120,10 +133,16 @@ async def requests_v2(
         f"GET /requests/v2 is deprecated and its rate limit is reduced; use {SUCCESSOR}",
     )
     query = _query(request, v2=True)
+    currencies = _currencies(runtime)
 
     def shape(row: RequestRow, transactions: list[Any], app_fees: list[Any]) -> dict[str, Any]:
         facts = listing.record_facts(
-            row, transactions, app_fees, _solver(runtime, row), referrer=row.referrer
+            row,
+            transactions,
+            app_fees,
+            _solver(runtime, row),
+            referrer=row.referrer,
+            currencies=currencies,
         )
         return v2_record(facts, include_order_data=query.include_order_data)
 

@@ -1,0 +1,80 @@
+"""What a request record is built from: the request, its stored quote, and its transactions
+with what each of them moved on chain."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# A currency's wire object (spec "Currency object"), keyed by (chain id, lowercase address).
+CurrencyObjects = Mapping[tuple[int, str], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Moved:
+    """What one transaction moved, read from its logs: the deposit paid in, what the fill's
+    recipient received, what the refund paid back. `usd_micros` is its value when it
+    happened; None when there was no price then."""
+
+    currency: str
+    amount: int
+    usd_micros: int | None = None
+
+
+@dataclass(frozen=True)
+class TxFacts:
+    kind: str  # deposit, fill, refund
+    chain_id: int
+    tx_hash: str
+    block_number: int | None
+    fee: str | None
+    timestamp: int | None
+    status: str  # pending, success, failure
+    moved: Moved | None = None
+
+
+@dataclass(frozen=True)
+class AppFeeFacts:
+    """One app-fee recipient's share, in the input currency; `actual` once settled."""
+
+    recipient: str
+    bps: int
+    quoted_amount: int
+    actual_amount: int | None
+    amount_usd_micros: int
+
+
+@dataclass(frozen=True)
+class SolverFacts:
+    address: str
+    protocol_chain_id: str
+    chain_id: int
+
+
+@dataclass(frozen=True)
+class RecordFacts:
+    request_id: str
+    status: str
+    user: str
+    recipient: str
+    refund_to: str
+    request_type: str
+    features: Sequence[str]
+    fail_reason: str | None
+    refund_fail_reason: str | None
+    amount_out: int
+    minimum_amount_out: int
+    deposit_address: str | None
+    referrer: str | None  # only when the caller may see it
+    quote: dict[str, Any]
+    solver: SolverFacts
+    transactions: Sequence[TxFacts]
+    created_at: str  # ISO 8601
+    updated_at: str
+    app_fees: Sequence[AppFeeFacts] = ()
+    # The request's stored execution plan (its `sponsorPayment`, among others).
+    plan: dict[str, Any] | None = None
+    # The configured currencies, for amounts moved in one the quote does not name (a deposit
+    # in the wrong currency is refunded in that currency).
+    currencies: CurrencyObjects = field(default_factory=dict)

@@ -1,0 +1,41 @@
+"""Receipt logs built from the events' signatures, independently of the decoder under test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eth_abi.abi import encode
+from eth_utils.crypto import keccak
+
+SWAP = "Swap(address,uint256,uint256,uint256,uint256,address)"
+TRANSFER = "Transfer(address,address,uint256)"
+CALL_EXECUTED = "CallExecuted(bytes32,(address,bytes,uint256,bool))"
+TRADER = "0x" + "7a" * 20
+
+
+def topic(signature: str) -> bytes:
+    return keccak(text=signature)
+
+
+def address_topic(address: str) -> bytes:
+    return bytes(12) + bytes.fromhex(address[2:])
+
+
+def raw_log(address: str, topics: list[bytes], data: bytes) -> dict[str, Any]:
+    return {"address": address, "topics": topics, "data": data, "logIndex": 0}
+
+
+def swap_log(pair: str, to: str, out0: int, out1: int) -> dict[str, Any]:
+    topics = [topic(SWAP), address_topic(TRADER), address_topic(to)]
+    return raw_log(pair, topics, encode(["uint256"] * 4, [1, 0, out0, out1]))
+
+
+def transfer_log(token: str, sender: str, to: str, value: int) -> dict[str, Any]:
+    topics = [topic(TRANSFER), address_topic(sender), address_topic(to)]
+    return raw_log(token, topics, encode(["uint256"], [value]))
+
+
+def call_executed_log(depository: str, to: str, data: bytes, value: int) -> dict[str, Any]:
+    call = (to, data, value, False)
+    body = encode(["bytes32", "(address,bytes,uint256,bool)"], [bytes(32), call])
+    return raw_log(depository, [topic(CALL_EXECUTED)], body)

@@ -1,0 +1,207 @@
+"""Request records built from facts: what was deposited, received and refunded shows as it
+happened, the quote stays the quote, and a request without facts keeps the spec's fallbacks."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+import jsonschema
+
+from crossfill.domain.record_facts import Moved, RecordFacts, SolverFacts, TxFacts
+from crossfill.domain.request_record import v2_record, v3_record
+from crossfill.quoting.response import quote_wire
+from crossfill.types import NATIVE_EVM_ADDRESS
+from tests.conftest import SCHEMAS_DIR
+from tests.unit import quote_fixtures as fx
+
+ORIGIN, DESTINATION = fx.CHAINS
+DEPOSIT, FILL, REFUND = ("0x" + digit * 64 for digit in "def")
+STRAY_TOKEN = "0x" + "99" * 20
+
+
+def _wire(**fields: object) -> dict[str, Any]:
+    return quote_wire(fx.quote(fx.body(**fields)), allowance=None, user_balance=None)
+
+
+def _tx(kind: str, chain_id: int, tx_hash: str, moved: Moved | None, **facts: Any) -> TxFacts:
+    return TxFacts(
+        kind=kind,
+        chain_id=chain_id,
+        tx_hash=tx_hash,
+        block_number=facts.get("block", 7),
+        fee=facts.get("fee", "21000"),
+        timestamp=facts.get("timestamp", 1_700_000_000),
+        status=facts.get("status", "success"),
+        moved=moved,
+    )
+
+
+def _facts(wire: dict[str, Any], status: str, *transactions: TxFacts, **extra: Any) -> RecordFacts:
+    details = wire["details"]
+    return RecordFacts(
+        request_id="0x" + "01" * 32,
+        status=status,
+        user=fx.USER,
+        recipient=fx.USER,
+        refund_to=fx.USER,
+        request_type="Bridge",
+        features=(),
+        fail_reason=extra.get("fail_reason"),
+        refund_fail_reason=None,
+        amount_out=int(details["currencyOut"]["amount"]),
+        minimum_amount_out=int(details["currencyOut"]["minimumAmount"]),
+        deposit_address=None,
+        referrer=None,
+        quote=wire,
+        solver=SolverFacts(fx.SOLVER, "crossfill-devnet-2", DESTINATION),
+        transactions=transactions,
+        created_at="2026-11-22T12:00:00.000Z",
+        updated_at="2026-11-22T12:00:05.000Z",
+        currencies=extra.get("currencies", {}),
+    )
+
+
+def _valid_v3(record: dict[str, Any]) -> dict[str, Any]:
+    schema = json.loads((SCHEMAS_DIR / "requests-v3.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate({"requests": [record]})
+    return record
+
+
+def test_a_request_without_facts_shows_the_quote_as_its_actual_route() -> None:
+    wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
+    record = _valid_v3(v3_record(_facts(wire, "waiting")))
+    data, route = record["data"], record["data"]["route"]
+    assert route["actual"] == {"rate": wire["details"]["rate"], **route["quoted"]}
+    assert route["quoted"]["origin"]["inputCurrency"] == wire["details"]["currencyIn"]
+    assert data["inTxs"] == data["outTxs"] == [] and data["refundCurrencyData"] is None
+    payment = wire["protocol"]["v2"]["paymentDetails"]
+    assert record["protocol"]["deposit"]["origin"]["amount"] == payment["amount"]
+    assert record["protocol"]["deposit"]["origin"]["transactionId"] is None
+    assert v2_record(_facts(wire, "waiting"))["data"]["refundCurrencyData"] is None
+
+
+def test_an_underpaid_refunded_request_shows_what_was_paid_and_paid_back() -> None:
+    wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
+    quoted_in = int(wire["details"]["currencyIn"]["amount"])
+    paid, refunded = quoted_in // 2, quoted_in // 2 - 3_000
+    facts = _facts(
+        wire,
+        "refund",
+        _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, paid, 1_500_000_000)),
+        _tx(
+            "refund",
+            ORIGIN,
+            REFUND,
+            Moved(NATIVE_EVM_ADDRESS, refunded, 1_490_000_000),
+            fee="42000",
+            timestamp=1_700_000_009,
+            block=9,
+        ),
+        fail_reason="DEPOSITED_AMOUNT_TOO_LOW_TO_FILL",
+    )
+    record = _valid_v3(v3_record(facts))
+    data = record["data"]
+    actual = data["route"]["actual"]
+    assert actual["origin"]["inputCurrency"] == {
+        "currency": wire["details"]["currencyIn"]["currency"],
+        "amount": str(paid),
+        "amountFormatted": "0.5",
+        "amountUsd": "1500",
+        "minimumAmount": str(paid),
+    }
+    assert actual["origin"]["outputCurrency"] == actual["origin"]["inputCurrency"]
+    assert actual["destination"]["outputCurrency"]["amount"] == "0"
+    assert (
+        actual["destination"]["inputCurrency"]
+        == data["route"]["quoted"]["destination"]["inputCurrency"]
+    )
+    assert actual["rate"] == wire["details"]["rate"]  # nothing was exchanged
+    assert record["protocol"]["deposit"]["origin"]["amount"] == str(paid)
+    (refund_tx,) = data["outTxs"]
+    assert (refund_tx["txHash"], refund_tx["fee"], refund_tx["timestamp"], refund_tx["block"]) == (
+        REFUND,
+        "42000",
+        1_700_000_009,
+        9,
+    )
+    assert data["refundCurrencyData"] == {
+        "currency": wire["details"]["refundCurrency"]["currency"],
+        "amount": str(refunded),
+        "amountFormatted": "0.499999999999997",
+        "amountUsd": "1490",
+        "minimumAmount": str(refunded),
+    }
+    v2 = v2_record(facts)
+    assert v2["data"]["refundCurrencyData"] == data["refundCurrencyData"]
+    assert [(tx["hash"], tx["fee"]) for tx in v2["data"]["outTxs"]] == [(REFUND, "42000")]
+
+
+def test_a_swap_shows_its_real_output_rate_and_venue() -> None:
+    wire = _wire()
+    details = wire["details"]
+    deposited = int(details["currencyIn"]["amount"])
+    quoted_out = int(details["currencyOut"]["amount"])
+    real_out = quoted_out - 1_234_567
+    assert real_out > int(details["currencyOut"]["minimumAmount"])
+    facts = _facts(
+        wire,
+        "success",
+        _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, deposited, None)),
+        _tx("fill", DESTINATION, FILL, Moved(fx.USDC, real_out, 2_000_000)),
+    )
+    route = _valid_v3(v3_record(facts))["data"]["route"]
+    received = route["actual"]["destination"]["outputCurrency"]
+    assert received["amount"] == str(real_out)
+    assert received["currency"] == details["currencyOut"]["currency"]
+    assert received["amountUsd"] == "2"
+    assert route["quoted"]["destination"]["outputCurrency"]["amount"] == str(quoted_out)
+    # USDC per whole ETH deposited, to 18 decimals.
+    rate = Decimal(real_out * 10**18 * 10**18 // (deposited * 10**6)) / 10**18
+    assert Decimal(route["actual"]["rate"]) == rate
+    assert route["actual"]["origin"]["inputCurrency"]["amountUsd"] == "0"  # no price then
+    assert route["includedSwapSources"] == route["includedDestinationSwapSources"]
+    assert route["includedDestinationSwapSources"] == ["uniswap-v2"]
+    assert route["includedOriginSwapSources"] == []
+
+
+def test_amounts_in_a_currency_the_quote_does_not_name_show_that_currency() -> None:
+    wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
+    usdc = {
+        "chainId": ORIGIN,
+        "address": fx.USDC,
+        "symbol": "USDC",
+        "name": "USD Coin",
+        "decimals": 6,
+        "metadata": {"logoURI": "", "verified": True, "isNative": False},
+    }
+    facts = _facts(
+        wire,
+        "refund",
+        _tx("deposit", ORIGIN, DEPOSIT, Moved(fx.USDC, 30_000_000, 30_000_000)),
+        _tx("refund", ORIGIN, REFUND, Moved(fx.USDC, 29_900_000, 29_900_000)),
+        currencies={(ORIGIN, fx.USDC): usdc},
+    )
+    data = _valid_v3(v3_record(facts))["data"]
+    deposited = data["route"]["actual"]["origin"]["inputCurrency"]
+    assert (deposited["currency"], deposited["amountFormatted"]) == (usdc, "30")
+    assert data["refundCurrencyData"]["currency"] == usdc
+    assert data["refundCurrencyData"]["amountFormatted"] == "29.9"
+
+    stray = _facts(wire, "failure", _tx("deposit", ORIGIN, DEPOSIT, Moved(STRAY_TOKEN, 5, None)))
+    shown = _valid_v3(v3_record(stray))["data"]["route"]["actual"]["origin"]["inputCurrency"]
+    assert shown["currency"]["address"] == STRAY_TOKEN and shown["amountFormatted"] == "5"
+
+
+def test_transactions_not_mined_yet_are_not_facts() -> None:
+    wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
+    facts = _facts(
+        wire,
+        "waiting",
+        _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, 1, None), status="pending"),
+    )
+    record = _valid_v3(v3_record(facts))
+    assert record["data"]["inTxs"] == []
+    route = record["data"]["route"]
+    assert route["actual"]["origin"] == route["quoted"]["origin"]
