@@ -16,6 +16,7 @@ from typing import Any, cast
 from eth_abi.abi import decode, encode
 from eth_typing import ABIEvent, ABIFunction
 from eth_utils.abi import (
+    collapse_if_tuple,
     event_abi_to_log_topic,
     function_abi_to_4byte_selector,
     get_abi_input_types,
@@ -50,8 +51,14 @@ class AbiEvent:
     name: str
     topic: str
     """topic0 as 0x-prefixed lowercase hex, as JSON-RPC logs carry it."""
-    data_types: tuple[str, ...]
-    """The types of the arguments not indexed, in the order the log's data holds them."""
+    indexed: tuple[tuple[str, str], ...]
+    """(name, ABI type) of the indexed arguments, in topic order."""
+    data: tuple[tuple[str, str], ...]
+    """(name, ABI type) of the other arguments, in the order the log's data holds them."""
+
+    @property
+    def data_types(self) -> tuple[str, ...]:
+        return tuple(kind for _, kind in self.data)
 
     def decode_data(self, data: bytes) -> tuple[Any, ...]:
         return tuple(decode(list(self.data_types), data))
@@ -90,10 +97,12 @@ def event(contract: str, name: str) -> AbiEvent:
     if len(entries) != 1:
         raise LookupError(f"{contract}.{name}: {len(entries)} ABI events match")
     entry = cast(ABIEvent, entries[0])
-    not_indexed = [item for item in entry["inputs"] if not item.get("indexed")]
-    in_data = cast(ABIEvent, {**entry, "inputs": not_indexed})
+    inputs = [
+        (item["name"], collapse_if_tuple(item), item.get("indexed")) for item in entry["inputs"]
+    ]
     return AbiEvent(
         name=name,
         topic="0x" + event_abi_to_log_topic(entry).hex(),
-        data_types=tuple(get_abi_input_types(in_data)),
+        indexed=tuple((name, kind) for name, kind, indexed in inputs if indexed),
+        data=tuple((name, kind) for name, kind, indexed in inputs if not indexed),
     )

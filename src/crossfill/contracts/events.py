@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from eth_abi.abi import decode
 from eth_abi.exceptions import DecodingError
-from eth_utils.abi import collapse_if_tuple, event_abi_to_log_topic
 
-from crossfill.contracts.artifacts import load_artifact
+from crossfill.contracts.abi import AbiEvent
+from crossfill.contracts.abi import event as abi_event
 
 
 @dataclass(frozen=True)
@@ -23,35 +22,13 @@ class EventLog:
     args: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class _EventAbi:
-    topic: bytes
-    indexed: tuple[tuple[str, str], ...]  # (name, ABI type) in topic order
-    data: tuple[tuple[str, str], ...]  # (name, ABI type) in data order
-
-
-@cache
-def _event_abi(contract: str, event: str) -> _EventAbi:
-    entry = next(
-        item
-        for item in load_artifact(contract).abi
-        if item["type"] == "event" and item["name"] == event
-    )
-    inputs = [(item["name"], collapse_if_tuple(item), item["indexed"]) for item in entry["inputs"]]
-    return _EventAbi(
-        topic=bytes(event_abi_to_log_topic(entry)),  # type: ignore[arg-type]
-        indexed=tuple((name, kind) for name, kind, indexed in inputs if indexed),
-        data=tuple((name, kind) for name, kind, indexed in inputs if not indexed),
-    )
-
-
 def _bytes(value: Any) -> bytes:
     return bytes.fromhex(value[2:]) if isinstance(value, str) else bytes(value)
 
 
-def _decoded(log: Any, abi: _EventAbi) -> EventLog | None:
+def _decoded(log: Any, abi: AbiEvent) -> EventLog | None:
     topics = [_bytes(topic) for topic in log["topics"]]
-    if not topics or topics[0] != abi.topic or len(topics) != 1 + len(abi.indexed):
+    if not topics or topics[0] != _bytes(abi.topic) or len(topics) != 1 + len(abi.indexed):
         return None
     try:
         args = {
@@ -67,5 +44,5 @@ def _decoded(log: Any, abi: _EventAbi) -> EventLog | None:
 
 def decode_events(logs: Iterable[Any], contract: str, event: str) -> list[EventLog]:
     """The logs that are `contract`'s `event`, decoded, in log order; others are skipped."""
-    abi = _event_abi(contract, event)
+    abi = abi_event(contract, event)
     return [decoded for log in logs if (decoded := _decoded(log, abi)) is not None]
