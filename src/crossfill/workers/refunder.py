@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import structlog
 from eth_account.signers.local import LocalAccount
-from eth_utils.crypto import keccak
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from crossfill.app.refunds import plan_refund, refund_calldata
 from crossfill.chains.receipt_outcomes import depository_payout, fee_paid
 from crossfill.contracts import calldata
-from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
@@ -37,7 +36,6 @@ from crossfill.workers.txmanager import TxManager
 
 log = structlog.get_logger(__name__)
 REFUND = "refund"
-AUTHORISATION_LIFETIME = timedelta(hours=1)
 GAS_HEADROOM_PERCENT = 20
 
 
@@ -134,32 +132,17 @@ class Refunder:
         if cost is None:
             log.warning("refund waits for a gas price or a price", deposit_id=deposit.id)
             return
-        net = int(deposit.amount) - cost
-        if net <= 0:
+        refund = plan_refund(
+            deposit, request.refund_to, native=native, gas_cost=cost, now=self.now()
+        )
+        if refund is None:
             await self._skip(deposit.id)
             return
-        own_deposit = deposit.outcome != DepositVerdict.DOUBLE_SPEND
-        refund_to = request.refund_to if own_deposit else deposit.depositor
-        call = (
-            DepositoryCall(to=refund_to, data=b"", value=net)
-            if native
-            else DepositoryCall(
-                to=deposit.currency, data=calldata.erc20_transfer(refund_to, net), value=0
-            )
-        )
-        payout = CallRequest(
-            calls=(call,),
-            nonce=int.from_bytes(keccak(f"{deposit.tx_hash}:{deposit.log_index}".encode())),
-            expiration=int((self.now() + AUTHORISATION_LIFETIME).timestamp()),
-        )
-        signature = sign_call_request(
+        data = refund_calldata(
+            refund,
             self.allocator,
-            payout,
             chain_id=self.config.id,
             depository=self.config.contracts.depository,
-        )
-        data = calldata.depository_execute(
-            [c.as_tuple() for c in payout.calls], payout.nonce, payout.expiration, signature
         )
         try:
             gas = await self.chain.client.estimate_gas(
@@ -181,7 +164,7 @@ class Refunder:
             purpose=purpose,
             request_id=request.id,
         )
-        await self._mark_submitted(deposit.id, row.tx_hash, net)
+        await self._mark_submitted(deposit.id, row.tx_hash, refund.amount)
 
     async def _skip(self, deposit_id: int) -> None:
         async with self.sessions() as session, session.begin():

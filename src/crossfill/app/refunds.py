@@ -1,0 +1,69 @@
+"""A refund: what a deposit that will not be filled pays back, to whom, and the Depository
+payout the allocator authorises for it.
+
+The payout's nonce is derived from the deposit itself (its transaction and log index), so the
+Depository, which accepts each nonce once, can pay a deposit back at most once whatever the
+service does. The amount is the deposit net of the refund's own gas, priced when it is due.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from eth_account.signers.local import LocalAccount
+from eth_utils.crypto import keccak
+
+from crossfill.contracts import calldata
+from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
+from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.store.tables import Deposit
+
+AUTHORISATION_LIFETIME = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class RefundPlan:
+    recipient: str
+    currency: str
+    amount: int  # net of the refund's gas
+    payout: CallRequest
+
+
+def payout_nonce(deposit: Deposit) -> int:
+    return int.from_bytes(keccak(f"{deposit.tx_hash}:{deposit.log_index}".encode()))
+
+
+def plan_refund(
+    deposit: Deposit, refund_to: str, *, native: bool, gas_cost: int, now: datetime
+) -> RefundPlan | None:
+    """A failed request's deposit goes to its `refundTo`; a second deposit for a paid order
+    (DOUBLE_SPEND) to whoever sent it. None when the gas would eat the whole deposit."""
+    net = int(deposit.amount) - gas_cost
+    if net <= 0:
+        return None
+    recipient = deposit.depositor if deposit.outcome == DepositVerdict.DOUBLE_SPEND else refund_to
+    call = (
+        DepositoryCall(to=recipient, data=b"", value=net)
+        if native
+        else DepositoryCall(
+            to=deposit.currency, data=calldata.erc20_transfer(recipient, net), value=0
+        )
+    )
+    payout = CallRequest(
+        calls=(call,),
+        nonce=payout_nonce(deposit),
+        expiration=int((now + AUTHORISATION_LIFETIME).timestamp()),
+    )
+    return RefundPlan(recipient, deposit.currency, net, payout)
+
+
+def refund_calldata(
+    plan: RefundPlan, allocator: LocalAccount, *, chain_id: int, depository: str
+) -> bytes:
+    """Depository.execute(payout, the allocator's signature of it)."""
+    signature = sign_call_request(allocator, plan.payout, chain_id=chain_id, depository=depository)
+    payout = plan.payout
+    return calldata.depository_execute(
+        [call.as_tuple() for call in payout.calls], payout.nonce, payout.expiration, signature
+    )

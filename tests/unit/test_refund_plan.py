@@ -1,0 +1,87 @@
+"""What a refund pays back and to whom; the payout's nonce is the deposit's own, so the
+Depository can pay one deposit back once at most."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from eth_abi.abi import decode
+from eth_account import Account
+
+from crossfill.app.refunds import AUTHORISATION_LIFETIME, plan_refund, refund_calldata
+from crossfill.contracts import calldata
+from crossfill.contracts.abi import function
+from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.store.tables import Deposit
+
+NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
+USDC = "0x" + "11" * 20
+DEPOSITOR = "0x" + "de" * 20
+REFUND_TO = "0x" + "5a" * 20
+
+
+def _deposit(
+    *, currency: str = USDC, amount: int = 1_000_000, outcome: str | None = None
+) -> Deposit:
+    return Deposit(
+        tx_hash="0x" + "ab" * 32,
+        log_index=2,
+        currency=currency,
+        amount=str(amount),
+        depositor=DEPOSITOR,
+        outcome=outcome,
+    )
+
+
+def test_a_failed_requests_token_deposit_goes_to_refund_to_net_of_gas() -> None:
+    plan = plan_refund(_deposit(), REFUND_TO, native=False, gas_cost=30_000, now=NOW)
+    assert plan is not None
+    assert (plan.recipient, plan.currency, plan.amount) == (REFUND_TO, USDC, 970_000)
+    (call,) = plan.payout.calls
+    assert (call.to, call.value) == (USDC, 0)
+    assert call.data == calldata.erc20_transfer(REFUND_TO, 970_000)
+    assert plan.payout.expiration == int((NOW + AUTHORISATION_LIFETIME).timestamp())
+
+
+def test_a_native_deposit_is_paid_back_as_value() -> None:
+    plan = plan_refund(
+        _deposit(currency="0x" + "00" * 20, amount=10**17),
+        REFUND_TO,
+        native=True,
+        gas_cost=10**14,
+        now=NOW,
+    )
+    assert plan is not None
+    (call,) = plan.payout.calls
+    assert (call.to, call.value, call.data) == (REFUND_TO, 10**17 - 10**14, b"")
+
+
+def test_a_second_deposit_for_a_paid_order_goes_back_to_its_sender() -> None:
+    double = _deposit(outcome=DepositVerdict.DOUBLE_SPEND)
+    plan = plan_refund(double, REFUND_TO, native=False, gas_cost=1, now=NOW)
+    assert plan is not None and plan.recipient == DEPOSITOR
+
+
+def test_nothing_is_refunded_when_gas_eats_the_deposit() -> None:
+    assert plan_refund(_deposit(amount=500), REFUND_TO, native=False, gas_cost=500, now=NOW) is None
+
+
+def test_the_payout_nonce_is_the_deposits_own_whenever_it_is_planned() -> None:
+    first = plan_refund(_deposit(), REFUND_TO, native=False, gas_cost=1, now=NOW)
+    later = plan_refund(
+        _deposit(), REFUND_TO, native=False, gas_cost=2, now=NOW + AUTHORISATION_LIFETIME
+    )
+    assert first is not None and later is not None
+    assert first.payout.nonce == later.payout.nonce
+
+
+def test_the_calldata_is_depository_execute_of_the_payout() -> None:
+    plan = plan_refund(_deposit(), REFUND_TO, native=False, gas_cost=1, now=NOW)
+    assert plan is not None
+    data = refund_calldata(plan, Account.create(), chain_id=900001, depository="0x" + "dd" * 20)
+    execute = function("Depository", "execute")
+    assert data[:4] == execute.selector
+    (calls, nonce, expiration), signature = decode(list(execute.input_types), data[4:])
+    assert (nonce, expiration, len(signature)) == (plan.payout.nonce, plan.payout.expiration, 65)
+    ((token, _data, value, _allow_failure),) = calls
+    assert (token.lower(), value) == (USDC, 0)
