@@ -1,4 +1,5 @@
-"""Serve a quote: snapshot chain state, plan, read the user's position, persist the request."""
+"""Serve a quote: snapshot chain state, plan, read the user's position, persist the request;
+or preview its price (the same checks, nothing stored)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from crossfill.errors import ChainError, Reverted, StoreError
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.request import QuoteBody
-from crossfill.quoting.response import quote_wire
+from crossfill.quoting.response import price_wire, quote_wire
 from crossfill.quoting.sponsorship import SponsorWallet
 from crossfill.quoting.steps import spender
 from crossfill.runtime import Runtime
@@ -86,9 +87,8 @@ async def _check_sponsor_funds(runtime: Runtime, quote: Quote) -> None:
         )
 
 
-async def create_quote(
-    runtime: Runtime, body: QuoteBody, *, api_key_id: int | None = None
-) -> dict[str, Any]:
+async def _planned(runtime: Runtime, body: QuoteBody, api_key_id: int | None) -> Quote:
+    """The quote planned and checked as every quote is: sponsor funds included."""
     quote = plan_quote(
         body,
         chains=_chain_views(runtime),
@@ -98,6 +98,21 @@ async def create_quote(
         sponsor_wallet=await _sponsor_wallet(runtime, body, api_key_id),
     )
     await _check_sponsor_funds(runtime, quote)
+    return quote
+
+
+def _rows_and_plan(
+    quote: Quote, wire: dict[str, Any], api_key_id: int | None
+) -> tuple[requests.QuoteRows, FillPlan]:
+    """The request's rows, and its fill planned once from the row as stored."""
+    rows = requests.quote_rows(quote, wire, referrer=quote.referrer, api_key_id=api_key_id)
+    return rows, plan_fill(Request(**rows.request), quote.destination)
+
+
+async def create_quote(
+    runtime: Runtime, body: QuoteBody, *, api_key_id: int | None = None
+) -> dict[str, Any]:
+    quote = await _planned(runtime, body, api_key_id)
     balance, allowance = await _user_position(runtime, quote)
     signature = (
         sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))
@@ -105,9 +120,8 @@ async def create_quote(
         else None
     )
     wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
-    rows = requests.quote_rows(quote, wire, referrer=quote.referrer, api_key_id=api_key_id)
-    # The fill is planned once, from the row as stored; the solver executes this plan.
-    fill_plan = plan_fill(Request(**rows.request), quote.destination)
+    # The solver executes this plan.
+    rows, fill_plan = _rows_and_plan(quote, wire, api_key_id)
     rows.request["fill_plan"] = fill_plan.to_json()
     if quote.calls:
         await _simulate_fill(runtime, quote, fill_plan)
@@ -119,6 +133,19 @@ async def create_quote(
             "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
         ) from None
     return wire
+
+
+async def preview_price(
+    runtime: Runtime, body: QuoteBody, *, api_key_id: int | None = None
+) -> dict[str, Any]:
+    """POST /price: what /quote/v2 would answer, checked the same way (the `txs` simulated
+    too), as fees and details only: no steps, and nothing stored."""
+    quote = await _planned(runtime, body, api_key_id)
+    balance, allowance = await _user_position(runtime, quote)
+    if quote.calls:
+        wire = quote_wire(quote, allowance=allowance, user_balance=balance)
+        await _simulate_fill(runtime, quote, _rows_and_plan(quote, wire, api_key_id)[1])
+    return price_wire(quote, user_balance=balance)
 
 
 async def _simulate_fill(runtime: Runtime, quote: Quote, fill: FillPlan) -> None:
