@@ -36,6 +36,10 @@ CLAIM_TYPES: dict[str, list[dict[str, str]]] = {
 _SIGNATURE = re.compile(r"0x[0-9a-fA-F]{130}", re.ASCII)
 
 
+def is_hex_signature(value: str) -> bool:
+    return _SIGNATURE.fullmatch(value) is not None
+
+
 class InvalidClaimSignature(ValueError):
     """The signature is malformed, or not the claiming wallet's."""
 
@@ -87,7 +91,7 @@ class ClaimTerms:
 
     def check_signature(self, signature: str) -> None:
         """Raise InvalidClaimSignature unless `signature` is the wallet's over these terms."""
-        if _SIGNATURE.fullmatch(signature) is None:
+        if not is_hex_signature(signature):
             raise InvalidClaimSignature("signature must be 0x-prefixed hex of 65 bytes")
         try:
             signer = Account.recover_message(self._signable(), signature=signature)

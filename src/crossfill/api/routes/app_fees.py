@@ -17,7 +17,13 @@ from fastapi import APIRouter, Query
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.params import ClaimIdPath, WalletPath
-from crossfill.api.schemas.app_fees import ClaimBody, ClaimTermsBody, claim_asked, claim_terms
+from crossfill.api.schemas.app_fees import (
+    ClaimBody,
+    ClaimTermsBody,
+    claim_asked,
+    claim_signature,
+    claim_terms,
+)
 from crossfill.api.schemas.responses import ClaimFiled
 from crossfill.app import app_fees, registry
 from crossfill.domain.app_fee_claim import CLAIM_TYPES, PRIMARY_TYPE, ClaimTerms
@@ -124,7 +130,7 @@ async def file_claim(
 ) -> dict[str, str]:
     """File a signed claim: its shares are reserved for it and paid out on chain."""
     claim_id = await app_fees.file_claim(
-        runtime, wallet, claim_terms(body), signature, now=datetime.now(UTC)
+        runtime, wallet, claim_terms(body), claim_signature(signature), now=datetime.now(UTC)
     )
     return {"message": "Claim filed; the payout follows", "claimId": claim_id}
 

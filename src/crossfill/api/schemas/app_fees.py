@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from crossfill.api.params import ChainIdField
 from crossfill.app.app_fees import ClaimAsked
-from crossfill.domain.app_fee_claim import ClaimTerms
+from crossfill.domain.app_fee_claim import ClaimTerms, is_hex_signature
 from crossfill.domain.identifiers import (
     UINT256_LIMIT,
     InvalidIdentifier,
@@ -60,6 +60,13 @@ def claim_asked(wallet: Address, body: ClaimBody) -> ClaimAsked:
         )
     except InvalidIdentifier as exc:
         raise BadRequest(str(exc)) from None
+
+
+def claim_signature(signature: str) -> str:
+    """65 bytes, 0x-prefixed hex (whose they are is the use case's to check)."""
+    if not is_hex_signature(signature):
+        raise BadRequest("signature must be 0x-prefixed hex of 65 bytes")
+    return signature
 
 
 def claim_terms(body: ClaimTermsBody) -> ClaimTerms:
