@@ -124,9 +124,10 @@ def signed(item: dict[str, Any], signer: LocalAccount) -> str:
     """The claim step signed as a wallet signs EIP-712 (uint256 values as integers)."""
     sign = item["data"]["sign"]
     value = {**sign["value"], "amount": int(sign["value"]["amount"])}
-    return Account.sign_typed_data(
+    signature: str = Account.sign_typed_data(
         signer.key, sign["domain"], sign["types"], value
     ).signature.to_0x_hex()
+    return signature
 
 
 def file(http: httpx.Client, item: dict[str, Any], signature: str) -> httpx.Response:
