@@ -135,7 +135,19 @@ def file(http: httpx.Client, item: dict[str, Any], signature: str) -> httpx.Resp
     return http.post(post["endpoint"], params={"signature": signature}, json=post["body"])
 
 
-def test_a_claim_is_paid_once_however_often_it_is_filed(service, http, devnet) -> None:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_store_http(request: pytest.FixtureRequest, start_service: StartService) -> Any:
+    """The service and its workers on each database backend."""
+    settings = {}
+    if request.param == "postgresql":
+        settings["database_url"] = request.getfixturevalue("postgres_url")
+    service = start_service(run_workers=True, settings=settings)
+    with httpx.Client(base_url=service.base_url, timeout=10) as client:
+        yield client
+
+
+def test_a_claim_is_paid_once_however_often_it_is_filed(any_store_http, devnet) -> None:
+    http = any_store_http
     recipient: LocalAccount = Account.create()
     owed = earn_app_fee(http, devnet, recipient.address)
     item = prepared_claim(http, recipient.address)
