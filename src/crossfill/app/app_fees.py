@@ -57,10 +57,10 @@ async def owed_balances(runtime: Runtime, wallet: Address) -> list[FeeBalance]:
     book = registry.price_book(runtime)
     found = []
     for total in totals:
-        chain = runtime.deployment.chain(total.chain_id)
-        currency = chain.currency(total.currency) if chain is not None else None
         if total.state != app_fees.OWED:
             continue
+        chain = runtime.deployment.chain(total.chain_id)
+        currency = chain.currency(total.currency) if chain is not None else None
         if chain is None or currency is None:
             log.warning("app fees in a currency no longer served", **vars(total))
             continue
