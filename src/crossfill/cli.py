@@ -258,7 +258,8 @@ async def _session(settings: Settings) -> AsyncIterator[AsyncSession]:
 def app_fees_balances(
     wallet: Annotated[str, typer.Argument(help="The app-fee recipient's address")],
 ) -> None:
-    """What a recipient has earned: owed (cross-chain, held by the service) and paid."""
+    """What a recipient has earned: owed (held by the service until claimed with
+    POST /app-fees/{wallet}/claim), claiming (a claim's payout on its way) and paid."""
     from crossfill.quoting.money import format_units
     from crossfill.store import app_fees
 

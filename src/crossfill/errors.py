@@ -18,6 +18,7 @@
         ├── Unauthorized (PermissionError)  401
         ├── Forbidden (PermissionError)     403
         ├── NotFound (LookupError)          404
+        ├── Conflict                        409 (the state changed under the request)
         ├── Gone                            410 (a retired endpoint)
         ├── TooManyRequests                 429, with Retry-After
         └── ServiceUnavailable              503
@@ -134,6 +135,10 @@ class BadRequest(ApiError, ValueError):
 
 class NotFound(ApiError, LookupError):
     status_code = 404
+
+
+class Conflict(ApiError):
+    status_code = 409
 
 
 class ServiceUnavailable(ApiError):

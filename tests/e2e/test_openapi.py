@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -21,8 +22,15 @@ MAIN_ROUTES = {
     ("get", "/intents/status"): "status",
     ("get", "/requests/v3"): "requests-v3",
     ("get", "/chains"): "chains",
+    ("post", "/price"): "price",
+    ("get", "/app-fees/{wallet}/balances"): "app-fee-balances",
+    ("post", "/app-fees/{wallet}/claim"): "app-fee-claim",
+    ("get", "/app-fees/{wallet}/claims/{claimId}"): "app-fee-claim-status",
+    ("post", "/currencies/v2"): "currencies-v2",
+    ("get", "/currencies/token/price"): "token-price",
+    ("get", "/config/v2"): "config-v2",
 }
-QUOTE_PATHS = ("/quote", "/quote/v2")
+QUOTE_PATHS = ("/quote", "/quote/v2", "/price")
 
 
 @pytest.fixture
@@ -53,8 +61,16 @@ def _validator(document: dict[str, Any], schema: dict[str, Any]) -> jsonschema.V
     return jsonschema.Draft202012Validator(root)
 
 
+def _template(document: dict[str, Any], path: str) -> str:
+    """The documented path (`/app-fees/{wallet}/balances`) a concrete path falls under."""
+    for template in document["paths"]:
+        if re.fullmatch(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template)), path):
+            return str(template)
+    raise KeyError(path)
+
+
 def _response_schema(document: dict[str, Any], method: str, path: str, status: int) -> Any:
-    answer = document["paths"][path][method]["responses"][str(status)]
+    answer = document["paths"][_template(document, path)][method]["responses"][str(status)]
     return answer["content"]["application/json"]["schema"]
 
 
@@ -102,6 +118,14 @@ def test_real_errors_match_what_is_documented(client, document) -> None:
         ("get", "/requests/v3", {}),
         ("get", "/requests/v3", {"params": {"limit": "51"}, "headers": {"x-api-key": "x"}}),
         ("post", "/transactions/index", {"json": {"txHash": 5}}),
+        ("post", "/price", {"json": {"tradeType": 5}}),
+        ("get", "/app-fees/not-a-wallet/balances", {}),
+        ("post", "/app-fees/0x" + "11" * 20 + "/claims", {"json": {}}),
+        ("get", "/app-fees/0x" + "11" * 20 + "/claims/0x" + "22" * 32, {}),
+        ("post", "/currencies/v2", {"json": {"chainIds": [-1]}}),
+        ("get", "/currencies/token/price", {"params": {"chainId": "1", "address": "x"}}),
+        ("get", "/config/v2", {"params": {"originChainId": "1"}}),
+        ("post", "/fast-fill", {"json": {"requestId": "0x" + "00" * 32}}),
     ]
     for method, path, send in attempts:
         response = client.request(method, path, **send)

@@ -19,7 +19,11 @@ from crossfill.api.openapi import install_openapi
 from crossfill.api.rate_limit import RateLimited, build_limiter
 from crossfill.api.routes import (
     admin,
+    app_fees,
     chains,
+    config,
+    currencies,
+    fast_fill,
     health,
     metrics,
     quote,
@@ -119,7 +123,17 @@ def create_app(
     install_error_handlers(app)
     install_openapi(app)
     # Routes are matched in order, one by one: the busiest first (no two paths overlap).
-    for public in (quote, status, requests, transactions, chains):
+    for public in (
+        quote,
+        status,
+        requests,
+        transactions,
+        chains,
+        currencies,
+        config,
+        app_fees,
+        fast_fill,
+    ):
         app.include_router(public.router, dependencies=[RateLimited])
     app.include_router(health.router)
     app.include_router(metrics.router)

@@ -1,8 +1,8 @@
 """Every error leaves as JSON `{message, statusCode, ...}`: never HTML, never a bare 500.
 
-On the quote paths every error also carries an `errorCode` (clients branch on it): errors
-raised without one (body validation, 405, size limits, rate limits) get the code of their
-status from `QUOTE_FALLBACK_CODES`.
+On the quote paths (and /price, their preview) every error also carries an `errorCode`
+(clients branch on it): errors raised without one (body validation, 405, size limits, rate
+limits) get the code of their status from `QUOTE_FALLBACK_CODES`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from crossfill.errors import ApiError
 
 log = structlog.get_logger(__name__)
 
-QUOTE_PATHS = frozenset({"/quote", "/quote/v2"})
+QUOTE_PATHS = frozenset({"/quote", "/quote/v2", "/price"})
 # The compat notes' codes where one fits; the rest name the HTTP condition.
 QUOTE_FALLBACK_CODES = {
     400: "INVALID_INPUT",

@@ -9,11 +9,13 @@ from fastapi import Path, Query
 from pydantic import AfterValidator, BeforeValidator
 
 from crossfill.domain.identifiers import (
+    parse_address,
     parse_chain_id,
     parse_row_id,
     parse_text,
     parse_tx_hash,
 )
+from crossfill.types import Address
 
 
 def _row_id(value: object) -> int:
@@ -36,6 +38,14 @@ def _request_id(value: str) -> str:
     return parse_tx_hash(value, "requestId")
 
 
+def _wallet(value: str) -> Address:
+    return parse_address(value, "wallet")
+
+
+def _claim_id(value: str) -> str:
+    return parse_tx_hash(value, "claimId")
+
+
 RowIdPath = Annotated[int, Path(description="A positive integer id"), BeforeValidator(_row_id)]
 ChainIdField = Annotated[int, BeforeValidator(_chain_id)]
 Label = Annotated[str, AfterValidator(_label)]
@@ -43,6 +53,19 @@ RequestIdQuery = Annotated[
     str,
     Query(alias="requestId", description="0x-prefixed 32-byte request id"),
     AfterValidator(_request_id),
+]
+WalletPath = Annotated[
+    Address,
+    Path(description="0x-prefixed 20-byte address of the wallet"),
+    AfterValidator(_wallet),
+]
+ClaimIdPath = Annotated[
+    str,
+    Path(alias="claimId", description="0x-prefixed 32-byte claim id"),
+    AfterValidator(_claim_id),
+]
+ChainIdQuery = Annotated[
+    int, Query(alias="chainId", description="A chain id"), BeforeValidator(_chain_id)
 ]
 ReferrerQuery = Annotated[
     str | None,

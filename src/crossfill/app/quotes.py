@@ -1,4 +1,5 @@
-"""Serve a quote: snapshot chain state, plan, read the user's position, persist the request."""
+"""Serve a quote: snapshot chain state, plan, read the user's position, persist the request;
+or preview its price (the same checks, nothing stored)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from crossfill.metrics import FAILED, NO_ROUTE, QUOTED, REFUSED, UNAVAILABLE
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.request import QuoteRequest
-from crossfill.quoting.response import quote_wire
+from crossfill.quoting.response import price_wire, quote_wire
 from crossfill.quoting.sponsorship import SponsorWallet
 from crossfill.quoting.steps import spender
 from crossfill.runtime import Runtime
@@ -88,6 +89,20 @@ async def _check_sponsor_funds(runtime: Runtime, quote: Quote) -> None:
         )
 
 
+async def _planned(runtime: Runtime, body: QuoteRequest, api_key_id: int | None) -> Quote:
+    """The quote planned and checked as every quote is: sponsor funds included."""
+    quote = plan_quote(
+        body,
+        chains=_chain_views(runtime),
+        deployment=runtime.deployment,
+        now=datetime.now(UTC),
+        entropy=Entropy(request_id=os.urandom(32), salt=int.from_bytes(os.urandom(32))),
+        sponsor_wallet=await _sponsor_wallet(runtime, body, api_key_id),
+    )
+    await _check_sponsor_funds(runtime, quote)
+    return quote
+
+
 async def create_quote(
     runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
 ) -> dict[str, Any]:
@@ -95,14 +110,7 @@ async def create_quote(
     started = time.perf_counter()
     route_kind, outcome = NO_ROUTE, FAILED
     try:
-        quote = plan_quote(
-            body,
-            chains=_chain_views(runtime),
-            deployment=runtime.deployment,
-            now=datetime.now(UTC),
-            entropy=Entropy(request_id=os.urandom(32), salt=int.from_bytes(os.urandom(32))),
-            sponsor_wallet=await _sponsor_wallet(runtime, body, api_key_id),
-        )
+        quote = await _planned(runtime, body, api_key_id)
         route_kind = quote.kind
         wire = await _answer(runtime, body, quote, api_key_id)
         outcome = QUOTED
@@ -121,8 +129,7 @@ async def create_quote(
 async def _answer(
     runtime: Runtime, body: QuoteRequest, quote: Quote, api_key_id: int | None
 ) -> dict[str, Any]:
-    """Check the sponsor and the user's position, sign, plan the fill, store the rows."""
-    await _check_sponsor_funds(runtime, quote)
+    """Check the user's position, sign, plan the fill, store the rows."""
     balance, allowance = await _user_position(runtime, quote)
     signature = (
         sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))
@@ -144,6 +151,20 @@ async def _answer(
             "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
         ) from None
     return wire
+
+
+async def preview_price(
+    runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
+) -> dict[str, Any]:
+    """POST /price: what /quote/v2 would answer, checked the same way (the `txs` simulated
+    too), as fees and details only: no steps, and nothing stored."""
+    quote = await _planned(runtime, body, api_key_id)
+    balance, _allowance = await _user_position(runtime, quote)
+    if quote.calls:
+        await _simulate_fill(
+            runtime, quote, plan_fill(FillTerms.of_quote(quote), quote.destination)
+        )
+    return price_wire(quote, user_balance=balance)
 
 
 async def _simulate_fill(runtime: Runtime, quote: Quote, fill: FillPlan) -> None:

@@ -274,3 +274,8 @@ def quote_wire(
         "details": _details(quote, user_balance),
         "protocol": {"v2": protocol},
     }
+
+
+def price_wire(quote: Quote, *, user_balance: int | None) -> dict[str, Any]:
+    """POST /price: the quote's fees and details, without steps or the protocol order."""
+    return {"fees": _fees(quote), "details": _details(quote, user_balance)}

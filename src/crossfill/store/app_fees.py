@@ -15,7 +15,7 @@ from crossfill.store.tables import AppFee, Request
 if TYPE_CHECKING:
     from crossfill.quoting.engine import Quote
 
-QUOTED, OWED, PAID, VOID = "quoted", "owed", "paid", "void"
+QUOTED, OWED, CLAIMING, PAID, VOID = "quoted", "owed", "claiming", "paid", "void"
 
 
 def quoted_shares(quote: Quote) -> list[dict[str, Any]]:
@@ -70,21 +70,29 @@ class Balance:
     state: str
     amount: int
     requests: int
+    # The shares' USD value when they were quoted.
+    quoted_usd_micros: int
 
 
 async def balances(session: AsyncSession, recipient: str) -> list[Balance]:
-    """What a recipient has earned, per chain, currency and state (owed, paid, quoted)."""
+    """What a recipient has earned, per chain, currency and state (owed, claiming, paid,
+    quoted)."""
     rows = await session.execute(
-        select(AppFee.chain_id, AppFee.currency, AppFee.state, AppFee.quoted_amount).where(
-            AppFee.recipient == recipient.lower(), AppFee.state != VOID
-        )
+        select(
+            AppFee.chain_id,
+            AppFee.currency,
+            AppFee.state,
+            AppFee.quoted_amount,
+            AppFee.amount_usd_micros,
+        ).where(AppFee.recipient == recipient.lower(), AppFee.state != VOID)
     )
     totals: dict[tuple[int, str, str], list[int]] = {}
-    for chain_id, currency, state, amount in rows:
-        entry = totals.setdefault((chain_id, currency, state), [0, 0])
+    for chain_id, currency, state, amount, usd_micros in rows:
+        entry = totals.setdefault((chain_id, currency, state), [0, 0, 0])
         entry[0] += int(amount)  # amounts are uint256 strings: summed in Python, not SQL
         entry[1] += 1
+        entry[2] += usd_micros
     return [
-        Balance(chain_id, currency, state, amount, count)
-        for (chain_id, currency, state), (amount, count) in sorted(totals.items())
+        Balance(chain_id, currency, state, amount, count, usd_micros)
+        for (chain_id, currency, state), (amount, count, usd_micros) in sorted(totals.items())
     ]

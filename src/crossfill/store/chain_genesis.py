@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.store.tables import (
     AppFee,
+    AppFeeClaim,
     ChainCursor,
     ChainGenesis,
     Deposit,
@@ -47,8 +48,9 @@ async def record(session: AsyncSession, chain_id: int, genesis_hash: str, now: d
 
 async def forget_chain_state(session: AsyncSession, chain_id: int) -> int:
     """Delete everything learnt from `chain_id`: requests from or to it (with their deposits,
-    transactions, events, fees and journal), its deposits, journal and cursors. Operator
-    settings (chain controls, API keys, webhooks) stay. Returns the requests deleted."""
+    transactions, events, fees and journal), its deposits, app-fee claims, journal and
+    cursors. Operator settings (chain controls, API keys, webhooks) stay. Returns the requests
+    deleted."""
     on_chain = or_(Request.origin_chain_id == chain_id, Request.destination_chain_id == chain_id)
     count = await session.scalar(select(func.count()).select_from(Request).where(on_chain))
     for child in _REQUEST_CHILDREN:
@@ -56,6 +58,7 @@ async def forget_chain_state(session: AsyncSession, chain_id: int) -> int:
             delete(child).where(child.request_id.in_(select(Request.id).where(on_chain)))
         )
     await session.execute(delete(Request).where(on_chain))
-    for table in (Deposit, SentTransaction, ChainCursor):
+    # Claims after the shares they carried (deleted with their requests above).
+    for table in (AppFeeClaim, Deposit, SentTransaction, ChainCursor):
         await session.execute(delete(table).where(table.chain_id == chain_id))
     return count or 0

@@ -185,8 +185,9 @@ class AppFee(Base):
     """One app-fee recipient's share of a request, in the input currency.
 
     `quoted` when the quote is made; `owed` once the request succeeds cross-chain (the share
-    stays with the service until paid out), `paid` when the user's own same-chain transaction
-    paid it, `void` when the request was refunded.
+    stays in the origin chain's Depository until claimed), `claiming` while a claim pays it
+    out, `paid` when that payout is mined or the user's own same-chain transaction paid it,
+    `void` when the request was refunded.
     """
 
     __tablename__ = "app_fees"
@@ -201,6 +202,33 @@ class AppFee(Base):
     actual_amount: Mapped[str | None] = mapped_column(AmountColumn)
     amount_usd_micros: Mapped[int] = mapped_column(BigInteger, nullable=False)
     state: Mapped[str] = mapped_column(String(16), nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    # The claim paying this share out, once its recipient filed one.
+    claim_id: Mapped[int | None] = mapped_column(
+        BigInteger, ForeignKey("app_fee_claims.id"), index=True
+    )
+
+
+class AppFeeClaim(Base):
+    """A recipient's signed claim of its owed app fees on one chain and currency.
+
+    Filed with its shares (`owed` → `claiming`) in one transaction; the payer sends the payout
+    through the journal (`submitted`) and, once it is mined, the claim and its shares are
+    `paid`. `claim_id` is the EIP-712 hash the wallet signed: a claim is filed once.
+    """
+
+    __tablename__ = "app_fee_claims"
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    claim_id: Mapped[str] = mapped_column(TxHashColumn, unique=True, nullable=False)
+    wallet: Mapped[str] = mapped_column(AddressColumn, index=True, nullable=False)
+    recipient: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    state: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    tx_hash: Mapped[str | None] = mapped_column(TxHashColumn)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 

@@ -1,4 +1,5 @@
-"""Composition root of the workers: an indexer and a solver per chain, built from the runtime."""
+"""Composition root of the workers: an indexer, a solver, a refunder, a sponsor collector and
+an app-fee payer per chain, built from the runtime."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from crossfill.runtime import Runtime
 from crossfill.store import deposit_hints, outbox, requests, signer_leases
 from crossfill.store.db import is_sqlite
 from crossfill.types import ChainId
+from crossfill.workers.app_fee_payer import AppFeePayer
 from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.indexer import Indexer
 from crossfill.workers.refunder import Refunder
@@ -42,6 +44,7 @@ class Workers:
     refunders: dict[ChainId, Refunder]
     webhooks: WebhookDispatcher
     sponsor_collectors: dict[ChainId, SponsorCollector]
+    app_fee_payers: dict[ChainId, AppFeePayer]
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _hint_listener: asyncpg.Connection | None = None
 
@@ -57,8 +60,9 @@ class Workers:
         )
         # This process among every other (a pid alone may come back after a reboot).
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        # One transaction manager per chain for the solver key: fills and refunds share nonces,
-        # and one process at a time signs with it (the signer lease, held as `owner`).
+        # One transaction manager per chain for the solver key: fills, refunds and app-fee
+        # payouts share nonces, and one process at a time signs with it (the signer lease,
+        # held as `owner`).
         txmanagers = {
             chain_id: TxManager(
                 chain.client,
@@ -125,7 +129,18 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
-        return cls(indexers, solvers, refunders, webhooks, collectors)
+        payers = {
+            chain_id: AppFeePayer(
+                chain,
+                runtime.sessions,
+                txmanagers[chain_id],
+                allocator,
+                now=utc_now,
+                interval_seconds=interval,
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
+        return cls(indexers, solvers, refunders, webhooks, collectors, payers)
 
     async def recover(self, runtime: Runtime) -> None:
         """At start: the stored state must belong to these chains (see `genesis`); with SQLite
@@ -149,6 +164,8 @@ class Workers:
             self._tasks.append(
                 asyncio.create_task(collector.run(), name=f"sponsor-collector-{chain_id}")
             )
+        for chain_id, payer in self.app_fee_payers.items():
+            self._tasks.append(asyncio.create_task(payer.run(), name=f"app-fee-payer-{chain_id}"))
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
     async def listen_for_hints(self, database_url: str) -> None:

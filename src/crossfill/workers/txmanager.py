@@ -173,7 +173,10 @@ class TxManager:
         purpose: str,
         request_id: str | None,
     ) -> SentTransaction:
-        """Sign, journal (committed), then broadcast. Raises ChainError if the node refuses."""
+        """Sign, journal (committed), then broadcast. Raises ChainError if the node refuses.
+
+        `(request_id, purpose)` names what the transaction is for; work that is no request's
+        (an app-fee claim's payout) passes None and a purpose unique to it."""
         async with self._lock:
             token = await self._hold_signer()
             nonce = await self._nonce()
@@ -303,7 +306,7 @@ class TxManager:
                 log.warning("rebroadcast failed", tx_hash=row.tx_hash, error=str(exc))
 
     async def mined_for(
-        self, request_id: str, purpose: str
+        self, request_id: str | None, purpose: str
     ) -> tuple[SentTransaction, dict[str, Any]] | None:
         """The journalled transaction for this purpose that got mined, with its receipt.
 
@@ -325,7 +328,7 @@ class TxManager:
             return row, dict(receipt)
         return None
 
-    async def _latest_attempt(self, request_id: str, purpose: str) -> list[SentTransaction]:
+    async def _latest_attempt(self, request_id: str | None, purpose: str) -> list[SentTransaction]:
         async with self.sessions() as session:
             versions = list(
                 await session.scalars(
@@ -366,13 +369,13 @@ class TxManager:
         )
         return True
 
-    async def reverted(self, request_id: str, purpose: str) -> bool:
+    async def reverted(self, request_id: str | None, purpose: str) -> bool:
         """Did the latest attempt for this purpose get mined and revert?"""
         return any(
             row.status == "failed" for row in await self._latest_attempt(request_id, purpose)
         )
 
-    async def for_request(self, request_id: str, purpose: str) -> SentTransaction | None:
+    async def for_request(self, request_id: str | None, purpose: str) -> SentTransaction | None:
         async with self.sessions() as session:
             return await session.scalar(
                 select(SentTransaction)

@@ -1,4 +1,4 @@
-"""POST /quote/v2 and POST /quote: the same body, the same answer."""
+"""POST /quote/v2 and POST /quote: the same body, the same answer; POST /price: its preview."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from crossfill.api.auth import CallerDep
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.quote import QuoteBody
-from crossfill.app.quotes import create_quote
+from crossfill.app.quotes import create_quote, preview_price
 
 router = APIRouter(tags=["quote"])
 QUOTE_RESPONSES = responses("quote", 400, 401, 403, 429, 503, quote=True)
@@ -25,3 +25,11 @@ async def quote_v2(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> R
 async def quote(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> Response:
     """Same as /quote/v2."""
     return json_answer(await create_quote(runtime, body.to_request(), api_key_id=caller.key_id))
+
+
+@router.post(
+    "/price", response_model=None, responses=responses("price", 400, 401, 403, 429, 503, quote=True)
+)
+async def price(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> Response:
+    """A quote's price without executing it: fees and details, no steps; nothing is stored."""
+    return json_answer(await preview_price(runtime, body.to_request(), api_key_id=caller.key_id))

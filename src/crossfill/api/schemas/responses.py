@@ -73,3 +73,10 @@ class WebhookRemoved(_Open):
 class WebhookReplay(_Open):
     apiKeyId: int
     queued: int
+
+
+class ClaimFiled(_Open):
+    """POST /app-fees/{wallet}/claims: the claim is filed (its payout follows)."""
+
+    message: str
+    claimId: str

@@ -1,0 +1,50 @@
+"""The chain registry and its price book, as answers outside a quote read them: a chain or a
+currency by id (a 400 naming the field when it is not served here) and USD values."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.errors import BadRequest
+from crossfill.quoting.money import to_usd_micros
+from crossfill.quoting.prices import PriceBook, PriceMissing
+from crossfill.runtime import Runtime
+
+
+def chain(runtime: Runtime, chain_id: int, field: str = "chainId") -> ChainConfig:
+    found = runtime.deployment.chain(chain_id)
+    if found is None:
+        raise BadRequest(
+            f"{field}: chain {chain_id} is not supported", error_code="UNSUPPORTED_CHAIN"
+        )
+    return found
+
+
+def currency(chain_config: ChainConfig, address: str, field: str = "currency") -> CurrencyConfig:
+    found = chain_config.currency(address)
+    if found is None:
+        raise BadRequest(
+            f"{field}: {address} is not a currency of chain {chain_config.id}",
+            error_code="UNSUPPORTED_CURRENCY",
+        )
+    return found
+
+
+def price_book(runtime: Runtime) -> PriceBook:
+    """Every chain's prices as a quote made now would see them."""
+    return PriceBook(
+        {chain_id: (chain.config, chain.state) for chain_id, chain in runtime.chains.items()},
+        now_seconds=int(datetime.now(UTC).timestamp()),
+    )
+
+
+def usd_micros(
+    book: PriceBook, chain_config: ChainConfig, currency_config: CurrencyConfig, amount: int
+) -> int | None:
+    """`amount`'s value now; None while the currency has no price."""
+    try:
+        price = book.price(chain_config.id, currency_config)
+    except PriceMissing:
+        return None
+    return to_usd_micros(amount, currency_config.decimals, price)

@@ -1,0 +1,101 @@
+"""An app-fee claim as its wallet signs it (EIP-712): which owed shares, paid to whom.
+
+The claim names the wallet's owed shares on one chain and currency up to a share id, and their
+sum: filed, exactly those shares are paid, or none (the balance changed; claim again). Its
+EIP-712 hash is the claim's id, so one signature files one claim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from eth_account import Account
+from eth_account.messages import SignableMessage, encode_typed_data
+from eth_keys.exceptions import BadSignature
+from eth_utils.crypto import keccak
+from eth_utils.exceptions import ValidationError
+
+from crossfill.types import Address
+
+DOMAIN_NAME = "CrossfillAppFees"
+DOMAIN_VERSION = "1"
+PRIMARY_TYPE = "AppFeeClaim"
+CLAIM_TYPES: dict[str, list[dict[str, str]]] = {
+    PRIMARY_TYPE: [
+        {"name": "wallet", "type": "address"},
+        {"name": "recipient", "type": "address"},
+        {"name": "chainId", "type": "uint256"},
+        {"name": "currency", "type": "address"},
+        {"name": "amount", "type": "uint256"},
+        {"name": "throughFeeId", "type": "uint256"},
+        {"name": "expiry", "type": "uint256"},
+    ]
+}
+_SIGNATURE = re.compile(r"0x[0-9a-fA-F]{130}", re.ASCII)
+
+
+def is_hex_signature(value: str) -> bool:
+    return _SIGNATURE.fullmatch(value) is not None
+
+
+class InvalidClaimSignature(ValueError):
+    """The signature is malformed, or not the claiming wallet's."""
+
+
+@dataclass(frozen=True)
+class ClaimTerms:
+    """What the wallet signs: its owed shares with ids up to `through_fee_id`, summing to
+    `amount`, paid to `recipient` if filed before `expiry` (unix seconds)."""
+
+    wallet: Address
+    recipient: Address
+    chain_id: int
+    currency: Address
+    amount: int
+    through_fee_id: int
+    expiry: int
+
+    def message(self) -> dict[str, Any]:
+        """The EIP-712 message as JSON (the amount as a decimal string: it may pass 2**53)."""
+        return {
+            "wallet": self.wallet,
+            "recipient": self.recipient,
+            "chainId": self.chain_id,
+            "currency": self.currency,
+            "amount": str(self.amount),
+            "throughFeeId": self.through_fee_id,
+            "expiry": self.expiry,
+        }
+
+    def domain(self) -> dict[str, Any]:
+        return {"name": DOMAIN_NAME, "version": DOMAIN_VERSION, "chainId": self.chain_id}
+
+    def _signable(self) -> SignableMessage:
+        message = {**self.message(), "amount": self.amount}
+        return encode_typed_data(
+            full_message={
+                "domain": self.domain(),
+                "types": CLAIM_TYPES,
+                "primaryType": PRIMARY_TYPE,
+                "message": message,
+            }
+        )
+
+    def claim_id(self) -> str:
+        """The EIP-712 hash of these terms: the claim's id."""
+        signable = self._signable()
+        digest = keccak(b"\x19" + signable.version + signable.header + signable.body)
+        return "0x" + digest.hex()
+
+    def check_signature(self, signature: str) -> None:
+        """Raise InvalidClaimSignature unless `signature` is the wallet's over these terms."""
+        if not is_hex_signature(signature):
+            raise InvalidClaimSignature("signature must be 0x-prefixed hex of 65 bytes")
+        try:
+            signer = Account.recover_message(self._signable(), signature=signature)
+        except (BadSignature, ValidationError, ValueError):
+            raise InvalidClaimSignature("signature cannot be recovered") from None
+        if signer.lower() != self.wallet.lower():
+            raise InvalidClaimSignature(f"the claim is not signed by {self.wallet}")
