@@ -14,7 +14,9 @@ from bench.synthetic import synthetic_requests
 from eth_account import Account
 from sqlalchemy import insert, select
 
-from crossfill.errors import ChainUnreachable, RateLimited
+from crossfill.contracts.reverts import RevertReason
+from crossfill.domain.call_request import NONCE_ALREADY_USED
+from crossfill.errors import ChainUnreachable, RateLimited, Reverted
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
@@ -153,3 +155,20 @@ async def test_a_lost_refund_answer_is_resumed_from_the_journal(world: World) ->
     _, deposit, journal = await world.rows()
     assert deposit.refund_status == "submitted" and len(journal) == 1
     assert world.chain.sent == [journalled.tx_hash]
+
+
+async def test_a_payout_already_executed_for_the_deposit_settles_it_without_sending(
+    world: World,
+) -> None:
+    """Someone sent a payout signed for this deposit earlier: the Depository refuses its nonce
+    again, so the deposit is refunded already and nothing more is sent."""
+    used = Reverted(
+        "execution reverted",
+        data=b"",
+        reason=RevertReason(NONCE_ALREADY_USED, (1,)),
+    )
+    world.chain.fail("estimate_gas", used)
+    await world.refunder.tick()
+    request, deposit, journal = await world.rows()
+    assert (request.status, deposit.refund_status) == ("refund", "done")
+    assert journal == [] and world.chain.sent == []

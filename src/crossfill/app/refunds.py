@@ -2,8 +2,10 @@
 payout the allocator authorises for it.
 
 The payout's nonce is derived from the deposit itself (its transaction and log index), so the
-Depository, which accepts each nonce once, can pay a deposit back at most once whatever the
-service does. The amount is the deposit net of the refund's own gas, priced when it is due.
+Depository, which pays out each nonce once, can pay a deposit back at most once whatever the
+service signs (a refund signed again after a revert, with a later expiration and another
+amount, cannot execute beside the first). The amount is the deposit net of the refund's own
+gas, priced when it is due.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ from eth_account.messages import encode_typed_data
 from eth_account.signers.local import LocalAccount
 
 DOMAIN_NAME = "CrossfillDepository"
+# The Depository's revert when a request's nonce has paid out already: whatever was signed
+# with that nonce executed once (perhaps sent by someone else), and nothing more can.
+NONCE_ALREADY_USED = "NonceAlreadyUsed"
 DOMAIN_VERSION = "1"
 
 CALL_REQUEST_TYPES: dict[str, list[dict[str, str]]] = {

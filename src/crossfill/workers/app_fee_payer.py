@@ -23,7 +23,12 @@ from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.contracts import calldata
-from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
+from crossfill.domain.call_request import (
+    NONCE_ALREADY_USED,
+    CallRequest,
+    DepositoryCall,
+    sign_call_request,
+)
 from crossfill.errors import Reverted
 from crossfill.loops import each_on_its_own, run_forever
 from crossfill.runtime import ChainRuntime
@@ -40,7 +45,6 @@ AUTHORISATION_SECONDS = 7 * 24 * 3600
 # nor replaced yet (a payout signed with it might still execute).
 EXPIRY_MARGIN_SECONDS = 600
 GAS_HEADROOM_PERCENT = 20
-ALREADY_USED = "CallRequestAlreadyUsed"
 
 
 def payout_expiration(created_at: int, head_timestamp: int) -> int | None:
@@ -155,7 +159,7 @@ class AppFeePayer:
                 }
             )
         except Reverted as revert:
-            if revert.reason.name == ALREADY_USED:
+            if revert.reason.name == NONCE_ALREADY_USED:
                 # This very payout executed (someone sent our signed request): it is paid.
                 await self._mark(app_fee_claims.mark_paid, claim, None)
                 return

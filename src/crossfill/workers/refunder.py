@@ -22,10 +22,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from crossfill.app.refunds import plan_refund, refund_calldata
 from crossfill.chains.receipt_outcomes import depository_payout, fee_paid
 from crossfill.contracts import calldata
+from crossfill.domain.call_request import NONCE_ALREADY_USED
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
-from crossfill.errors import ChainError
+from crossfill.errors import ChainError, Reverted
 from crossfill.loops import each_on_its_own, run_forever
 from crossfill.quoting.money import convert_ceil
 from crossfill.quoting.prices import price_on_chain, value_on_chain
@@ -153,8 +154,18 @@ class Refunder:
                     "value": 0,
                 }
             )
+        except Reverted as revert:
+            if revert.reason.name == NONCE_ALREADY_USED:
+                await self._paid_out_already(deposit.id)
+                return
+            log.error(
+                "refund reverts in simulation; retried",
+                deposit_id=deposit.id,
+                reason=revert.reason.message,
+            )
+            return
         except ChainError as exc:
-            log.error("refund simulation failed", deposit_id=deposit.id, error=str(exc))
+            log.warning("refund simulation failed; retried", deposit_id=deposit.id, error=str(exc))
             return
         row = await self.txmanager.send(
             to=self.config.contracts.depository,
@@ -165,6 +176,23 @@ class Refunder:
             request_id=request.id,
         )
         await self._mark_submitted(deposit.id, row.tx_hash, refund.amount)
+
+    async def _paid_out_already(self, deposit_id: int) -> None:
+        """The deposit's payout nonce is used: a payout signed for it earlier executed (sent
+        by someone holding that signature), so it is refunded, once, and nothing more is."""
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            deposit = await session.get(Deposit, deposit_id)
+            assert deposit is not None and deposit.request_id is not None
+            deposit.refund_status = "done"
+            log.warning("deposit was paid back by an earlier signed payout", deposit_id=deposit_id)
+            request = await requests.get(session, deposit.request_id)
+            if (
+                request is not None
+                and deposit.outcome != DepositVerdict.DOUBLE_SPEND
+                and request.status == RequestStatus.FAILURE
+            ):
+                await requests.move(session, request, RequestStatus.REFUND, now=now)
 
     async def _skip(self, deposit_id: int) -> None:
         async with self.sessions() as session, session.begin():

@@ -1,4 +1,4 @@
-"""Depository withdrawals: only the allocator's EIP-712 signature, before expiry, once."""
+"""Depository withdrawals: only the allocator's EIP-712 signature, before expiry, once per nonce."""
 
 from __future__ import annotations
 
@@ -75,9 +75,36 @@ def test_allocator_signed_request_pays_out_and_cannot_be_replayed(chain, web3, a
     assert event.args["id"] == _replay_key(request, chain)
     assert_reverts_with(
         depository.functions.execute(request.as_tuple(), signature),
-        "CallRequestAlreadyUsed(bytes32)",
+        "NonceAlreadyUsed(uint256)",
         **{"from": relayer.address},
     )
+
+
+def test_a_nonce_pays_once_however_often_it_is_signed(chain, web3, allocator) -> None:
+    """A refund re-signed with a later expiration and another amount (gas moved) must not
+    run beside the first signature, which anyone may still hold and send."""
+    _fund_depository(chain, web3, 10**18)
+    recipient = fresh_account(web3, ether=0)
+    relayer = fresh_account(web3)
+    holder = signing_web3(chain.rpc_url, relayer)
+    depository = contract_at(holder, "Depository", chain.contracts.depository)
+    nonce = int.from_bytes(os.urandom(32))
+    first = _payout(recipient.address, 3 * 10**17, expiration=_now(web3) + 600, nonce=nonce)
+    again = _payout(recipient.address, 4 * 10**17, expiration=_now(web3) + 3_600, nonce=nonce)
+    first_signature, again_signature = (
+        _sign(allocator, first, chain),
+        _sign(allocator, again, chain),
+    )
+
+    send(holder, depository.functions.execute(again.as_tuple(), again_signature))
+
+    assert_reverts_with(
+        depository.functions.execute(first.as_tuple(), first_signature),
+        "NonceAlreadyUsed(uint256)",
+        **{"from": relayer.address},
+    )
+    assert web3.eth.get_balance(recipient.address) == 4 * 10**17
+    assert depository.functions.nonceUsed(nonce).call()
 
 
 def test_expired_request_reverts(chain, web3, allocator) -> None:

@@ -30,7 +30,7 @@ contract Depository is Owned {
 
     error ZeroAmount();
     error CallRequestExpired(uint256 expiration);
-    error CallRequestAlreadyUsed(bytes32 id);
+    error NonceAlreadyUsed(uint256 nonce);
     error InvalidSignature();
     error CallFailed(uint256 index, bytes returnData);
 
@@ -50,8 +50,10 @@ contract Depository is Owned {
         0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0;
 
     address public allocator;
-    /// @notice Struct hashes of executed call requests: the replay guard.
-    mapping(bytes32 => bool) public callRequestUsed;
+    /// @notice Nonces of executed call requests: the replay guard. A nonce pays out once,
+    /// however many requests the allocator signs with it, so a payout signed again (a later
+    /// expiration, another amount) can never execute beside the first.
+    mapping(uint256 => bool) public nonceUsed;
 
     constructor(address initialOwner, address initialAllocator) Owned(initialOwner) {
         allocator = initialAllocator;
@@ -88,10 +90,10 @@ contract Depository is Owned {
     {
         if (block.timestamp > request.expiration) revert CallRequestExpired(request.expiration);
         id = hashCallRequest(request);
-        if (callRequestUsed[id]) revert CallRequestAlreadyUsed(id);
+        if (nonceUsed[request.nonce]) revert NonceAlreadyUsed(request.nonce);
         address signer = _recover(keccak256(abi.encodePacked("\x19\x01", domainSeparator(), id)), signature);
         if (signer == address(0) || signer != allocator) revert InvalidSignature();
-        callRequestUsed[id] = true;
+        nonceUsed[request.nonce] = true;
 
         for (uint256 i = 0; i < request.calls.length; i++) {
             Call calldata call = request.calls[i];
@@ -105,7 +107,7 @@ contract Depository is Owned {
         return keccak256(abi.encode(DOMAIN_TYPEHASH, NAME_HASH, VERSION_HASH, block.chainid, address(this)));
     }
 
-    /// @notice EIP-712 hashStruct of a call request: also its replay key.
+    /// @notice EIP-712 hashStruct of a call request (what the allocator signs; its id in events).
     function hashCallRequest(CallRequest calldata request) public pure returns (bytes32) {
         bytes32[] memory callHashes = new bytes32[](request.calls.length);
         for (uint256 i = 0; i < request.calls.length; i++) {
