@@ -205,6 +205,8 @@ def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
         if quote.kind.same_chain
         else quote.destination.fees.fill_time_estimate_seconds,
         "userBalance": "0" if user_balance is None else str(user_balance),
+        # No quote is served by a fallback route: there is none.
+        "fallbackType": None,
         "isFixedRate": not quote.leg.is_swap,
         "route": _route(quote, currency_in, currency_out),
     }
@@ -230,7 +232,8 @@ def _fee_sponsorship(quote: Quote) -> dict[str, Any]:
     }
     if sponsorship.cap_usd_micros is not None:
         quoted["maxSubsidizationAmount"] = str(sponsorship.cap_usd_micros)
-    return {"quoted": quoted}
+    # What was actually sponsored is known once the request executes (its record says so).
+    return {"quoted": quoted, "actual": None}
 
 
 def app_fee_entries(quote: Quote) -> list[dict[str, Any]]:
