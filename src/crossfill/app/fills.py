@@ -11,7 +11,7 @@ recipient.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from crossfill.config import ChainConfig
@@ -58,6 +58,8 @@ class FillTerms:
     swap: SwapPlan | None
     leg_currency: str  # what the solver pays in: the swap's input, else the output
     calls: tuple[ExtraCall, ...]
+    # Destination gas currency paid to the recipient besides the output (`topupGas`).
+    gas_topup: int = 0
 
     @classmethod
     def of_quote(cls, quote: Quote) -> FillTerms:
@@ -70,6 +72,7 @@ class FillTerms:
             swap=quote.swap_plan,
             leg_currency=quote.leg.currency_in.address.lower(),
             calls=quote.calls,
+            gas_topup=quote.gas_topup,
         )
 
     @classmethod
@@ -125,7 +128,16 @@ def _with_calls(terms: FillTerms, chain: ChainConfig, deadline: int) -> FillPlan
 
 
 def plan_fill(terms: FillTerms, chain: ChainConfig) -> FillPlan:
-    """The fill that delivers `terms` on `chain` (the destination)."""
+    """The fill that delivers `terms` on `chain` (the destination), with its gas top-up."""
+    plan = _plan_output(terms, chain)
+    if terms.gas_topup == 0:
+        return plan
+    topup = Payment(terms.recipient, NATIVE_EVM_ADDRESS, terms.gas_topup)
+    return replace(plan, payments=(*plan.payments, topup), value=plan.value + terms.gas_topup)
+
+
+def _plan_output(terms: FillTerms, chain: ChainConfig) -> FillPlan:
+    """The fill that delivers the output of `terms` on `chain`."""
     deadline = fill_deadline(terms.expires_at)
     if terms.calls:
         return _with_calls(terms, chain, deadline)

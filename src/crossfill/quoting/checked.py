@@ -34,6 +34,8 @@ class CheckedRequest:
     calls_gas: int
     sponsoring: SponsorRequest | None
     referrer: str | None
+    # USD micro-units of destination gas currency delivered with the fill (`topupGas`).
+    topup_usd_micros: int
 
 
 def _checked_calls(
@@ -84,4 +86,7 @@ def check_request(
         calls_gas=calls_gas,
         sponsoring=inputs.sponsor_request(body, sponsor_wallet),
         referrer=inputs.referrer(body.referrer),
+        topup_usd_micros=inputs.gas_topup_usd(
+            body, same_chain=kind.same_chain, native_out=currency_out.is_native
+        ),
     )

@@ -46,6 +46,9 @@ from crossfill.quoting.sponsorship import NONE as NOT_SPONSORED
 from crossfill.quoting.sponsorship import Sponsorship, SponsorWallet, apply, sponsor
 
 FILL_WINDOW = timedelta(hours=1)
+# A gas top-up is one more native payment in the fill: a value transfer, to a new account at
+# worst (9,000 for the value, 25,000 for the account).
+TOPUP_PAYMENT_GAS = 34_000
 __all__ = ["FILL_WINDOW", "ChainView", "Entropy", "Quote", "fill_deadline", "plan_quote"]
 
 
@@ -87,6 +90,9 @@ class Quote:
     # Who pays the sponsored fees, and how much in its own currency (0 when nothing is).
     sponsor: SponsorWallet | None
     sponsor_payment: int
+    # Destination gas currency the fill delivers to the recipient (`topupGas`), in wei; its
+    # cost is in `split.relayer_gas`.
+    gas_topup: int
     deposit_gas_wei: int
     slippage_bps: int
     explicit_deposit: bool
@@ -122,6 +128,8 @@ def _relayer_gas(request: CheckedRequest, prices: QuotePrices) -> int:
     else:
         gas = fees.fill_gas_native if request.currency_out.is_native else fees.fill_gas_erc20
     gas += request.calls_gas
+    if request.topup_usd_micros:
+        gas += TOPUP_PAYMENT_GAS
     native = destination.config.native_currency
     return convert_ceil(
         gas * fee_per_gas(destination),
@@ -130,6 +138,30 @@ def _relayer_gas(request: CheckedRequest, prices: QuotePrices) -> int:
         to_decimals=request.currency_in.decimals,
         to_price=prices(request.origin.config, request.currency_in),
     )
+
+
+@dataclass(frozen=True)
+class _GasTopup:
+    wei: int  # delivered on the destination
+    cost: int  # charged, in input units (rounded up)
+
+
+def _gas_topup(request: CheckedRequest, prices: QuotePrices) -> _GasTopup:
+    """`topupGas`: its USD value in the destination's gas currency, and what the user pays."""
+    if request.topup_usd_micros == 0:
+        return _GasTopup(0, 0)
+    destination = request.destination.config
+    native = destination.native_currency
+    native_price = prices(destination, native)
+    wei = request.topup_usd_micros * unit(native.decimals) // native_price
+    cost = convert_ceil(
+        wei,
+        from_decimals=native.decimals,
+        from_price=native_price,
+        to_decimals=request.currency_in.decimals,
+        to_price=prices(request.origin.config, request.currency_in),
+    )
+    return _GasTopup(wei, cost)
 
 
 def _rates(request: CheckedRequest, prices: QuotePrices) -> FeeRates:
@@ -324,24 +356,30 @@ def _check_impact(
         )
 
 
-def _check_liquidity(request: CheckedRequest, amounts: _Amounts) -> None:
-    """The solver pays the leg's input on the destination from its own inventory."""
+def _check_liquidity(request: CheckedRequest, amounts: _Amounts, gas_topup: int) -> None:
+    """The solver pays the leg's input (and a gas top-up) on the destination from its own
+    inventory."""
     if request.kind.same_chain:
         return
     destination = request.destination
-    currency = amounts.leg.currency_in
-    needed = amounts.split.leg_input
-    balance = destination.state.solver_balance(currency.address)
-    if balance is None:
-        raise QuoteUnavailable(
-            "SERVICE_UNAVAILABLE",
-            f"solver inventory on chain {destination.config.id} not known yet",
-        )
-    if balance < needed:
-        raise QuoteError(
-            "INSUFFICIENT_LIQUIDITY",
-            f"the solver holds too little {currency.symbol} on chain {destination.config.id}",
-        )
+    needed = {amounts.leg.currency_in.address.lower(): amounts.split.leg_input}
+    if gas_topup:
+        native = destination.config.native_currency.address.lower()
+        needed[native] = needed.get(native, 0) + gas_topup
+    for address, amount in needed.items():
+        currency = destination.config.currency(address)
+        assert currency is not None
+        balance = destination.state.solver_balance(currency.address)
+        if balance is None:
+            raise QuoteUnavailable(
+                "SERVICE_UNAVAILABLE",
+                f"solver inventory on chain {destination.config.id} not known yet",
+            )
+        if balance < amount:
+            raise QuoteError(
+                "INSUFFICIENT_LIQUIDITY",
+                f"the solver holds too little {currency.symbol} on chain {destination.config.id}",
+            )
 
 
 def _deposit_gas(request: CheckedRequest) -> int:
@@ -375,11 +413,11 @@ def plan_quote(
     prices(request.destination.config, request.currency_out)
     prices(request.origin.config, request.origin.config.native_currency)
     leg, routes = _leg(request, body)
-    amounts = _amounts(
-        request, leg, routes, _relayer_gas(request, prices), _rates(request, prices), prices
-    )
+    topup = _gas_topup(request, prices)
+    gas = _relayer_gas(request, prices) + topup.cost
+    amounts = _amounts(request, leg, routes, gas, _rates(request, prices), prices)
     _check_impact(request, amounts, prices, body, deployment.quotes.max_swap_impact_bps)
-    _check_liquidity(request, amounts)
+    _check_liquidity(request, amounts, topup.wei)
     if amounts.leg.is_swap:
         prices(amounts.leg.chain, amounts.leg.currency_in)
     swap_plan = (
@@ -401,6 +439,7 @@ def plan_quote(
         recipient=recipient,
         refund_to=refund_to,
         deadline=deadline,
+        gas_topup=topup.wei,
     )
     return Quote(
         request_id="0x" + entropy.request_id.hex(),
@@ -426,6 +465,7 @@ def plan_quote(
         sponsorship=amounts.sponsorship,
         sponsor=request.sponsoring.wallet if request.sponsoring else None,
         sponsor_payment=_sponsor_payment(request, amounts, prices, chains),
+        gas_topup=topup.wei,
         deposit_gas_wei=_deposit_gas(request) * fee_per_gas(request.origin),
         slippage_bps=request.slippage_bps,
         explicit_deposit=body.explicit_deposit,

@@ -35,6 +35,9 @@ DEFAULT_SLIPPAGE_BPS = 50
 MAX_APP_FEE_RECIPIENTS = 10
 MAX_APP_FEES_BPS = 5_000
 SWAP_SOURCES = ("uniswap-v2",)
+# `topupGasAmount` in USD micro-units: $2 unless asked, at most $50 (the solver fronts it).
+DEFAULT_TOPUP_USD_MICROS = 2_000_000
+MAX_TOPUP_USD_MICROS = 50_000_000
 
 
 @dataclass(frozen=True)
@@ -235,3 +238,31 @@ def sponsor_request(body: QuoteRequest, wallet: SponsorWallet | None) -> Sponsor
         cap_usd_micros=None if cap is None else int(cap),
         wallet=wallet,
     )
+
+
+def gas_topup_usd(body: QuoteRequest, *, same_chain: bool, native_out: bool) -> int:
+    """`topupGas` / `topupGasAmount`: the USD value (micro-units) of destination gas currency
+    delivered to the recipient with the fill; 0 when not asked."""
+    if not body.topup_gas:
+        if body.topup_gas_amount is not None:
+            raise BadRequest("topupGasAmount needs topupGas: true")
+        return 0
+    if same_chain:
+        raise QuoteError(
+            "UNSUPPORTED_ROUTE", "topupGas applies to cross-chain requests (it rides the fill)"
+        )
+    if native_out:
+        raise QuoteError(
+            "UNSUPPORTED_ROUTE",
+            "topupGas applies when the destination currency is not the destination's gas "
+            "currency (the output already is gas)",
+        )
+    if body.topup_gas_amount is None:
+        return DEFAULT_TOPUP_USD_MICROS
+    value = body.topup_gas_amount
+    if not _uint_text(value) or not 0 < int(value) <= MAX_TOPUP_USD_MICROS:
+        raise BadRequest(
+            f"topupGasAmount must be USD micro-units from 1 to {MAX_TOPUP_USD_MICROS} "
+            "(1000000 = $1)"
+        )
+    return int(value)

@@ -171,6 +171,15 @@ def _route(
     }
 
 
+def _gas_topup(quote: Quote) -> dict[str, Any] | None:
+    """`currencyGasTopup`: the destination gas currency the fill delivers (`topupGas`)."""
+    if quote.gas_topup == 0:
+        return None
+    native = quote.destination.native_currency
+    value = quote.usd_micros(quote.destination, native, quote.gas_topup)
+    return amount_wire(quote.destination, native, quote.gas_topup, value)
+
+
 def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
     usd = UsdBreakdown.of(quote)
     currency_in = _in(quote, quote.split.amount_in)
@@ -184,6 +193,7 @@ def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
         "currencyIn": currency_in,
         "currencyOut": currency_out,
         "refundCurrency": currency_in,
+        "currencyGasTopup": _gas_topup(quote),
         "totalImpact": {
             "usd": format_usd(usd.total_impact),
             "percent": _percent(usd.total_impact, usd.amount_in),

@@ -13,8 +13,6 @@ _NOT_YET: tuple[tuple[str, str, str], ...] = (
         "gasLimitForDepositSpecifiedTxs",
         "INVALID_GAS_LIMIT_FOR_DEPOSIT_SPECIFIED_TXS",
     ),
-    ("topup_gas", "topupGas", "UNSUPPORTED_ROUTE"),
-    ("topup_gas_amount", "topupGasAmount", "UNSUPPORTED_ROUTE"),
     ("use_permit", "usePermit", "UNSUPPORTED_EXECUTION_TYPE"),
     ("use_deposit_address", "useDepositAddress", "UNSUPPORTED_EXECUTION_TYPE"),
     ("fixed_rate", "fixedRate", "UNSUPPORTED_EXECUTION_TYPE"),

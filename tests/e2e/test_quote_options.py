@@ -1,0 +1,74 @@
+"""Quote options executed on the devnet: what each one promises arrives on chain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import (
+    DESTINATION,
+    NATIVE,
+    ORIGIN,
+    balance,
+    final_status,
+    funded_user,
+    request_quote,
+    rpc_urls,
+    usdc,
+)
+from tests.e2e.conftest import ServiceThread, StartService, validate_against
+from tests.e2e.wallet import execute_steps
+
+
+@pytest.fixture
+def service(start_service: StartService) -> ServiceThread:
+    return start_service(run_workers=True)
+
+
+def _usdc_bridge(
+    devnet: RunningDevnet, user: str, recipient: str, **options: Any
+) -> dict[str, Any]:
+    return {
+        "user": user,
+        "recipient": recipient,
+        "originChainId": ORIGIN,
+        "destinationChainId": DESTINATION,
+        "originCurrency": usdc(devnet, ORIGIN),
+        "destinationCurrency": usdc(devnet, DESTINATION),
+        "amount": str(50 * 10**6),
+        "tradeType": "EXACT_INPUT",
+        **options,
+    }
+
+
+def _execute(
+    service: ServiceThread, devnet: RunningDevnet, user: LocalAccount, body: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Quote, run the steps as a wallet, hint the deposit; the quote and the final status."""
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, body)
+        validate_against("quote", quote)
+        sent = execute_steps(quote, user, rpc_urls(devnet))
+        http.post("/transactions/index", json={"txHash": sent["deposit"], "chainId": str(ORIGIN)})
+        status = final_status(http, quote["steps"][-1]["requestId"])
+    return quote, status
+
+
+def test_a_gas_top_up_reaches_the_recipient_with_the_usdc(service, devnet) -> None:
+    user, recipient = funded_user(devnet, usdc_amount=100 * 10**6), Account.create().address
+    body = _usdc_bridge(devnet, user.address, recipient, topupGas=True, topupGasAmount="3000000")
+    quote, status = _execute(service, devnet, user, body)
+    assert status["status"] == "success", status
+    topup = quote["details"]["currencyGasTopup"]
+    assert topup["currency"]["chainId"] == DESTINATION
+    assert topup["currency"]["metadata"]["isNative"] is True
+    assert topup["amountUsd"].startswith(("2.99", "3"))
+    # The recipient, a fresh account, now holds the top-up and the bridged USDC.
+    assert balance(devnet, DESTINATION, NATIVE, recipient) == int(topup["amount"]) > 0
+    received = balance(devnet, DESTINATION, usdc(devnet, DESTINATION), recipient)
+    assert received == int(quote["details"]["currencyOut"]["amount"])
