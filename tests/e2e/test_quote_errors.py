@@ -70,6 +70,40 @@ def _cases(devnet: RunningDevnet) -> list[ErrorCase]:
             message_has="txsGasLimit",
         ),
         ErrorCase("an unknown chain", {"originChainId": 1}, "UNSUPPORTED_CHAIN"),
+        ErrorCase(
+            "external liquidity, none configured",
+            {"useExternalLiquidity": True},
+            "UNSUPPORTED_ROUTE",
+            message_has="none is configured",
+        ),
+        ErrorCase(
+            "a recovery address without deposit addresses",
+            {"recoveryAddress": SOMEONE},
+            "UNSUPPORTED_EXECUTION_TYPE",
+            message_has="useDepositAddress",
+        ),
+        ErrorCase("a Solana fee payer", {"depositFeePayer": SOMEONE}, "UNSUPPORTED_EXECUTION_TYPE"),
+        ErrorCase("origin gas overhead", {"originGasOverhead": 1000}, "UNSUPPORTED_EXECUTION_TYPE"),
+        ErrorCase(
+            "protocol v1", {"protocolVersion": "v1"}, "UNSUPPORTED_EXECUTION_TYPE", message_has="v2"
+        ),
+        ErrorCase(
+            "a gas top-up of a native output",
+            {"topupGas": True},
+            "UNSUPPORTED_ROUTE",
+            message_has="topupGas",
+        ),
+        ErrorCase(
+            "true exact output of a swap",
+            {
+                "destinationCurrency": usdc(devnet, DESTINATION),
+                "tradeType": "EXACT_OUTPUT",
+                "amount": "1000000",
+                "enableTrueExactOutput": True,
+            },
+            "UNSUPPORTED_EXECUTION_TYPE",
+            message_has="enableTrueExactOutput",
+        ),
         ErrorCase("a bad recipient", {"recipient": "0x12"}, "INVALID_RECIPIENT"),
         ErrorCase("a malformed field", {"originChainId": "900001"}, "INVALID_INPUT"),
         ErrorCase("an amount below the fees", {"amount": "1000"}, "AMOUNT_TOO_LOW"),
@@ -127,7 +161,9 @@ def test_an_unexpected_failure_is_a_500_coded_with_its_request_id(
     monkeypatch.setattr(quotes, "plan_quote", broken)
     # On a connection of its own: uvicorn closes the connection an exception escaped on.
     failed = httpx.post(
-        f"{quoting.base_url}/quote/v2", json=native_bridge(accounts.users()[0].address)
+        f"{quoting.base_url}/quote/v2",
+        json=native_bridge(accounts.users()[0].address),
+        timeout=30,
     )
     monkeypatch.undo()
     assert failed.status_code == 500

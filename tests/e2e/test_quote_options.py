@@ -8,6 +8,7 @@ import httpx
 import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from web3 import Web3
 
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -15,6 +16,7 @@ from tests.e2e.bridging import (
     NATIVE,
     ORIGIN,
     balance,
+    deposit_native,
     final_status,
     funded_user,
     request_quote,
@@ -72,3 +74,35 @@ def test_a_gas_top_up_reaches_the_recipient_with_the_usdc(service, devnet) -> No
     assert balance(devnet, DESTINATION, NATIVE, recipient) == int(topup["amount"]) > 0
     received = balance(devnet, DESTINATION, usdc(devnet, DESTINATION), recipient)
     assert received == int(quote["details"]["currencyOut"]["amount"])
+
+
+def test_a_fixed_rate_bridge_delivers_the_input_less_its_spread(service, devnet) -> None:
+    user, recipient = funded_user(devnet, usdc_amount=100 * 10**6), Account.create().address
+    quote, status = _execute(
+        service, devnet, user, _usdc_bridge(devnet, user.address, recipient, fixedRate="300")
+    )
+    assert status["status"] == "success", status
+    details = quote["details"]
+    assert details["isFixedRate"] is True
+    assert details["fixedRateFee"] == {"usd": "1.5"}  # 3% of 50 USDC
+    assert int(quote["fees"]["relayer"]["amount"]) == 1_500_000
+    received = balance(devnet, DESTINATION, usdc(devnet, DESTINATION), recipient)
+    assert received == int(details["currencyOut"]["amount"]) == 48_500_000
+
+
+def test_refund_on_origin_is_where_a_refund_is_paid(service, devnet) -> None:
+    """`refundOnOrigin` is honoured by design: an unfillable deposit is paid back on the origin
+    chain, by its Depository."""
+    user = funded_user(devnet)
+    body = {**_usdc_bridge(devnet, user.address, user.address), "refundOnOrigin": True}
+    body.update(originCurrency=NATIVE, destinationCurrency=NATIVE, amount=str(10**17))
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, body)
+        underpaid = int(quote["details"]["currencyIn"]["amount"]) - 1000
+        deposit_native(devnet, user, quote, underpaid)
+        status = final_status(http, quote["steps"][0]["requestId"], until=frozenset({"refund"}))
+    (refund_hash,) = status["txHashes"]
+    origin = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
+    receipt = origin.eth.get_transaction_receipt(refund_hash)
+    assert receipt["status"] == 1
+    assert receipt["to"].lower() == devnet.deployment.chains[0].contracts.depository.lower()

@@ -36,6 +36,8 @@ class CheckedRequest:
     referrer: str | None
     # USD micro-units of destination gas currency delivered with the fill (`topupGas`).
     topup_usd_micros: int
+    # `fixedRate`: the spread, in bps of the input, that replaces the service's fees.
+    fixed_rate_bps: int | None
 
 
 def _checked_calls(
@@ -58,6 +60,17 @@ def _checked_calls(
     return calls, inputs.txs_gas_limit(body.txs_gas_limit, default_gas)
 
 
+def _check_true_exact_output(body: QuoteRequest, kind: RouteKind, trade: TradeType) -> None:
+    """`enableTrueExactOutput` sends an output-side swap's surplus to the solver: without a
+    swap there is none (the output is exact), and with one it always goes to the recipient."""
+    swaps = kind in (RouteKind.CROSSCHAIN_SWAP, RouteKind.SAME_CHAIN_SWAP)
+    if body.enable_true_exact_output and swaps and trade is not TradeType.EXACT_INPUT:
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            "enableTrueExactOutput is not served: a swap's surplus always goes to the recipient",
+        )
+
+
 def check_request(
     body: QuoteRequest, chains: Mapping[int, ChainView], sponsor_wallet: SponsorWallet | None
 ) -> CheckedRequest:
@@ -72,13 +85,15 @@ def check_request(
     )
     kind = route_kind(origin.config, destination.config, currency_in, currency_out)
     calls, calls_gas = _checked_calls(body, kind, destination, currency_out)
+    trade = inputs.trade_type(body.trade_type)
+    _check_true_exact_output(body, kind, trade)
     return CheckedRequest(
         kind=kind,
         origin=origin,
         destination=destination,
         currency_in=currency_in,
         currency_out=currency_out,
-        trade_type=inputs.trade_type(body.trade_type),
+        trade_type=trade,
         amount=inputs.amount(body.amount),
         slippage_bps=inputs.slippage_bps(body.slippage_tolerance),
         app_fees=inputs.app_fees(body.app_fees),
@@ -89,4 +104,5 @@ def check_request(
         topup_usd_micros=inputs.gas_topup_usd(
             body, same_chain=kind.same_chain, native_out=currency_out.is_native
         ),
+        fixed_rate_bps=inputs.fixed_rate_bps(body, bridge=kind is RouteKind.BRIDGE),
     )

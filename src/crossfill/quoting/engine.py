@@ -33,6 +33,7 @@ from crossfill.quoting.inputs import AppFeeShare, ChainView, ExtraCall
 from crossfill.quoting.legs import Leg, RouteKind, pools_of, same_asset, swap_routes, unread_pools
 from crossfill.quoting.money import (
     MICROS_PER_USD,
+    ceil_div,
     convert_ceil,
     from_usd_micros_ceil,
     to_usd_micros,
@@ -93,6 +94,8 @@ class Quote:
     # Destination gas currency the fill delivers to the recipient (`topupGas`), in wei; its
     # cost is in `split.relayer_gas`.
     gas_topup: int
+    # `fixedRate`: the bps charged as the whole service fee, gas included; None when floating.
+    fixed_rate_bps: int | None
     deposit_gas_wei: int
     slippage_bps: int
     explicit_deposit: bool
@@ -187,6 +190,25 @@ def _rates(request: CheckedRequest, prices: QuotePrices) -> FeeRates:
         return FeeRates(service_bps=service_bps, flat=flat, app_bps=app_bps)
     except AmountTooLow as exc:
         raise QuoteError("AMOUNT_TOO_LOW", str(exc)) from None
+
+
+def _fixed_rates(request: CheckedRequest, rates: FeeRates, floating: Split) -> FeeRates:
+    """`fixedRate`: its bps as the whole service fee, gas included. It may not undercut what
+    the same request costs at the service's own rates."""
+    assert request.fixed_rate_bps is not None
+    least_bps = ceil_div(floating.relayer * BPS, floating.amount_in)
+    if request.fixed_rate_bps < least_bps:
+        raise QuoteError(
+            "AMOUNT_TOO_LOW",
+            f"fixedRate {request.fixed_rate_bps} bps does not cover this request's gas and "
+            f"service fee: ask for at least {least_bps} bps, or a larger amount",
+        )
+    try:
+        return FeeRates(
+            service_bps=request.fixed_rate_bps, app_bps=rates.app_bps, gas_included=True
+        )
+    except AmountTooLow as exc:
+        raise QuoteError("AMOUNT_TOO_LOW", f"fixedRate with appFees: {exc}") from None
 
 
 def _leg(request: CheckedRequest, body: QuoteRequest) -> tuple[Leg, list[Route]]:
@@ -415,7 +437,11 @@ def plan_quote(
     leg, routes = _leg(request, body)
     topup = _gas_topup(request, prices)
     gas = _relayer_gas(request, prices) + topup.cost
-    amounts = _amounts(request, leg, routes, gas, _rates(request, prices), prices)
+    rates = _rates(request, prices)
+    amounts = _amounts(request, leg, routes, gas, rates, prices)
+    if request.fixed_rate_bps is not None:
+        fixed = _fixed_rates(request, rates, amounts.split)
+        amounts = _amounts(request, leg, routes, gas, fixed, prices)
     _check_impact(request, amounts, prices, body, deployment.quotes.max_swap_impact_bps)
     _check_liquidity(request, amounts, topup.wei)
     if amounts.leg.is_swap:
@@ -466,6 +492,7 @@ def plan_quote(
         sponsor=request.sponsoring.wallet if request.sponsoring else None,
         sponsor_payment=_sponsor_payment(request, amounts, prices, chains),
         gas_topup=topup.wei,
+        fixed_rate_bps=request.fixed_rate_bps,
         deposit_gas_wei=_deposit_gas(request) * fee_per_gas(request.origin),
         slippage_bps=request.slippage_bps,
         explicit_deposit=body.explicit_deposit,

@@ -266,3 +266,21 @@ def gas_topup_usd(body: QuoteRequest, *, same_chain: bool, native_out: bool) -> 
             "(1000000 = $1)"
         )
     return int(value)
+
+
+def fixed_rate_bps(body: QuoteRequest, *, bridge: bool) -> int | None:
+    """`fixedRate`: basis points of the input charged as the whole service fee, gas included
+    (a fixed spread); offered on bridges of one asset, where nothing else moves the rate."""
+    value = body.fixed_rate
+    if value is None:
+        return None
+    if not _uint_text(value) or int(value) >= BPS:
+        raise BadRequest("fixedRate must be basis points from 0 to 9999")
+    if body.topup_gas:
+        raise BadRequest("fixedRate and topupGas cannot be combined: a top-up is bought on top")
+    if not bridge:
+        raise QuoteError(
+            "UNSUPPORTED_ROUTE",
+            "fixedRate applies to bridges of one asset; a swap is priced by its pool",
+        )
+    return int(value)

@@ -217,7 +217,13 @@ def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
         "userBalance": "0" if user_balance is None else str(user_balance),
         # No quote is served by a fallback route: there is none.
         "fallbackType": None,
+        # A bridge's rate is fixed (one asset); a fixed-rate quote's spread is too.
         "isFixedRate": not quote.leg.is_swap,
+        "fixedRateFee": (
+            None
+            if quote.fixed_rate_bps is None
+            else {"usd": format_usd(usd.relayer_gas + usd.relayer_service)}
+        ),
         "route": _route(quote, currency_in, currency_out),
     }
 
