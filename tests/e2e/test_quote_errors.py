@@ -83,7 +83,18 @@ def _cases(devnet: RunningDevnet) -> list[ErrorCase]:
             message_has="useDepositAddress",
         ),
         ErrorCase("a Solana fee payer", {"depositFeePayer": SOMEONE}, "UNSUPPORTED_EXECUTION_TYPE"),
-        ErrorCase("origin gas overhead", {"originGasOverhead": 1000}, "UNSUPPORTED_EXECUTION_TYPE"),
+        ErrorCase(
+            "origin gas overhead without usePermit",
+            {"originGasOverhead": 1000},
+            "INVALID_INPUT",
+            message_has="usePermit",
+        ),
+        ErrorCase(
+            "a permit of ether",
+            {"usePermit": True},
+            "UNSUPPORTED_EXECUTION_TYPE",
+            message_has="usePermit",
+        ),
         ErrorCase(
             "protocol v1", {"protocolVersion": "v1"}, "UNSUPPORTED_EXECUTION_TYPE", message_has="v2"
         ),

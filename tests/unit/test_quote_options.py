@@ -82,10 +82,9 @@ def test_a_fixed_rate_that_cannot_hold_is_refused(
         ("recoveryAddress", "0x" + "cd" * 20, "UNSUPPORTED_EXECUTION_TYPE"),
         ("strict", True, "UNSUPPORTED_EXECUTION_TYPE"),
         ("depositFeePayer", "11111111111111111111111111111111", "UNSUPPORTED_EXECUTION_TYPE"),
-        ("originGasOverhead", 50_000, "UNSUPPORTED_EXECUTION_TYPE"),
         ("useExternalLiquidity", True, "UNSUPPORTED_ROUTE"),
         ("useDepositAddress", True, "UNSUPPORTED_EXECUTION_TYPE"),
-        ("usePermit", True, "UNSUPPORTED_EXECUTION_TYPE"),
+        ("usePermit", True, "UNSUPPORTED_EXECUTION_TYPE"),  # of ETH: no permits
         ("protocolVersion", "v1", "UNSUPPORTED_EXECUTION_TYPE"),
         ("protocolVersion", "v3", "UNSUPPORTED_EXECUTION_TYPE"),
     ],

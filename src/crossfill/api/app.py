@@ -22,6 +22,7 @@ from crossfill.api.routes import (
     chains,
     health,
     metrics,
+    permits,
     quote,
     requests,
     status,
@@ -119,7 +120,7 @@ def create_app(
     install_error_handlers(app)
     install_openapi(app)
     # Routes are matched in order, one by one: the busiest first (no two paths overlap).
-    for public in (quote, status, requests, transactions, chains):
+    for public in (quote, status, requests, transactions, chains, permits):
         app.include_router(public.router, dependencies=[RateLimited])
     app.include_router(health.router)
     app.include_router(metrics.router)

@@ -14,6 +14,7 @@ from typing import Any
 
 from eth_account import Account
 from eth_account.messages import encode_typed_data
+from eth_keys.exceptions import BadSignature
 
 PRIMARY_TYPE = "ReceiveWithAuthorization"
 SIGNATURE_KIND = "eip3009"
@@ -101,7 +102,7 @@ class DepositAuthorization:
         """Who signed this authorization (checksummed), or None for a malformed signature."""
         try:
             signer: str = Account.recover_message(self._message(), signature=signature)
-        except ValueError:
+        except (BadSignature, ValueError):
             return None
         return signer
 

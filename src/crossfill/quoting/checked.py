@@ -10,7 +10,7 @@ from crossfill.config import CurrencyConfig
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
-from crossfill.quoting.inputs import AppFeeShare, ChainView, ExtraCall
+from crossfill.quoting.inputs import AppFeeShare, ChainView, ExtraCall, PermitRequest
 from crossfill.quoting.legs import RouteKind, route_kind
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.sponsorship import SponsorRequest, SponsorWallet
@@ -38,6 +38,8 @@ class CheckedRequest:
     topup_usd_micros: int
     # `fixedRate`: the spread, in bps of the input, that replaces the service's fees.
     fixed_rate_bps: int | None
+    # `usePermit`: a signed deposit authorization the solver submits on the origin.
+    permit: PermitRequest | None
 
 
 def _checked_calls(
@@ -105,4 +107,5 @@ def check_request(
             body, same_chain=kind.same_chain, native_out=currency_out.is_native
         ),
         fixed_rate_bps=inputs.fixed_rate_bps(body, bridge=kind is RouteKind.BRIDGE),
+        permit=inputs.permit_request(body, same_chain=kind.same_chain, currency_in=currency_in),
     )

@@ -50,6 +50,8 @@ FILL_WINDOW = timedelta(hours=1)
 # A gas top-up is one more native payment in the fill: a value transfer, to a new account at
 # worst (9,000 for the value, 25,000 for the account).
 TOPUP_PAYMENT_GAS = 34_000
+# A deposit by authorization costs an ERC-20 deposit and the token's signature check.
+AUTHORIZATION_GAS = 30_000
 __all__ = ["FILL_WINDOW", "ChainView", "Entropy", "Quote", "fill_deadline", "plan_quote"]
 
 
@@ -94,6 +96,9 @@ class Quote:
     # Destination gas currency the fill delivers to the recipient (`topupGas`), in wei; its
     # cost is in `split.relayer_gas`.
     gas_topup: int
+    # `usePermit`: the deposit authorization's `validBefore` (Unix seconds); the solver sends
+    # the deposit, its origin gas is in `split.relayer_gas`. None for a deposit transaction.
+    permit_valid_before: int | None
     # `fixedRate`: the bps charged as the whole service fee, gas included; None when floating.
     fixed_rate_bps: int | None
     deposit_gas_wei: int
@@ -165,6 +170,29 @@ def _gas_topup(request: CheckedRequest, prices: QuotePrices) -> _GasTopup:
         to_price=prices(request.origin.config, request.currency_in),
     )
     return _GasTopup(wei, cost)
+
+
+def _permit_gas(request: CheckedRequest, prices: QuotePrices) -> int:
+    """`usePermit`: the origin deposit the solver sends for the user, in input units."""
+    if request.permit is None:
+        return 0
+    origin = request.origin
+    gas = origin.config.fees.deposit_gas_erc20 + AUTHORIZATION_GAS
+    gas += request.permit.origin_gas_overhead
+    native = origin.config.native_currency
+    return convert_ceil(
+        gas * fee_per_gas(origin),
+        from_decimals=native.decimals,
+        from_price=prices(origin.config, native),
+        to_decimals=request.currency_in.decimals,
+        to_price=prices(origin.config, request.currency_in),
+    )
+
+
+def _permit_valid_before(request: CheckedRequest, now: datetime, expires_at: datetime) -> int:
+    assert request.permit is not None
+    valid_until = min(now + timedelta(seconds=request.permit.expiry_seconds), expires_at)
+    return int(valid_until.timestamp())
 
 
 def _rates(request: CheckedRequest, prices: QuotePrices) -> FeeRates:
@@ -436,7 +464,7 @@ def plan_quote(
     prices(request.origin.config, request.origin.config.native_currency)
     leg, routes = _leg(request, body)
     topup = _gas_topup(request, prices)
-    gas = _relayer_gas(request, prices) + topup.cost
+    gas = _relayer_gas(request, prices) + topup.cost + _permit_gas(request, prices)
     rates = _rates(request, prices)
     amounts = _amounts(request, leg, routes, gas, rates, prices)
     if request.fixed_rate_bps is not None:
@@ -493,7 +521,13 @@ def plan_quote(
         sponsor_payment=_sponsor_payment(request, amounts, prices, chains),
         gas_topup=topup.wei,
         fixed_rate_bps=request.fixed_rate_bps,
-        deposit_gas_wei=_deposit_gas(request) * fee_per_gas(request.origin),
+        permit_valid_before=(
+            None if request.permit is None else _permit_valid_before(request, now, expires_at)
+        ),
+        # The user's own gas: none when the solver sends the deposit.
+        deposit_gas_wei=0
+        if request.permit
+        else _deposit_gas(request) * fee_per_gas(request.origin),
         slippage_bps=request.slippage_bps,
         explicit_deposit=body.explicit_deposit,
         referrer=request.referrer,

@@ -35,6 +35,10 @@ DEFAULT_SLIPPAGE_BPS = 50
 MAX_APP_FEE_RECIPIENTS = 10
 MAX_APP_FEES_BPS = 5_000
 SWAP_SOURCES = ("uniswap-v2",)
+# `permitExpiry` (seconds): 10 minutes unless asked; `originGasOverhead` (gas units) at most.
+DEFAULT_PERMIT_EXPIRY_SECONDS = 600
+PERMIT_EXPIRY_SECONDS = (60, 3600)
+MAX_ORIGIN_GAS_OVERHEAD = 1_000_000
 # `topupGasAmount` in USD micro-units: $2 unless asked, at most $50 (the solver fronts it).
 DEFAULT_TOPUP_USD_MICROS = 2_000_000
 MAX_TOPUP_USD_MICROS = 50_000_000
@@ -56,6 +60,15 @@ class ExtraCall:
     to: str
     value: int
     data: bytes
+
+
+@dataclass(frozen=True)
+class PermitRequest:
+    """`usePermit`: the user signs a deposit authorization instead of sending a transaction;
+    the solver submits it, paying origin gas (plus `originGasOverhead`) the user is charged."""
+
+    expiry_seconds: int
+    origin_gas_overhead: int
 
 
 @dataclass(frozen=True)
@@ -284,3 +297,32 @@ def fixed_rate_bps(body: QuoteRequest, *, bridge: bool) -> int | None:
             "fixedRate applies to bridges of one asset; a swap is priced by its pool",
         )
     return int(value)
+
+
+def permit_request(
+    body: QuoteRequest, *, same_chain: bool, currency_in: CurrencyConfig
+) -> PermitRequest | None:
+    """`usePermit`, `permitExpiry`, `originGasOverhead`: a gasless ERC-20 deposit."""
+    if not body.use_permit:
+        if body.permit_expiry is not None or body.origin_gas_overhead:
+            raise BadRequest(
+                "permitExpiry and originGasOverhead apply only with usePermit: true "
+                "(the only origin transaction the solver sends)"
+            )
+        return None
+    if same_chain or currency_in.is_native or not currency_in.supports_permit:
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            f"usePermit applies to cross-chain deposits of an ERC-20 that supports permits; "
+            f"{currency_in.symbol} here does not",
+        )
+    if not body.explicit_deposit:
+        raise BadRequest("usePermit and explicitDeposit: false cannot be combined")
+    expiry = body.permit_expiry or DEFAULT_PERMIT_EXPIRY_SECONDS
+    low, high = PERMIT_EXPIRY_SECONDS
+    if not low <= expiry <= high:
+        raise BadRequest(f"permitExpiry must be {low}..{high} seconds")
+    overhead = body.origin_gas_overhead or 0
+    if not 0 <= overhead <= MAX_ORIGIN_GAS_OVERHEAD:
+        raise BadRequest(f"originGasOverhead must be 0..{MAX_ORIGIN_GAS_OVERHEAD} gas")
+    return PermitRequest(expiry_seconds=expiry, origin_gas_overhead=overhead)

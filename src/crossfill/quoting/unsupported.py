@@ -3,8 +3,8 @@ errorCode that names why; never accepted and silently ignored.
 
 - Not served yet: the option asks for something this service could offer but does not.
 - Part of a feature not offered: the option only means something with another option or a
-  chain kind this service does not run (deposit addresses, Solana origins, gasless origin
-  transactions, external liquidity, the v1 protocol).
+  chain kind this service does not run (deposit addresses, Solana origins, external
+  liquidity, the v1 protocol).
 
 `refundOnOrigin` is honoured by design and needs no check: refunds are always paid on the
 origin chain, by its Depository, to `refundTo`.
@@ -26,7 +26,6 @@ _REFUSED: tuple[tuple[str, str, str, str], ...] = (
         "INVALID_GAS_LIMIT_FOR_DEPOSIT_SPECIFIED_TXS",
         NOT_YET,
     ),
-    ("use_permit", "usePermit", "UNSUPPORTED_EXECUTION_TYPE", NOT_YET),
     ("use_deposit_address", "useDepositAddress", "UNSUPPORTED_EXECUTION_TYPE", NOT_YET),
     ("recovery_address", "recoveryAddress", "UNSUPPORTED_EXECUTION_TYPE", DEPOSIT_ADDRESSES),
     ("strict", "strict", "UNSUPPORTED_EXECUTION_TYPE", DEPOSIT_ADDRESSES),
@@ -35,13 +34,6 @@ _REFUSED: tuple[tuple[str, str, str, str], ...] = (
         "depositFeePayer",
         "UNSUPPORTED_EXECUTION_TYPE",
         "applies only to Solana-origin deposits; no SVM chain is served",
-    ),
-    (
-        "origin_gas_overhead",
-        "originGasOverhead",
-        "UNSUPPORTED_EXECUTION_TYPE",
-        "applies only when the solver sends the origin transaction (gasless origins), "
-        "which is not offered",
     ),
     (
         "use_external_liquidity",

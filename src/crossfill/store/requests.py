@@ -45,6 +45,10 @@ def plan_of(quote: Quote) -> dict[str, Any]:
             {"to": call.to, "value": str(call.value), "data": "0x" + call.data.hex()}
             for call in quote.calls
         ],
+        # `usePermit`: the deposit authorization's bound, to check the signature posted later.
+        "permit": None
+        if quote.permit_valid_before is None
+        else {"validBefore": quote.permit_valid_before},
         "sponsorPayment": None
         if quote.sponsor is None
         else {

@@ -18,6 +18,7 @@ from crossfill.store.db import is_sqlite
 from crossfill.types import ChainId
 from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.indexer import Indexer
+from crossfill.workers.permit_depositor import PermitDepositor
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
 from crossfill.workers.sponsor_collector import SponsorCollector
@@ -42,6 +43,7 @@ class Workers:
     refunders: dict[ChainId, Refunder]
     webhooks: WebhookDispatcher
     sponsor_collectors: dict[ChainId, SponsorCollector]
+    permit_depositors: dict[ChainId, PermitDepositor]
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _hint_listener: asyncpg.Connection | None = None
 
@@ -125,7 +127,17 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
-        return cls(indexers, solvers, refunders, webhooks, collectors)
+        depositors = {
+            chain_id: PermitDepositor(
+                chain,
+                runtime.sessions,
+                txmanagers[chain_id],
+                now=utc_now,
+                interval_seconds=interval,
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
+        return cls(indexers, solvers, refunders, webhooks, collectors, depositors)
 
     async def recover(self, runtime: Runtime) -> None:
         """At start: the stored state must belong to these chains (see `genesis`); with SQLite
@@ -148,6 +160,10 @@ class Workers:
         for chain_id, collector in self.sponsor_collectors.items():
             self._tasks.append(
                 asyncio.create_task(collector.run(), name=f"sponsor-collector-{chain_id}")
+            )
+        for chain_id, depositor in self.permit_depositors.items():
+            self._tasks.append(
+                asyncio.create_task(depositor.run(), name=f"permit-depositor-{chain_id}")
             )
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
