@@ -11,7 +11,7 @@ from eth_account import Account
 
 from crossfill.domain.deposit_authorization import DepositAuthorization
 from tests.e2e.bridging import ORIGIN, native_bridge, request_quote, usdc
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.e2e.conftest import ServiceThread, StartService, validate_against
 
 
 @pytest.fixture
@@ -51,6 +51,7 @@ def test_only_the_user_s_signature_over_the_quote_is_accepted(service, devnet) -
     body["destinationCurrency"] = usdc(devnet, 900002)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, body)
+        validate_against("quote", quote)
         request_id = quote["steps"][0]["requestId"]
         authorization = _authorization(devnet, quote)
         good = authorization.sign(bytes(user.key))
