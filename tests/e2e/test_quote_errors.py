@@ -105,10 +105,10 @@ def _cases(devnet: RunningDevnet) -> list[ErrorCase]:
             message_has="topupGas",
         ),
         ErrorCase(
-            "true exact output of a swap",
+            "true exact output of an expected output",
             {
                 "destinationCurrency": usdc(devnet, DESTINATION),
-                "tradeType": "EXACT_OUTPUT",
+                "tradeType": "EXPECTED_OUTPUT",
                 "amount": "1000000",
                 "enableTrueExactOutput": True,
             },

@@ -106,3 +106,23 @@ def test_refund_on_origin_is_where_a_refund_is_paid(service, devnet) -> None:
     receipt = origin.eth.get_transaction_receipt(refund_hash)
     assert receipt["status"] == 1
     assert receipt["to"].lower() == devnet.deployment.chains[0].contracts.depository.lower()
+
+
+def test_a_true_exact_output_pays_exactly_and_the_surplus_to_the_solver(service, devnet) -> None:
+    user, recipient = funded_user(devnet), Account.create().address
+    destination_usdc = usdc(devnet, DESTINATION)
+    solver = devnet.deployment.solver.address
+    solver_before = balance(devnet, DESTINATION, destination_usdc, solver)
+    body = {
+        **_usdc_bridge(devnet, user.address, recipient),
+        "originCurrency": NATIVE,
+        "tradeType": "EXACT_OUTPUT",
+        "amount": str(20 * 10**6),
+        "enableTrueExactOutput": True,
+    }
+    quote, status = _execute(service, devnet, user, body)
+    assert status["status"] == "success", status
+    assert quote["details"]["currencyOut"]["amount"] == str(20 * 10**6)
+    assert balance(devnet, DESTINATION, destination_usdc, recipient) == 20 * 10**6
+    # The swap bought with slippage head-room: what it got beyond the amount is the solver's.
+    assert balance(devnet, DESTINATION, destination_usdc, solver) > solver_before

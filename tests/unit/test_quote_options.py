@@ -5,11 +5,23 @@ from __future__ import annotations
 
 import pytest
 
+from crossfill.app.fills import FillTerms, plan_fill
+from crossfill.contracts.calldata import erc20_transfer
+from crossfill.contracts.router_calls import sweep_call
 from crossfill.errors import BadRequest
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.response import quote_wire
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.unit.quote_fixtures import USDC, body, deployment, quote, views
+from tests.unit.quote_fixtures import (
+    CHAINS,
+    CONTRACT,
+    SOLVER,
+    USDC,
+    body,
+    deployment,
+    quote,
+    views,
+)
 
 USDC_BRIDGE = {"originCurrency": USDC, "destinationCurrency": USDC, "amount": str(100 * 10**6)}
 
@@ -115,9 +127,33 @@ def test_options_that_hold_by_design_are_accepted(fields: dict[str, object]) -> 
     assert quote(body(**fields)).amount_out > 0
 
 
-def test_true_exact_output_of_a_swap_is_refused() -> None:
+def test_true_exact_output_pays_the_amount_and_the_surplus_to_the_solver() -> None:
+    exact = quote(body(tradeType="EXACT_OUTPUT", amount="1000000", enableTrueExactOutput=True))
+    plain = quote(body(tradeType="EXACT_OUTPUT", amount="1000000"))
+    assert plain.amount_out > 1_000_000  # the surplus, the recipient's by default
+    assert exact.amount_out == exact.minimum_out == 1_000_000
+    plan = plan_fill(FillTerms.of_quote(exact), exact.destination)
+    *_, pay, sweep = plan.calls
+    assert pay.target == USDC and pay.data == erc20_transfer(exact.recipient, 1_000_000)
+    assert sweep.data == sweep_call(CONTRACT, USDC, SOLVER)[3]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"tradeType": "EXPECTED_OUTPUT", "amount": "1000000"},
+        {"tradeType": "EXACT_OUTPUT", "amount": "1000000", "destinationChainId": CHAINS[0]},
+        {
+            "tradeType": "EXACT_OUTPUT",
+            "originCurrency": USDC,
+            "destinationCurrency": NATIVE_EVM_ADDRESS,
+            "amount": str(10**16),
+        },
+    ],
+)
+def test_true_exact_output_where_it_cannot_hold_is_refused(fields: dict[str, object]) -> None:
     with pytest.raises(QuoteError) as refused:
-        quote(body(tradeType="EXACT_OUTPUT", amount="1000000", enableTrueExactOutput=True))
+        quote(body(**fields, enableTrueExactOutput=True))
     assert "enableTrueExactOutput" in refused.value.message
 
 

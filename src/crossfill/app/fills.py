@@ -3,7 +3,9 @@ that call means.
 
 A bridge pays the recipient from the solver's inventory. A cross-chain swap pays the bridged
 asset into the Router and swaps it there, straight to the recipient, with the quote's
-`minimumAmount` as the swap's own floor: a price that moved too far reverts the fill. A
+`minimumAmount` as the swap's own floor: a price that moved too far reverts the fill (with
+`enableTrueExactOutput`, into the Router, which pays the recipient exactly and the solver the
+surplus). A
 bridge-and-call funds the request's `txs` through the Router and gives the rest to the
 recipient.
 """
@@ -17,7 +19,7 @@ from datetime import datetime
 from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
 from crossfill.contracts.reverts import RevertReason
-from crossfill.contracts.router_calls import Call, SwapPlan, swap_calls, sweep_call
+from crossfill.contracts.router_calls import Call, SwapPlan, pay_calls, swap_calls, sweep_call
 from crossfill.domain.fill_plan import FillPlan, Payment, PlannedCall
 from crossfill.quoting.engine import Quote, fill_deadline
 from crossfill.quoting.inputs import ExtraCall
@@ -60,6 +62,8 @@ class FillTerms:
     calls: tuple[ExtraCall, ...]
     # Destination gas currency paid to the recipient besides the output (`topupGas`).
     gas_topup: int = 0
+    # `enableTrueExactOutput`: who gets a destination swap's surplus (None: the recipient).
+    surplus_to: str | None = None
 
     @classmethod
     def of_quote(cls, quote: Quote) -> FillTerms:
@@ -73,6 +77,7 @@ class FillTerms:
             leg_currency=quote.leg.currency_in.address.lower(),
             calls=quote.calls,
             gas_topup=quote.gas_topup,
+            surplus_to=quote.order.solver if quote.true_exact_output else None,
         )
 
     @classmethod
@@ -127,6 +132,19 @@ def _with_calls(terms: FillTerms, chain: ChainConfig, deadline: int) -> FillPlan
     )
 
 
+def _swap_calls(terms: FillTerms, swap: SwapPlan, chain: ChainConfig, deadline: int) -> list[Call]:
+    """The destination swap, straight to the recipient; or, for a true exact output (an
+    ERC-20), into the Router, which pays the recipient the amount and the solver the rest."""
+    if terms.surplus_to is None:
+        return swap_calls(swap, terms.recipient, deadline)
+    router = chain.contracts.router
+    return [
+        *swap_calls(swap, router, deadline),
+        *pay_calls(terms.currency, False, [(terms.recipient, terms.amount_out)]),
+        sweep_call(router, terms.currency, terms.surplus_to),
+    ]
+
+
 def plan_fill(terms: FillTerms, chain: ChainConfig) -> FillPlan:
     """The fill that delivers `terms` on `chain` (the destination), with its gas top-up."""
     plan = _plan_output(terms, chain)
@@ -155,7 +173,7 @@ def _plan_output(terms: FillTerms, chain: ChainConfig) -> FillPlan:
             deadline,
         )
     swap = terms.swap
-    calls = swap_calls(swap, terms.recipient, deadline)
+    calls = _swap_calls(terms, swap, chain, deadline)
     payments = (
         [] if swap.native_in else [(chain.contracts.router, terms.leg_currency, swap.amount_in)]
     )

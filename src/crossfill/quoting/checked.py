@@ -40,6 +40,8 @@ class CheckedRequest:
     fixed_rate_bps: int | None
     # `usePermit`: a signed deposit authorization the solver submits on the origin.
     permit: PermitRequest | None
+    # `enableTrueExactOutput` on an exact-output destination swap: the surplus to the solver.
+    true_exact_output: bool
 
 
 def _checked_calls(
@@ -62,15 +64,27 @@ def _checked_calls(
     return calls, inputs.txs_gas_limit(body.txs_gas_limit, default_gas)
 
 
-def _check_true_exact_output(body: QuoteRequest, kind: RouteKind, trade: TradeType) -> None:
-    """`enableTrueExactOutput` sends an output-side swap's surplus to the solver: without a
-    swap there is none (the output is exact), and with one it always goes to the recipient."""
+def _true_exact_output(
+    body: QuoteRequest, kind: RouteKind, trade: TradeType, currency_out: CurrencyConfig
+) -> bool:
+    """`enableTrueExactOutput`: an exact-output swap pays the recipient exactly the amount
+    and its surplus to the solver. Without an output-side swap there is no surplus."""
     swaps = kind in (RouteKind.CROSSCHAIN_SWAP, RouteKind.SAME_CHAIN_SWAP)
-    if body.enable_true_exact_output and swaps and trade is not TradeType.EXACT_INPUT:
+    if not body.enable_true_exact_output or not swaps or trade is TradeType.EXACT_INPUT:
+        return False
+    if kind is not RouteKind.CROSSCHAIN_SWAP or trade is not TradeType.EXACT_OUTPUT:
         raise QuoteError(
             "UNSUPPORTED_EXECUTION_TYPE",
-            "enableTrueExactOutput is not served: a swap's surplus always goes to the recipient",
+            "enableTrueExactOutput is served for EXACT_OUTPUT cross-chain swaps; "
+            "on one chain, or for an expected output, the surplus goes to the recipient",
         )
+    if currency_out.is_native:
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            "enableTrueExactOutput is served for swaps to an ERC-20; "
+            "a swap to the gas currency pays its surplus to the recipient",
+        )
+    return True
 
 
 def check_request(
@@ -88,7 +102,6 @@ def check_request(
     kind = route_kind(origin.config, destination.config, currency_in, currency_out)
     calls, calls_gas = _checked_calls(body, kind, destination, currency_out)
     trade = inputs.trade_type(body.trade_type)
-    _check_true_exact_output(body, kind, trade)
     return CheckedRequest(
         kind=kind,
         origin=origin,
@@ -107,5 +120,6 @@ def check_request(
             body, same_chain=kind.same_chain, native_out=currency_out.is_native
         ),
         fixed_rate_bps=inputs.fixed_rate_bps(body, bridge=kind is RouteKind.BRIDGE),
+        true_exact_output=_true_exact_output(body, kind, trade, currency_out),
         permit=inputs.permit_request(body, same_chain=kind.same_chain, currency_in=currency_in),
     )

@@ -99,6 +99,9 @@ class Quote:
     # `usePermit`: the deposit authorization's `validBefore` (Unix seconds); the solver sends
     # the deposit, its origin gas is in `split.relayer_gas`. None for a deposit transaction.
     permit_valid_before: int | None
+    # `enableTrueExactOutput`: the fill pays `amount_out` exactly, the swap's surplus to the
+    # solver.
+    true_exact_output: bool
     # `fixedRate`: the bps charged as the whole service fee, gas included; None when floating.
     fixed_rate_bps: int | None
     deposit_gas_wei: int
@@ -472,6 +475,9 @@ def plan_quote(
         amounts = _amounts(request, leg, routes, gas, fixed, prices)
     _check_impact(request, amounts, prices, body, deployment.quotes.max_swap_impact_bps)
     _check_liquidity(request, amounts, topup.wei)
+    if request.true_exact_output:
+        # The recipient gets the amount asked, no more: the swap's surplus is the solver's.
+        amounts = replace(amounts, amount_out=amounts.minimum_out)
     if amounts.leg.is_swap:
         prices(amounts.leg.chain, amounts.leg.currency_in)
     swap_plan = (
@@ -521,6 +527,7 @@ def plan_quote(
         sponsor_payment=_sponsor_payment(request, amounts, prices, chains),
         gas_topup=topup.wei,
         fixed_rate_bps=request.fixed_rate_bps,
+        true_exact_output=request.true_exact_output,
         permit_valid_before=(
             None if request.permit is None else _permit_valid_before(request, now, expires_at)
         ),
