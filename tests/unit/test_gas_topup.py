@@ -53,6 +53,7 @@ def test_a_top_up_rides_a_destination_swap_too() -> None:
     topped = quote(body(topupGas=True))  # ETH -> USDC: the swap spends native as well
     plan = plan_fill(FillTerms.of_quote(topped), topped.destination)
     assert plan.value == topped.swap_plan.amount_in + topped.gas_topup  # type: ignore[union-attr]
+    assert plan.spends_amount == plan.value  # both come out of the solver's ether
 
 
 @pytest.mark.parametrize(

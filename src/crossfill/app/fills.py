@@ -151,7 +151,15 @@ def plan_fill(terms: FillTerms, chain: ChainConfig) -> FillPlan:
     if terms.gas_topup == 0:
         return plan
     topup = Payment(terms.recipient, NATIVE_EVM_ADDRESS, terms.gas_topup)
-    return replace(plan, payments=(*plan.payments, topup), value=plan.value + terms.gas_topup)
+    spends = plan.spends_amount
+    if plan.spends_currency == NATIVE_EVM_ADDRESS:
+        spends += terms.gas_topup  # a native-in swap: the top-up comes from the same balance
+    return replace(
+        plan,
+        payments=(*plan.payments, topup),
+        value=plan.value + terms.gas_topup,
+        spends_amount=spends,
+    )
 
 
 def _plan_output(terms: FillTerms, chain: ChainConfig) -> FillPlan:
