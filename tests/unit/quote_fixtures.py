@@ -47,6 +47,7 @@ def _chain(chain_id: int) -> dict[str, object]:
                 "name": "USD Coin",
                 "decimals": 6,
                 "usd_price": "1",
+                "supports_permit": True,
             },
             {
                 "address": WETH,

@@ -26,6 +26,7 @@ from crossfill.api.routes import (
     fast_fill,
     health,
     metrics,
+    permits,
     quote,
     requests,
     status,
@@ -133,6 +134,7 @@ def create_app(
         config,
         app_fees,
         fast_fill,
+        permits,
     ):
         app.include_router(public.router, dependencies=[RateLimited])
     app.include_router(health.router)

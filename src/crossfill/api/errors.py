@@ -2,10 +2,14 @@
 
 On the quote paths (and /price, their preview) every error also carries an `errorCode`
 (clients branch on it): errors raised without one (body validation, 405, size limits, rate
-limits) get the code of their status from `QUOTE_FALLBACK_CODES`.
+limits) get the code of their status from `QUOTE_FALLBACK_CODES`. An unexpected failure (500)
+carries a `requestId`, the id it is logged under; a quote refused by simulating it carries the
+Detailed shape (`quoting.errors.QuoteSimulationFailed`).
 """
 
 from __future__ import annotations
+
+import os
 
 import structlog
 from fastapi import FastAPI, Request
@@ -85,8 +89,12 @@ async def _api_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    log.exception("unhandled error", path=request.url.path, exc_info=exc)
-    return error_response(request, 500, "Internal server error", errorCode="UNKNOWN_ERROR")
+    # The id in the answer is the one in the log: a client reporting it finds the traceback.
+    request_id = "0x" + os.urandom(32).hex()
+    log.exception("unhandled error", path=request.url.path, request_id=request_id, exc_info=exc)
+    return error_response(
+        request, 500, "Internal server error", errorCode="UNKNOWN_ERROR", requestId=request_id
+    )
 
 
 def install_error_handlers(app: FastAPI) -> None:

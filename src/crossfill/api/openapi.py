@@ -21,7 +21,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from crossfill.domain import listing_query as lq
 from crossfill.domain.enums import FAIL_REASONS, FEATURES, REFUND_FAIL_REASONS, REQUEST_TYPES
@@ -71,13 +71,26 @@ class ErrorBody(BaseModel):
     errorCode: str | None = None
 
 
+class FailedCallData(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    from_: str = Field(alias="from")
+    to: str
+    data: str
+    value: str
+
+
 class QuoteErrorBody(BaseModel):
-    """A /quote or /quote/v2 error: always coded."""
+    """A /quote or /quote/v2 error: always coded; a 500 also carries `requestId`, and a quote
+    refused by simulating it the Detailed fields (`errorData` .. `failedCallData`)."""
 
     model_config = ConfigDict(extra="allow")
     message: str
     statusCode: int
     errorCode: str
+    requestId: str | None = None
+    errorData: str | None = None
+    approxSimulatedBlock: int | None = None
+    failedCallData: FailedCallData | None = None
 
 
 def wire_schema(name: str) -> dict[str, Any]:

@@ -3,7 +3,9 @@ that call means.
 
 A bridge pays the recipient from the solver's inventory. A cross-chain swap pays the bridged
 asset into the Router and swaps it there, straight to the recipient, with the quote's
-`minimumAmount` as the swap's own floor: a price that moved too far reverts the fill. A
+`minimumAmount` as the swap's own floor: a price that moved too far reverts the fill (with
+`enableTrueExactOutput`, into the Router, which pays the recipient exactly and the solver the
+surplus). A
 bridge-and-call funds the request's `txs` through the Router and gives the rest to the
 recipient.
 """
@@ -11,13 +13,13 @@ recipient.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
 from crossfill.contracts.reverts import RevertReason
-from crossfill.contracts.router_calls import Call, SwapPlan, swap_calls, sweep_call
+from crossfill.contracts.router_calls import Call, SwapPlan, pay_calls, swap_calls, sweep_call
 from crossfill.domain.fill_plan import FillPlan, Payment, PlannedCall
 from crossfill.quoting.engine import Quote, fill_deadline
 from crossfill.quoting.inputs import ExtraCall
@@ -58,6 +60,10 @@ class FillTerms:
     swap: SwapPlan | None
     leg_currency: str  # what the solver pays in: the swap's input, else the output
     calls: tuple[ExtraCall, ...]
+    # Destination gas currency paid to the recipient besides the output (`topupGas`).
+    gas_topup: int = 0
+    # `enableTrueExactOutput`: who gets a destination swap's surplus (None: the recipient).
+    surplus_to: str | None = None
 
     @classmethod
     def of_quote(cls, quote: Quote) -> FillTerms:
@@ -70,6 +76,8 @@ class FillTerms:
             swap=quote.swap_plan,
             leg_currency=quote.leg.currency_in.address.lower(),
             calls=quote.calls,
+            gas_topup=quote.gas_topup,
+            surplus_to=quote.order.solver if quote.true_exact_output else None,
         )
 
     @classmethod
@@ -124,8 +132,38 @@ def _with_calls(terms: FillTerms, chain: ChainConfig, deadline: int) -> FillPlan
     )
 
 
+def _swap_calls(terms: FillTerms, swap: SwapPlan, chain: ChainConfig, deadline: int) -> list[Call]:
+    """The destination swap, straight to the recipient; or, for a true exact output (an
+    ERC-20), into the Router, which pays the recipient the amount and the solver the rest."""
+    if terms.surplus_to is None:
+        return swap_calls(swap, terms.recipient, deadline)
+    router = chain.contracts.router
+    return [
+        *swap_calls(swap, router, deadline),
+        *pay_calls(terms.currency, False, [(terms.recipient, terms.amount_out)]),
+        sweep_call(router, terms.currency, terms.surplus_to),
+    ]
+
+
 def plan_fill(terms: FillTerms, chain: ChainConfig) -> FillPlan:
-    """The fill that delivers `terms` on `chain` (the destination)."""
+    """The fill that delivers `terms` on `chain` (the destination), with its gas top-up."""
+    plan = _plan_output(terms, chain)
+    if terms.gas_topup == 0:
+        return plan
+    topup = Payment(terms.recipient, NATIVE_EVM_ADDRESS, terms.gas_topup)
+    spends = plan.spends_amount
+    if plan.spends_currency == NATIVE_EVM_ADDRESS:
+        spends += terms.gas_topup  # a native-in swap: the top-up comes from the same balance
+    return replace(
+        plan,
+        payments=(*plan.payments, topup),
+        value=plan.value + terms.gas_topup,
+        spends_amount=spends,
+    )
+
+
+def _plan_output(terms: FillTerms, chain: ChainConfig) -> FillPlan:
+    """The fill that delivers the output of `terms` on `chain`."""
     deadline = fill_deadline(terms.expires_at)
     if terms.calls:
         return _with_calls(terms, chain, deadline)
@@ -143,7 +181,7 @@ def plan_fill(terms: FillTerms, chain: ChainConfig) -> FillPlan:
             deadline,
         )
     swap = terms.swap
-    calls = swap_calls(swap, terms.recipient, deadline)
+    calls = _swap_calls(terms, swap, chain, deadline)
     payments = (
         [] if swap.native_in else [(chain.contracts.router, terms.leg_currency, swap.amount_in)]
     )

@@ -17,7 +17,12 @@ from crossfill.domain.order import sign_order_id
 from crossfill.errors import ApiError, ChainError, Reverted, ServiceUnavailable, StoreError
 from crossfill.metrics import FAILED, NO_ROUTE, QUOTED, REFUSED, UNAVAILABLE
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
-from crossfill.quoting.errors import QuoteError, QuoteUnavailable
+from crossfill.quoting.errors import (
+    QuoteError,
+    QuoteSimulationFailed,
+    QuoteUnavailable,
+    SimulatedCall,
+)
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.response import price_wire, quote_wire
 from crossfill.quoting.sponsorship import SponsorWallet
@@ -169,20 +174,37 @@ async def preview_price(
 
 async def _simulate_fill(runtime: Runtime, quote: Quote, fill: FillPlan) -> None:
     """Run the very fill the solver will send, from the solver, against the destination's
-    current state: calls that revert, or need more gas than budgeted, are refused now."""
+    current state: calls that revert, or need more gas than budgeted, are refused now, in the
+    Detailed error shape (what ran, against about which block, what the chain said)."""
     destination = quote.destination
+    chain = runtime.chains[destination.id]
+    call = SimulatedCall(
+        sender=runtime.deployment.solver.address,
+        to=destination.contracts.filler,
+        data=calldata.hex_data(filler_calldata(fill)),
+        value=fill.value,
+    )
+    # The node simulates against its latest block: our last seen head is about that block.
+    head = chain.state.head
+    simulated_block = head.number if head is not None else 0
+
+    def refused(message: str, error_data: str) -> QuoteSimulationFailed:
+        return QuoteSimulationFailed(
+            "INVALID_EXTRA_TXS",
+            message,
+            request_id=quote.request_id,
+            error_data=error_data,
+            simulated_block=simulated_block,
+            failed_call=call,
+        )
+
     try:
-        gas = await runtime.chains[destination.id].client.estimate_gas(
-            {
-                "from": runtime.deployment.solver.address,
-                "to": destination.contracts.filler,
-                "data": calldata.hex_data(filler_calldata(fill)),
-                "value": fill.value,
-            }
+        gas = await chain.client.estimate_gas(
+            {"from": call.sender, "to": call.to, "data": call.data, "value": call.value}
         )
     except Reverted as revert:
-        raise QuoteError(
-            "INVALID_EXTRA_TXS", f"txs fail in simulation: {revert.reason.message}"
+        raise refused(
+            f"txs fail in simulation: {revert.reason.message}", calldata.hex_data(revert.data)
         ) from None
     except ChainError:
         # The node, not the calls, failed: nothing is known about the txs yet.
@@ -193,8 +215,8 @@ async def _simulate_fill(runtime: Runtime, quote: Quote, fill: FillPlan) -> None
     fees = destination.fees
     base = fees.fill_gas_native if quote.currency_out.is_native else fees.fill_gas_erc20
     if gas > base + quote.calls_gas:
-        raise QuoteError(
-            "INVALID_EXTRA_TXS",
+        raise refused(
             f"txs need about {gas - base} gas, more than the {quote.calls_gas} budgeted; "
             "raise txsGasLimit",
+            "0x",
         )

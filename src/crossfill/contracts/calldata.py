@@ -50,3 +50,17 @@ def depository_execute(
 ) -> bytes:
     """Depository.execute(CallRequest, signature): a payout authorised by the allocator."""
     return function("Depository", "execute").encode((calls, nonce, expiration), signature)
+
+
+def deposit_erc20_with_authorization(
+    depositor: str,
+    token: str,
+    amount: int,
+    valid_before: int,
+    order_id: bytes,
+    signature: bytes,
+) -> bytes:
+    """Depository.depositErc20WithAuthorization: a gasless deposit (EIP-3009, valid from 0)."""
+    return function("Depository", "depositErc20WithAuthorization").encode(
+        depositor, token, amount, 0, valid_before, order_id, signature
+    )

@@ -21,6 +21,8 @@ def _currencies(contracts: DeployedContracts) -> list[dict[str, Any]]:
             "name": "USD Coin",
             "decimals": 6,
             "usd_price": "1",
+            # TestUSDC takes EIP-3009 authorizations: gasless deposits (`usePermit`).
+            "supports_permit": True,
         },
         {
             "address": contracts.weth,

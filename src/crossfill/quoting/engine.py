@@ -33,6 +33,7 @@ from crossfill.quoting.inputs import AppFeeShare, ChainView, ExtraCall
 from crossfill.quoting.legs import Leg, RouteKind, pools_of, same_asset, swap_routes, unread_pools
 from crossfill.quoting.money import (
     MICROS_PER_USD,
+    ceil_div,
     convert_ceil,
     from_usd_micros_ceil,
     to_usd_micros,
@@ -46,6 +47,11 @@ from crossfill.quoting.sponsorship import NONE as NOT_SPONSORED
 from crossfill.quoting.sponsorship import Sponsorship, SponsorWallet, apply, sponsor
 
 FILL_WINDOW = timedelta(hours=1)
+# A gas top-up is one more native payment in the fill: a value transfer, to a new account at
+# worst (9,000 for the value, 25,000 for the account).
+TOPUP_PAYMENT_GAS = 34_000
+# A deposit by authorization costs an ERC-20 deposit and the token's signature check.
+AUTHORIZATION_GAS = 30_000
 __all__ = ["FILL_WINDOW", "ChainView", "Entropy", "Quote", "fill_deadline", "plan_quote"]
 
 
@@ -87,6 +93,17 @@ class Quote:
     # Who pays the sponsored fees, and how much in its own currency (0 when nothing is).
     sponsor: SponsorWallet | None
     sponsor_payment: int
+    # Destination gas currency the fill delivers to the recipient (`topupGas`), in wei; its
+    # cost is in `split.relayer_gas`.
+    gas_topup: int
+    # `usePermit`: the deposit authorization's `validBefore` (Unix seconds); the solver sends
+    # the deposit, its origin gas is in `split.relayer_gas`. None for a deposit transaction.
+    permit_valid_before: int | None
+    # `enableTrueExactOutput`: the fill pays `amount_out` exactly, the swap's surplus to the
+    # solver.
+    true_exact_output: bool
+    # `fixedRate`: the bps charged as the whole service fee, gas included; None when floating.
+    fixed_rate_bps: int | None
     deposit_gas_wei: int
     slippage_bps: int
     explicit_deposit: bool
@@ -122,6 +139,8 @@ def _relayer_gas(request: CheckedRequest, prices: QuotePrices) -> int:
     else:
         gas = fees.fill_gas_native if request.currency_out.is_native else fees.fill_gas_erc20
     gas += request.calls_gas
+    if request.topup_usd_micros:
+        gas += TOPUP_PAYMENT_GAS
     native = destination.config.native_currency
     return convert_ceil(
         gas * fee_per_gas(destination),
@@ -130,6 +149,53 @@ def _relayer_gas(request: CheckedRequest, prices: QuotePrices) -> int:
         to_decimals=request.currency_in.decimals,
         to_price=prices(request.origin.config, request.currency_in),
     )
+
+
+@dataclass(frozen=True)
+class _GasTopup:
+    wei: int  # delivered on the destination
+    cost: int  # charged, in input units (rounded up)
+
+
+def _gas_topup(request: CheckedRequest, prices: QuotePrices) -> _GasTopup:
+    """`topupGas`: its USD value in the destination's gas currency, and what the user pays."""
+    if request.topup_usd_micros == 0:
+        return _GasTopup(0, 0)
+    destination = request.destination.config
+    native = destination.native_currency
+    native_price = prices(destination, native)
+    wei = request.topup_usd_micros * unit(native.decimals) // native_price
+    cost = convert_ceil(
+        wei,
+        from_decimals=native.decimals,
+        from_price=native_price,
+        to_decimals=request.currency_in.decimals,
+        to_price=prices(request.origin.config, request.currency_in),
+    )
+    return _GasTopup(wei, cost)
+
+
+def _permit_gas(request: CheckedRequest, prices: QuotePrices) -> int:
+    """`usePermit`: the origin deposit the solver sends for the user, in input units."""
+    if request.permit is None:
+        return 0
+    origin = request.origin
+    gas = origin.config.fees.deposit_gas_erc20 + AUTHORIZATION_GAS
+    gas += request.permit.origin_gas_overhead
+    native = origin.config.native_currency
+    return convert_ceil(
+        gas * fee_per_gas(origin),
+        from_decimals=native.decimals,
+        from_price=prices(origin.config, native),
+        to_decimals=request.currency_in.decimals,
+        to_price=prices(origin.config, request.currency_in),
+    )
+
+
+def _permit_valid_before(request: CheckedRequest, now: datetime, expires_at: datetime) -> int:
+    assert request.permit is not None
+    valid_until = min(now + timedelta(seconds=request.permit.expiry_seconds), expires_at)
+    return int(valid_until.timestamp())
 
 
 def _rates(request: CheckedRequest, prices: QuotePrices) -> FeeRates:
@@ -155,6 +221,25 @@ def _rates(request: CheckedRequest, prices: QuotePrices) -> FeeRates:
         return FeeRates(service_bps=service_bps, flat=flat, app_bps=app_bps)
     except AmountTooLow as exc:
         raise QuoteError("AMOUNT_TOO_LOW", str(exc)) from None
+
+
+def _fixed_rates(request: CheckedRequest, rates: FeeRates, floating: Split) -> FeeRates:
+    """`fixedRate`: its bps as the whole service fee, gas included. It may not undercut what
+    the same request costs at the service's own rates."""
+    assert request.fixed_rate_bps is not None
+    least_bps = ceil_div(floating.relayer * BPS, floating.amount_in)
+    if request.fixed_rate_bps < least_bps:
+        raise QuoteError(
+            "AMOUNT_TOO_LOW",
+            f"fixedRate {request.fixed_rate_bps} bps does not cover this request's gas and "
+            f"service fee: ask for at least {least_bps} bps, or a larger amount",
+        )
+    try:
+        return FeeRates(
+            service_bps=request.fixed_rate_bps, app_bps=rates.app_bps, gas_included=True
+        )
+    except AmountTooLow as exc:
+        raise QuoteError("AMOUNT_TOO_LOW", f"fixedRate with appFees: {exc}") from None
 
 
 def _leg(request: CheckedRequest, body: QuoteRequest) -> tuple[Leg, list[Route]]:
@@ -324,24 +409,30 @@ def _check_impact(
         )
 
 
-def _check_liquidity(request: CheckedRequest, amounts: _Amounts) -> None:
-    """The solver pays the leg's input on the destination from its own inventory."""
+def _check_liquidity(request: CheckedRequest, amounts: _Amounts, gas_topup: int) -> None:
+    """The solver pays the leg's input (and a gas top-up) on the destination from its own
+    inventory."""
     if request.kind.same_chain:
         return
     destination = request.destination
-    currency = amounts.leg.currency_in
-    needed = amounts.split.leg_input
-    balance = destination.state.solver_balance(currency.address)
-    if balance is None:
-        raise QuoteUnavailable(
-            "SERVICE_UNAVAILABLE",
-            f"solver inventory on chain {destination.config.id} not known yet",
-        )
-    if balance < needed:
-        raise QuoteError(
-            "INSUFFICIENT_LIQUIDITY",
-            f"the solver holds too little {currency.symbol} on chain {destination.config.id}",
-        )
+    needed = {amounts.leg.currency_in.address.lower(): amounts.split.leg_input}
+    if gas_topup:
+        native = destination.config.native_currency.address.lower()
+        needed[native] = needed.get(native, 0) + gas_topup
+    for address, amount in needed.items():
+        currency = destination.config.currency(address)
+        assert currency is not None
+        balance = destination.state.solver_balance(currency.address)
+        if balance is None:
+            raise QuoteUnavailable(
+                "SERVICE_UNAVAILABLE",
+                f"solver inventory on chain {destination.config.id} not known yet",
+            )
+        if balance < amount:
+            raise QuoteError(
+                "INSUFFICIENT_LIQUIDITY",
+                f"the solver holds too little {currency.symbol} on chain {destination.config.id}",
+            )
 
 
 def _deposit_gas(request: CheckedRequest) -> int:
@@ -375,11 +466,18 @@ def plan_quote(
     prices(request.destination.config, request.currency_out)
     prices(request.origin.config, request.origin.config.native_currency)
     leg, routes = _leg(request, body)
-    amounts = _amounts(
-        request, leg, routes, _relayer_gas(request, prices), _rates(request, prices), prices
-    )
+    topup = _gas_topup(request, prices)
+    gas = _relayer_gas(request, prices) + topup.cost + _permit_gas(request, prices)
+    rates = _rates(request, prices)
+    amounts = _amounts(request, leg, routes, gas, rates, prices)
+    if request.fixed_rate_bps is not None:
+        fixed = _fixed_rates(request, rates, amounts.split)
+        amounts = _amounts(request, leg, routes, gas, fixed, prices)
     _check_impact(request, amounts, prices, body, deployment.quotes.max_swap_impact_bps)
-    _check_liquidity(request, amounts)
+    _check_liquidity(request, amounts, topup.wei)
+    if request.true_exact_output:
+        # The recipient gets the amount asked, no more: the swap's surplus is the solver's.
+        amounts = replace(amounts, amount_out=amounts.minimum_out)
     if amounts.leg.is_swap:
         prices(amounts.leg.chain, amounts.leg.currency_in)
     swap_plan = (
@@ -401,6 +499,7 @@ def plan_quote(
         recipient=recipient,
         refund_to=refund_to,
         deadline=deadline,
+        gas_topup=topup.wei,
     )
     return Quote(
         request_id="0x" + entropy.request_id.hex(),
@@ -426,7 +525,16 @@ def plan_quote(
         sponsorship=amounts.sponsorship,
         sponsor=request.sponsoring.wallet if request.sponsoring else None,
         sponsor_payment=_sponsor_payment(request, amounts, prices, chains),
-        deposit_gas_wei=_deposit_gas(request) * fee_per_gas(request.origin),
+        gas_topup=topup.wei,
+        fixed_rate_bps=request.fixed_rate_bps,
+        true_exact_output=request.true_exact_output,
+        permit_valid_before=(
+            None if request.permit is None else _permit_valid_before(request, now, expires_at)
+        ),
+        # The user's own gas: none when the solver sends the deposit.
+        deposit_gas_wei=0
+        if request.permit
+        else _deposit_gas(request) * fee_per_gas(request.origin),
         slippage_bps=request.slippage_bps,
         explicit_deposit=body.explicit_deposit,
         referrer=request.referrer,

@@ -5,6 +5,9 @@ percentage fees (service + app) are rounded up, by less than one unit in total. 
 recipient's share is rounded down and the remainder stays with the service, so every unit the
 user pays is accounted for: `amount_in + sponsored == relayer_gas + relayer_service + app_total +
 leg_input`, where `sponsored` is what a sponsor pays in the user's place (`sponsorship.py`).
+
+A fixed-rate quote (`fixedRate`) charges its basis points as the whole of the service's fee,
+the relayer gas included (`gas_included`): the spread does not move with gas prices.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ class FeeRates:
     service_bps: int
     flat: int = 0
     app_bps: tuple[int, ...] = ()
+    # The service's bps already pay the relayer gas (a fixed rate), rather than adding to it.
+    gas_included: bool = False
 
     def __post_init__(self) -> None:
         if self.percent_bps >= BPS:
@@ -68,11 +73,18 @@ def _app_shares(amount_in: int, rates: FeeRates) -> tuple[int, ...]:
     return tuple(amount_in * bps // BPS for bps in rates.app_bps)
 
 
+def service_fee(amount_in: int, rates: FeeRates) -> int:
+    """The service's percentage and flat fee on `amount_in` (gas not counted)."""
+    percent_fees = ceil_div(amount_in * rates.percent_bps, BPS)
+    return percent_fees - sum(_app_shares(amount_in, rates)) + rates.flat
+
+
 def split_input(amount_in: int, *, gas: int, rates: FeeRates) -> Split:
     """EXACT_INPUT: fees come out of `amount_in`; the rest goes to the leg."""
-    percent_fees = ceil_div(amount_in * rates.percent_bps, BPS)
     app = _app_shares(amount_in, rates)
-    service = percent_fees - sum(app) + rates.flat
+    service = service_fee(amount_in, rates) - (gas if rates.gas_included else 0)
+    if service < 0:
+        raise AmountTooLow(f"fixedRate's fee {service + gas} does not cover gas of {gas}")
     leg_input = amount_in - gas - service - sum(app)
     if leg_input <= 0:
         raise AmountTooLow(f"amount {amount_in} does not cover fees of {amount_in - leg_input}")
@@ -81,9 +93,12 @@ def split_input(amount_in: int, *, gas: int, rates: FeeRates) -> Split:
 
 def split_for_leg_input(leg_input: int, *, gas: int, rates: FeeRates) -> Split:
     """EXACT_OUTPUT: the least input whose fees leave exactly `leg_input` for the leg."""
-    amount_in = ceil_div((leg_input + gas + rates.flat) * BPS, BPS - rates.percent_bps)
+    on_top = 0 if rates.gas_included else gas
+    amount_in = ceil_div((leg_input + on_top + rates.flat) * BPS, BPS - rates.percent_bps)
     app = _app_shares(amount_in, rates)
     service = amount_in - gas - sum(app) - leg_input
+    if service < 0:
+        raise AmountTooLow(f"fixedRate's fee {service + gas} does not cover gas of {gas}")
     return Split(amount_in, gas, service, app, leg_input)
 
 

@@ -35,6 +35,13 @@ DEFAULT_SLIPPAGE_BPS = 50
 MAX_APP_FEE_RECIPIENTS = 10
 MAX_APP_FEES_BPS = 5_000
 SWAP_SOURCES = ("uniswap-v2",)
+# `permitExpiry` (seconds): 10 minutes unless asked; `originGasOverhead` (gas units) at most.
+DEFAULT_PERMIT_EXPIRY_SECONDS = 600
+PERMIT_EXPIRY_SECONDS = (60, 3600)
+MAX_ORIGIN_GAS_OVERHEAD = 1_000_000
+# `topupGasAmount` in USD micro-units: $2 unless asked, at most $50 (the solver fronts it).
+DEFAULT_TOPUP_USD_MICROS = 2_000_000
+MAX_TOPUP_USD_MICROS = 50_000_000
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,15 @@ class ExtraCall:
     to: str
     value: int
     data: bytes
+
+
+@dataclass(frozen=True)
+class PermitRequest:
+    """`usePermit`: the user signs a deposit authorization instead of sending a transaction;
+    the solver submits it, paying origin gas (plus `originGasOverhead`) the user is charged."""
+
+    expiry_seconds: int
+    origin_gas_overhead: int
 
 
 @dataclass(frozen=True)
@@ -235,3 +251,78 @@ def sponsor_request(body: QuoteRequest, wallet: SponsorWallet | None) -> Sponsor
         cap_usd_micros=None if cap is None else int(cap),
         wallet=wallet,
     )
+
+
+def gas_topup_usd(body: QuoteRequest, *, same_chain: bool, native_out: bool) -> int:
+    """`topupGas` / `topupGasAmount`: the USD value (micro-units) of destination gas currency
+    delivered to the recipient with the fill; 0 when not asked."""
+    if not body.topup_gas:
+        if body.topup_gas_amount is not None:
+            raise BadRequest("topupGasAmount needs topupGas: true")
+        return 0
+    if same_chain:
+        raise QuoteError(
+            "UNSUPPORTED_ROUTE", "topupGas applies to cross-chain requests (it rides the fill)"
+        )
+    if native_out:
+        raise QuoteError(
+            "UNSUPPORTED_ROUTE",
+            "topupGas applies when the destination currency is not the destination's gas "
+            "currency (the output already is gas)",
+        )
+    if body.topup_gas_amount is None:
+        return DEFAULT_TOPUP_USD_MICROS
+    value = body.topup_gas_amount
+    if not _uint_text(value) or not 0 < int(value) <= MAX_TOPUP_USD_MICROS:
+        raise BadRequest(
+            f"topupGasAmount must be USD micro-units from 1 to {MAX_TOPUP_USD_MICROS} "
+            "(1000000 = $1)"
+        )
+    return int(value)
+
+
+def fixed_rate_bps(body: QuoteRequest, *, bridge: bool) -> int | None:
+    """`fixedRate`: basis points of the input charged as the whole service fee, gas included
+    (a fixed spread); offered on bridges of one asset, where nothing else moves the rate."""
+    value = body.fixed_rate
+    if value is None:
+        return None
+    if not _uint_text(value) or int(value) >= BPS:
+        raise BadRequest("fixedRate must be basis points from 0 to 9999")
+    if body.topup_gas:
+        raise BadRequest("fixedRate and topupGas cannot be combined: a top-up is bought on top")
+    if not bridge:
+        raise QuoteError(
+            "UNSUPPORTED_ROUTE",
+            "fixedRate applies to bridges of one asset; a swap is priced by its pool",
+        )
+    return int(value)
+
+
+def permit_request(
+    body: QuoteRequest, *, same_chain: bool, currency_in: CurrencyConfig
+) -> PermitRequest | None:
+    """`usePermit`, `permitExpiry`, `originGasOverhead`: a gasless ERC-20 deposit."""
+    if not body.use_permit:
+        if body.permit_expiry is not None or body.origin_gas_overhead:
+            raise BadRequest(
+                "permitExpiry and originGasOverhead apply only with usePermit: true "
+                "(the only origin transaction the solver sends)"
+            )
+        return None
+    if same_chain or currency_in.is_native or not currency_in.supports_permit:
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            f"usePermit applies to cross-chain deposits of an ERC-20 that supports permits; "
+            f"{currency_in.symbol} here does not",
+        )
+    if not body.explicit_deposit:
+        raise BadRequest("usePermit and explicitDeposit: false cannot be combined")
+    expiry = body.permit_expiry or DEFAULT_PERMIT_EXPIRY_SECONDS
+    low, high = PERMIT_EXPIRY_SECONDS
+    if not low <= expiry <= high:
+        raise BadRequest(f"permitExpiry must be {low}..{high} seconds")
+    overhead = body.origin_gas_overhead or 0
+    if not 0 <= overhead <= MAX_ORIGIN_GAS_OVERHEAD:
+        raise BadRequest(f"originGasOverhead must be 0..{MAX_ORIGIN_GAS_OVERHEAD} gas")
+    return PermitRequest(expiry_seconds=expiry, origin_gas_overhead=overhead)

@@ -1,4 +1,5 @@
-"""The protocol order of a quote: one input on the origin, one payment on the destination."""
+"""The protocol order of a quote: one input on the origin, one payment on the destination
+(and a second, of the destination's gas currency, when the quote tops up the recipient's gas)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def build_order(
     recipient: str,
     refund_to: str,
     deadline: int,
+    gas_topup: int = 0,
 ) -> Order:
     def raw(address: str) -> bytes:
         return bytes.fromhex(address[2:])
@@ -37,6 +39,10 @@ def build_order(
         minimum_amount=minimum_out,
         expected_amount=amount_out,
     )
+    payments: tuple[OutputPayment, ...] = (payment,)
+    if gas_topup:
+        native = raw(destination.native_currency.address)
+        payments += (OutputPayment(raw(recipient), native, gas_topup, gas_topup),)
     return Order(
         solver_chain_id=destination.protocol_name,
         solver=solver,
@@ -50,6 +56,6 @@ def build_order(
             ),
         ),
         output=OrderOutput(
-            chain_id=destination.protocol_name, payments=(payment,), deadline=deadline
+            chain_id=destination.protocol_name, payments=payments, deadline=deadline
         ),
     )

@@ -171,6 +171,15 @@ def _route(
     }
 
 
+def _gas_topup(quote: Quote) -> dict[str, Any] | None:
+    """`currencyGasTopup`: the destination gas currency the fill delivers (`topupGas`)."""
+    if quote.gas_topup == 0:
+        return None
+    native = quote.destination.native_currency
+    value = quote.usd_micros(quote.destination, native, quote.gas_topup)
+    return amount_wire(quote.destination, native, quote.gas_topup, value)
+
+
 def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
     usd = UsdBreakdown.of(quote)
     currency_in = _in(quote, quote.split.amount_in)
@@ -184,6 +193,7 @@ def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
         "currencyIn": currency_in,
         "currencyOut": currency_out,
         "refundCurrency": currency_in,
+        "currencyGasTopup": _gas_topup(quote),
         "totalImpact": {
             "usd": format_usd(usd.total_impact),
             "percent": _percent(usd.total_impact, usd.amount_in),
@@ -205,7 +215,15 @@ def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
         if quote.kind.same_chain
         else quote.destination.fees.fill_time_estimate_seconds,
         "userBalance": "0" if user_balance is None else str(user_balance),
+        # No quote is served by a fallback route: there is none.
+        "fallbackType": None,
+        # A bridge's rate is fixed (one asset); a fixed-rate quote's spread is too.
         "isFixedRate": not quote.leg.is_swap,
+        "fixedRateFee": (
+            None
+            if quote.fixed_rate_bps is None
+            else {"usd": format_usd(usd.relayer_gas + usd.relayer_service)}
+        ),
         "route": _route(quote, currency_in, currency_out),
     }
 
@@ -230,7 +248,8 @@ def _fee_sponsorship(quote: Quote) -> dict[str, Any]:
     }
     if sponsorship.cap_usd_micros is not None:
         quoted["maxSubsidizationAmount"] = str(sponsorship.cap_usd_micros)
-    return {"quoted": quoted}
+    # What was actually sponsored is known once the request executes (its record says so).
+    return {"quoted": quoted, "actual": None}
 
 
 def app_fee_entries(quote: Quote) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from crossfill.contracts.router_calls import (
 )
 from crossfill.quoting.engine import Quote
 from crossfill.quoting.legs import RouteKind
+from crossfill.quoting.permits import permit_item
 
 
 def check(request_id: str) -> dict[str, str]:
@@ -155,8 +156,26 @@ def _main_step(quote: Quote) -> dict[str, Any]:
     )
 
 
+def _permit_step(quote: Quote) -> dict[str, Any]:
+    return {
+        "id": "deposit",
+        "action": "Confirm in your wallet",
+        "description": (
+            f"Sign to deposit {quote.currency_in.symbol} to bridge to chain "
+            f"{quote.destination.id}, without a transaction"
+        ),
+        "kind": "signature",
+        "requestId": quote.request_id,
+        "depositAddress": "",
+        "items": [permit_item(quote, check(quote.request_id))],
+    }
+
+
 def steps(quote: Quote, *, allowance: int | None) -> list[dict[str, Any]]:
-    """`approve` only when an ERC-20 input needs more allowance than there is."""
+    """`approve` only when an ERC-20 input needs more allowance than there is; with
+    `usePermit`, one signature and no transaction."""
+    if quote.permit_valid_before is not None:
+        return [_permit_step(quote)]
     result: list[dict[str, Any]] = []
     uses_allowance = quote.kind.same_chain or quote.explicit_deposit
     needs_approval = (

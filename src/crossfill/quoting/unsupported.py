@@ -1,27 +1,49 @@
-"""Quote body fields accepted by the wire format but not served yet: a clear 400, never silence."""
+"""Quote body options this service does not serve, each refused with a clear 400 and the
+errorCode that names why; never accepted and silently ignored.
+
+- Not served yet: the option asks for something this service could offer but does not.
+- Part of a feature not offered: the option only means something with another option or a
+  chain kind this service does not run (deposit addresses, Solana origins, external
+  liquidity, the v1 protocol).
+
+`refundOnOrigin` is honoured by design and needs no check: refunds are always paid on the
+origin chain, by its Depository, to `refundTo`.
+"""
 
 from __future__ import annotations
 
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 
-# Request field, its wire name, and the errorCode refusing it.
-_NOT_YET: tuple[tuple[str, str, str], ...] = (
-    ("authorization_list", "authorizationList", "UNSUPPORTED_EXECUTION_TYPE"),
+NOT_YET = "is not supported yet"
+DEPOSIT_ADDRESSES = "applies only to deposit addresses (useDepositAddress), which are not offered"
+# Request field, its wire name, the errorCode refusing it, and why.
+_REFUSED: tuple[tuple[str, str, str, str], ...] = (
+    ("authorization_list", "authorizationList", "UNSUPPORTED_EXECUTION_TYPE", NOT_YET),
     (
         "gas_limit_for_deposit_specified_txs",
         "gasLimitForDepositSpecifiedTxs",
         "INVALID_GAS_LIMIT_FOR_DEPOSIT_SPECIFIED_TXS",
+        NOT_YET,
     ),
-    ("topup_gas", "topupGas", "UNSUPPORTED_ROUTE"),
-    ("topup_gas_amount", "topupGasAmount", "UNSUPPORTED_ROUTE"),
-    ("use_permit", "usePermit", "UNSUPPORTED_EXECUTION_TYPE"),
-    ("use_deposit_address", "useDepositAddress", "UNSUPPORTED_EXECUTION_TYPE"),
-    ("fixed_rate", "fixedRate", "UNSUPPORTED_EXECUTION_TYPE"),
-    ("deposit_fee_payer", "depositFeePayer", "UNSUPPORTED_EXECUTION_TYPE"),
-    ("use_external_liquidity", "useExternalLiquidity", "UNSUPPORTED_ROUTE"),
-    ("origin_gas_overhead", "originGasOverhead", "UNSUPPORTED_EXECUTION_TYPE"),
+    ("use_deposit_address", "useDepositAddress", "UNSUPPORTED_EXECUTION_TYPE", NOT_YET),
+    ("recovery_address", "recoveryAddress", "UNSUPPORTED_EXECUTION_TYPE", DEPOSIT_ADDRESSES),
+    ("strict", "strict", "UNSUPPORTED_EXECUTION_TYPE", DEPOSIT_ADDRESSES),
+    (
+        "deposit_fee_payer",
+        "depositFeePayer",
+        "UNSUPPORTED_EXECUTION_TYPE",
+        "applies only to Solana-origin deposits; no SVM chain is served",
+    ),
+    (
+        "use_external_liquidity",
+        "useExternalLiquidity",
+        "UNSUPPORTED_ROUTE",
+        "asks for external liquidity (canonical bridging); none is configured",
+    ),
 )
+# `protocolVersion` values served: v2 (this service's Depository protocol) and preferV2.
+_PROTOCOL_VERSIONS = (None, "v2", "preferV2")
 
 
 def _is_set(value: object) -> bool:
@@ -31,10 +53,17 @@ def _is_set(value: object) -> bool:
 def reject_unsupported(body: QuoteRequest) -> None:
     if body.txs_gas_limit is not None and not body.txs:
         raise QuoteError("INVALID_EXTRA_TXS", "txsGasLimit is only meaningful with txs")
-    for field, wire_name, error_code in _NOT_YET:
+    for field, wire_name, error_code, why in _REFUSED:
         if _is_set(getattr(body, field)):
-            raise QuoteError(error_code, f"{wire_name} is not supported yet")
-    if body.protocol_version not in (None, "v2", "preferV2"):
+            raise QuoteError(error_code, f"{wire_name} {why}")
+    if body.protocol_version == "v1":
         raise QuoteError(
-            "UNSUPPORTED_EXECUTION_TYPE", f"protocolVersion {body.protocol_version!r}: only v2"
+            "UNSUPPORTED_EXECUTION_TYPE",
+            "protocolVersion v1 (deposits paid to the solver) is not served: orders settle "
+            "through the v2 Depository; ask for v2 or preferV2",
+        )
+    if body.protocol_version not in _PROTOCOL_VERSIONS:
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            f"protocolVersion {body.protocol_version!r}: v2 or preferV2",
         )

@@ -41,10 +41,16 @@ def plan_of(quote: Quote) -> dict[str, Any]:
         "legCurrency": quote.leg.currency_in.address.lower(),
         "legAmount": str(quote.split.leg_input),
         "swap": None if quote.swap_plan is None else quote.swap_plan.to_json(),
+        # The fill pays amountOut exactly (the swap's surplus goes to the solver).
+        "trueExactOutput": quote.true_exact_output,
         "calls": [
             {"to": call.to, "value": str(call.value), "data": "0x" + call.data.hex()}
             for call in quote.calls
         ],
+        # `usePermit`: the deposit authorization's bound, to check the signature posted later.
+        "permit": None
+        if quote.permit_valid_before is None
+        else {"validBefore": quote.permit_valid_before},
         "sponsorPayment": None
         if quote.sponsor is None
         else {

@@ -181,6 +181,28 @@ class SponsorPayment(Base):
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
+class PermitDeposit(Base):
+    """A signed deposit authorization (`usePermit`) the solver submits on the origin chain.
+
+    `signed` when the user posts it; `sent` once the deposit is mined (the indexer then sees
+    the Depository's deposit as for any other), `failed` when it reverted or expired unsent.
+    """
+
+    __tablename__ = "permit_deposits"
+
+    request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), primary_key=True)
+    chain_id: Mapped[int] = mapped_column(BigInteger, index=True, nullable=False)
+    order_id: Mapped[str] = mapped_column(String(66), nullable=False)
+    depositor: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    valid_before: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    signature: Mapped[str] = mapped_column(String(132), nullable=False)
+    state: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    tx_hash: Mapped[str | None] = mapped_column(TxHashColumn)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
 class AppFee(Base):
     """One app-fee recipient's share of a request, in the input currency.
 

@@ -20,6 +20,7 @@ from crossfill.types import ChainId
 from crossfill.workers.app_fee_payer import AppFeePayer
 from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.indexer import Indexer
+from crossfill.workers.permit_depositor import PermitDepositor
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
 from crossfill.workers.sponsor_collector import SponsorCollector
@@ -45,6 +46,7 @@ class Workers:
     webhooks: WebhookDispatcher
     sponsor_collectors: dict[ChainId, SponsorCollector]
     app_fee_payers: dict[ChainId, AppFeePayer]
+    permit_depositors: dict[ChainId, PermitDepositor]
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _hint_listener: asyncpg.Connection | None = None
 
@@ -129,6 +131,16 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
+        depositors = {
+            chain_id: PermitDepositor(
+                chain,
+                runtime.sessions,
+                txmanagers[chain_id],
+                now=utc_now,
+                interval_seconds=interval,
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
         payers = {
             chain_id: AppFeePayer(
                 chain,
@@ -140,7 +152,7 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
-        return cls(indexers, solvers, refunders, webhooks, collectors, payers)
+        return cls(indexers, solvers, refunders, webhooks, collectors, payers, depositors)
 
     async def recover(self, runtime: Runtime) -> None:
         """At start: the stored state must belong to these chains (see `genesis`); with SQLite
@@ -166,6 +178,10 @@ class Workers:
             )
         for chain_id, payer in self.app_fee_payers.items():
             self._tasks.append(asyncio.create_task(payer.run(), name=f"app-fee-payer-{chain_id}"))
+        for chain_id, depositor in self.permit_depositors.items():
+            self._tasks.append(
+                asyncio.create_task(depositor.run(), name=f"permit-depositor-{chain_id}")
+            )
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
     async def listen_for_hints(self, database_url: str) -> None:

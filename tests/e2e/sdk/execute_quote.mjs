@@ -1,7 +1,8 @@
 // Drives one quote end to end with the official TypeScript SDK, as an integrator's app would:
 // dynamic chains from our /chains, a viem private-key wallet, getQuote, then execute.
 // Input: one JSON argument {baseApiUrl, privateKey, originChainId, destinationChainId,
-// originCurrency, destinationCurrency, amount, tradeType}. Output: one JSON line on stdout
+// originCurrency, destinationCurrency, amount, tradeType, options?} (`options`: extra quote
+// body fields, as an app passes them to getQuote). Output: one JSON line on stdout
 // with the quote, every status the SDK saw, and the final step states.
 import { createClient, getClient, LogLevel } from '@relayprotocol/relay-sdk'
 import { configureDynamicChains } from '@relayprotocol/relay-sdk/chain-utils'
@@ -37,6 +38,7 @@ const quote = await getClient().actions.getQuote(
     amount: input.amount,
     tradeType: input.tradeType,
     wallet,
+    options: input.options ?? {},
   },
   true, // user and recipient default to the wallet's address, as in an app
 )
@@ -66,6 +68,7 @@ console.log(
     quotedOutput: quote.details.currencyOut.amount,
     operation: quote.details.operation,
     stepIds: quote.steps.map((step) => step.id),
+    stepKinds: quote.steps.map((step) => step.kind),
     checkStatuses,
     steps,
   }),

@@ -5,6 +5,21 @@ import {IERC20} from "./lib/IERC20.sol";
 import {Owned} from "./lib/Owned.sol";
 import {SafeTransfer} from "./lib/SafeTransfer.sol";
 
+/// @notice EIP-3009's payee-executed transfer (USDC and the devnet's TestUSDC).
+interface IReceiveWithAuthorization {
+    function receiveWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external;
+}
+
 /// @title Depository
 /// @notice Holds user deposits tagged with a 32-byte order id, and pays out only what the
 /// configured allocator authorises with an EIP-712 signed `CallRequest` (solver repayment,
@@ -81,6 +96,34 @@ contract Depository is Owned {
     /// @notice Pulls the sender's whole allowance of `token` for order `id`.
     function depositErc20(address depositor, address token, bytes32 id) external {
         depositErc20(depositor, token, IERC20(token).allowance(msg.sender, address(this)), id);
+    }
+
+    /// @notice A gasless deposit for order `id`: the depositor signed an EIP-3009
+    /// authorization paying this contract, with `id` as its nonce. The signature binds the
+    /// order, so anyone may submit it; the token lets it be used once.
+    function depositErc20WithAuthorization(
+        address depositor,
+        address token,
+        uint256 amount,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 id,
+        bytes calldata signature
+    ) external {
+        if (amount == 0) revert ZeroAmount();
+        if (signature.length != 65) revert InvalidSignature();
+        IReceiveWithAuthorization(token).receiveWithAuthorization(
+            depositor,
+            address(this),
+            amount,
+            validAfter,
+            validBefore,
+            id,
+            uint8(signature[64]),
+            bytes32(signature[0:32]),
+            bytes32(signature[32:64])
+        );
+        emit Erc20Deposit(depositor, token, amount, id);
     }
 
     /// @notice Runs the calls of a request signed by the allocator, once, before it expires.

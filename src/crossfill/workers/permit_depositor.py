@@ -1,0 +1,120 @@
+"""Permit depositor, one per chain: sends the deposit of each signed authorization
+(`usePermit`) to the chain's Depository, so the user needs no transaction of their own.
+
+Journalled per request like fills and refunds, so a restart resumes the deposit rather than
+sending it twice (and the token would refuse a second use anyway). The indexer then sees the
+Depository's deposit event as for any other deposit. An authorization that reverts (funds
+moved, expired) or expires before it is sent is marked failed; the request then expires
+unfunded: nothing was taken from the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from datetime import datetime
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.contracts import calldata
+from crossfill.errors import Reverted
+from crossfill.loops import each_on_its_own, run_forever
+from crossfill.runtime import ChainRuntime
+from crossfill.store import permit_deposits
+from crossfill.store.tables import PermitDeposit
+from crossfill.workers.txmanager import TxManager
+
+log = structlog.get_logger(__name__)
+PURPOSE = "permit"
+GAS_HEADROOM_PERCENT = 20
+# An authorization this close to its end is not sent: it could not be mined in time.
+SEND_MARGIN_SECONDS = 30
+
+
+class PermitDepositor:
+    def __init__(
+        self,
+        chain: ChainRuntime,
+        sessions: async_sessionmaker[AsyncSession],
+        txmanager: TxManager,
+        *,
+        now: Callable[[], datetime],
+        interval_seconds: float,
+    ) -> None:
+        self.chain = chain
+        self.sessions = sessions
+        self.txmanager = txmanager
+        self.now = now
+        self.interval_seconds = interval_seconds
+        self._name = f"permit-depositor-{chain.config.id}"
+
+    async def run(self) -> None:
+        async def wait() -> None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.sleep(self.interval_seconds)
+
+        await run_forever(self._name, self.tick, wait)
+
+    async def tick(self) -> None:
+        await self.txmanager.hold_signer()  # another process signing: leave deposits to it
+        async with self.sessions() as session:
+            signed = await permit_deposits.signed_on(session, self.chain.config.id, limit=20)
+        await each_on_its_own(self._name, signed, self._deposit, label=lambda row: row.request_id)
+
+    async def _settle(self, request_id: str, state: str, tx_hash: str | None) -> None:
+        async with self.sessions() as session, session.begin():
+            await permit_deposits.settle(
+                session, request_id, state=state, tx_hash=tx_hash, now=self.now()
+            )
+
+    async def _deposit(self, permit: PermitDeposit) -> None:
+        mined = await self.txmanager.mined_for(permit.request_id, PURPOSE)
+        if mined is not None:
+            row, receipt = mined
+            sent = receipt["status"] == 1
+            state = permit_deposits.SENT if sent else permit_deposits.FAILED
+            await self._settle(permit.request_id, state, row.tx_hash)
+            if not sent:
+                log.error("permit deposit reverted", request_id=permit.request_id)
+            return
+        if await self.txmanager.for_request(permit.request_id, PURPOSE) is not None:
+            return  # sent, not mined yet
+        if permit.valid_before <= self.now().timestamp() + SEND_MARGIN_SECONDS:
+            log.warning("permit expired unsent", request_id=permit.request_id)
+            await self._settle(permit.request_id, permit_deposits.FAILED, None)
+            return
+        depository = self.chain.config.contracts.depository
+        data = calldata.deposit_erc20_with_authorization(
+            permit.depositor,
+            permit.currency,
+            int(permit.amount),
+            permit.valid_before,
+            bytes.fromhex(permit.order_id[2:]),
+            bytes.fromhex(permit.signature[2:]),
+        )
+        try:
+            gas = await self.chain.client.estimate_gas(
+                {
+                    "from": self.txmanager.account.address,
+                    "to": depository,
+                    "data": calldata.hex_data(data),
+                }
+            )
+        except Reverted as revert:
+            log.error(
+                "permit deposit refused by the chain",
+                request_id=permit.request_id,
+                reason=revert.reason.message,
+            )
+            await self._settle(permit.request_id, permit_deposits.FAILED, None)
+            return
+        await self.txmanager.send(
+            to=depository,
+            data=data,
+            value=0,
+            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            purpose=PURPOSE,
+            request_id=permit.request_id,
+        )
