@@ -12,7 +12,8 @@ import pytest
 
 from crossfill.chains.evm import BlockHead
 from crossfill.errors import ChainUnreachable
-from crossfill.workers.indexer import UNMINED_HINT_PATIENCE, Indexer
+from crossfill.workers.hint_watch import UNMINED_HINT_PATIENCE
+from crossfill.workers.indexer import Indexer
 from tests.unit.worker_world import ChainWorld, chain_world
 
 HINTED = "0x" + "ab" * 32

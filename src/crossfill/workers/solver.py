@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.app.fill_outcome import delivered_amount
 from crossfill.app.fills import filler_calldata, revert_reason, stored_fill_plan
+from crossfill.chains.evm import BlockHead
 from crossfill.chains.receipt_outcomes import fee_paid
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan
@@ -64,9 +65,21 @@ class Solver:
         self.owner = owner
         self.metrics = metrics
         self._wakeup = asyncio.Event()
+        # Requests this process's indexer just made pending, filled first at the next tick.
+        self._handed: list[str] = []
 
     def wake(self) -> None:
-        """Work is waiting (a request just became pending): tick now rather than at the interval."""
+        """Work may be waiting (a new head: a fill may be mined): tick now, not at the interval."""
+        self._wakeup.set()
+
+    def new_head(self, _head: BlockHead) -> None:
+        """A new head on this chain: a fill of ours may have been mined in it."""
+        self.wake()
+
+    def take(self, request_id: str) -> None:
+        """A request that just became pending, handed over in this process: its fill goes
+        first at once (leased like any other, so another process's solver cannot take it)."""
+        self._handed.append(request_id)
         self._wakeup.set()
 
     async def _wait(self) -> None:
@@ -78,8 +91,20 @@ class Solver:
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: claim nothing
+        handed, self._handed = self._handed, []
+        if handed:
+            await self._fill_each(await self._claim(handed))
+        await self._fill_each(await self._claim())
+        await self._track_submitted()
+        await replace_stuck(
+            self.txmanager,
+            self.sessions,
+            older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
+        )
+
+    async def _claim(self, ids: list[str] | None = None) -> list[Request]:
         async with self.sessions() as session, session.begin():
-            claimed = await requests.claim(
+            return await requests.claim(
                 session,
                 destination_chain_id=self.config.id,
                 status=RequestStatus.PENDING,
@@ -87,19 +112,16 @@ class Solver:
                 now=self.now(),
                 lease=LEASE,
                 limit=20,
+                ids=ids,
             )
+
+    async def _fill_each(self, claimed: list[Request]) -> None:
         await each_on_its_own(
             f"solver-{self.config.id}",
             claimed,
             self._fill,
             label=lambda request: request.id,
             on_crash=self._give_up,
-        )
-        await self._track_submitted()
-        await replace_stuck(
-            self.txmanager,
-            self.sessions,
-            older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
         )
 
     def _refusal(self, fill: FillPlan, balance: int) -> str | None:
