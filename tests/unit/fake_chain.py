@@ -38,6 +38,8 @@ class FakeChain:
     # what the open head subscription delivers next: a head, or the failure that ends it
     _pushed: asyncio.Queue[BlockHead | BaseException] = field(default_factory=asyncio.Queue)
     subscriptions: int = 0
+    # block number -> the Depository logs in it (what the scan's first filter finds)
+    deposit_logs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
     def fail(self, method: str, *outcomes: BaseException) -> None:
         self.faults[method].extend(outcomes)
@@ -101,7 +103,11 @@ class FakeChain:
 
     async def scan(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
         self._called("scan")
-        return ScannedRange([[] for _ in filters], await self.block_at(end) or self.head_block)
+        found = [
+            log for number in range(start, end + 1) for log in self.deposit_logs.get(number, [])
+        ]
+        logs: list[list[dict[str, Any]]] = [found, *([] for _ in filters[1:])]
+        return ScannedRange(logs, await self.block_at(end) or self.head_block)
 
     async def receipt(self, tx_hash: str) -> Any | None:
         self._called("receipt")
