@@ -49,9 +49,7 @@ async def _until(condition: object, what: str) -> None:
 
 
 async def _running(follower: ChainFollower) -> asyncio.Task[None]:
-    task = asyncio.create_task(follower.run())
-    await _until(lambda: follower.heads is not None and follower.client.calls, "started")
-    return task
+    return asyncio.create_task(follower.run())
 
 
 async def _stop(task: asyncio.Task[None]) -> None:
