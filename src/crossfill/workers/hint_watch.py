@@ -68,21 +68,22 @@ class HintWatch:
     def unmined(self) -> set[str]:
         return set(self._unmined)
 
-    def due(self, head: BlockHead) -> list[str]:
-        """New hints, and at a new head the hints not mined yet: a bounded number."""
-        queued = min(self._queue.qsize(), MAX_HINTS_PER_TICK)
-        due = [self._queue.get_nowait() for _ in range(queued)]
-        if head.hash != self._head:
-            self._head = head.hash
-            now = self.now()
-            self._unmined = {
-                tx_hash: hint
-                for tx_hash, hint in self._unmined.items()
-                if not hint.forgettable(now)
-            }
-            waiting = [tx_hash for tx_hash in self._unmined if tx_hash not in due]
-            due += waiting[: MAX_HINTS_PER_TICK - len(due)]
-        return due
+    def new(self) -> list[str]:
+        """Hints queued since the last look: a bounded number."""
+        return [
+            self._queue.get_nowait() for _ in range(min(self._queue.qsize(), MAX_HINTS_PER_TICK))
+        ]
+
+    def recheck(self, head: BlockHead) -> list[str]:
+        """At a new head, the hints not mined yet: a bounded number (none at the same head)."""
+        if head.hash == self._head:
+            return []
+        self._head = head.hash
+        now = self.now()
+        self._unmined = {
+            tx_hash: hint for tx_hash, hint in self._unmined.items() if not hint.forgettable(now)
+        }
+        return list(self._unmined)[:MAX_HINTS_PER_TICK]
 
     def mined(self, tx_hash: str) -> None:
         self._unmined.pop(tx_hash, None)

@@ -82,8 +82,9 @@ class Indexer:
         self._pending: list[tuple[int, str]] = []
         # The newest head announced by the chain's follower, not ticked on yet.
         self._announced: BlockHead | None = None
-        # Blocks as the last scan's node answered for them, by number.
+        # Blocks as the last scan's node answered for them, by number; the deposits' txs.
         self._scanned: dict[int, BlockHead] = {}
+        self._scanned_txs: set[str] = set()
         self._tokens = {currency.address.lower() for currency in self.config.erc20_currencies}
         self.reorg_watch = ReorgWatch(chain, sessions, now=now)
         # The head whose scan, confirmations and reorg check all completed.
@@ -107,23 +108,28 @@ class Indexer:
         if head is None:
             head = await self.chain.client.head()
         hinted = self.hints.queued()
-        await self._index_hinted(head)
-        if head.hash == self._settled_head and not hinted:
-            return  # same chain as the last full pass: nothing new to scan, confirm or recheck
-        await self._scan(head)
-        await self._confirm(head)
-        await self.reorg_watch.check(head)
-        self._settled_head = head.hash
+        fresh = self.hints.new()
+        await self._index_hinted(fresh)
+        if head.hash != self._settled_head or hinted:
+            await self._scan(head)
+            await self._confirm(head)
+            await self.reorg_watch.check(head)
+            self._settled_head = head.hash
+        # After the scan, which finds every deposit mined by now: only the rest is looked up.
+        unmined = [tx_hash for tx_hash in self.hints.recheck(head) if tx_hash not in fresh]
+        for tx_hash in self._scanned_txs.intersection(unmined):
+            self.hints.mined(tx_hash)
+        await self._index_hinted([h for h in unmined if h not in self._scanned_txs])
 
     def hint(self, tx_hash: str) -> bool:
         """Queue a client's hint; False when the queue is full (the scan will find it)."""
         return self.hints.hint(tx_hash)
 
-    async def _index_hinted(self, head: BlockHead) -> None:
-        """Receipts of transactions clients told us about, ahead of the scan: new hints, and
-        at each new head the hints not mined yet (see `hint_watch`); none of this ever stops
-        the scan."""
-        for tx_hash in self.hints.due(head):
+    async def _index_hinted(self, tx_hashes: list[str]) -> None:
+        """Receipts of transactions clients told us about: new hints ahead of the scan, and
+        after it, at each new head, the hints not mined yet (see `hint_watch`); none of this
+        ever stops the scan."""
+        for tx_hash in tx_hashes:
             try:
                 if await self._index_receipt(tx_hash):
                     self.hints.mined(tx_hash)
@@ -207,7 +213,7 @@ class Indexer:
         start, parent_hash = await self._start_block(head)
         self._lag.set(head.number - (start - 1))
         filters = self._log_filters()
-        self._scanned = {}
+        self._scanned, self._scanned_txs = {}, set()
         while start <= head.number:
             end = min(head.number, start + self.batch_blocks - 1)
             scanned = await self.chain.client.scan(filters, start, end)
@@ -221,6 +227,7 @@ class Indexer:
             if not self._tokens:
                 transfers = []  # an empty address list would match every token
             found = [d for entry in deposit_logs if (d := decode_deposit(entry)) is not None]
+            self._scanned_txs.update(deposit.tx_hash for deposit in found)
             batches = [batch for entry in router_logs if (batch := decode_batch(entry)) is not None]
             await self._record(
                 found + await self._implicit(transfers), batches, cursor=scanned.end_block
