@@ -38,9 +38,18 @@ class TcpRelay:
             writer.close()
             return
         self.accepted += 1
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
-        self._writers.update((writer, up_writer))
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        self._writers.add(writer)
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        except OSError:
+            writer.transport.abort()
+            return
+        self._writers.add(up_writer)
+        try:
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        finally:
+            writer.transport.abort()
+            up_writer.transport.abort()
 
     def drop(self) -> None:
         """Cut every relayed connection and refuse new ones until `restore()`."""
@@ -57,10 +66,21 @@ class TcpRelay:
         self._loop.call_soon_threadsafe(setattr, self, "_refusing", False)
 
     def stop(self) -> None:
-        self.drop()
-        self._loop.call_soon_threadsafe(self._server.close)
+        asyncio.run_coroutine_threadsafe(self._shut_down(), self._loop).result(5)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+        self._loop.close()
+
+    async def _shut_down(self) -> None:
+        """Every connection closed and every relaying task ended: nothing left open."""
+        self._refusing = True
+        self._server.close()
+        for writer in self._writers:
+            writer.transport.abort()
+        relaying = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in relaying:
+            task.cancel()
+        await asyncio.gather(*relaying, return_exceptions=True)
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
