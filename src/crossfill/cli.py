@@ -81,7 +81,10 @@ def _exit_on_sigterm() -> None:
 @app.command()
 def devnet(
     chains: Annotated[int, typer.Option(min=1, max=8, help="Number of anvil chains")] = 2,
-    block_time: Annotated[int, typer.Option(min=0, help="Seconds per block; 0 = automine")] = 1,
+    block_time: Annotated[
+        float,
+        typer.Option(min=0, help="Seconds per block (fractions too: 0.25); 0 = automine"),
+    ] = 1,
     hardfork: Annotated[str, typer.Option(help="EVM hardfork for anvil")] = "prague",
     lag_threshold: Annotated[
         float | None, typer.Option(help="Seconds without a block before a chain is lagging")

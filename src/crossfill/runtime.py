@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.chains.evm import EvmClient
 from crossfill.chains.follower import ChainFollower
+from crossfill.chains.head_subscription import WebSocketHeads
 from crossfill.chains.port import EvmPort
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, Deployment, load_deployment
@@ -140,6 +141,14 @@ def _chain_runtime(
         lag_threshold_seconds=config.block_lag_threshold_seconds,
         started_at=clock(),
     )
+    subscription_url = config.head_subscription_url
+    heads = (
+        None
+        if subscription_url is None or not settings.head_subscriptions
+        else WebSocketHeads(
+            config.id, subscription_url, timeout_seconds=settings.rpc_timeout_seconds
+        )
+    )
     follower = ChainFollower(
         client,
         state,
@@ -149,5 +158,6 @@ def _chain_runtime(
         interval_seconds=settings.head_poll_interval_seconds,
         clock=clock,
         metrics=metrics,
+        heads=heads,
     )
     return ChainRuntime(config, client, state, follower)

@@ -40,6 +40,8 @@ class Settings(BaseSettings):
     log_format: Literal["console", "json"] | None = None
     log_level: str = "INFO"
     head_poll_interval_seconds: float = Field(default=1.0, gt=0)
+    # Subscribe to new heads on each chain's websocket (polling stays the fallback).
+    head_subscriptions: bool = True
     rpc_timeout_seconds: float = Field(default=5.0, gt=0)
     worker_interval_seconds: float = Field(default=0.5, gt=0)
     keystore_password: str | None = Field(default=None, repr=False)

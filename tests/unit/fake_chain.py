@@ -1,17 +1,20 @@
 """An EVM chain in memory, serving the chain port (`crossfill.chains.port.EvmPort`) to the
 workers' unit tests, with faults scripted per method: the next calls of a method raise the
-outcomes a test puts in its queue."""
+outcomes a test puts in its queue. It also pushes heads (`chains.port.HeadStream`): a test
+pushes each new head, or drops the open subscription."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from eth_utils.crypto import keccak
 
 from crossfill.chains.evm import BlockHead, ChainPoll, LogFilter, Read, ScannedRange
+from crossfill.errors import ChainUnreachable
 from crossfill.types import ChainId
 
 
@@ -30,6 +33,13 @@ class FakeChain:
     filled: dict[str, str] = field(default_factory=dict)  # order id -> fill tx hash
     nonces: dict[str, int] = field(default_factory=dict)  # mined transactions per sender
     calls: list[str] = field(default_factory=list)
+    # tx hash -> (sender, nonce): transactions the node has seen (pending or mined)
+    transactions: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # what the open head subscription delivers next: a head, or the failure that ends it
+    _pushed: asyncio.Queue[BlockHead | BaseException] = field(default_factory=asyncio.Queue)
+    subscriptions: int = 0
+    # block number -> the Depository logs in it (what the scan's first filter finds)
+    deposit_logs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
     def fail(self, method: str, *outcomes: BaseException) -> None:
         self.faults[method].extend(outcomes)
@@ -50,13 +60,42 @@ class FakeChain:
             "logs": list(logs),
         }
 
+    def push_head(self) -> BlockHead:
+        """Mine an empty block on top of the head and push it to the subscriber."""
+        parent = self.head_block
+        self.head_block = BlockHead(
+            parent.number + 1,
+            parent.timestamp + 1,
+            _block_hash(parent.number + 1),
+            1,
+            parent_hash=parent.hash,
+        )
+        self._pushed.put_nowait(self.head_block)
+        return self.head_block
+
+    def drop_subscription(self) -> None:
+        self._pushed.put_nowait(ChainUnreachable("head subscription lost: socket closed"))
+
+    async def new_heads(self) -> AsyncIterator[BlockHead]:
+        self._called("new_heads")
+        self.subscriptions += 1
+        while True:
+            pushed = await self._pushed.get()
+            if isinstance(pushed, BaseException):
+                raise pushed
+            yield pushed
+
     async def head(self) -> BlockHead:
         self._called("head")
         return self.head_block
 
     async def block_at(self, number: int) -> BlockHead | None:
         self._called("block_at")
-        return BlockHead(number, self.head_block.timestamp, "0x" + f"{number:064x}", 1)
+        if number == self.head_block.number:
+            return self.head_block
+        return BlockHead(
+            number, self.head_block.timestamp, _block_hash(number), 1, _block_hash(number - 1)
+        )
 
     async def poll(self, holder: str, tokens: Sequence[str], reads: list[Read]) -> ChainPoll:
         self._called("poll")
@@ -64,7 +103,11 @@ class FakeChain:
 
     async def scan(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
         self._called("scan")
-        return ScannedRange([[] for _ in filters], await self.block_at(end) or self.head_block)
+        found = [
+            log for number in range(start, end + 1) for log in self.deposit_logs.get(number, [])
+        ]
+        logs: list[list[dict[str, Any]]] = [found, *([] for _ in filters[1:])]
+        return ScannedRange(logs, await self.block_at(end) or self.head_block)
 
     async def receipt(self, tx_hash: str) -> Any | None:
         self._called("receipt")
@@ -73,6 +116,10 @@ class FakeChain:
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]:
         self._called("transaction_input")
         return b"", ""
+
+    async def transaction_sender(self, tx_hash: str) -> tuple[str, int] | None:
+        self._called("transaction_sender")
+        return self.transactions.get(tx_hash)
 
     async def fill_tx_hashes(self, filler: str, order_id: str) -> list[str]:
         self._called("fill_tx_hashes")
@@ -112,3 +159,7 @@ class FakeChain:
 
     async def close(self) -> None:
         return None
+
+
+def _block_hash(number: int) -> str:
+    return "0x" + f"{number:064x}"

@@ -12,7 +12,8 @@ import pytest
 
 from crossfill.chains.evm import BlockHead
 from crossfill.errors import ChainUnreachable
-from crossfill.workers.indexer import UNMINED_HINT_PATIENCE, Indexer
+from crossfill.workers.hint_watch import UNMINED_HINT_PATIENCE
+from crossfill.workers.indexer import Indexer
 from tests.unit.worker_world import ChainWorld, chain_world
 
 HINTED = "0x" + "ab" * 32
@@ -81,3 +82,37 @@ async def test_an_unmined_hint_is_given_up_after_a_while(
     _next_head(base)
     await indexer.tick()
     assert _receipt_lookups(base) == 1
+
+
+SENDER = "0x" + "5e" * 20
+
+
+async def test_a_pending_hint_is_kept_past_the_patience_while_the_node_has_it(
+    world: tuple[ChainWorld, Indexer],
+) -> None:
+    base, indexer = world
+    base.chain.transactions[HINTED] = (SENDER, 3)  # in the node's pool
+    indexer.hint(HINTED)
+    await indexer.tick()
+    base.clock.advance(UNMINED_HINT_PATIENCE + timedelta(seconds=1))
+    _next_head(base)
+    await indexer.tick()
+    assert _receipt_lookups(base) == 2
+    assert indexer.hints.unmined() == {HINTED}
+
+
+async def test_a_hint_whose_nonce_went_to_another_transaction_is_dropped(
+    world: tuple[ChainWorld, Indexer],
+) -> None:
+    base, indexer = world
+    base.chain.transactions[HINTED] = (SENDER, 3)
+    indexer.hint(HINTED)
+    await indexer.tick()
+    assert indexer.hints.unmined() == {HINTED}
+    base.chain.nonces[SENDER] = 4  # nonce 3 mined, in another transaction (a replacement)
+    _next_head(base)
+    await indexer.tick()
+    assert indexer.hints.unmined() == set()
+    _next_head(base)
+    await indexer.tick()
+    assert _receipt_lookups(base) == 3  # two lookups, and the re-check that proved it dropped

@@ -108,6 +108,25 @@ async def test_a_fill_that_simulates_is_signed_journalled_and_submitted(world: W
     assert _service_share(world) == (1, 3.0)
 
 
+async def test_a_handed_over_request_leased_elsewhere_is_left_alone(world: World) -> None:
+    async with world.solver.sessions() as session, session.begin():
+        row = await session.get(Request, world.request_id)
+        assert row is not None
+        row.lease_owner, row.lease_expires_at = "another process", START + timedelta(minutes=1)
+    world.solver.take(world.request_id)
+    await world.solver.tick()
+    assert (await world.request()).status == "pending"
+    assert world.chain.sent == []
+
+
+async def test_a_handed_over_request_is_filled_at_the_next_tick(world: World) -> None:
+    world.solver.take(world.request_id)
+    await world.solver.tick()
+    (sent,) = await world.journal()
+    assert (await world.request()).status == "submitted"
+    assert world.chain.sent == [sent.tx_hash]
+
+
 @pytest.mark.parametrize(
     ("revert", "reason"),
     [

@@ -39,6 +39,8 @@ class BlockHead:
     timestamp: int
     hash: str
     base_fee_per_gas: int = 0
+    # "" when not known (a head built in a test)
+    parent_hash: str = ""
 
 
 def _block_head(block: dict[str, Any]) -> BlockHead:
@@ -48,6 +50,7 @@ def _block_head(block: dict[str, Any]) -> BlockHead:
         timestamp=int(block["timestamp"], 16),
         hash=block["hash"],
         base_fee_per_gas=int(block.get("baseFeePerGas", "0x0"), 16),
+        parent_hash=block.get("parentHash", ""),
     )
 
 
@@ -289,6 +292,12 @@ class EvmClient:
         """The transaction's calldata and its `to` address."""
         tx = await self._read("eth_getTransactionByHash", self.web3.eth.get_transaction(tx_hash))  # type: ignore[arg-type]
         return bytes(tx["input"]), str(tx.get("to") or "")
+
+    async def transaction_sender(self, tx_hash: str) -> tuple[str, int] | None:
+        (tx,) = await self._batch(
+            [(RPCEndpoint("eth_getTransactionByHash"), [tx_hash])], "eth_getTransactionByHash"
+        )
+        return None if tx is None else (str(tx["from"]).lower(), int(tx["nonce"], 16))
 
     async def block_at(self, number: int) -> BlockHead | None:
         return await self._block(hex(number))

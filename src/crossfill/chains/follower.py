@@ -1,4 +1,11 @@
-"""Chain follower: polls a chain's head, fees, solver balances and market into its ChainState."""
+"""Chain follower: keeps a chain's ChainState (head, fees, solver balances, market) fresh and
+tells the workers about each new head.
+
+Heads are pushed by the node when a websocket is configured (`eth_subscribe`): each pushed head
+is announced at once and followed by one poll. Without a websocket, or while it is down (it is
+subscribed again with backoff), the follower polls every `interval_seconds`; it also polls
+whenever no head was pushed for that long, so a silent socket costs no more than polling.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +14,24 @@ from collections.abc import Callable
 
 import structlog
 
+from crossfill.chains.evm import BlockHead
 from crossfill.chains.market import market_reads, market_snapshot
-from crossfill.chains.port import EvmPort
+from crossfill.chains.port import EvmPort, HeadStream
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig
+from crossfill.domain.backoff import Backoff
 from crossfill.errors import ChainError
 from crossfill.metrics import Metrics
 from crossfill.types import NATIVE_EVM_ADDRESS
 
 log = structlog.get_logger(__name__)
+
+HeadListener = Callable[[BlockHead], None]
+
+
+def _loop_time() -> float:
+    """What polls are scheduled by (the injected clock is the state's, and tests pin it)."""
+    return asyncio.get_running_loop().time()
 
 
 class ChainFollower:
@@ -30,6 +46,8 @@ class ChainFollower:
         interval_seconds: float,
         clock: Callable[[], float],
         metrics: Metrics,
+        heads: HeadStream | None = None,
+        resubscribe: Backoff | None = None,
     ) -> None:
         self.client = client
         self.state = state
@@ -38,10 +56,33 @@ class ChainFollower:
         self.tokens = tokens
         self.interval_seconds = interval_seconds
         self.clock = clock
+        self.heads = heads
+        self._resubscribe = resubscribe or Backoff()
         self._balance_gauge = metrics.solver_balance
+        self._listeners: list[HeadListener] = []
+        self._announced: BlockHead | None = None
+        self._polled_at: float | None = None
+        # True while a head subscription is open (False: polling only).
+        self.subscribed = False
+
+    def on_new_head(self, listener: HeadListener) -> Callable[[], None]:
+        """Call `listener` with every new head (pushed or polled); returns its removal."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _announce(self, head: BlockHead) -> None:
+        """Each head once; an older head than the last announced one (a node behind) is not
+        news."""
+        last = self._announced
+        if last is not None and (head.number < last.number or head.hash == last.hash):
+            return
+        self._announced = head
+        for listener in tuple(self._listeners):
+            listener(head)
 
     async def update(self) -> None:
         """One poll, one RPC batch; a failure is recorded, never raised, so the loop goes on."""
+        self._polled_at = _loop_time()
         try:
             poll = await self.client.poll(self.solver, self.tokens, market_reads(self.config))
         except ChainError as exc:
@@ -56,6 +97,7 @@ class ChainFollower:
         self._export_balances(balances)
         self.state.market = market_snapshot(self.config, poll.reads)
         self.state.record_head(poll.head, self.clock())
+        self._announce(poll.head)
 
     def _export_balances(self, balances: dict[str, int]) -> None:
         for currency in self.config.currencies:
@@ -66,7 +108,38 @@ class ChainFollower:
                 self._balance_gauge.labels(self.config.id, currency.symbol).set(whole_units)
 
     async def run(self) -> None:
-        """The polls after the first (see Runtime.start_followers)."""
+        """Everything after the first poll (see Runtime.start_followers)."""
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self._poll())
+            if self.heads is not None:
+                tasks.create_task(self._follow_pushed_heads(self.heads))
+
+    async def _poll(self) -> None:
+        """Poll whenever nothing was polled for `interval_seconds`."""
         while True:
-            await asyncio.sleep(self.interval_seconds)
-            await self.update()
+            polled_at = self._polled_at if self._polled_at is not None else _loop_time()
+            await asyncio.sleep(max(0.0, polled_at + self.interval_seconds - _loop_time()))
+            if self._polled_at is None or _loop_time() - self._polled_at >= self.interval_seconds:
+                await self.update()
+
+    async def _follow_pushed_heads(self, heads: HeadStream) -> None:
+        while True:
+            try:
+                async for head in heads.new_heads():
+                    if not self.subscribed:
+                        self.subscribed = True
+                        self._resubscribe.succeeded()
+                        log.info("chain heads subscribed", chain_id=self.config.id)
+                    self._announce(head)
+                    await self.update()
+            except ChainError as exc:
+                delay = self._resubscribe.failed()
+                if self._resubscribe.worth_logging:
+                    log.warning(
+                        "chain head subscription lost; polling",
+                        chain_id=self.config.id,
+                        error=str(exc),
+                        retry_in_seconds=round(delay, 2),
+                    )
+                self.subscribed = False
+                await asyncio.sleep(delay)

@@ -9,7 +9,7 @@ reason: the only outcome that may refuse or refund an order), `ChainUnreachable`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
 from crossfill.chains.evm import BlockHead, ChainPoll, LogFilter, Read, ScannedRange
@@ -33,6 +33,10 @@ class EvmPort(Protocol):
 
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]: ...
 
+    async def transaction_sender(self, tx_hash: str) -> tuple[str, int] | None:
+        """The transaction's sender and nonce, mined or pending; None if the node has not
+        seen it."""
+
     async def fill_tx_hashes(self, filler: str, order_id: str) -> list[str]: ...
 
     async def estimate_gas(self, tx: dict[str, Any]) -> int:
@@ -51,3 +55,11 @@ class EvmPort(Protocol):
     async def check_identity(self) -> None: ...
 
     async def close(self) -> None: ...
+
+
+class HeadStream(Protocol):
+    """Heads pushed by a node as they come (`chains.head_subscription.WebSocketHeads`)."""
+
+    def new_heads(self) -> AsyncIterator[BlockHead]:
+        """Every new head from now on; raises ChainUnreachable when the stream is lost."""
+        ...

@@ -134,6 +134,9 @@ class ChainConfig(_Model):
     ws_rpc_url: WsUrl = ""
     # What workers use when the public URL handed to clients is not reachable from them.
     internal_rpc_url: HttpUrl | None = None
+    # The websocket our processes subscribe to new heads on, when `ws_rpc_url` is not reachable
+    # from them (see `head_subscription_url`).
+    internal_ws_rpc_url: WsUrl = ""
     protocol_chain_id: str | None = None
     explorer: ExplorerConfig = ExplorerConfig()
     icon_url: str = ""
@@ -212,6 +215,17 @@ class ChainConfig(_Model):
     def rpc_url(self) -> str:
         """The URL our own processes call."""
         return self.internal_rpc_url or self.http_rpc_url
+
+    @property
+    def head_subscription_url(self) -> str | None:
+        """The websocket our own processes subscribe to new heads on; None: poll only. With an
+        internal HTTP URL the public websocket is taken to be as unreachable as the public HTTP
+        one, so only an internal websocket URL is used then."""
+        if self.internal_ws_rpc_url:
+            return self.internal_ws_rpc_url
+        if self.internal_rpc_url is None and self.ws_rpc_url:
+            return self.ws_rpc_url
+        return None
 
     @property
     def protocol_name(self) -> str:

@@ -77,7 +77,17 @@ def _rpc_answers(rpc_url: str) -> bool:
     return reply.status_code == 200
 
 
-def _launch(chain_id: int, host: str, port: int, hardfork: str, log_path: Path) -> AnvilProcess:
+def _launch(
+    chain_id: int,
+    host: str,
+    port: int,
+    hardfork: str,
+    log_path: Path,
+    block_time: float | None,
+) -> AnvilProcess:
+    # anvil takes a sub-second block time only on its command line (evm_setIntervalMining
+    # takes whole seconds).
+    mining = [] if block_time is None else ["--block-time", str(block_time)]
     command = [
         str(anvil_binary()),
         "--host",
@@ -89,6 +99,7 @@ def _launch(chain_id: int, host: str, port: int, hardfork: str, log_path: Path) 
         "--hardfork",
         hardfork,
         "--silent",
+        *mining,
     ]
     with log_path.open("ab") as log:
         process = subprocess.Popen(
@@ -108,12 +119,14 @@ def start_anvil(
     hardfork: str = "prague",
     host: str = "127.0.0.1",
     ready_timeout: float = 20.0,
+    block_time: float | None = None,
 ) -> AnvilProcess:
-    """Start one automining anvil chain (interval mining is switched on after deployment)."""
+    """Start one anvil chain: automining (interval mining is switched on after deployment),
+    or mining a block every `block_time` seconds from the start."""
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"anvil-{chain_id}.log"
     for _ in range(_START_ATTEMPTS):
-        anvil = _launch(chain_id, host, free_port(host), hardfork, log_path)
+        anvil = _launch(chain_id, host, free_port(host), hardfork, log_path, block_time)
         deadline = time.monotonic() + ready_timeout
         while anvil.alive() and time.monotonic() < deadline:
             if _rpc_answers(anvil.rpc_url):

@@ -20,10 +20,17 @@ FIRST_CHAIN_ID = 900_001  # ids viem does not know, so the SDK takes our RPC URL
 @dataclass(frozen=True)
 class DevnetOptions:
     chain_count: int = 2
-    block_time: int = 1  # seconds; 0: automine (a block per transaction)
+    # Seconds; 0: automine (a block per transaction). A block time with a fraction (0.25) is
+    # set from anvil's start, so deployment then waits for blocks (whole seconds: set after).
+    block_time: float = 1
     hardfork: str = "prague"
     lag_threshold_seconds: float | None = None  # default: 10 block times, at least 5 s
     first_chain_id: int = FIRST_CHAIN_ID
+
+    @property
+    def fractional_block_time(self) -> float | None:
+        """The block time anvil must start with (one with a fraction of a second), else None."""
+        return None if self.block_time == int(self.block_time) else self.block_time
 
     @property
     def effective_lag_threshold(self) -> float | None:
@@ -66,8 +73,9 @@ def _deploy_and_seed(anvil: AnvilProcess, options: DevnetOptions) -> DevnetChain
             solver=accounts.solver(),
             users=accounts.users(),
         )
-        # Deployment ran on automine for speed; now blocks come on the configured clock.
-        set_interval_mining(anvil.rpc_url, options.block_time)
+        if options.fractional_block_time is None:
+            # Deployment ran on automine for speed; now blocks come on the configured clock.
+            set_interval_mining(anvil.rpc_url, int(options.block_time))
     except BaseException:
         anvil.stop()
         raise
@@ -89,7 +97,14 @@ def start_devnet(
     try:
         for offset in range(options.chain_count):
             chain_id = options.first_chain_id + offset
-            anvils.append(start_anvil(chain_id, log_dir=log_dir, hardfork=options.hardfork))
+            anvils.append(
+                start_anvil(
+                    chain_id,
+                    log_dir=log_dir,
+                    hardfork=options.hardfork,
+                    block_time=options.fractional_block_time,
+                )
+            )
     except BaseException:
         for anvil in anvils:
             anvil.stop()

@@ -23,7 +23,7 @@ class ProcessWorkers:
     async def start(self) -> None:
         workers = Workers.build(self.runtime)
         await workers.recover(self.runtime)
-        workers.start()
+        workers.start(self.runtime)
         await workers.listen_for_hints(self.runtime.settings.database)
         self.workers = workers
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -249,8 +250,10 @@ async def claim(
     now: datetime,
     lease: timedelta,
     limit: int,
+    ids: Collection[str] | None = None,
 ) -> list[Request]:
-    """Lease up to `limit` requests in `status` whose lease is free or expired."""
+    """Lease up to `limit` requests in `status` whose lease is free or expired (only those of
+    `ids`, when given)."""
     query = (
         select(Request)
         .where(
@@ -261,6 +264,8 @@ async def claim(
         .order_by(Request.updated_at)
         .limit(limit)
     )
+    if ids is not None:
+        query = query.where(Request.id.in_(ids))
     if session.bind is not None and session.bind.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
     claimed = list(await session.scalars(query))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import structlog
@@ -39,13 +39,14 @@ from crossfill.domain.deposit_checks import (
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import TERMINAL, RequestStatus
 from crossfill.errors import ChainError
-from crossfill.loops import run_forever
+from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Deposit
+from crossfill.workers.hint_watch import HintWatch
 from crossfill.workers.reorg_watch import ReorgWatch
 from crossfill.workers.same_chain import awaited, settle_batch
 
@@ -53,15 +54,6 @@ log = structlog.get_logger(__name__)
 
 
 REWIND_BLOCKS = 64
-# Hints are a shortcut, never the only way a deposit is found (the scan finds every one): the
-# queue is bounded so a flood of hints cannot grow memory, and a tick takes a bounded number
-# so hints cannot hold up the scan.
-MAX_QUEUED_HINTS = 1_000
-MAX_HINTS_PER_TICK = 50
-# A hinted transaction not mined yet (or behind a node that has not seen it) is looked for
-# again at each new head, for a while: a client hints right after broadcasting.
-MAX_UNMINED_HINTS = 200
-UNMINED_HINT_PATIENCE = timedelta(minutes=5)
 
 
 class Indexer:
@@ -83,67 +75,66 @@ class Indexer:
         self.interval_seconds = interval_seconds
         self.batch_blocks = batch_blocks
         self.initial_lookback_blocks = initial_lookback_blocks
-        self.hints: asyncio.Queue[str] = asyncio.Queue(MAX_QUEUED_HINTS)
-        # Called with a destination chain id when a request there becomes pending.
-        self.on_pending: Callable[[int], None] = lambda _chain_id: None
-        self._pending_for: set[int] = set()
+        self._wakeup = asyncio.Event()
+        self.hints = HintWatch(chain.client, now=now, on_hint=self._wakeup.set)
+        # Called with a request's destination chain id and id when it becomes pending.
+        self.on_pending: Callable[[int, str], None] = lambda _chain_id, _request_id: None
+        self._pending: list[tuple[int, str]] = []
+        # The newest head announced by the chain's follower, not ticked on yet.
+        self._announced: BlockHead | None = None
+        # Blocks as the last scan's node answered for them, by number; the deposits' txs.
+        self._scanned: dict[int, BlockHead] = {}
+        self._scanned_txs: set[str] = set()
         self._tokens = {currency.address.lower() for currency in self.config.erc20_currencies}
         self.reorg_watch = ReorgWatch(chain, sessions, now=now)
         # The head whose scan, confirmations and reorg check all completed.
         self._settled_head: str | None = None
-        # Hinted transactions without a receipt yet -> when first hinted.
-        self._unmined: dict[str, datetime] = {}
-        self._hints_head: str | None = None
         self._lag = metrics.indexer_lag.labels(self.config.id)
 
     async def run(self) -> None:
         await run_forever(f"indexer-{self.config.id}", self.tick, self._wait)
 
+    def new_head(self, head: BlockHead) -> None:
+        """The chain has a new head (pushed or polled by its follower): tick on it now."""
+        self._announced = head
+        self._wakeup.set()
+
     async def _wait(self) -> None:
-        """Until the next scan, or sooner when a client hints at a transaction."""
-        try:
-            hinted = await asyncio.wait_for(self.hints.get(), self.interval_seconds)
-            self.hint(hinted)  # put back: the next tick indexes it
-        except TimeoutError:
-            pass
+        """Until the next scan, or sooner: a new head, a client's hint."""
+        await wait_interval(self._wakeup, self.interval_seconds)
 
     async def tick(self) -> None:
-        head = await self.chain.client.head()
-        hinted = not self.hints.empty()
-        await self._index_hinted(head)
-        if head.hash == self._settled_head and not hinted:
-            return  # same chain as the last full pass: nothing new to scan, confirm or recheck
-        await self._scan(head)
-        await self._confirm(head)
-        await self.reorg_watch.check(head)
-        self._settled_head = head.hash
+        head, self._announced = self._announced, None
+        if head is None:
+            head = await self.chain.client.head()
+        hinted = self.hints.queued()
+        fresh = self.hints.new()
+        await self._index_hinted(fresh)
+        if head.hash != self._settled_head or hinted:
+            await self._scan(head)
+            await self._confirm(head)
+            await self.reorg_watch.check(head)
+            self._settled_head = head.hash
+        # After the scan, which finds every deposit mined by now: only the rest is looked up.
+        unmined = [tx_hash for tx_hash in self.hints.recheck(head) if tx_hash not in fresh]
+        for tx_hash in self._scanned_txs.intersection(unmined):
+            self.hints.mined(tx_hash)
+        await self._index_hinted([h for h in unmined if h not in self._scanned_txs])
 
     def hint(self, tx_hash: str) -> bool:
         """Queue a client's hint; False when the queue is full (the scan will find it)."""
-        try:
-            self.hints.put_nowait(tx_hash)
-        except asyncio.QueueFull:
-            return False
-        return True
+        return self.hints.hint(tx_hash)
 
-    async def _index_hinted(self, head: BlockHead) -> None:
-        """Receipts of transactions clients told us about, ahead of the scan: new hints, and
-        at each new head the hints not mined yet. A hint whose receipt cannot be had (not
-        mined, a node that has not seen it, an RPC failure) is kept and looked for again, up
-        to UNMINED_HINT_PATIENCE; none of this ever stops the scan."""
-        now = self.now()
-        due = [self.hints.get_nowait() for _ in range(min(self.hints.qsize(), MAX_HINTS_PER_TICK))]
-        if head.hash != self._hints_head:
-            self._hints_head = head.hash
-            self._unmined = {
-                tx_hash: first
-                for tx_hash, first in self._unmined.items()
-                if now - first < UNMINED_HINT_PATIENCE
-            }
-            due += [h for h in self._unmined if h not in due][: MAX_HINTS_PER_TICK - len(due)]
-        for tx_hash in due:
+    async def _index_hinted(self, tx_hashes: list[str]) -> None:
+        """Receipts of transactions clients told us about: new hints ahead of the scan, and
+        after it, at each new head, the hints not mined yet (see `hint_watch`); none of this
+        ever stops the scan."""
+        for tx_hash in tx_hashes:
             try:
-                found = await self._index_receipt(tx_hash)
+                if await self._index_receipt(tx_hash):
+                    self.hints.mined(tx_hash)
+                else:
+                    await self.hints.not_mined(tx_hash)
             except ChainError as exc:
                 log.warning(
                     "hinted transaction not indexed yet",
@@ -151,11 +142,7 @@ class Indexer:
                     tx_hash=tx_hash,
                     error=str(exc),
                 )
-                found = False
-            if found:
-                self._unmined.pop(tx_hash, None)
-            elif tx_hash in self._unmined or len(self._unmined) < MAX_UNMINED_HINTS:
-                self._unmined.setdefault(tx_hash, now)
+                self.hints.keep(tx_hash)
 
     async def _index_receipt(self, tx_hash: str) -> bool:
         """Index what the transaction's receipt holds; False when there is no receipt yet."""
@@ -186,16 +173,27 @@ class Indexer:
         await self._record(found + await self._implicit(transfers), batches)
         return True
 
-    async def _start_block(self, head: BlockHead) -> int:
+    async def _start_block(self, head: BlockHead) -> tuple[int, str | None]:
+        """Where the scan starts, and the hash its first block's parent must have when that is
+        left to the scan to prove: with the head one block past the cursor, the scanned block
+        itself says whether it follows the cursor (no round trip of its own)."""
         async with self.sessions() as session:
             cursor = await deposits.cursor(session, self.config.id)
         if cursor is None:
-            return max(0, head.number - self.initial_lookback_blocks)
-        canonical = await self.chain.client.block_at(cursor.block_number)
-        if canonical is None or canonical.hash != cursor.block_hash:
+            return max(0, head.number - self.initial_lookback_blocks), None
+        if cursor.block_number == head.number and cursor.block_hash == head.hash:
+            return head.number + 1, None  # scanned already (a hint's tick): nothing to check
+        if cursor.block_number + 1 == head.number:
+            return head.number, cursor.block_hash
+        return await self._resume_after(cursor.block_number, cursor.block_hash), None
+
+    async def _resume_after(self, number: int, block_hash: str) -> int:
+        """After the cursor's block if it is still canonical; else a rewind."""
+        canonical = await self.chain.client.block_at(number)
+        if canonical is None or canonical.hash != block_hash:
             log.warning("indexer cursor reorged; rewinding", chain_id=self.config.id)
-            return max(0, cursor.block_number - REWIND_BLOCKS)
-        return cursor.block_number + 1
+            return max(0, number - REWIND_BLOCKS)
+        return number + 1
 
     def _log_filters(self) -> list[LogFilter]:
         """Depository deposits, token transfers into the Depository, Router batches."""
@@ -212,16 +210,24 @@ class Indexer:
     async def _scan(self, head: BlockHead) -> None:
         """Up to `head`, a batch of blocks at a time; the cursor moves only past blocks whose
         logs one node answered for together with the batch's last block (see EvmClient.scan)."""
-        start = await self._start_block(head)
+        start, parent_hash = await self._start_block(head)
         self._lag.set(head.number - (start - 1))
         filters = self._log_filters()
+        self._scanned, self._scanned_txs = {}, set()
         while start <= head.number:
             end = min(head.number, start + self.batch_blocks - 1)
             scanned = await self.chain.client.scan(filters, start, end)
+            if parent_hash is not None and scanned.end_block.parent_hash != parent_hash:
+                # Not (provably) the cursor's child: check the cursor as a longer gap would.
+                start, parent_hash = await self._resume_after(start - 1, parent_hash), None
+                continue
+            parent_hash = None
+            self._scanned[end] = scanned.end_block
             deposit_logs, transfers, router_logs = scanned.logs
             if not self._tokens:
                 transfers = []  # an empty address list would match every token
             found = [d for entry in deposit_logs if (d := decode_deposit(entry)) is not None]
+            self._scanned_txs.update(deposit.tx_hash for deposit in found)
             batches = [batch for entry in router_logs if (batch := decode_batch(entry)) is not None]
             await self._record(
                 found + await self._implicit(transfers), batches, cursor=scanned.end_block
@@ -308,12 +314,12 @@ class Indexer:
         return confirmations(head.number, deposit.block_number) >= needed
 
     async def _confirm(self, head: BlockHead) -> None:
-        self._pending_for.clear()
+        self._pending.clear()
         try:
             await self._confirm_ready(head)
         finally:
-            for chain_id in self._pending_for:  # after commit: the solver sees the new status
-                self.on_pending(chain_id)
+            for chain_id, request_id in self._pending:  # after commit: the solver sees it
+                self.on_pending(chain_id, request_id)
 
     async def _confirm_ready(self, head: BlockHead) -> None:
         async with self.sessions() as session:
@@ -323,8 +329,9 @@ class Indexer:
                 if self._deep_enough(d, head)
             ]
         for deposit in ready:
-            block = await self.chain.client.block_at(deposit.block_number)
-            receipt = await self.chain.client.receipt(deposit.tx_hash)
+            block, receipt = await asyncio.gather(
+                self._block(deposit.block_number), self.chain.client.receipt(deposit.tx_hash)
+            )
             async with self.sessions() as session, session.begin():
                 row = await session.get(Deposit, deposit.id)
                 assert row is not None
@@ -333,6 +340,11 @@ class Indexer:
                     continue
                 row.state = deposits.CONFIRMED
                 await self._settle(session, row, block, fee_paid(receipt) if receipt else None)
+
+    async def _block(self, number: int) -> BlockHead | None:
+        """The block as this tick's scan saw it, or as the node has it now."""
+        scanned = self._scanned.get(number)
+        return scanned if scanned is not None else await self.chain.client.block_at(number)
 
     async def _reorged(self, session: AsyncSession, deposit: Deposit) -> None:
         """Gone before it was final: never paid for; its request keeps waiting for a deposit."""
@@ -396,7 +408,7 @@ class Indexer:
         request.origin_block_number = block.number
         if verdict is DepositVerdict.ACCEPTED:
             await requests.move(session, request, RequestStatus.PENDING, now=now)
-            self._pending_for.add(request.destination_chain_id)
+            self._pending.append((request.destination_chain_id, request.id))
         else:
             await requests.move(
                 session, request, RequestStatus.FAILURE, now=now, fail_reason=verdict

@@ -7,6 +7,7 @@ import asyncio
 import os
 import socket
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -32,10 +33,10 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _wake(solvers: dict[ChainId, Solver], chain_id: int) -> None:
+def _hand_over(solvers: dict[ChainId, Solver], chain_id: int, request_id: str) -> None:
     solver = solvers.get(ChainId(chain_id))
     if solver is not None:
-        solver.wake()
+        solver.take(request_id)
 
 
 @dataclass
@@ -48,6 +49,8 @@ class Workers:
     app_fee_payers: dict[ChainId, AppFeePayer]
     permit_depositors: dict[ChainId, PermitDepositor]
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    # Removals of the workers' head listeners (see `start`).
+    _unlisten: list[Callable[[], None]] = field(default_factory=list)
     _hint_listener: asyncpg.Connection | None = None
 
     @classmethod
@@ -111,7 +114,9 @@ class Workers:
             for chain_id, chain in runtime.chains.items()
         }
         for indexer in indexers.values():
-            indexer.on_pending = lambda chain_id: _wake(solvers, chain_id)
+            indexer.on_pending = lambda chain_id, request_id: _hand_over(
+                solvers, chain_id, request_id
+            )
         # Woken at once by events this process commits; the interval catches retries coming
         # due and events other processes wrote.
         webhooks = WebhookDispatcher(
@@ -165,7 +170,11 @@ class Workers:
                 await outbox.release_leases(session)
                 await signer_leases.release_all(session)
 
-    def start(self) -> None:
+    def start(self, runtime: Runtime) -> None:
+        for chain_id, chain in runtime.chains.items():
+            # Each new head wakes the chain's indexer (deposits) and solver (fills mined).
+            self._unlisten.append(chain.follower.on_new_head(self.indexers[chain_id].new_head))
+            self._unlisten.append(chain.follower.on_new_head(self.solvers[chain_id].new_head))
         for chain_id, indexer in self.indexers.items():
             self._tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
         for chain_id, solver in self.solvers.items():
@@ -189,6 +198,9 @@ class Workers:
         self._hint_listener = await deposit_hints.listen(database_url, self.hint)
 
     async def stop(self) -> None:
+        for unlisten in self._unlisten:
+            unlisten()
+        self._unlisten.clear()
         if self._hint_listener is not None:
             await self._hint_listener.close()
             self._hint_listener = None

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.app.fill_outcome import delivered_amount
 from crossfill.app.fills import filler_calldata, revert_reason, stored_fill_plan
+from crossfill.chains.evm import BlockHead
 from crossfill.chains.receipt_outcomes import fee_paid
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan
@@ -43,6 +44,10 @@ GAS_HEADROOM_PERCENT = 20
 RETRY_AFTER = timedelta(seconds=2)
 
 
+async def _nothing() -> None:
+    return None
+
+
 class Solver:
     def __init__(
         self,
@@ -64,9 +69,26 @@ class Solver:
         self.owner = owner
         self.metrics = metrics
         self._wakeup = asyncio.Event()
+        # Requests this process's indexer just made pending, filled first at the next tick.
+        self._handed: list[str] = []
+        # Fills of ours not known mined (as of the last look): new heads matter only then.
+        self._in_flight = 0
 
     def wake(self) -> None:
-        """Work is waiting (a request just became pending): tick now rather than at the interval."""
+        """Work may be waiting (a new head: a fill may be mined): tick now, not at the interval."""
+        self._wakeup.set()
+
+    def new_head(self, _head: BlockHead) -> None:
+        """A new head on this chain: a fill of ours may have been mined in it. Without one in
+        flight, nothing to do: the tick would only compete for the database with the
+        indexers' deposits."""
+        if self._in_flight:
+            self.wake()
+
+    def take(self, request_id: str) -> None:
+        """A request that just became pending, handed over in this process: its fill goes
+        first at once (leased like any other, so another process's solver cannot take it)."""
+        self._handed.append(request_id)
         self._wakeup.set()
 
     async def _wait(self) -> None:
@@ -78,8 +100,20 @@ class Solver:
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: claim nothing
+        handed, self._handed = self._handed, []
+        if handed:
+            await self._fill_each(await self._claim(handed))
+        await self._fill_each(await self._claim())
+        await self._track_submitted()
+        await replace_stuck(
+            self.txmanager,
+            self.sessions,
+            older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
+        )
+
+    async def _claim(self, ids: list[str] | None = None) -> list[Request]:
         async with self.sessions() as session, session.begin():
-            claimed = await requests.claim(
+            return await requests.claim(
                 session,
                 destination_chain_id=self.config.id,
                 status=RequestStatus.PENDING,
@@ -87,19 +121,16 @@ class Solver:
                 now=self.now(),
                 lease=LEASE,
                 limit=20,
+                ids=ids,
             )
+
+    async def _fill_each(self, claimed: list[Request]) -> None:
         await each_on_its_own(
             f"solver-{self.config.id}",
             claimed,
             self._fill,
             label=lambda request: request.id,
             on_crash=self._give_up,
-        )
-        await self._track_submitted()
-        await replace_stuck(
-            self.txmanager,
-            self.sessions,
-            older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
         )
 
     def _refusal(self, fill: FillPlan, balance: int) -> str | None:
@@ -126,22 +157,35 @@ class Solver:
             await self._fail(request.id, "UNKNOWN")
 
     async def _fill(self, request: Request) -> None:
-        journal = await self.txmanager.for_request(request.id, FILL)
+        fill = stored_fill_plan(request, self.config)
+        balance = self.chain.state.solver_balance(fill.spends_currency)
+        refusal = None if balance is None else self._refusal(fill, balance)
+        # The journal decides first: a fill signed before (a restart, a lost answer) is resumed,
+        # never signed again, whatever else holds now. The simulation a new fill needs runs
+        # meanwhile, when the fill may go.
+        may_go = balance is not None and refusal is None
+        journal, simulated = await asyncio.gather(
+            self.txmanager.for_request(request.id, FILL),
+            self._simulate(fill) if may_go else _nothing(),
+            return_exceptions=True,
+        )
+        if isinstance(journal, BaseException):
+            raise journal
         if journal is not None:
             await self._submitted(request.id, journal.tx_hash)
             return
-        fill = stored_fill_plan(request, self.config)
-        balance = self.chain.state.solver_balance(fill.spends_currency)
         if balance is None:
             # Not read yet (just started, or the RPC is down): no reason to refuse the order.
             await self._retry_soon(request.id, "solver balance not known yet")
             return
-        refusal = self._refusal(fill, balance)
         if refusal is not None:
             await self._fail(request.id, refusal)
             return
         try:
-            row = await self._signed_fill(request, fill)
+            if isinstance(simulated, BaseException):
+                raise simulated
+            assert simulated is not None
+            row = await self._send_fill(request, fill, simulated)
         except Reverted as revert:
             await self._simulation_reverted(request, revert)
             return
@@ -165,18 +209,24 @@ class Solver:
     async def _signed_fill(self, request: Request, fill: FillPlan) -> SentTransaction:
         """Simulate the plan's Filler call (Reverted if the contract refuses it), then sign,
         journal and broadcast it."""
-        fill_data = filler_calldata(fill)
-        gas = await self.chain.client.estimate_gas(
+        return await self._send_fill(request, fill, await self._simulate(fill))
+
+    async def _simulate(self, fill: FillPlan) -> int:
+        """The Filler call's gas: Reverted if the contract refuses it."""
+        return await self.chain.client.estimate_gas(
             {
                 "from": self.txmanager.account.address,
                 "to": self.config.contracts.filler,
-                "data": calldata.hex_data(fill_data),
+                "data": calldata.hex_data(filler_calldata(fill)),
                 "value": fill.value,
             }
         )
+
+    async def _send_fill(self, request: Request, fill: FillPlan, gas: int) -> SentTransaction:
+        """Sign, journal and broadcast the simulated fill."""
         return await self.txmanager.send(
             to=self.config.contracts.filler,
-            data=fill_data,
+            data=filler_calldata(fill),
             value=fill.value,
             gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
             purpose=FILL,
@@ -238,6 +288,7 @@ class Solver:
             )
             if request.status == RequestStatus.PENDING:
                 await requests.move(session, request, RequestStatus.SUBMITTED, now=now)
+        self._in_flight += 1
 
     async def _track_submitted(self) -> None:
         async with self.sessions() as session:
@@ -249,6 +300,7 @@ class Solver:
                     )
                 )
             )
+        self._in_flight = len(submitted)
         await each_on_its_own(
             f"solver-{self.config.id}", submitted, self._track, label=lambda request: request.id
         )

@@ -1,0 +1,91 @@
+"""A TCP relay in front of a chain's port, for the websocket a follower subscribes on: it
+relays bytes both ways (whatever protocol runs over them) and can drop every connection at
+once and refuse new ones, as a node restart or a network cut would."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+
+from crossfill.devnet.anvil import free_port
+
+
+class TcpRelay:
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.port = free_port()
+        self.accepted = 0  # connections relayed so far
+        self._refusing = False
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    def start(self) -> TcpRelay:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._listen(), self._loop).result(5)
+        return self
+
+    async def _listen(self) -> None:
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", self.port)
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._refusing:
+            writer.close()
+            return
+        self.accepted += 1
+        self._writers.add(writer)
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        except OSError:
+            writer.transport.abort()
+            return
+        self._writers.add(up_writer)
+        try:
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        finally:
+            writer.transport.abort()
+            up_writer.transport.abort()
+
+    def drop(self) -> None:
+        """Cut every relayed connection and refuse new ones until `restore()`."""
+
+        def cut() -> None:
+            self._refusing = True
+            for writer in self._writers:
+                writer.transport.abort()
+            self._writers.clear()
+
+        self._loop.call_soon_threadsafe(cut)
+
+    def restore(self) -> None:
+        self._loop.call_soon_threadsafe(setattr, self, "_refusing", False)
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._shut_down(), self._loop).result(5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        self._loop.close()
+
+    async def _shut_down(self) -> None:
+        """Every connection closed and every relaying task ended: nothing left open."""
+        self._refusing = True
+        self._server.close()
+        for writer in self._writers:
+            writer.transport.abort()
+        relaying = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in relaying:
+            task.cancel()
+        await asyncio.gather(*relaying, return_exceptions=True)
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(ConnectionError, OSError):
+        while chunk := await reader.read(65536):
+            writer.write(chunk)
+            await writer.drain()
+    writer.transport.abort()

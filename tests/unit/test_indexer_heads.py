@@ -1,0 +1,116 @@
+"""The indexer on heads its follower announces: it ticks on the announced head (no head read
+of its own), and a deposit is handed to the solver at exactly the head that gives it the
+confirmations its value calls for, not one head before nor after."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench.synthetic import synthetic_requests
+from eth_abi.abi import encode
+from eth_utils.crypto import keccak
+from sqlalchemy import insert
+
+from crossfill.config import ConfirmationTier
+from crossfill.runtime import ChainRuntime
+from crossfill.store.tables import Request
+from crossfill.types import NATIVE_EVM_ADDRESS
+from crossfill.workers.indexer import Indexer
+from tests.unit.worker_world import START, ChainWorld, chain_world
+
+AMOUNT = 10**16
+DEPOSIT_TX = "0x" + "d1" * 32
+
+
+@dataclass
+class World:
+    base: ChainWorld
+    indexer: Indexer
+    handed: list[tuple[int, str]]
+    request_id: str
+    order_id: str
+
+    def deposit_in_next_block(self) -> None:
+        """A NativeDeposit for the request in the block the next push makes."""
+        number = self.base.chain.head_block.number + 1
+        self.base.chain.deposit_logs[number] = [_native_deposit(self, number)]
+
+
+def _native_deposit(world: World, block_number: int) -> dict[str, Any]:
+    depository = world.base.config.contracts.depository
+    data = encode(
+        ["address", "uint256", "bytes32"],
+        ["0x" + "0a" * 20, AMOUNT, bytes.fromhex(world.order_id[2:])],
+    )
+    return {
+        "address": depository,
+        "topics": [keccak(text="NativeDeposit(address,uint256,bytes32)")],
+        "data": data,
+        "transactionHash": DEPOSIT_TX,
+        "logIndex": 0,
+        "blockNumber": block_number,
+        "blockHash": "0x" + f"{block_number:064x}",
+    }
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    async with chain_world(tmp_path) as base:
+        # Every deposit needs two confirmations on this chain.
+        config = base.config.model_copy(update={"confirmations": (ConfirmationTier(blocks=2),)})
+        runtime = ChainRuntime(config, base.chain, base.state, base.runtime.follower)
+        indexer = Indexer(
+            runtime, base.sessions, now=base.clock, interval_seconds=0.1, metrics=base.metrics
+        )
+        handed: list[tuple[int, str]] = []
+        indexer.on_pending = lambda chain_id, request_id: handed.append((chain_id, request_id))
+        (row,) = synthetic_requests(1, start=START).requests
+        row.update(
+            status="waiting",
+            fail_reason=None,
+            refund_fail_reason=None,
+            origin_chain_id=config.id,
+            origin_currency=NATIVE_EVM_ADDRESS,
+            amount_in=str(AMOUNT),
+            expires_at=START + timedelta(minutes=5),
+            updated_at=START,
+        )
+        async with base.engine.begin() as connection:
+            await connection.execute(insert(Request), [row])
+        yield World(base, indexer, handed, row["id"], row["order_id"])
+
+
+async def _tick_on_pushed_head(world: World) -> None:
+    world.indexer.new_head(world.base.chain.push_head())
+    await world.indexer.tick()
+
+
+async def test_the_indexer_ticks_on_the_announced_head_without_reading_one(world: World) -> None:
+    await _tick_on_pushed_head(world)
+    await _tick_on_pushed_head(world)
+    assert "head" not in world.base.chain.calls
+    assert world.base.chain.calls.count("scan") == 2
+
+
+async def test_one_new_block_past_the_cursor_needs_no_cursor_check(world: World) -> None:
+    await _tick_on_pushed_head(world)
+    lookups = world.base.chain.calls.count("block_at")
+    await _tick_on_pushed_head(world)
+    # The scanned block's parent hash proves it follows the cursor: no block read for that.
+    assert world.base.chain.calls.count("block_at") == lookups + 1  # the scan's own block
+
+
+async def test_a_deposit_is_handed_over_at_exactly_its_second_confirmation(world: World) -> None:
+    await _tick_on_pushed_head(world)
+    world.deposit_in_next_block()
+    await _tick_on_pushed_head(world)  # mined: one confirmation
+    assert world.handed == []
+    await _tick_on_pushed_head(world)  # two confirmations
+    assert [request_id for _, request_id in world.handed] == [world.request_id]
+    await _tick_on_pushed_head(world)
+    assert len(world.handed) == 1
