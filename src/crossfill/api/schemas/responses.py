@@ -80,3 +80,19 @@ class ClaimFiled(_Open):
 
     message: str
     claimId: str
+
+
+class AttestedRequestData(_Open):
+    originChainId: int
+    originUser: str
+    originCurrency: str
+    originAmount: str
+    destinationChainId: int
+    destinationUser: str
+
+
+class RequestSignature(_Open):
+    """GET /requests/{requestId}/signature: the attested facts and the solver's signature."""
+
+    requestData: AttestedRequestData
+    signature: str
