@@ -20,6 +20,7 @@ from crossfill.api.rate_limit import RateLimited, build_limiter
 from crossfill.api.routes import (
     admin,
     app_fees,
+    authorize,
     chains,
     config,
     currencies,
@@ -134,6 +135,7 @@ def create_app(
         currencies,
         config,
         app_fees,
+        authorize,
         fast_fill,
     ):
         app.include_router(public.router, dependencies=[RateLimited])

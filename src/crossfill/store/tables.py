@@ -232,6 +232,25 @@ class AppFeeClaim(Base):
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
+class NonceMapping(Base):
+    """A wallet's signed word (POST /authorize) that its transfer with `nonce` pays a request:
+    one request per (wallet, nonce), never remapped."""
+
+    __tablename__ = "nonce_mappings"
+    __table_args__ = (UniqueConstraint("wallet", "nonce"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    wallet: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    # uint256, as a decimal string (see AmountColumn).
+    nonce: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), index=True, nullable=False)
+    wallet_chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    depositor: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    signature_chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    signature: Mapped[str] = mapped_column(String(132), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
 class Deposit(Base):
     """A deposit seen on an origin chain's Depository, matched to a request or not."""
 
