@@ -24,6 +24,7 @@ from crossfill.api.routes import (
     chains,
     config,
     currencies,
+    execute,
     fast_fill,
     health,
     metrics,
@@ -136,6 +137,7 @@ def create_app(
         config,
         app_fees,
         authorize,
+        execute,
         fast_fill,
     ):
         app.include_router(public.router, dependencies=[RateLimited])

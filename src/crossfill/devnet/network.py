@@ -65,6 +65,7 @@ def _deploy_and_seed(anvil: AnvilProcess, options: DevnetOptions) -> DevnetChain
             deployer=deployer,
             solver=accounts.solver(),
             users=accounts.users(),
+            gas_sponsor=accounts.gas_sponsor(),
         )
         # Deployment ran on automine for speed; now blocks come on the configured clock.
         set_interval_mining(anvil.rpc_url, options.block_time)

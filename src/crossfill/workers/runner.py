@@ -18,6 +18,7 @@ from crossfill.store import deposit_hints, outbox, requests, signer_leases
 from crossfill.store.db import is_sqlite
 from crossfill.types import ChainId
 from crossfill.workers.app_fee_payer import AppFeePayer
+from crossfill.workers.gasless_executor import GaslessExecutor
 from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.indexer import Indexer
 from crossfill.workers.refunder import Refunder
@@ -45,6 +46,7 @@ class Workers:
     webhooks: WebhookDispatcher
     sponsor_collectors: dict[ChainId, SponsorCollector]
     app_fee_payers: dict[ChainId, AppFeePayer]
+    gasless_executors: list[GaslessExecutor] = field(default_factory=list)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _hint_listener: asyncpg.Connection | None = None
 
@@ -140,7 +142,15 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
-        return cls(indexers, solvers, refunders, webhooks, collectors, payers)
+        return cls(
+            indexers,
+            solvers,
+            refunders,
+            webhooks,
+            collectors,
+            payers,
+            _gasless_executors(runtime, owner),
+        )
 
     async def recover(self, runtime: Runtime) -> None:
         """At start: the stored state must belong to these chains (see `genesis`); with SQLite
@@ -166,6 +176,8 @@ class Workers:
             )
         for chain_id, payer in self.app_fee_payers.items():
             self._tasks.append(asyncio.create_task(payer.run(), name=f"app-fee-payer-{chain_id}"))
+        for executor in self.gasless_executors:
+            self._tasks.append(asyncio.create_task(executor.run(), name=executor.name))
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
     async def listen_for_hints(self, database_url: str) -> None:
@@ -186,3 +198,31 @@ class Workers:
         if indexer is None:
             return False
         return indexer.hint(tx_hash)
+
+
+def _gasless_executors(runtime: Runtime, owner: str) -> list[GaslessExecutor]:
+    """One per chain and gas sponsor, each with the sponsor's own transaction manager (its
+    nonces, its signer lease)."""
+    settings = runtime.settings
+    executors = []
+    for index, holder in enumerate(runtime.deployment.gasless.sponsors):
+        account = resolve_holder(
+            holder,
+            f"gasless.sponsors[{index}]",
+            mode=settings.mode,
+            keystore_password=settings.keystore_password,
+        )
+        for chain in runtime.chains.values():
+            txmanager = TxManager(
+                chain.client, chain.state, account, runtime.sessions, now=utc_now, holder=owner
+            )
+            executors.append(
+                GaslessExecutor(
+                    chain,
+                    runtime.sessions,
+                    txmanager,
+                    now=utc_now,
+                    interval_seconds=settings.worker_interval_seconds,
+                )
+            )
+    return executors

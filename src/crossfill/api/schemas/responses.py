@@ -96,3 +96,10 @@ class RequestSignature(_Open):
 
     requestData: AttestedRequestData
     signature: str
+
+
+class Executed(_Open):
+    """POST /execute: accepted; the sponsor sends it (poll /intents/status/v3)."""
+
+    message: str
+    requestId: str
