@@ -33,7 +33,8 @@ class ExecuteOrder:
 
 def authorities(order: ExecuteOrder) -> list[Address]:
     """The signer of each authorization, in order; refused when one is for another chain, does
-    not recover, or two come from one account (only the first could ever apply)."""
+    not recover, is not the called account's (`data.to`: the sponsor pays to delegate the
+    account the call runs on, no other), or two come from one account."""
     found: list[Address] = []
     for index, authorization in enumerate(order.authorizations):
         field = f"data.authorizationList[{index}]"
@@ -45,6 +46,10 @@ def authorities(order: ExecuteOrder) -> list[Address]:
             authority = authorization.authority()
         except InvalidAuthorization as exc:
             raise ExecutionRefused(f"{field}: {exc}") from None
+        if authority.lower() != order.to.lower():
+            raise ExecutionRefused(
+                f"{field} is signed by {authority}, not by the called account {order.to}"
+            )
         if authority.lower() in {seen.lower() for seen in found}:
             raise ExecutionRefused(f"{field}: a second authorization of {authority}")
         found.append(authority)
