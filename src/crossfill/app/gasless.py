@@ -42,7 +42,7 @@ GASLESS_FEATURE = 1 << FEATURES.index("gasless_execution")
 
 def sponsor_of(settings: GaslessSettings, key: ApiKey | None) -> KeyHolder:
     """The gas sponsor the service signs for on behalf of `key` (Forbidden when none)."""
-    if key is None or key.sponsor_address is None:
+    if key is None or key.revoked_at is not None or key.sponsor_address is None:
         raise Forbidden("this API key has no sponsor wallet for gasless execution")
     holder = settings.sponsor(key.sponsor_address)
     if holder is None:

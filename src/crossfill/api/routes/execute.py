@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from fastapi import APIRouter
 
-from crossfill.api.auth import AuthenticatedDep
+from crossfill.api.auth import ExecutingDep
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.execute import ExecuteBody
@@ -21,12 +21,10 @@ router = APIRouter(tags=["execute"])
     response_model=None,
     responses=responses(Executed, 400, 401, 403, 404, 409, 429, 503),
 )
-async def execute(
-    body: ExecuteBody, runtime: RuntimeDep, caller: AuthenticatedDep
-) -> dict[str, str]:
+async def execute(body: ExecuteBody, runtime: RuntimeDep, caller: ExecutingDep) -> dict[str, str]:
     """Send `data` (a type-4 transaction carrying its EIP-7702 authorizations) from the key's
     sponsor wallet, for the quoted request `requestId`; poll its status afterwards."""
     order = body.to_order()
-    assert caller.key_id is not None  # AuthenticatedDep
+    assert caller.key_id is not None  # ExecutingDep
     request_id = await accept(runtime, order, caller.key_id, now=datetime.now(UTC))
     return {"message": "Transaction submitted", "requestId": request_id}
