@@ -16,14 +16,16 @@ from tests.e2e.bridging import (
     NATIVE,
     OPERATOR_TOKEN,
     ORIGIN,
+    V2_STILL_SERVED,
     balance,
     final_status,
     journal,
+    listed_v3,
     published_statuses,
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import StartService
+from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.gasless import (
     deploy_delegate,
     execute_body,
@@ -38,10 +40,22 @@ from tests.e2e.gasless import (
 AMOUNT = 20_000_000
 
 
+def _execution(service: ServiceThread, request_id: str) -> GaslessExecution:
+    (execution,) = stored_rows(
+        service, select(GaslessExecution).where(GaslessExecution.request_id == request_id)
+    )
+    assert isinstance(execution, GaslessExecution)
+    return execution
+
+
 def test_user_without_ether_bridges_usdc_through_execute(
     start_service: StartService, devnet: RunningDevnet
 ) -> None:
-    service = start_service(run_workers=True, settings={"admin_token": OPERATOR_TOKEN})
+    service = start_service(
+        run_workers=True,
+        settings={"admin_token": OPERATOR_TOKEN},
+        wall_clock=lambda: V2_STILL_SERVED,
+    )
     web3 = origin_web3(devnet)
     delegate = deploy_delegate(devnet)
     user = user_with_usdc(devnet, 50_000_000)
@@ -55,12 +69,16 @@ def test_user_without_ether_bridges_usdc_through_execute(
         sponsor_before = balance(devnet, ORIGIN, NATIVE, sponsor)
         answer = http.post(
             "/execute",
-            json=execute_body(user.address, batch, request_id),
+            json=execute_body(user.address, batch, request_id, subsidize=True),
             headers={"x-api-key": key},
         )
         assert answer.status_code == 200, answer.text
         assert answer.json() == {"message": "Transaction submitted", "requestId": request_id}
         status = final_status(http, request_id, timeout=60)
+        # The fill may land before the executor's next tick records what the sponsor spent.
+        assert wait_for(lambda: _execution(service, request_id).state == "mined", timeout=10)
+        (v3,) = listed_v3(http, key, id=request_id)["requests"]
+        v2 = http.get("/requests/v2", params={"id": request_id}).json()["requests"]
 
     assert status["status"] == "success", status
     assert balance(devnet, ORIGIN, NATIVE, user.address) == 0
@@ -74,12 +92,20 @@ def test_user_without_ether_bridges_usdc_through_execute(
     assert sent.sender == sponsor.lower()
     assert web3.eth.get_transaction(HexStr(sent.tx_hash))["type"] == 4
     assert status["inTxHashes"] == [sent.tx_hash]
-    (execution,) = stored_rows(
-        service, select(GaslessExecution).where(GaslessExecution.request_id == request_id)
-    )
-    assert execution.state == "mined"
+    execution = _execution(service, request_id)
     spent = sponsor_before - balance(devnet, ORIGIN, NATIVE, sponsor)
     assert execution.spent_wei == spent > 0
+    assert v3["requestType"] == "Bridge"
+    assert "gasless_execution" in v3["features"]
+    assert v3["data"]["feeSponsorship"]["actual"]["gasPayment"] == {
+        "amount": str(spent),
+        "address": sponsor.lower(),
+        "chainId": ORIGIN,
+        "currency": NATIVE,
+    }
+    (in_tx,) = v3["data"]["inTxs"]
+    assert (in_tx["txHash"], in_tx["fee"]) == (sent.tx_hash, str(spent))
+    assert [record["data"]["subsidizedRequest"] for record in v2] == [True]
     assert published_statuses(service, request_id) == [
         "depositing",
         "pending",
