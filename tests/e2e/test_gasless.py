@@ -4,6 +4,7 @@ transaction (EIP-7702 authorization and batch signed with eth-account)."""
 from __future__ import annotations
 
 import httpx
+import pytest
 from eth_account import Account
 from eth_typing import HexStr
 from sqlalchemy import select
@@ -48,14 +49,22 @@ def _execution(service: ServiceThread, request_id: str) -> GaslessExecution:
     return execution
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest) -> str | None:
+    """None: the service's default SQLite file; else a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return None
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
 def test_user_without_ether_bridges_usdc_through_execute(
-    start_service: StartService, devnet: RunningDevnet
+    start_service: StartService, devnet: RunningDevnet, database: str | None
 ) -> None:
-    service = start_service(
-        run_workers=True,
-        settings={"admin_token": OPERATOR_TOKEN},
-        wall_clock=lambda: V2_STILL_SERVED,
-    )
+    settings: dict[str, object] = {"admin_token": OPERATOR_TOKEN}
+    if database is not None:
+        settings["database_url"] = database
+    service = start_service(run_workers=True, settings=settings, wall_clock=lambda: V2_STILL_SERVED)
     web3 = origin_web3(devnet)
     delegate = deploy_delegate(devnet)
     user = user_with_usdc(devnet, 50_000_000)
