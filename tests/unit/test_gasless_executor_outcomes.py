@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bench.synthetic import synthetic_requests
@@ -53,16 +54,17 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
         sponsor: LocalAccount = Account.create()
         user: LocalAccount = Account.create()
-        signed = user.sign_authorization(
+        # Typed as SignedMessage by eth-account, it is a SignedSetCodeAuthorization.
+        signed: Any = user.sign_authorization(
             {"chainId": base.config.id, "address": DELEGATE, "nonce": 0}
         )
         authorization = Authorization(
             chain_id=base.config.id,
             address=Address(DELEGATE),
             nonce=0,
-            y_parity=signed.y_parity,  # type: ignore[attr-defined]
-            r=signed.r,  # type: ignore[attr-defined]
-            s=signed.s,  # type: ignore[attr-defined]
+            y_parity=signed.y_parity,
+            r=signed.r,
+            s=signed.s,
         )
         txmanager = TxManager(
             base.chain, base.state, sponsor, base.sessions, now=base.clock, holder="me"
