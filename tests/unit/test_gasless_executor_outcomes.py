@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -139,3 +140,24 @@ async def test_a_lost_broadcast_answer_is_resumed_from_the_journal(world: World)
     execution, _, journal = await world.rows()
     assert execution.state == "mined" and len(journal) == 1
     assert set(world.chain.sent) == {journalled.tx_hash}
+
+
+async def test_a_stuck_execution_is_replaced_with_its_authorizations_and_one_lands(
+    world: World,
+) -> None:
+    await world.executor.tick()
+    _, _, (first,) = await world.rows()
+    world.base.clock.advance(timedelta(seconds=world.base.config.replace_stuck_after_seconds + 1))
+    await world.executor.tick()
+    execution, _, journal = await world.rows()
+    replacement = next(row for row in journal if row.id != first.id)
+    assert replacement.nonce == first.nonce
+    old = TypedTransaction.from_bytes(HexBytes(first.raw_transaction)).as_dict()
+    new = TypedTransaction.from_bytes(HexBytes(replacement.raw_transaction)).as_dict()
+    assert new["type"] == 4 and new["authorizationList"] == old["authorizationList"]
+    assert new["maxFeePerGas"] > old["maxFeePerGas"]
+    world.chain.mine(replacement.tx_hash)
+    await world.executor.tick()
+    execution, _, journal = await world.rows()
+    assert (execution.state, execution.tx_hash) == ("mined", replacement.tx_hash)
+    assert sorted(row.status for row in journal) == ["dropped", "mined"]
