@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
 import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
-from sqlalchemy import select
 
+from crossfill.store import nonce_mappings
+from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import NonceMapping
-from tests.e2e.bridging import native_bridge, request_quote, stored_rows
+from tests.e2e.bridging import native_bridge, request_quote
 from tests.e2e.conftest import ServiceThread
 
 TYPES = {
@@ -62,6 +64,20 @@ def _sign(
     return "0x" + bytes(signed.signature).hex()
 
 
+def _mappings_of(service: ServiceThread, request_id: str) -> list[NonceMapping]:
+    """The request's stored mappings, read back by its id through the store."""
+
+    async def read() -> list[NonceMapping]:
+        engine = create_engine(service.settings.database)
+        try:
+            async with session_factory(engine)() as session:
+                return await nonce_mappings.of_request(session, request_id)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(read())
+
+
 def _request_id(client: httpx.Client, user: str) -> str:
     quote = request_quote(client, native_bridge(user))
     request_id: str = quote["steps"][-1]["requestId"]
@@ -88,14 +104,14 @@ def test_mapping_is_stored_once_idempotent_and_conflicts_on_another_request(
     assert conflict.status_code == 409, conflict.text
     assert conflict.json()["statusCode"] == 409
 
-    (row,) = stored_rows(service, select(NonceMapping).where(NonceMapping.request_id == first))
+    (row,) = _mappings_of(service, first)
     assert (row.wallet, row.nonce, row.depositor) == (
         wallet.address.lower(),
         "7",
         wallet.address.lower(),
     )
     assert (row.wallet_chain_id, row.signature_chain_id) == (1337, 900001)
-    assert stored_rows(service, select(NonceMapping).where(NonceMapping.request_id == second)) == []
+    assert _mappings_of(service, second) == []
 
 
 def test_unknown_request_is_404(client: httpx.Client) -> None:
