@@ -14,6 +14,7 @@ from datetime import datetime
 
 import structlog
 from eth_utils.address import to_checksum_address
+from sqlalchemy.exc import IntegrityError
 
 from crossfill.app import registry
 from crossfill.config.deployment import GaslessSettings, KeyHolder
@@ -108,7 +109,28 @@ async def accept(runtime: Runtime, order: ExecuteOrder, api_key_id: int, *, now:
         log.warning("gasless execution not checked", chain_id=order.chain_id, error=str(exc))
         raise ServiceUnavailable(f"chain {order.chain_id} cannot be reached; retry") from None
     max_fee, _ = chain.state.offered_fees()
-    reserved = gas_limit * max_fee
+    try:
+        await _queue(runtime, order, api_key_id, sponsor, gas_limit, gas_limit * max_fee, now)
+    except IntegrityError:
+        # Another /execute for this request was accepted at the same moment: one execution.
+        raise Conflict(f"request {order.request_id} already has a gasless execution") from None
+    log.info("gasless execution accepted", request_id=order.request_id, gas_limit=gas_limit)
+    return order.request_id
+
+
+async def _queue(
+    runtime: Runtime,
+    order: ExecuteOrder,
+    api_key_id: int,
+    sponsor: Address,
+    gas_limit: int,
+    reserved: int,
+    now: datetime,
+) -> None:
+    """In one transaction: the request checked and moved to `depositing`, the execution
+    queued, within the key's spend cap."""
+    assert order.request_id is not None
+    settings = runtime.deployment.gasless
     async with runtime.sessions() as session, session.begin():
         request = await requests.get(session, order.request_id)
         if request is None:
@@ -120,6 +142,8 @@ async def accept(runtime: Runtime, order: ExecuteOrder, api_key_id: int, *, now:
             )
         if request.status != RequestStatus.WAITING:
             raise Conflict(f"request {request.id} is {request.status}, not waiting for a deposit")
+        # The key's row locked (PostgreSQL): two executions of one key check its cap in turn.
+        await session.get(ApiKey, api_key_id, with_for_update=True)
         spent = await gasless_executions.key_spend(session, api_key_id, order.chain_id)
         if spent + reserved > settings.max_spend_per_key_wei:
             raise Forbidden(
@@ -129,8 +153,6 @@ async def accept(runtime: Runtime, order: ExecuteOrder, api_key_id: int, *, now:
         session.add(_execution(order, request.id, api_key_id, sponsor, gas_limit, reserved, now))
         request.features_mask |= GASLESS_FEATURE
         await requests.move(session, request, RequestStatus.DEPOSITING, now=now)
-    log.info("gasless execution accepted", request_id=order.request_id, gas_limit=gas_limit)
-    return order.request_id
 
 
 def _execution(
