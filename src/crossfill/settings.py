@@ -63,6 +63,11 @@ class Settings(BaseSettings):
     # Proxies whose `X-Forwarded-For` is believed: comma-separated IPs/CIDRs. Empty: none,
     # the client is the connection's peer.
     trusted_proxies: Annotated[tuple[IPv4Network | IPv6Network, ...], NoDecode] = ()
+    # POST /execute without x-api-key (the official SDK sends its key only to its own hosts):
+    # off unless both are set. Keyless calls from a client address in these IPs/CIDRs act as
+    # the API key with this id: its sponsor wallet and its spend cap.
+    keyless_execute_key_id: int | None = Field(default=None, ge=1)
+    keyless_execute_clients: Annotated[tuple[IPv4Network | IPv6Network, ...], NoDecode] = ()
     # Webhooks: the secret that encrypts stored signing keys (devnet: a generated file in
     # `home`), whether private/plain-http endpoints are allowed in production, delivery timing.
     webhook_secret: str | None = Field(default=None, repr=False)
@@ -86,7 +91,7 @@ class Settings(BaseSettings):
     # GET /requests/v2's monthly reductions: "YYYY-MM-DD:share,..." of the normal limit.
     v2_rate_limit_reductions: str = "2026-09-01:0.5,2026-10-01:0.25,2026-11-01:0.1"
 
-    @field_validator("trusted_proxies", mode="before")
+    @field_validator("trusted_proxies", "keyless_execute_clients", mode="before")
     @classmethod
     def _networks(cls, value: object) -> object:
         if isinstance(value, str):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import time
 from dataclasses import dataclass
+from ipaddress import ip_address
 from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
@@ -138,5 +139,25 @@ async def _authenticated(caller: Annotated[Caller, Depends(_caller)]) -> Caller:
     return caller
 
 
+def _keyless_execute_allowed(address: str, runtime: Runtime) -> bool:
+    settings = runtime.settings
+    if settings.keyless_execute_key_id is None:
+        return False
+    try:
+        parsed = ip_address(address)
+    except ValueError:
+        return False
+    return any(parsed in network for network in settings.keyless_execute_clients)
+
+
+async def _executing(caller: Annotated[Caller, Depends(_caller)], runtime: RuntimeDep) -> Caller:
+    """POST /execute's caller: its API key, or without one, from a client address the operator
+    listed (`CROSSFILL_KEYLESS_EXECUTE_CLIENTS`), the key the operator named for those."""
+    if caller.key_id is None and _keyless_execute_allowed(caller.address, runtime):
+        return Caller(runtime.settings.keyless_execute_key_id, caller.address)
+    return await _authenticated(caller)
+
+
 CallerDep = Annotated[Caller, Depends(_caller)]
 AuthenticatedDep = Annotated[Caller, Depends(_authenticated)]
+ExecutingDep = Annotated[Caller, Depends(_executing)]

@@ -1,5 +1,8 @@
 """Every error leaves as JSON `{message, statusCode, ...}`: never HTML, never a bare 500.
 
+On POST /execute the spec's error body is `{error}`: there it also carries `error` (the same
+text as `message`), whatever raised it.
+
 On the quote paths (and /price, their preview) every error also carries an `errorCode`
 (clients branch on it): errors raised without one (body validation, 405, size limits, rate
 limits) get the code of their status from `QUOTE_FALLBACK_CODES`. An unexpected failure (500)
@@ -23,6 +26,7 @@ from crossfill.errors import ApiError
 log = structlog.get_logger(__name__)
 
 QUOTE_PATHS = frozenset({"/quote", "/quote/v2", "/price"})
+ERROR_FIELD_PATHS = frozenset({"/execute"})
 # The compat notes' codes where one fits; the rest name the HTTP condition.
 QUOTE_FALLBACK_CODES = {
     400: "INVALID_INPUT",
@@ -39,7 +43,10 @@ QUOTE_FALLBACK_CODES = {
 
 
 def with_quote_code(path: str, body: dict[str, object]) -> dict[str, object]:
-    """`body` with an `errorCode` when `path` is a quote path (the code of its status)."""
+    """`body` with an `errorCode` when `path` is a quote path (the code of its status), and
+    with `error` when `path` answers errors as `{error}`."""
+    if path in ERROR_FIELD_PATHS:
+        body["error"] = body.get("message")
     if path in QUOTE_PATHS and body.get("errorCode") is None:
         status_code = body.get("statusCode")
         body["errorCode"] = QUOTE_FALLBACK_CODES.get(

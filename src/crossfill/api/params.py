@@ -59,6 +59,11 @@ WalletPath = Annotated[
     Path(description="0x-prefixed 20-byte address of the wallet"),
     AfterValidator(_wallet),
 ]
+RequestIdPath = Annotated[
+    str,
+    Path(alias="requestId", description="0x-prefixed 32-byte request id"),
+    AfterValidator(_request_id),
+]
 ClaimIdPath = Annotated[
     str,
     Path(alias="claimId", description="0x-prefixed 32-byte claim id"),

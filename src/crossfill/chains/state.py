@@ -9,6 +9,8 @@ from crossfill.chains.market import MarketSnapshot
 from crossfill.domain.chain_health import is_block_production_lagging
 from crossfill.types import ChainId
 
+DEFAULT_PRIORITY_FEE = 1_000_000_000  # 1 gwei, when the node suggests nothing
+
 
 @dataclass
 class ChainState:
@@ -40,6 +42,13 @@ class ChainState:
             return None
         buffered_base = self.head.base_fee_per_gas * (100 + base_fee_buffer_percent) // 100
         return buffered_base + self.priority_fee_per_gas
+
+    def offered_fees(self) -> tuple[int, int]:
+        """(maxFeePerGas, maxPriorityFeePerGas) a transaction signed now offers: twice the
+        base fee plus the tip, so it stays valid through a run of full blocks."""
+        tip = self.priority_fee_per_gas or DEFAULT_PRIORITY_FEE
+        base = self.head.base_fee_per_gas if self.head else 0
+        return 2 * base + tip, tip
 
     def solver_balance(self, currency: str) -> int | None:
         return self.solver_balances.get(currency.lower())

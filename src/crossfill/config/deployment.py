@@ -250,9 +250,27 @@ class QuoteSettings(_Model):
     max_swap_impact_bps: int = Field(default=500, ge=0, le=10_000)
 
 
+class GaslessSettings(_Model):
+    """POST /execute: the gas-sponsor wallets the service signs for, and what they may spend.
+
+    An API key whose sponsor wallet (`crossfill keys sponsor`) is one of `sponsors` may ask
+    for gasless execution; that wallet sends the transaction and pays its gas."""
+
+    sponsors: tuple[KeyHolder, ...] = ()
+    # The most gas one /execute transaction may use (its gas limit, estimate plus headroom).
+    max_gas_per_request: int = Field(default=1_500_000, ge=21_000)
+    # The most one key's sponsor may spend on gas on one chain, in wei, over all its requests
+    # (mined: what they cost; still in flight: their gas limit at the fee they were offered).
+    max_spend_per_key_wei: int = Field(default=10**18, ge=0, lt=2**63)
+
+    def sponsor(self, address: str) -> KeyHolder | None:
+        return next((s for s in self.sponsors if s.address.lower() == address.lower()), None)
+
+
 class Deployment(_Model):
     version: Literal[1] = 1
     quotes: QuoteSettings = QuoteSettings()
+    gasless: GaslessSettings = GaslessSettings()
     solver: KeyHolder
     allocator: KeyHolder
     chains: tuple[ChainConfig, ...] = Field(min_length=1)

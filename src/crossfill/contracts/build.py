@@ -27,9 +27,12 @@ OUR_CONTRACTS = (
     "OnlyOwnerMulticaller",
     "TestUSDC",
     "WETH",
-    # Devnet only: a vault for bridge-and-call, a Chainlink-style feed for price tests.
+    # Devnet only: a vault for bridge-and-call, a Chainlink-style feed for price tests, an
+    # on-chain check of request attestations, an EIP-7702 batch delegate for gasless calls.
     "TestVault",
     "TestPriceFeed",
+    "AttestationVerifier",
+    "BatchDelegate",
 )
 UNISWAP_ARTIFACTS = {
     "UniswapV2Factory": "@uniswap/v2-core/build/UniswapV2Factory.json",

@@ -11,6 +11,7 @@ SOLVER_INDEX = 1
 ALLOCATOR_INDEX = 2
 FIRST_USER_INDEX = 3
 USER_COUNT = 5
+GAS_SPONSOR_INDEX = FIRST_USER_INDEX + USER_COUNT
 
 
 def deployer() -> LocalAccount:
@@ -27,3 +28,8 @@ def allocator() -> LocalAccount:
 
 def users() -> list[LocalAccount]:
     return [devnet_account(FIRST_USER_INDEX + offset) for offset in range(USER_COUNT)]
+
+
+def gas_sponsor() -> LocalAccount:
+    """Pays the gas of gasless executions (POST /execute) for keys it sponsors."""
+    return devnet_account(GAS_SPONSOR_INDEX)

@@ -108,6 +108,14 @@ def deployment_document(chains: list[dict[str, Any]]) -> dict[str, Any]:
             "address": accounts.allocator().address,
             "key": f"devnet:{accounts.ALLOCATOR_INDEX}",
         },
+        "gasless": {
+            "sponsors": [
+                {
+                    "address": accounts.gas_sponsor().address,
+                    "key": f"devnet:{accounts.GAS_SPONSOR_INDEX}",
+                }
+            ]
+        },
         "chains": chains,
     }
 

@@ -72,6 +72,7 @@ def _deploy_and_seed(anvil: AnvilProcess, options: DevnetOptions) -> DevnetChain
             deployer=deployer,
             solver=accounts.solver(),
             users=accounts.users(),
+            gas_sponsor=accounts.gas_sponsor(),
         )
         if options.fractional_block_time is None:
             # Deployment ran on automine for speed; now blocks come on the configured clock.

@@ -27,6 +27,7 @@ class Funding:
 
 SOLVER_FUNDING = Funding(native=10_000 * ETHER, usdc=10_000_000 * USDC_UNIT, weth=1_000 * ETHER)
 USER_FUNDING = Funding(native=1_000 * ETHER, usdc=100_000 * USDC_UNIT, weth=10 * ETHER)
+GAS_SPONSOR_NATIVE = 100 * ETHER
 DEVNET_ETH_USD = 3_000
 POOL_WETH = 1_000 * ETHER
 POOL_USDC = POOL_WETH // ETHER * DEVNET_ETH_USD * USDC_UNIT
@@ -87,9 +88,12 @@ def seed_chain(
     deployer: LocalAccount,
     solver: LocalAccount,
     users: list[LocalAccount],
+    gas_sponsor: LocalAccount | None = None,
 ) -> None:
     deployer_web3 = signing_web3(rpc_url, deployer)
     set_native_balance(rpc_url, deployer.address, 100_000 * ETHER)
+    if gas_sponsor is not None:
+        set_native_balance(rpc_url, gas_sponsor.address, GAS_SPONSOR_NATIVE)
     _seed_pool(deployer_web3, contracts, Address(deployer.address))
     _fund(rpc_url, deployer_web3, contracts, solver, SOLVER_FUNDING)
     _approve_filler(rpc_url, solver, contracts)

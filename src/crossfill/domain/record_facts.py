@@ -46,6 +46,32 @@ class AppFeeFacts:
 
 
 @dataclass(frozen=True)
+class GasSponsorFacts:
+    """A gasless execution's sponsor (POST /execute): who sent the deposit and paid its gas,
+    on which chain, what it cost once mined (wei), and whether the client asked that the
+    cost be recorded as sponsorship (`subsidizeFees`)."""
+
+    sponsor: str
+    chain_id: int
+    spent_wei: int | None
+    subsidized: bool
+
+    def payment(self) -> dict[str, Any] | None:
+        """What the sponsor paid, as the wire's sponsor payments read (native wei)."""
+        if self.spent_wei is None:
+            return None
+        return {
+            "amount": str(self.spent_wei),
+            "address": self.sponsor,
+            "chainId": self.chain_id,
+            "currency": NATIVE_CURRENCY,
+        }
+
+
+NATIVE_CURRENCY = "0x0000000000000000000000000000000000000000"
+
+
+@dataclass(frozen=True)
 class SolverFacts:
     address: str
     protocol_chain_id: str
@@ -78,3 +104,5 @@ class RecordFacts:
     # The configured currencies, for amounts moved in one the quote does not name (a deposit
     # in the wrong currency is refunded in that currency).
     currencies: CurrencyObjects = field(default_factory=dict)
+    # Set for a gasless execution (POST /execute).
+    gas_sponsor: GasSponsorFacts | None = None

@@ -102,11 +102,24 @@ def _platform_named(phase: dict[str, Any]) -> dict[str, Any]:
 
 def _v3_sponsorship(facts: RecordFacts, executed: bool) -> dict[str, Any]:
     quoted = (facts.quote.get("feeSponsorship") or {}).get("quoted")
+    gas_payment = facts.gas_sponsor.payment() if facts.gas_sponsor else None
     if quoted is None:
-        return {"quoted": None, "actual": None}
+        # A gasless execution without quoted sponsorship: only the sponsor's gas to show.
+        actual = (
+            None if gas_payment is None else {"sponsorPayment": None, "gasPayment": gas_payment}
+        )
+        return {"quoted": None, "actual": actual}
     payment = (facts.plan or {}).get("sponsorPayment")
     actual = {**_platform_named(quoted), "sponsorPayment": payment} if executed else None
+    if actual is not None and gas_payment is not None:
+        actual["gasPayment"] = gas_payment
     return {"quoted": _platform_named(quoted), "actual": actual}
+
+
+def _subsidized(facts: RecordFacts) -> bool:
+    """Quoted fee sponsorship, or a gasless execution whose client asked for subsidized fees."""
+    gas_subsidized = facts.gas_sponsor is not None and facts.gas_sponsor.subsidized
+    return gas_subsidized or _v2_subsidized_fee(facts) is not None
 
 
 def _fee_components(facts: RecordFacts) -> dict[str, dict[str, str]]:
@@ -299,7 +312,7 @@ def v2_record(facts: RecordFacts, *, include_order_data: bool = False) -> dict[s
         "failedTxHash": failed.tx_hash if failed else None,
         "failedTxBlockNumber": failed.block_number if failed else None,
         "failedCallData": None,
-        "subsidizedRequest": _v2_subsidized_fee(facts) is not None,
+        "subsidizedRequest": _subsidized(facts),
         "price": details["rate"],
         "fees": {
             "gas": fees["relayerGas"]["amount"],

@@ -33,6 +33,7 @@ from crossfill.domain.listing_query import Condition, Cursor, ListingQuery, Sort
 from crossfill.domain.record_facts import (
     AppFeeFacts,
     CurrencyObjects,
+    GasSponsorFacts,
     Moved,
     RecordFacts,
     SolverFacts,
@@ -40,7 +41,7 @@ from crossfill.domain.record_facts import (
 )
 from crossfill.store.api_keys import iso, key_hash
 from crossfill.store.db import as_utc
-from crossfill.store.tables import ApiKey, AppFee, Request, RequestTransaction
+from crossfill.store.tables import ApiKey, AppFee, GaslessExecution, Request, RequestTransaction
 
 R, T = Request, RequestTransaction
 SORT_COLUMNS = {
@@ -237,6 +238,26 @@ async def app_fees_by_request(
     return found
 
 
+async def gas_sponsors_by_request(
+    session: AsyncSession, request_ids: list[str]
+) -> dict[str, GasSponsorFacts]:
+    """The gasless executions (POST /execute) among these requests, as record facts."""
+    if not request_ids:
+        return {}
+    rows = await session.scalars(
+        select(GaslessExecution).where(GaslessExecution.request_id.in_(request_ids))
+    )
+    return {
+        row.request_id: GasSponsorFacts(
+            sponsor=row.sponsor,
+            chain_id=row.chain_id,
+            spent_wei=row.spent_wei,
+            subsidized=row.subsidized,
+        )
+        for row in rows
+    }
+
+
 def record_facts(
     row: Request,
     transactions: list[RequestTransaction],
@@ -245,6 +266,7 @@ def record_facts(
     *,
     referrer: str | None,
     currencies: CurrencyObjects,
+    gas_sponsor: GasSponsorFacts | None = None,
 ) -> RecordFacts:
     """The shaping input of one listed request (`referrer` only if the caller may see it)."""
     return RecordFacts(
@@ -278,6 +300,7 @@ def record_facts(
         updated_at=iso(row.updated_at),
         plan=row.plan,
         currencies=currencies,
+        gas_sponsor=gas_sponsor,
     )
 
 

@@ -254,6 +254,54 @@ class AppFeeClaim(Base):
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
+class NonceMapping(Base):
+    """A wallet's signed word (POST /authorize) that its transfer with `nonce` pays a request:
+    one request per (wallet, nonce), never remapped."""
+
+    __tablename__ = "nonce_mappings"
+    __table_args__ = (UniqueConstraint("wallet", "nonce"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    wallet: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    # uint256, as a decimal string (see AmountColumn).
+    nonce: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), index=True, nullable=False)
+    wallet_chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    depositor: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    signature_chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    signature: Mapped[str] = mapped_column(String(132), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class GaslessExecution(Base):
+    """A call a key's gas sponsor sends for a request (POST /execute).
+
+    `queued` when accepted; `submitted` once its transaction is journalled and sent; `mined`
+    or `reverted` with what it cost (`spent_wei`). `reserved_wei` (its gas limit at the fee
+    offered) counts against the key's spend cap until then.
+    """
+
+    __tablename__ = "gasless_executions"
+    __table_args__ = (Index("ix_gasless_executions_chain_state", "chain_id", "state"),)
+
+    request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), primary_key=True)
+    api_key_id: Mapped[int] = mapped_column(BigInteger, index=True, nullable=False)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    sponsor: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    to_address: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    call_data: Mapped[str] = mapped_column(Text, nullable=False)
+    value: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    authorization_list: Mapped[list[Any]] = mapped_column(JSONColumn, nullable=False)
+    gas_limit: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    reserved_wei: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    spent_wei: Mapped[int | None] = mapped_column(BigInteger)
+    subsidized: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    state: Mapped[str] = mapped_column(String(16), nullable=False)
+    tx_hash: Mapped[str | None] = mapped_column(TxHashColumn)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
 class Deposit(Base):
     """A deposit seen on an origin chain's Depository, matched to a request or not."""
 

@@ -19,6 +19,7 @@ from crossfill.store import deposit_hints, outbox, requests, signer_leases
 from crossfill.store.db import is_sqlite
 from crossfill.types import ChainId
 from crossfill.workers.app_fee_payer import AppFeePayer
+from crossfill.workers.gasless_executor import GaslessExecutor
 from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.indexer import Indexer
 from crossfill.workers.permit_depositor import PermitDepositor
@@ -48,6 +49,7 @@ class Workers:
     sponsor_collectors: dict[ChainId, SponsorCollector]
     app_fee_payers: dict[ChainId, AppFeePayer]
     permit_depositors: dict[ChainId, PermitDepositor]
+    gasless_executors: list[GaslessExecutor] = field(default_factory=list)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # Removals of the workers' head listeners (see `start`).
     _unlisten: list[Callable[[], None]] = field(default_factory=list)
@@ -157,7 +159,16 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
-        return cls(indexers, solvers, refunders, webhooks, collectors, payers, depositors)
+        return cls(
+            indexers,
+            solvers,
+            refunders,
+            webhooks,
+            collectors,
+            payers,
+            depositors,
+            _gasless_executors(runtime, owner),
+        )
 
     async def recover(self, runtime: Runtime) -> None:
         """At start: the stored state must belong to these chains (see `genesis`); with SQLite
@@ -191,6 +202,8 @@ class Workers:
             self._tasks.append(
                 asyncio.create_task(depositor.run(), name=f"permit-depositor-{chain_id}")
             )
+        for executor in self.gasless_executors:
+            self._tasks.append(asyncio.create_task(executor.run(), name=executor.name))
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
     async def listen_for_hints(self, database_url: str) -> None:
@@ -214,3 +227,31 @@ class Workers:
         if indexer is None:
             return False
         return indexer.hint(tx_hash)
+
+
+def _gasless_executors(runtime: Runtime, owner: str) -> list[GaslessExecutor]:
+    """One per chain and gas sponsor, each with the sponsor's own transaction manager (its
+    nonces, its signer lease)."""
+    settings = runtime.settings
+    executors = []
+    for index, holder in enumerate(runtime.deployment.gasless.sponsors):
+        account = resolve_holder(
+            holder,
+            f"gasless.sponsors[{index}]",
+            mode=settings.mode,
+            keystore_password=settings.keystore_password,
+        )
+        for chain in runtime.chains.values():
+            txmanager = TxManager(
+                chain.client, chain.state, account, runtime.sessions, now=utc_now, holder=owner
+            )
+            executors.append(
+                GaslessExecutor(
+                    chain,
+                    runtime.sessions,
+                    txmanager,
+                    now=utc_now,
+                    interval_seconds=settings.worker_interval_seconds,
+                )
+            )
+    return executors

@@ -19,7 +19,7 @@ of them lands is the one recorded (`mined_for`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -45,7 +45,6 @@ IN_FLIGHT = ("signed", "broadcast")
 # A replaced transaction may still be the one that gets mined, so it is still watched.
 WATCHED = (*IN_FLIGHT, "replaced")
 BUMP_NUMERATOR, BUMP_DENOMINATOR = 9, 8  # +12.5%: above the 10% nodes ask of a replacement
-DEFAULT_PRIORITY_FEE = 1_000_000_000  # 1 gwei, when the node suggests nothing
 # Node answers that mean "this exact transaction is already with me": not a failure.
 # How long a signer lease lasts without a journal write renewing it.
 SIGNER_LEASE = timedelta(seconds=30)
@@ -159,9 +158,7 @@ class TxManager:
         return self._next_nonce
 
     def _fees(self) -> tuple[int, int]:
-        tip = self.state.priority_fee_per_gas or DEFAULT_PRIORITY_FEE
-        base = self.state.head.base_fee_per_gas if self.state.head else 0
-        return 2 * base + tip, tip
+        return self.state.offered_fees()
 
     async def send(
         self,
@@ -172,17 +169,20 @@ class TxManager:
         gas_limit: int,
         purpose: str,
         request_id: str | None,
+        authorization_list: Sequence[dict[str, Any]] = (),
     ) -> SentTransaction:
         """Sign, journal (committed), then broadcast. Raises ChainError if the node refuses.
 
         `(request_id, purpose)` names what the transaction is for; work that is no request's
-        (an app-fee claim's payout) passes None and a purpose unique to it."""
+        (an app-fee claim's payout) passes None and a purpose unique to it. With an
+        `authorization_list` (EIP-7702 entries as eth-account signs them) the transaction is a
+        set-code one (type 4); its replacements carry the same list."""
         async with self._lock:
             token = await self._hold_signer()
             nonce = await self._nonce()
             max_fee, tip = self._fees()
-            fields = {
-                "type": 2,
+            fields: dict[str, Any] = {
+                "type": 4 if authorization_list else 2,
                 "chainId": self.client.chain_id,
                 "nonce": nonce,
                 "to": to_checksum_address(to),
@@ -192,6 +192,8 @@ class TxManager:
                 "maxFeePerGas": max_fee,
                 "maxPriorityFeePerGas": tip,
             }
+            if authorization_list:
+                fields["authorizationList"] = list(authorization_list)
             row = self._signed_row(fields, purpose=purpose, request_id=request_id)
             async with self.sessions() as session, session.begin():
                 await self._journal(session, token)

@@ -15,7 +15,7 @@ from crossfill.api.rate_limit import Limiter, budget, enforce
 from crossfill.api.schemas.responses import RequestsV2
 from crossfill.domain.deprecation import RETIRED_ON, SUCCESSOR, V2Schedule
 from crossfill.domain.listing_query import ListingError, ListingQuery, parse_listing
-from crossfill.domain.record_facts import CurrencyObjects, SolverFacts
+from crossfill.domain.record_facts import CurrencyObjects, GasSponsorFacts, SolverFacts
 from crossfill.domain.request_record import v2_record, v3_record
 from crossfill.errors import BadRequest, Gone
 from crossfill.quoting.response import currency_wire
@@ -60,15 +60,19 @@ def _currencies(runtime: Runtime) -> CurrencyObjects:
 async def _list(
     runtime: Runtime,
     query: ListingQuery,
-    shape: Callable[[RequestRow, list[Any], list[Any]], dict[str, Any]],
+    shape: Callable[[RequestRow, list[Any], list[Any], GasSponsorFacts | None], dict[str, Any]],
 ) -> dict[str, Any]:
     async with runtime.sessions() as session:
         rows, continuation = await listing.page(session, query)
         transactions = await listing.transactions_by_request(session, [row.id for row in rows])
         app_fees = await listing.app_fees_by_request(session, [row.id for row in rows])
+        gas_sponsors = await listing.gas_sponsors_by_request(session, [row.id for row in rows])
         total = await listing.total(session, query) if query.include_total else None
     body: dict[str, Any] = {
-        "requests": [shape(row, transactions[row.id], app_fees[row.id]) for row in rows]
+        "requests": [
+            shape(row, transactions[row.id], app_fees[row.id], gas_sponsors.get(row.id))
+            for row in rows
+        ]
     }
     if continuation is not None:
         body["continuation"] = continuation
@@ -90,7 +94,12 @@ async def requests_v3(
     query = _query(request, v2=False)
     currencies = _currencies(runtime)
 
-    def shape(row: RequestRow, transactions: list[Any], app_fees: list[Any]) -> dict[str, Any]:
+    def shape(
+        row: RequestRow,
+        transactions: list[Any],
+        app_fees: list[Any],
+        gas_sponsor: GasSponsorFacts | None,
+    ) -> dict[str, Any]:
         own = query.include_authenticated_data and row.api_key_id == caller.key_id
         facts = listing.record_facts(
             row,
@@ -99,6 +108,7 @@ async def requests_v3(
             _solver(runtime, row),
             referrer=row.referrer if own else None,
             currencies=currencies,
+            gas_sponsor=gas_sponsor,
         )
         return v3_record(facts)
 
@@ -135,7 +145,12 @@ async def requests_v2(
     query = _query(request, v2=True)
     currencies = _currencies(runtime)
 
-    def shape(row: RequestRow, transactions: list[Any], app_fees: list[Any]) -> dict[str, Any]:
+    def shape(
+        row: RequestRow,
+        transactions: list[Any],
+        app_fees: list[Any],
+        gas_sponsor: GasSponsorFacts | None,
+    ) -> dict[str, Any]:
         facts = listing.record_facts(
             row,
             transactions,
@@ -143,6 +158,7 @@ async def requests_v2(
             _solver(runtime, row),
             referrer=row.referrer,
             currencies=currencies,
+            gas_sponsor=gas_sponsor,
         )
         return v2_record(facts, include_order_data=query.include_order_data)
 

@@ -80,3 +80,26 @@ class ClaimFiled(_Open):
 
     message: str
     claimId: str
+
+
+class AttestedRequestData(_Open):
+    originChainId: int
+    originUser: str
+    originCurrency: str
+    originAmount: str
+    destinationChainId: int
+    destinationUser: str
+
+
+class RequestSignature(_Open):
+    """GET /requests/{requestId}/signature: the attested facts and the solver's signature."""
+
+    requestData: AttestedRequestData
+    signature: str
+
+
+class Executed(_Open):
+    """POST /execute: accepted; the sponsor sends it (poll /intents/status/v3)."""
+
+    message: str
+    requestId: str

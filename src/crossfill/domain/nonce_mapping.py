@@ -1,0 +1,92 @@
+"""A nonce mapping (POST /authorize): a wallet's EIP-712 statement that its transfer with a
+given nonce pays a given request, so a deposit without room for the request id (a perps
+exchange's transfer carries only a nonce) is still matched to its request.
+
+Domain `{name: "CrossfillNonceMapping", version: "2", chainId: signatureChainId,
+verifyingContract: 0x0}`; type `NonceMapping(string chainId,address wallet,address depositor,
+bytes32 id,uint256 nonce)`, where `chainId` is the wallet's chain id as a decimal string.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from eth_account import Account
+from eth_account.messages import SignableMessage, encode_typed_data
+from eth_keys.exceptions import BadSignature
+from eth_utils.exceptions import ValidationError
+
+from crossfill.domain.app_fee_claim import is_hex_signature
+from crossfill.types import Address, ChainId
+
+DOMAIN_NAME = "CrossfillNonceMapping"
+DOMAIN_VERSION = "2"
+PRIMARY_TYPE = "NonceMapping"
+ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+NONCE_MAPPING_TYPES: dict[str, list[dict[str, str]]] = {
+    PRIMARY_TYPE: [
+        {"name": "chainId", "type": "string"},
+        {"name": "wallet", "type": "address"},
+        {"name": "depositor", "type": "address"},
+        {"name": "id", "type": "bytes32"},
+        {"name": "nonce", "type": "uint256"},
+    ]
+}
+
+
+class InvalidMappingSignature(ValueError):
+    """The signature is malformed, or not the wallet's over this mapping."""
+
+
+@dataclass(frozen=True)
+class NonceMapping:
+    """`wallet` (on `wallet_chain_id`) says: my transfer with `nonce` pays request `request_id`,
+    deposited by `depositor`; signed under `signature_chain_id`."""
+
+    wallet_chain_id: ChainId
+    wallet: Address
+    depositor: Address
+    request_id: str
+    nonce: int
+    signature_chain_id: ChainId
+
+    def domain(self) -> dict[str, Any]:
+        return {
+            "name": DOMAIN_NAME,
+            "version": DOMAIN_VERSION,
+            "chainId": self.signature_chain_id,
+            "verifyingContract": ZERO_ADDRESS,
+        }
+
+    def message(self) -> dict[str, Any]:
+        return {
+            "chainId": str(self.wallet_chain_id),
+            "wallet": self.wallet,
+            "depositor": self.depositor,
+            "id": self.request_id,
+            "nonce": self.nonce,
+        }
+
+    def _signable(self) -> SignableMessage:
+        return encode_typed_data(
+            full_message={
+                "domain": self.domain(),
+                "types": NONCE_MAPPING_TYPES,
+                "primaryType": PRIMARY_TYPE,
+                "message": self.message(),
+            }
+        )
+
+    def check_signature(self, signature: str) -> None:
+        """Raise InvalidMappingSignature unless `signature` is the wallet's over this mapping."""
+        if not is_hex_signature(signature):
+            raise InvalidMappingSignature("signature must be 0x-prefixed hex of 65 bytes")
+        try:
+            signer = Account.recover_message(self._signable(), signature=signature)
+        except (BadSignature, ValidationError, ValueError):
+            raise InvalidMappingSignature("signature cannot be recovered") from None
+        if signer.lower() != self.wallet.lower():
+            raise InvalidMappingSignature(
+                f"signature: the nonce mapping is not signed by {self.wallet}"
+            )

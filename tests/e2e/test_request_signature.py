@@ -1,0 +1,102 @@
+"""GET /requests/{requestId}/signature: the solver's attestation, checked on chain."""
+
+from __future__ import annotations
+
+import httpx
+from eth_account import Account
+from web3 import Web3
+
+from crossfill.devnet import accounts
+from crossfill.devnet.deploy import contract_at, deploy, signing_web3
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import (
+    DESTINATION,
+    ORIGIN,
+    deposit_usdc,
+    final_status,
+    funded_user,
+    request_quote,
+    usdc,
+)
+from tests.e2e.conftest import ServiceThread, StartService
+
+AMOUNT = 12_000_000
+
+
+def _word(address: str) -> bytes:
+    return bytes.fromhex(address[2:]).rjust(32, b"\0")
+
+
+def _verified_signer(devnet: RunningDevnet, request_id: str, answer: dict[str, object]) -> str:
+    """Who signed the answer, as the devnet's AttestationVerifier recovers it on chain."""
+    web3 = signing_web3(devnet.deployment.chains[0].rpc_url, accounts.deployer())
+    verifier = contract_at(web3, "AttestationVerifier", deploy(web3, "AttestationVerifier"))
+    data = answer["requestData"]
+    assert isinstance(data, dict)
+    signer: str = verifier.functions.signerOf(
+        bytes.fromhex(request_id[2:]),
+        data["originChainId"],
+        _word(data["originUser"]),
+        _word(data["originCurrency"]),
+        int(data["originAmount"]),
+        data["destinationChainId"],
+        _word(data["destinationUser"]),
+        bytes.fromhex(str(answer["signature"])[2:]),
+    ).call()
+    return signer
+
+
+def test_attestation_of_a_deposited_request_is_the_solvers_on_chain(
+    start_service: StartService, devnet: RunningDevnet
+) -> None:
+    service: ServiceThread = start_service(run_workers=True)
+    user = funded_user(devnet, usdc_amount=50_000_000)
+    recipient = Account.create().address
+    body = {
+        "user": user.address,
+        "recipient": recipient,
+        "originChainId": ORIGIN,
+        "destinationChainId": DESTINATION,
+        "originCurrency": usdc(devnet, ORIGIN),
+        "destinationCurrency": usdc(devnet, DESTINATION),
+        "amount": str(AMOUNT),
+        "tradeType": "EXACT_INPUT",
+    }
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, body)
+        request_id = quote["steps"][-1]["requestId"]
+        before = http.get(f"/requests/{request_id}/signature")
+        assert before.status_code == 400, before.text
+        assert before.json()["code"] == "REQUEST_NOT_DEPOSITED"
+        assert before.json()["statusCode"] == 400
+
+        deposit_usdc(devnet, user, quote, AMOUNT)
+        final_status(http, request_id)
+        answer = http.get(f"/requests/{request_id}/signature")
+        assert answer.status_code == 200, answer.text
+        attested = answer.json()
+
+    assert attested["requestData"] == {
+        "originChainId": ORIGIN,
+        "originUser": attested["requestData"]["originUser"],
+        "originCurrency": attested["requestData"]["originCurrency"],
+        "originAmount": str(AMOUNT),
+        "destinationChainId": DESTINATION,
+        "destinationUser": attested["requestData"]["destinationUser"],
+    }
+    assert attested["requestData"]["originUser"].lower() == user.address.lower()
+    assert attested["requestData"]["originCurrency"].lower() == usdc(devnet, ORIGIN).lower()
+    assert attested["requestData"]["destinationUser"].lower() == recipient.lower()
+    signer = _verified_signer(devnet, request_id, attested)
+    assert signer == Web3.to_checksum_address(devnet.deployment.solver.address)
+
+
+def test_attestation_of_an_unknown_request_is_404_and_a_bad_id_400(
+    client: httpx.Client,
+) -> None:
+    unknown = client.get(f"/requests/0x{'ab' * 32}/signature")
+    assert unknown.status_code == 404
+    assert set(unknown.json()) >= {"message", "statusCode"}
+    malformed = client.get("/requests/0x1234/signature")
+    assert malformed.status_code == 400
+    assert "requestId" in malformed.json()["message"]

@@ -1,0 +1,163 @@
+"""The gasless executor on the in-memory chain port: an accepted execution goes out once as a
+type-4 transaction carrying its authorizations; mined, the sponsor's spend is recorded; a
+mined revert fails the request; a lost broadcast answer is resumed from the journal."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench.synthetic import synthetic_requests
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from eth_account.typed_transactions.typed_transaction import TypedTransaction
+from hexbytes import HexBytes
+from sqlalchemy import insert, select
+
+from crossfill.domain.set_code import Authorization
+from crossfill.errors import ChainUnreachable
+from crossfill.store.tables import GaslessExecution, Request, SentTransaction
+from crossfill.types import Address
+from crossfill.workers.gasless_executor import GaslessExecutor
+from crossfill.workers.txmanager import TxManager
+from tests.unit.fake_chain import FakeChain
+from tests.unit.worker_world import START, ChainWorld, chain_world
+
+DELEGATE = "0x" + "de" * 20
+CALL_DATA = "0x" + "ab" * 36
+
+
+@dataclass
+class World:
+    base: ChainWorld
+    executor: GaslessExecutor
+    request_id: str
+
+    @property
+    def chain(self) -> FakeChain:
+        return self.base.chain
+
+    async def rows(self) -> tuple[GaslessExecution, Request, list[SentTransaction]]:
+        async with self.base.sessions() as session:
+            execution = await session.get(GaslessExecution, self.request_id)
+            request = await session.get(Request, self.request_id)
+            journal = list(await session.scalars(select(SentTransaction)))
+        assert execution is not None and request is not None
+        return execution, request, journal
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    async with chain_world(tmp_path) as base:
+        sponsor: LocalAccount = Account.create()
+        user: LocalAccount = Account.create()
+        # Typed as SignedMessage by eth-account, it is a SignedSetCodeAuthorization.
+        signed: Any = user.sign_authorization(
+            {"chainId": base.config.id, "address": DELEGATE, "nonce": 0}
+        )
+        authorization = Authorization(
+            chain_id=base.config.id,
+            address=Address(DELEGATE),
+            nonce=0,
+            y_parity=signed.y_parity,
+            r=signed.r,
+            s=signed.s,
+        )
+        txmanager = TxManager(
+            base.chain, base.state, sponsor, base.sessions, now=base.clock, holder="me"
+        )
+        executor = GaslessExecutor(
+            base.runtime, base.sessions, txmanager, now=base.clock, interval_seconds=0.1
+        )
+        (row,) = synthetic_requests(1, start=START).requests
+        row.update(status="depositing", origin_chain_id=base.config.id)
+        execution = {
+            "request_id": row["id"],
+            "api_key_id": 1,
+            "chain_id": base.config.id,
+            "sponsor": sponsor.address.lower(),
+            "to_address": user.address.lower(),
+            "call_data": CALL_DATA,
+            "value": "0",
+            "authorization_list": [authorization.to_json()],
+            "gas_limit": 200_000,
+            "reserved_wei": 200_000 * 10**9,
+            "spent_wei": None,
+            "subsidized": False,
+            "state": "queued",
+            "tx_hash": None,
+            "created_at": START,
+            "updated_at": START,
+        }
+        async with base.engine.begin() as connection:
+            await connection.execute(insert(Request), [row])
+            await connection.execute(insert(GaslessExecution), [execution])
+        yield World(base, executor, row["id"])
+
+
+async def test_an_execution_is_sent_once_as_type_4_and_its_spend_recorded(world: World) -> None:
+    await world.executor.tick()
+    execution, _, (sent,) = await world.rows()
+    assert execution.state == "submitted" and world.chain.sent == [sent.tx_hash]
+    tx = TypedTransaction.from_bytes(HexBytes(sent.raw_transaction)).as_dict()
+    assert tx["type"] == 4 and bytes(tx["data"]).hex() == CALL_DATA[2:]
+    (carried,) = tx["authorizationList"]
+    assert bytes(carried["address"]) == bytes.fromhex(DELEGATE[2:])
+    await world.executor.tick()  # sent, not mined: nothing new
+    assert len(world.chain.sent) == 1
+    world.chain.mine(sent.tx_hash)
+    await world.executor.tick()
+    execution, request, journal = await world.rows()
+    assert (execution.state, execution.spent_wei) == ("mined", 50_000 * 2)
+    assert request.status == "depositing"  # the indexer moves it on when it sees the deposit
+    assert len(journal) == 1
+
+
+async def test_a_mined_revert_fails_the_request(world: World) -> None:
+    await world.executor.tick()
+    _, _, (sent,) = await world.rows()
+    world.chain.mine(sent.tx_hash, status=0)
+    await world.executor.tick()
+    execution, request, _ = await world.rows()
+    assert execution.state == "reverted"
+    assert (request.status, request.fail_reason) == ("failure", "TRANSACTION_REVERTED")
+
+
+async def test_a_lost_broadcast_answer_is_resumed_from_the_journal(world: World) -> None:
+    world.chain.fail("send_raw_after_taking", ChainUnreachable("connection reset"))
+    await world.executor.tick()
+    execution, _, (journalled,) = await world.rows()
+    assert execution.state == "queued" and world.chain.sent == [journalled.tx_hash]
+    await world.executor.tick()
+    execution, _, journal = await world.rows()
+    assert execution.state == "submitted" and len(journal) == 1
+    world.chain.mine(journalled.tx_hash)
+    await world.executor.tick()
+    execution, _, journal = await world.rows()
+    assert execution.state == "mined" and len(journal) == 1
+    assert set(world.chain.sent) == {journalled.tx_hash}
+
+
+async def test_a_stuck_execution_is_replaced_with_its_authorizations_and_one_lands(
+    world: World,
+) -> None:
+    await world.executor.tick()
+    _, _, (first,) = await world.rows()
+    world.base.clock.advance(timedelta(seconds=world.base.config.replace_stuck_after_seconds + 1))
+    await world.executor.tick()
+    execution, _, journal = await world.rows()
+    replacement = next(row for row in journal if row.id != first.id)
+    assert replacement.nonce == first.nonce
+    old = TypedTransaction.from_bytes(HexBytes(first.raw_transaction)).as_dict()
+    new = TypedTransaction.from_bytes(HexBytes(replacement.raw_transaction)).as_dict()
+    assert new["type"] == 4 and new["authorizationList"] == old["authorizationList"]
+    assert new["maxFeePerGas"] > old["maxFeePerGas"]
+    world.chain.mine(replacement.tx_hash)
+    await world.executor.tick()
+    execution, _, journal = await world.rows()
+    assert (execution.state, execution.tx_hash) == ("mined", replacement.tx_hash)
+    assert sorted(row.status for row in journal) == ["dropped", "mined"]
