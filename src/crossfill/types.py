@@ -6,6 +6,7 @@ from typing import NewType
 
 ChainId = NewType("ChainId", int)
 Address = NewType("Address", str)  # EVM: EIP-55 checksummed
+SvmAddress = NewType("SvmAddress", str)  # base58 of 32 bytes, case-sensitive: never lower-cased
 TxHash = NewType("TxHash", str)  # 0x-prefixed, 32 bytes hex
 RequestId = NewType("RequestId", str)
 OrderId = NewType("OrderId", str)  # 0x-prefixed bytes32 hex
