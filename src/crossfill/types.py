@@ -13,3 +13,5 @@ OrderId = NewType("OrderId", str)  # 0x-prefixed bytes32 hex
 Wei = NewType("Wei", int)
 
 NATIVE_EVM_ADDRESS = Address("0x0000000000000000000000000000000000000000")
+# The API's address of an SVM chain's native coin (SOL): thirty-two `1`s, 9 decimals.
+NATIVE_SVM_ADDRESS = SvmAddress("1" * 32)

@@ -16,13 +16,15 @@ from solders.system_program import ID as SYSTEM_PROGRAM_ID
 from solders.system_program import TransferParams, transfer
 from solders.token.associated import get_associated_token_address
 
+from crossfill.types import NATIVE_SVM_ADDRESS
+
 TOKEN_PROGRAM_ID: Final = Pubkey.from_string("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA")
 ASSOCIATED_TOKEN_PROGRAM_ID: Final = Pubkey.from_string(
     "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL"
 )
 MEMO_PROGRAM_ID: Final = Pubkey.from_string("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr")
 # The API's address of the native coin (it is also the System Program's id).
-NATIVE_SOL_ADDRESS: Final = "1" * 32
+NATIVE_SOL_ADDRESS: Final = NATIVE_SVM_ADDRESS
 NATIVE_SOL_DECIMALS: Final = 9
 MINT_ACCOUNT_SIZE: Final = 82
 TOKEN_ACCOUNT_SIZE: Final = 165

@@ -29,3 +29,8 @@ def usdc_mint() -> Keypair:
 
 def users() -> list[Keypair]:
     return [_keypair(f"user {index}") for index in range(USER_COUNT)]
+
+
+def by_role(role: str) -> Keypair:
+    """A role by the name a `devnet-svm:ROLE` key reference gives it."""
+    return _keypair(role)
