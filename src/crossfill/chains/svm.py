@@ -62,8 +62,9 @@ class SvmPort(Protocol):
 
     async def token_balance(self, owner: Pubkey, mint: Pubkey) -> int: ...
 
-    async def send(self, tx: VersionedTransaction) -> str:
-        """Simulates first: `ProgramFailed` when a program refuses, `BlockhashNotFound`."""
+    async def send(self, tx: VersionedTransaction, *, preflight: bool = True) -> str:
+        """With preflight: `ProgramFailed` when a program refuses, `BlockhashNotFound`.
+        A transaction that already landed answers its signature."""
 
     async def signature_status(self, signature: str) -> SignatureStatus | None: ...
 
@@ -140,11 +141,20 @@ class SvmClient:
             raise
         return int(answer["value"]["amount"])
 
-    async def send(self, tx: VersionedTransaction) -> str:
+    async def send(self, tx: VersionedTransaction, *, preflight: bool = True) -> str:
         encoded = base64.b64encode(bytes(tx)).decode()
-        signature: str = await self._call(
-            "sendTransaction", encoded, {"encoding": "base64", "preflightCommitment": "confirmed"}
-        )
+        config = {
+            "encoding": "base64",
+            "preflightCommitment": "confirmed",
+            "skipPreflight": not preflight,
+        }
+        try:
+            signature: str = await self._call("sendTransaction", encoded, config)
+        except ProgramFailed as failed:
+            # A validator's preflight of a transaction that already landed says so: sent.
+            if failed.err == "AlreadyProcessed":
+                return str(tx.signatures[0])
+            raise
         return signature
 
     async def signature_status(self, signature: str) -> SignatureStatus | None:

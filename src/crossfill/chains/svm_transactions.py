@@ -56,6 +56,39 @@ def deposit_instructions(deposit: SvmDeposit) -> list[Instruction]:
     return [payment, programs.memo(deposit.order_id)]
 
 
+@dataclass(frozen=True)
+class SvmPaymentOrder:
+    """A payment from the solver's vault: a fill (or a refund) of one request."""
+
+    purpose: str
+    key: str
+    recipient: Pubkey
+    # None: native SOL; otherwise the SPL mint.
+    mint: Pubkey | None
+    amount: int
+    decimals: int
+    memo: str
+
+    @property
+    def currency(self) -> str:
+        return programs.NATIVE_SOL_ADDRESS if self.mint is None else str(self.mint)
+
+
+def payment_instructions(vault: Pubkey, order: SvmPaymentOrder) -> list[Instruction]:
+    """SOL, or the token into the recipient's associated account (created, the vault paying
+    its rent, when it is missing), then a Memo naming what the payment is for."""
+    if order.mint is None:
+        payment = [programs.transfer_sol(vault, order.recipient, order.amount)]
+    else:
+        payment = [
+            programs.create_token_account(vault, order.recipient, order.mint),
+            programs.transfer_token(
+                vault, order.recipient, order.mint, order.amount, order.decimals
+            ),
+        ]
+    return [*payment, programs.memo(order.memo)]
+
+
 def serialized_size(instructions: list[Instruction], payer: Pubkey) -> int:
     """Bytes of the signed legacy transaction (signatures are fixed-size, so unsigned counts)."""
     message = Message.new_with_blockhash(instructions, payer, Hash.default())

@@ -355,3 +355,34 @@ class SentTransaction(Base):
     block_number: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class SvmPayment(Base):
+    """The SVM payer's journal: every signed SVM transaction, recorded before it is sent.
+
+    One payment (`purpose`, `key`: a fill or refund of one request) has attempts 1, 2, ...;
+    a new attempt is signed only once the previous one is `expired` (its blockhash past its
+    last valid block height with no status for its signature), so at most one can land.
+    """
+
+    __tablename__ = "svm_payments"
+    __table_args__ = (UniqueConstraint("chain_id", "purpose", "payment_key", "attempt"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    purpose: Mapped[str] = mapped_column(String(16), nullable=False)
+    payment_key: Mapped[str] = mapped_column(String(100), nullable=False)
+    attempt: Mapped[int] = mapped_column(Integer, nullable=False)
+    recipient: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    signature: Mapped[str] = mapped_column(String(90), unique=True, nullable=False)
+    raw_transaction: Mapped[str] = mapped_column(Text, nullable=False)
+    blockhash: Mapped[str] = mapped_column(String(64), nullable=False)
+    last_valid_block_height: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    # signed -> landed | failed | expired
+    status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    slot: Mapped[int | None] = mapped_column(BigInteger)
+    error: Mapped[Any | None] = mapped_column(JSONColumn)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
