@@ -75,6 +75,8 @@ JSONColumn = JSON().with_variant(JSONB(), "postgresql")
 SerialId = BigInteger().with_variant(Integer(), "sqlite")
 Timestamp = DateTime(timezone=True)
 TxHashColumn = String(66)
+# A transaction id of either kind: a 0x hash, or an SVM signature (base58, up to 88 chars).
+TransactionIdColumn = String(90)
 AddressColumn = String(64)
 # uint256 amounts are decimal strings: SQLite has no exact integer wider than 64 bits.
 AmountColumn = String(78)
@@ -268,7 +270,7 @@ class RequestTransaction(Base):
     request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), index=True, nullable=False)
     kind: Mapped[str] = mapped_column(String(16), nullable=False)
     chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    tx_hash: Mapped[str] = mapped_column(TxHashColumn, index=True, nullable=False)
+    tx_hash: Mapped[str] = mapped_column(TransactionIdColumn, index=True, nullable=False)
     block_number: Mapped[int | None] = mapped_column(BigInteger)
     fee: Mapped[str | None] = mapped_column(AmountColumn)
     timestamp: Mapped[int | None] = mapped_column(BigInteger)

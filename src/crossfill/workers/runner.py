@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 import asyncpg
 
 from crossfill.config.secrets import resolve_holder
+from crossfill.config.svm_keys import resolve_svm_holder
 from crossfill.runtime import Runtime
 from crossfill.store import deposit_hints, outbox, requests, signer_leases
 from crossfill.store.db import is_sqlite
@@ -23,6 +24,8 @@ from crossfill.workers.indexer import Indexer
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
 from crossfill.workers.sponsor_collector import SponsorCollector
+from crossfill.workers.svm_payer import SvmPayer
+from crossfill.workers.svm_solver import SvmSolver
 from crossfill.workers.txmanager import TxManager
 from crossfill.workers.webhooks import WebhookDispatcher
 
@@ -45,6 +48,7 @@ class Workers:
     webhooks: WebhookDispatcher
     sponsor_collectors: dict[ChainId, SponsorCollector]
     app_fee_payers: dict[ChainId, AppFeePayer]
+    svm_solvers: dict[ChainId, SvmSolver] = field(default_factory=dict)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _hint_listener: asyncpg.Connection | None = None
 
@@ -140,7 +144,23 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
-        return cls(indexers, solvers, refunders, webhooks, collectors, payers)
+        svm_solvers = {
+            chain_id: SvmSolver(
+                chain,
+                SvmPayer(
+                    chain.client,
+                    resolve_svm_holder(chain.config.solver, mode=settings.mode),
+                    runtime.sessions,
+                    now=utc_now,
+                ),
+                runtime.sessions,
+                now=utc_now,
+                interval_seconds=interval,
+                owner=owner,
+            )
+            for chain_id, chain in runtime.svm_chains.items()
+        }
+        return cls(indexers, solvers, refunders, webhooks, collectors, payers, svm_solvers)
 
     async def recover(self, runtime: Runtime) -> None:
         """At start: the stored state must belong to these chains (see `genesis`); with SQLite
@@ -166,6 +186,8 @@ class Workers:
             )
         for chain_id, payer in self.app_fee_payers.items():
             self._tasks.append(asyncio.create_task(payer.run(), name=f"app-fee-payer-{chain_id}"))
+        for chain_id, svm_solver in self.svm_solvers.items():
+            self._tasks.append(asyncio.create_task(svm_solver.run(), name=f"svm-solver-{chain_id}"))
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
     async def listen_for_hints(self, database_url: str) -> None:

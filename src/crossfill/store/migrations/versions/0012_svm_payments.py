@@ -42,8 +42,17 @@ def upgrade() -> None:
         sa.UniqueConstraint("signature", name=op.f("uq_svm_payments_signature")),
     )
     op.create_index(op.f("ix_svm_payments_status"), "svm_payments", ["status"])
+    # A request's transactions include SVM signatures (base58, up to 88 characters).
+    with op.batch_alter_table("request_transactions") as batch_op:
+        batch_op.alter_column(
+            "tx_hash", existing_type=sa.String(length=66), type_=sa.String(length=90)
+        )
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("request_transactions") as batch_op:
+        batch_op.alter_column(
+            "tx_hash", existing_type=sa.String(length=90), type_=sa.String(length=66)
+        )
     op.drop_index(op.f("ix_svm_payments_status"), table_name="svm_payments")
     op.drop_table("svm_payments")
