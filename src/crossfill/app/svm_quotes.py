@@ -10,6 +10,8 @@ from typing import Any
 import structlog
 
 from crossfill.app import registry
+from crossfill.app.fills import FillTerms, plan_fill
+from crossfill.config import ChainConfig
 from crossfill.errors import StoreError
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
@@ -69,8 +71,29 @@ def _context(runtime: Runtime, body: QuoteRequest, direction: Direction) -> SvmQ
     )
 
 
+def _fill_plan(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any] | None:
+    """From the SVM chain, the EVM destination's solver executes this plan (planned once)."""
+    if quote.direction == "to_svm":
+        return None
+    terms = FillTerms(
+        order_id=quote.order_id,
+        recipient=quote.recipient,
+        currency=quote.currency_out.address,
+        amount_out=quote.amount_out,
+        expires_at=quote.expires_at,
+        swap=None,
+        leg_currency=quote.currency_out.address,
+        calls=(),
+    )
+    return plan_fill(terms, evm).to_json()
+
+
 def _request_row(
-    quote: SvmQuote, wire: dict[str, Any], body: QuoteRequest, api_key_id: int | None
+    quote: SvmQuote,
+    wire: dict[str, Any],
+    body: QuoteRequest,
+    evm: ChainConfig,
+    api_key_id: int | None,
 ) -> dict[str, Any]:
     return {
         "id": quote.request_id,
@@ -102,6 +125,7 @@ def _request_row(
         "features_mask": 0,
         "app_fees_usd_micros": 0,
         "plan": {"kind": "svm", "direction": quote.direction},
+        "fill_plan": _fill_plan(quote, evm),
     }
 
 
@@ -112,7 +136,9 @@ async def create_svm_quote(
     quote = plan_svm_quote(body, direction, context)
     wire = svm_quote_wire(quote, context.evm)
     try:
-        await runtime.quote_rows.add([(REQUESTS, _request_row(quote, wire, body, api_key_id))])
+        await runtime.quote_rows.add(
+            [(REQUESTS, _request_row(quote, wire, body, context.evm, api_key_id))]
+        )
     except StoreError as exc:
         log.error("svm quote not stored", request_id=quote.request_id, error=str(exc))
         raise QuoteUnavailable(

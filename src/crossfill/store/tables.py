@@ -242,7 +242,7 @@ class Deposit(Base):
 
     id: Mapped[int] = mapped_column(SerialId, primary_key=True)
     chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    tx_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
+    tx_hash: Mapped[str] = mapped_column(TransactionIdColumn, nullable=False)
     log_index: Mapped[int] = mapped_column(Integer, nullable=False)
     block_number: Mapped[int] = mapped_column(BigInteger, nullable=False)
     block_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
@@ -255,7 +255,7 @@ class Deposit(Base):
     outcome: Mapped[str | None] = mapped_column(String(64))
     # Refund of this deposit: None (not due or not yet sent), submitted, done, skipped.
     refund_status: Mapped[str | None] = mapped_column(String(16), index=True)
-    refund_tx_hash: Mapped[str | None] = mapped_column(TxHashColumn)
+    refund_tx_hash: Mapped[str | None] = mapped_column(TransactionIdColumn)
     refund_amount: Mapped[str | None] = mapped_column(AmountColumn)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 

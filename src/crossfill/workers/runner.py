@@ -24,7 +24,9 @@ from crossfill.workers.indexer import Indexer
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
 from crossfill.workers.sponsor_collector import SponsorCollector
+from crossfill.workers.svm_indexer import SvmIndexer
 from crossfill.workers.svm_payer import SvmPayer
+from crossfill.workers.svm_refunder import SvmRefunder
 from crossfill.workers.svm_solver import SvmSolver
 from crossfill.workers.txmanager import TxManager
 from crossfill.workers.webhooks import WebhookDispatcher
@@ -49,6 +51,8 @@ class Workers:
     sponsor_collectors: dict[ChainId, SponsorCollector]
     app_fee_payers: dict[ChainId, AppFeePayer]
     svm_solvers: dict[ChainId, SvmSolver] = field(default_factory=dict)
+    svm_indexers: dict[ChainId, SvmIndexer] = field(default_factory=dict)
+    svm_refunders: dict[ChainId, SvmRefunder] = field(default_factory=dict)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _hint_listener: asyncpg.Connection | None = None
 
@@ -144,23 +148,33 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
-        svm_solvers = {
-            chain_id: SvmSolver(
-                chain,
-                SvmPayer(
-                    chain.client,
-                    resolve_svm_holder(chain.config.solver, mode=settings.mode),
-                    runtime.sessions,
-                    now=utc_now,
-                ),
+        svm_payers = {
+            chain_id: SvmPayer(
+                chain.client,
+                resolve_svm_holder(chain.config.solver, mode=settings.mode),
                 runtime.sessions,
                 now=utc_now,
-                interval_seconds=interval,
-                owner=owner,
             )
             for chain_id, chain in runtime.svm_chains.items()
         }
-        return cls(indexers, solvers, refunders, webhooks, collectors, payers, svm_solvers)
+        svm_solvers: dict[ChainId, SvmSolver] = {}
+        svm_indexers: dict[ChainId, SvmIndexer] = {}
+        svm_refunders: dict[ChainId, SvmRefunder] = {}
+        for chain_id, chain in runtime.svm_chains.items():
+            payer, sessions = svm_payers[chain_id], runtime.sessions
+            svm_solvers[chain_id] = SvmSolver(
+                chain, payer, sessions, now=utc_now, interval_seconds=interval, owner=owner
+            )
+            svm_indexers[chain_id] = SvmIndexer(
+                chain, sessions, now=utc_now, interval_seconds=interval
+            )
+            svm_refunders[chain_id] = SvmRefunder(
+                chain, payer, sessions, now=utc_now, interval_seconds=interval
+            )
+        return cls(
+            indexers, solvers, refunders, webhooks, collectors, payers,
+            svm_solvers, svm_indexers, svm_refunders,
+        )  # fmt: skip
 
     async def recover(self, runtime: Runtime) -> None:
         """At start: the stored state must belong to these chains (see `genesis`); with SQLite
@@ -186,8 +200,13 @@ class Workers:
             )
         for chain_id, payer in self.app_fee_payers.items():
             self._tasks.append(asyncio.create_task(payer.run(), name=f"app-fee-payer-{chain_id}"))
-        for chain_id, svm_solver in self.svm_solvers.items():
-            self._tasks.append(asyncio.create_task(svm_solver.run(), name=f"svm-solver-{chain_id}"))
+        svm_workers: list[tuple[str, ChainId, SvmSolver | SvmIndexer | SvmRefunder]] = [
+            *(("svm-solver", chain_id, w) for chain_id, w in self.svm_solvers.items()),
+            *(("svm-indexer", chain_id, w) for chain_id, w in self.svm_indexers.items()),
+            *(("svm-refunder", chain_id, w) for chain_id, w in self.svm_refunders.items()),
+        ]
+        for name, chain_id, worker in svm_workers:
+            self._tasks.append(asyncio.create_task(worker.run(), name=f"{name}-{chain_id}"))
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
     async def listen_for_hints(self, database_url: str) -> None:

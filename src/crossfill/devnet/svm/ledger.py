@@ -16,18 +16,28 @@ from typing import Any, Final
 
 from solders.account import Account
 from solders.hash import Hash
+from solders.keypair import Keypair
 from solders.litesvm import LiteSVM
+from solders.message import Message
 from solders.pubkey import Pubkey
+from solders.system_program import ID as SYSTEM_PROGRAM_ID
 from solders.token.state import Mint, TokenAccount
 from solders.transaction import VersionedTransaction
 from solders.transaction_metadata import FailedTransactionMetadata, TransactionMetadata
 
-from crossfill.chains.svm_programs import MINT_ACCOUNT_SIZE, TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID
+from crossfill.chains.svm_programs import (
+    MINT_ACCOUNT_SIZE,
+    TOKEN_ACCOUNT_SIZE,
+    TOKEN_PROGRAM_ID,
+    transfer_sol,
+)
 
 # A validator keeps 300 blockhashes but accepts a transaction's for 150 blocks.
 BLOCKHASH_VALID_SLOTS: Final = 150
 FIRST_SLOT: Final = 1
 LAMPORTS_PER_SIGNATURE: Final = 5000
+# What requestAirdrop hands out from: LiteSVM's own airdrop leaves no readable transaction.
+FAUCET_LAMPORTS: Final = 10**18
 
 JsonValue = Any  # the JSON-RPC wire values (dicts, lists, strings, numbers)
 
@@ -73,8 +83,10 @@ class Ledger:
     history: dict[str, Landed] = field(default_factory=dict)
     by_address: dict[str, list[str]] = field(default_factory=dict)
     slot_times: dict[int, int] = field(default_factory=dict)
+    faucet: Keypair = field(default_factory=Keypair)
 
     def __post_init__(self) -> None:
+        self.svm.set_account(self.faucet.pubkey(), Account(FAUCET_LAMPORTS, b"", SYSTEM_PROGRAM_ID))
         self.svm.warp_to_slot(self.slot)
         self._remember_blockhash()
 
@@ -196,27 +208,15 @@ class Ledger:
         return landed
 
     def airdrop(self, address: Pubkey, lamports: int) -> str:
-        result = self.svm.airdrop(address, lamports)
-        if isinstance(result, FailedTransactionMetadata):
-            raise RpcFailure(-32603, f"airdrop failed: {_error_json(result)}")
-        signature = str(result.signature())
-        self.by_address.setdefault(str(address), []).append(signature)
-        self.history[signature] = Landed(
-            signature=signature,
-            slot=self.slot,
-            block_time=self.slot_times[self.slot],
-            raw=b"",
-            err=None,
-            logs=list(result.logs()),
-            fee=result.fee(),
-            units=result.compute_units_consumed(),
-            pre_balances=[],
-            post_balances=[],
-            pre_token_balances=[],
-            post_token_balances=[],
-            memo=None,
+        """A real transfer from the faucet, so it is listed and readable like any other."""
+        transfer = transfer_sol(self.faucet.pubkey(), address, lamports)
+        message = Message.new_with_blockhash(
+            [transfer], self.faucet.pubkey(), self.svm.latest_blockhash()
         )
-        return signature
+        landed = self.execute(VersionedTransaction(message, [self.faucet]))
+        if landed.err is not None:
+            raise RpcFailure(-32603, f"airdrop failed: {landed.err}")
+        return landed.signature
 
     def landed(self, signature: str) -> Landed | None:
         return self.history.get(signature)

@@ -42,17 +42,21 @@ def upgrade() -> None:
         sa.UniqueConstraint("signature", name=op.f("uq_svm_payments_signature")),
     )
     op.create_index(op.f("ix_svm_payments_status"), "svm_payments", ["status"])
-    # A request's transactions include SVM signatures (base58, up to 88 characters).
-    with op.batch_alter_table("request_transactions") as batch_op:
-        batch_op.alter_column(
-            "tx_hash", existing_type=sa.String(length=66), type_=sa.String(length=90)
-        )
+    # Requests' transactions and deposits include SVM signatures (base58, up to 88 chars).
+    _resize(("request_transactions", "tx_hash"), ("deposits", "tx_hash"),
+            ("deposits", "refund_tx_hash"), old=66, new=90)  # fmt: skip
+
+
+def _resize(*columns: tuple[str, str], old: int, new: int) -> None:
+    for table, column in columns:
+        with op.batch_alter_table(table) as batch_op:
+            batch_op.alter_column(
+                column, existing_type=sa.String(length=old), type_=sa.String(length=new)
+            )
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("request_transactions") as batch_op:
-        batch_op.alter_column(
-            "tx_hash", existing_type=sa.String(length=90), type_=sa.String(length=66)
-        )
+    _resize(("request_transactions", "tx_hash"), ("deposits", "tx_hash"),
+            ("deposits", "refund_tx_hash"), old=90, new=66)  # fmt: skip
     op.drop_index(op.f("ix_svm_payments_status"), table_name="svm_payments")
     op.drop_table("svm_payments")

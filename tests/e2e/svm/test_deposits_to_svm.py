@@ -4,7 +4,6 @@ both chains; and the quote's address and size rules for SVM routes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -13,12 +12,9 @@ from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
 from crossfill.chains import svm_programs as programs
-from crossfill.config import Deployment
-from crossfill.config.svm import SvmChainConfig
 from crossfill.devnet.svm import accounts as svm_accounts
-from crossfill.devnet.svm.deployment import svm_chain_document
-from crossfill.devnet.svm.process import SvmNodeOptions, SvmNodeProcess, start_svm_node
-from crossfill.devnet.svm.seed import SeededSvm, seed_svm
+from crossfill.devnet.svm.process import SvmNodeProcess
+from crossfill.devnet.svm.seed import SeededSvm
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     NATIVE,
@@ -31,40 +27,10 @@ from tests.e2e.bridging import (
     request_quote,
     usdc,
 )
-from tests.e2e.conftest import StartService
 from tests.integration.svm.conftest import rpc
 
 SVM_ID = 792703809
 SOL = "1" * 32
-
-
-@pytest.fixture(scope="module")
-def svm_node(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[SvmNodeProcess, SeededSvm]]:
-    node = start_svm_node(
-        log_dir=tmp_path_factory.mktemp("svm"), options=SvmNodeOptions(slot_ms=100)
-    )
-    try:
-        yield node, seed_svm(node.rpc_url)
-    finally:
-        node.stop()
-
-
-@pytest.fixture
-def svm_deployment(devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm]) -> Deployment:
-    node, seeded = svm_node
-    document = svm_chain_document(rpc_url=node.rpc_url, ws_url=node.ws_url, seeded=seeded)
-    return devnet.deployment.model_copy(
-        update={"svm_chains": (SvmChainConfig.model_validate(document),)}
-    )
-
-
-@pytest.fixture
-def http(start_service: StartService, svm_deployment: Deployment) -> Iterator[httpx.Client]:
-    service = start_service(svm_deployment, run_workers=True)
-    with httpx.Client(base_url=service.base_url, timeout=10) as client:
-        yield client
 
 
 def _to_svm(
