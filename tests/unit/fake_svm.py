@@ -37,6 +37,9 @@ class FakeSvm:
         self._check()
         return self.height
 
+    async def genesis_hash(self) -> str:
+        return "fake-genesis"
+
     async def latest_blockhash(self) -> Blockhash:
         self._check()
         blockhash = Hash.hash(self.height.to_bytes(8, "little"))

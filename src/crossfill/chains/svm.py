@@ -56,6 +56,8 @@ class SvmPort(Protocol):
 
     async def block_height(self) -> int: ...
 
+    async def genesis_hash(self) -> str: ...
+
     async def latest_blockhash(self) -> Blockhash: ...
 
     async def balance(self, address: Pubkey) -> int: ...
@@ -123,6 +125,10 @@ class SvmClient:
     async def block_height(self) -> int:
         height: int = await self._call("getBlockHeight", {"commitment": "confirmed"})
         return height
+
+    async def genesis_hash(self) -> str:
+        genesis: str = await self._call("getGenesisHash")
+        return genesis
 
     async def latest_blockhash(self) -> Blockhash:
         value = (await self._call("getLatestBlockhash", {"commitment": "confirmed"}))["value"]

@@ -82,13 +82,15 @@ class SvmIndexer:
         the middle of a slot reads that slot again (deposits are recorded once per signature).
         """
         role = f"svm:{str(address)[:28]}"
+        genesis = await self.chain.client.genesis_hash()
         listed = await self.chain.client.signatures_for(address, until=None, limit=PAGE)
         async with self.sessions() as session:
             cursor = await session.get(ChainCursor, (self.config.id, role))
-        if cursor is None:
-            # First start: history before it (the vault's funding) is no deposit of ours.
+        if cursor is None or cursor.block_hash != genesis:
+            # First start on this chain (or a new chain under the same id, a restarted
+            # devnet): history before it, the vault's funding, is no deposit of ours.
             newest = max((int(entry["slot"]) for entry in listed), default=0)
-            await self._advance(role, newest)
+            await self._advance(role, newest, genesis, reset=True)
             return
         for entry in sorted(listed, key=lambda entry: int(entry["slot"])):
             slot = int(entry["slot"])
@@ -102,18 +104,25 @@ class SvmIndexer:
                 if deposit is not None:
                     await self._record(deposit)
             self.settled.add(entry["signature"])
-            await self._advance(role, slot - 1)
+            await self._advance(role, slot - 1, genesis)
 
-    async def _advance(self, role: str, slot: int) -> None:
+    async def _advance(self, role: str, slot: int, genesis: str, *, reset: bool = False) -> None:
+        """The cursor (the slot and, in `block_hash`, the chain's genesis hash) moves up only;
+        `reset` sets it, for a chain seen for the first time."""
         async with self.sessions() as session, session.begin():
             cursor = await session.get(ChainCursor, (self.config.id, role))
             if cursor is None:
-                session.add(
-                    ChainCursor(chain_id=self.config.id, role=role, block_number=slot,
-                                block_hash="", updated_at=self.now())
-                )  # fmt: skip
-            elif slot > cursor.block_number:
-                cursor.block_number, cursor.updated_at = slot, self.now()
+                cursor = ChainCursor(
+                    chain_id=self.config.id,
+                    role=role,
+                    block_number=slot,
+                    block_hash=genesis,
+                    updated_at=self.now(),
+                )
+                session.add(cursor)
+            elif reset or slot > cursor.block_number:
+                cursor.block_number, cursor.block_hash = slot, genesis
+                cursor.updated_at = self.now()
 
     async def _record(self, deposit: VaultDeposit) -> None:
         now = self.now()

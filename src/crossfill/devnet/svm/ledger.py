@@ -84,6 +84,8 @@ class Ledger:
     by_address: dict[str, list[str]] = field(default_factory=dict)
     slot_times: dict[int, int] = field(default_factory=dict)
     faucet: Keypair = field(default_factory=Keypair)
+    # A new one per node: a client tells a restarted devnet chain from the one it knew.
+    genesis_hash: str = field(default_factory=lambda: str(Hash.new_unique()))
 
     def __post_init__(self) -> None:
         self.svm.set_account(self.faucet.pubkey(), Account(FAUCET_LAMPORTS, b"", SYSTEM_PROGRAM_ID))

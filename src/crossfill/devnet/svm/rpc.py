@@ -20,8 +20,6 @@ from crossfill.devnet.svm.encoding import (
 from crossfill.devnet.svm.ledger import LAMPORTS_PER_SIGNATURE, JsonValue, Ledger, RpcFailure
 
 METHOD_NOT_FOUND: Final = -32601
-# A fixed genesis hash: clients tell this devnet from other clusters by it.
-GENESIS_HASH: Final = str(Hash.hash(b"crossfill devnet svm"))
 # What a validator answers a sendTransaction whose preflight failed.
 PREFLIGHT_FAILURE: Final = -32002
 MAX_AIRDROP_LAMPORTS: Final = 1_000 * 10**9
@@ -265,7 +263,7 @@ METHODS: Final[dict[str, Handler]] = {
     "getEpochInfo": _epoch_info,
     "getHealth": lambda _ledger, _params: "ok",
     "getVersion": lambda _ledger, _params: {"solana-core": "2.2.0", "feature-set": 0},
-    "getGenesisHash": lambda _ledger, _params: GENESIS_HASH,
+    "getGenesisHash": lambda ledger, _params: ledger.genesis_hash,
 }
 
 
