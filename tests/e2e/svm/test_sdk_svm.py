@@ -55,7 +55,7 @@ def test_sdk_withdraws_sol_from_svm_to_eth(
             "destinationCurrency": NATIVE,
             "amount": str(10**9),
             "recipient": recipient,
-        }  # fmt: skip
+        }
     )
     assert SVM_ID in outcome["chainIds"]
     assert balance(devnet, DESTINATION, NATIVE, recipient) == int(outcome["quotedOutput"])
@@ -77,6 +77,6 @@ def test_sdk_deposits_eth_to_sol_on_svm(
             "destinationCurrency": SOL,
             "amount": str(10**17),
             "recipient": str(recipient),
-        }  # fmt: skip
+        }
     )
     assert sol_balance(node.rpc_url, recipient) == int(outcome["quotedOutput"])
