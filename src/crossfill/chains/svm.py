@@ -141,8 +141,8 @@ class SvmClient:
         """The owner's associated token account balance; 0 when it has none."""
         try:
             answer = await self._call("getTokenAccountBalance", str(token_account(owner, mint)))
-        except ChainError as exc:
-            if getattr(exc, "code", None) == INVALID_PARAMS:
+        except RpcError as exc:
+            if exc.code == INVALID_PARAMS:  # no such token account: nothing held
                 return 0
             raise
         return int(answer["value"]["amount"])
