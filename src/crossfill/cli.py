@@ -91,6 +91,7 @@ def devnet(
     ] = None,
     port: Annotated[int | None, typer.Option(help="API port (default 8000)")] = None,
     chains_only: Annotated[bool, typer.Option(help="Run the chains without the service")] = False,
+    svm: Annotated[bool, typer.Option(help="Also run the devnet SVM chain (792703809)")] = True,
     api_processes: ApiProcesses = None,
 ) -> None:
     """Start anvil chains, deploy and seed everything, then serve the API on them."""
@@ -103,6 +104,7 @@ def devnet(
         block_time=block_time,
         hardfork=hardfork,
         lag_threshold_seconds=lag_threshold,
+        svm=svm,
     )
     _exit_on_sigterm()
     with console.status("starting devnet chains…"):

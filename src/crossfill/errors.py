@@ -8,6 +8,8 @@
     ├── DevnetError (RuntimeError)          an anvil process or a devnet deployment step failed
     ├── ChainError                          an RPC call failed or a chain answered unexpectedly
     │   ├── Reverted                        the contract refused: the only refusal of an order
+    │   ├── ProgramFailed                   an SVM program refused: the SVM twin of Reverted
+    │   ├── ChainNotFound                   the SVM node does not know that transaction/account
     │   ├── NodeBehind                      the node that answered has not reached that block
     │   └── ChainUnreachable (ConnectionError)
     │       └── RateLimited                 the node asked us to slow down (HTTP 429)
@@ -96,6 +98,23 @@ class Reverted(ChainError):
         super().__init__(message)
         self.data = data
         self.reason = reason
+
+
+class ProgramFailed(ChainError):
+    """An SVM program refused the transaction (simulated, or landed with an error).
+
+    The SVM twin of `Reverted`: of every SVM chain failure only this one may refuse or refund
+    an order. `err` is the node's error value ({"InstructionError": [index, {"Custom": n}]}).
+    """
+
+    def __init__(self, message: str, *, err: object, logs: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.err = err
+        self.logs = logs
+
+
+class ChainNotFound(ChainError):
+    """The SVM node does not know the transaction or account asked about (yet)."""
 
 
 class StoreError(CrossfillError):

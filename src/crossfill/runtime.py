@@ -18,8 +18,11 @@ from crossfill.chains.follower import ChainFollower
 from crossfill.chains.head_subscription import WebSocketHeads
 from crossfill.chains.port import EvmPort
 from crossfill.chains.state import ChainState
+from crossfill.chains.svm import SvmClient, SvmPort
+from crossfill.chains.svm_follower import SvmChainState, SvmFollower
 from crossfill.config import ChainConfig, Deployment, load_deployment
 from crossfill.config.secrets import resolve_holder
+from crossfill.config.svm import SvmChainConfig
 from crossfill.errors import StoreError
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings
@@ -41,6 +44,14 @@ class ChainRuntime:
 
 
 @dataclass
+class SvmChainRuntime:
+    config: SvmChainConfig
+    client: SvmPort
+    state: SvmChainState
+    follower: SvmFollower
+
+
+@dataclass
 class Runtime:
     settings: Settings
     deployment: Deployment
@@ -51,6 +62,7 @@ class Runtime:
     metrics: Metrics
     # Operator overrides (`crossfill chains disable`), refreshed from the database each second.
     disabled_overrides: dict[int, bool] = field(default_factory=dict)
+    svm_chains: dict[ChainId, SvmChainRuntime] = field(default_factory=dict)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @cached_property
@@ -70,7 +82,9 @@ class Runtime:
         )
 
     def chain_disabled(self, chain_id: int) -> bool:
-        return self.disabled_overrides.get(chain_id, self.chains[ChainId(chain_id)].config.disabled)
+        svm = self.svm_chains.get(ChainId(chain_id))
+        configured = svm.config.disabled if svm else self.chains[ChainId(chain_id)].config.disabled
+        return self.disabled_overrides.get(chain_id, configured)
 
     async def refresh_overrides(self) -> None:
         async with self.sessions() as session:
@@ -102,25 +116,44 @@ class Runtime:
             chain.id: _chain_runtime(chain, settings, solver, clock, metrics)
             for chain in deployment.chains
         }
-        return cls(settings, deployment, engine, session_factory(engine), chains, clock, metrics)
+        svm_chains = {
+            chain.id: _svm_chain_runtime(chain, settings, clock) for chain in deployment.svm_chains
+        }
+        return cls(
+            settings,
+            deployment,
+            engine,
+            session_factory(engine),
+            chains,
+            clock,
+            metrics,
+            svm_chains=svm_chains,
+        )
 
     async def start_followers(self) -> None:
         """Poll every chain once, then keep following: a process starts serving with chain
         state in hand (an unreachable chain costs one RPC timeout and is recorded as such)."""
-        await asyncio.gather(*(chain.follower.update() for chain in self.chains.values()))
+        followers: list[ChainFollower | SvmFollower] = [
+            *(chain.follower for chain in self.chains.values()),
+            *(chain.follower for chain in self.svm_chains.values()),
+        ]
+        await asyncio.gather(*(follower.update() for follower in followers))
         self._tasks.append(asyncio.create_task(self._follow_overrides(), name="chain-overrides"))
-        for chain in self.chains.values():
-            self._tasks.append(
-                asyncio.create_task(chain.follower.run(), name=f"head-follower-{chain.config.id}")
-            )
+        for follower in followers:
+            name = f"head-follower-{follower.config.id}"
+            self._tasks.append(asyncio.create_task(follower.run(), name=name))
 
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
-        for chain in self.chains.values():
-            await chain.client.close()
+        clients: list[EvmPort | SvmPort] = [
+            *(chain.client for chain in self.chains.values()),
+            *(chain.client for chain in self.svm_chains.values()),
+        ]
+        for client in clients:
+            await client.close()
         if "quote_rows" in self.__dict__:  # created on first use
             await self.quote_rows.close()
         await self.engine.dispose()
@@ -161,3 +194,22 @@ def _chain_runtime(
         heads=heads,
     )
     return ChainRuntime(config, client, state, follower)
+
+
+def _svm_chain_runtime(
+    config: SvmChainConfig, settings: Settings, clock: Callable[[], float]
+) -> SvmChainRuntime:
+    client = SvmClient(config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds)
+    state = SvmChainState(
+        chain_id=config.id,
+        lag_threshold_seconds=config.block_lag_threshold_seconds,
+        started_at=clock(),
+    )
+    follower = SvmFollower(
+        client,
+        state,
+        config=config,
+        interval_seconds=settings.head_poll_interval_seconds,
+        clock=clock,
+    )
+    return SvmChainRuntime(config, client, state, follower)

@@ -6,9 +6,12 @@ from typing import NewType
 
 ChainId = NewType("ChainId", int)
 Address = NewType("Address", str)  # EVM: EIP-55 checksummed
+SvmAddress = NewType("SvmAddress", str)  # base58 of 32 bytes, case-sensitive: never lower-cased
 TxHash = NewType("TxHash", str)  # 0x-prefixed, 32 bytes hex
 RequestId = NewType("RequestId", str)
 OrderId = NewType("OrderId", str)  # 0x-prefixed bytes32 hex
 Wei = NewType("Wei", int)
 
 NATIVE_EVM_ADDRESS = Address("0x0000000000000000000000000000000000000000")
+# The API's address of an SVM chain's native coin (SOL): thirty-two `1`s, 9 decimals.
+NATIVE_SVM_ADDRESS = SvmAddress("1" * 32)

@@ -75,11 +75,13 @@ def _run_devnet_once(home: Path) -> float:
         validate_against("chains", chains)
         deployment = tomllib.loads((home / "deployment.toml").read_text())
         rpc_urls = [chain["http_rpc_url"] for chain in deployment["chains"]]
-        assert [c["id"] for c in chains["chains"]] == [900001, 900002]
-        assert [c["httpRpcUrl"] for c in chains["chains"]] == rpc_urls
-        assert [c["protocol"]["v2"]["depository"] for c in chains["chains"]] == [
+        svm_rpc_url = deployment["svm_chains"][0]["http_rpc_url"]
+        assert [c["id"] for c in chains["chains"]] == [900001, 900002, 792703809]
+        assert [c["httpRpcUrl"] for c in chains["chains"]] == [*rpc_urls, svm_rpc_url]
+        assert [c["protocol"]["v2"]["depository"] for c in chains["chains"][:2]] == [
             chain["contracts"]["depository"] for chain in deployment["chains"]
         ]
+        assert chains["chains"][2]["vmType"] == "svm"
         bridge_seconds = _bridge_seconds(base_url, rpc_urls)
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=30)
@@ -91,7 +93,9 @@ def _run_devnet_once(home: Path) -> float:
     assert f"http://127.0.0.1:{port}" in output
     assert "test account" in output
     assert "devnet stopped" in output
-    assert wait_for(lambda: not any(_rpc_answers(url) for url in rpc_urls), timeout=10)
+    assert wait_for(
+        lambda: not any(_rpc_answers(url) for url in [*rpc_urls, svm_rpc_url]), timeout=10
+    )
     return bridge_seconds
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base58
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,6 +14,7 @@ from crossfill.domain.identifiers import (
     parse_chain_id,
     parse_hex_bytes,
     parse_row_id,
+    parse_svm_address,
     parse_text,
     parse_tx_hash,
     parse_uint,
@@ -80,3 +82,42 @@ def test_free_text_is_printable_and_bounded(text: str) -> None:
 
 def test_free_text_keeps_unicode_letters() -> None:
     assert parse_text("Zürich wallet", "referrer") == "Zürich wallet"
+
+
+SVM_ADDRESS = "EPjFWdd5AufqSSqeM2qACdYv6nQXBZkkk4Ht7dAJ2B8Q"
+
+
+@pytest.mark.parametrize("address", [SVM_ADDRESS, "1" * 32, "11111111111111111111111111111112"])
+def test_svm_addresses_are_kept_exactly_as_given(address: str) -> None:
+    assert parse_svm_address(address, "user") == address
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ADDRESS,  # an EVM address is not an SVM one
+        ADDRESS.lower(),
+        SVM_ADDRESS.lower(),  # lower-casing changes the bytes: here, to a non-32-byte value
+        SVM_ADDRESS[:-1] + "0",  # 0, O, I and l are not base58
+        SVM_ADDRESS[:-1] + "l",
+        "1" * 31,
+        "z" * 44,  # 44 characters, but more than 32 bytes
+        SVM_ADDRESS + "\n",
+        "",
+        None,
+    ],
+)
+def test_svm_address_refuses_evm_addresses_and_non_base58(text: object) -> None:
+    with pytest.raises(InvalidIdentifier, match="user must be a base58 SVM address"):
+        parse_svm_address(text, "user")
+
+
+@given(st.binary(min_size=32, max_size=32))
+def test_svm_address_parses_every_32_byte_key(key: bytes) -> None:
+    text = base58.b58encode(key).decode()
+    assert parse_svm_address(text, "recipient") == text
+
+
+def test_evm_address_parser_refuses_svm_addresses() -> None:
+    with pytest.raises(InvalidIdentifier):
+        parse_address(SVM_ADDRESS, "recipient")

@@ -10,8 +10,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from crossfill.config.explorer import ExplorerConfig
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug, WsUrl
 from crossfill.config.secrets import KeyRef
+from crossfill.config.svm import SvmChainConfig
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 
 
@@ -115,14 +117,6 @@ class ConfirmationTier(_Model):
 
     max_usd: int | None = Field(default=None, ge=0)
     blocks: int = Field(ge=1, le=1024)
-
-
-class ExplorerConfig(_Model):
-    url: str = ""
-    name: str = ""
-    transaction_path: str = "/tx/{hash}"
-    address_path: str = "/address/{address}"
-    token_path: str = "/token/{address}"
 
 
 class ChainConfig(_Model):
@@ -274,11 +268,13 @@ class Deployment(_Model):
     solver: KeyHolder
     allocator: KeyHolder
     chains: tuple[ChainConfig, ...] = Field(min_length=1)
+    # SVM chains (config.svm): beside the EVM ones, which every EVM path iterates.
+    svm_chains: tuple[SvmChainConfig, ...] = ()
 
     @model_validator(mode="after")
     def _unique_chains(self) -> Deployment:
         for attribute in ("id", "name"):
-            values = [getattr(chain, attribute) for chain in self.chains]
+            values = [getattr(chain, attribute) for chain in (*self.chains, *self.svm_chains)]
             duplicates = sorted({str(v) for v in values if values.count(v) > 1})
             if duplicates:
                 raise ValueError(f"chains: duplicate {attribute} {', '.join(duplicates)}")
@@ -286,3 +282,6 @@ class Deployment(_Model):
 
     def chain(self, chain_id: int) -> ChainConfig | None:
         return next((chain for chain in self.chains if chain.id == chain_id), None)
+
+    def svm_chain(self, chain_id: int) -> SvmChainConfig | None:
+        return next((chain for chain in self.svm_chains if chain.id == chain_id), None)

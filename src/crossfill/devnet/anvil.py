@@ -21,7 +21,7 @@ _PR_SET_PDEATHSIG = 1
 _START_ATTEMPTS = 5
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Runs in the child before exec: anvil gets SIGTERM if the devnet process dies (Linux)."""
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -107,7 +107,7 @@ def _launch(
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if os.name == "posix" else None,
+            preexec_fn=die_with_parent if os.name == "posix" else None,
         )
     return AnvilProcess(chain_id, host, port, process, log_path)
 

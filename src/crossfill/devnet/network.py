@@ -6,12 +6,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import AnvilProcess, set_interval_mining, start_anvil
 from crossfill.devnet.deploy import DeployedContracts, deploy_all, signing_web3
 from crossfill.devnet.deployment_file import chain_document, deployment_document, write_deployment
 from crossfill.devnet.seed import seed_chain
+from crossfill.devnet.svm.deployment import svm_chain_document
+from crossfill.devnet.svm.process import SvmNodeProcess, start_svm_node
+from crossfill.devnet.svm.seed import seed_svm
 from crossfill.types import Address
 
 FIRST_CHAIN_ID = 900_001  # ids viem does not know, so the SDK takes our RPC URLs
@@ -26,6 +30,8 @@ class DevnetOptions:
     hardfork: str = "prague"
     lag_threshold_seconds: float | None = None  # default: 10 block times, at least 5 s
     first_chain_id: int = FIRST_CHAIN_ID
+    # Also start the devnet SVM chain (crossfill.devnet.svm) and describe it in the file.
+    svm: bool = False
 
     @property
     def fractional_block_time(self) -> float | None:
@@ -50,10 +56,13 @@ class DevnetChain:
 @dataclass
 class Devnet:
     chains: list[DevnetChain] = field(default_factory=list)
+    svm_node: SvmNodeProcess | None = None
 
     def stop(self) -> None:
         for chain in self.chains:
             chain.anvil.stop()
+        if self.svm_node is not None:
+            self.svm_node.stop()
 
 
 def _deploy_and_seed(anvil: AnvilProcess, options: DevnetOptions) -> DevnetChain:
@@ -133,5 +142,21 @@ def start_devnet(
         )
         for index, chain in enumerate(devnet.chains, start=1)
     ]
-    write_deployment(deployment_path, deployment_document(documents))
+    document = deployment_document(documents)
+    if options.svm:
+        document["svm_chains"] = [_start_svm(devnet, log_dir, progress)]
+    write_deployment(deployment_path, document)
     return devnet
+
+
+def _start_svm(devnet: Devnet, log_dir: Path, progress: Callable[[str], None]) -> dict[str, Any]:
+    try:
+        devnet.svm_node = start_svm_node(log_dir=log_dir)
+        seeded = seed_svm(devnet.svm_node.rpc_url)
+    except BaseException:
+        devnet.stop()
+        raise
+    progress("SVM chain started and seeded")
+    return svm_chain_document(
+        rpc_url=devnet.svm_node.rpc_url, ws_url=devnet.svm_node.ws_url, seeded=seeded
+    )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base58
 from rich.console import Console
 from web3 import Web3
 
 from crossfill.config import Deployment
+from crossfill.config.svm import SvmChainConfig
 from crossfill.devnet import accounts
 from crossfill.devnet.seed import USER_FUNDING
+from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.settings import Settings
 
 
@@ -26,6 +29,8 @@ def print_summary(
             console.print(f"  {currency.symbol:<24} {currency.address}")
         for role, address in chain.contracts.model_dump(exclude_none=True).items():
             console.print(f"  {role:<24} {address}")
+    for svm_chain in deployment.svm_chains:
+        _print_svm_chain(console, svm_chain)
     user = accounts.users()[0]
     console.print(
         f"test account     {user.address}\n"
@@ -34,3 +39,18 @@ def print_summary(
         f"{USER_FUNDING.usdc // 10**6} USDC, {USER_FUNDING.weth // 10**18} WETH on every chain"
     )
     console.print("Ctrl-C stops the service and every chain.")
+
+
+def _print_svm_chain(console: Console, chain: SvmChainConfig) -> None:
+    user = svm_accounts.users()[0]
+    console.print(
+        f"[bold]chain {chain.id}[/bold] {chain.display_name} (svm)  rpc {chain.http_rpc_url}  "
+        f"ws {chain.ws_rpc_url}"
+    )
+    for currency in chain.currencies:
+        console.print(f"  {currency.symbol:<24} {currency.address}")
+    console.print(f"  {'solver vault':<24} {chain.solver.address}")
+    console.print(
+        f"  test account   {user.pubkey()}\n"
+        f"  secret key     {base58.b58encode(bytes(user)).decode()}  (a public seed: devnet only)"
+    )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Final, TypeGuard
 
-from crossfill.types import Address, ChainId, TxHash
+from crossfill.types import Address, ChainId, SvmAddress, TxHash
 
 INT64_MAX: Final = 2**63 - 1
 UINT256_LIMIT: Final = 2**256
@@ -25,6 +25,9 @@ _DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}", re.ASCII)
 _HASH32 = re.compile(r"0x[0-9a-fA-F]{64}", re.ASCII)
 _HEX_BYTES = re.compile(r"0x(?:[0-9a-fA-F]{2})*", re.ASCII)
+# Bitcoin's base58 alphabet (no 0, O, I, l); 32 bytes take 32 to 44 characters.
+_BASE58_ALPHABET: Final = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_BASE58 = re.compile(f"[{_BASE58_ALPHABET}]{{32,44}}", re.ASCII)
 
 
 class InvalidIdentifier(ValueError):
@@ -80,6 +83,30 @@ def parse_address(value: object, field: str) -> Address:
     if not is_address(value):
         raise InvalidIdentifier(f"{field} must be a 0x-prefixed 20-byte hex address")
     return Address(value.lower())
+
+
+def _base58_decode(text: str) -> bytes:
+    number = 0
+    for character in text:
+        number = number * 58 + _BASE58_ALPHABET.index(character)
+    body = number.to_bytes((number.bit_length() + 7) // 8, "big") if number else b""
+    # Each leading "1" is a leading zero byte.
+    return b"\x00" * (len(text) - len(text.lstrip("1"))) + body
+
+
+def is_svm_address(value: object) -> TypeGuard[str]:
+    """Base58 of exactly 32 bytes (an SVM account, mint or program address)."""
+    if not isinstance(value, str) or _BASE58.fullmatch(value) is None:
+        return False
+    return len(_base58_decode(value)) == 32
+
+
+def parse_svm_address(value: object, field: str) -> SvmAddress:
+    """A base58 SVM address of 32 bytes, exactly as given: base58 is case-sensitive, so it is
+    never lower-cased (an EVM address is refused: it is hex, not base58 of 32 bytes)."""
+    if not is_svm_address(value):
+        raise InvalidIdentifier(f"{field} must be a base58 SVM address of 32 bytes")
+    return SvmAddress(value)
 
 
 def is_hash32(value: object) -> TypeGuard[str]:

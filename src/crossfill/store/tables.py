@@ -75,6 +75,8 @@ JSONColumn = JSON().with_variant(JSONB(), "postgresql")
 SerialId = BigInteger().with_variant(Integer(), "sqlite")
 Timestamp = DateTime(timezone=True)
 TxHashColumn = String(66)
+# A transaction id of either kind: a 0x hash, or an SVM signature (base58, up to 88 chars).
+TransactionIdColumn = String(90)
 AddressColumn = String(64)
 # uint256 amounts are decimal strings: SQLite has no exact integer wider than 64 bits.
 AmountColumn = String(78)
@@ -310,7 +312,7 @@ class Deposit(Base):
 
     id: Mapped[int] = mapped_column(SerialId, primary_key=True)
     chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    tx_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
+    tx_hash: Mapped[str] = mapped_column(TransactionIdColumn, nullable=False)
     log_index: Mapped[int] = mapped_column(Integer, nullable=False)
     block_number: Mapped[int] = mapped_column(BigInteger, nullable=False)
     block_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
@@ -323,7 +325,7 @@ class Deposit(Base):
     outcome: Mapped[str | None] = mapped_column(String(64))
     # Refund of this deposit: None (not due or not yet sent), submitted, done, skipped.
     refund_status: Mapped[str | None] = mapped_column(String(16), index=True)
-    refund_tx_hash: Mapped[str | None] = mapped_column(TxHashColumn)
+    refund_tx_hash: Mapped[str | None] = mapped_column(TransactionIdColumn)
     refund_amount: Mapped[str | None] = mapped_column(AmountColumn)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
@@ -338,7 +340,7 @@ class RequestTransaction(Base):
     request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), index=True, nullable=False)
     kind: Mapped[str] = mapped_column(String(16), nullable=False)
     chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    tx_hash: Mapped[str] = mapped_column(TxHashColumn, index=True, nullable=False)
+    tx_hash: Mapped[str] = mapped_column(TransactionIdColumn, index=True, nullable=False)
     block_number: Mapped[int | None] = mapped_column(BigInteger)
     fee: Mapped[str | None] = mapped_column(AmountColumn)
     timestamp: Mapped[int | None] = mapped_column(BigInteger)
@@ -423,5 +425,36 @@ class SentTransaction(Base):
     max_priority_fee_per_gas: Mapped[str] = mapped_column(AmountColumn, nullable=False)
     status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
     block_number: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class SvmPayment(Base):
+    """The SVM payer's journal: every signed SVM transaction, recorded before it is sent.
+
+    One payment (`purpose`, `key`: a fill or refund of one request) has attempts 1, 2, ...;
+    a new attempt is signed only once the previous one is `expired` (its blockhash past its
+    last valid block height with no status for its signature), so at most one can land.
+    """
+
+    __tablename__ = "svm_payments"
+    __table_args__ = (UniqueConstraint("chain_id", "purpose", "payment_key", "attempt"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    purpose: Mapped[str] = mapped_column(String(16), nullable=False)
+    payment_key: Mapped[str] = mapped_column(String(100), nullable=False)
+    attempt: Mapped[int] = mapped_column(Integer, nullable=False)
+    recipient: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    signature: Mapped[str] = mapped_column(String(90), unique=True, nullable=False)
+    raw_transaction: Mapped[str] = mapped_column(Text, nullable=False)
+    blockhash: Mapped[str] = mapped_column(String(64), nullable=False)
+    last_valid_block_height: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    # signed -> landed | failed | expired
+    status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    slot: Mapped[int | None] = mapped_column(BigInteger)
+    error: Mapped[Any | None] = mapped_column(JSONColumn)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 import asyncpg
 
 from crossfill.config.secrets import resolve_holder
+from crossfill.config.svm_keys import resolve_svm_holder
 from crossfill.runtime import Runtime
 from crossfill.store import deposit_hints, outbox, requests, signer_leases
 from crossfill.store.db import is_sqlite
@@ -26,6 +27,10 @@ from crossfill.workers.permit_depositor import PermitDepositor
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
 from crossfill.workers.sponsor_collector import SponsorCollector
+from crossfill.workers.svm_indexer import SvmIndexer
+from crossfill.workers.svm_payer import SvmPayer
+from crossfill.workers.svm_refunder import SvmRefunder
+from crossfill.workers.svm_solver import SvmSolver
 from crossfill.workers.txmanager import TxManager
 from crossfill.workers.webhooks import WebhookDispatcher
 
@@ -50,6 +55,9 @@ class Workers:
     app_fee_payers: dict[ChainId, AppFeePayer]
     permit_depositors: dict[ChainId, PermitDepositor]
     gasless_executors: list[GaslessExecutor] = field(default_factory=list)
+    svm_solvers: dict[ChainId, SvmSolver] = field(default_factory=dict)
+    svm_indexers: dict[ChainId, SvmIndexer] = field(default_factory=dict)
+    svm_refunders: dict[ChainId, SvmRefunder] = field(default_factory=dict)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # Removals of the workers' head listeners (see `start`).
     _unlisten: list[Callable[[], None]] = field(default_factory=list)
@@ -159,6 +167,29 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
+        svm_payers = {
+            chain_id: SvmPayer(
+                chain.client,
+                resolve_svm_holder(chain.config.solver, mode=settings.mode),
+                runtime.sessions,
+                now=utc_now,
+            )
+            for chain_id, chain in runtime.svm_chains.items()
+        }
+        svm_solvers: dict[ChainId, SvmSolver] = {}
+        svm_indexers: dict[ChainId, SvmIndexer] = {}
+        svm_refunders: dict[ChainId, SvmRefunder] = {}
+        for chain_id, chain in runtime.svm_chains.items():
+            payer, sessions = svm_payers[chain_id], runtime.sessions
+            svm_solvers[chain_id] = SvmSolver(
+                chain, payer, sessions, now=utc_now, interval_seconds=interval, owner=owner
+            )
+            svm_indexers[chain_id] = SvmIndexer(
+                chain, sessions, now=utc_now, interval_seconds=interval
+            )
+            svm_refunders[chain_id] = SvmRefunder(
+                chain, payer, sessions, now=utc_now, interval_seconds=interval
+            )
         return cls(
             indexers,
             solvers,
@@ -167,7 +198,10 @@ class Workers:
             collectors,
             payers,
             depositors,
-            _gasless_executors(runtime, owner),
+            gasless_executors=_gasless_executors(runtime, owner),
+            svm_solvers=svm_solvers,
+            svm_indexers=svm_indexers,
+            svm_refunders=svm_refunders,
         )
 
     async def recover(self, runtime: Runtime) -> None:
@@ -204,6 +238,13 @@ class Workers:
             )
         for executor in self.gasless_executors:
             self._tasks.append(asyncio.create_task(executor.run(), name=executor.name))
+        svm_workers: list[tuple[str, ChainId, SvmSolver | SvmIndexer | SvmRefunder]] = [
+            *(("svm-solver", chain_id, w) for chain_id, w in self.svm_solvers.items()),
+            *(("svm-indexer", chain_id, w) for chain_id, w in self.svm_indexers.items()),
+            *(("svm-refunder", chain_id, w) for chain_id, w in self.svm_refunders.items()),
+        ]
+        for name, chain_id, worker in svm_workers:
+            self._tasks.append(asyncio.create_task(worker.run(), name=f"{name}-{chain_id}"))
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
     async def listen_for_hints(self, database_url: str) -> None:

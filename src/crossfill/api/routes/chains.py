@@ -10,9 +10,10 @@ from crossfill.api.chain_view import ChainLiveStatus, chain_wire
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.chains import ChainsResponse
+from crossfill.api.svm_chain_view import svm_chain_wire
 from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id
 from crossfill.errors import BadRequest
-from crossfill.runtime import ChainRuntime
+from crossfill.runtime import ChainRuntime, SvmChainRuntime
 from crossfill.store import chain_controls
 from crossfill.store.tables import ChainControl
 
@@ -40,7 +41,9 @@ def parse_chain_ids(include_chains: str) -> set[int]:
 RPC_TROUBLE = "The service cannot read this chain right now; deposits and fills wait for it"
 
 
-def _live_status(chain: ChainRuntime, control: ChainControl | None, now: float) -> ChainLiveStatus:
+def _live_status(
+    chain: ChainRuntime | SvmChainRuntime, control: ChainControl | None, now: float
+) -> ChainLiveStatus:
     operator_reason = control.reason if control is not None and control.disabled else None
     trouble = RPC_TROUBLE if chain.state.last_error is not None else None
     return ChainLiveStatus(
@@ -71,6 +74,11 @@ async def list_chains(
             solver_address=runtime.deployment.solver.address,
         )
         for chain in runtime.chains.values()
+        if wanted is None or chain.config.id in wanted
+    ]
+    chains += [
+        svm_chain_wire(chain.config, _live_status(chain, controls.get(chain.config.id), now))
+        for chain in runtime.svm_chains.values()
         if wanted is None or chain.config.id in wanted
     ]
     return ChainsResponse(chains=chains)

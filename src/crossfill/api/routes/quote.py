@@ -10,21 +10,33 @@ from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.app.quotes import create_quote, preview_price
+from crossfill.app.svm_quotes import create_svm_quote, svm_direction
+from crossfill.quoting.request import QuoteRequest
+from crossfill.runtime import Runtime
 
 router = APIRouter(tags=["quote"])
 QUOTE_RESPONSES = responses("quote", 400, 401, 403, 429, 503, quote=True)
 
 
+async def _quote(runtime: Runtime, request: QuoteRequest, api_key_id: int | None) -> Response:
+    direction = svm_direction(runtime, request)
+    if direction is not None:
+        return json_answer(
+            await create_svm_quote(runtime, request, direction, api_key_id=api_key_id)
+        )
+    return json_answer(await create_quote(runtime, request, api_key_id=api_key_id))
+
+
 @router.post("/quote/v2", response_model=None, responses=QUOTE_RESPONSES)
 async def quote_v2(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> Response:
     """An executable quote: steps to sign, fees, details and the protocol order."""
-    return json_answer(await create_quote(runtime, body.to_request(), api_key_id=caller.key_id))
+    return await _quote(runtime, body.to_request(), caller.key_id)
 
 
 @router.post("/quote", response_model=None, responses=QUOTE_RESPONSES)
 async def quote(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> Response:
     """Same as /quote/v2."""
-    return json_answer(await create_quote(runtime, body.to_request(), api_key_id=caller.key_id))
+    return await _quote(runtime, body.to_request(), caller.key_id)
 
 
 @router.post(

@@ -1,0 +1,147 @@
+"""Serve a quote that bridges to or from the SVM chain: plan it, answer it, store its request."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import structlog
+
+from crossfill.app import registry
+from crossfill.app.fills import FillTerms, plan_fill
+from crossfill.config import ChainConfig
+from crossfill.errors import StoreError
+from crossfill.quoting import inputs
+from crossfill.quoting.errors import QuoteError, QuoteUnavailable
+from crossfill.quoting.prices import PriceMissing
+from crossfill.quoting.request import QuoteRequest
+from crossfill.quoting.svm_quote import Direction, SvmQuote, SvmQuoteContext, plan_svm_quote
+from crossfill.quoting.svm_response import svm_quote_wire
+from crossfill.runtime import Runtime
+from crossfill.store.requests import REQUESTS
+from crossfill.types import ChainId
+
+log = structlog.get_logger(__name__)
+
+
+def svm_direction(runtime: Runtime, body: QuoteRequest) -> Direction | None:
+    """Which way the body crosses the SVM chain; None for EVM-only routes."""
+    if ChainId(body.destination_chain_id) in runtime.svm_chains:
+        return "to_svm"
+    if ChainId(body.origin_chain_id) in runtime.svm_chains:
+        return "from_svm"
+    return None
+
+
+def _context(runtime: Runtime, body: QuoteRequest, direction: Direction) -> SvmQuoteContext:
+    to_svm = direction == "to_svm"
+    svm_id, evm_id = (
+        (body.destination_chain_id, body.origin_chain_id)
+        if to_svm
+        else (body.origin_chain_id, body.destination_chain_id)
+    )
+    if svm_id == evm_id or ChainId(evm_id) in runtime.svm_chains:
+        raise QuoteError("UNSUPPORTED_ROUTE", "an SVM route crosses to or from an EVM chain")
+    evm = runtime.deployment.chain(evm_id)
+    if evm is None:
+        raise QuoteError("UNSUPPORTED_CHAIN", f"chain {evm_id} is not a supported chain")
+    for chain_id in (svm_id, evm_id):
+        if runtime.chain_disabled(chain_id):
+            raise QuoteError("CHAIN_DISABLED", f"chain {chain_id} is disabled")
+    svm = runtime.svm_chains[ChainId(svm_id)].config
+    evm_currency = evm.currency(body.origin_currency if to_svm else body.destination_currency)
+    price: Decimal | None = None
+    if evm_currency is not None:
+        try:
+            micros = registry.price_book(runtime).price(evm.id, evm_currency)
+            price = Decimal(micros) / 10**6
+        except PriceMissing:
+            price = None
+    now = datetime.now(UTC)
+    return SvmQuoteContext(
+        evm=evm,
+        svm=svm,
+        evm_price=price,
+        now=now,
+        ttl=inputs.ttl(body.ttl, runtime.deployment.quotes),
+        request_id=os.urandom(32),
+        order_id=os.urandom(32),
+    )
+
+
+def _fill_plan(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any] | None:
+    """From the SVM chain, the EVM destination's solver executes this plan (planned once)."""
+    if quote.direction == "to_svm":
+        return None
+    terms = FillTerms(
+        order_id=quote.order_id,
+        recipient=quote.recipient,
+        currency=quote.currency_out.address,
+        amount_out=quote.amount_out,
+        expires_at=quote.expires_at,
+        swap=None,
+        leg_currency=quote.currency_out.address,
+        calls=(),
+    )
+    return plan_fill(terms, evm).to_json()
+
+
+def _request_row(
+    quote: SvmQuote,
+    wire: dict[str, Any],
+    body: QuoteRequest,
+    evm: ChainConfig,
+    api_key_id: int | None,
+) -> dict[str, Any]:
+    return {
+        "id": quote.request_id,
+        "order_id": quote.order_id,
+        "status": "waiting",
+        "origin_chain_id": quote.currency_in.chain_id,
+        "destination_chain_id": quote.currency_out.chain_id,
+        "user_address": quote.user,
+        "recipient": quote.recipient,
+        "refund_to": quote.refund_to,
+        # EVM addresses lower-cased as every EVM row; base58 exactly as given.
+        "origin_currency": quote.currency_in.address,
+        "destination_currency": quote.currency_out.address,
+        "trade_type": body.trade_type,
+        "amount_in": str(quote.amount_in),
+        "amount_out": str(quote.amount_out),
+        "minimum_amount_out": str(quote.amount_out),
+        "amount_in_usd_micros": quote.usd_micros(quote.currency_in, quote.amount_in),
+        "explicit_deposit": True,
+        "quote": wire,
+        "referrer": inputs.referrer(body.referrer),
+        "api_key_id": api_key_id,
+        "expires_at": quote.expires_at,
+        "created_at": quote.created_at,
+        "updated_at": quote.created_at,
+        "request_type": "Bridge",
+        "currency_in_symbol": quote.currency_in.symbol,
+        "currency_out_symbol": quote.currency_out.symbol,
+        "features_mask": 0,
+        "app_fees_usd_micros": 0,
+        "plan": {"kind": "svm", "direction": quote.direction},
+        "fill_plan": _fill_plan(quote, evm),
+    }
+
+
+async def create_svm_quote(
+    runtime: Runtime, body: QuoteRequest, direction: Direction, *, api_key_id: int | None = None
+) -> dict[str, Any]:
+    context = _context(runtime, body, direction)
+    quote = plan_svm_quote(body, direction, context)
+    wire = svm_quote_wire(quote, context.evm)
+    try:
+        await runtime.quote_rows.add(
+            [(REQUESTS, _request_row(quote, wire, body, context.evm, api_key_id))]
+        )
+    except StoreError as exc:
+        log.error("svm quote not stored", request_id=quote.request_id, error=str(exc))
+        raise QuoteUnavailable(
+            "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
+        ) from None
+    return wire

@@ -1,0 +1,219 @@
+"""The SVM chain port and its JSON-RPC client.
+
+Every call answers or raises a typed outcome (`crossfill.errors`): `ProgramFailed` (a program
+refused the transaction: the only outcome that may refuse or refund an order),
+`ChainUnreachable`, `RateLimited`, `ChainNotFound`, or another `ChainError` (the node
+answered something unusable). The HTTP transport is injectable (`httpx.MockTransport` in
+unit tests).
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol
+
+import httpx
+from solders.hash import Hash
+from solders.pubkey import Pubkey
+from solders.transaction import VersionedTransaction
+
+from crossfill.chains.svm_programs import token_account
+from crossfill.errors import ChainError, ChainNotFound, ChainUnreachable, ProgramFailed, RateLimited
+from crossfill.types import ChainId
+
+PREFLIGHT_FAILURE: Final = -32002
+# Token accounts the node does not know answer this (getTokenAccountBalance).
+INVALID_PARAMS: Final = -32602
+
+Commitment = Literal["processed", "confirmed", "finalized"]
+
+
+@dataclass(frozen=True)
+class Blockhash:
+    blockhash: Hash
+    last_valid_block_height: int
+
+
+@dataclass(frozen=True)
+class SignatureStatus:
+    slot: int
+    err: object
+    commitment: Commitment
+
+    @property
+    def succeeded(self) -> bool:
+        return self.err is None
+
+
+class BlockhashNotFound(ChainError):
+    """The node refused a transaction whose blockhash it does not know (expired or too new):
+    nothing landed; whether it can still land is for `block_height` to say."""
+
+
+class SvmPort(Protocol):
+    chain_id: ChainId
+
+    async def block_height(self) -> int: ...
+
+    async def genesis_hash(self) -> str: ...
+
+    async def latest_blockhash(self) -> Blockhash: ...
+
+    async def balance(self, address: Pubkey) -> int: ...
+
+    async def token_balance(self, owner: Pubkey, mint: Pubkey) -> int: ...
+
+    async def send(self, tx: VersionedTransaction, *, preflight: bool = True) -> str:
+        """With preflight: `ProgramFailed` when a program refuses, `BlockhashNotFound`.
+        A transaction that already landed answers its signature."""
+
+    async def signature_status(self, signature: str) -> SignatureStatus | None: ...
+
+    async def transaction(self, signature: str) -> dict[str, Any]: ...
+
+    async def signatures_for(
+        self, address: Pubkey, *, until: str | None, limit: int
+    ) -> list[dict[str, Any]]: ...
+
+    async def close(self) -> None: ...
+
+
+class SvmClient:
+    """`SvmPort` over a node's JSON-RPC."""
+
+    def __init__(
+        self,
+        chain_id: ChainId,
+        rpc_url: str,
+        *,
+        timeout_seconds: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.chain_id = chain_id
+        self._http = httpx.AsyncClient(timeout=timeout_seconds, transport=transport)
+        self._url = rpc_url
+        self._next_id = 0
+
+    async def _call(self, method: str, *params: Any) -> Any:
+        self._next_id += 1
+        body = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": list(params)}
+        try:
+            reply = await self._http.post(self._url, json=body)
+        except httpx.TransportError as exc:
+            raise ChainUnreachable(f"{method}: {type(exc).__name__}") from exc
+        if reply.status_code == 429:
+            retry_after = reply.headers.get("Retry-After")
+            raise RateLimited(
+                f"{method}: rate limited",
+                retry_after_seconds=float(retry_after)
+                if retry_after and retry_after.isdigit()
+                else None,
+            )
+        if reply.status_code >= 500:
+            raise ChainUnreachable(f"{method}: HTTP {reply.status_code}")
+        try:
+            answer = reply.json()
+        except ValueError as exc:
+            raise ChainError(f"{method}: the node answered no JSON") from exc
+        if not isinstance(answer, dict):
+            raise ChainError(f"{method}: the node answered no JSON-RPC object")
+        if "error" in answer:
+            raise _outcome(method, answer["error"])
+        return answer.get("result")
+
+    async def block_height(self) -> int:
+        height: int = await self._call("getBlockHeight", {"commitment": "confirmed"})
+        return height
+
+    async def genesis_hash(self) -> str:
+        genesis: str = await self._call("getGenesisHash")
+        return genesis
+
+    async def latest_blockhash(self) -> Blockhash:
+        value = (await self._call("getLatestBlockhash", {"commitment": "confirmed"}))["value"]
+        return Blockhash(Hash.from_string(value["blockhash"]), int(value["lastValidBlockHeight"]))
+
+    async def balance(self, address: Pubkey) -> int:
+        return int((await self._call("getBalance", str(address)))["value"])
+
+    async def token_balance(self, owner: Pubkey, mint: Pubkey) -> int:
+        """The owner's associated token account balance; 0 when it has none."""
+        try:
+            answer = await self._call("getTokenAccountBalance", str(token_account(owner, mint)))
+        except RpcError as exc:
+            if exc.code == INVALID_PARAMS:  # no such token account: nothing held
+                return 0
+            raise
+        return int(answer["value"]["amount"])
+
+    async def send(self, tx: VersionedTransaction, *, preflight: bool = True) -> str:
+        encoded = base64.b64encode(bytes(tx)).decode()
+        config = {
+            "encoding": "base64",
+            "preflightCommitment": "confirmed",
+            "skipPreflight": not preflight,
+        }
+        try:
+            signature: str = await self._call("sendTransaction", encoded, config)
+        except ProgramFailed as failed:
+            # A validator's preflight of a transaction that already landed says so: sent.
+            if failed.err == "AlreadyProcessed":
+                return str(tx.signatures[0])
+            raise
+        return signature
+
+    async def signature_status(self, signature: str) -> SignatureStatus | None:
+        answer = await self._call(
+            "getSignatureStatuses", [signature], {"searchTransactionHistory": True}
+        )
+        found = answer["value"][0]
+        if found is None:
+            return None
+        return SignatureStatus(found["slot"], found["err"], found["confirmationStatus"])
+
+    async def transaction(self, signature: str) -> dict[str, Any]:
+        found = await self._call(
+            "getTransaction", signature, {"encoding": "json", "commitment": "confirmed",
+                                          "maxSupportedTransactionVersion": 0},
+        )  # fmt: skip
+        if found is None:
+            raise ChainNotFound(f"transaction {signature} is unknown to the node")
+        result: dict[str, Any] = found
+        return result
+
+    async def signatures_for(
+        self, address: Pubkey, *, until: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        config: dict[str, Any] = {"limit": limit, "commitment": "confirmed"}
+        if until is not None:
+            config["until"] = until
+        listed: list[dict[str, Any]] = await self._call(
+            "getSignaturesForAddress", str(address), config
+        )
+        return listed
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+
+class RpcError(ChainError):
+    """A JSON-RPC error the node answered that is no outcome of its own."""
+
+    def __init__(self, message: str, *, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _outcome(method: str, error: Any) -> ChainError:
+    code = error.get("code") if isinstance(error, dict) else None
+    message = str(error.get("message", "")) if isinstance(error, dict) else str(error)
+    data = error.get("data") if isinstance(error, dict) else None
+    if code == PREFLIGHT_FAILURE and isinstance(data, dict):
+        if data.get("err") == "BlockhashNotFound":
+            return BlockhashNotFound(f"{method}: blockhash not found")
+        if data.get("err") is not None:
+            return ProgramFailed(
+                f"{method}: {message}", err=data["err"], logs=tuple(data.get("logs") or ())
+            )
+    return RpcError(f"{method}: {message}", code=code if isinstance(code, int) else 0)

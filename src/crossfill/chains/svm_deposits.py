@@ -1,0 +1,110 @@
+"""Read a deposit to the solver vault out of a landed SVM transaction (pure).
+
+A deposit is a System transfer to the vault, or an SPL Token transfer into one of the vault's
+associated token accounts, in a transaction that succeeded; the Memo program's data in the
+same transaction is its order id. Only top-level instructions count (the quote hands out
+exactly those). The first incoming transfer of a transaction is its deposit.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from typing import Any, Final
+
+import base58
+from solders.pubkey import Pubkey
+
+from crossfill.chains import svm_programs as programs
+
+_SYSTEM_TRANSFER: Final = 2
+_TOKEN_TRANSFER: Final = 3
+_TOKEN_TRANSFER_CHECKED: Final = 12
+ORDER_ID: Final = re.compile(r"0x[0-9a-f]{64}", re.ASCII)
+# The memo an operator funds the vault with: no deposit, never refunded.
+TOPUP_MEMO: Final = "crossfill:topup"
+
+
+@dataclass(frozen=True)
+class VaultDeposit:
+    signature: str
+    slot: int
+    block_time: int
+    recent_blockhash: str
+    sender: str
+    currency: str  # the native address (thirty-two `1`s) or the mint, base58 as is
+    amount: int
+    memo: str | None
+
+    @property
+    def order_id(self) -> str | None:
+        """The memo when it is an order id (0x and 64 lower-case hex digits)."""
+        if self.memo is None or ORDER_ID.fullmatch(self.memo) is None:
+            return None
+        return self.memo
+
+
+def read_vault_deposit(landed: dict[str, Any], vault: str) -> VaultDeposit | None:
+    """The deposit to `vault` in a `getTransaction` (json encoding) answer, if any."""
+    meta = landed.get("meta") or {}
+    if meta.get("err") is not None:
+        return None
+    message = landed["transaction"]["message"]
+    keys: list[str] = message["accountKeys"]
+    mints = {b["accountIndex"]: b["mint"] for b in meta.get("postTokenBalances") or []}
+    memo, incoming = None, None
+    for instruction in message["instructions"]:
+        program = keys[instruction["programIdIndex"]]
+        accounts = [keys[index] for index in instruction["accounts"]]
+        data = base58.b58decode(instruction["data"])
+        if program == str(programs.MEMO_PROGRAM_ID):
+            memo = data.decode(errors="replace")
+        elif incoming is None:
+            incoming = _incoming(program, accounts, data, vault, mints, keys)
+    if incoming is None or memo == TOPUP_MEMO:
+        return None
+    sender, currency, amount = incoming
+    return VaultDeposit(
+        signature=landed["transaction"]["signatures"][0],
+        slot=int(landed["slot"]),
+        block_time=int(landed.get("blockTime") or 0),
+        recent_blockhash=message["recentBlockhash"],
+        sender=sender,
+        currency=currency,
+        amount=amount,
+        memo=memo,
+    )
+
+
+def _incoming(
+    program: str,
+    accounts: list[str],
+    data: bytes,
+    vault: str,
+    mints: dict[int, str],
+    keys: list[str],
+) -> tuple[str, str, int] | None:
+    """(sender, currency, amount) of a transfer into the vault, else None."""
+    if program == programs.NATIVE_SOL_ADDRESS and len(data) == 12 and len(accounts) >= 2:
+        (kind, lamports) = struct.unpack("<IQ", data)
+        if kind == _SYSTEM_TRANSFER and accounts[1] == vault:
+            return accounts[0], programs.NATIVE_SOL_ADDRESS, lamports
+        return None
+    if program != str(programs.TOKEN_PROGRAM_ID) or not data:
+        return None
+    if data[0] == _TOKEN_TRANSFER_CHECKED and len(data) == 10 and len(accounts) >= 4:
+        destination, mint, owner = accounts[2], accounts[1], accounts[3]
+    elif data[0] == _TOKEN_TRANSFER and len(data) == 9 and len(accounts) >= 3:
+        destination, owner = accounts[1], accounts[2]
+        mint = mints.get(keys.index(destination), "")
+    else:
+        return None
+    if not mint or destination != _vault_account(vault, mint):
+        return None
+    (amount,) = struct.unpack("<Q", data[1:9])
+    return owner, mint, amount
+
+
+def _vault_account(vault: str, mint: str) -> str:
+    return str(programs.token_account(Pubkey.from_string(vault), Pubkey.from_string(mint)))

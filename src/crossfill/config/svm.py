@@ -1,0 +1,130 @@
+"""Models of an SVM chain in the deployment file (`[[svm_chains]]`).
+
+An SVM chain has no contracts of ours: deposits go to the solver's vault (its own account and
+associated token accounts) with a Memo carrying the order id, and fills are paid from it.
+Addresses are base58 and case-sensitive: they are kept exactly as written.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Annotated, Final, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from crossfill.config.explorer import ExplorerConfig
+from crossfill.config.fields import HttpUrl, Slug, WsUrl
+from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
+from crossfill.types import NATIVE_SVM_ADDRESS, ChainId, SvmAddress
+
+# The chain id the interface gives its SVM chain (spec, chain-specific identifiers).
+SVM_CHAIN_ID: Final = ChainId(792703809)
+NATIVE_SVM_DECIMALS: Final = 9
+_SVM_KEY_REF = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|keypair:.+|devnet-svm:[a-z ]{1,32})$")
+
+
+def _svm_address(value: str) -> SvmAddress:
+    try:
+        return parse_svm_address(value, "address")
+    except InvalidIdentifier as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _svm_key_ref(value: str) -> str:
+    if not _SVM_KEY_REF.match(value):
+        raise ValueError(
+            "must be an SVM key reference (env:NAME, keypair:PATH or devnet-svm:ROLE); "
+            "private keys never go in the deployment file"
+        )
+    return value
+
+
+SvmAddressField = Annotated[str, AfterValidator(_svm_address)]
+SvmKeyRef = Annotated[str, AfterValidator(_svm_key_ref)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SvmCurrencyConfig(_Model):
+    """SOL (address of thirty-two `1`s, 9 decimals) or an SPL token (its mint)."""
+
+    address: SvmAddressField
+    symbol: str = Field(min_length=1, max_length=32)
+    name: str = Field(min_length=1, max_length=64)
+    decimals: int = Field(ge=0, le=18)
+    supports_bridging: bool = True
+    featured: bool = True
+    verified: bool = True
+    logo_uri: str = ""
+    usd_price: Decimal | None = Field(default=None, gt=0, max_digits=30, decimal_places=6)
+
+    @property
+    def is_native(self) -> bool:
+        return self.address == NATIVE_SVM_ADDRESS
+
+
+class SvmKeyHolder(_Model):
+    """The solver's SVM account (its vault) and where its keypair comes from."""
+
+    address: SvmAddressField
+    key: SvmKeyRef
+
+
+class SvmChainConfig(_Model):
+    id: ChainId = Field(default=SVM_CHAIN_ID, gt=0)
+    name: Slug
+    display_name: str = Field(min_length=1)
+    vm_type: Literal["svm"] = "svm"
+    http_rpc_url: HttpUrl
+    ws_rpc_url: WsUrl = ""
+    internal_rpc_url: HttpUrl | None = None
+    explorer: ExplorerConfig = ExplorerConfig()
+    icon_url: str = ""
+    logo_url: str = ""
+    brand_color: str = ""
+    status_message: str | None = None
+    deposit_enabled: bool = True
+    disabled: bool = False
+    tags: tuple[str, ...] = ()
+    block_lag_threshold_seconds: float | None = Field(default=60, gt=0)
+    # A deposit counts once its transaction reaches this commitment.
+    deposit_commitment: Literal["confirmed", "finalized"] = "confirmed"
+    solver: SvmKeyHolder
+    native_currency: SvmCurrencyConfig
+    token_currencies: tuple[SvmCurrencyConfig, ...] = ()
+
+    @field_validator("native_currency")
+    @classmethod
+    def _native_is_sol(cls, currency: SvmCurrencyConfig) -> SvmCurrencyConfig:
+        if not currency.is_native or currency.decimals != NATIVE_SVM_DECIMALS:
+            raise ValueError(
+                f"the native currency is {NATIVE_SVM_ADDRESS} with {NATIVE_SVM_DECIMALS} decimals"
+            )
+        return currency
+
+    @field_validator("token_currencies")
+    @classmethod
+    def _tokens_are_mints(
+        cls, currencies: tuple[SvmCurrencyConfig, ...]
+    ) -> tuple[SvmCurrencyConfig, ...]:
+        addresses = [currency.address for currency in currencies]
+        if NATIVE_SVM_ADDRESS in addresses:
+            raise ValueError("the native currency belongs in native_currency")
+        if len(set(addresses)) != len(addresses):
+            raise ValueError("a currency address is listed twice")
+        return currencies
+
+    @property
+    def currencies(self) -> tuple[SvmCurrencyConfig, ...]:
+        return (self.native_currency, *self.token_currencies)
+
+    def currency(self, address: str) -> SvmCurrencyConfig | None:
+        """Exact match: base58 is case-sensitive."""
+        return next((c for c in self.currencies if c.address == address), None)
+
+    @property
+    def rpc_url(self) -> str:
+        return self.internal_rpc_url or self.http_rpc_url

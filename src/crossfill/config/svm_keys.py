@@ -1,0 +1,67 @@
+"""SVM key references: where the solver's SVM keypair comes from (never the deployment file).
+
+env:NAME           the secret key in environment variable NAME: base58 of 64 bytes, or the
+                   JSON array of 64 byte values a Solana CLI keypair file holds
+keypair:PATH       a Solana CLI keypair file (that JSON array)
+devnet-svm:ROLE    a devnet role's keypair (`crossfill.devnet.svm.accounts`; devnet mode only)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import base58
+from solders.keypair import Keypair
+
+from crossfill.config.svm import SvmKeyHolder
+from crossfill.errors import ConfigError, SecretError
+from crossfill.settings import Mode
+
+_SECRET_KEY_BYTES = 64
+
+
+def resolve_svm_keypair(
+    ref: str, *, mode: Mode, environ: Mapping[str, str] | None = None
+) -> Keypair:
+    environ = os.environ if environ is None else environ
+    scheme, _, target = ref.partition(":")
+    if scheme == "devnet-svm":
+        if mode is not Mode.DEVNET:
+            raise SecretError(f"key reference {ref!r} is a devnet key, refused in {mode} mode")
+        from crossfill.devnet.svm import accounts  # devnet only: never loaded in production
+
+        return accounts.by_role(target)
+    if scheme == "env":
+        return _from_text(environ.get(target), f"environment variable {target}")
+    if scheme == "keypair":
+        try:
+            text = Path(target).read_text()
+        except OSError as exc:
+            raise SecretError(f"cannot read keypair file {target}: {type(exc).__name__}") from None
+        return _from_text(text, f"keypair file {target}")
+    raise SecretError(f"unknown SVM key reference scheme in {ref!r}")
+
+
+def resolve_svm_holder(holder: SvmKeyHolder, *, mode: Mode) -> Keypair:
+    """The solver's keypair, checked against its configured address."""
+    keypair = resolve_svm_keypair(holder.key, mode=mode)
+    if str(keypair.pubkey()) != holder.address:
+        raise ConfigError("svm solver.key does not belong to svm solver.address")
+    return keypair
+
+
+def _from_text(text: str | None, where: str) -> Keypair:
+    if not text:
+        raise SecretError(f"{where} is not set")
+    text = text.strip()
+    try:
+        secret = bytes(json.loads(text)) if text.startswith("[") else base58.b58decode(text)
+        if len(secret) != _SECRET_KEY_BYTES:
+            raise ValueError
+        return Keypair.from_bytes(secret)
+    except (ValueError, TypeError):
+        # Not chained: the library's message can echo the key material.
+        raise SecretError(f"{where} does not hold a valid SVM secret key") from None

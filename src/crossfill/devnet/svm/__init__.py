@@ -1,0 +1,1 @@
+"""The devnet SVM chain: LiteSVM behind a Solana-compatible JSON-RPC and websocket."""

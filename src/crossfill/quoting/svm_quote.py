@@ -1,0 +1,202 @@
+"""Quotes that bridge to or from the SVM chain, planned over configuration and prices (pure).
+
+To the SVM chain: the user deposits on an EVM chain's Depository; the solver pays the SVM
+recipient from its vault. From it: the user signs an SVM transaction (a transfer to the vault
+plus a Memo of the order id, at most 1232 bytes); the solver fills on the EVM destination.
+The same asset or not, the output is the input's USD value at the quoted prices, less the
+service fee of the EVM side's fee table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from fractions import Fraction
+from typing import Literal
+
+from solders.instruction import Instruction
+from solders.pubkey import Pubkey
+
+from crossfill.chains.svm_transactions import (
+    SvmDeposit,
+    TransactionTooLarge,
+    check_size,
+    deposit_instructions,
+)
+from crossfill.config import ChainConfig
+from crossfill.config.svm import SvmChainConfig, SvmCurrencyConfig
+from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
+from crossfill.quoting import inputs
+from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.fees import TradeType
+from crossfill.quoting.request import QuoteRequest
+
+Direction = Literal["to_svm", "from_svm"]
+BPS = 10_000
+# maxRouteLength bounds the hops of SVM swap routing; direct transfers take one.
+MAX_ROUTE_LENGTH = 16
+
+
+@dataclass(frozen=True)
+class QuotedCurrency:
+    chain_id: int
+    address: str
+    symbol: str
+    name: str
+    decimals: int
+    is_native: bool
+    logo_uri: str
+    usd_price: Decimal
+
+
+@dataclass(frozen=True)
+class SvmQuote:
+    direction: Direction
+    request_id: str
+    order_id: str
+    user: str
+    recipient: str
+    refund_to: str
+    currency_in: QuotedCurrency
+    currency_out: QuotedCurrency
+    amount_in: int
+    amount_out: int
+    service_fee: int  # in input units
+    created_at: datetime
+    expires_at: datetime
+    # From the SVM chain: what the user signs (None to it).
+    deposit_instructions: tuple[Instruction, ...] | None
+    vault: str
+
+    def usd_micros(self, currency: QuotedCurrency, amount: int) -> int:
+        return int(Fraction(amount, 10**currency.decimals) * Fraction(currency.usd_price) * 10**6)
+
+
+def svm_address(value: str | None, error_code: str, field: str) -> str:
+    try:
+        return parse_svm_address(value, field)
+    except InvalidIdentifier as exc:
+        raise QuoteError(error_code, str(exc)) from None
+
+
+def _svm_currency(chain: SvmChainConfig, value: str, field: str) -> SvmCurrencyConfig:
+    svm_address(value, "UNSUPPORTED_CURRENCY", field)
+    found = chain.currency(value)
+    if found is None or not found.supports_bridging:
+        raise QuoteError(
+            "UNSUPPORTED_CURRENCY", f"{field} {value} is not supported on chain {chain.id}"
+        )
+    if found.usd_price is None:
+        raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {value} has no price")
+    return found
+
+
+def _quoted_svm(chain: SvmChainConfig, currency: SvmCurrencyConfig) -> QuotedCurrency:
+    assert currency.usd_price is not None
+    return QuotedCurrency(
+        chain.id, currency.address, currency.symbol, currency.name, currency.decimals,
+        currency.is_native, currency.logo_uri, currency.usd_price,
+    )  # fmt: skip
+
+
+def _quoted_evm(
+    chain: ChainConfig, address: str, field: str, price: Decimal | None
+) -> QuotedCurrency:
+    inputs.address(address, "UNSUPPORTED_CURRENCY", field)
+    found = chain.currency(address)
+    if found is None or not found.supports_bridging:
+        raise QuoteError(
+            "UNSUPPORTED_CURRENCY", f"{field} {address} is not supported on chain {chain.id}"
+        )
+    usd = price if price is not None else found.usd_price
+    if usd is None:
+        raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {address} has no price")
+    return QuotedCurrency(
+        chain.id, found.address.lower(), found.symbol, found.name, found.decimals,
+        found.is_native, found.logo_uri, usd,
+    )  # fmt: skip
+
+
+def _output(
+    amount_in: int, fee_bps: int, into: QuotedCurrency, out: QuotedCurrency
+) -> tuple[int, int]:
+    """(amount out, service fee in input units): the input's USD value less the fee."""
+    fee = amount_in * fee_bps // BPS
+    value = Fraction(amount_in - fee, 10**into.decimals) * Fraction(into.usd_price)
+    return int(value / Fraction(out.usd_price) * 10**out.decimals), fee
+
+
+def _route_length(body: QuoteRequest) -> None:
+    if body.max_route_length is not None and not 1 <= body.max_route_length <= MAX_ROUTE_LENGTH:
+        raise QuoteError("INVALID_INPUT", f"maxRouteLength must be 1 to {MAX_ROUTE_LENGTH}")
+
+
+@dataclass(frozen=True)
+class SvmQuoteContext:
+    evm: ChainConfig
+    svm: SvmChainConfig
+    # The EVM currency's live USD price, when the service has one (else its configured one).
+    evm_price: Decimal | None
+    now: datetime
+    ttl: timedelta
+    request_id: bytes
+    order_id: bytes
+
+
+def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteContext) -> SvmQuote:
+    if inputs.trade_type(body.trade_type) is not TradeType.EXACT_INPUT:
+        raise QuoteError("UNSUPPORTED_EXECUTION_TYPE", "SVM routes are quoted EXACT_INPUT only")
+    _route_length(body)
+    amount_in = inputs.amount(body.amount)
+    evm, svm = context.evm, context.svm
+    vault = svm.solver.address
+    if direction == "to_svm":
+        user = inputs.address(body.user, "INVALID_ADDRESS", "user")
+        recipient = svm_address(body.recipient, "INVALID_RECIPIENT", "recipient")
+        refund_to = inputs.address(body.refund_to or user, "INVALID_ADDRESS", "refundTo")
+        currency_in = _quoted_evm(evm, body.origin_currency, "originCurrency", context.evm_price)
+        currency_out = _quoted_svm(
+            svm, _svm_currency(svm, body.destination_currency, "destinationCurrency")
+        )
+    else:
+        user = svm_address(body.user, "INVALID_ADDRESS", "user")
+        recipient = inputs.address(body.recipient, "INVALID_RECIPIENT", "recipient")
+        refund_to = svm_address(body.refund_to or user, "INVALID_ADDRESS", "refundTo")
+        currency_in = _quoted_svm(svm, _svm_currency(svm, body.origin_currency, "originCurrency"))
+        currency_out = _quoted_evm(
+            evm, body.destination_currency, "destinationCurrency", context.evm_price
+        )
+    amount_out, fee = _output(amount_in, evm.fees.service_fee_bps, currency_in, currency_out)
+    if amount_out <= 0:
+        raise QuoteError("AMOUNT_TOO_LOW", "the amount does not cover the fees")
+    order_id = "0x" + context.order_id.hex()
+    instructions = None
+    if direction == "from_svm":
+        mint = None if currency_in.is_native else Pubkey.from_string(currency_in.address)
+        deposit = SvmDeposit(
+            user=Pubkey.from_string(user), vault=Pubkey.from_string(vault), mint=mint,
+            amount=amount_in, decimals=currency_in.decimals, order_id=order_id,
+        )  # fmt: skip
+        instructions = tuple(deposit_instructions(deposit))
+        try:
+            check_size(list(instructions), Pubkey.from_string(user))
+        except TransactionTooLarge as exc:
+            raise QuoteError("SOLANA_TX_TOO_LARGE", str(exc)) from None
+    return SvmQuote(
+        direction=direction,
+        request_id="0x" + context.request_id.hex(),
+        order_id=order_id,
+        user=user,
+        recipient=recipient,
+        refund_to=refund_to,
+        currency_in=currency_in,
+        currency_out=currency_out,
+        amount_in=amount_in,
+        amount_out=amount_out,
+        service_fee=fee,
+        created_at=context.now,
+        expires_at=context.now + context.ttl,
+        deposit_instructions=instructions,
+        vault=vault,
+    )

@@ -1,0 +1,122 @@
+"""The wire answer of an SVM quote: steps, fees, details and the protocol order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crossfill.chains.svm_transactions import instruction_wire
+from crossfill.config import ChainConfig
+from crossfill.contracts import calldata
+from crossfill.quoting.money import format_units, format_usd
+from crossfill.quoting.steps import check
+from crossfill.quoting.svm_quote import QuotedCurrency, SvmQuote
+
+
+def _currency(currency: QuotedCurrency) -> dict[str, Any]:
+    return {
+        "chainId": currency.chain_id,
+        "address": currency.address,
+        "symbol": currency.symbol,
+        "name": currency.name,
+        "decimals": currency.decimals,
+        "metadata": {
+            "logoURI": currency.logo_uri,
+            "verified": True,
+            "isNative": currency.is_native,
+        },
+    }
+
+
+def _amount(quote: SvmQuote, currency: QuotedCurrency, amount: int) -> dict[str, Any]:
+    return {
+        "currency": _currency(currency),
+        "amount": str(amount),
+        "amountFormatted": format_units(amount, currency.decimals),
+        "amountUsd": format_usd(quote.usd_micros(currency, amount)),
+        "minimumAmount": str(amount),
+    }
+
+
+def _step(quote: SvmQuote, step_id: str, description: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": step_id,
+        "action": "Confirm transaction in your wallet",
+        "description": description,
+        "kind": "transaction",
+        "requestId": quote.request_id,
+        "depositAddress": "",
+        "items": [{"status": "incomplete", "data": data, "check": check(quote.request_id)}],
+    }
+
+
+def _evm_steps(quote: SvmQuote, origin: ChainConfig) -> list[dict[str, Any]]:
+    depository = origin.contracts.depository
+    order_id = bytes.fromhex(quote.order_id[2:])
+
+    def item(to: str, data: bytes, value: int) -> dict[str, Any]:
+        return {"from": quote.user, "to": to.lower(), "data": calldata.hex_data(data),
+                "value": str(value), "chainId": origin.id}  # fmt: skip
+
+    currency = quote.currency_in
+    if currency.is_native:
+        deposit = calldata.deposit_native(quote.user, order_id)
+        return [
+            _step(quote, "deposit", "Depositing funds", item(depository, deposit, quote.amount_in))
+        ]
+    approve = calldata.erc20_approve(depository, quote.amount_in)
+    deposit = calldata.deposit_erc20(quote.user, currency.address, quote.amount_in, order_id)
+    approval = _step(quote, "approve", "Approve the deposit", item(currency.address, approve, 0))
+    del approval["items"][0]["check"]
+    return [approval, _step(quote, "deposit", "Depositing funds", item(depository, deposit, 0))]
+
+
+def _svm_steps(quote: SvmQuote) -> list[dict[str, Any]]:
+    assert quote.deposit_instructions is not None
+    data = {
+        "instructions": [instruction_wire(ix) for ix in quote.deposit_instructions],
+        "addressLookupTableAddresses": [],
+        "chainId": quote.currency_in.chain_id,
+        "from": quote.user,
+    }
+    return [_step(quote, "deposit", "Depositing funds", data)]
+
+
+def svm_quote_wire(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
+    steps = _evm_steps(quote, evm) if quote.direction == "to_svm" else _svm_steps(quote)
+    currency_in = _amount(quote, quote.currency_in, quote.amount_in)
+    fee = _amount(quote, quote.currency_in, quote.service_fee)
+    zero = _amount(quote, quote.currency_in, 0)
+    depository = evm.contracts.depository if quote.direction == "to_svm" else quote.vault
+    return {
+        "steps": steps,
+        "fees": {
+            "gas": zero,
+            "relayer": fee,
+            "relayerGas": zero,
+            "relayerService": fee,
+            "app": zero,
+        },
+        "details": {
+            "operation": "bridge",
+            "sender": quote.user,
+            "recipient": quote.recipient,
+            "currencyIn": currency_in,
+            "currencyOut": _amount(quote, quote.currency_out, quote.amount_out),
+            "refundCurrency": currency_in,
+            "timeEstimate": 10,
+            "userBalance": "0",
+            "isFixedRate": True,
+        },
+        "protocol": {
+            "v2": {
+                "orderId": quote.order_id,
+                "hubType": "onchain",
+                "paymentDetails": {
+                    "chainId": str(quote.currency_in.chain_id),
+                    "depository": depository,
+                    "currency": quote.currency_in.address,
+                    "amount": str(quote.amount_in),
+                },
+            }
+        },
+    }

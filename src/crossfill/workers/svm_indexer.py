@@ -1,0 +1,183 @@
+"""SVM indexer: reads deposits to the solver vault and settles their requests.
+
+The vault's own address and its token accounts are listed (getSignaturesForAddress) past the
+last signature seen; each transaction at the chain's deposit commitment is read, and a
+transfer into the vault with a Memo naming an order becomes a deposit (`deposits`, once per
+signature). The request moves to `pending` (its EVM destination's solver fills it) when the
+deposit pays for it in currency and amount before expiry; otherwise it fails with the reason
+and the SVM refunder pays the deposit back, as it does a deposit with no order in its memo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime
+
+import structlog
+from solders.pubkey import Pubkey
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.chains import svm_programs as programs
+from crossfill.chains.svm_deposits import VaultDeposit, read_vault_deposit
+from crossfill.domain.deposit_checks import (
+    DepositFacts,
+    DepositVerdict,
+    ExpectedDeposit,
+    judge_deposit,
+)
+from crossfill.domain.status import TERMINAL, RequestStatus
+from crossfill.loops import run_forever
+from crossfill.runtime import SvmChainRuntime
+from crossfill.store import deposits, requests
+from crossfill.store.db import as_utc
+from crossfill.store.tables import ChainCursor, Deposit, Request
+
+log = structlog.get_logger(__name__)
+PAGE = 1000
+FINALIZED_ONLY = frozenset({"finalized"})
+CONFIRMED_OR_FINALIZED = frozenset({"confirmed", "finalized"})
+
+
+class SvmIndexer:
+    def __init__(
+        self,
+        chain: SvmChainRuntime,
+        sessions: async_sessionmaker[AsyncSession],
+        *,
+        now: Callable[[], datetime],
+        interval_seconds: float,
+    ) -> None:
+        self.chain = chain
+        self.config = chain.config
+        self.sessions = sessions
+        self.now = now
+        self.interval_seconds = interval_seconds
+        vault = Pubkey.from_string(self.config.solver.address)
+        self.watched = [vault] + [
+            programs.token_account(vault, Pubkey.from_string(token.address))
+            for token in self.config.token_currencies
+        ]
+        # Signatures read this process's lifetime (a re-listed one is not fetched again).
+        self.settled: set[str] = set()
+        self.commitments = (
+            FINALIZED_ONLY
+            if self.config.deposit_commitment == "finalized"
+            else CONFIRMED_OR_FINALIZED
+        )
+
+    async def run(self) -> None:
+        await run_forever(
+            f"svm-indexer-{self.config.id}", self.tick, lambda: asyncio.sleep(self.interval_seconds)
+        )
+
+    async def tick(self) -> None:
+        for address in self.watched:
+            await self._scan(address)
+
+    async def _scan(self, address: Pubkey) -> None:
+        """Every signature above the address's durable cursor, oldest first. The cursor is a
+        slot below which all is settled; it trails the slot being read by one, so a crash in
+        the middle of a slot reads that slot again (deposits are recorded once per signature).
+        """
+        role = f"svm:{str(address)[:28]}"
+        genesis = await self.chain.client.genesis_hash()
+        listed = await self.chain.client.signatures_for(address, until=None, limit=PAGE)
+        async with self.sessions() as session:
+            cursor = await session.get(ChainCursor, (self.config.id, role))
+        if cursor is None or cursor.block_hash != genesis:
+            # First start on this chain (or a new chain under the same id, a restarted
+            # devnet): history before it, the vault's funding, is no deposit of ours.
+            newest = max((int(entry["slot"]) for entry in listed), default=0)
+            await self._advance(role, newest, genesis, reset=True)
+            return
+        for entry in sorted(listed, key=lambda entry: int(entry["slot"])):
+            slot = int(entry["slot"])
+            if slot <= cursor.block_number or entry["signature"] in self.settled:
+                continue
+            if entry.get("confirmationStatus") not in self.commitments:
+                return  # later ones wait for it: the cursor never passes a signature
+            if entry.get("err") is None:
+                landed = await self.chain.client.transaction(entry["signature"])
+                deposit = read_vault_deposit(landed, self.config.solver.address)
+                if deposit is not None:
+                    await self._record(deposit)
+            self.settled.add(entry["signature"])
+            await self._advance(role, slot - 1, genesis)
+
+    async def _advance(self, role: str, slot: int, genesis: str, *, reset: bool = False) -> None:
+        """The cursor (the slot and, in `block_hash`, the chain's genesis hash) moves up only;
+        `reset` sets it, for a chain seen for the first time."""
+        async with self.sessions() as session, session.begin():
+            cursor = await session.get(ChainCursor, (self.config.id, role))
+            if cursor is None:
+                cursor = ChainCursor(
+                    chain_id=self.config.id,
+                    role=role,
+                    block_number=slot,
+                    block_hash=genesis,
+                    updated_at=self.now(),
+                )
+                session.add(cursor)
+            elif reset or slot > cursor.block_number:
+                cursor.block_number, cursor.block_hash = slot, genesis
+                cursor.updated_at = self.now()
+
+    async def _record(self, deposit: VaultDeposit) -> None:
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            known = await session.scalar(
+                select(Deposit.id).where(
+                    Deposit.chain_id == self.config.id, Deposit.tx_hash == deposit.signature
+                )
+            )
+            if known is not None:
+                return
+            order_id = deposit.order_id
+            request = await requests.by_order_id(session, order_id) if order_id else None
+            verdict = await self._verdict(session, deposit, request)
+            session.add(
+                Deposit(
+                    chain_id=self.config.id, tx_hash=deposit.signature, log_index=0,
+                    block_number=deposit.slot, block_hash=deposit.recent_blockhash,
+                    order_id=order_id or "", depositor=deposit.sender, currency=deposit.currency,
+                    amount=str(deposit.amount), state=deposits.CONFIRMED, outcome=verdict,
+                    request_id=request.id if request is not None else None, created_at=now,
+                )
+            )  # fmt: skip
+            log.info("svm deposit", signature=deposit.signature, verdict=str(verdict))
+            if request is None or verdict is DepositVerdict.DOUBLE_SPEND:
+                return
+            await requests.record_transaction(
+                session, request.id, kind="deposit", chain_id=self.config.id,
+                tx_hash=deposit.signature, status="success", now=now,
+                block_number=deposit.slot, timestamp=deposit.block_time,
+            )  # fmt: skip
+            if RequestStatus(request.status) in TERMINAL:
+                return
+            request.origin_block_number = deposit.slot
+            if verdict is DepositVerdict.ACCEPTED:
+                await requests.move(session, request, RequestStatus.PENDING, now=now)
+            else:
+                await requests.move(
+                    session, request, RequestStatus.FAILURE, now=now, fail_reason=verdict
+                )
+
+    async def _verdict(
+        self, session: AsyncSession, deposit: VaultDeposit, request: Request | None
+    ) -> DepositVerdict:
+        if request is not None and deposit.currency != request.origin_currency:
+            # Exact: base58 mints differing only in case are different mints.
+            return DepositVerdict.WRONG_CURRENCY
+        expected = None
+        if request is not None:
+            expected = ExpectedDeposit(
+                origin_chain_id=request.origin_chain_id,
+                currency=request.origin_currency,
+                amount=int(request.amount_in),
+                expires_at=int(as_utc(request.expires_at).timestamp()),
+                already_paid=await deposits.accepted_for(session, request.id) is not None,
+            )
+        facts = DepositFacts(self.config.id, deposit.currency, deposit.amount, deposit.block_time)
+        return judge_deposit(facts, expected)

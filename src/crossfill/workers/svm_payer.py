@@ -1,0 +1,188 @@
+"""SVM payer: pays from the solver's vault, each payment once, crash-safe.
+
+Every transaction is signed, journalled (`svm_payments`) and committed before it is sent.
+A payment is keyed by purpose and request; its attempts are numbered and unique per key,
+so two processes cannot both sign attempt 1. While an attempt may still land it is only
+ever re-sent as the same bytes (a validator lands one signature once). It is re-signed with
+a fresh blockhash only once it is provably dead: the chain's block height is past the
+attempt's last valid block height (no validator will include its blockhash any more) and
+its signature has no status. Marking it expired and journalling the next attempt is one
+database transaction. So at most one attempt of a payment can ever land.
+
+Only a program's failure (`ProgramFailed`, or a landed attempt with an error) refuses a
+payment; every other chain failure propagates for the caller's loop to retry.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+import structlog
+from solders.keypair import Keypair
+from solders.message import Message
+from solders.transaction import VersionedTransaction
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.chains.svm import BlockhashNotFound, SvmPort
+from crossfill.chains.svm_transactions import SvmPaymentOrder, payment_instructions
+from crossfill.errors import ProgramFailed
+from crossfill.store import svm_payments
+from crossfill.store.tables import SvmPayment
+
+log = structlog.get_logger(__name__)
+SETTLED_COMMITMENTS = frozenset({"confirmed", "finalized"})
+
+
+@dataclass(frozen=True)
+class Paid:
+    signature: str
+    slot: int
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The program refused the payment; `error` is the node's error value."""
+
+    signature: str
+    error: object
+
+
+@dataclass(frozen=True)
+class Pending:
+    signature: str
+
+
+PaymentOutcome = Paid | Refused | Pending
+
+
+class SvmPayer:
+    def __init__(
+        self,
+        client: SvmPort,
+        vault: Keypair,
+        sessions: async_sessionmaker[AsyncSession],
+        *,
+        now: Callable[[], datetime],
+    ) -> None:
+        self.client = client
+        self.vault = vault
+        self.sessions = sessions
+        self.now = now
+
+    async def pay(self, order: SvmPaymentOrder) -> PaymentOutcome:
+        """Idempotent: the first call signs, journals and sends; later calls follow the same
+        payment to its outcome (re-sending, or re-signing only after provable expiry)."""
+        async with self.sessions() as session:
+            attempt = await svm_payments.latest(
+                session, chain_id=self.client.chain_id, purpose=order.purpose, payment_key=order.key
+            )
+        if attempt is None:
+            return await self._sign_and_send(order, number=1, expired=None)
+        return await self._follow(order, attempt)
+
+    async def _follow(self, order: SvmPaymentOrder, attempt: SvmPayment) -> PaymentOutcome:
+        if attempt.status == "landed":
+            return Paid(attempt.signature, attempt.slot or 0)
+        if attempt.status == "failed":
+            return Refused(attempt.signature, attempt.error)
+        if attempt.status == "expired":
+            # Not left by this payer (expiry and the next attempt are one transaction), but
+            # an expired newest attempt means none can land: the next one may be signed.
+            return await self._sign_and_send(order, number=attempt.attempt + 1, expired=None)
+        outcome = await self._status(attempt)
+        if outcome is not None:
+            return outcome
+        if await self.client.block_height() <= attempt.last_valid_block_height:
+            await self._send(attempt, preflight=False)
+            return Pending(attempt.signature)
+        # Past its last valid block height: it can no longer land, unless it already did and
+        # the status read above raced its landing, so read once more before giving it up.
+        outcome = await self._status(attempt)
+        if outcome is not None:
+            return outcome
+        log.info("svm payment expired; re-signing", key=order.key, attempt=attempt.attempt)
+        return await self._sign_and_send(order, number=attempt.attempt + 1, expired=attempt)
+
+    async def _status(self, attempt: SvmPayment) -> PaymentOutcome | None:
+        """The attempt's outcome if the chain has a status for it (Pending until settled)."""
+        status = await self.client.signature_status(attempt.signature)
+        if status is None:
+            return None
+        if status.err is not None:
+            await self._settle(attempt, "failed", slot=status.slot, error=status.err)
+            return Refused(attempt.signature, status.err)
+        if status.commitment in SETTLED_COMMITMENTS:
+            await self._settle(attempt, "landed", slot=status.slot)
+            return Paid(attempt.signature, status.slot)
+        return Pending(attempt.signature)
+
+    async def _sign_and_send(
+        self, order: SvmPaymentOrder, *, number: int, expired: SvmPayment | None
+    ) -> PaymentOutcome:
+        attempt = await self._journal(order, number=number, expired=expired)
+        if attempt is None:
+            # Another process journalled this attempt first; it sends it, we follow it.
+            return await self.pay(order)
+        try:
+            await self._send(attempt, preflight=True)
+        except ProgramFailed as failed:
+            # Refused in simulation: nothing was broadcast, so nothing can land.
+            await self._settle(attempt, "failed", error=failed.err)
+            return Refused(attempt.signature, failed.err)
+        return Pending(attempt.signature)
+
+    async def _journal(
+        self, order: SvmPaymentOrder, *, number: int, expired: SvmPayment | None
+    ) -> SvmPayment | None:
+        latest = await self.client.latest_blockhash()
+        message = Message.new_with_blockhash(
+            payment_instructions(self.vault.pubkey(), order), self.vault.pubkey(), latest.blockhash
+        )
+        tx = VersionedTransaction(message, [self.vault])
+        now = self.now()
+        attempt = SvmPayment(
+            chain_id=self.client.chain_id,
+            purpose=order.purpose,
+            payment_key=order.key,
+            attempt=number,
+            recipient=str(order.recipient),
+            currency=order.currency,
+            amount=str(order.amount),
+            signature=str(tx.signatures[0]),
+            raw_transaction=base64.b64encode(bytes(tx)).decode(),
+            blockhash=str(latest.blockhash),
+            last_valid_block_height=latest.last_valid_block_height,
+            status=svm_payments.IN_FLIGHT,
+            created_at=now,
+            updated_at=now,
+        )
+        try:
+            async with self.sessions() as session, session.begin():
+                if expired is not None and not await svm_payments.settle(
+                    session, expired.id, status="expired", now=now
+                ):
+                    return None
+                svm_payments.record_signed(session, attempt)
+        except IntegrityError:
+            return None
+        return attempt
+
+    async def _send(self, attempt: SvmPayment, *, preflight: bool) -> None:
+        tx = VersionedTransaction.from_bytes(base64.b64decode(attempt.raw_transaction))
+        try:
+            await self.client.send(tx, preflight=preflight)
+        except BlockhashNotFound:
+            # Expired or not yet known to this node: block height decides, on a later call.
+            log.info("svm payment blockhash not found", signature=attempt.signature)
+
+    async def _settle(
+        self, attempt: SvmPayment, status: str, *, slot: int | None = None, error: object = None
+    ) -> None:
+        async with self.sessions() as session, session.begin():
+            await svm_payments.settle(
+                session, attempt.id, status=status, now=self.now(), slot=slot, error=error
+            )

@@ -1,0 +1,127 @@
+"""SVM refunder: pays back, from the vault, deposits that paid for nothing.
+
+A deposit is due when it was not accepted (no order in its memo, wrong currency, too little,
+expired, or a second deposit for a paid order) or its request failed. The same currency and
+amount go back to the depositor through the SVM payer (journalled, once per deposit), with a
+Memo giving the reason; the request, if any, moves to `refund`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime
+
+import structlog
+from solders.pubkey import Pubkey
+from sqlalchemy import or_, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.chains.svm_transactions import SvmPaymentOrder
+from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.domain.status import RequestStatus
+from crossfill.loops import each_on_its_own, run_forever
+from crossfill.runtime import SvmChainRuntime
+from crossfill.store import deposits, requests
+from crossfill.store.tables import Deposit, Request
+from crossfill.workers.svm_payer import Paid, Refused, SvmPayer
+
+log = structlog.get_logger(__name__)
+REFUND = "refund"
+
+
+class SvmRefunder:
+    def __init__(
+        self,
+        chain: SvmChainRuntime,
+        payer: SvmPayer,
+        sessions: async_sessionmaker[AsyncSession],
+        *,
+        now: Callable[[], datetime],
+        interval_seconds: float,
+    ) -> None:
+        self.chain = chain
+        self.config = chain.config
+        self.payer = payer
+        self.sessions = sessions
+        self.now = now
+        self.interval_seconds = interval_seconds
+
+    async def run(self) -> None:
+        await run_forever(
+            f"svm-refunder-{self.config.id}",
+            self.tick,
+            lambda: asyncio.sleep(self.interval_seconds),
+        )
+
+    async def tick(self) -> None:
+        async with self.sessions() as session:
+            due = list(
+                await session.scalars(
+                    select(Deposit)
+                    .outerjoin(Request, Request.id == Deposit.request_id)
+                    .where(
+                        Deposit.chain_id == self.config.id,
+                        Deposit.state == deposits.CONFIRMED,
+                        Deposit.refund_status.is_(None),
+                        or_(
+                            Deposit.outcome != DepositVerdict.ACCEPTED,
+                            Request.status == RequestStatus.FAILURE,
+                        ),
+                    )
+                    .order_by(Deposit.id)
+                )
+            )
+        await each_on_its_own(
+            f"svm-refunder-{self.config.id}", due, self._refund, label=lambda d: d.tx_hash
+        )
+
+    def order_of(self, deposit: Deposit, reason: str) -> SvmPaymentOrder:
+        currency = self.config.currency(deposit.currency)
+        native = currency is None or currency.is_native
+        return SvmPaymentOrder(
+            purpose=REFUND,
+            key=deposit.tx_hash,
+            recipient=Pubkey.from_string(deposit.depositor),
+            mint=None if native else Pubkey.from_string(deposit.currency),
+            amount=int(deposit.amount),
+            decimals=currency.decimals if currency is not None else 9,
+            memo=f"crossfill refund {reason}",
+        )
+
+    async def _refund(self, deposit: Deposit) -> None:
+        reason = deposit.outcome or "UNKNOWN"
+        if self.config.currency(deposit.currency) is None:
+            # A token we do not serve: the vault may not hold it; left for the operator.
+            await self._mark(deposit.id, "skipped", None)
+            return
+        if deposit.outcome == DepositVerdict.ACCEPTED and deposit.request_id is not None:
+            async with self.sessions() as session:
+                request = await requests.get(session, deposit.request_id)
+                reason = (request.fail_reason if request else None) or reason
+        outcome = await self.payer.pay(self.order_of(deposit, reason))
+        if isinstance(outcome, Paid):
+            await self._mark(deposit.id, "done", outcome.signature)
+        elif isinstance(outcome, Refused):
+            log.error("svm refund refused", deposit=deposit.tx_hash, error=outcome.error)
+            await self._mark(deposit.id, "skipped", None)
+
+    async def _mark(self, deposit_id: int, status: str, signature: str | None) -> None:
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            deposit = await session.get(Deposit, deposit_id)
+            assert deposit is not None
+            deposit.refund_status = status
+            deposit.refund_tx_hash = signature
+            deposit.refund_amount = deposit.amount if signature else None
+            if deposit.request_id is None or signature is None:
+                return
+            request = await requests.get(session, deposit.request_id)
+            if request is None or deposit.outcome == DepositVerdict.DOUBLE_SPEND:
+                return
+            await requests.record_transaction(
+                session, request.id, kind=REFUND, chain_id=self.config.id,
+                tx_hash=signature, status="success", now=now,
+            )  # fmt: skip
+            if request.status == RequestStatus.FAILURE:
+                await requests.move(session, request, RequestStatus.REFUND, now=now)

@@ -1,0 +1,153 @@
+"""Withdrawals from the SVM chain end to end: the quote's SVM transaction (a transfer to the
+vault plus a Memo of the order id) signed with a solders keypair, the deposit indexed, the
+fill on the EVM destination; wrong amount, wrong mint and no memo refunded on the SVM chain."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import pytest
+from eth_account import Account
+from solders.keypair import Keypair
+
+from crossfill.chains import svm_programs as programs
+from crossfill.devnet.svm import accounts as svm_accounts
+from crossfill.devnet.svm.process import SvmNodeProcess
+from crossfill.devnet.svm.seed import SeededSvm
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import (
+    DESTINATION,
+    NATIVE,
+    REFUNDED,
+    balance,
+    final_status,
+    request_quote,
+    usdc,
+)
+from tests.e2e.svm.wallet import item_instructions, sign_and_send, sol_balance, token_balance
+
+SVM_ID = 792703809
+SOL = "1" * 32
+FEE = 5000  # lamports per signature
+
+
+def _from_svm(
+    user: Keypair, recipient: str, origin: str, destination: str, amount: int, **more: Any
+) -> dict[str, Any]:
+    return {
+        "user": str(user.pubkey()), "originChainId": SVM_ID, "destinationChainId": DESTINATION,
+        "originCurrency": origin, "destinationCurrency": destination, "amount": str(amount),
+        "tradeType": "EXACT_INPUT", "recipient": recipient, **more,
+    }  # fmt: skip
+
+
+def test_sol_to_eth_through_the_quoted_svm_transaction(
+    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+) -> None:
+    node, _seeded = svm_node
+    user, recipient = svm_accounts.users()[0], Account.create().address
+    quote = request_quote(
+        http, _from_svm(user, recipient, SOL, NATIVE, 2 * 10**9, maxRouteLength=4)
+    )
+    item = quote["steps"][0]["items"][0]
+    assert quote["steps"][0]["kind"] == "transaction"
+    programs_used = [ix["programId"] for ix in item["data"]["instructions"]]
+    assert programs_used == [programs.NATIVE_SOL_ADDRESS, str(programs.MEMO_PROGRAM_ID)]
+    vault_before = sol_balance(node.rpc_url, svm_accounts.solver().pubkey())
+    sign_and_send(node.rpc_url, item_instructions(item), user)
+    status = final_status(http, quote["steps"][0]["requestId"])
+    assert status["status"] == "success", status
+    amount_out = int(quote["details"]["currencyOut"]["amount"])
+    assert balance(devnet, DESTINATION, NATIVE, recipient) == amount_out
+    assert sol_balance(node.rpc_url, svm_accounts.solver().pubkey()) == vault_before + 2 * 10**9
+
+
+def test_svm_usdc_to_evm_usdc(
+    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+) -> None:
+    node, seeded = svm_node
+    user, recipient = svm_accounts.users()[1], Account.create().address
+    token = usdc(devnet, DESTINATION)
+    quote = request_quote(
+        http, _from_svm(user, recipient, str(seeded.usdc_mint), token, 30 * 10**6)
+    )
+    before = token_balance(node.rpc_url, user.pubkey(), seeded.usdc_mint)
+    sign_and_send(node.rpc_url, item_instructions(quote["steps"][0]["items"][0]), user)
+    assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
+    assert balance(devnet, DESTINATION, token, recipient) == int(
+        quote["details"]["currencyOut"]["amount"]
+    )
+    assert token_balance(node.rpc_url, user.pubkey(), seeded.usdc_mint) == before - 30 * 10**6
+
+
+def test_too_little_is_refunded_on_svm_with_the_reason(
+    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+) -> None:
+    node, _seeded = svm_node
+    user = svm_accounts.users()[2]
+    quote = request_quote(http, _from_svm(user, Account.create().address, SOL, NATIVE, 10**9))
+    before = sol_balance(node.rpc_url, user.pubkey())
+    vault = svm_accounts.solver().pubkey()
+    underpaid = programs.transfer_sol(user.pubkey(), vault, 10**8)
+    sign_and_send(
+        node.rpc_url, [underpaid, programs.memo(quote["protocol"]["v2"]["orderId"])], user
+    )
+    status = final_status(http, quote["steps"][0]["requestId"], until=REFUNDED)
+    assert status["failReason"] == "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
+    assert sol_balance(node.rpc_url, user.pubkey()) == before - FEE  # paid back in full
+
+
+def test_wrong_mint_is_refunded_in_that_mint(
+    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+) -> None:
+    node, seeded = svm_node
+    user = svm_accounts.users()[3]
+    quote = request_quote(http, _from_svm(user, Account.create().address, SOL, NATIVE, 10**9))
+    before = token_balance(node.rpc_url, user.pubkey(), seeded.usdc_mint)
+    pay = programs.transfer_token(
+        user.pubkey(), svm_accounts.solver().pubkey(), seeded.usdc_mint, 10**9, 6
+    )
+    sign_and_send(node.rpc_url, [pay, programs.memo(quote["protocol"]["v2"]["orderId"])], user)
+    status = final_status(http, quote["steps"][0]["requestId"], until=REFUNDED)
+    assert status["failReason"] == "INCORRECT_DEPOSIT_CURRENCY"
+    assert token_balance(node.rpc_url, user.pubkey(), seeded.usdc_mint) == before
+
+
+def test_a_deposit_without_memo_is_refunded(
+    svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+) -> None:
+    node, _seeded = svm_node
+    user = svm_accounts.users()[4]
+    before = sol_balance(node.rpc_url, user.pubkey())
+    sign_and_send(
+        node.rpc_url,
+        [programs.transfer_sol(user.pubkey(), svm_accounts.solver().pubkey(), 10**9)],
+        user,
+    )
+    deadline = time.monotonic() + 30
+    while sol_balance(node.rpc_url, user.pubkey()) != before - FEE and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert sol_balance(node.rpc_url, user.pubkey()) == before - FEE
+
+
+@pytest.mark.parametrize(
+    ("changes", "code"),
+    [
+        ({"user": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"}, "INVALID_ADDRESS"),
+        ({"recipient": str(Keypair().pubkey())}, "INVALID_RECIPIENT"),
+        ({"originCurrency": "0x0000000000000000000000000000000000000000"}, "UNSUPPORTED_CURRENCY"),
+        ({"maxRouteLength": 0}, "INVALID_INPUT"),
+    ],
+)
+def test_svm_origin_quotes_refuse_bad_input(
+    http: httpx.Client, changes: dict[str, Any], code: str
+) -> None:
+    body = {
+        **_from_svm(svm_accounts.users()[0], Account.create().address, SOL, NATIVE, 10**9),
+        **changes,
+    }
+    response = http.post("/quote/v2", json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["errorCode"] == code

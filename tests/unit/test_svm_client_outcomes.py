@@ -1,0 +1,96 @@
+"""The SVM client turns each node answer into its typed outcome (scripted HTTP transport)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+import pytest
+from solders.hash import Hash
+from solders.keypair import Keypair
+from solders.message import Message
+from solders.transaction import VersionedTransaction
+
+from crossfill.chains.svm import BlockhashNotFound, RpcError, SvmClient
+from crossfill.chains.svm_programs import memo
+from crossfill.errors import ChainError, ChainNotFound, ChainUnreachable, ProgramFailed, RateLimited
+from crossfill.types import ChainId
+
+OWNER, MINT = Keypair().pubkey(), Keypair().pubkey()
+
+
+def _client(answer: Callable[[httpx.Request], httpx.Response]) -> SvmClient:
+    return SvmClient(ChainId(792703809), "http://svm.test", transport=httpx.MockTransport(answer))
+
+
+def _error(code: int, message: str, data: object = None) -> httpx.Response:
+    return httpx.Response(
+        200,
+        json={"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": message, "data": data}},
+    )
+
+
+def _result(result: object) -> httpx.Response:
+    return httpx.Response(200, json={"jsonrpc": "2.0", "id": 1, "result": result})
+
+
+async def test_a_program_failure_in_preflight_is_program_failed() -> None:
+    err = {"InstructionError": [0, {"Custom": 1}]}
+    client = _client(
+        lambda _r: _error(-32002, "Transaction simulation failed", {"err": err, "logs": ["x"]})
+    )
+    with pytest.raises(ProgramFailed) as failed:
+        await client.send(_any_tx())
+    assert failed.value.err == err and failed.value.logs == ("x",)
+
+
+async def test_an_unknown_blockhash_is_not_a_program_failure() -> None:
+    client = _client(lambda _r: _error(-32002, "failed", {"err": "BlockhashNotFound", "logs": []}))
+    with pytest.raises(BlockhashNotFound):
+        await client.send(_any_tx())
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [
+        (lambda _r: httpx.Response(429, headers={"Retry-After": "3"}), RateLimited),
+        (lambda _r: httpx.Response(502), ChainUnreachable),
+        (
+            lambda r: (_ for _ in ()).throw(httpx.ConnectError("refused", request=r)),
+            ChainUnreachable,
+        ),
+        (lambda _r: httpx.Response(200, content=b"<html>"), ChainError),
+        (lambda _r: _error(-32005, "node is behind"), RpcError),
+    ],
+)
+async def test_transport_failures_are_retryable_outcomes_never_program_failed(
+    answer: Callable[[httpx.Request], httpx.Response], outcome: type[Exception]
+) -> None:
+    with pytest.raises(outcome) as raised:
+        await _client(answer).balance(OWNER)
+    assert not isinstance(raised.value, ProgramFailed)
+
+
+async def test_rate_limit_carries_retry_after() -> None:
+    with pytest.raises(RateLimited) as raised:
+        await _client(lambda _r: httpx.Response(429, headers={"Retry-After": "3"})).block_height()
+    assert raised.value.retry_after_seconds == 3
+
+
+async def test_missing_token_account_reads_as_zero_and_unknown_transaction_as_not_found() -> None:
+    assert (
+        await _client(lambda _r: _error(-32602, "not a Token account")).token_balance(OWNER, MINT)
+        == 0
+    )
+    with pytest.raises(ChainNotFound):
+        await _client(lambda _r: _result(None)).transaction("sig")
+    assert (
+        await _client(lambda _r: _result({"context": {}, "value": [None]})).signature_status("s")
+        is None
+    )
+
+
+def _any_tx() -> VersionedTransaction:
+    payer = Keypair()
+    message = Message.new_with_blockhash([memo("m")], payer.pubkey(), Hash.default())
+    return VersionedTransaction(message, [payer])

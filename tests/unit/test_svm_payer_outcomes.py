@@ -1,0 +1,124 @@
+"""The SVM payer on an in-memory chain: each payment once, re-signed only after provable
+expiry, refused only by a program, and every other failure left to retry."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from solders.keypair import Keypair
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.chains.svm import SignatureStatus
+from crossfill.chains.svm_transactions import SvmPaymentOrder
+from crossfill.errors import ChainUnreachable
+from crossfill.store.db import create_engine, session_factory
+from crossfill.store.migrate import upgrade_async
+from crossfill.store.tables import SvmPayment
+from crossfill.workers.svm_payer import Paid, Pending, Refused, SvmPayer
+from tests.unit.fake_svm import VALID_BLOCKS, FakeSvm
+from tests.unit.worker_world import Clock
+
+ORDER = SvmPaymentOrder(
+    purpose="fill", key="0x" + "11" * 32, recipient=Keypair().pubkey(), mint=None,
+    amount=10**9, decimals=9, memo="fill 0x11",
+)  # fmt: skip
+
+
+@pytest.fixture
+async def sessions(tmp_path: Path) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'payer.db'}"
+    await upgrade_async(url)
+    engine = create_engine(url)
+    yield session_factory(engine)
+    await engine.dispose()
+
+
+async def _attempts(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[int, str]]:
+    async with sessions() as session:
+        rows = await session.scalars(select(SvmPayment).order_by(SvmPayment.attempt))
+        return [(row.attempt, row.status) for row in rows]
+
+
+def _payer(chain: FakeSvm, sessions: async_sessionmaker[AsyncSession]) -> SvmPayer:
+    return SvmPayer(chain, Keypair(), sessions, now=Clock())
+
+
+async def test_a_landed_payment_is_paid_once_however_often_it_is_asked(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    chain = FakeSvm()
+    payer = _payer(chain, sessions)
+    first = await payer.pay(ORDER)
+    assert isinstance(first, Pending)
+    for _ in range(3):
+        assert await payer.pay(ORDER) == Paid(first.signature, chain.height)
+    assert len(chain.landed) == 1
+    assert await _attempts(sessions) == [(1, "landed")]
+
+
+async def test_a_dropped_payment_is_resent_as_is_until_provably_expired_then_re_signed(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    chain = FakeSvm(on_send="drop")
+    payer = _payer(chain, sessions)
+    first = await payer.pay(ORDER)
+    for _ in range(VALID_BLOCKS):  # up to and including the last valid block height
+        chain.height += 1
+        assert await payer.pay(ORDER) == Pending(first.signature)
+    assert set(chain.sent) == {first.signature}  # only ever the same bytes
+    assert await _attempts(sessions) == [(1, "signed")]
+
+    chain.height += 1  # past it: that blockhash can never be included again
+    chain.on_send = "land"
+    second = await payer.pay(ORDER)
+    assert isinstance(second, Pending) and second.signature != first.signature
+    assert await _attempts(sessions) == [(1, "expired"), (2, "signed")]
+    assert isinstance(await payer.pay(ORDER), Paid)
+    assert list(chain.landed) == [second.signature]
+
+
+async def test_a_payment_that_landed_while_expiring_is_not_re_signed(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    chain = FakeSvm(on_send="drop")
+    payer = _payer(chain, sessions)
+    first = await payer.pay(ORDER)
+    chain.height += VALID_BLOCKS + 1
+    # It landed after all (the drop was only this node's view): its status wins.
+    chain.landed[first.signature] = SignatureStatus(chain.height, None, "confirmed")
+    assert await payer.pay(ORDER) == Paid(first.signature, chain.height)
+    assert await _attempts(sessions) == [(1, "landed")]
+
+
+async def test_only_the_program_refuses_a_payment(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    chain = FakeSvm(unreachable=True)
+    payer = _payer(chain, sessions)
+    with pytest.raises(ChainUnreachable):
+        await payer.pay(ORDER)
+    assert await _attempts(sessions) == []
+    chain.unreachable, chain.on_send = False, "refuse"
+    refused = await payer.pay(ORDER)
+    assert isinstance(refused, Refused)
+    assert refused.error == {"InstructionError": [0, {"Custom": 1}]}
+    assert await payer.pay(ORDER) == refused
+    assert await _attempts(sessions) == [(1, "failed")]
+
+
+async def test_an_outage_after_journalling_resends_the_journalled_bytes(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    chain = FakeSvm(on_send="drop")
+    payer = _payer(chain, sessions)
+    first = await payer.pay(ORDER)
+    chain.unreachable = True
+    with pytest.raises(ChainUnreachable):
+        await payer.pay(ORDER)
+    chain.unreachable, chain.on_send = False, "land"
+    await payer.pay(ORDER)
+    assert isinstance(await payer.pay(ORDER), Paid)
+    assert list(chain.landed) == [first.signature]
