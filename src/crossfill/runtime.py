@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from crossfill.chains.evm import EvmClient
 from crossfill.chains.follower import ChainFollower
 from crossfill.chains.port import EvmPort
+from crossfill.chains.positions import UserPositions
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, Deployment, load_deployment
 from crossfill.config.secrets import resolve_holder
@@ -37,6 +38,7 @@ class ChainRuntime:
     client: EvmPort
     state: ChainState
     follower: ChainFollower
+    positions: UserPositions
 
 
 @dataclass
@@ -150,4 +152,4 @@ def _chain_runtime(
         clock=clock,
         metrics=metrics,
     )
-    return ChainRuntime(config, client, state, follower)
+    return ChainRuntime(config, client, state, follower, UserPositions(client, state))

@@ -26,7 +26,7 @@ from crossfill.quoting.errors import (
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.response import price_wire, quote_wire
 from crossfill.quoting.sponsorship import SponsorWallet
-from crossfill.quoting.steps import spender
+from crossfill.quoting.steps import allowance_suffices, spender, spends_allowance
 from crossfill.runtime import Runtime
 from crossfill.store import requests
 from crossfill.store.tables import ApiKey
@@ -47,17 +47,27 @@ def _chain_views(runtime: Runtime) -> dict[int, ChainView]:
 async def _user_position(runtime: Runtime, quote: Quote) -> tuple[int | None, int | None]:
     """The user's balance of the input currency and its allowance to our spender contract.
 
-    The one RPC read on the quote path: only the user's own wallet can answer it. On failure the
-    quote still goes out, with an approve step included to be safe.
+    The one RPC read on the quote path (only the user's own wallet can answer it), kept per
+    head (`chains/positions.py`): a value read earlier in this head may be older than the
+    chain's latest block. That is harmless for the balance (shown only) and for an allowance
+    that leaves the approval step in; an allowance that would drop the step is read again, so
+    a stale one never drops a needed approval. On failure the quote still goes out, with an
+    approve step included to be safe.
     """
-    client = runtime.chains[quote.origin.id].client
+    positions = runtime.chains[quote.origin.id].positions
+    currency, user, contract = quote.currency_in.address, quote.user, spender(quote)
     try:
-        return await client.balance_and_allowance(
-            quote.currency_in.address, quote.user, spender(quote)
-        )
+        position = await positions.read(currency, user, contract)
+        if (
+            position.cached
+            and spends_allowance(quote)
+            and allowance_suffices(quote, position.allowance)
+        ):
+            position = await positions.read(currency, user, contract, fresh=True)
     except ChainError as exc:
         log.warning("user position unavailable", chain_id=quote.origin.id, error=str(exc))
         return None, None
+    return position.balance, position.allowance
 
 
 async def _sponsor_wallet(
