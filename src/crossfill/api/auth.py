@@ -124,7 +124,7 @@ async def require_bearer(request: Request, runtime: Runtime, token: str, refusal
         raise Unauthorized(refusal)
 
 
-async def _caller(request: Request, runtime: RuntimeDep) -> Caller:
+async def caller_of(request: Request, runtime: RuntimeDep) -> Caller:
     address = client_address(request, runtime.settings.trusted_proxies)
     presented = request.headers.get(API_KEY_HEADER)
     if not presented:
@@ -132,11 +132,11 @@ async def _caller(request: Request, runtime: RuntimeDep) -> Caller:
     return Caller(await presented_key_id(request, runtime, address, presented), address)
 
 
-async def _authenticated(caller: Annotated[Caller, Depends(_caller)]) -> Caller:
+async def _authenticated(caller: Annotated[Caller, Depends(caller_of)]) -> Caller:
     if caller.key_id is None:
         raise Unauthorized(f"This endpoint requires an API key in the {API_KEY_HEADER} header")
     return caller
 
 
-CallerDep = Annotated[Caller, Depends(_caller)]
+CallerDep = Annotated[Caller, Depends(caller_of)]
 AuthenticatedDep = Annotated[Caller, Depends(_authenticated)]
