@@ -9,7 +9,7 @@ from sqlalchemy.dialects.sqlite.aiosqlite import dialect as aiosqlite_dialect
 from sqlalchemy.engine import Dialect
 
 from crossfill.store.bulk_insert import PostgresBulkInsert, Row, SqliteBulkInsert
-from crossfill.store.db import json_text
+from crossfill.store.db import EncodedJson, json_text
 from crossfill.store.requests import APP_FEES, REQUESTS
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -58,3 +58,15 @@ def test_sqlite_rows_go_as_one_executemany_per_table_parents_first() -> None:
     # JSON through the engine's serialiser, datetimes as SQLite text, defaults filled in
     assert '{"steps":[]}' in request_rows[0] and "Bridge" in request_rows[0]
     assert all(not isinstance(value, datetime) for value in request_rows[0])
+
+
+def test_an_encoded_document_is_stored_as_it_is() -> None:
+    encoded = EncodedJson('{"steps":[],"fees":{"gas":"1"}}')
+    values = {**_request("0x1")[1], "quote": encoded}
+    for arguments in (
+        PostgresBulkInsert(_dialect()).statement([(REQUESTS, values)])[1],
+        SqliteBulkInsert(aiosqlite_dialect(json_serializer=json_text)).statements(
+            [(REQUESTS, values)]
+        )[0][1],
+    ):
+        assert [encoded] in arguments or encoded in arguments[0]

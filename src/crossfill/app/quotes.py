@@ -8,6 +8,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import structlog
 
 from crossfill.app.fills import FillTerms, filler_calldata, plan_fill
@@ -29,6 +30,7 @@ from crossfill.quoting.sponsorship import SponsorWallet
 from crossfill.quoting.steps import allowance_suffices, spender, spends_allowance
 from crossfill.runtime import Runtime
 from crossfill.store import requests
+from crossfill.store.db import EncodedJson
 from crossfill.store.tables import ApiKey
 from crossfill.types import ChainId
 
@@ -120,8 +122,8 @@ async def _planned(runtime: Runtime, body: QuoteRequest, api_key_id: int | None)
 
 async def create_quote(
     runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
-) -> dict[str, Any]:
-    """The quote's wire answer, its request stored; timed by route kind and outcome."""
+) -> bytes:
+    """The quote's wire answer as JSON, its request stored; timed by route kind and outcome."""
     started = time.perf_counter()
     route_kind, outcome = NO_ROUTE, FAILED
     try:
@@ -143,8 +145,8 @@ async def create_quote(
 
 async def _answer(
     runtime: Runtime, body: QuoteRequest, quote: Quote, api_key_id: int | None
-) -> dict[str, Any]:
-    """Check the user's position, sign, plan the fill, store the rows."""
+) -> bytes:
+    """Check the user's position, sign, plan the fill, store the rows; the answer's JSON."""
     balance, allowance = await _user_position(runtime, quote)
     signature = (
         sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))
@@ -153,6 +155,9 @@ async def _answer(
     )
     wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
     rows = requests.quote_rows(quote, wire, referrer=quote.referrer, api_key_id=api_key_id)
+    # Encoded once: the answer's bytes, and the stored copy of the same document.
+    encoded = orjson.dumps(wire)
+    rows.request["quote"] = EncodedJson(encoded.decode())
     # The fill is planned once, here; the solver executes this plan.
     fill_plan = plan_fill(FillTerms.of_quote(quote), quote.destination)
     rows.request["fill_plan"] = fill_plan.to_json()
@@ -165,7 +170,7 @@ async def _answer(
         raise QuoteUnavailable(
             "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
         ) from None
-    return wire
+    return encoded
 
 
 async def preview_price(

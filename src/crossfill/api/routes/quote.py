@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from crossfill.api.answers import json_answer
+from crossfill.api.answers import encoded_answer, json_answer
 from crossfill.api.auth import CallerDep
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
@@ -18,13 +18,13 @@ QUOTE_RESPONSES = responses("quote", 400, 401, 403, 429, 503, quote=True)
 @router.post("/quote/v2", response_model=None, responses=QUOTE_RESPONSES)
 async def quote_v2(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> Response:
     """An executable quote: steps to sign, fees, details and the protocol order."""
-    return json_answer(await create_quote(runtime, body.to_request(), api_key_id=caller.key_id))
+    return encoded_answer(await create_quote(runtime, body.to_request(), api_key_id=caller.key_id))
 
 
 @router.post("/quote", response_model=None, responses=QUOTE_RESPONSES)
 async def quote(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> Response:
     """Same as /quote/v2."""
-    return json_answer(await create_quote(runtime, body.to_request(), api_key_id=caller.key_id))
+    return encoded_answer(await create_quote(runtime, body.to_request(), api_key_id=caller.key_id))
 
 
 @router.post(

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from crossfill.api.answers import json_answer
+from crossfill.api.answers import encoded_answer
 from crossfill.api.auth import caller_of
 from crossfill.api.rate_limit import rate_limited
 from crossfill.api.schemas.quote import QuoteBody
@@ -66,7 +66,7 @@ class _FastQuote:
         caller = await caller_of(request, runtime)
         await rate_limited(request, caller, runtime)
         answer = await create_quote(runtime, body.to_request(), api_key_id=caller.key_id)
-        await json_answer(answer)(scope, receive, send)
+        await encoded_answer(answer)(scope, receive, send)
 
 
 def _well_formed(request: Request, raw: bytes) -> QuoteBody | None:
