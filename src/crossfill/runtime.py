@@ -17,6 +17,7 @@ from crossfill.chains.evm import EvmClient
 from crossfill.chains.follower import ChainFollower
 from crossfill.chains.head_subscription import WebSocketHeads
 from crossfill.chains.port import EvmPort
+from crossfill.chains.positions import UserPositions
 from crossfill.chains.state import ChainState
 from crossfill.chains.svm import SvmClient, SvmPort
 from crossfill.chains.svm_follower import SvmChainState, SvmFollower
@@ -41,6 +42,7 @@ class ChainRuntime:
     client: EvmPort
     state: ChainState
     follower: ChainFollower
+    positions: UserPositions
 
 
 @dataclass
@@ -193,7 +195,7 @@ def _chain_runtime(
         metrics=metrics,
         heads=heads,
     )
-    return ChainRuntime(config, client, state, follower)
+    return ChainRuntime(config, client, state, follower, UserPositions(client, state))
 
 
 def _svm_chain_runtime(

@@ -63,7 +63,9 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
         # Every deposit needs two confirmations on this chain.
         config = base.config.model_copy(update={"confirmations": (ConfirmationTier(blocks=2),)})
-        runtime = ChainRuntime(config, base.chain, base.state, base.runtime.follower)
+        runtime = ChainRuntime(
+            config, base.chain, base.state, base.runtime.follower, base.runtime.positions
+        )
         indexer = Indexer(
             runtime, base.sessions, now=base.clock, interval_seconds=0.1, metrics=base.metrics
         )

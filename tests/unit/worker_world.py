@@ -12,6 +12,7 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.chains.follower import ChainFollower
+from crossfill.chains.positions import UserPositions
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, Deployment
 from crossfill.metrics import Metrics
@@ -70,7 +71,7 @@ async def chain_world(tmp_path: Path) -> AsyncIterator[ChainWorld]:
         clock=float,
         metrics=metrics,
     )
-    runtime = ChainRuntime(config, chain, state, follower)
+    runtime = ChainRuntime(config, chain, state, follower, UserPositions(chain, state))
     try:
         yield ChainWorld(
             engine, session_factory(engine), config, chain, state, runtime, Clock(), metrics

@@ -15,3 +15,8 @@ from fastapi import Response
 
 def json_answer(content: dict[str, Any]) -> Response:
     return Response(orjson.dumps(content), media_type="application/json")
+
+
+def encoded_answer(content: bytes) -> Response:
+    """A JSON answer encoded already."""
+    return Response(content, media_type="application/json")

@@ -36,6 +36,7 @@ from crossfill.api.routes import (
     transactions,
     ws,
 )
+from crossfill.api.routes.quote_fast import install_fast_quote_routes
 from crossfill.api.ws_limits import ConnectionsByAddress
 from crossfill.domain.deprecation import V2Schedule, parse_reductions
 from crossfill.errors import ConfigError
@@ -147,4 +148,5 @@ def create_app(
     app.include_router(metrics.router)
     app.include_router(ws.router)
     app.include_router(admin.router)
+    install_fast_quote_routes(app)
     return app

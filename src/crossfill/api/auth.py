@@ -125,7 +125,7 @@ async def require_bearer(request: Request, runtime: Runtime, token: str, refusal
         raise Unauthorized(refusal)
 
 
-async def _caller(request: Request, runtime: RuntimeDep) -> Caller:
+async def caller_of(request: Request, runtime: RuntimeDep) -> Caller:
     address = client_address(request, runtime.settings.trusted_proxies)
     presented = request.headers.get(API_KEY_HEADER)
     if not presented:
@@ -133,7 +133,7 @@ async def _caller(request: Request, runtime: RuntimeDep) -> Caller:
     return Caller(await presented_key_id(request, runtime, address, presented), address)
 
 
-async def _authenticated(caller: Annotated[Caller, Depends(_caller)]) -> Caller:
+async def _authenticated(caller: Annotated[Caller, Depends(caller_of)]) -> Caller:
     if caller.key_id is None:
         raise Unauthorized(f"This endpoint requires an API key in the {API_KEY_HEADER} header")
     return caller
@@ -150,7 +150,7 @@ def _keyless_execute_allowed(address: str, runtime: Runtime) -> bool:
     return any(parsed in network for network in settings.keyless_execute_clients)
 
 
-async def _executing(caller: Annotated[Caller, Depends(_caller)], runtime: RuntimeDep) -> Caller:
+async def _executing(caller: Annotated[Caller, Depends(caller_of)], runtime: RuntimeDep) -> Caller:
     """POST /execute's caller: its API key, or without one, from a client address the operator
     listed (`CROSSFILL_KEYLESS_EXECUTE_CLIENTS`), the key the operator named for those."""
     if caller.key_id is None and _keyless_execute_allowed(caller.address, runtime):
@@ -158,6 +158,6 @@ async def _executing(caller: Annotated[Caller, Depends(_caller)], runtime: Runti
     return await _authenticated(caller)
 
 
-CallerDep = Annotated[Caller, Depends(_caller)]
+CallerDep = Annotated[Caller, Depends(caller_of)]
 AuthenticatedDep = Annotated[Caller, Depends(_authenticated)]
 ExecutingDep = Annotated[Caller, Depends(_executing)]

@@ -144,11 +144,11 @@ def budget(settings: Settings, caller: Caller) -> int:
     return settings.rate_limit_anonymous_per_minute
 
 
-async def _rate_limited(request: Request, caller: CallerDep, runtime: RuntimeDep) -> Caller:
+async def rate_limited(request: Request, caller: CallerDep, runtime: RuntimeDep) -> Caller:
     limiter: Limiter = request.app.state.limiter
     per_minute = budget(runtime.settings, caller)
     await enforce(limiter, caller.bucket, per_minute, "Rate limit exceeded; retry later")
     return caller
 
 
-RateLimited = Depends(_rate_limited)
+RateLimited = Depends(rate_limited)

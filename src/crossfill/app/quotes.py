@@ -8,6 +8,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import structlog
 
 from crossfill.app.fills import FillTerms, filler_calldata, plan_fill
@@ -26,9 +27,10 @@ from crossfill.quoting.errors import (
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.response import price_wire, quote_wire
 from crossfill.quoting.sponsorship import SponsorWallet
-from crossfill.quoting.steps import spender
+from crossfill.quoting.steps import allowance_suffices, spender, spends_allowance
 from crossfill.runtime import Runtime
 from crossfill.store import requests
+from crossfill.store.db import EncodedJson
 from crossfill.store.tables import ApiKey
 from crossfill.types import ChainId
 
@@ -47,17 +49,27 @@ def _chain_views(runtime: Runtime) -> dict[int, ChainView]:
 async def _user_position(runtime: Runtime, quote: Quote) -> tuple[int | None, int | None]:
     """The user's balance of the input currency and its allowance to our spender contract.
 
-    The one RPC read on the quote path: only the user's own wallet can answer it. On failure the
-    quote still goes out, with an approve step included to be safe.
+    The one RPC read on the quote path (only the user's own wallet can answer it), kept per
+    head (`chains/positions.py`): a value read earlier in this head may be older than the
+    chain's latest block. That is harmless for the balance (shown only) and for an allowance
+    that leaves the approval step in; an allowance that would drop the step is read again, so
+    a stale one never drops a needed approval. On failure the quote still goes out, with an
+    approve step included to be safe.
     """
-    client = runtime.chains[quote.origin.id].client
+    positions = runtime.chains[quote.origin.id].positions
+    currency, user, contract = quote.currency_in.address, quote.user, spender(quote)
     try:
-        return await client.balance_and_allowance(
-            quote.currency_in.address, quote.user, spender(quote)
-        )
+        position = await positions.read(currency, user, contract)
+        if (
+            position.cached
+            and spends_allowance(quote)
+            and allowance_suffices(quote, position.allowance)
+        ):
+            position = await positions.read(currency, user, contract, fresh=True)
     except ChainError as exc:
         log.warning("user position unavailable", chain_id=quote.origin.id, error=str(exc))
         return None, None
+    return position.balance, position.allowance
 
 
 async def _sponsor_wallet(
@@ -110,8 +122,8 @@ async def _planned(runtime: Runtime, body: QuoteRequest, api_key_id: int | None)
 
 async def create_quote(
     runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
-) -> dict[str, Any]:
-    """The quote's wire answer, its request stored; timed by route kind and outcome."""
+) -> bytes:
+    """The quote's wire answer as JSON, its request stored; timed by route kind and outcome."""
     started = time.perf_counter()
     route_kind, outcome = NO_ROUTE, FAILED
     try:
@@ -133,8 +145,8 @@ async def create_quote(
 
 async def _answer(
     runtime: Runtime, body: QuoteRequest, quote: Quote, api_key_id: int | None
-) -> dict[str, Any]:
-    """Check the user's position, sign, plan the fill, store the rows."""
+) -> bytes:
+    """Check the user's position, sign, plan the fill, store the rows; the answer's JSON."""
     balance, allowance = await _user_position(runtime, quote)
     signature = (
         sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))
@@ -143,6 +155,9 @@ async def _answer(
     )
     wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
     rows = requests.quote_rows(quote, wire, referrer=quote.referrer, api_key_id=api_key_id)
+    # Encoded once: the answer's bytes, and the stored copy of the same document.
+    encoded = orjson.dumps(wire)
+    rows.request["quote"] = EncodedJson(encoded.decode())
     # The fill is planned once, here; the solver executes this plan.
     fill_plan = plan_fill(FillTerms.of_quote(quote), quote.destination)
     rows.request["fill_plan"] = fill_plan.to_json()
@@ -155,7 +170,7 @@ async def _answer(
         raise QuoteUnavailable(
             "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
         ) from None
-    return wire
+    return encoded
 
 
 async def preview_price(

@@ -171,19 +171,28 @@ def _permit_step(quote: Quote) -> dict[str, Any]:
     }
 
 
+def spends_allowance(quote: Quote) -> bool:
+    """Whether the user's transaction pulls an ERC-20 input through an allowance to our
+    contract (so an approval may be needed); a permit quote signs instead."""
+    return (
+        quote.permit_valid_before is None
+        and not quote.currency_in.is_native
+        and (quote.kind.same_chain or quote.explicit_deposit)
+    )
+
+
+def allowance_suffices(quote: Quote, allowance: int | None) -> bool:
+    """Whether `allowance` (None: unknown) covers the input, so no approval step is needed."""
+    return allowance is not None and allowance >= quote.split.amount_in
+
+
 def steps(quote: Quote, *, allowance: int | None) -> list[dict[str, Any]]:
     """`approve` only when an ERC-20 input needs more allowance than there is; with
     `usePermit`, one signature and no transaction."""
     if quote.permit_valid_before is not None:
         return [_permit_step(quote)]
     result: list[dict[str, Any]] = []
-    uses_allowance = quote.kind.same_chain or quote.explicit_deposit
-    needs_approval = (
-        not quote.currency_in.is_native
-        and uses_allowance
-        and (allowance is None or allowance < quote.split.amount_in)
-    )
-    if needs_approval:
+    if spends_allowance(quote) and not allowance_suffices(quote, allowance):
         approve = calldata.erc20_approve(spender(quote), quote.split.amount_in)
         result.append(
             _step(

@@ -1,7 +1,8 @@
 """New rows for several tables: grouped parents first, and on PostgreSQL sent as one statement.
 
 `insert_parts` groups rows by table and by the columns they give, parents' tables first (both
-backends insert in that order). `PostgresBulkInsert` makes one statement of them. A one-row
+backends insert in that order). `PostgresBulkInsert` makes one statement of them;
+`SqliteBulkInsert` one `executemany` per table. A one-row
 commit through SQLAlchemy's asyncpg adapter is three round trips (BEGIN, INSERT, COMMIT) and
 about 0.5 ms of CPU; this statement runs alone, so PostgreSQL commits it by itself (0.2 ms).
 Each table's rows travel as one array per column, expanded by `unnest`, and each table's INSERT
@@ -90,6 +91,62 @@ class PostgresBulkInsert:
         compiled = statement.compile(dialect=self._dialect)
         assert isinstance(compiled, SQLCompiler) and compiled.positiontup is not None
         return _Compiled(compiled.string, tuple(processors[name] for name in compiled.positiontup))
+
+
+class SqliteBulkInsert:
+    """Each table's rows as one parametrised INSERT and its parameter tuples, for
+    `executemany` on the driver's own connection (see `store.group_commit`). The SQL and the
+    columns' bind processing (JSON through the engine's serialiser, datetimes as text) come
+    from SQLAlchemy, compiled once per table and columns."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self._dialect = dialect
+        self._compiled: dict[tuple[Table, tuple[str, ...]], _SqliteInsert] = {}
+
+    def statements(self, rows: Sequence[Row]) -> list[tuple[str, list[tuple[Any, ...]]]]:
+        result = []
+        for table, columns, values in insert_parts(rows):
+            compiled = self._compiled.get((table, columns))
+            if compiled is None:
+                compiled = self._compiled[table, columns] = self._compile(table, columns)
+            order = compiled.parameters
+            result.append(
+                (
+                    compiled.sql,
+                    [
+                        tuple(
+                            row[name] if process is None else process(row[name])
+                            for name, process in order
+                        )
+                        for row in values
+                    ],
+                )
+            )
+        return result
+
+    def _compile(self, table: Table, columns: tuple[str, ...]) -> _SqliteInsert:
+        statement = insert(table).values(
+            {name: bindparam(name, type_=table.c[name].type) for name in columns}
+        )
+        compiled = statement.compile(dialect=self._dialect)
+        assert isinstance(compiled, SQLCompiler) and compiled.positiontup is not None
+        # Defaults SQLAlchemy would compute per row in Python: none here (scalar ones are
+        # filled in by insert_parts), or the rows would need them.
+        assert not compiled.insert_prefetch, compiled.insert_prefetch
+        parameters = tuple(
+            (
+                name,
+                table.c[name].type.dialect_impl(self._dialect).bind_processor(self._dialect),
+            )
+            for name in compiled.positiontup
+        )
+        return _SqliteInsert(compiled.string, parameters)
+
+
+@dataclass(frozen=True)
+class _SqliteInsert:
+    sql: str
+    parameters: tuple[tuple[str, Callable[[Any], Any] | None], ...]
 
 
 def insert_parts(rows: Sequence[Row]) -> list[Part]:

@@ -39,11 +39,20 @@ def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEn
     cursor.close()
 
 
+class EncodedJson(str):
+    """A JSON document encoded already (a quote's answer, sent as these very bytes): a JSON
+    column stores it as it is instead of encoding the document a second time."""
+
+    __slots__ = ()
+
+
 def json_text(value: Any) -> str:
     """JSON columns written through orjson (a stored quote is ~10 KB; the standard encoder
     took a fifth of an insert). orjson refuses integers wider than 64 bits, which the standard
     encoder writes exactly: those documents take the slow path. Reading stays with the standard
     decoder, which (unlike orjson) keeps such integers exact."""
+    if isinstance(value, EncodedJson):
+        return value
     try:
         return orjson.dumps(value).decode()
     except TypeError:

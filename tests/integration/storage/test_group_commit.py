@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import event, func, select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from crossfill.errors import StoreError
@@ -76,19 +76,12 @@ async def _stored_names(engine: AsyncEngine) -> set[str]:
         return set(await session.scalars(select(ApiKey.name)))
 
 
-def _count_commits(engine: AsyncEngine) -> list[int]:
-    """SQLAlchemy's commits (the SQLite path; PostgreSQL's statements commit by themselves)."""
-    commits: list[int] = []
-    event.listen(engine.sync_engine, "commit", lambda _connection: commits.append(1))
-    return commits
-
-
-async def _transactions_holding_keys(engine: AsyncEngine, commits: list[int]) -> int:
+async def _transactions_holding_keys(engine: AsyncEngine, writer: GroupCommit) -> int:
     if engine.dialect.name == "postgresql":  # rows written by one transaction share its xmin
         async with engine.connect() as connection:
             found = await connection.scalar(text("SELECT count(DISTINCT xmin::text) FROM api_keys"))
         return int(found or 0)
-    return len(commits)
+    return writer.commits
 
 
 @pytest.fixture
@@ -103,7 +96,6 @@ async def writer(engine: AsyncEngine) -> AsyncIterator[GroupCommit]:
 async def test_concurrent_rows_share_a_transaction_and_are_committed_on_return(
     engine: AsyncEngine, writer: GroupCommit
 ) -> None:
-    commits = _count_commits(engine)
     seen_on_return: list[bool] = []
 
     async def add_and_check(index: int) -> None:
@@ -116,7 +108,7 @@ async def test_concurrent_rows_share_a_transaction_and_are_committed_on_return(
 
     assert await _stored_names(engine) == {f"key {index}" for index in range(30)}
     assert seen_on_return == [True] * 30
-    assert 1 <= await _transactions_holding_keys(engine, commits) < 30
+    assert 1 <= await _transactions_holding_keys(engine, writer) < 30
 
 
 async def test_a_failing_row_fails_only_its_own_caller(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from crossfill.api.answers import json_answer
+from crossfill.api.answers import encoded_answer, json_answer
 from crossfill.api.auth import CallerDep
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.quote import QuoteBody
-from crossfill.app.quotes import create_quote, preview_price
-from crossfill.app.svm_quotes import create_svm_quote, svm_direction
+from crossfill.app.quote_answers import quote_answer
+from crossfill.app.quotes import preview_price
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 
@@ -19,12 +19,7 @@ QUOTE_RESPONSES = responses("quote", 400, 401, 403, 429, 503, quote=True)
 
 
 async def _quote(runtime: Runtime, request: QuoteRequest, api_key_id: int | None) -> Response:
-    direction = svm_direction(runtime, request)
-    if direction is not None:
-        return json_answer(
-            await create_svm_quote(runtime, request, direction, api_key_id=api_key_id)
-        )
-    return json_answer(await create_quote(runtime, request, api_key_id=api_key_id))
+    return encoded_answer(await quote_answer(runtime, request, api_key_id=api_key_id))
 
 
 @router.post("/quote/v2", response_model=None, responses=QUOTE_RESPONSES)

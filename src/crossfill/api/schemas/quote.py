@@ -8,7 +8,7 @@ quote checks answer those with the right `errorCode`, which a schema error can't
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, StrictInt
 
@@ -97,17 +97,23 @@ class QuoteBody(BaseModel):
 
     def to_request(self) -> request.QuoteRequest:
         """The same request in planning's terms (lists become tuples, nested items dataclasses)."""
-        fields: dict[str, Any] = {}
-        for wire_name, name in _REQUEST_NAMES.items():
-            value = getattr(self, wire_name)
-            if isinstance(value, list):
-                value = tuple(
+        values = self.__dict__
+        fields = {name: values[wire_name] for wire_name, name in _REQUEST_NAMES.items()}
+        for name in _LIST_FIELDS:
+            items = fields[name]
+            if items is not None:
+                fields[name] = tuple(
                     item.to_request() if isinstance(item, (AppFee, ExtraTx)) else item
-                    for item in value
+                    for item in items
                 )
-            fields[name] = value
-        return request.QuoteRequest(**fields)
+        return request.quote_request(fields)
 
 
 # Wire name -> QuoteRequest field, computed once.
 _REQUEST_NAMES = {wire_name: _snake_case(wire_name) for wire_name in QuoteBody.model_fields}
+# The QuoteRequest fields whose wire values are lists (tuples in planning's terms).
+_LIST_FIELDS = tuple(
+    _REQUEST_NAMES[wire_name]
+    for wire_name, field in QuoteBody.model_fields.items()
+    if list in (get_origin(field.annotation), *map(get_origin, get_args(field.annotation)))
+)

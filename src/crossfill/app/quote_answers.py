@@ -1,0 +1,21 @@
+"""The answer to a quote request, whichever kinds of chain its route crosses: EVM routes are
+quoted by `app.quotes`, routes to or from the SVM chain by `app.svm_quotes`."""
+
+from __future__ import annotations
+
+import orjson
+
+from crossfill.app.quotes import create_quote
+from crossfill.app.svm_quotes import create_svm_quote, svm_direction
+from crossfill.quoting.request import QuoteRequest
+from crossfill.runtime import Runtime
+
+
+async def quote_answer(runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None) -> bytes:
+    """The quote's JSON answer, its request stored."""
+    direction = svm_direction(runtime, request)
+    if direction is not None:
+        return orjson.dumps(
+            await create_svm_quote(runtime, request, direction, api_key_id=api_key_id)
+        )
+    return await create_quote(runtime, request, api_key_id=api_key_id)
