@@ -18,7 +18,10 @@ from crossfill.quoting.svm_quote import SvmQuoteContext, plan_svm_quote
 from tests.unit.deployment_samples import deployment_document
 
 EVM = Deployment.model_validate(deployment_document()).chains[0]
-VAULT, USER = Keypair().pubkey(), Keypair().pubkey()
+VAULT = Keypair().pubkey()
+# A fixed user whose lower-cased address is not base58 of 32 bytes (about one random address in
+# five lower-cases into another valid address, which the service would rightly accept).
+USER = Keypair.from_seed(bytes([1]) * 32).pubkey()
 USDC_MINT = "EPjFWdd5AufqSSqeM2qACdYv6nQXBZkkk4Ht7dAJ2B8Q"
 SVM = SvmChainConfig.model_validate(
     {
