@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from crossfill.api.schemas.chains import (
     Chain,
@@ -42,13 +43,31 @@ def _native(currency: CurrencyConfig) -> NativeCurrency:
     )
 
 
-def _featured(currency: CurrencyConfig) -> FeaturedToken:
+class Listed(Protocol):
+    """What a featured token shows of its currency, on either kind of chain."""
+
+    @property
+    def logo_uri(self) -> str: ...
+
+    @property
+    def verified(self) -> bool: ...
+
+    @property
+    def is_native(self) -> bool: ...
+
+
+def featured_token(shown: NativeCurrency, currency: Listed) -> FeaturedToken:
+    """`shown` (the currency as the chain lists it) with its token-list metadata."""
     return FeaturedToken(
-        **_native(currency).model_dump(),
+        **shown.model_dump(),
         metadata=TokenMetadata(
             logoURI=currency.logo_uri, verified=currency.verified, isNative=currency.is_native
         ),
     )
+
+
+def _featured(currency: CurrencyConfig) -> FeaturedToken:
+    return featured_token(_native(currency), currency)
 
 
 def _erc20(currency: CurrencyConfig) -> Erc20Currency:

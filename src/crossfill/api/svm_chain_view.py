@@ -7,7 +7,7 @@ names the solver vault that deposits go to.
 
 from __future__ import annotations
 
-from crossfill.api.chain_view import ChainLiveStatus
+from crossfill.api.chain_view import ChainLiveStatus, featured_token
 from crossfill.api.schemas.chains import (
     Chain,
     ChainContracts,
@@ -19,7 +19,6 @@ from crossfill.api.schemas.chains import (
     ProtocolV2,
     RouterContracts,
     SolverCurrency,
-    TokenMetadata,
 )
 from crossfill.config.svm import SvmChainConfig, SvmCurrencyConfig
 
@@ -42,12 +41,7 @@ def _currency(currency: SvmCurrencyConfig) -> NativeCurrency:
 
 
 def _featured(currency: SvmCurrencyConfig) -> FeaturedToken:
-    return FeaturedToken(
-        **_currency(currency).model_dump(),
-        metadata=TokenMetadata(
-            logoURI=currency.logo_uri, verified=currency.verified, isNative=currency.is_native
-        ),
-    )
+    return featured_token(_currency(currency), currency)
 
 
 def _token(currency: SvmCurrencyConfig) -> Erc20Currency:

@@ -10,8 +10,10 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import asyncpg
+from eth_account.signers.local import LocalAccount
 
 from crossfill.config.secrets import resolve_holder
 from crossfill.config.svm_keys import resolve_svm_holder
@@ -33,6 +35,8 @@ from crossfill.workers.svm_refunder import SvmRefunder
 from crossfill.workers.svm_solver import SvmSolver
 from crossfill.workers.txmanager import TxManager
 from crossfill.workers.webhooks import WebhookDispatcher
+
+T = TypeVar("T")
 
 
 def utc_now() -> datetime:
@@ -112,17 +116,22 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
-        refunders = {
-            chain_id: Refunder(
-                chain,
-                runtime.sessions,
-                txmanagers[chain_id],
-                allocator,
-                now=utc_now,
-                interval_seconds=interval,
-            )
-            for chain_id, chain in runtime.chains.items()
-        }
+
+        def journalled(worker: Callable[..., T], *signers: LocalAccount) -> dict[ChainId, T]:
+            """One per chain of a worker sending through that chain's journal."""
+            return {
+                chain_id: worker(
+                    chain,
+                    runtime.sessions,
+                    txmanagers[chain_id],
+                    *signers,
+                    now=utc_now,
+                    interval_seconds=interval,
+                )
+                for chain_id, chain in runtime.chains.items()
+            }
+
+        refunders = journalled(Refunder, allocator)
         for indexer in indexers.values():
             indexer.on_pending = lambda chain_id, request_id: _hand_over(
                 solvers, chain_id, request_id
@@ -136,37 +145,9 @@ class Workers:
             interval_seconds=interval,
             metrics=runtime.metrics,
         )
-        collectors = {
-            chain_id: SponsorCollector(
-                chain,
-                runtime.sessions,
-                txmanagers[chain_id],
-                now=utc_now,
-                interval_seconds=interval,
-            )
-            for chain_id, chain in runtime.chains.items()
-        }
-        depositors = {
-            chain_id: PermitDepositor(
-                chain,
-                runtime.sessions,
-                txmanagers[chain_id],
-                now=utc_now,
-                interval_seconds=interval,
-            )
-            for chain_id, chain in runtime.chains.items()
-        }
-        payers = {
-            chain_id: AppFeePayer(
-                chain,
-                runtime.sessions,
-                txmanagers[chain_id],
-                allocator,
-                now=utc_now,
-                interval_seconds=interval,
-            )
-            for chain_id, chain in runtime.chains.items()
-        }
+        collectors = journalled(SponsorCollector)
+        depositors = journalled(PermitDepositor)
+        payers = journalled(AppFeePayer, allocator)
         svm_payers = {
             chain_id: SvmPayer(
                 chain.client,
