@@ -23,7 +23,7 @@ import aiohttp
 import asyncpg
 import httpx
 
-from crossfill.devnet.anvil import free_port
+from crossfill.devnet.child_process import free_port
 
 
 @dataclass(frozen=True)

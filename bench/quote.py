@@ -48,7 +48,7 @@ from bench.common import (
 )
 from bench.wrk import WrkResult, run_wrk
 from crossfill.devnet import accounts
-from crossfill.devnet.anvil import free_port
+from crossfill.devnet.child_process import free_port
 
 NATIVE = "0x0000000000000000000000000000000000000000"
 

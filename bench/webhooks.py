@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bench.common import report, throwaway_postgres
 from bench.synthetic import insert_synthetic, synthetic_requests
 from crossfill.config.webhook_secret import SigningKeyBox
-from crossfill.devnet.anvil import free_port
+from crossfill.devnet.child_process import free_port
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings
 from crossfill.store import api_keys, requests, webhook_endpoints

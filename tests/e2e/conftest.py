@@ -16,7 +16,7 @@ import pytest
 import uvicorn
 
 from crossfill.config import Deployment
-from crossfill.devnet.anvil import free_port
+from crossfill.devnet.child_process import free_port
 from crossfill.process.server import uvicorn_config
 from crossfill.process.service import build_service
 from crossfill.runtime import Runtime

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from crossfill.devnet.anvil import free_port
+from crossfill.devnet.child_process import free_port
 
 
 @dataclass

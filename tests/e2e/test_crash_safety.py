@@ -24,7 +24,8 @@ from sqlalchemy import select
 from web3 import Web3
 
 from crossfill.contracts import calldata
-from crossfill.devnet.anvil import free_port, set_native_balance
+from crossfill.devnet.anvil import set_native_balance
+from crossfill.devnet.child_process import free_port
 from crossfill.devnet.deploy import contract_at
 from crossfill.domain.status import RequestStatus, can_move
 from crossfill.store.db import create_engine, session_factory

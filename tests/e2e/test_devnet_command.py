@@ -14,7 +14,8 @@ from pathlib import Path
 import httpx
 from eth_account import Account
 
-from crossfill.devnet.anvil import free_port, set_native_balance
+from crossfill.devnet.anvil import set_native_balance
+from crossfill.devnet.child_process import free_port
 from tests.e2e.bridging import DESTINATION, ORIGIN, native_bridge
 from tests.e2e.conftest import validate_against, wait_for
 from tests.e2e.wallet import execute_steps

@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from crossfill.devnet.anvil import free_port
+from crossfill.devnet.child_process import free_port
 
 EVERY_METHOD = "*"
 # Methods a lagging node behind a load balancer gets to answer (the rest reach the head node).

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import threading
 
-from crossfill.devnet.anvil import free_port
+from crossfill.devnet.child_process import free_port
 
 
 class TcpRelay:

@@ -1,68 +1,24 @@
-"""Anvil processes: start on a free loopback port, wait until they answer, stop for sure."""
+"""Anvil chains as devnet child processes, and the anvil-only RPC methods the devnet uses."""
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import os
-import signal
-import socket
-import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
 from crossfill.contracts.toolchain import anvil_binary
+from crossfill.devnet.child_process import ChildProcess, spawn, start_child
 from crossfill.errors import DevnetError
 
-_PR_SET_PDEATHSIG = 1
-_START_ATTEMPTS = 5
 
-
-def die_with_parent() -> None:
-    """Runs in the child before exec: anvil gets SIGTERM if the devnet process dies (Linux)."""
-    with contextlib.suppress(OSError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@dataclass
-class AnvilProcess:
+@dataclass(kw_only=True)
+class AnvilProcess(ChildProcess):
     chain_id: int
-    host: str
-    port: int
-    process: subprocess.Popen[bytes]
-    log_path: Path
-
-    @property
-    def rpc_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
 
     @property
     def ws_url(self) -> str:
         return f"ws://{self.host}:{self.port}"
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def stop(self, grace_seconds: float = 5.0) -> None:
-        """SIGTERM, then SIGKILL if it does not exit within the grace period."""
-        if not self.alive():
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(grace_seconds)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 def _rpc_answers(rpc_url: str) -> bool:
@@ -101,15 +57,8 @@ def _launch(
         "--silent",
         *mining,
     ]
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            preexec_fn=die_with_parent if os.name == "posix" else None,
-        )
-    return AnvilProcess(chain_id, host, port, process, log_path)
+    process = spawn(command, log_path)
+    return AnvilProcess(chain_id=chain_id, host=host, port=port, process=process, log_path=log_path)
 
 
 def start_anvil(
@@ -125,16 +74,14 @@ def start_anvil(
     or mining a block every `block_time` seconds from the start."""
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"anvil-{chain_id}.log"
-    for _ in range(_START_ATTEMPTS):
-        anvil = _launch(chain_id, host, free_port(host), hardfork, log_path, block_time)
-        deadline = time.monotonic() + ready_timeout
-        while anvil.alive() and time.monotonic() < deadline:
-            if _rpc_answers(anvil.rpc_url):
-                return anvil
-            time.sleep(0.05)
-        anvil.stop()
-        # Exited early: most likely another process took the port between probe and bind.
-    raise DevnetError(f"anvil for chain {chain_id} did not start; see {log_path}")
+    return start_child(
+        lambda port: _launch(chain_id, host, port, hardfork, log_path, block_time),
+        lambda anvil: _rpc_answers(anvil.rpc_url),
+        host=host,
+        ready_timeout=ready_timeout,
+        what=f"anvil for chain {chain_id}",
+        log_path=log_path,
+    )
 
 
 def anvil_rpc(rpc_url: str, method: str, params: list[object]) -> object:

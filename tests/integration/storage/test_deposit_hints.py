@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from crossfill.devnet.anvil import free_port
+from crossfill.devnet.child_process import free_port
 from crossfill.store import deposit_hints
 from crossfill.store.db import create_engine
 from tests.integration.storage.conftest import _postgres_url

@@ -1,0 +1,97 @@
+"""Devnet child processes (anvil chains, the SVM node): started on a free loopback port,
+waited on until they answer, tied to the devnet's life, stopped for sure."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from crossfill.errors import DevnetError
+
+_PR_SET_PDEATHSIG = 1
+_START_ATTEMPTS = 5
+
+
+def die_with_parent() -> None:
+    """Runs in the child before exec: it gets SIGTERM if the devnet process dies (Linux)."""
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass(kw_only=True)
+class ChildProcess:
+    host: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def rpc_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, grace_seconds: float = 5.0) -> None:
+        """SIGTERM, then SIGKILL if it does not exit within the grace period."""
+        if not self.alive():
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(grace_seconds)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def spawn(command: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
+    """The command with its output appended to `log_path`, dying with this process."""
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            list(command),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent if os.name == "posix" else None,
+        )
+
+
+Child = TypeVar("Child", bound=ChildProcess)
+
+
+def start_child(
+    launch: Callable[[int], Child],
+    answers: Callable[[Child], bool],
+    *,
+    host: str,
+    ready_timeout: float,
+    what: str,
+    log_path: Path,
+) -> Child:
+    """Launch on a free port until one start answers within `ready_timeout`: a child that
+    exits early most likely lost its port to another process between probe and bind."""
+    for _ in range(_START_ATTEMPTS):
+        child = launch(free_port(host))
+        deadline = time.monotonic() + ready_timeout
+        while child.alive() and time.monotonic() < deadline:
+            if answers(child):
+                return child
+            time.sleep(0.05)
+        child.stop()
+    raise DevnetError(f"{what} did not start; see {log_path}")
