@@ -127,7 +127,9 @@ class WebhookDispatcher:
             keys = {event.api_key_id for event in due if event.api_key_id is not None}
             endpoints = await outbox.endpoints_for(session, keys) if keys else {}
         for event in due:
-            if event.id in self._in_flight:
+            # Still going, or finished while the claim was being made (its lease had run out
+            # meanwhile): recorded on the next tick, never sent again.
+            if event.id in self._in_flight or event.id in self._finished:
                 continue
             endpoint = endpoints.get(event.api_key_id or 0)
             task = asyncio.create_task(self._deliver_one(event, endpoint))
