@@ -61,9 +61,18 @@ def _step(quote: Quote, step_id: str, description: str, item: dict[str, Any]) ->
     }
 
 
+def deposit_target(quote: Quote) -> str:
+    """Where the deposit is paid: the Depository, or (v1) the Receiver, which forwards it to
+    the solver."""
+    contracts = quote.origin.contracts
+    return contracts.receiver if quote.paid_to_solver else contracts.depository
+
+
 def _deposit_call(quote: Quote) -> tuple[str, bytes, int]:
     order_id = bytes.fromhex(quote.order_id[2:])
     amount = quote.split.amount_in
+    if quote.paid_to_solver:  # the Receiver's fallback forwards the ether, logging the id
+        return quote.origin.contracts.receiver, order_id, amount
     depository = quote.origin.contracts.depository
     if quote.currency_in.is_native:
         return depository, calldata.deposit_native(quote.user, order_id), amount
