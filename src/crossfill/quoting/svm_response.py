@@ -77,6 +77,8 @@ def _svm_steps(quote: SvmQuote) -> list[dict[str, Any]]:
         "addressLookupTableAddresses": [],
         "chainId": quote.currency_in.chain_id,
         "from": quote.user,
+        # The transaction's fee payer (`depositFeePayer`, else the user): it signs as well.
+        "feePayer": quote.fee_payer,
     }
     return [_step(quote, "deposit", "Depositing funds", data)]
 

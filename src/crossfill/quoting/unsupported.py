@@ -9,6 +9,9 @@ errorCode that names why; never accepted and silently ignored.
 `protocolVersion` is v2 (the Depository's escrow), preferV2 (the same), or v1: the deposit is
 paid to the solver through the Receiver (`quoting.inputs.paid_to_solver` says where v1 applies).
 
+`depositFeePayer` is served for deposits from an SVM chain (`quoting.svm_quote`); here, on an
+EVM route, it is refused.
+
 `refundOnOrigin` is honoured by design and needs no check: refunds are always paid on the
 origin chain, by its Depository, to `refundTo`.
 """
@@ -33,12 +36,6 @@ _REFUSED: tuple[tuple[str, str, str, str], ...] = (
     ("recovery_address", "recoveryAddress", "UNSUPPORTED_EXECUTION_TYPE", DEPOSIT_ADDRESSES),
     ("strict", "strict", "UNSUPPORTED_EXECUTION_TYPE", DEPOSIT_ADDRESSES),
     (
-        "deposit_fee_payer",
-        "depositFeePayer",
-        "UNSUPPORTED_EXECUTION_TYPE",
-        "applies only to Solana-origin deposits; no SVM chain is served",
-    ),
-    (
         "use_external_liquidity",
         "useExternalLiquidity",
         "UNSUPPORTED_ROUTE",
@@ -59,6 +56,12 @@ def reject_unsupported(body: QuoteRequest) -> None:
     for field, wire_name, error_code, why in _REFUSED:
         if _is_set(getattr(body, field)):
             raise QuoteError(error_code, f"{wire_name} {why}")
+    if body.deposit_fee_payer is not None:  # SVM-origin quotes are planned elsewhere
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            f"depositFeePayer applies to deposits from an SVM chain; chain "
+            f"{body.origin_chain_id} is an EVM chain",
+        )
     if body.protocol_version not in _PROTOCOL_VERSIONS:
         raise QuoteError(
             "UNSUPPORTED_EXECUTION_TYPE",
