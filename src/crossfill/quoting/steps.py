@@ -75,7 +75,7 @@ def _deposit_call(quote: Quote) -> tuple[str, bytes, int]:
         return quote.origin.contracts.receiver, order_id, amount
     depository = quote.origin.contracts.depository
     if quote.currency_in.is_native:
-        return depository, calldata.deposit_native(quote.user, order_id), amount
+        return depository, calldata.deposit_native(calldata.SENDER_DEPOSITS, order_id), amount
     if not quote.explicit_deposit:
         return (
             quote.currency_in.address,
@@ -84,7 +84,9 @@ def _deposit_call(quote: Quote) -> tuple[str, bytes, int]:
         )
     return (
         depository,
-        calldata.deposit_erc20(quote.user, quote.currency_in.address, amount, order_id),
+        calldata.deposit_erc20(
+            calldata.SENDER_DEPOSITS, quote.currency_in.address, amount, order_id
+        ),
         0,
     )
 

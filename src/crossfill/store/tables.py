@@ -353,6 +353,10 @@ class RequestTransaction(Base):
     amount: Mapped[str | None] = mapped_column(AmountColumn)
     currency: Mapped[str | None] = mapped_column(AddressColumn)
     amount_usd_micros: Mapped[int | None] = mapped_column(BigInteger)
+    # Who sent the funds in (a deposit's depositor, as its log says).
+    sender: Mapped[str | None] = mapped_column(AddressColumn)
+    # The fee's value in micro-USD when it was paid (None: no price then).
+    fee_usd_micros: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class ChainCursor(Base):

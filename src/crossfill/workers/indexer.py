@@ -317,6 +317,7 @@ class Indexer:
             now=now,
             block_number=deposit.block_number,
             moved=self._paid_in(deposit.currency, deposit.amount),
+            sender=deposit.depositor,
         )
         await requests.publish(session, request, now=now)
 
@@ -425,6 +426,7 @@ class Indexer:
             fee=fee,
             timestamp=block.timestamp,
             moved=self._paid_in(deposit.currency, int(deposit.amount)),
+            sender=deposit.depositor,
         )
         if RequestStatus(request.status) in TERMINAL:
             return

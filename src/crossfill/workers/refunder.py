@@ -329,6 +329,13 @@ class Refunder:
                 now=now,
                 block_number=int(receipt["blockNumber"]),
                 fee=fee_paid(receipt),
+                fee_usd_micros=value_on_chain(
+                    self.config,
+                    self.chain.state,
+                    self.config.native_currency.address,
+                    fee_paid(receipt),
+                    int(now.timestamp()),
+                ),
                 timestamp=block.timestamp if block else None,
                 moved=(
                     self._refunded(deposit, request.refund_to, receipt, sent) if succeeded else None
