@@ -221,7 +221,7 @@ def v3_record(facts: RecordFacts) -> dict[str, Any]:
         "failedCallData": None,
         "usesExternalLiquidity": False,
         "timeEstimate": details["timeEstimate"],
-        "triggeredByFastFill": None,
+        "triggeredByFastFill": True if "fast_fill" in facts.features else None,
         "inTxs": [_tx(tx, "txHash") for tx in settled(facts, ("deposit",))],
         "outTxs": [_tx(tx, "txHash") for tx in settled(facts, OUT_KINDS)],
         "appFees": {**_app_fees(facts), "currency": currency},

@@ -38,7 +38,7 @@ from crossfill.domain.deposit_checks import (
     judge_deposit,
 )
 from crossfill.domain.record_facts import Moved
-from crossfill.domain.status import TERMINAL, RequestStatus
+from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
@@ -428,8 +428,8 @@ class Indexer:
             moved=self._paid_in(deposit.currency, int(deposit.amount)),
             sender=deposit.depositor,
         )
-        if RequestStatus(request.status) in TERMINAL:
-            return
+        if RequestStatus(request.status) not in (RequestStatus.WAITING, RequestStatus.DEPOSITING):
+            return  # ended, or filled already on this deposit seen earlier (a fast fill)
         request.origin_block_number = block.number
         if verdict is DepositVerdict.ACCEPTED:
             await requests.move(session, request, RequestStatus.PENDING, now=now)
