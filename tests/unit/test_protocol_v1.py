@@ -4,10 +4,13 @@ transaction (sender, value)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from eth_abi.abi import encode
+from sqlalchemy import select
 
 from crossfill.chains.depository_logs import RECEIVER
 from crossfill.chains.evm import TransactionFacts
@@ -15,8 +18,11 @@ from crossfill.chains.receiver_logs import decode_receiver_deposit, forwarded_ev
 from crossfill.contracts.abi import function
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.response import quote_wire
+from crossfill.store.tables import Deposit
 from crossfill.types import NATIVE_EVM_ADDRESS
+from crossfill.workers.indexer import Indexer
 from tests.unit.quote_fixtures import CHAINS, CONTRACT, USDC, USER, WETH, body, quote
+from tests.unit.worker_world import ChainWorld, chain_world
 
 RECEIVER_ADDRESS = "0x" + "4e" * 20
 DEPOSITOR = "0x" + "d0" * 20
@@ -113,3 +119,37 @@ def test_v1_where_it_cannot_hold_is_refused_by_name(fields: dict[str, object]) -
         quote(body(protocolVersion="v1", **fields))
     assert refused.value.error_code == "UNSUPPORTED_EXECUTION_TYPE"
     assert "protocolVersion v1" in refused.value.message
+
+
+@pytest.fixture
+async def indexed(tmp_path: Path) -> AsyncIterator[tuple[ChainWorld, Indexer]]:
+    async with chain_world(tmp_path) as base:
+        indexer = Indexer(
+            base.runtime, base.sessions, now=base.clock, interval_seconds=0.1, metrics=base.metrics
+        )
+        yield base, indexer
+
+
+async def test_the_indexer_records_a_receiver_deposit_by_its_sender(
+    indexed: tuple[ChainWorld, Indexer],
+) -> None:
+    base, indexer = indexed
+    receiver = base.config.contracts.receiver
+    tx_hash = "0x" + "11" * 32
+    log = {**_log(ORDER_ID, address=receiver), "blockNumber": base.chain.head_block.number}
+    base.chain.mine(tx_hash, logs=[log])
+    base.chain.sent_facts[tx_hash] = _tx(ORDER_ID, to=receiver.lower())
+    indexer.hint(tx_hash)
+    await indexer.tick()
+    async with base.sessions() as session:
+        (deposit,) = await session.scalars(select(Deposit))
+    assert (deposit.tx_hash, deposit.order_id, deposit.depositor) == (
+        tx_hash,
+        "0x" + ORDER_ID.hex(),
+        DEPOSITOR,
+    )
+    assert (deposit.paid_to, deposit.amount, deposit.currency) == (
+        RECEIVER,
+        str(5 * 10**16),
+        NATIVE_EVM_ADDRESS,
+    )
