@@ -16,7 +16,7 @@ from crossfill.app import quotes
 from crossfill.contracts.calldata import erc20_transfer
 from crossfill.devnet import accounts
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import DESTINATION, native_bridge, rpc_urls, usdc
+from tests.e2e.bridging import DESTINATION, ORIGIN, native_bridge, rpc_urls, usdc
 from tests.e2e.conftest import validate_against, wait_for
 
 DETAILED = ("errorData", "requestId", "approxSimulatedBlock", "failedCallData")
@@ -82,7 +82,12 @@ def _cases(devnet: RunningDevnet) -> list[ErrorCase]:
             "UNSUPPORTED_EXECUTION_TYPE",
             message_has="useDepositAddress",
         ),
-        ErrorCase("a Solana fee payer", {"depositFeePayer": SOMEONE}, "UNSUPPORTED_EXECUTION_TYPE"),
+        ErrorCase(
+            "a fee payer for a deposit on an EVM chain",
+            {"depositFeePayer": SOMEONE},
+            "UNSUPPORTED_EXECUTION_TYPE",
+            message_has="depositFeePayer",
+        ),
         ErrorCase(
             "origin gas overhead without usePermit",
             {"originGasOverhead": 1000},
@@ -96,7 +101,15 @@ def _cases(devnet: RunningDevnet) -> list[ErrorCase]:
             message_has="usePermit",
         ),
         ErrorCase(
-            "protocol v1", {"protocolVersion": "v1"}, "UNSUPPORTED_EXECUTION_TYPE", message_has="v2"
+            "protocol v1 for an ERC-20",
+            {
+                "protocolVersion": "v1",
+                "originCurrency": usdc(devnet, ORIGIN),
+                "destinationCurrency": usdc(devnet, DESTINATION),
+                "amount": str(10**7),
+            },
+            "UNSUPPORTED_EXECUTION_TYPE",
+            message_has="needs v2",
         ),
         ErrorCase(
             "a gas top-up of a native output",

@@ -182,3 +182,36 @@ def test_swap_record_shows_the_real_output(service, devnet) -> None:
     (fill_tx,) = data["outTxs"]
     assert _recorded(fill_tx) == _as_mined(devnet, DESTINATION, fill_tx["txHash"])
     assert data["refundCurrencyData"] is None
+
+
+def test_record_shows_who_really_deposited_and_the_fees_really_paid(service, devnet) -> None:
+    """Another wallet runs the quote's deposit step: the record names that wallet as the
+    depositor; its actual fees are the fill receipt's gas and what the deposit lost."""
+    user, payer = Account.create(), funded_user(devnet)
+    recipient = Account.create().address
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        key = new_api_key(http, "depositors")
+        quote = request_quote(http, native_bridge(user.address, recipient=recipient))
+        request_id = quote["steps"][0]["requestId"]
+        sent = execute_steps(quote, payer, rpc_urls(devnet))
+        status = final_status(http, request_id)
+        (record,) = listed_v3(http, key, id=request_id)["requests"]
+    assert status["status"] == "success", status
+    origin = record["protocol"]["deposit"]["origin"]
+    assert origin["depositor"] == payer.address.lower() != user.address.lower()
+    assert record["user"] == user.address.lower()
+    assert origin["transactionId"] == sent["deposit"]
+
+    data = record["data"]
+    (fill_tx,) = data["outTxs"]
+    fill_gas_wei = int(_as_mined(devnet, DESTINATION, fill_tx["txHash"])["fee"])
+    deposited = data["route"]["actual"]["origin"]["inputCurrency"]
+    received = data["route"]["actual"]["destination"]["outputCurrency"]
+    eth_usd = Decimal(deposited["amountUsd"]) / Decimal(deposited["amountFormatted"])
+    actual = data["fees"]["actual"]
+    execution = Decimal(actual["execution"]["usd"])
+    assert execution == pytest.approx(fill_gas_wei * eth_usd / ETHER, rel=Decimal("0.01"))
+    assert execution != Decimal(data["fees"]["quoted"]["execution"]["usd"])
+    lost = Decimal(deposited["amountUsd"]) - Decimal(received["amountUsd"]) - execution
+    assert Decimal(actual["platform"]["usd"]) == lost
+    assert actual["app"] == actual["sponsored"] == actual["swap"] == {"usd": "0"}

@@ -13,7 +13,14 @@ from typing import Any
 
 from eth_utils.crypto import keccak
 
-from crossfill.chains.evm import BlockHead, ChainPoll, LogFilter, Read, ScannedRange
+from crossfill.chains.evm import (
+    BlockHead,
+    ChainPoll,
+    LogFilter,
+    Read,
+    ScannedRange,
+    TransactionFacts,
+)
 from crossfill.errors import ChainUnreachable
 from crossfill.types import ChainId
 
@@ -35,6 +42,8 @@ class FakeChain:
     calls: list[str] = field(default_factory=list)
     # tx hash -> (sender, nonce): transactions the node has seen (pending or mined)
     transactions: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # tx hash -> the transaction as sent (`sent_transaction`)
+    sent_facts: dict[str, TransactionFacts] = field(default_factory=dict)
     # what the open head subscription delivers next: a head, or the failure that ends it
     _pushed: asyncio.Queue[BlockHead | BaseException] = field(default_factory=asyncio.Queue)
     subscriptions: int = 0
@@ -116,6 +125,10 @@ class FakeChain:
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]:
         self._called("transaction_input")
         return b"", ""
+
+    async def sent_transaction(self, tx_hash: str) -> TransactionFacts | None:
+        self._called("sent_transaction")
+        return self.sent_facts.get(tx_hash)
 
     async def transaction_sender(self, tx_hash: str) -> tuple[str, int] | None:
         self._called("transaction_sender")

@@ -97,7 +97,6 @@ def test_a_fixed_rate_that_cannot_hold_is_refused(
         ("useExternalLiquidity", True, "UNSUPPORTED_ROUTE"),
         ("useDepositAddress", True, "UNSUPPORTED_EXECUTION_TYPE"),
         ("usePermit", True, "UNSUPPORTED_EXECUTION_TYPE"),  # of ETH: no permits
-        ("protocolVersion", "v1", "UNSUPPORTED_EXECUTION_TYPE"),
         ("protocolVersion", "v3", "UNSUPPORTED_EXECUTION_TYPE"),
     ],
 )

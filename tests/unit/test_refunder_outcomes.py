@@ -12,8 +12,12 @@ from pathlib import Path
 import pytest
 from bench.synthetic import synthetic_requests
 from eth_account import Account
-from sqlalchemy import insert, select
+from eth_account.typed_transactions.typed_transaction import TypedTransaction
+from hexbytes import HexBytes
+from sqlalchemy import insert, select, update
 
+from crossfill.chains.depository_logs import RECEIVER
+from crossfill.chains.evm import TransactionFacts
 from crossfill.contracts.reverts import RevertReason
 from crossfill.domain.call_request import NONCE_ALREADY_USED
 from crossfill.errors import ChainUnreachable, RateLimited, Reverted
@@ -172,3 +176,54 @@ async def test_a_payout_already_executed_for_the_deposit_settles_it_without_send
     request, deposit, journal = await world.rows()
     assert (request.status, deposit.refund_status) == ("refund", "done")
     assert journal == [] and world.chain.sent == []
+
+
+async def _paid_to_solver(world: World) -> None:
+    """The deposit went through the Receiver to the solver (protocol v1)."""
+    async with world.base.engine.begin() as connection:
+        await connection.execute(update(Deposit).values(paid_to=RECEIVER))
+
+
+async def test_a_deposit_paid_to_the_solver_is_sent_back_by_the_solver_once(
+    world: World,
+) -> None:
+    await _paid_to_solver(world)
+    await world.refunder.tick()
+    request, deposit, (refund,) = await world.rows()
+    sent = TypedTransaction.from_bytes(HexBytes(refund.raw_transaction)).as_dict()
+    net = int(deposit.refund_amount or 0)
+    assert 0 < net < DEPOSITED and deposit.refund_status == "submitted"
+    # A plain transfer from the solver's own inventory: no Depository, no allocator.
+    assert ("0x" + bytes(sent["to"]).hex(), sent["value"], bytes(sent["data"])) == (
+        request.refund_to,
+        net,
+        b"",
+    )
+    assert refund.sender == world.refunder.txmanager.account.address.lower()
+    world.chain.sent_facts[refund.tx_hash] = TransactionFacts(
+        refund.sender, request.refund_to, net, b""
+    )
+    world.chain.mine(refund.tx_hash)
+    await world.refunder.tick()
+    await world.refunder.tick()
+    request, deposit, journal = await world.rows()
+    assert (request.status, deposit.refund_status) == ("refund", "done")
+    assert len(journal) == 1 and world.chain.sent == [refund.tx_hash]
+    async with world.base.sessions() as session:
+        (recorded,) = await requests.transactions_of(session, world.request_id)
+    assert (recorded.kind, recorded.amount, recorded.fee) == ("refund", str(net), str(100_000))
+
+
+async def test_a_solver_refund_whose_answer_was_lost_is_resumed_not_sent_twice(
+    world: World,
+) -> None:
+    await _paid_to_solver(world)
+    world.chain.fail("send_raw_after_taking", ChainUnreachable("connection reset"))
+    await world.refunder.tick()
+    _, deposit, (journalled,) = await world.rows()
+    assert deposit.refund_status is None and world.chain.sent == [journalled.tx_hash]
+    world.base.clock.advance(timedelta(seconds=1))
+    await world.refunder.tick()
+    _, deposit, journal = await world.rows()
+    assert deposit.refund_status == "submitted" and len(journal) == 1
+    assert world.chain.sent == [journalled.tx_hash]

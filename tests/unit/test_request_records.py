@@ -35,6 +35,8 @@ def _tx(kind: str, chain_id: int, tx_hash: str, moved: Moved | None, **facts: An
         timestamp=facts.get("timestamp", 1_700_000_000),
         status=facts.get("status", "success"),
         moved=moved,
+        fee_usd_micros=facts.get("fee_usd"),
+        sender=facts.get("sender"),
     )
 
 
@@ -205,3 +207,74 @@ def test_transactions_not_mined_yet_are_not_facts() -> None:
     assert record["data"]["inTxs"] == []
     route = record["data"]["route"]
     assert route["actual"]["origin"] == route["quoted"]["origin"]
+
+
+def test_actual_fees_of_a_fill_are_its_real_gas_and_what_the_deposit_lost() -> None:
+    wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
+    deposited = int(wire["details"]["currencyIn"]["amount"])
+    facts = _facts(
+        wire,
+        "success",
+        _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, deposited, 3_000_000_000)),
+        _tx(
+            "fill",
+            DESTINATION,
+            FILL,
+            Moved(NATIVE_EVM_ADDRESS, deposited - 10**15, 2_997_000_000),
+            fee_usd=250_000,
+        ),
+    )
+    fees = _valid_v3(v3_record(facts))["data"]["fees"]
+    assert fees["actual"] == {
+        "swap": {"usd": "0"},
+        "execution": {"usd": "0.25"},  # the fill receipt's gas, not the quoted estimate
+        "platform": {"usd": "2.75"},  # 3000 in, 2997 out, 0.25 gas
+        "app": {"usd": "0"},
+        "sponsored": {"usd": "0"},
+    }
+    assert fees["actual"]["execution"] != {"usd": fees["quoted"]["execution"]["usd"]}
+
+
+def test_actual_fees_of_a_refund_are_the_refund_gas_and_nothing_charged() -> None:
+    wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
+    facts = _facts(
+        wire,
+        "refund",
+        _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, 5 * 10**17, 1_500_000_000)),
+        _tx(
+            "refund",
+            ORIGIN,
+            REFUND,
+            Moved(NATIVE_EVM_ADDRESS, 5 * 10**17 - 10**14, 1_499_700_000),
+            fee_usd=120_000,
+        ),
+        fail_reason="DEPOSITED_AMOUNT_TOO_LOW_TO_FILL",
+    )
+    actual = _valid_v3(v3_record(facts))["data"]["fees"]["actual"]
+    assert actual["execution"] == {"usd": "0.12"}
+    assert actual["platform"] == {"usd": "0.18"}  # the refund kept back 0.3, its gas cost 0.12
+    assert actual["app"] == actual["sponsored"] == {"usd": "0"}
+
+
+def test_actual_fees_fall_back_to_the_quote_without_prices_and_wait_for_the_end() -> None:
+    wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
+    deposited = int(wire["details"]["currencyIn"]["amount"])
+    deposit = _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, deposited, None))
+    fill = _tx("fill", DESTINATION, FILL, Moved(NATIVE_EVM_ADDRESS, 1, None))
+    quoted = wire["fees"]
+    actual = v3_record(_facts(wire, "success", deposit, fill))["data"]["fees"]["actual"]
+    assert actual["execution"] == {"usd": quoted["relayerGas"]["amountUsd"]}
+    assert actual["platform"] == {"usd": quoted["relayerService"]["amountUsd"]}
+    for status in ("waiting", "pending", "submitted", "failure"):
+        assert v3_record(_facts(wire, status, deposit))["data"]["fees"]["actual"] is None
+
+
+def test_the_depositor_is_who_paid_the_deposit_not_the_quoting_user() -> None:
+    wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
+    payer = "0x" + "5e" * 20
+    paid = _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, 1, None), sender=payer)
+    record = _valid_v3(v3_record(_facts(wire, "pending", paid)))
+    assert record["protocol"]["deposit"]["origin"]["depositor"] == payer
+    assert record["user"] == fx.USER != payer
+    unpaid = _valid_v3(v3_record(_facts(wire, "waiting")))
+    assert unpaid["protocol"]["deposit"]["origin"]["depositor"] == fx.USER

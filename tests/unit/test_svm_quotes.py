@@ -106,3 +106,66 @@ def test_a_deposit_over_1232_bytes_is_refused_with_solana_tx_too_large(
     with pytest.raises(QuoteError) as refused:
         plan_svm_quote(_from_svm(), "from_svm", _context())
     assert refused.value.error_code == "SOLANA_TX_TOO_LARGE"
+
+
+PAYER = Keypair.from_seed(bytes([2]) * 32).pubkey()
+
+
+def test_a_deposit_fee_payer_pays_the_fee_and_signs_the_deposit() -> None:
+    quote = plan_svm_quote(_from_svm(deposit_fee_payer=str(PAYER)), "from_svm", _context())
+    assert quote.fee_payer == str(PAYER) and quote.deposit_instructions is not None
+    payment, memo = quote.deposit_instructions
+    # The user still pays the deposit; the fee payer is a signer the Memo program checks.
+    assert [meta.pubkey for meta in payment.accounts if meta.is_signer] == [USER]
+    assert [(meta.pubkey, meta.is_signer) for meta in memo.accounts] == [(PAYER, True)]
+
+
+def test_without_a_deposit_fee_payer_the_user_pays_and_signs_alone() -> None:
+    quote = plan_svm_quote(_from_svm(), "from_svm", _context())
+    assert quote.fee_payer == str(USER) and quote.deposit_instructions is not None
+    assert quote.deposit_instructions[1].accounts == []
+
+
+@pytest.mark.parametrize(
+    ("payer", "code"),
+    [
+        ("0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "INVALID_ADDRESS"),
+        ("1" * 31, "INVALID_ADDRESS"),  # 31 bytes
+        ("not-an-address", "INVALID_ADDRESS"),
+    ],
+)
+def test_a_deposit_fee_payer_must_be_an_svm_address(payer: str, code: str) -> None:
+    with pytest.raises(QuoteError) as refused:
+        plan_svm_quote(_from_svm(deposit_fee_payer=payer), "from_svm", _context())
+    assert refused.value.error_code == code
+    assert "depositFeePayer" in refused.value.message
+
+
+def _to_svm(**changes: Any) -> QuoteRequest:
+    fields: dict[str, Any] = {
+        "user": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "origin_chain_id": EVM.id,
+        "destination_chain_id": SVM.id, "origin_currency": EVM_USDC,
+        "destination_currency": USDC_MINT, "amount": "10000000", "trade_type": "EXACT_INPUT",
+        "recipient": str(USER),
+    }  # fmt: skip
+    fields.update(changes)
+    return QuoteRequest(**fields)
+
+
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [({"deposit_fee_payer": str(PAYER)}, "depositFeePayer"), ({"protocol_version": "v1"}, "v1")],
+)
+def test_options_of_svm_deposits_are_refused_for_a_deposit_on_an_evm_chain(
+    changes: dict[str, Any], named: str
+) -> None:
+    assert plan_svm_quote(_to_svm(), "to_svm", _context()).fee_payer is None
+    with pytest.raises(QuoteError) as refused:
+        plan_svm_quote(_to_svm(**changes), "to_svm", _context())
+    assert refused.value.error_code == "UNSUPPORTED_EXECUTION_TYPE"
+    assert named in refused.value.message
+
+
+def test_v1_from_an_svm_chain_is_what_happens_anyway() -> None:
+    """The SVM deposit is paid to the solver's vault: v1 holds as quoted."""
+    assert plan_svm_quote(_from_svm(protocol_version="v1"), "from_svm", _context()).amount_out

@@ -1,5 +1,6 @@
 """A refund: what a deposit that will not be filled pays back, to whom, and the Depository
-payout the allocator authorises for it.
+payout the allocator authorises for it; or, for a deposit the Receiver forwarded to the solver
+(protocol v1), the solver's own transfer back.
 
 The payout's nonce is derived from the deposit itself (its transaction and log index), so the
 Depository, which pays out each nonce once, can pay a deposit back at most once whatever the
@@ -36,6 +37,30 @@ def payout_nonce(deposit: Deposit) -> int:
     return int.from_bytes(keccak(f"{deposit.tx_hash}:{deposit.log_index}".encode()))
 
 
+@dataclass(frozen=True)
+class SolverRefund:
+    """A v1 deposit is in the solver's inventory: the solver sends `amount` of the deposited
+    currency (native: the Receiver forwards only ether) to `recipient` itself. Sent once: the
+    refund is journalled under the deposit before it is broadcast."""
+
+    recipient: str
+    amount: int  # net of the refund's gas
+
+
+def refund_recipient(deposit: Deposit, refund_to: str) -> str:
+    """A failed request's `refundTo`; a second deposit for a paid order (DOUBLE_SPEND) goes back
+    to whoever sent it."""
+    return deposit.depositor if deposit.outcome == DepositVerdict.DOUBLE_SPEND else refund_to
+
+
+def plan_solver_refund(deposit: Deposit, refund_to: str, *, gas_cost: int) -> SolverRefund | None:
+    """None when the gas would eat the whole deposit."""
+    net = int(deposit.amount) - gas_cost
+    if net <= 0:
+        return None
+    return SolverRefund(refund_recipient(deposit, refund_to), net)
+
+
 def plan_refund(
     deposit: Deposit, refund_to: str, *, native: bool, gas_cost: int, now: datetime
 ) -> RefundPlan | None:
@@ -44,7 +69,7 @@ def plan_refund(
     net = int(deposit.amount) - gas_cost
     if net <= 0:
         return None
-    recipient = deposit.depositor if deposit.outcome == DepositVerdict.DOUBLE_SPEND else refund_to
+    recipient = refund_recipient(deposit, refund_to)
     call = (
         DepositoryCall(to=recipient, data=b"", value=net)
         if native

@@ -25,6 +25,12 @@ def deposit_topics() -> list[str]:
     return [native_deposit().topic, erc20_deposit().topic]
 
 
+# Where a deposit's funds went: the Depository (escrow, v2) or the Receiver, which forwards
+# them to the solver at once (v1).
+DEPOSITORY = "depository"
+RECEIVER = "receiver"
+
+
 @dataclass(frozen=True)
 class DepositLog:
     tx_hash: str
@@ -35,6 +41,7 @@ class DepositLog:
     depositor: str
     currency: str
     amount: int
+    paid_to: str = DEPOSITORY
 
 
 def to_hex(value: Any) -> str:

@@ -121,6 +121,16 @@ class LogFilter:
 
 
 @dataclass(frozen=True)
+class TransactionFacts:
+    """A transaction as sent: its sender, its `to` ("" for a creation), value and calldata."""
+
+    sender: str
+    to: str
+    value: int
+    data: bytes
+
+
+@dataclass(frozen=True)
 class ScannedRange:
     """The logs of each filter over a block range, and that range's last block, all in one
     node's answer."""
@@ -292,6 +302,21 @@ class EvmClient:
         """The transaction's calldata and its `to` address."""
         tx = await self._read("eth_getTransactionByHash", self.web3.eth.get_transaction(tx_hash))  # type: ignore[arg-type]
         return bytes(tx["input"]), str(tx.get("to") or "")
+
+    async def sent_transaction(self, tx_hash: str) -> TransactionFacts | None:
+        """Who sent the transaction, to where, with what value and calldata; None if the
+        node has not seen it."""
+        (tx,) = await self._batch(
+            [(RPCEndpoint("eth_getTransactionByHash"), [tx_hash])], "eth_getTransactionByHash"
+        )
+        if tx is None:
+            return None
+        return TransactionFacts(
+            sender=str(tx["from"]).lower(),
+            to=str(tx.get("to") or "").lower(),
+            value=int(tx["value"], 16),
+            data=bytes.fromhex(str(tx["input"])[2:]),
+        )
 
     async def transaction_sender(self, tx_hash: str) -> tuple[str, int] | None:
         (tx,) = await self._batch(

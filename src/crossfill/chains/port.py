@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
-from crossfill.chains.evm import BlockHead, ChainPoll, LogFilter, Read, ScannedRange
+from crossfill.chains.evm import (
+    BlockHead,
+    ChainPoll,
+    LogFilter,
+    Read,
+    ScannedRange,
+    TransactionFacts,
+)
 from crossfill.types import ChainId
 
 
@@ -32,6 +39,10 @@ class EvmPort(Protocol):
     async def receipt(self, tx_hash: str) -> Any | None: ...
 
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]: ...
+
+    async def sent_transaction(self, tx_hash: str) -> TransactionFacts | None:
+        """The transaction's sender, `to`, value and calldata; None if the node has not
+        seen it."""
 
     async def transaction_sender(self, tx_hash: str) -> tuple[str, int] | None:
         """The transaction's sender and nonce, mined or pending; None if the node has not

@@ -78,9 +78,14 @@ def create_token_account(payer: Pubkey, owner: Pubkey, mint: Pubkey) -> Instruct
     )
 
 
-def memo(text: str) -> Instruction:
-    """A Memo instruction with no signers (the text is logged and kept in the transaction)."""
-    return Instruction(MEMO_PROGRAM_ID, text.encode(), [])
+def memo(text: str, signers: tuple[Pubkey, ...] = ()) -> Instruction:
+    """A Memo instruction (the text is logged and kept in the transaction); the Memo program
+    checks that every account it is given signed the transaction."""
+    return Instruction(
+        MEMO_PROGRAM_ID,
+        text.encode(),
+        [AccountMeta(signer, is_signer=True, is_writable=False) for signer in signers],
+    )
 
 
 def initialize_mint(mint: Pubkey, decimals: int, authority: Pubkey) -> Instruction:

@@ -44,6 +44,13 @@ class SvmDeposit:
     amount: int
     decimals: int
     order_id: str
+    # `depositFeePayer`: who pays the transaction's fee, when not the user. It signs too: the
+    # Memo names it as a signer, so the instructions cannot be sent without its signature.
+    fee_payer: Pubkey | None = None
+
+    @property
+    def payer(self) -> Pubkey:
+        return self.fee_payer or self.user
 
 
 def deposit_instructions(deposit: SvmDeposit) -> list[Instruction]:
@@ -53,7 +60,8 @@ def deposit_instructions(deposit: SvmDeposit) -> list[Instruction]:
         payment = programs.transfer_token(
             deposit.user, deposit.vault, deposit.mint, deposit.amount, deposit.decimals
         )
-    return [payment, programs.memo(deposit.order_id)]
+    signers = () if deposit.payer == deposit.user else (deposit.payer,)
+    return [payment, programs.memo(deposit.order_id, signers)]
 
 
 @dataclass(frozen=True)

@@ -261,10 +261,20 @@ class GaslessSettings(_Model):
         return next((s for s in self.sponsors if s.address.lower() == address.lower()), None)
 
 
+class FastFillSettings(_Model):
+    """POST /fast-fill: filling a request once its deposit is seen on chain, before the
+    confirmations its value calls for, at the operator's risk. Off unless the operator turns it
+    on; then an API key whose sponsor wallet holds owed app fees may ask for it on its own
+    requests, up to that balance less its fast fills not yet confirmed (the collateral)."""
+
+    enabled: bool = False
+
+
 class Deployment(_Model):
     version: Literal[1] = 1
     quotes: QuoteSettings = QuoteSettings()
     gasless: GaslessSettings = GaslessSettings()
+    fast_fill: FastFillSettings = FastFillSettings()
     solver: KeyHolder
     allocator: KeyHolder
     chains: tuple[ChainConfig, ...] = Field(min_length=1)

@@ -45,6 +45,10 @@ class AbiFunction:
     def decode_output(self, returned: bytes) -> tuple[Any, ...]:
         return tuple(decode(list(self.output_types), returned))
 
+    def decode_arguments(self, encoded: bytes) -> tuple[Any, ...]:
+        """The arguments of calldata without its selector."""
+        return tuple(decode(list(self.input_types), encoded))
+
 
 @dataclass(frozen=True)
 class AbiEvent:

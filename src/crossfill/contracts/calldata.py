@@ -11,6 +11,11 @@ def hex_data(calldata: bytes) -> str:
     return "0x" + calldata.hex()
 
 
+# The Depository's `depositor` argument meaning "whoever sends this call": its deposit log then
+# names the account that actually paid, whichever wallet runs the quote's step.
+SENDER_DEPOSITS = "0x0000000000000000000000000000000000000000"
+
+
 def deposit_native(depositor: str, order_id: bytes) -> bytes:
     return function("Depository", "depositNative").encode(depositor, order_id)
 

@@ -32,6 +32,9 @@ class TxFacts:
     timestamp: int | None
     status: str  # pending, success, failure
     moved: Moved | None = None
+    # The fee's value when it was paid (None: unknown), and who sent a deposit's funds in.
+    fee_usd_micros: int | None = None
+    sender: str | None = None
 
 
 @dataclass(frozen=True)

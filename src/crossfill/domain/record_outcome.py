@@ -1,6 +1,9 @@
 """What happened to a request, as its transactions' facts tell: the amount deposited, the amount
 received, the refund, each shaped as the spec's Amount object.
 
+The fees actually paid (`actual_fees`) come from the same facts: the gas the service's receipts
+paid, the app fees paid out, and what the deposit lost beyond them.
+
 The quote's figures stay where the spec puts expected ones (`route.quoted`, the destination's
 `inputCurrency`); `route.actual` shows a fact once there is one and falls back to `quoted`
 where there is none yet (nothing deposited, nothing filled, or a same-chain request whose
@@ -10,6 +13,7 @@ user's own transaction moved the funds).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from crossfill.domain.record_facts import Moved, RecordFacts, TxFacts
@@ -144,3 +148,60 @@ def refund_currency_data(facts: RecordFacts) -> dict[str, Any] | None:
         return None
     expected = facts.quote["details"]["refundCurrency"]
     return amount_object(facts, refund.chain_id, refund.moved, expected)
+
+
+ENDED_WITH_FEES = ("success", "refund")
+
+
+def _usd_micros(text: str) -> int:
+    """A wire USD string ("1.5") in micro-USD."""
+    return int(Decimal(text) * 10**6)
+
+
+def _gas_spent_usd(facts: RecordFacts) -> int | None:
+    """What the service's own transactions for the request (fills, refunds; reverted ones
+    too) cost in gas, valued when each was paid; None when one has no value."""
+    spent = [tx.fee_usd_micros for tx in settled(facts, ("fill", "refund"))]
+    return None if any(usd is None for usd in spent) else sum(usd or 0 for usd in spent)
+
+
+def _moved_usd(tx: TxFacts | None) -> int | None:
+    """The USD value of what `tx` moved; 0 without such a transaction, None without a price."""
+    if tx is None or tx.moved is None:
+        return 0
+    return tx.moved.usd_micros
+
+
+def actual_fees(
+    facts: RecordFacts, quoted: Mapping[str, Mapping[str, str]]
+) -> dict[str, dict[str, str]] | None:
+    """`fees.actual`, from what happened once the request has ended (filled, refunded, or
+    failed with no refund to come): `execution` is the gas the fill and refund receipts paid;
+    `app` the app fees paid out; `sponsored` what a sponsor paid (a fill only); `swap` has no
+    charge of its own (the swap's real output is in `route.actual`); `platform` is the rest of
+    the value the deposit lost: deposited - received - refunded - execution - app +
+    sponsored, all valued when each happened (negative when the service paid more than it
+    kept). A value without a price falls back to the quoted one."""
+    ended = facts.status in ENDED_WITH_FEES or (
+        facts.status == "failure" and facts.refund_fail_reason is not None
+    )
+    deposit = deposit_tx(facts)
+    if not ended or deposit is None:
+        return None
+    filled = facts.status == "success"
+    gas = _gas_spent_usd(facts)
+    app = sum(fee.amount_usd_micros for fee in facts.app_fees if fee.actual_amount)
+    sponsored = _usd_micros(quoted["sponsored"]["usd"]) if filled else 0
+    values = (_moved_usd(deposit), _moved_usd(fill_tx(facts)), _moved_usd(refund_tx(facts)))
+    platform: int | None = None
+    if gas is not None and all(value is not None for value in values):
+        paid_in, received, refunded = (value or 0 for value in values)
+        platform = paid_in - received - refunded - gas - app + sponsored
+    quoted_platform = quoted["platform"]["usd"] if filled else "0"
+    return {
+        "swap": {"usd": "0"},
+        "execution": {"usd": quoted["execution"]["usd"] if gas is None else format_usd(gas)},
+        "platform": {"usd": quoted_platform if platform is None else format_usd(platform)},
+        "app": {"usd": format_usd(app)},
+        "sponsored": {"usd": format_usd(sponsored)},
+    }

@@ -12,6 +12,7 @@ from typing import Any
 
 from crossfill.domain.record_facts import AppFeeFacts, RecordFacts, TxFacts
 from crossfill.domain.record_outcome import (
+    actual_fees,
     actual_route,
     deposit_tx,
     refund_currency_data,
@@ -184,7 +185,7 @@ def _protocol(facts: RecordFacts) -> dict[str, Any]:
                 "amount": str(moved.amount) if moved else payment["amount"],
                 "chainId": _currency_in(facts)["chainId"],
                 "currency": moved.currency if moved else payment["currency"],
-                "depositor": facts.user,
+                "depositor": deposit.sender if deposit and deposit.sender else facts.user,
                 "depository": payment["depository"],
                 "onchainId": v2["orderId"],
                 "transactionId": deposit.tx_hash if deposit else None,
@@ -220,17 +221,13 @@ def v3_record(facts: RecordFacts) -> dict[str, Any]:
         "failedCallData": None,
         "usesExternalLiquidity": False,
         "timeEstimate": details["timeEstimate"],
-        "triggeredByFastFill": None,
+        "triggeredByFastFill": True if "fast_fill" in facts.features else None,
         "inTxs": [_tx(tx, "txHash") for tx in settled(facts, ("deposit",))],
         "outTxs": [_tx(tx, "txHash") for tx in settled(facts, OUT_KINDS)],
         "appFees": {**_app_fees(facts), "currency": currency},
         "fees": {
             "quoted": quoted_fees,
-            "actual": (
-                {name: {"usd": part["usd"]} for name, part in quoted_fees.items()}
-                if executed
-                else None
-            ),
+            "actual": actual_fees(facts, quoted_fees),
             "currency": currency,
         },
         "feeSponsorship": {**_v3_sponsorship(facts, executed), "currency": currency},

@@ -42,6 +42,8 @@ class CheckedRequest:
     permit: PermitRequest | None
     # `enableTrueExactOutput` on an exact-output destination swap: the surplus to the solver.
     true_exact_output: bool
+    # `protocolVersion: "v1"`: the deposit goes to the solver through the Receiver.
+    paid_to_solver: bool = False
 
 
 def _checked_calls(
@@ -122,4 +124,7 @@ def check_request(
         fixed_rate_bps=inputs.fixed_rate_bps(body, bridge=kind is RouteKind.BRIDGE),
         true_exact_output=_true_exact_output(body, kind, trade, currency_out),
         permit=inputs.permit_request(body, same_chain=kind.same_chain, currency_in=currency_in),
+        paid_to_solver=inputs.paid_to_solver(
+            body, same_chain=kind.same_chain, currency_in=currency_in
+        ),
     )

@@ -107,6 +107,8 @@ class Quote:
     deposit_gas_wei: int
     slippage_bps: int
     explicit_deposit: bool
+    # `protocolVersion: "v1"`: the deposit is ether sent to the solver through the Receiver.
+    paid_to_solver: bool
     referrer: str | None
     created_at: datetime
     expires_at: datetime
@@ -537,6 +539,7 @@ def plan_quote(
         else _deposit_gas(request) * fee_per_gas(request.origin),
         slippage_bps=request.slippage_bps,
         explicit_deposit=body.explicit_deposit,
+        paid_to_solver=request.paid_to_solver,
         referrer=request.referrer,
         created_at=now,
         expires_at=expires_at,

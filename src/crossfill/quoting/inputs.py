@@ -326,3 +326,30 @@ def permit_request(
     if not 0 <= overhead <= MAX_ORIGIN_GAS_OVERHEAD:
         raise BadRequest(f"originGasOverhead must be 0..{MAX_ORIGIN_GAS_OVERHEAD} gas")
     return PermitRequest(expiry_seconds=expiry, origin_gas_overhead=overhead)
+
+
+def paid_to_solver(body: QuoteRequest, *, same_chain: bool, currency_in: CurrencyConfig) -> bool:
+    """`protocolVersion: "v1"`: the deposit is paid to the solver through the Receiver, which
+    forwards ether only, with the order id as its data; nothing is escrowed. Served for
+    cross-chain deposits of the origin's gas currency."""
+    if body.protocol_version != "v1":
+        return False
+    if same_chain:
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            "protocolVersion v1 applies to cross-chain deposits; a same-chain request runs in "
+            "one transaction of its own",
+        )
+    if not currency_in.is_native:
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            f"protocolVersion v1 deposits are the gas currency paid to the solver through the "
+            f"Receiver; {currency_in.symbol} needs v2 (the Depository)",
+        )
+    if body.subsidize_fees:
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            "protocolVersion v1 and subsidizeFees cannot be combined: a sponsor pays into the "
+            "Depository (v2)",
+        )
+    return True

@@ -13,7 +13,7 @@ from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.quoting.engine import Quote
 from crossfill.quoting.legs import RouteKind
 from crossfill.quoting.money import format_rate, format_units, format_usd
-from crossfill.quoting.steps import steps
+from crossfill.quoting.steps import deposit_target, steps
 
 SERVICE_ROUTER = "crossfill"
 
@@ -279,7 +279,8 @@ def quote_wire(
         "orderData": quote.order.wire(),
         "paymentDetails": {
             "chainId": quote.origin.protocol_name,
-            "depository": quote.origin.contracts.depository,
+            # Where the payment goes: the Depository, or the Receiver for v1.
+            "depository": deposit_target(quote),
             "currency": quote.currency_in.address.lower(),
             "amount": str(quote.split.amount_in),
         },

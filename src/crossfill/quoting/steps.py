@@ -61,12 +61,21 @@ def _step(quote: Quote, step_id: str, description: str, item: dict[str, Any]) ->
     }
 
 
+def deposit_target(quote: Quote) -> str:
+    """Where the deposit is paid: the Depository, or (v1) the Receiver, which forwards it to
+    the solver."""
+    contracts = quote.origin.contracts
+    return contracts.receiver if quote.paid_to_solver else contracts.depository
+
+
 def _deposit_call(quote: Quote) -> tuple[str, bytes, int]:
     order_id = bytes.fromhex(quote.order_id[2:])
     amount = quote.split.amount_in
+    if quote.paid_to_solver:  # the Receiver's fallback forwards the ether, logging the id
+        return quote.origin.contracts.receiver, order_id, amount
     depository = quote.origin.contracts.depository
     if quote.currency_in.is_native:
-        return depository, calldata.deposit_native(quote.user, order_id), amount
+        return depository, calldata.deposit_native(calldata.SENDER_DEPOSITS, order_id), amount
     if not quote.explicit_deposit:
         return (
             quote.currency_in.address,
@@ -75,7 +84,9 @@ def _deposit_call(quote: Quote) -> tuple[str, bytes, int]:
         )
     return (
         depository,
-        calldata.deposit_erc20(quote.user, quote.currency_in.address, amount, order_id),
+        calldata.deposit_erc20(
+            calldata.SENDER_DEPOSITS, quote.currency_in.address, amount, order_id
+        ),
         0,
     )
 

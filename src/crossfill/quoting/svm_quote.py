@@ -68,6 +68,9 @@ class SvmQuote:
     # From the SVM chain: what the user signs (None to it).
     deposit_instructions: tuple[Instruction, ...] | None
     vault: str
+    # From the SVM chain: who pays the deposit transaction's fee (`depositFeePayer`, else the
+    # user); None to it.
+    fee_payer: str | None = None
 
     def usd_micros(self, currency: QuotedCurrency, amount: int) -> int:
         return int(Fraction(amount, 10**currency.decimals) * Fraction(currency.usd_price) * 10**6)
@@ -127,6 +130,33 @@ def _output(
     return int(value / Fraction(out.usd_price) * 10**out.decimals), fee
 
 
+def _fee_payer(body: QuoteRequest, direction: Direction, user: str) -> str | None:
+    """`depositFeePayer`: an SVM account that pays the SVM deposit's fee and signs it too; it
+    means nothing for a deposit made on an EVM chain."""
+    if direction == "to_svm":
+        if body.deposit_fee_payer is not None:
+            raise QuoteError(
+                "UNSUPPORTED_EXECUTION_TYPE",
+                f"depositFeePayer applies to deposits from an SVM chain; the deposit here is "
+                f"made on EVM chain {body.origin_chain_id}",
+            )
+        return None
+    if body.deposit_fee_payer is None:
+        return user
+    return svm_address(body.deposit_fee_payer, "INVALID_ADDRESS", "depositFeePayer")
+
+
+def _protocol_version(body: QuoteRequest, direction: Direction) -> None:
+    """From the SVM chain the deposit is already paid to the solver's vault (what v1 means);
+    to it, the deposit goes into the EVM Depository (v2), so v1 cannot hold."""
+    if body.protocol_version == "v1" and direction == "to_svm":
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            "protocolVersion v1 is served to an SVM chain only for deposits from one; "
+            "a deposit on an EVM chain for the SVM chain goes to the Depository (v2)",
+        )
+
+
 def _route_length(body: QuoteRequest) -> None:
     if body.max_route_length is not None and not 1 <= body.max_route_length <= MAX_ROUTE_LENGTH:
         raise QuoteError("INVALID_INPUT", f"maxRouteLength must be 1 to {MAX_ROUTE_LENGTH}")
@@ -148,6 +178,7 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
     if inputs.trade_type(body.trade_type) is not TradeType.EXACT_INPUT:
         raise QuoteError("UNSUPPORTED_EXECUTION_TYPE", "SVM routes are quoted EXACT_INPUT only")
     _route_length(body)
+    _protocol_version(body, direction)
     amount_in = inputs.amount(body.amount)
     evm, svm = context.evm, context.svm
     vault = svm.solver.address
@@ -171,16 +202,18 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
     if amount_out <= 0:
         raise QuoteError("AMOUNT_TOO_LOW", "the amount does not cover the fees")
     order_id = "0x" + context.order_id.hex()
+    fee_payer = _fee_payer(body, direction, user)
     instructions = None
-    if direction == "from_svm":
+    if fee_payer is not None:
         mint = None if currency_in.is_native else Pubkey.from_string(currency_in.address)
         deposit = SvmDeposit(
             user=Pubkey.from_string(user), vault=Pubkey.from_string(vault), mint=mint,
             amount=amount_in, decimals=currency_in.decimals, order_id=order_id,
+            fee_payer=Pubkey.from_string(fee_payer),
         )  # fmt: skip
         instructions = tuple(deposit_instructions(deposit))
         try:
-            check_size(list(instructions), Pubkey.from_string(user))
+            check_size(list(instructions), deposit.payer)
         except TransactionTooLarge as exc:
             raise QuoteError("SOLANA_TX_TOO_LARGE", str(exc)) from None
     return SvmQuote(
@@ -199,4 +232,5 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
         expires_at=context.now + context.ttl,
         deposit_instructions=instructions,
         vault=vault,
+        fee_payer=fee_payer,
     )

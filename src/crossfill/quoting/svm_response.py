@@ -59,12 +59,14 @@ def _evm_steps(quote: SvmQuote, origin: ChainConfig) -> list[dict[str, Any]]:
 
     currency = quote.currency_in
     if currency.is_native:
-        deposit = calldata.deposit_native(quote.user, order_id)
+        deposit = calldata.deposit_native(calldata.SENDER_DEPOSITS, order_id)
         return [
             _step(quote, "deposit", "Depositing funds", item(depository, deposit, quote.amount_in))
         ]
     approve = calldata.erc20_approve(depository, quote.amount_in)
-    deposit = calldata.deposit_erc20(quote.user, currency.address, quote.amount_in, order_id)
+    deposit = calldata.deposit_erc20(
+        calldata.SENDER_DEPOSITS, currency.address, quote.amount_in, order_id
+    )
     approval = _step(quote, "approve", "Approve the deposit", item(currency.address, approve, 0))
     del approval["items"][0]["check"]
     return [approval, _step(quote, "deposit", "Depositing funds", item(depository, deposit, 0))]
@@ -77,6 +79,8 @@ def _svm_steps(quote: SvmQuote) -> list[dict[str, Any]]:
         "addressLookupTableAddresses": [],
         "chainId": quote.currency_in.chain_id,
         "from": quote.user,
+        # The transaction's fee payer (`depositFeePayer`, else the user): it signs as well.
+        "feePayer": quote.fee_payer,
     }
     return [_step(quote, "deposit", "Depositing funds", data)]
 

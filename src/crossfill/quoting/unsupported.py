@@ -4,7 +4,13 @@ errorCode that names why; never accepted and silently ignored.
 - Not served yet: the option asks for something this service could offer but does not.
 - Part of a feature not offered: the option only means something with another option or a
   chain kind this service does not run (deposit addresses, Solana origins, external
-  liquidity, the v1 protocol).
+  liquidity).
+
+`protocolVersion` is v2 (the Depository's escrow), preferV2 (the same), or v1: the deposit is
+paid to the solver through the Receiver (`quoting.inputs.paid_to_solver` says where v1 applies).
+
+`depositFeePayer` is served for deposits from an SVM chain (`quoting.svm_quote`); here, on an
+EVM route, it is refused.
 
 `refundOnOrigin` is honoured by design and needs no check: refunds are always paid on the
 origin chain, by its Depository, to `refundTo`.
@@ -30,20 +36,14 @@ _REFUSED: tuple[tuple[str, str, str, str], ...] = (
     ("recovery_address", "recoveryAddress", "UNSUPPORTED_EXECUTION_TYPE", DEPOSIT_ADDRESSES),
     ("strict", "strict", "UNSUPPORTED_EXECUTION_TYPE", DEPOSIT_ADDRESSES),
     (
-        "deposit_fee_payer",
-        "depositFeePayer",
-        "UNSUPPORTED_EXECUTION_TYPE",
-        "applies only to Solana-origin deposits; no SVM chain is served",
-    ),
-    (
         "use_external_liquidity",
         "useExternalLiquidity",
         "UNSUPPORTED_ROUTE",
         "asks for external liquidity (canonical bridging); none is configured",
     ),
 )
-# `protocolVersion` values served: v2 (this service's Depository protocol) and preferV2.
-_PROTOCOL_VERSIONS = (None, "v2", "preferV2")
+# `protocolVersion` values served: v2 (this service's Depository protocol), preferV2, and v1.
+_PROTOCOL_VERSIONS = (None, "v1", "v2", "preferV2")
 
 
 def _is_set(value: object) -> bool:
@@ -56,14 +56,14 @@ def reject_unsupported(body: QuoteRequest) -> None:
     for field, wire_name, error_code, why in _REFUSED:
         if _is_set(getattr(body, field)):
             raise QuoteError(error_code, f"{wire_name} {why}")
-    if body.protocol_version == "v1":
+    if body.deposit_fee_payer is not None:  # SVM-origin quotes are planned elsewhere
         raise QuoteError(
             "UNSUPPORTED_EXECUTION_TYPE",
-            "protocolVersion v1 (deposits paid to the solver) is not served: orders settle "
-            "through the v2 Depository; ask for v2 or preferV2",
+            f"depositFeePayer applies to deposits from an SVM chain; chain "
+            f"{body.origin_chain_id} is an EVM chain",
         )
     if body.protocol_version not in _PROTOCOL_VERSIONS:
         raise QuoteError(
             "UNSUPPORTED_EXECUTION_TYPE",
-            f"protocolVersion {body.protocol_version!r}: v2 or preferV2",
+            f"protocolVersion {body.protocol_version!r}: v1, v2 or preferV2",
         )

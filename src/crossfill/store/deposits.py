@@ -38,6 +38,7 @@ async def record_seen(session: AsyncSession, chain_id: int, log: DepositLog, now
             depositor=log.depositor,
             currency=log.currency,
             amount=str(log.amount),
+            paid_to=log.paid_to,
             state=SEEN,
             created_at=now,
         )

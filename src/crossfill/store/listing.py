@@ -317,4 +317,6 @@ def _tx_facts(tx: RequestTransaction) -> TxFacts:
         timestamp=tx.timestamp,
         status=tx.status,
         moved=moved,
+        fee_usd_micros=tx.fee_usd_micros,
+        sender=tx.sender,
     )

@@ -215,6 +215,8 @@ async def record_transaction(
     fee: int | None = None,
     timestamp: int | None = None,
     moved: Moved | None = None,
+    fee_usd_micros: int | None = None,
+    sender: str | None = None,
 ) -> RequestTransaction:
     """Insert or update the request's transaction (idempotent per request, kind and hash);
     facts not given keep what was recorded before."""
@@ -232,6 +234,8 @@ async def record_transaction(
     row.block_number = block_number if block_number is not None else row.block_number
     row.fee = str(fee) if fee is not None else row.fee
     row.timestamp = timestamp if timestamp is not None else row.timestamp
+    row.fee_usd_micros = fee_usd_micros if fee_usd_micros is not None else row.fee_usd_micros
+    row.sender = sender if sender is not None else row.sender
     if moved is not None:
         row.amount, row.currency = str(moved.amount), moved.currency
         row.amount_usd_micros = moved.usd_micros

@@ -320,6 +320,8 @@ class Deposit(Base):
     depositor: Mapped[str] = mapped_column(AddressColumn, nullable=False)
     currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
     amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    # Where the funds went: "depository" (escrow) or "receiver" (forwarded to the solver, v1).
+    paid_to: Mapped[str] = mapped_column(String(16), nullable=False, server_default="depository")
     state: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
     request_id: Mapped[str | None] = mapped_column(ForeignKey("requests.id"), index=True)
     outcome: Mapped[str | None] = mapped_column(String(64))
@@ -351,6 +353,10 @@ class RequestTransaction(Base):
     amount: Mapped[str | None] = mapped_column(AmountColumn)
     currency: Mapped[str | None] = mapped_column(AddressColumn)
     amount_usd_micros: Mapped[int | None] = mapped_column(BigInteger)
+    # Who sent the funds in (a deposit's depositor, as its log says).
+    sender: Mapped[str | None] = mapped_column(AddressColumn)
+    # The fee's value in micro-USD when it was paid (None: no price then).
+    fee_usd_micros: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class ChainCursor(Base):

@@ -28,6 +28,7 @@ from crossfill.chains.depository_logs import (
 )
 from crossfill.chains.evm import BlockHead, LogFilter
 from crossfill.chains.receipt_outcomes import fee_paid
+from crossfill.chains.receiver_logs import decode_receiver_deposit, forwarded_event, is_forwarded
 from crossfill.chains.router_logs import RouterBatch, decode_batch, multicall_event
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_checks import (
@@ -37,7 +38,7 @@ from crossfill.domain.deposit_checks import (
     judge_deposit,
 )
 from crossfill.domain.record_facts import Moved
-from crossfill.domain.status import TERMINAL, RequestStatus
+from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
@@ -164,13 +165,15 @@ class Indexer:
             and to_hex(entry["topics"][0]) == erc20_transfer_event().topic
             and to_hex(entry["topics"][2]) == address_topic(depository)
         ]
+        forwarded = [entry for entry in receipt["logs"] if is_forwarded(entry, self._receiver)]
         router = self.config.contracts.router.lower()
         batches = [
             batch
             for entry in receipt["logs"]
             if entry["address"].lower() == router and (batch := decode_batch(entry)) is not None
         ]
-        await self._record(found + await self._implicit(transfers), batches)
+        paid = found + await self._implicit(transfers) + await self._forwarded(forwarded)
+        await self._record(paid, batches)
         return True
 
     async def _start_block(self, head: BlockHead) -> tuple[int, str | None]:
@@ -195,8 +198,13 @@ class Indexer:
             return max(0, number - REWIND_BLOCKS)
         return number + 1
 
+    @property
+    def _receiver(self) -> str:
+        return self.config.contracts.receiver.lower()
+
     def _log_filters(self) -> list[LogFilter]:
-        """Depository deposits, token transfers into the Depository, Router batches."""
+        """Depository deposits, token transfers into the Depository, Router batches, ether
+        forwarded to the solver by the Receiver (v1 deposits)."""
         depository = self.config.contracts.depository.lower()
         return [
             LogFilter((depository,), (deposit_topics(),)),
@@ -205,6 +213,7 @@ class Indexer:
                 (erc20_transfer_event().topic, None, address_topic(depository)),
             ),
             LogFilter((self.config.contracts.router.lower(),), (multicall_event().topic,)),
+            LogFilter((self._receiver,), (forwarded_event().topic,)),
         ]
 
     async def _scan(self, head: BlockHead) -> None:
@@ -223,10 +232,11 @@ class Indexer:
                 continue
             parent_hash = None
             self._scanned[end] = scanned.end_block
-            deposit_logs, transfers, router_logs = scanned.logs
+            deposit_logs, transfers, router_logs, forwarded = scanned.logs
             if not self._tokens:
                 transfers = []  # an empty address list would match every token
             found = [d for entry in deposit_logs if (d := decode_deposit(entry)) is not None]
+            found += await self._forwarded(forwarded)
             self._scanned_txs.update(deposit.tx_hash for deposit in found)
             batches = [batch for entry in router_logs if (batch := decode_batch(entry)) is not None]
             await self._record(
@@ -243,6 +253,19 @@ class Indexer:
                 to_hex(entry["transactionHash"])
             )
             deposit = decode_implicit_deposit(entry, tx_input, tx_to)
+            if deposit is not None:
+                found.append(deposit)
+        return found
+
+    async def _forwarded(self, logs: list[Any]) -> list[DepositLog]:
+        """Ether the Receiver forwarded to the solver with an order id (v1 deposits); the
+        amount and the depositor are the transaction's own."""
+        found = []
+        for entry in logs:
+            tx = await self.chain.client.sent_transaction(to_hex(entry["transactionHash"]))
+            if tx is None:
+                continue
+            deposit = decode_receiver_deposit(entry, tx, self._receiver)
             if deposit is not None:
                 found.append(deposit)
         return found
@@ -294,6 +317,7 @@ class Indexer:
             now=now,
             block_number=deposit.block_number,
             moved=self._paid_in(deposit.currency, deposit.amount),
+            sender=deposit.depositor,
         )
         await requests.publish(session, request, now=now)
 
@@ -402,9 +426,10 @@ class Indexer:
             fee=fee,
             timestamp=block.timestamp,
             moved=self._paid_in(deposit.currency, int(deposit.amount)),
+            sender=deposit.depositor,
         )
-        if RequestStatus(request.status) in TERMINAL:
-            return
+        if RequestStatus(request.status) not in (RequestStatus.WAITING, RequestStatus.DEPOSITING):
+            return  # ended, or filled already on this deposit seen earlier (a fast fill)
         request.origin_block_number = block.number
         if verdict is DepositVerdict.ACCEPTED:
             await requests.move(session, request, RequestStatus.PENDING, now=now)

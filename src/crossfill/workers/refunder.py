@@ -1,9 +1,12 @@
-"""Refunder, one per origin chain: pays deposits back out of the Depository.
+"""Refunder, one per origin chain: pays deposits back out of the Depository, or, for deposits
+the Receiver forwarded to the solver (protocol v1), out of the solver's inventory.
 
 Due for refund: the deposit of a failed request (to its `refundTo`), and a second deposit for an
 already paid order (DOUBLE_SPEND, to its depositor). The payout is a Depository `execute` call
 signed by the allocator and sent by the solver key, net of its own gas; when the gas would eat
-the deposit, nothing is sent and the request records AMOUNT_TOO_LOW_TO_REFUND. Deposits with an
+the deposit, nothing is sent and the request records AMOUNT_TOO_LOW_TO_REFUND. A v1 refund is a
+plain transfer from the solver key. Either is journalled before it is broadcast, under the
+deposit, so it is sent once whatever happens to this process. Deposits with an
 unknown order id are kept for the operator (ORPHANED_DEPOSIT_REFUND), never paid blindly.
 """
 
@@ -16,10 +19,12 @@ from typing import Any
 
 import structlog
 from eth_account.signers.local import LocalAccount
+from eth_utils.address import to_checksum_address
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.app.refunds import plan_refund, refund_calldata
+from crossfill.app.refunds import plan_refund, plan_solver_refund, refund_calldata
+from crossfill.chains.depository_logs import RECEIVER
 from crossfill.chains.receipt_outcomes import depository_payout, fee_paid
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import NONCE_ALREADY_USED
@@ -133,6 +138,9 @@ class Refunder:
         if cost is None:
             log.warning("refund waits for a gas price or a price", deposit_id=deposit.id)
             return
+        if deposit.paid_to == RECEIVER:
+            await self._refund_from_solver(deposit, request, cost, purpose)
+            return
         refund = plan_refund(
             deposit, request.refund_to, native=native, gas_cost=cost, now=self.now()
         )
@@ -171,6 +179,36 @@ class Refunder:
             to=self.config.contracts.depository,
             data=data,
             value=0,
+            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            purpose=purpose,
+            request_id=request.id,
+        )
+        await self._mark_submitted(deposit.id, row.tx_hash, refund.amount)
+
+    async def _refund_from_solver(
+        self, deposit: Deposit, request: Request, cost: int, purpose: str
+    ) -> None:
+        """A v1 deposit: the solver pays it back itself, in ether (the Receiver takes nothing
+        else)."""
+        refund = plan_solver_refund(deposit, request.refund_to, gas_cost=cost)
+        if refund is None:
+            await self._skip(deposit.id)
+            return
+        transfer = {
+            "from": self.txmanager.account.address,
+            "to": to_checksum_address(refund.recipient),
+            "data": "0x",
+            "value": refund.amount,
+        }
+        try:
+            gas = await self.chain.client.estimate_gas(transfer)
+        except ChainError as exc:
+            log.warning("refund simulation failed; retried", deposit_id=deposit.id, error=str(exc))
+            return
+        row = await self.txmanager.send(
+            to=refund.recipient,
+            data=b"",
+            value=refund.amount,
             gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
             purpose=purpose,
             request_id=request.id,
@@ -237,13 +275,29 @@ class Refunder:
             row, receipt = mined
             await self._settle(deposit.id, row.tx_hash, receipt)
 
-    def _refunded(self, deposit: Deposit, recipient: str, receipt: dict[str, Any]) -> Moved:
-        """What the refund paid back, read from its receipt, valued at the prices quotes use."""
-        amount = depository_payout(
-            receipt["logs"],
-            depository=self.config.contracts.depository,
-            currency=deposit.currency,
-            recipient=recipient,
+    async def _sent_value(self, deposit: Deposit, tx_hash: str) -> int | None:
+        """What a v1 refund (a plain transfer) paid: its transaction's value. None for a
+        Depository payout, whose amount its receipt's logs say."""
+        if deposit.paid_to != RECEIVER:
+            return None
+        tx = await self.chain.client.sent_transaction(tx_hash)
+        if tx is None:
+            raise ChainError(f"refund {tx_hash} mined but not found")
+        return tx.value
+
+    def _refunded(
+        self, deposit: Deposit, recipient: str, receipt: dict[str, Any], sent: int | None
+    ) -> Moved:
+        """What the refund paid back, read from the chain, valued at the prices quotes use."""
+        amount = (
+            sent
+            if sent is not None
+            else depository_payout(
+                receipt["logs"],
+                depository=self.config.contracts.depository,
+                currency=deposit.currency,
+                recipient=recipient,
+            )
         )
         now_seconds = int(self.now().timestamp())
         usd = value_on_chain(self.config, self.chain.state, deposit.currency, amount, now_seconds)
@@ -253,6 +307,10 @@ class Refunder:
         now = self.now()
         succeeded = receipt["status"] == 1
         block = await self.chain.client.block_at(int(receipt["blockNumber"]))
+        async with self.sessions() as session:
+            known = await session.get(Deposit, deposit_id)
+            assert known is not None
+            sent = await self._sent_value(known, tx_hash) if succeeded else None
         async with self.sessions() as session, session.begin():
             deposit = await session.get(Deposit, deposit_id)
             assert deposit is not None and deposit.request_id is not None
@@ -271,8 +329,17 @@ class Refunder:
                 now=now,
                 block_number=int(receipt["blockNumber"]),
                 fee=fee_paid(receipt),
+                fee_usd_micros=value_on_chain(
+                    self.config,
+                    self.chain.state,
+                    self.config.native_currency.address,
+                    fee_paid(receipt),
+                    int(now.timestamp()),
+                ),
                 timestamp=block.timestamp if block else None,
-                moved=self._refunded(deposit, request.refund_to, receipt) if succeeded else None,
+                moved=(
+                    self._refunded(deposit, request.refund_to, receipt, sent) if succeeded else None
+                ),
             )
             if succeeded and request.status == RequestStatus.FAILURE:
                 await requests.move(session, request, RequestStatus.REFUND, now=now)

@@ -327,6 +327,12 @@ class Solver:
         receipt = await self.chain.client.receipt(fill_hash)
         return None if receipt is None else (fill_hash, dict(receipt))
 
+    def _gas_value(self, fee_wei: int) -> int | None:
+        """What the fill's gas cost, in micro-USD at the prices quotes use now."""
+        native = self.config.native_currency.address
+        now_seconds = int(self.now().timestamp())
+        return value_on_chain(self.config, self.chain.state, native, fee_wei, now_seconds)
+
     def _delivered(self, request: Request, receipt: dict[str, Any]) -> Moved:
         """What the fill's recipient got, valued at the prices quotes use now."""
         amount = delivered_amount(request, receipt)
@@ -373,6 +379,7 @@ class Solver:
                     now=now,
                     block_number=int(receipt["blockNumber"]),
                     fee=fee_paid(receipt),
+                    fee_usd_micros=self._gas_value(fee_paid(receipt)),
                     timestamp=block.timestamp if block else None,
                     moved=self._delivered(current, receipt) if succeeded else None,
                 )

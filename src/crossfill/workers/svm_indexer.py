@@ -152,7 +152,7 @@ class SvmIndexer:
             await requests.record_transaction(
                 session, request.id, kind="deposit", chain_id=self.config.id,
                 tx_hash=deposit.signature, status="success", now=now,
-                block_number=deposit.slot, timestamp=deposit.block_time,
+                block_number=deposit.slot, timestamp=deposit.block_time, sender=deposit.sender,
             )  # fmt: skip
             if RequestStatus(request.status) in TERMINAL:
                 return

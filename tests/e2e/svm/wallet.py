@@ -40,14 +40,23 @@ def item_instructions(item: dict[str, Any]) -> list[Instruction]:
 
 
 def sign_and_send(
-    rpc_url: str, instructions: list[Instruction], signer: Keypair
+    rpc_url: str,
+    instructions: list[Instruction],
+    signer: Keypair,
+    fee_payer: Keypair | None = None,
 ) -> VersionedTransaction:
+    """Signed by `signer` and, when another account pays the fee, by `fee_payer` too."""
+    payer = fee_payer or signer
     blockhash = _rpc(rpc_url, "getLatestBlockhash")["value"]["blockhash"]
-    message = Message.new_with_blockhash(instructions, signer.pubkey(), Hash.from_string(blockhash))
-    tx = VersionedTransaction(message, [signer])
+    message = Message.new_with_blockhash(instructions, payer.pubkey(), Hash.from_string(blockhash))
+    tx = VersionedTransaction(message, [payer] if payer == signer else [payer, signer])
     assert len(bytes(tx)) <= programs.MAX_TRANSACTION_BYTES
     _rpc(rpc_url, "sendTransaction", base64.b64encode(bytes(tx)).decode(), {"encoding": "base64"})
     return tx
+
+
+def airdrop(rpc_url: str, owner: Pubkey, lamports: int) -> None:
+    _rpc(rpc_url, "requestAirdrop", str(owner), lamports)
 
 
 def sol_balance(rpc_url: str, owner: Pubkey) -> int:

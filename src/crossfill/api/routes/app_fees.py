@@ -25,7 +25,7 @@ from crossfill.api.schemas.app_fees import (
     claim_terms,
 )
 from crossfill.api.schemas.responses import ClaimFiled
-from crossfill.app import app_fees, registry
+from crossfill.app import app_fees, fast_fills, registry
 from crossfill.domain.app_fee_claim import CLAIM_TYPES, PRIMARY_TYPE, ClaimTerms
 from crossfill.quoting.money import MICROS_PER_USD
 from crossfill.quoting.response import amount_wire
@@ -58,15 +58,16 @@ async def balances(wallet: WalletPath, runtime: RuntimeDep) -> dict[str, Any]:
     """The wallet's owed app fees per chain and currency, ready to claim."""
     owed = await app_fees.owed_balances(runtime, wallet)
     total = sum(balance.usd_micros for balance in owed)
+    outstanding = await fast_fills.outstanding_usd_micros(runtime, wallet)
     return {
         "balances": [
             amount_wire(balance.chain, balance.currency, balance.amount, balance.usd_micros)
             for balance in owed
         ],
         "totalBalanceUsd": usd_number(total),
-        # Fast fills are not offered here (POST /fast-fill), so none is outstanding.
-        "outstandingFastFillBalanceUsd": 0,
-        "availableBalanceUsd": usd_number(total),
+        # Fast fills of the keys this wallet sponsors whose deposits are not confirmed yet.
+        "outstandingFastFillBalanceUsd": usd_number(outstanding),
+        "availableBalanceUsd": usd_number(total - outstanding),
     }
 
 
