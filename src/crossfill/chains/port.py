@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
-from crossfill.chains.evm import BlockHead, ChainPoll, LogFilter, Read, ScannedRange
+from crossfill.chains.evm import BlockHead, ChainPoll, LogFilter, Read, ScannedRange, ValueTransfer
 from crossfill.types import ChainId
 
 
@@ -28,6 +28,9 @@ class EvmPort(Protocol):
 
     async def scan(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
         """Logs of each filter over [start, end] and block `end`, in one node's answer."""
+
+    async def value_transfers(self, number: int, to: frozenset[str]) -> list[ValueTransfer]:
+        """Block `number`'s transactions paying ether straight to one of `to`."""
 
     async def receipt(self, tx_hash: str) -> Any | None: ...
 

@@ -148,6 +148,10 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
     if inputs.trade_type(body.trade_type) is not TradeType.EXACT_INPUT:
         raise QuoteError("UNSUPPORTED_EXECUTION_TYPE", "SVM routes are quoted EXACT_INPUT only")
     _route_length(body)
+    if body.use_deposit_address or body.strict is not None or body.recovery_address:
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE", "deposit addresses are offered on EVM origins only"
+        )
     amount_in = inputs.amount(body.amount)
     evm, svm = context.evm, context.svm
     vault = svm.solver.address
