@@ -11,23 +11,27 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
+from crossfill.contracts import calldata
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
     OPERATOR_TOKEN,
     ORIGIN,
+    REFUNDED,
     balance,
     final_status,
     funded_user,
     new_api_key,
     request_quote,
     rpc_urls,
+    usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.wallet import send_item
 
 ETH = 10**18
+USDC = 10**6
 
 
 @pytest.fixture
@@ -109,3 +113,110 @@ def test_strict_native_deposit_address_is_swept_and_filled(
         "/requests/v3", params={"term": address}, headers={"x-api-key": key}
     ).json()
     assert [r["id"] for r in by_term["requests"]] == [request_id]
+
+
+def _usdc_body(
+    devnet: RunningDevnet, user: LocalAccount, recipient: str, **fields: Any
+) -> dict[str, Any]:
+    return _body(
+        user,
+        recipient,
+        originCurrency=usdc(devnet, ORIGIN),
+        destinationCurrency=usdc(devnet, DESTINATION),
+        amount=str(100 * USDC),
+        **fields,
+    )
+
+
+def _transfer_usdc(devnet: RunningDevnet, payer: LocalAccount, to: str, amount: int) -> str:
+    data = calldata.erc20_transfer(Web3.to_checksum_address(to), amount)
+    item = {
+        "to": usdc(devnet, ORIGIN),
+        "data": calldata.hex_data(data),
+        "value": "0",
+        "chainId": ORIGIN,
+    }
+    return _pay(devnet, payer, item)
+
+
+def test_strict_usdc_deposit_address_fills_and_a_second_transfer_is_a_child_request(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    key = new_api_key(client, "deposit-addresses-usdc")
+    client.headers["x-api-key"] = key
+    user = funded_user(devnet, usdc_amount=300 * USDC)
+    recipient = Account.create().address
+    quote = request_quote(client, _usdc_body(devnet, user, recipient))
+    (step,) = quote["steps"]  # no approval: a plain transfer
+    address, item = step["depositAddress"], step["items"][0]["data"]
+    token = usdc(devnet, ORIGIN)
+    assert item["to"] == token.lower() and item["value"] == "0"
+    assert item["data"] == calldata.hex_data(calldata.erc20_transfer(address, 100 * USDC))
+
+    _pay(devnet, user, item)
+    assert final_status(client, step["requestId"], timeout=60)["status"] == "success"
+    out = usdc(devnet, DESTINATION)
+    first_paid = balance(devnet, DESTINATION, out, recipient)
+    assert first_paid == int(quote["details"]["currencyOut"]["amount"])
+    assert balance(devnet, ORIGIN, token, address) == 0
+
+    # The same address paid again: a child request of its own, filled on the quote's terms.
+    second = _transfer_usdc(devnet, user, address, 100 * USDC)
+    listed: list[dict[str, Any]] = []
+
+    def child_listed() -> bool:
+        listed[:] = client.get(
+            "/requests/v3",
+            params={"depositAddress": address, "includeChildRequests": "true"},
+            headers={"x-api-key": key},
+        ).json()["requests"]
+        return len(listed) == 2
+
+    assert wait_for(child_listed, timeout=30)
+    (child,) = [r for r in listed if r["id"] != step["requestId"]]
+    assert child["depositAddress"]["depositTxHash"] == second
+    assert final_status(client, child["id"], timeout=60)["status"] == "success"
+    assert balance(devnet, DESTINATION, out, recipient) == 2 * first_paid
+    assert balance(devnet, ORIGIN, token, address) == 0
+    assert balance(devnet, ORIGIN, token, user.address) == 100 * USDC
+    # Without includeChildRequests the address lists its own request only.
+    plain = client.get(
+        "/requests/v3", params={"depositAddress": address}, headers={"x-api-key": key}
+    ).json()["requests"]
+    assert [r["id"] for r in plain] == [step["requestId"]]
+
+
+def test_underpaid_strict_deposit_address_is_refunded_to_refund_to(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    user = funded_user(devnet)
+    refund_to = Account.create().address
+    quote = request_quote(client, _body(user, Account.create().address, refundTo=refund_to))
+    (step,) = quote["steps"]
+    address = step["depositAddress"]
+    sent = ETH // 20  # half the quoted amount
+    _pay(devnet, user, {**step["items"][0]["data"], "value": str(sent)})
+
+    status = final_status(client, step["requestId"], timeout=60, until=REFUNDED)
+    assert status["failReason"] == "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
+    refunded = balance(devnet, ORIGIN, NATIVE, refund_to)
+    assert 0 < refunded < sent  # the deposit, net of the refund's gas
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0
+
+
+def test_wrong_currency_at_a_deposit_address_is_refunded(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    user = funded_user(devnet, usdc_amount=50 * USDC)
+    refund_to = Account.create().address
+    quote = request_quote(client, _body(user, Account.create().address, refundTo=refund_to))
+    (step,) = quote["steps"]
+    address = step["depositAddress"]
+    _transfer_usdc(devnet, user, address, 50 * USDC)  # USDC to an address quoted for ether
+
+    status = final_status(client, step["requestId"], timeout=60, until=REFUNDED)
+    assert status["failReason"] == "DEPOSIT_ADDRESS_MISMATCH"
+    token = usdc(devnet, ORIGIN)
+    refunded = balance(devnet, ORIGIN, token, refund_to)
+    assert 0 < refunded <= 50 * USDC
+    assert balance(devnet, ORIGIN, token, address) == 0
