@@ -3,6 +3,7 @@ the Depository and filled, or refunded; every balance is read on chain."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
@@ -10,8 +11,11 @@ import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
+from web3.exceptions import ContractLogicError
 
 from crossfill.contracts import calldata
+from crossfill.contracts.deposit_addresses import Recovery
+from crossfill.devnet.deploy import contract_at
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -220,3 +224,53 @@ def test_wrong_currency_at_a_deposit_address_is_refunded(
     refunded = balance(devnet, ORIGIN, token, refund_to)
     assert 0 < refunded <= 50 * USDC
     assert balance(devnet, ORIGIN, token, address) == 0
+
+
+def test_recovery_address_recovers_funds_held_by_a_deposit_address(
+    devnet: RunningDevnet, start_service: StartService
+) -> None:
+    # No workers: the funds stay at the address (as when its recipient is blocked).
+    service = start_service()
+    recovery = Account.create()
+    user = funded_user(devnet)
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(
+            http,
+            _body(user, Account.create().address, recoveryAddress=recovery.address),
+        )
+    (step,) = quote["steps"]
+    address = step["depositAddress"]
+    origin = devnet.deployment.chains[0]
+    factory = origin.contracts.deposit_address_factory
+    assert factory is not None
+    key = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
+    web3 = Web3(Web3.HTTPProvider(origin.rpc_url))
+    on_chain = contract_at(web3, "DepositAddressFactory", factory)
+    assert on_chain.functions.addressOf(key, recovery.address).call().lower() == address.lower()
+    _pay(devnet, user, step["items"][0]["data"])
+    assert balance(devnet, ORIGIN, NATIVE, address) == ETH // 10
+
+    recover = Recovery(
+        factory=factory,
+        chain_id=ORIGIN,
+        key=key,
+        recovery_address=recovery.address,
+        currency=NATIVE,
+        amount=ETH // 10,
+        nonce=1,
+        deadline=int(time.time()) + 600,
+    )
+    call = calldata.hex_data(recover.calldata(recover.sign(recovery)))
+    item = {"to": factory, "data": call, "value": "0", "chainId": ORIGIN}
+    _pay(devnet, user, item)  # anyone may submit the recovery address's signature
+    assert balance(devnet, ORIGIN, NATIVE, recovery.address) == ETH // 10
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0
+
+    # The signature pays once; another signer's does not pay at all.
+    _pay(devnet, user, {**step["items"][0]["data"]})
+    with pytest.raises(ContractLogicError):
+        web3.eth.call({"to": Web3.to_checksum_address(factory), "data": call})
+    forged = recover.calldata(recover.sign(Account.create()))
+    with pytest.raises(ContractLogicError):
+        web3.eth.call({"to": Web3.to_checksum_address(factory), "data": calldata.hex_data(forged)})
+    assert balance(devnet, ORIGIN, NATIVE, address) == ETH // 10
