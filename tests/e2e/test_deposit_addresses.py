@@ -274,3 +274,43 @@ def test_recovery_address_recovers_funds_held_by_a_deposit_address(
     with pytest.raises(ContractLogicError):
         web3.eth.call({"to": Web3.to_checksum_address(factory), "data": calldata.hex_data(forged)})
     assert balance(devnet, ORIGIN, NATIVE, address) == ETH // 10
+
+
+def test_open_usdc_deposit_address_prices_each_transfer_as_its_own_request(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    key = new_api_key(client, "deposit-addresses-open")
+    client.headers["x-api-key"] = key
+    user = funded_user(devnet, usdc_amount=200 * USDC)
+    recipient, refund_to = Account.create().address, Account.create().address
+    open_body = _usdc_body(devnet, user, recipient, strict=False)
+    refused = client.post("/quote/v2", json=open_body)
+    assert refused.status_code == 400 and "refundTo" in refused.json()["message"]
+    quote = request_quote(client, {**open_body, "refundTo": refund_to})
+    (step,) = quote["steps"]
+    address, parent = step["depositAddress"], step["requestId"]
+
+    # Any amount: 40 USDC, then 70 USDC, each priced when it arrives.
+    sent = [_transfer_usdc(devnet, user, address, amount) for amount in (40 * USDC, 70 * USDC)]
+    children: list[dict[str, Any]] = []
+
+    def both_listed() -> bool:
+        listed = client.get(
+            "/requests/v3",
+            params={"depositAddress": address, "includeChildRequests": "true"},
+            headers={"x-api-key": key},
+        ).json()["requests"]
+        children[:] = [r for r in listed if r["id"] != parent]
+        return len(children) == 2
+
+    assert wait_for(both_listed, timeout=30)
+    assert {c["depositAddress"]["depositTxHash"] for c in children} == set(sent)
+    assert all(c["depositAddress"]["type"] == "open" for c in children)
+    for child in children:
+        assert final_status(client, child["id"], timeout=60)["status"] == "success"
+    token, out = usdc(devnet, ORIGIN), usdc(devnet, DESTINATION)
+    received = balance(devnet, DESTINATION, out, recipient)
+    assert 100 * USDC < received < 110 * USDC  # both transfers, net of fees
+    assert balance(devnet, ORIGIN, token, address) == 0
+    assert balance(devnet, ORIGIN, token, user.address) == 90 * USDC
+    assert balance(devnet, ORIGIN, token, refund_to) == 0

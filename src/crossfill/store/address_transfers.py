@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import inspect, select
+from sqlalchemy import insert, inspect, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.deposit_addresses import SeenTransfer, child_ids
 from crossfill.domain.status import RequestStatus
+from crossfill.store.requests import REQUESTS, QuoteRows
 from crossfill.store.tables import AddressTransfer, ChainCursor, Request
 
 SEEN = "seen"
@@ -135,6 +136,17 @@ async def add_child(
     )
     session.add(child)
     await session.flush()
+    return child
+
+
+async def add_priced_child(session: AsyncSession, parent: Request, rows: QuoteRows) -> Request:
+    """The child request of an open address's transfer, priced when it arrived (`rows`)."""
+    for table, values in rows.inserts():
+        if table is REQUESTS:
+            values = {**values, "parent_request_id": parent.id, "api_key_id": parent.api_key_id}
+        await session.execute(insert(table), [dict(values)])
+    child = await session.get(Request, rows.request["id"])
+    assert child is not None
     return child
 
 

@@ -25,7 +25,15 @@ from datetime import datetime, timedelta
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.app.deposit_addresses import sweep_of
+from crossfill.app.deposit_addresses import (
+    NO_QUOTES,
+    AddressOwner,
+    arrival_request,
+    mismatch,
+    repriced,
+    sweep_of,
+    unpriced_reason,
+)
 from crossfill.chains.depository_logs import address_topic, decode_transfer, erc20_transfer_event
 from crossfill.chains.evm import BlockHead, LogFilter
 from crossfill.domain.confirmations import confirmations, required_confirmations
@@ -33,9 +41,13 @@ from crossfill.domain.deposit_addresses import SeenTransfer
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import Reverted
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
+from crossfill.quoting.deposit_address import DepositAddressTerms
+from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.prices import value_on_chain
+from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import ChainRuntime
 from crossfill.store import address_transfers, requests
+from crossfill.store.requests import QuoteRows
 from crossfill.store.tables import AddressTransfer, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.txmanager import TxManager
@@ -60,8 +72,11 @@ class DepositAddressSweeper:
         *,
         now: Callable[[], datetime],
         interval_seconds: float,
+        reprice: Callable[[QuoteRequest, DepositAddressTerms], QuoteRows] | None = None,
     ) -> None:
         self.chain = chain
+        # Prices an open address's arrival (`app.quotes.arrival_rows`); None: never priced.
+        self.reprice = reprice
         self.config = chain.config
         self.sessions = sessions
         self.txmanager = txmanager
@@ -222,8 +237,8 @@ class DepositAddressSweeper:
         await self._send(row, request_id)
 
     async def _assign(self, transfer_id: int) -> str | None:
-        """The request this transfer pays: the quoted one if no transfer pays it yet, else a
-        new child request. Stored with the transfer, so it is decided once."""
+        """The request this transfer pays (see `app.deposit_addresses`), decided once: stored
+        with the transfer, with the child request it makes, in one transaction."""
         now = self.now()
         async with self.sessions() as session, session.begin():
             row = await session.get(AddressTransfer, transfer_id)
@@ -232,11 +247,15 @@ class DepositAddressSweeper:
             if owner is None:
                 row.state = address_transfers.FAILED
                 return None
-            if await address_transfers.is_taken(session, owner.id):
+            terms = _owner_terms(owner)
+            if repriced(terms):
+                request = await self._arrival(session, owner, terms, row, now)
+            elif await address_transfers.is_taken(session, owner.id):
                 request = await address_transfers.add_child(session, owner, row, now)
-                log.info("child request", parent=owner.id, request_id=request.id)
             else:
                 request = owner
+            if request.id != owner.id:
+                log.info("child request", parent=owner.id, request_id=request.id)
             request.depositor = row.depositor
             request.deposit_tx_hash = row.tx_hash
             request.updated_at = now
@@ -244,6 +263,31 @@ class DepositAddressSweeper:
             if RequestStatus(request.status) is RequestStatus.WAITING:
                 await requests.publish(session, request, now=now)
             return request.id
+
+    async def _arrival(
+        self,
+        session: AsyncSession,
+        owner: Request,
+        terms: AddressOwner,
+        row: AddressTransfer,
+        now: datetime,
+    ) -> Request:
+        """An open address's transfer: a child request priced now for what arrived; one that
+        cannot be priced, or came in another currency, fails at once (and is refunded)."""
+        reason = mismatch(terms, row.currency)
+        if reason is None and self.reprice is not None:
+            try:
+                rows = self.reprice(arrival_request(terms, int(row.amount)), _address_of(owner))
+            except QuoteError as exc:
+                log.info("deposit-address arrival not priced", error=str(exc))
+                reason = unpriced_reason(exc)
+            else:
+                return await address_transfers.add_priced_child(session, owner, rows)
+        child = await address_transfers.add_child(session, owner, row, now)
+        await requests.move(
+            session, child, RequestStatus.FAILURE, now=now, fail_reason=reason or NO_QUOTES
+        )
+        return child
 
     async def _send(self, row: AddressTransfer, request_id: str) -> None:
         async with self.sessions() as session:
@@ -292,3 +336,28 @@ class DepositAddressSweeper:
             row = await session.get(AddressTransfer, transfer_id)
             assert row is not None
             row.state = state
+
+
+def _owner_terms(owner: Request) -> AddressOwner:
+    return AddressOwner(
+        type=owner.deposit_address_type or "strict",
+        user=owner.user_address,
+        origin_chain_id=owner.origin_chain_id,
+        destination_chain_id=owner.destination_chain_id,
+        origin_currency=owner.origin_currency,
+        destination_currency=owner.destination_currency,
+        recipient=owner.recipient,
+        refund_to=owner.refund_to,
+        recovery_address=owner.recovery_address,
+        referrer=owner.referrer,
+    )
+
+
+def _address_of(owner: Request) -> DepositAddressTerms:
+    assert owner.deposit_address is not None and owner.deposit_address_key is not None
+    return DepositAddressTerms(
+        address=owner.deposit_address,
+        type=owner.deposit_address_type or "strict",
+        recovery_address=owner.recovery_address,
+        key=owner.deposit_address_key,
+    )

@@ -404,8 +404,8 @@ class Indexer:
             timestamp=block.timestamp,
             moved=self._paid_in(deposit.currency, int(deposit.amount)),
         )
-        if RequestStatus(request.status) in TERMINAL:
-            return
+        if RequestStatus(request.status) in TERMINAL | {RequestStatus.FAILURE}:
+            return  # failed before its deposit came (a deposit address's): refunded as is
         request.origin_block_number = block.number
         if verdict is DepositVerdict.ACCEPTED:
             await requests.move(session, request, RequestStatus.PENDING, now=now)

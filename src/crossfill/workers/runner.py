@@ -4,6 +4,7 @@ app-fee payer and a deposit-address sweeper per chain, built from the runtime.""
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import socket
 import uuid
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 import asyncpg
 from eth_account.signers.local import LocalAccount
 
+from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
 from crossfill.config.svm_keys import resolve_svm_holder
 from crossfill.runtime import Runtime
@@ -150,7 +152,17 @@ class Workers:
         collectors = journalled(SponsorCollector)
         depositors = journalled(PermitDepositor)
         payers = journalled(AppFeePayer, allocator)
-        sweepers = journalled(DepositAddressSweeper)
+        sweepers = {
+            chain_id: DepositAddressSweeper(
+                chain,
+                runtime.sessions,
+                txmanagers[chain_id],
+                now=utc_now,
+                interval_seconds=interval,
+                reprice=functools.partial(arrival_rows, runtime),
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
         svm_payers = {
             chain_id: SvmPayer(
                 chain.client,
