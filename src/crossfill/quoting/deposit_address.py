@@ -44,7 +44,7 @@ def deposit_address_request(
     body: QuoteRequest, origin: ChainConfig, *, same_chain: bool
 ) -> DepositAddressRequest | None:
     if not body.use_deposit_address:
-        if body.strict is not None or body.recovery_address:
+        if body.strict or body.recovery_address:
             raise QuoteError(
                 "UNSUPPORTED_EXECUTION_TYPE",
                 "strict and recoveryAddress apply only with useDepositAddress: true",
@@ -53,12 +53,12 @@ def deposit_address_request(
     if origin.contracts.deposit_address_factory is None:
         raise QuoteError(
             "UNSUPPORTED_EXECUTION_TYPE",
-            f"deposit addresses are not offered on chain {origin.id}",
+            f"useDepositAddress: deposit addresses are not offered on chain {origin.id}",
         )
     if same_chain:
         raise QuoteError(
             "UNSUPPORTED_EXECUTION_TYPE",
-            "deposit addresses serve cross-chain requests; on one chain, send the transaction",
+            "useDepositAddress serves cross-chain requests; on one chain, send the transaction",
         )
     if body.use_permit:
         raise QuoteError(
