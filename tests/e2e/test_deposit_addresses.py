@@ -10,12 +10,14 @@ import httpx
 import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from sqlalchemy import select
 from web3 import Web3
 from web3.exceptions import ContractLogicError
 
 from crossfill.contracts import calldata
 from crossfill.contracts.deposit_addresses import Recovery
 from crossfill.devnet.deploy import contract_at
+from crossfill.store.tables import OutboxEvent
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -26,9 +28,11 @@ from tests.e2e.bridging import (
     balance,
     final_status,
     funded_user,
+    listed_v3,
     new_api_key,
     request_quote,
     rpc_urls,
+    stored_rows,
     usdc,
 )
 from tests.e2e.conftest import ServiceThread, StartService, wait_for
@@ -64,11 +68,17 @@ def _pay(devnet: RunningDevnet, payer: LocalAccount, item: dict[str, Any]) -> st
 
 
 def _record(client: httpx.Client, key: str, request_id: str) -> dict[str, Any]:
-    listed = client.get(
-        "/requests/v3", params={"id": request_id}, headers={"x-api-key": key}
-    ).json()
-    (record,) = listed["requests"]
+    (record,) = listed_v3(client, key, id=request_id)["requests"]
     return dict(record)
+
+
+def _last_event(service: ServiceThread, request_id: str) -> dict[str, Any]:
+    """The payload of the request's last status event (its webhooks' `data`)."""
+    events = stored_rows(
+        service,
+        select(OutboxEvent).where(OutboxEvent.request_id == request_id).order_by(OutboxEvent.id),
+    )
+    return dict(events[-1].payload)
 
 
 def test_strict_native_deposit_address_is_swept_and_filled(
@@ -109,14 +119,20 @@ def test_strict_native_deposit_address_is_swept_and_filled(
         "recoveryAddress": None,
     }
     assert "deposit_address" in record["features"]
-    by_address = client.get(
-        "/requests/v3", params={"depositAddress": address}, headers={"x-api-key": key}
-    ).json()
+    by_address = listed_v3(client, key, depositAddress=address)
     assert [r["id"] for r in by_address["requests"]] == [request_id]
-    by_term = client.get(
-        "/requests/v3", params={"term": address}, headers={"x-api-key": key}
-    ).json()
+    by_term = listed_v3(client, key, term=address)
     assert [r["id"] for r in by_term["requests"]] == [request_id]
+    by_feature = listed_v3(client, key, features="deposit_address")
+    assert [r["id"] for r in by_feature["requests"]] == [request_id]
+    event = _last_event(service, request_id)
+    assert event["status"] == "success"
+    assert event["depositAddress"] == {
+        "address": address.lower(),
+        "depositAddressType": "strict",
+        "depositor": user.address.lower(),
+        "depositTxHash": transfer,
+    }
 
 
 def _usdc_body(
