@@ -182,7 +182,8 @@ class DepositAddressSweeper:
                         depositor=paid.sender,
                     )
                 )
-        return found
+        # In chain order, so the first transfer stored is the first one made.
+        return sorted(found, key=lambda seen: (seen.block_number, seen.log_index))
 
     async def _show_payer(
         self, session: AsyncSession, request: Request, transfer: SeenTransfer, now: datetime
