@@ -131,8 +131,9 @@ async def test_an_ether_transfer_is_swept_once_for_the_quoted_request(world: Wor
 
 async def test_a_second_transfer_is_a_child_request_swept_on_its_own(world: World) -> None:
     await world.pay_ether("0x" + "e1" * 32)
+    token = world.base.config.erc20_currencies[0].address.lower()
     log = {
-        "address": world.base.config.erc20_currencies[0].address.lower(),
+        "address": token,
         "topics": [erc20_transfer_event().topic, address_topic(PAYER), address_topic(ADDRESS)],
         "data": "0x" + (5 * 10**6).to_bytes(32, "big").hex(),
         "transactionHash": "0x" + "e2" * 32,
@@ -157,7 +158,7 @@ async def test_a_second_transfer_is_a_child_request_swept_on_its_own(world: Worl
         == Sweep(
             key=bytes.fromhex(parent.order_id[2:]),  # the parent's address
             recovery_address=None,
-            currency=log["address"],
+            currency=token,
             amount=5 * 10**6,
             depositor=PAYER,
             order_id=bytes.fromhex(child.order_id[2:]),  # the child's order
