@@ -329,3 +329,28 @@ def test_open_usdc_deposit_address_prices_each_transfer_as_its_own_request(
     assert balance(devnet, ORIGIN, token, address) == 0
     assert balance(devnet, ORIGIN, token, user.address) == 90 * USDC
     assert balance(devnet, ORIGIN, token, refund_to) == 0
+
+
+def test_an_overpaid_strict_deposit_fills_the_quote_and_refunds_the_excess(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    key = new_api_key(client, "deposit-addresses-overpaid")
+    client.headers["x-api-key"] = key
+    user = funded_user(devnet)
+    recipient, refund_to = Account.create().address, Account.create().address
+    quote = request_quote(client, _body(user, recipient, refundTo=refund_to))
+    (step,) = quote["steps"]
+    address, request_id = step["depositAddress"], step["requestId"]
+    _pay(devnet, user, {**step["items"][0]["data"], "value": str(ETH // 10 + ETH // 20)})
+
+    assert final_status(client, request_id, timeout=60)["status"] == "success"
+    assert balance(devnet, DESTINATION, NATIVE, recipient) == int(
+        quote["details"]["currencyOut"]["amount"]
+    )
+    listed = listed_v3(client, key, id=request_id, includeChildRequests="true")["requests"]
+    (excess,) = [r for r in listed if r["id"] != request_id]
+    status = final_status(client, excess["id"], timeout=60, until=REFUNDED)
+    assert status["failReason"] == "INCORRECT_PAYMENT"
+    refunded = balance(devnet, ORIGIN, NATIVE, refund_to)
+    assert 0 < refunded < ETH // 20  # the excess, net of the refund's gas
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0

@@ -188,3 +188,24 @@ async def test_a_restarted_sweeper_resumes_from_the_journal(world: World) -> Non
     await restarted.tick()
     (transfer,), _, _ = await world.rows()
     assert transfer.state == "swept"
+
+
+async def test_an_overpaid_transfer_sweeps_the_quote_and_refunds_the_excess(world: World) -> None:
+    head = await world.chain.block_at(BLOCK)
+    assert head is not None
+    paid = ValueTransfer("0x" + "e3" * 32, PAYER, ADDRESS, AMOUNT + 7, head)
+    world.chain.ether_transfers[BLOCK] = [paid]
+    await world.sweeper.tick()
+    await world.sweeper.tick()  # the excess leg, made by the first tick
+    transfers, journal, requests = await world.rows()
+    legs = {transfer.leg: transfer for transfer in transfers}
+    assert (legs["paid"].amount, legs["excess"].amount) == (str(AMOUNT), "7")
+    (child,) = [row for row in requests if row.id != world.request["id"]]
+    assert (child.status, child.fail_reason) == ("failure", "INCORRECT_PAYMENT")
+    assert legs["excess"].request_id == child.id
+    # sweep(key, recoveryAddress, token, amount, ...): the amount is the fourth word.
+    amounts = {
+        row.request_id: int.from_bytes(_sent_calldata(row)[4 + 32 * 3 : 4 + 32 * 4])
+        for row in journal
+    }
+    assert amounts == {world.request["id"]: AMOUNT, child.id: 7}

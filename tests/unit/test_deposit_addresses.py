@@ -11,6 +11,7 @@ from crossfill.app.deposit_addresses import (
     TOO_LOW,
     AddressOwner,
     arrival_request,
+    excess,
     mismatch,
     repriced,
     unpriced_reason,
@@ -176,3 +177,12 @@ def test_a_child_request_has_ids_of_its_own_made_again_alike() -> None:
     assert first != child_ids("0x01", "0x02", "0xaa", -1)
     assert first.request_id != first.order_id
     assert len(first.request_id) == 66 and len(first.order_id) == 66
+
+
+def test_only_a_strict_transfer_in_the_quoted_currency_has_an_excess() -> None:
+    strict = AddressOwner(**{**OWNER.__dict__, "type": "strict"})
+    assert excess(strict, 100, USDC.lower(), 130) == 30
+    assert excess(strict, 100, USDC.lower(), 100) == 0
+    assert excess(strict, 100, USDC.lower(), 60) == 0  # underpaid: refunded whole
+    assert excess(strict, 100, NATIVE_EVM_ADDRESS, 130) == 0  # refunded whole
+    assert excess(OWNER, 100, USDC.lower(), 130) == 0  # open: the whole amount is priced

@@ -1,6 +1,8 @@
 """Deposit addresses: which request a transfer into one pays, and the sweep that pays it.
 
-- strict: the first transfer pays the request quoted for the address. Every later transfer is
+- strict: the first transfer pays the request quoted for the address; what it brings beyond
+  the quoted amount is split off and refunded as a child request of its own (`excess`,
+  failReason INCORRECT_PAYMENT). Every later transfer is
   a child request (listed with `includeChildRequests`) on the same terms under ids of its own,
   so the Depository judges it alone: filled if it pays the quoted currency, at least the quoted
   amount, before the quote's expiry; refunded otherwise.
@@ -22,6 +24,8 @@ from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 
 DEPOSIT_ADDRESS_MISMATCH = "DEPOSIT_ADDRESS_MISMATCH"
+# The refund of what an overpaid strict transfer brought beyond the quoted amount.
+OVERPAID = "INCORRECT_PAYMENT"
 TOO_LOW = "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
 NO_QUOTES = "NO_QUOTES"
 
@@ -52,6 +56,14 @@ def mismatch(owner: AddressOwner, currency: str) -> str | None:
     if currency.lower() != owner.origin_currency.lower():
         return DEPOSIT_ADDRESS_MISMATCH
     return None
+
+
+def excess(owner: AddressOwner, quoted: int, currency: str, amount: int) -> int:
+    """What a strict address's paying transfer brought beyond the quoted amount, refunded as a
+    leg of its own (0: none). An open address prices the whole amount instead."""
+    if repriced(owner) or mismatch(owner, currency) is not None:
+        return 0
+    return max(0, amount - quoted)
 
 
 def arrival_request(owner: AddressOwner, amount: int) -> QuoteRequest:

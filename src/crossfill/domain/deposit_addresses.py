@@ -29,11 +29,12 @@ class ChildIds:
 
 
 def child_ids(
-    parent_request_id: str, parent_order_id: str, tx_hash: str, log_index: int
+    parent_request_id: str, parent_order_id: str, tx_hash: str, log_index: int, leg: str = "paid"
 ) -> ChildIds:
-    """Ids of the child request a later transfer makes: derived from the parent and the
-    transfer, so finding the transfer again makes the same child."""
-    tag = f"{tx_hash}:{log_index}".encode()
+    """Ids of the child request a later transfer (or an overpaid one's excess, `leg`) makes:
+    derived from the parent and the transfer, so finding the transfer again makes the same
+    child."""
+    tag = (f"{tx_hash}:{log_index}" + ("" if leg == "paid" else f":{leg}")).encode()
     return ChildIds(
         request_id="0x" + keccak(b"request:" + parent_request_id.encode() + tag).hex(),
         order_id="0x" + keccak(b"order:" + parent_order_id.encode() + tag).hex(),

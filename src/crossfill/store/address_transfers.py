@@ -13,6 +13,7 @@ from crossfill.domain.status import RequestStatus
 from crossfill.store.requests import REQUESTS, QuoteRows
 from crossfill.store.tables import AddressTransfer, ChainCursor, Request
 
+PAID, EXCESS = "paid", "excess"
 SEEN = "seen"
 SWEPT = "swept"
 FAILED = "failed"
@@ -55,6 +56,7 @@ async def record(session: AsyncSession, chain_id: int, seen: SeenTransfer, now: 
             AddressTransfer.chain_id == chain_id,
             AddressTransfer.tx_hash == seen.tx_hash,
             AddressTransfer.log_index == seen.log_index,
+            AddressTransfer.leg == PAID,
         )
     )
     if known is not None:
@@ -70,12 +72,37 @@ async def record(session: AsyncSession, chain_id: int, seen: SeenTransfer, now: 
             currency=seen.currency,
             amount=str(seen.amount),
             depositor=seen.depositor,
+            leg=PAID,
             state=SEEN,
             created_at=now,
         )
     )
     await session.flush()
     return True
+
+
+async def split_excess(
+    session: AsyncSession, paid: AddressTransfer, excess: int, now: datetime
+) -> AddressTransfer:
+    """Split `excess` off a transfer: its paid leg sweeps the rest, a new leg sweeps this."""
+    paid.amount = str(int(paid.amount) - excess)
+    leg = AddressTransfer(
+        chain_id=paid.chain_id,
+        address=paid.address,
+        tx_hash=paid.tx_hash,
+        log_index=paid.log_index,
+        block_number=paid.block_number,
+        block_hash=paid.block_hash,
+        currency=paid.currency,
+        amount=str(excess),
+        depositor=paid.depositor,
+        leg=EXCESS,
+        state=SEEN,
+        created_at=now,
+    )
+    session.add(leg)
+    await session.flush()
+    return leg
 
 
 async def unswept(session: AsyncSession, chain_id: int, limit: int) -> list[AddressTransfer]:
@@ -111,7 +138,7 @@ async def add_child(
     session: AsyncSession, parent: Request, transfer: AddressTransfer, now: datetime
 ) -> Request:
     """The child request a later transfer makes: the parent's terms under ids of its own."""
-    ids = child_ids(parent.id, parent.order_id, transfer.tx_hash, transfer.log_index)
+    ids = child_ids(parent.id, parent.order_id, transfer.tx_hash, transfer.log_index, transfer.leg)
     existing = await session.get(Request, ids.request_id)
     if existing is not None:
         return existing

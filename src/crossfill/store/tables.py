@@ -341,10 +341,12 @@ class Deposit(Base):
 
 class AddressTransfer(Base):
     """A transfer into a deposit address (`log_index` -1 for ether), and its sweep into the
-    Depository for the request it pays: `seen`, then `swept` once the sweep is sent."""
+    Depository for the request it pays: `seen`, then `swept` (or `failed`) once the sweep is
+    mined. `leg` is `paid`, or `excess` for what an overpaid strict transfer is refunded
+    (split off its `paid` leg, whose `amount` is then the quoted amount)."""
 
     __tablename__ = "address_transfers"
-    __table_args__ = (UniqueConstraint("chain_id", "tx_hash", "log_index"),)
+    __table_args__ = (UniqueConstraint("chain_id", "tx_hash", "log_index", "leg"),)
 
     id: Mapped[int] = mapped_column(SerialId, primary_key=True)
     chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
@@ -356,6 +358,7 @@ class AddressTransfer(Base):
     currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
     amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
     depositor: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    leg: Mapped[str] = mapped_column(String(8), nullable=False, default="paid")
     request_id: Mapped[str | None] = mapped_column(ForeignKey("requests.id"), index=True)
     state: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)

@@ -27,8 +27,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.app.deposit_addresses import (
     NO_QUOTES,
+    OVERPAID,
     AddressOwner,
     arrival_request,
+    excess,
     mismatch,
     repriced,
     sweep_of,
@@ -235,7 +237,7 @@ class DepositAddressSweeper:
             return
         if await self.txmanager.for_request(request_id, PURPOSE) is not None:
             return  # sent, not mined yet
-        await self._send(row, request_id)
+        await self._send(row.id, request_id)
 
     async def _assign(self, transfer_id: int) -> str | None:
         """The request this transfer pays (see `app.deposit_addresses`), decided once: stored
@@ -255,6 +257,9 @@ class DepositAddressSweeper:
                 request = await address_transfers.add_child(session, owner, row, now)
             else:
                 request = owner
+                extra = excess(terms, int(owner.amount_in), row.currency, int(row.amount))
+                if extra:
+                    await self._refund_excess(session, owner, row, extra, now)
             if request.id != owner.id:
                 log.info("child request", parent=owner.id, request_id=request.id)
             request.depositor = row.depositor
@@ -264,6 +269,23 @@ class DepositAddressSweeper:
             if RequestStatus(request.status) is RequestStatus.WAITING:
                 await requests.publish(session, request, now=now)
             return request.id
+
+    async def _refund_excess(
+        self,
+        session: AsyncSession,
+        owner: Request,
+        row: AddressTransfer,
+        extra: int,
+        now: datetime,
+    ) -> None:
+        """An overpaid strict transfer: the excess is swept for a child request that has
+        failed already, so the refunder pays it back to `refundTo`."""
+        leg = await address_transfers.split_excess(session, row, extra, now)
+        child = await address_transfers.add_child(session, owner, leg, now)
+        child.depositor, child.deposit_tx_hash = row.depositor, row.tx_hash
+        leg.request_id = child.id
+        await requests.move(session, child, RequestStatus.FAILURE, now=now, fail_reason=OVERPAID)
+        log.info("overpaid: excess refunded", parent=owner.id, request_id=child.id, excess=extra)
 
     async def _arrival(
         self,
@@ -290,10 +312,11 @@ class DepositAddressSweeper:
         )
         return child
 
-    async def _send(self, row: AddressTransfer, request_id: str) -> None:
+    async def _send(self, transfer_id: int, request_id: str) -> None:
         async with self.sessions() as session:
             request = await requests.get(session, request_id)
-        assert request is not None and self.factory is not None
+            row = await session.get(AddressTransfer, transfer_id)  # as assigned (its leg)
+        assert request is not None and row is not None and self.factory is not None
         key = request.deposit_address_key
         assert key is not None
         sweep = sweep_of(

@@ -40,6 +40,7 @@ def upgrade() -> None:
         sa.Column("currency", sa.String(length=64), nullable=False),
         sa.Column("amount", sa.String(length=78), nullable=False),
         sa.Column("depositor", sa.String(length=64), nullable=False),
+        sa.Column("leg", sa.String(length=8), nullable=False),
         sa.Column("request_id", sa.String(length=66), nullable=True),
         sa.Column("state", sa.String(length=16), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
@@ -50,7 +51,7 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_address_transfers")),
         sa.UniqueConstraint(
-            "chain_id", "tx_hash", "log_index", name=op.f("uq_address_transfers_chain_id")
+            "chain_id", "tx_hash", "log_index", "leg", name=op.f("uq_address_transfers_chain_id")
         ),
     )
     op.create_index(op.f("ix_address_transfers_address"), "address_transfers", ["address"])
