@@ -265,6 +265,10 @@ def test_recovery_address_recovers_funds_held_by_a_deposit_address(
     assert on_chain.functions.addressOf(key, recovery.address).call().lower() == address.lower()
     _pay(devnet, user, step["items"][0]["data"])
     assert balance(devnet, ORIGIN, NATIVE, address) == ETH // 10
+    # Only the factory's owner (the solver) sweeps.
+    stolen = on_chain.functions.sweep(key, recovery.address, NATIVE, ETH // 10, user.address, key)
+    with pytest.raises(ContractLogicError):
+        stolen.call({"from": user.address})
 
     recover = Recovery(
         factory=factory,
