@@ -22,7 +22,7 @@ from crossfill.chains.evm import ValueTransfer
 from crossfill.contracts.deposit_addresses import Sweep
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import Reverted
-from crossfill.store.tables import AddressTransfer, Request, SentTransaction
+from crossfill.store.tables import AddressTransfer, ChainCursor, Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.deposit_addresses import DepositAddressSweeper
 from crossfill.workers.txmanager import TxManager
@@ -209,3 +209,15 @@ async def test_an_overpaid_transfer_sweeps_the_quote_and_refunds_the_excess(worl
         for row in journal
     }
     assert amounts == {world.request["id"]: AMOUNT, child.id: 7}
+
+
+async def test_a_reorged_cursor_rewinds_and_finds_what_the_new_blocks_hold(world: World) -> None:
+    await world.sweeper.tick()  # nothing paid yet: the cursor moves on
+    async with world.base.sessions() as session, session.begin():
+        cursor = await session.get(ChainCursor, (world.base.config.id, "deposit_addresses"))
+        assert cursor is not None and cursor.block_number == 99
+        cursor.block_hash = "0x" + "0b" * 32  # that block was replaced
+    await world.pay_ether("0x" + "e4" * 32, block=40)  # in a block the new chain holds
+    await world.sweeper.tick()
+    (transfer,), (sweep,), _ = await world.rows()
+    assert transfer.tx_hash == "0x" + "e4" * 32 and sweep.request_id == world.request["id"]

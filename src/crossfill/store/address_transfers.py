@@ -50,9 +50,10 @@ async def watched(
 
 
 async def record(session: AsyncSession, chain_id: int, seen: SeenTransfer, now: datetime) -> bool:
-    """Store a transfer once; False when it was known already (a re-scan)."""
+    """Store a transfer once; False when it was known already (a re-scan, or found again in
+    another block after a reorg, which it then follows)."""
     known = await session.scalar(
-        select(AddressTransfer.id).where(
+        select(AddressTransfer).where(
             AddressTransfer.chain_id == chain_id,
             AddressTransfer.tx_hash == seen.tx_hash,
             AddressTransfer.log_index == seen.log_index,
@@ -60,6 +61,11 @@ async def record(session: AsyncSession, chain_id: int, seen: SeenTransfer, now: 
         )
     )
     if known is not None:
+        if known.block_hash != seen.block_hash:
+            # Re-included in another block after a reorg: follow it there, revive it.
+            known.block_number, known.block_hash = seen.block_number, seen.block_hash
+            if known.state == REORGED:
+                known.state = SEEN
         return False
     session.add(
         AddressTransfer(

@@ -63,6 +63,7 @@ WATCH_WINDOW = timedelta(days=1)
 MAX_WATCHED = 1_000
 BATCH_BLOCKS = 100
 INITIAL_LOOKBACK_BLOCKS = 256
+REWIND_BLOCKS = 64
 
 
 class DepositAddressSweeper:
@@ -119,11 +120,10 @@ class DepositAddressSweeper:
                 session, self.config.id, since=now - WATCH_WINDOW, limit=MAX_WATCHED
             )
             cursor = await address_transfers.cursor(session, self.config.id)
-        start = (
-            cursor.block_number + 1
-            if cursor is not None
-            else max(0, head.number - INITIAL_LOOKBACK_BLOCKS)
-        )
+        if cursor is None:
+            start = max(0, head.number - INITIAL_LOOKBACK_BLOCKS)
+        else:
+            start = await self._after(cursor.block_number, cursor.block_hash, head)
         if start > head.number:
             return
         end = min(head.number, start + BATCH_BLOCKS - 1)
@@ -144,6 +144,17 @@ class DepositAddressSweeper:
             await address_transfers.advance_cursor(
                 session, self.config.id, end_block.number, end_block.hash, now
             )
+
+    async def _after(self, number: int, block_hash: str, head: BlockHead) -> int:
+        """After the cursor's block if it is still canonical; else from `REWIND_BLOCKS` back (a
+        reorg: transfers found again in other blocks follow them, see `address_transfers`)."""
+        if number == head.number and block_hash == head.hash:
+            return number + 1
+        canonical = await self.chain.client.block_at(number)
+        if canonical is not None and canonical.hash == block_hash:
+            return number + 1
+        log.warning("deposit-address cursor reorged; rewinding", chain_id=self.config.id)
+        return max(0, number - REWIND_BLOCKS + 1)
 
     async def _transfers(
         self, addresses: frozenset[str], start: int, end: int
