@@ -156,3 +156,32 @@ def test_sdk_bridges_usdc_by_signature_without_a_transaction(service, devnet) ->
     token = contract_at(web3, "TestUSDC", usdc(devnet, ORIGIN))
     assert token.functions.allowance(user.address, origin.contracts.depository).call() == 0
     assert token.functions.balanceOf(user.address).call() == 250 * 10**6
+
+
+def test_sdk_bridges_native_eth_through_a_deposit_address(service, devnet) -> None:
+    """`useDepositAddress`: the SDK sends the step's plain transfer to the request's address,
+    as for any transaction step, and polls the status until the fill."""
+    user = funded_user(devnet)
+    before = balance(devnet, DESTINATION, NATIVE, user.address)
+    outcome = _execute_with_sdk(
+        service,
+        user,
+        (NATIVE, NATIVE),
+        10**17,
+        useDepositAddress=True,
+        strict=True,
+        refundTo=user.address,
+    )
+    received = balance(devnet, DESTINATION, NATIVE, user.address) - before
+    assert outcome["stepIds"] == ["deposit"]
+    assert received == int(outcome["quotedOutput"])
+    assert all(item["status"] == "complete" for step in outcome["steps"] for item in step["items"])
+    assert outcome["checkStatuses"][-1] == "success"
+    (transfer,) = outcome["steps"][-1]["items"][0]["internalTxHashes"]
+    origin = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
+    sent = origin.eth.get_transaction(transfer["txHash"])
+    assert sent["input"] in (b"", "0x") and sent["value"] == 10**17  # a plain transfer
+    assert balance(devnet, ORIGIN, NATIVE, sent["to"]) == 0  # swept into the Depository
+    statuses = published_statuses(service, outcome["requestId"])
+    assert statuses[-3:] == ["pending", "submitted", "success"]
+    assert set(statuses[:-3]) == {"waiting"}

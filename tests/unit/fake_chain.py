@@ -20,6 +20,7 @@ from crossfill.chains.evm import (
     Read,
     ScannedRange,
     TransactionFacts,
+    ValueTransfer,
 )
 from crossfill.errors import ChainUnreachable
 from crossfill.types import ChainId
@@ -49,6 +50,8 @@ class FakeChain:
     subscriptions: int = 0
     # block number -> the Depository logs in it (what the scan's first filter finds)
     deposit_logs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    # block number -> ether paid straight to addresses in it
+    ether_transfers: dict[int, list[ValueTransfer]] = field(default_factory=dict)
 
     def fail(self, method: str, *outcomes: BaseException) -> None:
         self.faults[method].extend(outcomes)
@@ -117,6 +120,10 @@ class FakeChain:
         ]
         logs: list[list[dict[str, Any]]] = [found, *([] for _ in filters[1:])]
         return ScannedRange(logs, await self.block_at(end) or self.head_block)
+
+    async def value_transfers(self, number: int, to: frozenset[str]) -> list[ValueTransfer]:
+        self._called("value_transfers")
+        return [t for t in self.ether_transfers.get(number, []) if t.to in to]
 
     async def receipt(self, tx_hash: str) -> Any | None:
         self._called("receipt")

@@ -91,6 +91,7 @@ def test_a_fixed_rate_that_cannot_hold_is_refused(
 @pytest.mark.parametrize(
     ("field", "value", "error_code"),
     [
+        # Deposit-address options without `useDepositAddress`, or where no factory is deployed.
         ("recoveryAddress", "0x" + "cd" * 20, "UNSUPPORTED_EXECUTION_TYPE"),
         ("strict", True, "UNSUPPORTED_EXECUTION_TYPE"),
         ("depositFeePayer", "11111111111111111111111111111111", "UNSUPPORTED_EXECUTION_TYPE"),

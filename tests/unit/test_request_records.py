@@ -9,7 +9,13 @@ from typing import Any
 
 import jsonschema
 
-from crossfill.domain.record_facts import Moved, RecordFacts, SolverFacts, TxFacts
+from crossfill.domain.record_facts import (
+    DepositAddressFacts,
+    Moved,
+    RecordFacts,
+    SolverFacts,
+    TxFacts,
+)
 from crossfill.domain.request_record import v2_record, v3_record
 from crossfill.quoting.response import quote_wire
 from crossfill.types import NATIVE_EVM_ADDRESS
@@ -54,7 +60,7 @@ def _facts(wire: dict[str, Any], status: str, *transactions: TxFacts, **extra: A
         refund_fail_reason=None,
         amount_out=int(details["currencyOut"]["amount"]),
         minimum_amount_out=int(details["currencyOut"]["minimumAmount"]),
-        deposit_address=None,
+        deposit_address=extra.get("deposit_address"),
         referrer=None,
         quote=wire,
         solver=SolverFacts(fx.SOLVER, "crossfill-devnet-2", DESTINATION),
@@ -278,3 +284,28 @@ def test_the_depositor_is_who_paid_the_deposit_not_the_quoting_user() -> None:
     assert record["user"] == fx.USER != payer
     unpaid = _valid_v3(v3_record(_facts(wire, "waiting")))
     assert unpaid["protocol"]["deposit"]["origin"]["depositor"] == fx.USER
+
+
+def test_a_deposit_address_request_shows_its_address_in_both_versions() -> None:
+    paid_at = DepositAddressFacts(
+        address="0x" + "da" * 20,
+        type="open",
+        depositor=fx.USER,
+        deposit_tx_hash=DEPOSIT,
+        recovery_address="0x" + "cd" * 20,
+    )
+    facts = _facts(_wire(), "waiting", deposit_address=paid_at)
+    assert _valid_v3(v3_record(facts))["depositAddress"] == {
+        "address": paid_at.address,
+        "type": "open",
+        "depositor": fx.USER,
+        "depositTxHash": DEPOSIT,
+        "recoveryAddress": paid_at.recovery_address,
+    }
+    assert v2_record(facts)["depositAddress"] == {
+        "address": paid_at.address,
+        "depositAddressType": "open",
+        "depositor": fx.USER,
+        "depositTxHash": DEPOSIT,
+    }
+    assert v3_record(_facts(_wire(), "waiting"))["depositAddress"] is None

@@ -56,14 +56,14 @@ def _matches(found: Listed, search: CurrencySearch, *, chain_filter: bool) -> bo
         search.tokens is None or (chain.id, currency.address.lower()) in search.tokens,
         search.verified is None or currency.verified == search.verified,
         not search.featured_only or currency.featured,
+        # `depositAddressOnly`: currencies of chains with a deposit-address factory.
+        not search.deposit_address_only or chain.contracts.deposit_address_factory is not None,
     )
     return all(checks)
 
 
 def search_currencies(deployment: Deployment, search: CurrencySearch) -> list[Listed]:
     """The registry's currencies that match, in registry order, at most `limit`."""
-    if search.deposit_address_only:
-        return []  # deposit-address bridging is not offered by this service
     every = [
         Listed(chain, currency) for chain in deployment.chains for currency in chain.currencies
     ]

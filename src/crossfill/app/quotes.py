@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +18,7 @@ from crossfill.domain.fill_plan import FillPlan
 from crossfill.domain.order import sign_order_id
 from crossfill.errors import ApiError, ChainError, Reverted, ServiceUnavailable, StoreError
 from crossfill.metrics import FAILED, NO_ROUTE, QUOTED, REFUSED, UNAVAILABLE
+from crossfill.quoting.deposit_address import DepositAddressTerms
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
 from crossfill.quoting.errors import (
     QuoteError,
@@ -235,3 +237,25 @@ async def _simulate_fill(runtime: Runtime, quote: Quote, fill: FillPlan) -> None
             "raise txsGasLimit",
             "0x",
         )
+
+
+def arrival_rows(
+    runtime: Runtime, body: QuoteRequest, terms: DepositAddressTerms
+) -> requests.QuoteRows:
+    """An open deposit address's transfer priced as it arrives (`app.deposit_addresses`): the
+    rows of its child request, paid at the address `terms` (not one of its own), its fill
+    planned as every quote's is. QuoteError when it cannot be priced."""
+    quote = replace(
+        plan_quote(
+            body,
+            chains=_chain_views(runtime),
+            deployment=runtime.deployment,
+            now=datetime.now(UTC),
+            entropy=Entropy(request_id=os.urandom(32), salt=int.from_bytes(os.urandom(32))),
+        ),
+        deposit_address=terms,
+    )
+    wire = quote_wire(quote, allowance=None, user_balance=None, order_signature=None)
+    rows = requests.quote_rows(quote, wire, referrer=quote.referrer, api_key_id=None)
+    rows.request["fill_plan"] = plan_fill(FillTerms.of_quote(quote), quote.destination).to_json()
+    return rows

@@ -105,3 +105,34 @@ def decode_implicit_deposit(log: Any, tx_input: bytes, tx_to: str) -> DepositLog
         currency=token,
         amount=int(amount),
     )
+
+
+@dataclass(frozen=True)
+class TokenTransfer:
+    """An ERC-20 `Transfer` log."""
+
+    token: str
+    sender: str
+    to: str
+    amount: int
+    tx_hash: str
+    log_index: int
+    block_number: int
+    block_hash: str
+
+
+def decode_transfer(log: Any) -> TokenTransfer | None:
+    topics = [to_hex(topic) for topic in log["topics"]]
+    if len(topics) != 3 or topics[0] != erc20_transfer_event().topic:
+        return None
+    (amount,) = erc20_transfer_event().decode_data(bytes.fromhex(to_hex(log["data"])[2:]))
+    return TokenTransfer(
+        token=to_hex(log["address"]).lower(),
+        sender="0x" + topics[1][-40:],
+        to="0x" + topics[2][-40:],
+        amount=int(amount),
+        tx_hash=to_hex(log["transactionHash"]),
+        log_index=int(log["logIndex"]),
+        block_number=int(log["blockNumber"]),
+        block_hash=to_hex(log["blockHash"]),
+    )

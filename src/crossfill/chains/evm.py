@@ -131,6 +131,17 @@ class TransactionFacts:
 
 
 @dataclass(frozen=True)
+class ValueTransfer:
+    """A transaction of a block paying ether straight to an address (`to`, lower case)."""
+
+    tx_hash: str
+    sender: str
+    to: str
+    value: int
+    block: BlockHead
+
+
+@dataclass(frozen=True)
 class ScannedRange:
     """The logs of each filter over a block range, and that range's last block, all in one
     node's answer."""
@@ -326,6 +337,29 @@ class EvmClient:
 
     async def block_at(self, number: int) -> BlockHead | None:
         return await self._block(hex(number))
+
+    async def value_transfers(self, number: int, to: frozenset[str]) -> list[ValueTransfer]:
+        """Block `number`'s transactions paying ether to one of `to` (lower-case addresses)."""
+        (block,) = await self._batch(
+            [(RPCEndpoint("eth_getBlockByNumber"), [hex(number), True])], "eth_getBlockByNumber"
+        )
+        if block is None:
+            raise NodeBehind(
+                f"chain {self.chain_id}: the node answering has not reached block {number}",
+                block_number=number,
+            )
+        head = _block_head(block)
+        return [
+            ValueTransfer(
+                tx_hash=str(tx["hash"]),
+                sender=str(tx["from"]).lower(),
+                to=str(tx["to"]).lower(),
+                value=int(tx["value"], 16),
+                block=head,
+            )
+            for tx in block.get("transactions", [])
+            if tx.get("to") and str(tx["to"]).lower() in to and int(tx["value"], 16) > 0
+        ]
 
     async def _block(self, tag: str) -> BlockHead:
         """Raw JSON-RPC, without web3's block formatting; a block the node does not have is a

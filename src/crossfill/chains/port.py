@@ -19,6 +19,7 @@ from crossfill.chains.evm import (
     Read,
     ScannedRange,
     TransactionFacts,
+    ValueTransfer,
 )
 from crossfill.types import ChainId
 
@@ -35,6 +36,9 @@ class EvmPort(Protocol):
 
     async def scan(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
         """Logs of each filter over [start, end] and block `end`, in one node's answer."""
+
+    async def value_transfers(self, number: int, to: frozenset[str]) -> list[ValueTransfer]:
+        """Block `number`'s transactions paying ether straight to one of `to`."""
 
     async def receipt(self, tx_hash: str) -> Any | None: ...
 

@@ -70,6 +70,9 @@ class ContractsConfig(_Model):
     weth: EvmAddress | None = None
     uniswap_v2_factory: EvmAddress | None = None
     uniswap_v2_router: EvmAddress | None = None
+    # Deposit addresses (`useDepositAddress`): the factory of their CREATE2 clones; none, none
+    # are offered on this chain.
+    deposit_address_factory: EvmAddress | None = None
 
 
 class PoolConfig(_Model):

@@ -19,6 +19,8 @@ from crossfill.errors import ContractBuildError
 
 OUR_CONTRACTS = (
     "Depository",
+    "DepositAddress",
+    "DepositAddressFactory",
     "Filler",
     "Receiver",
     "Router",

@@ -29,6 +29,7 @@ class DeployedContracts:
     uniswap_v2_factory: Address
     uniswap_v2_router: Address
     weth_usdc_pair: Address
+    deposit_address_factory: Address
 
 
 def signing_web3(rpc_url: str, account: LocalAccount) -> Web3:
@@ -72,8 +73,9 @@ def deploy_all(
     uniswap_router = deploy(web3, "UniswapV2Router02", factory, weth)
     send(web3, contract_at(web3, "UniswapV2Factory", factory).functions.createPair(weth, usdc))
     pair = contract_at(web3, "UniswapV2Factory", factory).functions.getPair(weth, usdc).call()
+    depository = deploy(web3, "Depository", owner, allocator)
     return DeployedContracts(
-        depository=deploy(web3, "Depository", owner, allocator),
+        depository=depository,
         filler=deploy(web3, "Filler", owner, solver, router),
         receiver=deploy(web3, "Receiver", solver),
         router=router,
@@ -85,4 +87,6 @@ def deploy_all(
         uniswap_v2_factory=factory,
         uniswap_v2_router=uniswap_router,
         weth_usdc_pair=Address(Web3.to_checksum_address(pair)),
+        # Deposit addresses: the solver sweeps them into the Depository.
+        deposit_address_factory=deploy(web3, "DepositAddressFactory", solver, depository),
     )

@@ -84,6 +84,7 @@ def chain_document(
             "weth": contracts.weth,
             "uniswap_v2_factory": contracts.uniswap_v2_factory,
             "uniswap_v2_router": contracts.uniswap_v2_router,
+            "deposit_address_factory": contracts.deposit_address_factory,
         },
         # Value-scaled policy in the shape production uses; devnet blocks are cheap.
         "confirmations": [

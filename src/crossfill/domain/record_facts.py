@@ -75,6 +75,42 @@ NATIVE_CURRENCY = "0x0000000000000000000000000000000000000000"
 
 
 @dataclass(frozen=True)
+class DepositAddressFacts:
+    """A deposit-address request's address, its type (strict | open), who paid it and with
+    which origin transaction (None until a transfer is seen), and its recovery address."""
+
+    address: str
+    type: str
+    depositor: str | None
+    deposit_tx_hash: str | None
+    recovery_address: str | None
+
+    def v3(self) -> dict[str, Any]:
+        return {
+            "address": self.address,
+            "type": self.type,
+            "depositor": self.depositor,
+            "depositTxHash": self.deposit_tx_hash,
+            "recoveryAddress": self.recovery_address,
+        }
+
+    def v2(self) -> dict[str, Any]:
+        """As GET /requests/v2 and webhooks show it."""
+        return {
+            "address": self.address,
+            "depositAddressType": self.type,
+            "depositor": self.depositor,
+            "depositTxHash": self.deposit_tx_hash,
+        }
+
+
+def deposit_address_wire(facts: DepositAddressFacts | None, version: str) -> Any:
+    if facts is None:
+        return None
+    return facts.v3() if version == "v3" else facts.v2()
+
+
+@dataclass(frozen=True)
 class SolverFacts:
     address: str
     protocol_chain_id: str
@@ -94,7 +130,7 @@ class RecordFacts:
     refund_fail_reason: str | None
     amount_out: int
     minimum_amount_out: int
-    deposit_address: str | None
+    deposit_address: DepositAddressFacts | None
     referrer: str | None  # only when the caller may see it
     quote: dict[str, Any]
     solver: SolverFacts

@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossfill.domain.record_facts import AppFeeFacts, RecordFacts, TxFacts
+from crossfill.domain.record_facts import (
+    AppFeeFacts,
+    RecordFacts,
+    TxFacts,
+    deposit_address_wire,
+)
 from crossfill.domain.record_outcome import (
     actual_fees,
     actual_route,
@@ -246,7 +251,7 @@ def v3_record(facts: RecordFacts) -> dict[str, Any]:
         "sender": facts.user,
         "recipient": facts.recipient,
         "refundTo": facts.refund_to,
-        "depositAddress": None,
+        "depositAddress": deposit_address_wire(facts.deposit_address, "v3"),
         "requestType": facts.request_type,
         "supersededByRequestId": None,
         "features": list(facts.features),
@@ -358,7 +363,7 @@ def v2_record(facts: RecordFacts, *, include_order_data: bool = False) -> dict[s
         "status": V2_STATUS.get(facts.status, facts.status),
         "user": facts.user,
         "recipient": facts.recipient,
-        "depositAddress": None,
+        "depositAddress": deposit_address_wire(facts.deposit_address, "v2"),
         "partnerId": None,
         "referrer": facts.referrer,
         "data": data,

@@ -17,6 +17,12 @@ from crossfill.domain.order import Order
 from crossfill.quoting import inputs
 from crossfill.quoting.amm import NoRoute, Route, best_route_for_input, best_route_for_output
 from crossfill.quoting.checked import CheckedRequest, check_request
+from crossfill.quoting.deposit_address import (
+    DepositAddressRequest,
+    DepositAddressTerms,
+    deposit_address_request,
+    terms_for,
+)
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.fees import (
     BPS,
@@ -52,6 +58,11 @@ FILL_WINDOW = timedelta(hours=1)
 TOPUP_PAYMENT_GAS = 34_000
 # A deposit by authorization costs an ERC-20 deposit and the token's signature check.
 AUTHORIZATION_GAS = 30_000
+# A deposit-address sweep: the clone's deployment (CREATE2 of 55 bytes) and the factory's call
+# into the clone, on top of the Depository deposit it makes. Measured on the devnet with the
+# clone deployed in the sweep: 89,720 gas for ether, 118,537 for USDC; budgeted with the
+# deposit's own gas: 110,000 and 140,000 at the default fees.
+SWEEP_OVERHEAD_GAS = 50_000
 __all__ = ["FILL_WINDOW", "ChainView", "Entropy", "Quote", "fill_deadline", "plan_quote"]
 
 
@@ -104,6 +115,8 @@ class Quote:
     true_exact_output: bool
     # `fixedRate`: the bps charged as the whole service fee, gas included; None when floating.
     fixed_rate_bps: int | None
+    # `useDepositAddress`: the address the user pays by a plain transfer; None otherwise.
+    deposit_address: DepositAddressTerms | None
     deposit_gas_wei: int
     slippage_bps: int
     explicit_deposit: bool
@@ -187,6 +200,25 @@ def _permit_gas(request: CheckedRequest, prices: QuotePrices) -> int:
     native = origin.config.native_currency
     return convert_ceil(
         gas * fee_per_gas(origin),
+        from_decimals=native.decimals,
+        from_price=prices(origin.config, native),
+        to_decimals=request.currency_in.decimals,
+        to_price=prices(origin.config, request.currency_in),
+    )
+
+
+def _sweep_gas(
+    request: CheckedRequest, prices: QuotePrices, wanted: DepositAddressRequest | None
+) -> int:
+    """`useDepositAddress`: the sweep the solver sends on the origin, in input units."""
+    if wanted is None:
+        return 0
+    origin = request.origin
+    fees = origin.config.fees
+    deposit = fees.deposit_gas_native if request.currency_in.is_native else fees.deposit_gas_erc20
+    native = origin.config.native_currency
+    return convert_ceil(
+        (deposit + SWEEP_OVERHEAD_GAS) * fee_per_gas(origin),
         from_decimals=native.decimals,
         from_price=prices(origin.config, native),
         to_decimals=request.currency_in.decimals,
@@ -454,6 +486,9 @@ def plan_quote(
     sponsor_wallet: SponsorWallet | None = None,
 ) -> Quote:
     request = check_request(body, chains, sponsor_wallet)
+    wanted_address = deposit_address_request(
+        body, request.origin.config, same_chain=request.kind.same_chain
+    )
     user = inputs.address(body.user, "INVALID_ADDRESS", "user")
     recipient = inputs.address(body.recipient or body.user, "INVALID_RECIPIENT", "recipient")
     refund_to = inputs.address(body.refund_to or body.user, "INVALID_ADDRESS", "refundTo")
@@ -470,6 +505,7 @@ def plan_quote(
     leg, routes = _leg(request, body)
     topup = _gas_topup(request, prices)
     gas = _relayer_gas(request, prices) + topup.cost + _permit_gas(request, prices)
+    gas += _sweep_gas(request, prices, wanted_address)
     rates = _rates(request, prices)
     amounts = _amounts(request, leg, routes, gas, rates, prices)
     if request.fixed_rate_bps is not None:
@@ -503,10 +539,11 @@ def plan_quote(
         deadline=deadline,
         gas_topup=topup.wei,
     )
+    order_id = "0x" + order.order_id().hex()
     return Quote(
         request_id="0x" + entropy.request_id.hex(),
         order=order,
-        order_id="0x" + order.order_id().hex(),
+        order_id=order_id,
         kind=request.kind,
         origin=request.origin.config,
         destination=request.destination.config,
@@ -529,6 +566,11 @@ def plan_quote(
         sponsor_payment=_sponsor_payment(request, amounts, prices, chains),
         gas_topup=topup.wei,
         fixed_rate_bps=request.fixed_rate_bps,
+        deposit_address=(
+            None
+            if wanted_address is None
+            else terms_for(wanted_address, request.origin.config, order_id)
+        ),
         true_exact_output=request.true_exact_output,
         permit_valid_before=(
             None if request.permit is None else _permit_valid_before(request, now, expires_at)

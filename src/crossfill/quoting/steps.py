@@ -167,6 +167,27 @@ def _main_step(quote: Quote) -> dict[str, Any]:
     )
 
 
+def _deposit_address_step(quote: Quote) -> dict[str, Any]:
+    """A plain transfer (ether, or the token's `transfer`) to the request's deposit address."""
+    assert quote.deposit_address is not None
+    address = quote.deposit_address.address
+    amount = quote.split.amount_in
+    if quote.currency_in.is_native:
+        item = _transaction_item(quote, address, b"", amount, with_check=True)
+    else:
+        transfer = calldata.erc20_transfer(address, amount)
+        item = _transaction_item(quote, quote.currency_in.address, transfer, 0, with_check=True)
+    step = _step(
+        quote,
+        "deposit",
+        f"Send {quote.currency_in.symbol} to your deposit address to bridge to chain "
+        f"{quote.destination.id}",
+        item,
+    )
+    step["depositAddress"] = address
+    return step
+
+
 def _permit_step(quote: Quote) -> dict[str, Any]:
     return {
         "id": "deposit",
@@ -187,6 +208,7 @@ def spends_allowance(quote: Quote) -> bool:
     contract (so an approval may be needed); a permit quote signs instead."""
     return (
         quote.permit_valid_before is None
+        and quote.deposit_address is None
         and not quote.currency_in.is_native
         and (quote.kind.same_chain or quote.explicit_deposit)
     )
@@ -202,6 +224,8 @@ def steps(quote: Quote, *, allowance: int | None) -> list[dict[str, Any]]:
     `usePermit`, one signature and no transaction."""
     if quote.permit_valid_before is not None:
         return [_permit_step(quote)]
+    if quote.deposit_address is not None:
+        return [_deposit_address_step(quote)]
     result: list[dict[str, Any]] = []
     if spends_allowance(quote) and not allowance_suffices(quote, allowance):
         approve = calldata.erc20_approve(spender(quote), quote.split.amount_in)

@@ -3,8 +3,9 @@ errorCode that names why; never accepted and silently ignored.
 
 - Not served yet: the option asks for something this service could offer but does not.
 - Part of a feature not offered: the option only means something with another option or a
-  chain kind this service does not run (deposit addresses, Solana origins, external
-  liquidity).
+  chain kind this service does not run (Solana origins, external liquidity). Deposit
+  addresses (`useDepositAddress`, `strict`, `recoveryAddress`) are checked by
+  `quoting.deposit_address`.
 
 `protocolVersion` is v2 (the Depository's escrow), preferV2 (the same), or v1: the deposit is
 paid to the solver through the Receiver (`quoting.inputs.paid_to_solver` says where v1 applies).
@@ -22,7 +23,6 @@ from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 
 NOT_YET = "is not supported yet"
-DEPOSIT_ADDRESSES = "applies only to deposit addresses (useDepositAddress), which are not offered"
 # Request field, its wire name, the errorCode refusing it, and why.
 _REFUSED: tuple[tuple[str, str, str, str], ...] = (
     ("authorization_list", "authorizationList", "UNSUPPORTED_EXECUTION_TYPE", NOT_YET),
@@ -32,9 +32,6 @@ _REFUSED: tuple[tuple[str, str, str, str], ...] = (
         "INVALID_GAS_LIMIT_FOR_DEPOSIT_SPECIFIED_TXS",
         NOT_YET,
     ),
-    ("use_deposit_address", "useDepositAddress", "UNSUPPORTED_EXECUTION_TYPE", NOT_YET),
-    ("recovery_address", "recoveryAddress", "UNSUPPORTED_EXECUTION_TYPE", DEPOSIT_ADDRESSES),
-    ("strict", "strict", "UNSUPPORTED_EXECUTION_TYPE", DEPOSIT_ADDRESSES),
     (
         "use_external_liquidity",
         "useExternalLiquidity",

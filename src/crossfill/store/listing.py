@@ -41,6 +41,7 @@ from crossfill.domain.record_facts import (
 )
 from crossfill.store.api_keys import iso, key_hash
 from crossfill.store.db import as_utc
+from crossfill.store.requests import deposit_address_facts
 from crossfill.store.tables import ApiKey, AppFee, GaslessExecution, Request, RequestTransaction
 
 R, T = Request, RequestTransaction
@@ -158,8 +159,20 @@ def _ranges(ranges: dict[str, int]) -> list[ColumnElement[bool]]:
     return clauses
 
 
+def _with_children(condition: Condition) -> ColumnElement[bool]:
+    """`includeChildRequests` with `id`: the request and the children of that request."""
+    if condition.field == "id" and not condition.negated:
+        return or_(R.id.in_(condition.values), R.parent_request_id.in_(condition.values))
+    return _condition(condition)
+
+
 def where_clauses(query: ListingQuery) -> list[ColumnElement[bool]]:
-    clauses = [_condition(c) for c in query.conditions]
+    if query.include_child_requests:
+        clauses = [_with_children(c) for c in query.conditions]
+    else:
+        # A child request (a later transfer to a deposit address) is listed only on demand.
+        clauses = [_condition(c) for c in query.conditions]
+        clauses.append(R.parent_request_id.is_(None))
     if query.groups:
         clauses.append(or_(*(and_(true(), *map(_condition, group)) for group in query.groups)))
     clauses.extend(_ranges(dict(query.ranges)))
@@ -281,7 +294,7 @@ def record_facts(
         refund_fail_reason=row.refund_fail_reason,
         amount_out=int(row.amount_out),
         minimum_amount_out=int(row.minimum_amount_out),
-        deposit_address=row.deposit_address,
+        deposit_address=deposit_address_facts(row),
         referrer=referrer,
         quote=row.quote,
         solver=solver,

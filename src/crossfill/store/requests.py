@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.domain.record_facts import Moved
+from crossfill.domain.record_facts import DepositAddressFacts, Moved, deposit_address_wire
 from crossfill.domain.status import RequestStatus, check_transition
 from crossfill.domain.status_record import RequestFacts, status_record
 from crossfill.store import outbox_signal
@@ -79,6 +79,25 @@ class QuoteRows:
         return rows
 
 
+def _features(quote: Quote, fees: list[dict[str, Any]]) -> list[str]:
+    features = ["app_fees"] if fees else []
+    if quote.deposit_address is not None:
+        features.append("deposit_address")
+    return features
+
+
+def _deposit_address_columns(quote: Quote) -> dict[str, Any]:
+    terms = quote.deposit_address
+    if terms is None:
+        return {}
+    return {
+        "deposit_address": terms.address,
+        "deposit_address_type": terms.type,
+        "recovery_address": terms.recovery_address,
+        "deposit_address_key": terms.key,
+    }
+
+
 def quote_rows(
     quote: Quote, wire: dict[str, Any], *, referrer: str | None, api_key_id: int | None
 ) -> QuoteRows:
@@ -110,9 +129,10 @@ def quote_rows(
         "request_type": quote.request_type,
         "currency_in_symbol": quote.currency_in.symbol,
         "currency_out_symbol": quote.currency_out.symbol,
-        "features_mask": features_mask(["app_fees"] if fees else []),
+        "features_mask": features_mask(_features(quote, fees)),
         "app_fees_usd_micros": sum(fee["amount_usd_micros"] for fee in fees),
         "plan": plan_of(quote),
+        **_deposit_address_columns(quote),
     }
     return QuoteRows(request, fees, sponsor_payments.quoted_payment(quote))
 
@@ -140,6 +160,18 @@ def as_utc_ms(moment: datetime) -> int:
 
 STATUS_EVENT = "request.status.updated"
 IN_KINDS = frozenset({"deposit"})
+
+
+def deposit_address_facts(request: Request) -> DepositAddressFacts | None:
+    if request.deposit_address is None or request.deposit_address_type is None:
+        return None
+    return DepositAddressFacts(
+        address=request.deposit_address,
+        type=request.deposit_address_type,
+        depositor=request.depositor,
+        deposit_tx_hash=request.deposit_tx_hash,
+        recovery_address=request.recovery_address,
+    )
 
 
 def facts_of(request: Request, transactions: list[RequestTransaction]) -> RequestFacts:
@@ -183,7 +215,7 @@ async def publish(session: AsyncSession, request: Request, *, now: datetime) -> 
     payload = status_record(facts_of(request, await transactions_of(session, request.id)))
     payload["requestId"] = request.id
     payload["referrer"] = request.referrer
-    payload["depositAddress"] = None
+    payload["depositAddress"] = deposit_address_wire(deposit_address_facts(request), "v2")
     keyed = request.api_key_id is not None
     event = OutboxEvent(
         request_id=request.id,

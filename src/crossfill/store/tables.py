@@ -152,6 +152,15 @@ class Request(Base):
     features_mask: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
     app_fees_usd_micros: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
     deposit_address: Mapped[str | None] = mapped_column(AddressColumn, index=True)
+    # A deposit-address request (`useDepositAddress`): strict | open, the address's recovery
+    # address and CREATE2 key (the owning request's order id), who paid it and with what
+    # transaction; a later transfer to the same address makes a child request (its parent's id).
+    deposit_address_type: Mapped[str | None] = mapped_column(String(8))
+    recovery_address: Mapped[str | None] = mapped_column(AddressColumn)
+    deposit_address_key: Mapped[str | None] = mapped_column(String(66))
+    depositor: Mapped[str | None] = mapped_column(AddressColumn)
+    deposit_tx_hash: Mapped[str | None] = mapped_column(TxHashColumn)
+    parent_request_id: Mapped[str | None] = mapped_column(String(66), index=True)
     # Set as the request moves: the accepted deposit's block, and deposit-to-fill seconds.
     origin_block_number: Mapped[int | None] = mapped_column(BigInteger, index=True)
     fill_time_seconds: Mapped[int | None] = mapped_column(BigInteger)
@@ -329,6 +338,31 @@ class Deposit(Base):
     refund_status: Mapped[str | None] = mapped_column(String(16), index=True)
     refund_tx_hash: Mapped[str | None] = mapped_column(TransactionIdColumn)
     refund_amount: Mapped[str | None] = mapped_column(AmountColumn)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class AddressTransfer(Base):
+    """A transfer into a deposit address (`log_index` -1 for ether), and its sweep into the
+    Depository for the request it pays: `seen`, then `swept` (or `failed`) once the sweep is
+    mined. `leg` is `paid`, or `excess` for what an overpaid strict transfer is refunded
+    (split off its `paid` leg, whose `amount` is then the quoted amount)."""
+
+    __tablename__ = "address_transfers"
+    __table_args__ = (UniqueConstraint("chain_id", "tx_hash", "log_index", "leg"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    address: Mapped[str] = mapped_column(AddressColumn, index=True, nullable=False)
+    tx_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
+    log_index: Mapped[int] = mapped_column(Integer, nullable=False)
+    block_number: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    block_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    depositor: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    leg: Mapped[str] = mapped_column(String(8), nullable=False, default="paid")
+    request_id: Mapped[str | None] = mapped_column(ForeignKey("requests.id"), index=True)
+    state: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 

@@ -46,7 +46,7 @@ from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
-from crossfill.store.tables import Deposit
+from crossfill.store.tables import Deposit, Request
 from crossfill.workers.hint_watch import HintWatch
 from crossfill.workers.reorg_watch import ReorgWatch
 from crossfill.workers.same_chain import awaited, settle_batch
@@ -55,6 +55,7 @@ log = structlog.get_logger(__name__)
 
 
 REWIND_BLOCKS = 64
+DEPOSIT_ADDRESS_MISMATCH = "DEPOSIT_ADDRESS_MISMATCH"
 
 
 class Indexer:
@@ -429,12 +430,25 @@ class Indexer:
             sender=deposit.depositor,
         )
         if RequestStatus(request.status) not in (RequestStatus.WAITING, RequestStatus.DEPOSITING):
-            return  # ended, or filled already on this deposit seen earlier (a fast fill)
+            # Ended (a deposit address's request failed before its deposit came: refunded as
+            # is), or filled already on this deposit seen earlier (a fast fill).
+            return
         request.origin_block_number = block.number
         if verdict is DepositVerdict.ACCEPTED:
             await requests.move(session, request, RequestStatus.PENDING, now=now)
             self._pending.append((request.destination_chain_id, request.id))
         else:
             await requests.move(
-                session, request, RequestStatus.FAILURE, now=now, fail_reason=verdict
+                session,
+                request,
+                RequestStatus.FAILURE,
+                now=now,
+                fail_reason=_reason(request, verdict),
             )
+
+
+def _reason(request: Request, verdict: DepositVerdict) -> str:
+    """A deposit address paid in another currency than quoted: DEPOSIT_ADDRESS_MISMATCH."""
+    if request.deposit_address is not None and verdict is DepositVerdict.WRONG_CURRENCY:
+        return DEPOSIT_ADDRESS_MISMATCH
+    return verdict

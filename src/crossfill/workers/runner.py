@@ -1,20 +1,22 @@
-"""Composition root of the workers: an indexer, a solver, a refunder, a sponsor collector and
-an app-fee payer per chain, built from the runtime."""
+"""Composition root of the workers: an indexer, a solver, a refunder, a sponsor collector, an
+app-fee payer and a deposit-address sweeper per chain, built from the runtime."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import socket
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import asyncpg
 from eth_account.signers.local import LocalAccount
 
+from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
 from crossfill.config.svm_keys import resolve_svm_holder
 from crossfill.runtime import Runtime
@@ -22,6 +24,7 @@ from crossfill.store import deposit_hints, outbox, requests, signer_leases
 from crossfill.store.db import is_sqlite
 from crossfill.types import ChainId
 from crossfill.workers.app_fee_payer import AppFeePayer
+from crossfill.workers.deposit_addresses import DepositAddressSweeper
 from crossfill.workers.gasless_executor import GaslessExecutor
 from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.indexer import Indexer
@@ -59,6 +62,7 @@ class Workers:
     app_fee_payers: dict[ChainId, AppFeePayer]
     permit_depositors: dict[ChainId, PermitDepositor]
     gasless_executors: list[GaslessExecutor] = field(default_factory=list)
+    deposit_address_sweepers: dict[ChainId, DepositAddressSweeper] = field(default_factory=dict)
     svm_solvers: dict[ChainId, SvmSolver] = field(default_factory=dict)
     svm_indexers: dict[ChainId, SvmIndexer] = field(default_factory=dict)
     svm_refunders: dict[ChainId, SvmRefunder] = field(default_factory=dict)
@@ -148,6 +152,17 @@ class Workers:
         collectors = journalled(SponsorCollector)
         depositors = journalled(PermitDepositor)
         payers = journalled(AppFeePayer, allocator)
+        sweepers = {
+            chain_id: DepositAddressSweeper(
+                chain,
+                runtime.sessions,
+                txmanagers[chain_id],
+                now=utc_now,
+                interval_seconds=interval,
+                reprice=functools.partial(arrival_rows, runtime),
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
         svm_payers = {
             chain_id: SvmPayer(
                 chain.client,
@@ -180,6 +195,7 @@ class Workers:
             payers,
             depositors,
             gasless_executors=_gasless_executors(runtime, owner),
+            deposit_address_sweepers=sweepers,
             svm_solvers=svm_solvers,
             svm_indexers=svm_indexers,
             svm_refunders=svm_refunders,
@@ -201,22 +217,21 @@ class Workers:
             # Each new head wakes the chain's indexer (deposits) and solver (fills mined).
             self._unlisten.append(chain.follower.on_new_head(self.indexers[chain_id].new_head))
             self._unlisten.append(chain.follower.on_new_head(self.solvers[chain_id].new_head))
-        for chain_id, indexer in self.indexers.items():
-            self._tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
-        for chain_id, solver in self.solvers.items():
-            self._tasks.append(asyncio.create_task(solver.run(), name=f"solver-{chain_id}"))
-        for chain_id, refunder in self.refunders.items():
-            self._tasks.append(asyncio.create_task(refunder.run(), name=f"refunder-{chain_id}"))
-        for chain_id, collector in self.sponsor_collectors.items():
-            self._tasks.append(
-                asyncio.create_task(collector.run(), name=f"sponsor-collector-{chain_id}")
-            )
-        for chain_id, payer in self.app_fee_payers.items():
-            self._tasks.append(asyncio.create_task(payer.run(), name=f"app-fee-payer-{chain_id}"))
-        for chain_id, depositor in self.permit_depositors.items():
-            self._tasks.append(
-                asyncio.create_task(depositor.run(), name=f"permit-depositor-{chain_id}")
-            )
+            sweeper = self.deposit_address_sweepers.get(chain_id)
+            if sweeper is not None:
+                self._unlisten.append(chain.follower.on_new_head(sweeper.new_head))
+        per_chain: list[tuple[str, dict[ChainId, Any]]] = [
+            ("indexer", self.indexers),
+            ("solver", self.solvers),
+            ("refunder", self.refunders),
+            ("sponsor-collector", self.sponsor_collectors),
+            ("app-fee-payer", self.app_fee_payers),
+            ("permit-depositor", self.permit_depositors),
+            ("deposit-addresses", self.deposit_address_sweepers),
+        ]
+        for name, workers in per_chain:
+            for chain_id, worker in workers.items():
+                self._tasks.append(asyncio.create_task(worker.run(), name=f"{name}-{chain_id}"))
         for executor in self.gasless_executors:
             self._tasks.append(asyncio.create_task(executor.run(), name=executor.name))
         svm_workers: list[tuple[str, ChainId, SvmSolver | SvmIndexer | SvmRefunder]] = [

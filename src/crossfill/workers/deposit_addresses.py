@@ -1,0 +1,398 @@
+"""Deposit-address watcher and sweeper, one per origin chain.
+
+Watch: at each head it scans the blocks since its cursor for transfers into the deposit
+addresses quoted recently (`WATCH_WINDOW`, at most `MAX_WATCHED` addresses): ERC-20 `Transfer`
+logs to them (one `eth_getLogs` over the range, the addresses as one topic list) and ether
+paid to them by a transaction (the range's blocks with their transactions: one
+`eth_getBlockByNumber` per block, none while no address is watched). Each transfer is stored
+once, and the request it pays shows its depositor and transaction.
+
+Sweep: once a transfer has the confirmations its value calls for and its block is still
+canonical, it is assigned to a request (`app.deposit_addresses`: the first one to the quoted
+request, later ones to child requests) and deposited into the Depository for that request's
+order by the factory, which deploys the address's clone in the same transaction. The sweep is
+journalled per request like fills and refunds (`workers.txmanager`), so a kill -9 at any
+instant neither loses it nor sends it twice. The indexer then sees the Depository's deposit
+as any other, and the solver fills or the refunder refunds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.app.deposit_addresses import (
+    NO_QUOTES,
+    OVERPAID,
+    AddressOwner,
+    arrival_request,
+    excess,
+    mismatch,
+    repriced,
+    sweep_of,
+    unpriced_reason,
+)
+from crossfill.chains.depository_logs import address_topic, decode_transfer, erc20_transfer_event
+from crossfill.chains.evm import BlockHead, LogFilter
+from crossfill.domain.confirmations import confirmations, required_confirmations
+from crossfill.domain.deposit_addresses import SeenTransfer
+from crossfill.domain.status import RequestStatus
+from crossfill.errors import Reverted
+from crossfill.loops import each_on_its_own, run_forever, wait_interval
+from crossfill.quoting.deposit_address import DepositAddressTerms
+from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.prices import value_on_chain
+from crossfill.quoting.request import QuoteRequest
+from crossfill.runtime import ChainRuntime
+from crossfill.store import address_transfers, requests
+from crossfill.store.requests import QuoteRows
+from crossfill.store.tables import AddressTransfer, Request
+from crossfill.types import NATIVE_EVM_ADDRESS
+from crossfill.workers.txmanager import TxManager
+
+log = structlog.get_logger(__name__)
+PURPOSE = "sweep"
+GAS_HEADROOM_PERCENT = 20
+# Addresses are watched for a day after their quote, the newest thousand at most: the cost of
+# a head is one log query and one block per new block, whatever the number of addresses.
+WATCH_WINDOW = timedelta(days=1)
+MAX_WATCHED = 1_000
+BATCH_BLOCKS = 100
+INITIAL_LOOKBACK_BLOCKS = 256
+REWIND_BLOCKS = 64
+
+
+class DepositAddressSweeper:
+    def __init__(
+        self,
+        chain: ChainRuntime,
+        sessions: async_sessionmaker[AsyncSession],
+        txmanager: TxManager,
+        *,
+        now: Callable[[], datetime],
+        interval_seconds: float,
+        reprice: Callable[[QuoteRequest, DepositAddressTerms], QuoteRows] | None = None,
+    ) -> None:
+        self.chain = chain
+        # Prices an open address's arrival (`app.quotes.arrival_rows`); None: never priced.
+        self.reprice = reprice
+        self.config = chain.config
+        self.sessions = sessions
+        self.txmanager = txmanager
+        self.now = now
+        self.interval_seconds = interval_seconds
+        self.factory = chain.config.contracts.deposit_address_factory
+        self._tokens = tuple(sorted(c.address.lower() for c in chain.config.erc20_currencies))
+        self._wakeup = asyncio.Event()
+        self._name = f"deposit-addresses-{chain.config.id}"
+
+    async def run(self) -> None:
+        if self.factory is None:
+            return  # no deposit addresses on this chain
+        await run_forever(self._name, self.tick, self._wait)
+
+    def new_head(self, _head: BlockHead) -> None:
+        self._wakeup.set()
+
+    async def _wait(self) -> None:
+        await wait_interval(self._wakeup, self.interval_seconds)
+
+    async def tick(self) -> None:
+        await self.txmanager.hold_signer()  # another process signing: leave sweeps to it
+        head = await self.chain.client.head()
+        await self._watch(head)
+        async with self.sessions() as session:
+            seen = await address_transfers.unswept(session, self.config.id, limit=20)
+        await each_on_its_own(
+            self._name, seen, lambda row: self._sweep(row, head), label=lambda row: row.tx_hash
+        )
+
+    # -- watching ---------------------------------------------------------------------------
+
+    async def _watch(self, head: BlockHead) -> None:
+        now = self.now()
+        async with self.sessions() as session:
+            watched = await address_transfers.watched(
+                session, self.config.id, since=now - WATCH_WINDOW, limit=MAX_WATCHED
+            )
+            cursor = await address_transfers.cursor(session, self.config.id)
+        if cursor is None:
+            start = max(0, head.number - INITIAL_LOOKBACK_BLOCKS)
+        else:
+            start = await self._after(cursor.block_number, cursor.block_hash, head)
+        if start > head.number:
+            return
+        end = min(head.number, start + BATCH_BLOCKS - 1)
+        found = await self._transfers(frozenset(watched), start, end) if watched else []
+        end_block = head if end == head.number else await self.chain.client.block_at(end)
+        if end_block is None:
+            return
+        async with self.sessions() as session, session.begin():
+            for transfer in found:
+                if await address_transfers.record(session, self.config.id, transfer, now):
+                    log.info(
+                        "transfer to a deposit address",
+                        chain_id=self.config.id,
+                        address=transfer.address,
+                        tx_hash=transfer.tx_hash,
+                    )
+                    await self._show_payer(session, watched[transfer.address], transfer, now)
+            await address_transfers.advance_cursor(
+                session, self.config.id, end_block.number, end_block.hash, now
+            )
+
+    async def _after(self, number: int, block_hash: str, head: BlockHead) -> int:
+        """After the cursor's block if it is still canonical; else from `REWIND_BLOCKS` back (a
+        reorg: transfers found again in other blocks follow them, see `address_transfers`)."""
+        if number == head.number and block_hash == head.hash:
+            return number + 1
+        canonical = await self.chain.client.block_at(number)
+        if canonical is not None and canonical.hash == block_hash:
+            return number + 1
+        log.warning("deposit-address cursor reorged; rewinding", chain_id=self.config.id)
+        return max(0, number - REWIND_BLOCKS + 1)
+
+    async def _transfers(
+        self, addresses: frozenset[str], start: int, end: int
+    ) -> list[SeenTransfer]:
+        found: list[SeenTransfer] = []
+        if self._tokens:
+            topics = [address_topic(address) for address in sorted(addresses)]
+            scanned = await self.chain.client.scan(
+                [LogFilter(self._tokens, (erc20_transfer_event().topic, None, topics))], start, end
+            )
+            for entry in scanned.logs[0]:
+                transfer = decode_transfer(entry)
+                if transfer is None or transfer.to not in addresses:
+                    continue
+                found.append(
+                    SeenTransfer(
+                        address=transfer.to,
+                        tx_hash=transfer.tx_hash,
+                        log_index=transfer.log_index,
+                        block_number=transfer.block_number,
+                        block_hash=transfer.block_hash,
+                        currency=transfer.token,
+                        amount=transfer.amount,
+                        depositor=transfer.sender,
+                    )
+                )
+        for number in range(start, end + 1):
+            for paid in await self.chain.client.value_transfers(number, addresses):
+                found.append(
+                    SeenTransfer(
+                        address=paid.to,
+                        tx_hash=paid.tx_hash,
+                        log_index=-1,
+                        block_number=paid.block.number,
+                        block_hash=paid.block.hash,
+                        currency=NATIVE_EVM_ADDRESS,
+                        amount=paid.value,
+                        depositor=paid.sender,
+                    )
+                )
+        # In chain order, so the first transfer stored is the first one made.
+        return sorted(found, key=lambda seen: (seen.block_number, seen.log_index))
+
+    async def _show_payer(
+        self, session: AsyncSession, request: Request, transfer: SeenTransfer, now: datetime
+    ) -> None:
+        """The first transfer to an address names its depositor on the quoted request."""
+        row = await requests.get(session, request.id)
+        if row is None or row.depositor is not None:
+            return
+        row.depositor = transfer.depositor
+        row.deposit_tx_hash = transfer.tx_hash
+        row.updated_at = now
+        await requests.publish(session, row, now=now)
+
+    # -- sweeping ---------------------------------------------------------------------------
+
+    def _deep_enough(self, row: AddressTransfer, head: BlockHead) -> bool:
+        usd = value_on_chain(
+            self.config,
+            self.chain.state,
+            row.currency,
+            int(row.amount),
+            int(self.now().timestamp()),
+        )
+        tiers = self.config.confirmations
+        needed = tiers[-1].blocks if usd is None else required_confirmations(tiers, usd)
+        return confirmations(head.number, row.block_number) >= needed
+
+    async def _sweep(self, row: AddressTransfer, head: BlockHead) -> None:
+        if not self._deep_enough(row, head):
+            return
+        if row.request_id is None:
+            block = await self.chain.client.block_at(row.block_number)
+            if block is None or block.hash != row.block_hash:
+                await self._settle(row.id, address_transfers.REORGED)
+                log.warning("transfer to a deposit address reorged out", tx_hash=row.tx_hash)
+                return
+            request_id = await self._assign(row.id)
+            if request_id is None:
+                return
+        else:
+            request_id = row.request_id
+        mined = await self.txmanager.mined_for(request_id, PURPOSE)
+        if mined is not None:
+            _sent, receipt = mined
+            ok = receipt["status"] == 1
+            await self._settle(row.id, address_transfers.SWEPT if ok else address_transfers.FAILED)
+            if not ok:
+                log.error("sweep reverted", request_id=request_id, tx_hash=row.tx_hash)
+            return
+        if await self.txmanager.for_request(request_id, PURPOSE) is not None:
+            return  # sent, not mined yet
+        await self._send(row.id, request_id)
+
+    async def _assign(self, transfer_id: int) -> str | None:
+        """The request this transfer pays (see `app.deposit_addresses`), decided once: stored
+        with the transfer, with the child request it makes, in one transaction."""
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            row = await session.get(AddressTransfer, transfer_id)
+            assert row is not None
+            owner = await address_transfers.owner_of(session, self.config.id, row.address)
+            if owner is None:
+                row.state = address_transfers.FAILED
+                return None
+            terms = _owner_terms(owner)
+            if repriced(terms):
+                request = await self._arrival(session, owner, terms, row, now)
+            elif await address_transfers.is_taken(session, owner.id):
+                request = await address_transfers.add_child(session, owner, row, now)
+            else:
+                request = owner
+                extra = excess(terms, int(owner.amount_in), row.currency, int(row.amount))
+                if extra:
+                    await self._refund_excess(session, owner, row, extra, now)
+            if request.id != owner.id:
+                log.info("child request", parent=owner.id, request_id=request.id)
+            request.depositor = row.depositor
+            request.deposit_tx_hash = row.tx_hash
+            request.updated_at = now
+            row.request_id = request.id
+            if RequestStatus(request.status) is RequestStatus.WAITING:
+                await requests.publish(session, request, now=now)
+            return request.id
+
+    async def _refund_excess(
+        self,
+        session: AsyncSession,
+        owner: Request,
+        row: AddressTransfer,
+        extra: int,
+        now: datetime,
+    ) -> None:
+        """An overpaid strict transfer: the excess is swept for a child request that has
+        failed already, so the refunder pays it back to `refundTo`."""
+        leg = await address_transfers.split_excess(session, row, extra, now)
+        child = await address_transfers.add_child(session, owner, leg, now)
+        child.depositor, child.deposit_tx_hash = row.depositor, row.tx_hash
+        leg.request_id = child.id
+        await requests.move(session, child, RequestStatus.FAILURE, now=now, fail_reason=OVERPAID)
+        log.info("overpaid: excess refunded", parent=owner.id, request_id=child.id, excess=extra)
+
+    async def _arrival(
+        self,
+        session: AsyncSession,
+        owner: Request,
+        terms: AddressOwner,
+        row: AddressTransfer,
+        now: datetime,
+    ) -> Request:
+        """An open address's transfer: a child request priced now for what arrived; one that
+        cannot be priced, or came in another currency, fails at once (and is refunded)."""
+        reason = mismatch(terms, row.currency)
+        if reason is None and self.reprice is not None:
+            try:
+                rows = self.reprice(arrival_request(terms, int(row.amount)), _address_of(owner))
+            except QuoteError as exc:
+                log.info("deposit-address arrival not priced", error=str(exc))
+                reason = unpriced_reason(exc)
+            else:
+                return await address_transfers.add_priced_child(session, owner, rows)
+        child = await address_transfers.add_child(session, owner, row, now)
+        await requests.move(
+            session, child, RequestStatus.FAILURE, now=now, fail_reason=reason or NO_QUOTES
+        )
+        return child
+
+    async def _send(self, transfer_id: int, request_id: str) -> None:
+        async with self.sessions() as session:
+            request = await requests.get(session, request_id)
+            row = await session.get(AddressTransfer, transfer_id)  # as assigned (its leg)
+        assert request is not None and row is not None and self.factory is not None
+        key = request.deposit_address_key
+        assert key is not None
+        sweep = sweep_of(
+            key=key,
+            recovery_address=request.recovery_address,
+            transfer_currency=row.currency,
+            amount=int(row.amount),
+            depositor=row.depositor,
+            order_id=request.order_id,
+        )
+        data = sweep.calldata()
+        try:
+            gas = await self.chain.client.estimate_gas(
+                {
+                    "from": self.txmanager.account.address,
+                    "to": self.factory,
+                    "data": "0x" + data.hex(),
+                }
+            )
+        except Reverted as revert:
+            # The funds are gone (recovered by the recovery address) or never arrived.
+            log.warning(
+                "sweep refused by the chain",
+                request_id=request_id,
+                tx_hash=row.tx_hash,
+                reason=revert.reason.message,
+            )
+            await self._settle(row.id, address_transfers.FAILED)
+            return
+        await self.txmanager.send(
+            to=self.factory,
+            data=data,
+            value=0,
+            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            purpose=PURPOSE,
+            request_id=request_id,
+        )
+
+    async def _settle(self, transfer_id: int, state: str) -> None:
+        async with self.sessions() as session, session.begin():
+            row = await session.get(AddressTransfer, transfer_id)
+            assert row is not None
+            row.state = state
+
+
+def _owner_terms(owner: Request) -> AddressOwner:
+    return AddressOwner(
+        type=owner.deposit_address_type or "strict",
+        user=owner.user_address,
+        origin_chain_id=owner.origin_chain_id,
+        destination_chain_id=owner.destination_chain_id,
+        origin_currency=owner.origin_currency,
+        destination_currency=owner.destination_currency,
+        recipient=owner.recipient,
+        refund_to=owner.refund_to,
+        recovery_address=owner.recovery_address,
+        referrer=owner.referrer,
+    )
+
+
+def _address_of(owner: Request) -> DepositAddressTerms:
+    assert owner.deposit_address is not None and owner.deposit_address_key is not None
+    return DepositAddressTerms(
+        address=owner.deposit_address,
+        type=owner.deposit_address_type or "strict",
+        recovery_address=owner.recovery_address,
+        key=owner.deposit_address_key,
+    )

@@ -1,0 +1,360 @@
+"""Deposit addresses on the devnet: a plain transfer to the request's own address is swept into
+the Depository and filled, or refunded; every balance is read on chain."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import pytest
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from sqlalchemy import select
+from web3 import Web3
+from web3.exceptions import ContractLogicError
+
+from crossfill.contracts import calldata
+from crossfill.contracts.deposit_addresses import Recovery
+from crossfill.devnet.deploy import contract_at
+from crossfill.store.tables import OutboxEvent
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import (
+    DESTINATION,
+    NATIVE,
+    OPERATOR_TOKEN,
+    ORIGIN,
+    REFUNDED,
+    balance,
+    final_status,
+    funded_user,
+    listed_v3,
+    new_api_key,
+    request_quote,
+    rpc_urls,
+    stored_rows,
+    usdc,
+)
+from tests.e2e.conftest import ServiceThread, StartService, wait_for
+from tests.e2e.wallet import send_item
+
+ETH = 10**18
+USDC = 10**6
+
+
+@pytest.fixture
+def service(start_service: StartService) -> ServiceThread:
+    return start_service(run_workers=True, settings={"admin_token": OPERATOR_TOKEN})
+
+
+def _body(user: LocalAccount, recipient: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "user": user.address,
+        "recipient": recipient,
+        "originChainId": ORIGIN,
+        "destinationChainId": DESTINATION,
+        "originCurrency": NATIVE,
+        "destinationCurrency": NATIVE,
+        "amount": str(ETH // 10),
+        "tradeType": "EXACT_INPUT",
+        "useDepositAddress": True,
+        **fields,
+    }
+
+
+def _pay(devnet: RunningDevnet, payer: LocalAccount, item: dict[str, Any]) -> str:
+    """Send a step's item as a wallet would (a plain transfer)."""
+    return send_item(Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN])), payer, item)
+
+
+def _record(client: httpx.Client, key: str, request_id: str) -> dict[str, Any]:
+    (record,) = listed_v3(client, key, id=request_id)["requests"]
+    return dict(record)
+
+
+def _last_event(service: ServiceThread, request_id: str) -> dict[str, Any]:
+    """The payload of the request's last status event (its webhooks' `data`)."""
+    events = stored_rows(
+        service,
+        select(OutboxEvent).where(OutboxEvent.request_id == request_id).order_by(OutboxEvent.id),
+    )
+    return dict(events[-1].payload)
+
+
+def test_strict_native_deposit_address_is_swept_and_filled(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    key = new_api_key(client, "deposit-addresses")
+    client.headers["x-api-key"] = key
+    user = funded_user(devnet)
+    recipient = Account.create().address
+    quote = request_quote(client, _body(user, recipient))
+    (step,) = quote["steps"]
+    address = step["depositAddress"]
+    item = step["items"][0]["data"]
+    assert Web3.is_address(address) and item["to"] == address.lower()
+    assert item["data"] == "0x" and int(item["value"]) == ETH // 10
+    request_id = step["requestId"]
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0
+
+    transfer = _pay(devnet, user, item)
+    status = final_status(client, request_id, timeout=60)
+    assert status["status"] == "success"
+
+    # The address was deployed and emptied into the Depository; the recipient was paid.
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0
+    web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
+    assert web3.eth.get_code(Web3.to_checksum_address(address)) != b""
+    depository = devnet.deployment.chains[0].contracts.depository
+    assert balance(devnet, ORIGIN, NATIVE, depository) >= ETH // 10
+    paid = balance(devnet, DESTINATION, NATIVE, recipient)
+    assert paid == int(quote["details"]["currencyOut"]["amount"])
+
+    record = _record(client, key, request_id)
+    assert record["depositAddress"] == {
+        "address": address.lower(),
+        "type": "strict",
+        "depositor": user.address.lower(),
+        "depositTxHash": transfer,
+        "recoveryAddress": None,
+    }
+    assert "deposit_address" in record["features"]
+    by_address = listed_v3(client, key, depositAddress=address)
+    assert [r["id"] for r in by_address["requests"]] == [request_id]
+    by_term = listed_v3(client, key, term=address)
+    assert [r["id"] for r in by_term["requests"]] == [request_id]
+    by_feature = listed_v3(client, key, features="deposit_address")
+    assert [r["id"] for r in by_feature["requests"]] == [request_id]
+    event = _last_event(service, request_id)
+    assert event["status"] == "success"
+    assert event["depositAddress"] == {
+        "address": address.lower(),
+        "depositAddressType": "strict",
+        "depositor": user.address.lower(),
+        "depositTxHash": transfer,
+    }
+
+
+def _usdc_body(
+    devnet: RunningDevnet, user: LocalAccount, recipient: str, **fields: Any
+) -> dict[str, Any]:
+    return _body(
+        user,
+        recipient,
+        originCurrency=usdc(devnet, ORIGIN),
+        destinationCurrency=usdc(devnet, DESTINATION),
+        amount=str(100 * USDC),
+        **fields,
+    )
+
+
+def _transfer_usdc(devnet: RunningDevnet, payer: LocalAccount, to: str, amount: int) -> str:
+    data = calldata.erc20_transfer(Web3.to_checksum_address(to), amount)
+    item = {
+        "to": usdc(devnet, ORIGIN),
+        "data": calldata.hex_data(data),
+        "value": "0",
+        "chainId": ORIGIN,
+    }
+    return _pay(devnet, payer, item)
+
+
+def test_strict_usdc_deposit_address_fills_and_a_second_transfer_is_a_child_request(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    key = new_api_key(client, "deposit-addresses-usdc")
+    client.headers["x-api-key"] = key
+    user = funded_user(devnet, usdc_amount=300 * USDC)
+    recipient = Account.create().address
+    quote = request_quote(client, _usdc_body(devnet, user, recipient))
+    (step,) = quote["steps"]  # no approval: a plain transfer
+    address, item = step["depositAddress"], step["items"][0]["data"]
+    token = usdc(devnet, ORIGIN)
+    assert item["to"] == token.lower() and item["value"] == "0"
+    assert item["data"] == calldata.hex_data(calldata.erc20_transfer(address, 100 * USDC))
+
+    _pay(devnet, user, item)
+    assert final_status(client, step["requestId"], timeout=60)["status"] == "success"
+    out = usdc(devnet, DESTINATION)
+    first_paid = balance(devnet, DESTINATION, out, recipient)
+    assert first_paid == int(quote["details"]["currencyOut"]["amount"])
+    assert balance(devnet, ORIGIN, token, address) == 0
+
+    # The same address paid again: a child request of its own, filled on the quote's terms.
+    second = _transfer_usdc(devnet, user, address, 100 * USDC)
+    listed: list[dict[str, Any]] = []
+
+    def child_listed() -> bool:
+        listed[:] = client.get(
+            "/requests/v3",
+            params={"depositAddress": address, "includeChildRequests": "true"},
+            headers={"x-api-key": key},
+        ).json()["requests"]
+        return len(listed) == 2
+
+    assert wait_for(child_listed, timeout=30)
+    (child,) = [r for r in listed if r["id"] != step["requestId"]]
+    assert child["depositAddress"]["depositTxHash"] == second
+    assert final_status(client, child["id"], timeout=60)["status"] == "success"
+    assert balance(devnet, DESTINATION, out, recipient) == 2 * first_paid
+    assert balance(devnet, ORIGIN, token, address) == 0
+    assert balance(devnet, ORIGIN, token, user.address) == 100 * USDC
+    # Without includeChildRequests the address lists its own request only.
+    plain = client.get(
+        "/requests/v3", params={"depositAddress": address}, headers={"x-api-key": key}
+    ).json()["requests"]
+    assert [r["id"] for r in plain] == [step["requestId"]]
+
+
+def test_underpaid_strict_deposit_address_is_refunded_to_refund_to(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    user = funded_user(devnet)
+    refund_to = Account.create().address
+    quote = request_quote(client, _body(user, Account.create().address, refundTo=refund_to))
+    (step,) = quote["steps"]
+    address = step["depositAddress"]
+    sent = ETH // 20  # half the quoted amount
+    _pay(devnet, user, {**step["items"][0]["data"], "value": str(sent)})
+
+    status = final_status(client, step["requestId"], timeout=60, until=REFUNDED)
+    assert status["failReason"] == "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
+    refunded = balance(devnet, ORIGIN, NATIVE, refund_to)
+    assert 0 < refunded < sent  # the deposit, net of the refund's gas
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0
+
+
+def test_wrong_currency_at_a_deposit_address_is_refunded(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    user = funded_user(devnet, usdc_amount=50 * USDC)
+    refund_to = Account.create().address
+    quote = request_quote(client, _body(user, Account.create().address, refundTo=refund_to))
+    (step,) = quote["steps"]
+    address = step["depositAddress"]
+    _transfer_usdc(devnet, user, address, 50 * USDC)  # USDC to an address quoted for ether
+
+    status = final_status(client, step["requestId"], timeout=60, until=REFUNDED)
+    assert status["failReason"] == "DEPOSIT_ADDRESS_MISMATCH"
+    token = usdc(devnet, ORIGIN)
+    refunded = balance(devnet, ORIGIN, token, refund_to)
+    assert 0 < refunded <= 50 * USDC
+    assert balance(devnet, ORIGIN, token, address) == 0
+
+
+def test_recovery_address_recovers_funds_held_by_a_deposit_address(
+    devnet: RunningDevnet, start_service: StartService
+) -> None:
+    # No workers: the funds stay at the address (as when its recipient is blocked).
+    service = start_service()
+    recovery = Account.create()
+    user = funded_user(devnet)
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(
+            http,
+            _body(user, Account.create().address, recoveryAddress=recovery.address),
+        )
+    (step,) = quote["steps"]
+    address = step["depositAddress"]
+    origin = devnet.deployment.chains[0]
+    factory = origin.contracts.deposit_address_factory
+    assert factory is not None
+    key = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
+    web3 = Web3(Web3.HTTPProvider(origin.rpc_url))
+    on_chain = contract_at(web3, "DepositAddressFactory", factory)
+    assert on_chain.functions.addressOf(key, recovery.address).call().lower() == address.lower()
+    _pay(devnet, user, step["items"][0]["data"])
+    assert balance(devnet, ORIGIN, NATIVE, address) == ETH // 10
+    # Only the factory's owner (the solver) sweeps.
+    stolen = on_chain.functions.sweep(key, recovery.address, NATIVE, ETH // 10, user.address, key)
+    with pytest.raises(ContractLogicError):
+        stolen.call({"from": user.address})
+
+    recover = Recovery(
+        factory=factory,
+        chain_id=ORIGIN,
+        key=key,
+        recovery_address=recovery.address,
+        currency=NATIVE,
+        amount=ETH // 10,
+        nonce=1,
+        deadline=int(time.time()) + 600,
+    )
+    signed = recover.calldata(recover.sign(recovery))
+    item = {"to": factory, "data": calldata.hex_data(signed), "value": "0", "chainId": ORIGIN}
+    _pay(devnet, user, item)  # anyone may submit the recovery address's signature
+    assert balance(devnet, ORIGIN, NATIVE, recovery.address) == ETH // 10
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0
+
+    # The signature pays once; another signer's does not pay at all.
+    _pay(devnet, user, step["items"][0]["data"])
+    forged = recover.calldata(recover.sign(Account.create()))
+    for refused in (signed, forged):
+        with pytest.raises(ContractLogicError):
+            web3.eth.call({"to": Web3.to_checksum_address(factory), "data": refused})
+    assert balance(devnet, ORIGIN, NATIVE, address) == ETH // 10
+
+
+def test_open_usdc_deposit_address_prices_each_transfer_as_its_own_request(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    key = new_api_key(client, "deposit-addresses-open")
+    client.headers["x-api-key"] = key
+    user = funded_user(devnet, usdc_amount=200 * USDC)
+    recipient, refund_to = Account.create().address, Account.create().address
+    open_body = _usdc_body(devnet, user, recipient, strict=False)
+    refused = client.post("/quote/v2", json=open_body)
+    assert refused.status_code == 400 and "refundTo" in refused.json()["message"]
+    quote = request_quote(client, {**open_body, "refundTo": refund_to})
+    (step,) = quote["steps"]
+    address, parent = step["depositAddress"], step["requestId"]
+
+    # Any amount: 40 USDC, then 70 USDC, each priced when it arrives.
+    sent = [_transfer_usdc(devnet, user, address, amount) for amount in (40 * USDC, 70 * USDC)]
+    children: list[dict[str, Any]] = []
+
+    def both_listed() -> bool:
+        listed = client.get(
+            "/requests/v3",
+            params={"depositAddress": address, "includeChildRequests": "true"},
+            headers={"x-api-key": key},
+        ).json()["requests"]
+        children[:] = [r for r in listed if r["id"] != parent]
+        return len(children) == 2
+
+    assert wait_for(both_listed, timeout=30)
+    assert {c["depositAddress"]["depositTxHash"] for c in children} == set(sent)
+    assert all(c["depositAddress"]["type"] == "open" for c in children)
+    for child in children:
+        assert final_status(client, child["id"], timeout=60)["status"] == "success"
+    token, out = usdc(devnet, ORIGIN), usdc(devnet, DESTINATION)
+    received = balance(devnet, DESTINATION, out, recipient)
+    assert 100 * USDC < received < 110 * USDC  # both transfers, net of fees
+    assert balance(devnet, ORIGIN, token, address) == 0
+    assert balance(devnet, ORIGIN, token, user.address) == 90 * USDC
+    assert balance(devnet, ORIGIN, token, refund_to) == 0
+
+
+def test_an_overpaid_strict_deposit_fills_the_quote_and_refunds_the_excess(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    key = new_api_key(client, "deposit-addresses-overpaid")
+    client.headers["x-api-key"] = key
+    user = funded_user(devnet)
+    recipient, refund_to = Account.create().address, Account.create().address
+    quote = request_quote(client, _body(user, recipient, refundTo=refund_to))
+    (step,) = quote["steps"]
+    address, request_id = step["depositAddress"], step["requestId"]
+    _pay(devnet, user, {**step["items"][0]["data"], "value": str(ETH // 10 + ETH // 20)})
+
+    assert final_status(client, request_id, timeout=60)["status"] == "success"
+    assert balance(devnet, DESTINATION, NATIVE, recipient) == int(
+        quote["details"]["currencyOut"]["amount"]
+    )
+    listed = listed_v3(client, key, id=request_id, includeChildRequests="true")["requests"]
+    (excess,) = [r for r in listed if r["id"] != request_id]
+    status = final_status(client, excess["id"], timeout=60, until=REFUNDED)
+    assert status["failReason"] == "INCORRECT_PAYMENT"
+    refunded = balance(devnet, ORIGIN, NATIVE, refund_to)
+    assert 0 < refunded < ETH // 20  # the excess, net of the refund's gas
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0

@@ -1,0 +1,223 @@
+"""The deposit-address sweeper on the in-memory chain port: a transfer to a watched address is
+recorded once, names its depositor, and is swept once (journalled) for the request it pays; a
+later transfer makes a child request with a sweep of its own; a sweep the chain refuses sends
+nothing; a restarted sweeper resumes from the journal instead of sending again."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+from bench.synthetic import synthetic_requests
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from eth_account.typed_transactions.typed_transaction import TypedTransaction
+from hexbytes import HexBytes
+from sqlalchemy import insert, select
+
+from crossfill.chains.depository_logs import address_topic, erc20_transfer_event
+from crossfill.chains.evm import ValueTransfer
+from crossfill.contracts.deposit_addresses import Sweep
+from crossfill.contracts.reverts import RevertReason
+from crossfill.errors import Reverted
+from crossfill.store.tables import AddressTransfer, ChainCursor, Request, SentTransaction
+from crossfill.types import NATIVE_EVM_ADDRESS
+from crossfill.workers.deposit_addresses import DepositAddressSweeper
+from crossfill.workers.txmanager import TxManager
+from tests.unit.fake_chain import FakeChain
+from tests.unit.worker_world import START, ChainWorld, chain_world
+
+FACTORY = "0x" + "fa" * 20
+ADDRESS = "0x" + "da" * 20
+PAYER = "0x" + "5b" * 20
+AMOUNT = 10**17
+BLOCK = 50  # deep enough under the sample chain's head (100) for any value
+
+
+@dataclass
+class World:
+    base: ChainWorld
+    sweeper: DepositAddressSweeper
+    txmanager: TxManager
+    request: dict[str, object]
+
+    @property
+    def chain(self) -> FakeChain:
+        return self.base.chain
+
+    def restarted(self) -> DepositAddressSweeper:
+        """Another sweeper on the same database and chain, as after a kill -9."""
+        return DepositAddressSweeper(
+            self.sweeper.chain,
+            self.base.sessions,
+            self.txmanager,
+            now=self.base.clock,
+            interval_seconds=0.1,
+        )
+
+    async def rows(self) -> tuple[list[AddressTransfer], list[SentTransaction], list[Request]]:
+        async with self.base.sessions() as session:
+            transfers = list(await session.scalars(select(AddressTransfer)))
+            journal = list(await session.scalars(select(SentTransaction)))
+            requests = list(await session.scalars(select(Request).order_by(Request.created_at)))
+        return transfers, journal, requests
+
+    async def pay_ether(self, tx_hash: str, block: int = BLOCK) -> None:
+        head = await self.chain.block_at(block)
+        assert head is not None
+        paid = ValueTransfer(tx_hash=tx_hash, sender=PAYER, to=ADDRESS, value=AMOUNT, block=head)
+        self.chain.ether_transfers.setdefault(block, []).append(paid)
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    async with chain_world(tmp_path) as base:
+        contracts = base.config.contracts.model_copy(update={"deposit_address_factory": FACTORY})
+        config = base.config.model_copy(update={"contracts": contracts})
+        runtime = replace(base.runtime, config=config)
+        solver: LocalAccount = Account.create()
+        txmanager = TxManager(
+            base.chain, base.state, solver, base.sessions, now=base.clock, holder="me"
+        )
+        sweeper = DepositAddressSweeper(
+            runtime, base.sessions, txmanager, now=base.clock, interval_seconds=0.1
+        )
+        (row,) = synthetic_requests(1, start=START).requests
+        row.update(
+            status="waiting",
+            origin_chain_id=config.id,
+            origin_currency=NATIVE_EVM_ADDRESS,
+            amount_in=str(AMOUNT),
+            created_at=START,
+            deposit_address=ADDRESS,
+            deposit_address_type="strict",
+            deposit_address_key=row["order_id"],
+        )
+        async with base.engine.begin() as connection:
+            await connection.execute(insert(Request), [row])
+        yield World(base, sweeper, txmanager, row)
+
+
+def _sent_calldata(sent: SentTransaction) -> bytes:
+    return bytes(TypedTransaction.from_bytes(HexBytes(sent.raw_transaction)).as_dict()["data"])
+
+
+async def test_an_ether_transfer_is_swept_once_for_the_quoted_request(world: World) -> None:
+    await world.pay_ether("0x" + "e1" * 32)
+    await world.sweeper.tick()
+    (transfer,), (sweep,), (request,) = await world.rows()
+    assert (transfer.depositor, transfer.amount, transfer.log_index) == (PAYER, str(AMOUNT), -1)
+    assert transfer.request_id == request.id == world.request["id"]
+    assert (request.depositor, request.deposit_tx_hash) == (PAYER, "0x" + "e1" * 32)
+    assert sweep.purpose == "sweep" and sweep.request_id == request.id
+    expected = Sweep(
+        key=bytes.fromhex(request.order_id[2:]),
+        recovery_address=None,
+        currency=NATIVE_EVM_ADDRESS,
+        amount=AMOUNT,
+        depositor=PAYER,
+        order_id=bytes.fromhex(request.order_id[2:]),
+    )
+    assert _sent_calldata(sweep) == expected.calldata()
+    await world.sweeper.tick()  # sent, not mined: nothing new
+    world.chain.mine(sweep.tx_hash)
+    await world.sweeper.tick()
+    (transfer,), journal, _ = await world.rows()
+    assert transfer.state == "swept" and len(journal) == 1
+    assert world.chain.sent == [sweep.tx_hash]
+
+
+async def test_a_second_transfer_is_a_child_request_swept_on_its_own(world: World) -> None:
+    await world.pay_ether("0x" + "e1" * 32)
+    token = world.base.config.erc20_currencies[0].address.lower()
+    log = {
+        "address": token,
+        "topics": [erc20_transfer_event().topic, address_topic(PAYER), address_topic(ADDRESS)],
+        "data": "0x" + (5 * 10**6).to_bytes(32, "big").hex(),
+        "transactionHash": "0x" + "e2" * 32,
+        "logIndex": 3,
+        "blockNumber": BLOCK + 1,
+        "blockHash": (await world.chain.block_at(BLOCK + 1) or world.chain.head_block).hash,
+    }
+    world.chain.deposit_logs[BLOCK + 1] = [log]
+    await world.sweeper.tick()
+    transfers, journal, requests = await world.rows()
+    (parent,) = [row for row in requests if row.id == world.request["id"]]
+    (child,) = [row for row in requests if row.id != parent.id]
+    assert child.parent_request_id == parent.id and child.order_id != parent.order_id
+    assert child.deposit_address == ADDRESS and child.status == "waiting"
+    by_tx = {transfer.tx_hash: transfer for transfer in transfers}
+    assert by_tx["0x" + "e2" * 32].request_id == child.id
+    assert (child.depositor, child.deposit_tx_hash) == (PAYER, "0x" + "e2" * 32)
+    assert {row.request_id for row in journal} == {parent.id, child.id}
+    (child_sweep,) = [row for row in journal if row.request_id == child.id]
+    assert (
+        _sent_calldata(child_sweep)
+        == Sweep(
+            key=bytes.fromhex(parent.order_id[2:]),  # the parent's address
+            recovery_address=None,
+            currency=token,
+            amount=5 * 10**6,
+            depositor=PAYER,
+            order_id=bytes.fromhex(child.order_id[2:]),  # the child's order
+        ).calldata()
+    )
+
+
+async def test_a_sweep_the_chain_refuses_sends_nothing(world: World) -> None:
+    await world.pay_ether("0x" + "e1" * 32)
+    reason = RevertReason("NativeTransferFailed", (ADDRESS,))
+    world.chain.fail("estimate_gas", Reverted("reverted", data=b"\x01", reason=reason))
+    await world.sweeper.tick()
+    (transfer,), journal, _ = await world.rows()
+    assert transfer.state == "failed" and journal == [] and world.chain.sent == []
+
+
+async def test_a_restarted_sweeper_resumes_from_the_journal(world: World) -> None:
+    await world.pay_ether("0x" + "e1" * 32)
+    await world.sweeper.tick()
+    _, (sweep,), _ = await world.rows()
+    restarted = world.restarted()
+    await restarted.tick()
+    await restarted.tick()
+    _, journal, _ = await world.rows()
+    assert len(journal) == 1 and world.chain.sent == [sweep.tx_hash]
+    world.chain.mine(sweep.tx_hash)
+    await restarted.tick()
+    (transfer,), _, _ = await world.rows()
+    assert transfer.state == "swept"
+
+
+async def test_an_overpaid_transfer_sweeps_the_quote_and_refunds_the_excess(world: World) -> None:
+    head = await world.chain.block_at(BLOCK)
+    assert head is not None
+    paid = ValueTransfer("0x" + "e3" * 32, PAYER, ADDRESS, AMOUNT + 7, head)
+    world.chain.ether_transfers[BLOCK] = [paid]
+    await world.sweeper.tick()
+    await world.sweeper.tick()  # the excess leg, made by the first tick
+    transfers, journal, requests = await world.rows()
+    legs = {transfer.leg: transfer for transfer in transfers}
+    assert (legs["paid"].amount, legs["excess"].amount) == (str(AMOUNT), "7")
+    (child,) = [row for row in requests if row.id != world.request["id"]]
+    assert (child.status, child.fail_reason) == ("failure", "INCORRECT_PAYMENT")
+    assert legs["excess"].request_id == child.id
+    # sweep(key, recoveryAddress, token, amount, ...): the amount is the fourth word.
+    amounts = {
+        row.request_id: int.from_bytes(_sent_calldata(row)[4 + 32 * 3 : 4 + 32 * 4])
+        for row in journal
+    }
+    assert amounts == {world.request["id"]: AMOUNT, child.id: 7}
+
+
+async def test_a_reorged_cursor_rewinds_and_finds_what_the_new_blocks_hold(world: World) -> None:
+    await world.sweeper.tick()  # nothing paid yet: the cursor moves on
+    async with world.base.sessions() as session, session.begin():
+        cursor = await session.get(ChainCursor, (world.base.config.id, "deposit_addresses"))
+        assert cursor is not None and cursor.block_number == 99
+        cursor.block_hash = "0x" + "0b" * 32  # that block was replaced
+    await world.pay_ether("0x" + "e4" * 32, block=40)  # in a block the new chain holds
+    await world.sweeper.tick()
+    (transfer,), (sweep,), _ = await world.rows()
+    assert transfer.tx_hash == "0x" + "e4" * 32 and sweep.request_id == world.request["id"]
