@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
-from crossfill.chains.evm import BlockHead, ChainPoll, LogFilter, Read, ScannedRange
+from crossfill.chains.evm import (
+    BlockHead,
+    CallOutcome,
+    ChainPoll,
+    LogFilter,
+    Read,
+    ScannedRange,
+)
 from crossfill.types import ChainId
 
 
@@ -41,6 +48,10 @@ class EvmPort(Protocol):
 
     async def estimate_gas(self, tx: dict[str, Any]) -> int:
         """Simulates the call: `Reverted` when the contract refuses it."""
+
+    async def simulate(self, call: dict[str, Any], *, block: int | None = None) -> CallOutcome:
+        """What the call does on the state after `block` (latest when None): its logs, or
+        its revert data; the call's sender is not checked."""
 
     async def send_raw(self, raw_transaction: bytes) -> str: ...
 

@@ -405,6 +405,8 @@ class Indexer:
         )
         if RequestStatus(request.status) in TERMINAL:
             return
+        if request.status == RequestStatus.FAILURE:
+            return  # failed before this deposit came (a gasless call that paid nothing): refunded
         request.origin_block_number = block.number
         if verdict is DepositVerdict.ACCEPTED:
             await requests.move(session, request, RequestStatus.PENDING, now=now)

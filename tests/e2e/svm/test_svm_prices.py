@@ -75,7 +75,10 @@ def test_price_answers_svm_routes_as_their_quotes_do(
     ("changes", "code"),
     [
         ({"recipient": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"}, "INVALID_RECIPIENT"),
-        ({"destinationCurrency": "So11111111111111111111111111111111111111112"}, "UNSUPPORTED_CURRENCY"),
+        (
+            {"destinationCurrency": "So11111111111111111111111111111111111111112"},
+            "UNSUPPORTED_CURRENCY",
+        ),
     ],
 )
 def test_price_refuses_what_the_svm_quote_refuses(
