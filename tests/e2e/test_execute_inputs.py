@@ -109,7 +109,6 @@ BAD_FIELDS: list[tuple[str, Any, str]] = [
     ("data.authorizationList.0.s", "0x" + "ff" * 33, "s"),
     ("executionOptions.subsidizeFees", "yes", "subsidizeFees"),
     ("requestId", "0x12", "requestId"),
-    ("requestId", "-", "requestId is required"),
     ("unexpected", 1, "unexpected"),
 ]
 
