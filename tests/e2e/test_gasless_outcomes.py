@@ -42,7 +42,7 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.e2e.conftest import ServiceThread, StartService, on_database
 from tests.e2e.gasless import (
     deploy_delegate,
     execute_body,
@@ -115,9 +115,9 @@ def _spent_by_sponsor(devnet: RunningDevnet, before: int) -> int:
 
 
 def test_a_raw_call_for_no_quote_is_a_call_request_of_its_own(
-    start_service: StartService, devnet: RunningDevnet
+    start_service: StartService, devnet: RunningDevnet, database: str | None
 ) -> None:
-    service = start_service(run_workers=True, settings=SETTINGS)
+    service = start_service(run_workers=True, settings=on_database(database, **SETTINGS))
     user = user_with_usdc(devnet, AMOUNT)
     friend = Account.create().address
     calls = [token_call(devnet, "transfer", friend, AMOUNT)]
@@ -150,9 +150,9 @@ def test_a_raw_call_for_no_quote_is_a_call_request_of_its_own(
 
 
 def test_a_raw_call_that_deposits_for_a_quoted_order_is_that_orders_request(
-    start_service: StartService, devnet: RunningDevnet
+    start_service: StartService, devnet: RunningDevnet, database: str | None
 ) -> None:
-    service = start_service(run_workers=True, settings=SETTINGS)
+    service = start_service(run_workers=True, settings=on_database(database, **SETTINGS))
     user = user_with_usdc(devnet, AMOUNT)
     recipient = Account.create().address
     with _sponsored(service, devnet) as sponsored:
