@@ -162,6 +162,7 @@ async def accept(runtime: Runtime, order: ExecuteOrder, api_key_id: int, *, now:
         raise ServiceUnavailable(f"chain {order.chain_id} cannot be reached; retry") from None
     max_fee, _ = chain.state.offered_fees()
     queued = _Queued(api_key_id, sponsor, gas_limit, gas_limit * max_fee, now)
+    standalone = request_id is None
     try:
         if request_id is None:
             request_id = await _queue_standalone(runtime, chain, order, queued)
@@ -174,7 +175,7 @@ async def accept(runtime: Runtime, order: ExecuteOrder, api_key_id: int, *, now:
         "gasless execution accepted",
         request_id=request_id,
         gas_limit=gas_limit,
-        standalone=order.request_id is None and request_id is not None,
+        standalone=standalone,
     )
     return request_id
 
