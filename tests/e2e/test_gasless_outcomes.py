@@ -39,10 +39,11 @@ from tests.e2e.bridging import (
     journal,
     listed_v3,
     published_statuses,
+    request_quote,
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, on_database
+from tests.e2e.conftest import ServiceThread, StartService, on_database, wait_for
 from tests.e2e.gasless import (
     deploy_delegate,
     execute_body,
@@ -174,6 +175,37 @@ def test_a_raw_call_that_deposits_for_a_quoted_order_is_that_orders_request(
         "submitted",
         "success",
     ]
+
+
+def test_a_gasless_same_chain_swap_settles_from_depositing(
+    start_service: StartService, devnet: RunningDevnet
+) -> None:
+    """A same-chain request's deposit is its Router batch: sent by the sponsor, it settles the
+    request as the user's own transaction would."""
+    service = start_service(run_workers=True, settings=SETTINGS)
+    amount = 300 * 10**6
+    user, recipient = user_with_usdc(devnet, amount), Account.create().address
+    body = {
+        "user": user.address, "recipient": recipient, "tradeType": "EXACT_INPUT",
+        "originChainId": ORIGIN, "originCurrency": usdc(devnet, ORIGIN),
+        "destinationChainId": ORIGIN, "destinationCurrency": NATIVE, "amount": str(amount),
+    }  # fmt: skip
+    with _sponsored(service, devnet) as sponsored:
+        quote = request_quote(sponsored.http, body)
+        request_id = quote["steps"][-1]["requestId"]
+        batch = signed_batch(origin_web3(devnet), user, sponsored.delegate, quote_calls(quote))
+        assert sponsored.execute(execute_body(user.address, batch, request_id)) == request_id
+        status = final_status(sponsored.http, request_id, timeout=30)
+
+    (sent,) = journal(service, request_id)
+    assert status["status"] == "success", status
+    assert status["inTxHashes"] == [sent.tx_hash]
+    received = balance(devnet, ORIGIN, NATIVE, recipient)
+    assert received >= int(quote["details"]["currencyOut"]["minimumAmount"]) > 0
+    assert balance(devnet, ORIGIN, usdc(devnet, ORIGIN), user.address) == 0
+    assert published_statuses(service, request_id) == ["depositing", "success"]
+    # The indexer may settle it before the executor's next tick records the sponsor's spend.
+    assert wait_for(lambda: sponsored.execution(request_id).state == "mined", timeout=10)
 
 
 def test_a_call_that_mined_without_depositing_fails_its_quoted_request(
