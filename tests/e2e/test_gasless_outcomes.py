@@ -128,6 +128,13 @@ def test_a_raw_call_for_no_quote_is_a_call_request_of_its_own(
         request_id = sponsored.execute(execute_body(user.address, batch, None, subsidize=True))
         status = final_status(sponsored.http, request_id, timeout=30)
         (record,) = listed_v3(sponsored.http, sponsored.key, id=request_id)["requests"]
+        # Delegated now, the account is called again without an authorization (as the SDK
+        # does for an account already delegated to its executor).
+        again = signed_batch(origin_web3(devnet), user, sponsored.delegate, [], batch_nonce=1)
+        body = execute_body(user.address, again, None)
+        del body["data"]["authorizationList"]
+        second_id = sponsored.execute(body)
+        second = final_status(sponsored.http, second_id, timeout=30)
 
     (sent,) = journal(sponsored.service, request_id)
     assert status["status"] == "success", status
@@ -138,7 +145,9 @@ def test_a_raw_call_for_no_quote_is_a_call_request_of_its_own(
     assert balance(devnet, ORIGIN, NATIVE, user.address) == 0
     execution = sponsored.execution(request_id)
     assert execution.standalone and execution.state == "mined"
-    assert execution.spent_wei == _spent_by_sponsor(devnet, sponsor_before) > 0
+    second_spent = sponsored.execution(second_id).spent_wei
+    assert execution.spent_wei and second_spent
+    assert execution.spent_wei + second_spent == _spent_by_sponsor(devnet, sponsor_before)
     assert (record["requestType"], record["features"]) == ("Call", ["gasless_execution"])
     assert (record["user"], record["recipient"]) == (user.address.lower(), user.address.lower())
     assert record["protocol"] is None
@@ -148,6 +157,7 @@ def test_a_raw_call_for_no_quote_is_a_call_request_of_its_own(
     assert [tx["txHash"] for tx in record["data"]["inTxs"]] == [sent.tx_hash]
     assert published_statuses(sponsored.service, request_id) == ["depositing", "success"]
     assert {event.api_key_id for event in sponsored.events(request_id)} == {sponsored.key_id}
+    assert second_id != request_id and second["status"] == "success", second
 
 
 def test_a_raw_call_that_deposits_for_a_quoted_order_is_that_orders_request(

@@ -48,6 +48,7 @@ class FakeChain:
     # what a simulated call does (`simulate`), and the blocks it was simulated after
     simulated: CallOutcome = field(default_factory=lambda: CallOutcome(True, b"", []))
     simulated_at: list[int | None] = field(default_factory=list)
+    codes: dict[str, bytes] = field(default_factory=dict)  # account -> its code
     # block number -> the Depository logs in it (what the scan's first filter finds)
     deposit_logs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
@@ -139,6 +140,10 @@ class FakeChain:
     async def estimate_gas(self, tx: dict[str, Any]) -> int:
         self._called("estimate_gas")
         return self.gas
+
+    async def code(self, address: str) -> bytes:
+        self._called("code")
+        return self.codes.get(address.lower(), b"")
 
     async def simulate(self, call: dict[str, Any], *, block: int | None = None) -> CallOutcome:
         self._called("simulate")

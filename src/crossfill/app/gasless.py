@@ -71,6 +71,8 @@ def _chain(runtime: Runtime, order: ExecuteOrder) -> ChainRuntime:
 
 async def _checked_authorities(chain: ChainRuntime, order: ExecuteOrder, sponsor: Address) -> None:
     try:
+        code = b"" if order.authorizations else await chain.client.code(order.to)
+        gasless.check_sponsorable(order, code)
         authorities = gasless.authorities(order)
         if any(authority.lower() == sponsor.lower() for authority in authorities):
             raise ExecutionRefused("data.authorizationList: the sponsor cannot be an authority")

@@ -356,6 +356,17 @@ class EvmClient:
         any other failure (the node, the network) is another ChainError."""
         return int(await self._read("eth_estimateGas", self.web3.eth.estimate_gas(tx)))  # type: ignore[arg-type]
 
+    async def code(self, address: str) -> bytes:
+        """The account's code at the latest block (empty for a plain account)."""
+        (code,) = await self._batch(
+            [(RPCEndpoint("eth_getCode"), [Web3.to_checksum_address(address), "latest"])],
+            "eth_getCode",
+        )
+        try:
+            return bytes.fromhex(str(code)[2:])
+        except ValueError as exc:
+            raise ChainError(f"chain {self.chain_id}: eth_getCode answered {code!r}") from exc
+
     async def simulate(self, call: dict[str, Any], *, block: int | None = None) -> CallOutcome:
         """Run `call` (JSON-RPC form, quantities in hex) on the state after `block` (the latest
         by default) without checking its sender's nonce or balance, and see what it did; a

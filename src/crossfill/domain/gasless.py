@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from crossfill.domain.set_code import Authorization, InvalidAuthorization
+from crossfill.domain.set_code import Authorization, InvalidAuthorization, is_delegated
 from crossfill.domain.status import RequestStatus
 from crossfill.types import Address, ChainId
 
@@ -73,6 +73,23 @@ def authorities(order: ExecuteOrder) -> list[Address]:
             raise ExecutionRefused(f"{field}: a second authorization of {authority}")
         found.append(authority)
     return found
+
+
+def check_sponsorable(order: ExecuteOrder, code_of_to: bytes) -> None:
+    """The sponsor sends only two kinds of call: into an account that delegates its code
+    (EIP-7702: authorized in this call, or already delegated on chain, `code_of_to`), so
+    what runs is the account's own delegate acting as that account, never the sponsor calling
+    a contract in its own name (a token's `transfer` would spend the sponsor's funds); and
+    without ether of the sponsor's (`value` 0: the sponsor pays gas, nothing else)."""
+    if order.value != 0:
+        raise ExecutionRefused(
+            "data.value must be 0: the sponsor pays the gas, not the call's ether"
+        )
+    if not order.authorizations and not is_delegated(code_of_to):
+        raise ExecutionRefused(
+            f"data.to {order.to} is not an EIP-7702 delegated account and the call carries "
+            "no authorization for it: the sponsor only calls into delegated accounts"
+        )
 
 
 def check_nonces(order: ExecuteOrder, authorities: list[Address], nonces: list[int]) -> None:
