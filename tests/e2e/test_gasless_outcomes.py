@@ -34,6 +34,7 @@ from tests.e2e.bridging import (
     NATIVE,
     OPERATOR_TOKEN,
     ORIGIN,
+    V2_STILL_SERVED,
     balance,
     final_status,
     journal,
@@ -118,7 +119,11 @@ def _spent_by_sponsor(devnet: RunningDevnet, before: int) -> int:
 def test_a_raw_call_for_no_quote_is_a_call_request_of_its_own(
     start_service: StartService, devnet: RunningDevnet, database: str | None
 ) -> None:
-    service = start_service(run_workers=True, settings=on_database(database, **SETTINGS))
+    service = start_service(
+        run_workers=True,
+        settings=on_database(database, **SETTINGS),
+        wall_clock=lambda: V2_STILL_SERVED,
+    )
     user = user_with_usdc(devnet, AMOUNT)
     friend = Account.create().address
     calls = [token_call(devnet, "transfer", friend, AMOUNT)]
@@ -128,6 +133,7 @@ def test_a_raw_call_for_no_quote_is_a_call_request_of_its_own(
         request_id = sponsored.execute(execute_body(user.address, batch, None, subsidize=True))
         status = final_status(sponsored.http, request_id, timeout=30)
         (record,) = listed_v3(sponsored.http, sponsored.key, id=request_id)["requests"]
+        v2 = sponsored.http.get("/requests/v2", params={"id": request_id}).json()["requests"]
         # Delegated now, the account is called again without an authorization (as the SDK
         # does for an account already delegated to its executor).
         again = signed_batch(origin_web3(devnet), user, sponsored.delegate, [], batch_nonce=1)
@@ -158,6 +164,10 @@ def test_a_raw_call_for_no_quote_is_a_call_request_of_its_own(
     assert published_statuses(sponsored.service, request_id) == ["depositing", "success"]
     assert {event.api_key_id for event in sponsored.events(request_id)} == {sponsored.key_id}
     assert second_id != request_id and second["status"] == "success", second
+    (v2_record,) = v2
+    assert (v2_record["status"], v2_record["protocol"]) == ("success", None)
+    assert v2_record["data"]["subsidizedRequest"] is True
+    assert (v2_record["data"]["failReason"], v2_record["data"]["details"]) == ("N/A", None)
 
 
 def test_a_raw_call_that_deposits_for_a_quoted_order_is_that_orders_request(
