@@ -88,6 +88,21 @@ def postgres_url() -> Iterator[str]:
         asyncio.run(_drop_postgres_database(name))
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest) -> str | None:
+    """For tests run on each backend: None, the service's default SQLite file; else a fresh
+    PostgreSQL database (pass it as the service's `database_url`)."""
+    if request.param == "sqlite":
+        return None
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+def on_database(database: str | None, **settings: Any) -> dict[str, Any]:
+    """Service settings with the `database` fixture's backend."""
+    return settings if database is None else {**settings, "database_url": database}
+
+
 @pytest.fixture
 def start_service(devnet: RunningDevnet, tmp_path: Path) -> Iterator[StartService]:
     started: list[ServiceThread] = []

@@ -85,6 +85,17 @@ def usdc_bridge_quote(
         del http.headers["x-api-key"]
 
 
+def token_call(devnet: RunningDevnet, function: str, *args: Any) -> dict[str, Any]:
+    """A batch call of ORIGIN's USDC (`transfer`, `approve`, `transferFrom`, ...)."""
+    web3 = origin_web3(devnet)
+    token = contract_at(web3, "TestUSDC", usdc(devnet, ORIGIN))
+    return {
+        "to": token.address,
+        "value": 0,
+        "data": bytes.fromhex(token.encode_abi(function, list(args))[2:]),
+    }
+
+
 def quote_calls(quote: dict[str, Any]) -> list[dict[str, Any]]:
     """Every transaction item of the quote, as batch calls."""
     return [
@@ -149,9 +160,10 @@ def signed_batch(
 
 
 def execute_body(
-    user: str, batch: SignedBatch, request_id: str, *, subsidize: bool = False
+    user: str, batch: SignedBatch, request_id: str | None, *, subsidize: bool = False
 ) -> dict[str, Any]:
-    return {
+    """The /execute body of the user's batch; a raw call (no `requestId`) when it is None."""
+    body: dict[str, Any] = {
         "executionKind": "rawCalls",
         "data": {
             "chainId": ORIGIN,
@@ -161,5 +173,7 @@ def execute_body(
             "authorizationList": [batch.authorization],
         },
         "executionOptions": {"referrer": "gasless-test", "subsidizeFees": subsidize},
-        "requestId": request_id,
     }
+    if request_id is not None:
+        body["requestId"] = request_id
+    return body

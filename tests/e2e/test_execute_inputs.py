@@ -15,7 +15,7 @@ from eth_account.signers.local import LocalAccount
 
 from crossfill.devnet.anvil import set_native_balance
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import DESTINATION, OPERATOR, OPERATOR_TOKEN, ORIGIN, new_api_key
+from tests.e2e.bridging import DESTINATION, OPERATOR, OPERATOR_TOKEN, ORIGIN, new_api_key, usdc
 from tests.e2e.conftest import ServiceThread, StartService, service_settings
 from tests.e2e.gasless import (
     deploy_delegate,
@@ -24,6 +24,7 @@ from tests.e2e.gasless import (
     quote_calls,
     signed_batch,
     sponsored_key,
+    token_call,
     usdc_bridge_quote,
     user_with_usdc,
 )
@@ -99,6 +100,7 @@ BAD_FIELDS: list[tuple[str, Any, str]] = [
     ("data.value", "-1", "data.value"),
     ("data.value", "1.5", "data.value"),
     ("data.value", 5, "value"),
+    ("data.value", "1", "data.value must be 0"),
     ("data.authorizationList.0.chainId", DESTINATION, "chainId must be 0 or"),
     ("data.authorizationList.0.chainId", "1", "chainId"),
     ("data.authorizationList.0.address", "0xnope", "address"),
@@ -109,7 +111,6 @@ BAD_FIELDS: list[tuple[str, Any, str]] = [
     ("data.authorizationList.0.s", "0x" + "ff" * 33, "s"),
     ("executionOptions.subsidizeFees", "yes", "subsidizeFees"),
     ("requestId", "0x12", "requestId"),
-    ("requestId", "-", "requestId is required"),
     ("unexpected", 1, "unexpected"),
 ]
 
@@ -200,3 +201,16 @@ def test_sponsor_caps_refuse_what_would_pass_them(
         answer = http.post("/execute", json=body, headers={"x-api-key": key})
     assert answer.status_code == status, answer.text
     assert named in answer.json()["error"]
+
+
+def test_a_call_the_sponsor_would_make_in_its_own_name_is_400(setup: Setup) -> None:
+    """Without an authorization, only an account already delegated may be called: never a
+    contract (a token's `transfer` would spend the sponsor's own funds) nor a plain account."""
+    token = usdc(setup.devnet, ORIGIN)
+    transfer = token_call(setup.devnet, "transfer", setup.user.address, 1)
+    for target, data in ((token, "0x" + transfer["data"].hex()), (setup.user.address, "0x")):
+        body = _changed(setup.body, "data.authorizationList", [])
+        body = _changed(_changed(body, "data.to", target), "data.data", data)
+        answer = _post(setup, body)
+        assert answer.status_code == 400, answer.text
+        assert "not an EIP-7702 delegated account" in answer.json()["error"]

@@ -4,7 +4,6 @@ transaction (EIP-7702 authorization and batch signed with eth-account)."""
 from __future__ import annotations
 
 import httpx
-import pytest
 from eth_account import Account
 from eth_typing import HexStr
 from sqlalchemy import select
@@ -47,15 +46,6 @@ def _execution(service: ServiceThread, request_id: str) -> GaslessExecution:
     )
     assert isinstance(execution, GaslessExecution)
     return execution
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest) -> str | None:
-    """None: the service's default SQLite file; else a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        return None
-    url: str = request.getfixturevalue("postgres_url")
-    return url
 
 
 def test_user_without_ether_bridges_usdc_through_execute(

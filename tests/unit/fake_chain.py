@@ -15,6 +15,7 @@ from eth_utils.crypto import keccak
 
 from crossfill.chains.evm import (
     BlockHead,
+    CallOutcome,
     ChainPoll,
     LogFilter,
     Read,
@@ -48,6 +49,10 @@ class FakeChain:
     # what the open head subscription delivers next: a head, or the failure that ends it
     _pushed: asyncio.Queue[BlockHead | BaseException] = field(default_factory=asyncio.Queue)
     subscriptions: int = 0
+    # what a simulated call does (`simulate`), and the blocks it was simulated after
+    simulated: CallOutcome = field(default_factory=lambda: CallOutcome(True, b"", []))
+    simulated_at: list[int | None] = field(default_factory=list)
+    codes: dict[str, bytes] = field(default_factory=dict)  # account -> its code
     # block number -> the Depository logs in it (what the scan's first filter finds)
     deposit_logs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     # block number -> ether paid straight to addresses in it
@@ -149,6 +154,15 @@ class FakeChain:
     async def estimate_gas(self, tx: dict[str, Any]) -> int:
         self._called("estimate_gas")
         return self.gas
+
+    async def code(self, address: str) -> bytes:
+        self._called("code")
+        return self.codes.get(address.lower(), b"")
+
+    async def simulate(self, call: dict[str, Any], *, block: int | None = None) -> CallOutcome:
+        self._called("simulate")
+        self.simulated_at.append(block)
+        return self.simulated
 
     async def send_raw(self, raw_transaction: bytes) -> str:
         tx_hash = "0x" + keccak(raw_transaction).hex()

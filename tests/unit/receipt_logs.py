@@ -39,3 +39,31 @@ def call_executed_log(depository: str, to: str, data: bytes, value: int) -> dict
     call = (to, data, value, False)
     body = encode(["bytes32", "(address,bytes,uint256,bool)"], [bytes(32), call])
     return raw_log(depository, [topic(CALL_EXECUTED)], body)
+
+
+NATIVE_DEPOSIT = "NativeDeposit(address,uint256,bytes32)"
+MULTICALL = "Multicall(address,bytes)"
+
+
+def _mined(entry: dict[str, Any]) -> dict[str, Any]:
+    """A log as a receipt holds it: with its transaction and block."""
+    return {
+        **entry,
+        "transactionHash": "0x" + "aa" * 32,
+        "blockNumber": 7,
+        "blockHash": "0x" + "bb" * 32,
+    }
+
+
+def native_deposit_log(
+    depository: str, depositor: str, amount: int, order_id: str
+) -> dict[str, Any]:
+    body = encode(
+        ["address", "uint256", "bytes32"], [depositor, amount, bytes.fromhex(order_id[2:])]
+    )
+    return _mined(raw_log(depository, [topic(NATIVE_DEPOSIT)], body))
+
+
+def multicall_log(router: str, sender: str, metadata: bytes) -> dict[str, Any]:
+    topics = [topic(MULTICALL), address_topic(sender)]
+    return _mined(raw_log(router, topics, encode(["bytes"], [metadata])))

@@ -1,6 +1,8 @@
 """The gasless executor on the in-memory chain port: an accepted execution goes out once as a
-type-4 transaction carrying its authorizations; mined, the sponsor's spend is recorded; a
-mined revert fails the request; a lost broadcast answer is resumed from the journal."""
+type-4 transaction carrying its authorizations; mined, the sponsor's spend is recorded; a call
+that paid its request leaves it to the indexer, one that did not (a revert, read by replaying
+it on the block before; or no deposit) fails it; a standalone call ends with its transaction;
+a lost broadcast answer is resumed from the journal."""
 
 from __future__ import annotations
 
@@ -18,13 +20,15 @@ from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
 from sqlalchemy import insert, select
 
+from crossfill.chains.evm import CallOutcome
 from crossfill.domain.set_code import Authorization
 from crossfill.errors import ChainUnreachable
-from crossfill.store.tables import GaslessExecution, Request, SentTransaction
+from crossfill.store.tables import GaslessExecution, Request, RequestTransaction, SentTransaction
 from crossfill.types import Address
 from crossfill.workers.gasless_executor import GaslessExecutor
 from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
+from tests.unit.receipt_logs import native_deposit_log
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 DELEGATE = "0x" + "de" * 20
@@ -36,6 +40,8 @@ class World:
     base: ChainWorld
     executor: GaslessExecutor
     request_id: str
+    order_id: str
+    user: str
 
     @property
     def chain(self) -> FakeChain:
@@ -48,6 +54,24 @@ class World:
             journal = list(await session.scalars(select(SentTransaction)))
         assert execution is not None and request is not None
         return execution, request, journal
+
+    async def transactions(self) -> list[tuple[str, str, str]]:
+        async with self.base.sessions() as session:
+            rows = await session.scalars(
+                select(RequestTransaction).where(RequestTransaction.request_id == self.request_id)
+            )
+            return sorted((row.kind, row.tx_hash, row.status) for row in rows)
+
+    async def sent(self) -> SentTransaction:
+        await self.executor.tick()
+        _, _, (sent,) = await self.rows()
+        return sent
+
+    async def mark_standalone(self) -> None:
+        async with self.base.sessions() as session, session.begin():
+            execution = await session.get(GaslessExecution, self.request_id)
+            assert execution is not None
+            execution.standalone = True
 
 
 @pytest.fixture
@@ -96,7 +120,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         async with base.engine.begin() as connection:
             await connection.execute(insert(Request), [row])
             await connection.execute(insert(GaslessExecution), [execution])
-        yield World(base, executor, row["id"])
+        yield World(base, executor, row["id"], row["order_id"], user.address)
 
 
 async def test_an_execution_is_sent_once_as_type_4_and_its_spend_recorded(world: World) -> None:
@@ -109,7 +133,10 @@ async def test_an_execution_is_sent_once_as_type_4_and_its_spend_recorded(world:
     assert bytes(carried["address"]) == bytes.fromhex(DELEGATE[2:])
     await world.executor.tick()  # sent, not mined: nothing new
     assert len(world.chain.sent) == 1
-    world.chain.mine(sent.tx_hash)
+    depository = world.base.config.contracts.depository
+    world.chain.mine(
+        sent.tx_hash, logs=[native_deposit_log(depository, world.user, 10**15, world.order_id)]
+    )
     await world.executor.tick()
     execution, request, journal = await world.rows()
     assert (execution.state, execution.spent_wei) == ("mined", 50_000 * 2)
@@ -117,14 +144,80 @@ async def test_an_execution_is_sent_once_as_type_4_and_its_spend_recorded(world:
     assert len(journal) == 1
 
 
-async def test_a_mined_revert_fails_the_request(world: World) -> None:
+async def test_a_call_that_mined_without_depositing_for_the_order_fails_its_request(
+    world: World,
+) -> None:
+    sent = await world.sent()
+    stranger_order = "0x" + "77" * 32
+    depository = world.base.config.contracts.depository
+    world.chain.mine(
+        sent.tx_hash, logs=[native_deposit_log(depository, world.user, 10**15, stranger_order)]
+    )
     await world.executor.tick()
-    _, _, (sent,) = await world.rows()
+    execution, request, _ = await world.rows()
+    assert (execution.state, execution.spent_wei) == ("mined", 50_000 * 2)
+    assert (request.status, request.fail_reason) == ("failure", "INCORRECT_PAYMENT")
+    assert request.fail_details is not None
+    assert request.fail_details["txHash"] == sent.tx_hash
+    assert "made no deposit" in request.fail_details["message"]
+    assert await world.transactions() == [("deposit", sent.tx_hash, "success")]
+    assert world.chain.simulated_at == []  # nothing reverted: nothing to replay
+
+
+async def test_a_mined_revert_fails_the_request_with_the_replayed_reason(world: World) -> None:
+    sent = await world.sent()
+    revert_data = bytes.fromhex("91cab504" + f"{3:064x}")  # BatchDelegate NonceAlreadyUsed(3)
+    world.chain.simulated = CallOutcome(False, revert_data, [])
     world.chain.mine(sent.tx_hash, status=0)
     await world.executor.tick()
     execution, request, _ = await world.rows()
-    assert execution.state == "reverted"
+    assert (execution.state, execution.spent_wei) == ("reverted", 50_000 * 2)
     assert (request.status, request.fail_reason) == ("failure", "TRANSACTION_REVERTED")
+    assert world.chain.simulated_at == [world.chain.head_block.number - 1]
+    assert request.fail_details == {
+        "message": "the sponsored call reverted: NonceAlreadyUsed(3)",
+        "txHash": sent.tx_hash,
+        "revert": {"error": "NonceAlreadyUsed", "data": "0x" + revert_data.hex()},
+    }
+    assert await world.transactions() == [("deposit", sent.tx_hash, "failure")]
+
+
+async def test_an_unreachable_replay_is_retried_before_the_request_is_settled(
+    world: World,
+) -> None:
+    sent = await world.sent()
+    world.chain.mine(sent.tx_hash, status=0)
+    world.chain.fail("simulate", ChainUnreachable("connection reset"))
+    await world.executor.tick()
+    execution, request, _ = await world.rows()
+    assert (execution.state, request.status) == ("submitted", "depositing")
+    await world.executor.tick()
+    execution, request, _ = await world.rows()
+    assert (execution.state, request.status) == ("reverted", "failure")
+
+
+async def test_a_standalone_call_succeeds_with_its_transaction(world: World) -> None:
+    await world.mark_standalone()
+    sent = await world.sent()
+    world.chain.mine(sent.tx_hash)
+    await world.executor.tick()
+    execution, request, _ = await world.rows()
+    assert (execution.state, execution.spent_wei) == ("mined", 50_000 * 2)
+    assert (request.status, request.fail_details) == ("success", None)
+    assert await world.transactions() == [
+        ("deposit", sent.tx_hash, "success"),
+        ("fill", sent.tx_hash, "success"),
+    ]
+
+
+async def test_a_standalone_call_that_reverts_fails(world: World) -> None:
+    await world.mark_standalone()
+    sent = await world.sent()
+    world.chain.mine(sent.tx_hash, status=0)
+    await world.executor.tick()
+    _, request, _ = await world.rows()
+    assert (request.status, request.fail_reason) == ("failure", "TRANSACTION_REVERTED")
+    assert request.fail_details is not None and request.fail_details["revert"] is None
 
 
 async def test_a_lost_broadcast_answer_is_resumed_from_the_journal(world: World) -> None:

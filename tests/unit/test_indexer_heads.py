@@ -14,11 +14,11 @@ import pytest
 from bench.synthetic import synthetic_requests
 from eth_abi.abi import encode
 from eth_utils.crypto import keccak
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 
 from crossfill.config import ConfirmationTier
 from crossfill.runtime import ChainRuntime
-from crossfill.store.tables import Request
+from crossfill.store.tables import Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.indexer import Indexer
 from tests.unit.worker_world import START, ChainWorld, chain_world
@@ -116,3 +116,25 @@ async def test_a_deposit_is_handed_over_at_exactly_its_second_confirmation(world
     assert [request_id for _, request_id in world.handed] == [world.request_id]
     await _tick_on_pushed_head(world)
     assert len(world.handed) == 1
+
+
+async def test_a_deposit_for_a_request_that_already_failed_is_left_to_the_refunder(
+    world: World,
+) -> None:
+    """A gasless call failed the request (it paid nothing), then the user deposited anyway:
+    the request stays failed, and the deposit is matched to it for its refund."""
+    async with world.base.sessions() as session, session.begin():
+        request = await session.get(Request, world.request_id)
+        assert request is not None
+        request.status, request.fail_reason = "failure", "INCORRECT_PAYMENT"
+    await _tick_on_pushed_head(world)
+    world.deposit_in_next_block()
+    for _ in range(3):
+        await _tick_on_pushed_head(world)
+    async with world.base.sessions() as session:
+        request = await session.get(Request, world.request_id)
+        (deposit,) = await session.scalars(select(Deposit))
+    assert request is not None
+    assert (request.status, request.fail_reason) == ("failure", "INCORRECT_PAYMENT")
+    assert (deposit.state, deposit.request_id) == ("confirmed", world.request_id)
+    assert world.handed == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -9,8 +10,19 @@ from eth_account import Account
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crossfill.domain.gasless import ExecuteOrder, ExecutionRefused, authorities, check_nonces
-from crossfill.domain.set_code import SECP256K1_N, Authorization, InvalidAuthorization
+from crossfill.domain.gasless import (
+    ExecuteOrder,
+    ExecutionRefused,
+    authorities,
+    check_nonces,
+    check_sponsorable,
+)
+from crossfill.domain.set_code import (
+    SECP256K1_N,
+    Authorization,
+    InvalidAuthorization,
+    is_delegated,
+)
 from crossfill.types import Address, ChainId
 
 USER = Account.from_key("0x" + "22" * 32)
@@ -76,3 +88,16 @@ def test_order_checks_chain_authority_duplicates_and_nonces() -> None:
     check_nonces(order, [Address(USER.address)], [3])
     with pytest.raises(ExecutionRefused, match="nonce is 3"):
         check_nonces(order, [Address(USER.address)], [4])
+
+
+def test_the_sponsor_only_calls_into_delegated_accounts_and_sends_no_ether() -> None:
+    delegated = bytes.fromhex("ef0100") + bytes.fromhex("de" * 20)
+    check_sponsorable(_order(_signed(USER, 7, 3)), b"")  # authorized in this very call
+    check_sponsorable(_order(), delegated)  # delegated before
+    with pytest.raises(ExecutionRefused, match="not an EIP-7702 delegated account"):
+        check_sponsorable(_order(), b"")  # a plain account
+    with pytest.raises(ExecutionRefused, match="not an EIP-7702 delegated account"):
+        check_sponsorable(_order(), bytes.fromhex("6080604052"))  # a contract (a token)
+    with pytest.raises(ExecutionRefused, match=r"data\.value must be 0"):
+        check_sponsorable(replace(_order(), value=1), delegated)
+    assert is_delegated(delegated) and not is_delegated(delegated + b"\x00")

@@ -6,17 +6,26 @@ authority recovered, its nonce read on chain), simulated from the sponsor (a rev
 with the contract's reason), and held to the per-request gas cap and the key's spend cap.
 Accepted, it is queued for the chain's gasless executor and its request moves to
 `depositing`, in one transaction with the status event.
+
+Which request: the `requestId` given; else the quoted request the call pays (its simulated logs
+hold a Depository deposit for that request's order, or its same-chain Router batch); else a
+request of its own (`app.gasless_requests`), created `depositing`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 import structlog
 from eth_utils.address import to_checksum_address
+from sqlalchemy import and_, or_, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app import registry
+from crossfill.app.gasless_requests import standalone_request
+from crossfill.chains.call_payments import payments_in
 from crossfill.config.deployment import GaslessSettings, KeyHolder
 from crossfill.domain import gasless
 from crossfill.domain.enums import FEATURES
@@ -25,15 +34,17 @@ from crossfill.domain.status import RequestStatus
 from crossfill.errors import (
     BadRequest,
     ChainError,
+    ChainUnreachable,
     Conflict,
     Forbidden,
     NotFound,
     Reverted,
     ServiceUnavailable,
 )
+from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import ChainRuntime, Runtime
 from crossfill.store import gasless_executions, requests
-from crossfill.store.tables import ApiKey, GaslessExecution
+from crossfill.store.tables import ApiKey, GaslessExecution, Request
 from crossfill.types import Address
 
 log = structlog.get_logger(__name__)
@@ -60,6 +71,8 @@ def _chain(runtime: Runtime, order: ExecuteOrder) -> ChainRuntime:
 
 async def _checked_authorities(chain: ChainRuntime, order: ExecuteOrder, sponsor: Address) -> None:
     try:
+        code = b"" if order.authorizations else await chain.client.code(order.to)
+        gasless.check_sponsorable(order, code)
         authorities = gasless.authorities(order)
         if any(authority.lower() == sponsor.lower() for authority in authorities):
             raise ExecutionRefused("data.authorizationList: the sponsor cannot be an authority")
@@ -93,48 +106,139 @@ async def _gas_limit(
     return gas_limit
 
 
+async def _paid_request(
+    runtime: Runtime, chain: ChainRuntime, order: ExecuteOrder, sponsor: Address
+) -> str | None:
+    """The quoted request a raw call pays, from its simulated logs; None when it pays none
+    (or the node cannot simulate it: the call is then a request of its own, and a deposit it
+    makes is still found by the indexer for its order)."""
+    try:
+        outcome = await chain.client.simulate(gasless.rpc_call(order, sponsor))
+    except ChainUnreachable:
+        raise
+    except ChainError as exc:
+        log.warning("raw call not simulated; taken as a call of its own", error=str(exc))
+        return None
+    contracts = chain.config.contracts
+    payments = payments_in(outcome.logs, depository=contracts.depository, router=contracts.router)
+    if not payments.order_ids and not payments.request_ids:
+        return None
+    async with runtime.sessions() as session:
+        found = set(
+            await session.scalars(
+                select(Request.id).where(
+                    or_(
+                        Request.order_id.in_(payments.order_ids),
+                        and_(
+                            Request.id.in_(payments.request_ids),
+                            Request.origin_chain_id == order.chain_id,
+                            Request.destination_chain_id == order.chain_id,
+                        ),
+                    )
+                )
+            )
+        )
+    if len(found) > 1:
+        raise BadRequest(
+            f"the call pays {len(found)} requests ({', '.join(sorted(found))}); "
+            "send one call per request, with its requestId"
+        )
+    return found.pop() if found else None
+
+
 async def accept(runtime: Runtime, order: ExecuteOrder, api_key_id: int, *, now: datetime) -> str:
     """Queue the execution for its request; the request id. Raises the API's errors."""
     settings = runtime.deployment.gasless
     chain = _chain(runtime, order)
-    if order.request_id is None:
-        raise BadRequest("requestId is required: the quoted request this call deposits for")
     async with runtime.sessions() as session:
         holder = sponsor_of(settings, await session.get(ApiKey, api_key_id))
     sponsor = Address(holder.address)
     try:
         await _checked_authorities(chain, order, sponsor)
         gas_limit = await _gas_limit(chain, order, sponsor, settings)
+        request_id = order.request_id
+        if request_id is None:
+            request_id = await _paid_request(runtime, chain, order, sponsor)
     except (ChainError, OSError) as exc:
         log.warning("gasless execution not checked", chain_id=order.chain_id, error=str(exc))
         raise ServiceUnavailable(f"chain {order.chain_id} cannot be reached; retry") from None
     max_fee, _ = chain.state.offered_fees()
+    queued = _Queued(api_key_id, sponsor, gas_limit, gas_limit * max_fee, now)
+    standalone = request_id is None
     try:
-        await _queue(runtime, order, api_key_id, sponsor, gas_limit, gas_limit * max_fee, now)
+        if request_id is None:
+            request_id = await _queue_standalone(runtime, chain, order, queued)
+        else:
+            await _queue(runtime, order, request_id, queued)
     except IntegrityError:
         # Another /execute for this request was accepted at the same moment: one execution.
-        raise Conflict(f"request {order.request_id} already has a gasless execution") from None
-    log.info("gasless execution accepted", request_id=order.request_id, gas_limit=gas_limit)
-    return order.request_id
+        raise Conflict(f"request {request_id} already has a gasless execution") from None
+    log.info(
+        "gasless execution accepted",
+        request_id=request_id,
+        gas_limit=gas_limit,
+        standalone=standalone,
+    )
+    return request_id
 
 
-async def _queue(
-    runtime: Runtime,
-    order: ExecuteOrder,
-    api_key_id: int,
-    sponsor: Address,
-    gas_limit: int,
-    reserved: int,
-    now: datetime,
+@dataclass(frozen=True)
+class _Queued:
+    """The accepted execution's sending terms: whose key, which sponsor, its gas limit, what
+    it reserves of the key's spend cap until mined, and when."""
+
+    api_key_id: int
+    sponsor: Address
+    gas_limit: int
+    reserved: int
+    now: datetime
+
+
+async def _within_cap(
+    session: AsyncSession, settings: GaslessSettings, chain_id: int, queued: _Queued
 ) -> None:
+    # The key's row locked (PostgreSQL): two executions of one key check its cap in turn.
+    await session.get(ApiKey, queued.api_key_id, with_for_update=True)
+    spent = await gasless_executions.key_spend(session, queued.api_key_id, chain_id)
+    if spent + queued.reserved > settings.max_spend_per_key_wei:
+        raise Forbidden(
+            f"this key's gas sponsorship on chain {chain_id} is spent "
+            f"({spent} of {settings.max_spend_per_key_wei} wei)"
+        )
+
+
+async def _queue_standalone(
+    runtime: Runtime, chain: ChainRuntime, order: ExecuteOrder, queued: _Queued
+) -> str:
+    """In one transaction: the call's own request, `depositing` with its event, and the
+    execution queued, within the key's spend cap."""
+    usd = value_on_chain(
+        chain.config,
+        chain.state,
+        chain.config.native_currency.address,
+        order.value,
+        int(queued.now.timestamp()),
+    )
+    row = standalone_request(
+        chain.config, order, api_key_id=queued.api_key_id, usd_micros=usd, now=queued.now
+    )
+    async with runtime.sessions() as session, session.begin():
+        await _within_cap(session, runtime.deployment.gasless, order.chain_id, queued)
+        request = Request(**row)
+        session.add(request)
+        await session.flush()
+        session.add(_execution(order, request.id, queued, standalone=True))
+        await requests.publish(session, request, now=queued.now)
+    return request.id
+
+
+async def _queue(runtime: Runtime, order: ExecuteOrder, request_id: str, queued: _Queued) -> None:
     """In one transaction: the request checked and moved to `depositing`, the execution
     queued, within the key's spend cap."""
-    assert order.request_id is not None
-    settings = runtime.deployment.gasless
     async with runtime.sessions() as session, session.begin():
-        request = await requests.get(session, order.request_id)
+        request = await requests.get(session, request_id)
         if request is None:
-            raise NotFound(f"request {order.request_id} not found")
+            raise NotFound(f"request {request_id} not found")
         if request.origin_chain_id != order.chain_id:
             raise BadRequest(
                 f"data.chainId {order.chain_id} is not the request's origin chain "
@@ -142,41 +246,29 @@ async def _queue(
             )
         if request.status != RequestStatus.WAITING:
             raise Conflict(f"request {request.id} is {request.status}, not waiting for a deposit")
-        # The key's row locked (PostgreSQL): two executions of one key check its cap in turn.
-        await session.get(ApiKey, api_key_id, with_for_update=True)
-        spent = await gasless_executions.key_spend(session, api_key_id, order.chain_id)
-        if spent + reserved > settings.max_spend_per_key_wei:
-            raise Forbidden(
-                f"this key's gas sponsorship on chain {order.chain_id} is spent "
-                f"({spent} of {settings.max_spend_per_key_wei} wei)"
-            )
-        session.add(_execution(order, request.id, api_key_id, sponsor, gas_limit, reserved, now))
+        await _within_cap(session, runtime.deployment.gasless, order.chain_id, queued)
+        session.add(_execution(order, request.id, queued, standalone=False))
         request.features_mask |= GASLESS_FEATURE
-        await requests.move(session, request, RequestStatus.DEPOSITING, now=now)
+        await requests.move(session, request, RequestStatus.DEPOSITING, now=queued.now)
 
 
 def _execution(
-    order: ExecuteOrder,
-    request_id: str,
-    api_key_id: int,
-    sponsor: Address,
-    gas_limit: int,
-    reserved: int,
-    now: datetime,
+    order: ExecuteOrder, request_id: str, queued: _Queued, *, standalone: bool
 ) -> GaslessExecution:
     return GaslessExecution(
         request_id=request_id,
-        api_key_id=api_key_id,
+        api_key_id=queued.api_key_id,
         chain_id=order.chain_id,
-        sponsor=sponsor.lower(),
+        sponsor=queued.sponsor.lower(),
         to_address=order.to.lower(),
         call_data="0x" + order.data.hex(),
         value=str(order.value),
         authorization_list=[entry.to_json() for entry in order.authorizations],
-        gas_limit=gas_limit,
-        reserved_wei=reserved,
+        gas_limit=queued.gas_limit,
+        reserved_wei=queued.reserved,
         subsidized=order.subsidize_fees,
+        standalone=standalone,
         state=gasless_executions.QUEUED,
-        created_at=now,
-        updated_at=now,
+        created_at=queued.now,
+        updated_at=queued.now,
     )

@@ -1,12 +1,14 @@
-"""The answer to a quote request, whichever kinds of chain its route crosses: EVM routes are
-quoted by `app.quotes`, routes to or from the SVM chain by `app.svm_quotes`."""
+"""The answer to a quote or price request, whichever kinds of chain its route crosses: EVM
+routes are quoted by `app.quotes`, routes to or from the SVM chain by `app.svm_quotes`."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
-from crossfill.app.quotes import create_quote
-from crossfill.app.svm_quotes import create_svm_quote, svm_direction
+from crossfill.app.quotes import create_quote, preview_price
+from crossfill.app.svm_quotes import create_svm_quote, preview_svm_price, svm_direction
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 
@@ -19,3 +21,13 @@ async def quote_answer(runtime: Runtime, request: QuoteRequest, *, api_key_id: i
             await create_svm_quote(runtime, request, direction, api_key_id=api_key_id)
         )
     return await create_quote(runtime, request, api_key_id=api_key_id)
+
+
+async def price_answer(
+    runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
+) -> dict[str, Any]:
+    """POST /price: the quote's fees and details, nothing stored."""
+    direction = svm_direction(runtime, request)
+    if direction is not None:
+        return preview_svm_price(runtime, request, direction)
+    return await preview_price(runtime, request, api_key_id=api_key_id)

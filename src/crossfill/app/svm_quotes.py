@@ -18,7 +18,7 @@ from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.prices import PriceMissing
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.svm_quote import Direction, SvmQuote, SvmQuoteContext, plan_svm_quote
-from crossfill.quoting.svm_response import svm_quote_wire
+from crossfill.quoting.svm_response import svm_price_wire, svm_quote_wire
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
 from crossfill.types import ChainId
@@ -145,3 +145,9 @@ async def create_svm_quote(
             "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
         ) from None
     return wire
+
+
+def preview_svm_price(runtime: Runtime, body: QuoteRequest, direction: Direction) -> dict[str, Any]:
+    """POST /price for an SVM route: planned and checked as its quote is, nothing stored."""
+    context = _context(runtime, body, direction)
+    return svm_price_wire(plan_svm_quote(body, direction, context))

@@ -161,6 +161,17 @@ def _raw_log(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class CallOutcome:
+    """One call as the node ran it in a simulation (eth_simulateV1): whether it ran to the end,
+    what it returned (its revert data when it did not), and the logs it emitted (quantities as
+    ints, as in `_raw_log`)."""
+
+    succeeded: bool
+    returned: bytes
+    logs: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class ChainPoll:
     head: BlockHead
     priority_fee_per_gas: int
@@ -403,6 +414,36 @@ class EvmClient:
         """Simulates the call: `Reverted` when the contract refuses it (decoded with our ABIs);
         any other failure (the node, the network) is another ChainError."""
         return int(await self._read("eth_estimateGas", self.web3.eth.estimate_gas(tx)))  # type: ignore[arg-type]
+
+    async def code(self, address: str) -> bytes:
+        """The account's code at the latest block (empty for a plain account)."""
+        (code,) = await self._batch(
+            [(RPCEndpoint("eth_getCode"), [Web3.to_checksum_address(address), "latest"])],
+            "eth_getCode",
+        )
+        try:
+            return bytes.fromhex(str(code)[2:])
+        except ValueError as exc:
+            raise ChainError(f"chain {self.chain_id}: eth_getCode answered {code!r}") from exc
+
+    async def simulate(self, call: dict[str, Any], *, block: int | None = None) -> CallOutcome:
+        """Run `call` (JSON-RPC form, quantities in hex) on the state after `block` (the latest
+        by default) without checking its sender's nonce or balance, and see what it did; a
+        revert is an outcome here, not an error."""
+        tag = "latest" if block is None else hex(block)
+        request = {"blockStateCalls": [{"calls": [call]}], "validation": False}
+        (blocks,) = await self._batch(
+            [(RPCEndpoint("eth_simulateV1"), [request, tag])], "eth_simulateV1"
+        )
+        try:
+            (ran,) = blocks[0]["calls"]
+            return CallOutcome(
+                succeeded=int(ran["status"], 16) == 1,
+                returned=bytes.fromhex(ran.get("returnData", "0x")[2:]),
+                logs=[_raw_log(entry) for entry in ran.get("logs", [])],
+            )
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise ChainError(f"chain {self.chain_id}: eth_simulateV1 answered {exc!r}") from exc
 
     async def send_raw(self, raw_transaction: bytes) -> str:
         tx_hash = await self._read(

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from crossfill.chains.evm import (
     BlockHead,
+    CallOutcome,
     ChainPoll,
     LogFilter,
     Read,
@@ -56,6 +57,13 @@ class EvmPort(Protocol):
 
     async def estimate_gas(self, tx: dict[str, Any]) -> int:
         """Simulates the call: `Reverted` when the contract refuses it."""
+
+    async def code(self, address: str) -> bytes:
+        """The account's code now (an EIP-7702 delegation designator for a delegated one)."""
+
+    async def simulate(self, call: dict[str, Any], *, block: int | None = None) -> CallOutcome:
+        """What the call does on the state after `block` (latest when None): its logs, or
+        its revert data; the call's sender is not checked."""
 
     async def send_raw(self, raw_transaction: bytes) -> str: ...
 

@@ -14,8 +14,17 @@ from eth_utils.abi import abi_to_signature, function_signature_to_4byte_selector
 from crossfill.contracts.artifacts import load_artifact
 
 # Contracts whose custom errors the solver and the refunder may meet (bubbled up by our
-# batching contracts with the callee's own revert data).
-CONTRACTS = ("Filler", "Router", "Depository", "Receiver", "ApprovalProxy", "Multicaller")
+# batching contracts with the callee's own revert data), and the devnet's EIP-7702 delegate
+# (a sponsored call's revert).
+CONTRACTS = (
+    "Filler",
+    "Router",
+    "Depository",
+    "Receiver",
+    "ApprovalProxy",
+    "Multicaller",
+    "BatchDelegate",
+)
 # Solidity's built-in revert payloads, as ABI error entries.
 _BUILT_IN: tuple[dict[str, Any], ...] = (
     {"type": "error", "name": "Error", "inputs": [{"name": "message", "type": "string"}]},

@@ -58,6 +58,18 @@ class GasSponsorFacts:
     chain_id: int
     spent_wei: int | None
     subsidized: bool
+    # The call it sent, and whether its transaction reverted (then the record's
+    # `failedCallData`).
+    to: str = ""
+    data: str = "0x"
+    value: str = "0"
+    reverted: bool = False
+
+    def failed_call(self) -> dict[str, str] | None:
+        """The reverted call as the wire's `failedCallData`; None unless it reverted."""
+        if not self.reverted:
+            return None
+        return {"from": self.sponsor, "to": self.to, "data": self.data, "value": self.value}
 
     def payment(self) -> dict[str, Any] | None:
         """What the sponsor paid, as the wire's sponsor payments read (native wei)."""
@@ -145,3 +157,5 @@ class RecordFacts:
     currencies: CurrencyObjects = field(default_factory=dict)
     # Set for a gasless execution (POST /execute).
     gas_sponsor: GasSponsorFacts | None = None
+    # What its failure was, beyond the reason (`domain.gasless.FailureDetails` as JSON).
+    fail_details: Mapping[str, Any] | None = None

@@ -50,7 +50,16 @@ def _tx(tx: TxFacts, hash_key: str) -> dict[str, Any]:
 
 
 def _failed(facts: RecordFacts) -> TxFacts | None:
-    return next((tx for tx in settled(facts, ("fill",)) if tx.status == "failure"), None)
+    """The failed fill; else the failed deposit (a gasless call that reverted)."""
+    for kind in ("fill", "deposit"):
+        failed = next((tx for tx in settled(facts, (kind,)) if tx.status == "failure"), None)
+        if failed is not None:
+            return failed
+    return None
+
+
+def _failed_call(facts: RecordFacts) -> dict[str, str] | None:
+    return facts.gas_sponsor.failed_call() if facts.gas_sponsor is not None else None
 
 
 def _slippage_bps(facts: RecordFacts) -> str:
@@ -170,7 +179,10 @@ def _route(facts: RecordFacts) -> dict[str, Any]:
     }
 
 
-def _protocol(facts: RecordFacts) -> dict[str, Any]:
+def _protocol(facts: RecordFacts) -> dict[str, Any] | None:
+    """The protocol order; None for a request without one (a standalone gasless call)."""
+    if "protocol" not in facts.quote:
+        return None
     v2 = facts.quote["protocol"]["v2"]
     payment = v2["paymentDetails"]
     deposit = next(iter(settled(facts, ("deposit",))), None)
@@ -223,7 +235,7 @@ def v3_record(facts: RecordFacts) -> dict[str, Any]:
         "refundFailReason": facts.refund_fail_reason,
         "failedTxHash": failed.tx_hash if failed else None,
         "failedTxBlockNumber": failed.block_number if failed else None,
-        "failedCallData": None,
+        "failedCallData": _failed_call(facts),
         "usesExternalLiquidity": False,
         "timeEstimate": details["timeEstimate"],
         "triggeredByFastFill": True if "fast_fill" in facts.features else None,
@@ -304,7 +316,7 @@ def v2_record(facts: RecordFacts, *, include_order_data: bool = False) -> dict[s
     impact = details["expandedPriceImpact"]
     sponsorship = facts.quote.get("feeSponsorship") or {}
     protocol = _protocol(facts)
-    if include_order_data:
+    if include_order_data and protocol is not None:
         protocol["orderData"] = facts.quote["protocol"]["v2"]["orderData"]
     data: dict[str, Any] = {
         "slippageTolerance": _slippage_bps(facts),
@@ -313,7 +325,8 @@ def v2_record(facts: RecordFacts, *, include_order_data: bool = False) -> dict[s
         "supersededByRequestId": None,
         "failedTxHash": failed.tx_hash if failed else None,
         "failedTxBlockNumber": failed.block_number if failed else None,
-        "failedCallData": None,
+        "failedCallData": _failed_call(facts),
+        "details": None if facts.fail_details is None else dict(facts.fail_details),
         "subsidizedRequest": _subsidized(facts),
         "price": details["rate"],
         "fees": {

@@ -23,6 +23,13 @@ SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 # EIP-7702 bounds: chain id below 2**256, nonce below 2**64.
 UINT256_LIMIT = 2**256
 NONCE_LIMIT = 2**64
+# An account whose code is this prefix and a 20-byte address runs that address's code.
+DELEGATION_PREFIX = bytes.fromhex("ef0100")
+
+
+def is_delegated(code: bytes) -> bool:
+    """Whether an account's code is an EIP-7702 delegation designator."""
+    return len(code) == len(DELEGATION_PREFIX) + 20 and code.startswith(DELEGATION_PREFIX)
 
 
 def _rlp_length(length: int, short_offset: int) -> bytes:

@@ -33,7 +33,13 @@ _FORWARD: dict[RequestStatus, frozenset[RequestStatus]] = {
         }
     ),
     RequestStatus.DEPOSITING: frozenset(
-        {RequestStatus.PENDING, RequestStatus.FAILURE, RequestStatus.REFUND}
+        {
+            RequestStatus.PENDING,
+            # A standalone gasless call, or a same-chain request, ends with its transaction.
+            RequestStatus.SUCCESS,
+            RequestStatus.FAILURE,
+            RequestStatus.REFUND,
+        }
     ),
     RequestStatus.PENDING: frozenset(
         {RequestStatus.SUBMITTED, RequestStatus.FAILURE, RequestStatus.REFUND}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,8 @@ class RequestFacts:
     created_at_ms: int
     fail_reason: str | None
     refund_fail_reason: str | None
+    # What a failure was, beyond its reason (`domain.gasless.FailureDetails`); None otherwise.
+    details: Mapping[str, Any] | None = None
 
 
 def fail_reason(facts: RequestFacts) -> str:
@@ -37,7 +39,7 @@ def fail_reason(facts: RequestFacts) -> str:
 def status_record(facts: RequestFacts) -> dict[str, Any]:
     return {
         "status": str(facts.status),
-        "details": None,
+        "details": None if facts.details is None else dict(facts.details),
         "inTxHashes": list(facts.in_tx_hashes),
         "txHashes": list(facts.out_tx_hashes),
         "updatedAt": facts.updated_at_ms,

@@ -85,32 +85,34 @@ def _svm_steps(quote: SvmQuote) -> list[dict[str, Any]]:
     return [_step(quote, "deposit", "Depositing funds", data)]
 
 
-def svm_quote_wire(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
-    steps = _evm_steps(quote, evm) if quote.direction == "to_svm" else _svm_steps(quote)
-    currency_in = _amount(quote, quote.currency_in, quote.amount_in)
+def _fees(quote: SvmQuote) -> dict[str, Any]:
     fee = _amount(quote, quote.currency_in, quote.service_fee)
     zero = _amount(quote, quote.currency_in, 0)
+    return {"gas": zero, "relayer": fee, "relayerGas": zero, "relayerService": fee, "app": zero}
+
+
+def _details(quote: SvmQuote) -> dict[str, Any]:
+    currency_in = _amount(quote, quote.currency_in, quote.amount_in)
+    return {
+        "operation": "bridge",
+        "sender": quote.user,
+        "recipient": quote.recipient,
+        "currencyIn": currency_in,
+        "currencyOut": _amount(quote, quote.currency_out, quote.amount_out),
+        "refundCurrency": currency_in,
+        "timeEstimate": 10,
+        "userBalance": "0",
+        "isFixedRate": True,
+    }
+
+
+def svm_quote_wire(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
+    steps = _evm_steps(quote, evm) if quote.direction == "to_svm" else _svm_steps(quote)
     depository = evm.contracts.depository if quote.direction == "to_svm" else quote.vault
     return {
         "steps": steps,
-        "fees": {
-            "gas": zero,
-            "relayer": fee,
-            "relayerGas": zero,
-            "relayerService": fee,
-            "app": zero,
-        },
-        "details": {
-            "operation": "bridge",
-            "sender": quote.user,
-            "recipient": quote.recipient,
-            "currencyIn": currency_in,
-            "currencyOut": _amount(quote, quote.currency_out, quote.amount_out),
-            "refundCurrency": currency_in,
-            "timeEstimate": 10,
-            "userBalance": "0",
-            "isFixedRate": True,
-        },
+        "fees": _fees(quote),
+        "details": _details(quote),
         "protocol": {
             "v2": {
                 "orderId": quote.order_id,
@@ -124,3 +126,8 @@ def svm_quote_wire(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
             }
         },
     }
+
+
+def svm_price_wire(quote: SvmQuote) -> dict[str, Any]:
+    """POST /price for an SVM route: the quote's fees and details, no steps, no order."""
+    return {"fees": _fees(quote), "details": _details(quote)}

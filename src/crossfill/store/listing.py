@@ -39,6 +39,7 @@ from crossfill.domain.record_facts import (
     SolverFacts,
     TxFacts,
 )
+from crossfill.store import gasless_executions
 from crossfill.store.api_keys import iso, key_hash
 from crossfill.store.db import as_utc
 from crossfill.store.requests import deposit_address_facts
@@ -266,6 +267,10 @@ async def gas_sponsors_by_request(
             chain_id=row.chain_id,
             spent_wei=row.spent_wei,
             subsidized=row.subsidized,
+            to=row.to_address,
+            data=row.call_data,
+            value=row.value,
+            reverted=row.state == gasless_executions.REVERTED,
         )
         for row in rows
     }
@@ -314,6 +319,7 @@ def record_facts(
         plan=row.plan,
         currencies=currencies,
         gas_sponsor=gas_sponsor,
+        fail_details=row.fail_details,
     )
 
 

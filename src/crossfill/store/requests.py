@@ -186,6 +186,7 @@ def facts_of(request: Request, transactions: list[RequestTransaction]) -> Reques
         created_at_ms=as_utc_ms(request.created_at),
         fail_reason=request.fail_reason,
         refund_fail_reason=request.refund_fail_reason,
+        details=request.fail_details,
     )
 
 

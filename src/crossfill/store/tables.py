@@ -17,6 +17,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -168,6 +169,8 @@ class Request(Base):
     plan: Mapped[dict[str, Any] | None] = mapped_column(JSONColumn)
     # The typed, versioned fill plan (`domain.fill_plan`), made when quoted.
     fill_plan: Mapped[dict[str, Any] | None] = mapped_column(JSONColumn)
+    # What its failure was, beyond `fail_reason` (`domain.gasless.FailureDetails`, as JSON).
+    fail_details: Mapped[dict[str, Any] | None] = mapped_column(JSONColumn)
     app_fees: Mapped[list[AppFee]] = relationship(lazy="raise")
     sponsor_payment: Mapped[SponsorPayment | None] = relationship(lazy="raise")
 
@@ -289,7 +292,8 @@ class GaslessExecution(Base):
 
     `queued` when accepted; `submitted` once its transaction is journalled and sent; `mined`
     or `reverted` with what it cost (`spent_wei`). `reserved_wei` (its gas limit at the fee
-    offered) counts against the key's spend cap until then.
+    offered) counts against the key's spend cap until then. `standalone`: a raw call made its
+    own request (no quoted request to deposit for); it ends when mined.
     """
 
     __tablename__ = "gasless_executions"
@@ -307,6 +311,9 @@ class GaslessExecution(Base):
     reserved_wei: Mapped[int] = mapped_column(BigInteger, nullable=False)
     spent_wei: Mapped[int | None] = mapped_column(BigInteger)
     subsidized: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    standalone: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=False, server_default=false()
+    )
     state: Mapped[str] = mapped_column(String(16), nullable=False)
     tx_hash: Mapped[str | None] = mapped_column(TxHashColumn)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)

@@ -2,8 +2,11 @@
 
 Each call goes out as the sponsor's type-4 transaction through the journal (signed, written,
 then broadcast; replaced with higher fees when stuck; never signed twice for one request).
-Mined, it records what the sponsor spent; the request's deposit, if the call made one, is the
-indexer's to find (`depositing` → `pending`). A call that reverts on chain fails its request.
+Mined, it records what the sponsor spent, and `domain.gasless.settlement` says what follows:
+a call that paid its quoted request leaves it to the indexer (`depositing` → `pending`); one
+that did not (it reverted, or mined without depositing for the order) fails it; a standalone
+call succeeds or fails with its transaction. A revert is replayed on the block before to read
+what the contract said.
 """
 
 from __future__ import annotations
@@ -16,18 +19,28 @@ from typing import Any
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.domain.gasless import PURPOSE
+from crossfill.chains.call_payments import payments_in
+from crossfill.chains.receipt_outcomes import fee_paid
+from crossfill.contracts.reverts import decode_revert
+from crossfill.domain.gasless import (
+    PURPOSE,
+    FailureDetails,
+    MinedExecution,
+    RevertFacts,
+    Settlement,
+    settlement,
+)
 from crossfill.domain.set_code import Authorization
 from crossfill.domain.status import RequestStatus
+from crossfill.errors import ChainError, ChainUnreachable
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.runtime import ChainRuntime
 from crossfill.store import gasless_executions, requests
-from crossfill.store.tables import GaslessExecution
+from crossfill.store.tables import GaslessExecution, Request
 from crossfill.workers.replacements import replace_stuck
 from crossfill.workers.txmanager import TxManager
 
 log = structlog.get_logger(__name__)
-REVERTED_REASON = "TRANSACTION_REVERTED"
 
 
 class GaslessExecutor:
@@ -120,33 +133,112 @@ class GaslessExecutor:
 
     async def _settle(self, execution: GaslessExecution, row: Any, receipt: dict[str, Any]) -> None:
         succeeded = receipt["status"] == 1
-        spent = int(receipt["gasUsed"]) * int(receipt["effectiveGasPrice"])
+        block = int(receipt["blockNumber"])
+        async with self.sessions() as session:
+            request = await requests.get(session, execution.request_id)
+        assert request is not None
+        mined = MinedExecution(
+            tx_hash=row.tx_hash,
+            succeeded=succeeded,
+            paid_request=succeeded and self._pays(request, receipt),
+            standalone=execution.standalone,
+        )
+        revert = None if succeeded else await self._revert(execution, block)
+        outcome = settlement(mined, revert)
+        mined_block = await self.chain.client.block_at(block) if outcome.status else None
+        timestamp = mined_block.timestamp if mined_block is not None else None
+        await self._record(execution, row.tx_hash, receipt, outcome, timestamp)
+        if outcome.status is RequestStatus.FAILURE:
+            log.warning(
+                "gasless execution failed its request",
+                request_id=execution.request_id,
+                fail_reason=outcome.fail_reason,
+            )
+
+    def _pays(self, request: Request, receipt: dict[str, Any]) -> bool:
+        contracts = self.chain.config.contracts
+        payments = payments_in(
+            receipt["logs"], depository=contracts.depository, router=contracts.router
+        )
+        return payments.pays(order_id=request.order_id, request_id=request.id)
+
+    async def _revert(self, execution: GaslessExecution, block: int) -> RevertFacts | None:
+        """What the reverted call said: the same call replayed on the state before its block
+        (the transactions before it in that block are not replayed). None when the replay
+        does not revert there or the node cannot replay it; an unreachable node is retried."""
+        call: dict[str, Any] = {
+            "from": execution.sponsor,
+            "to": execution.to_address,
+            "data": execution.call_data,
+            "value": hex(int(execution.value)),
+            "gas": hex(execution.gas_limit),
+        }
+        if execution.authorization_list:
+            call["authorizationList"] = [
+                Authorization.from_json(stored).for_rpc() for stored in execution.authorization_list
+            ]
+        try:
+            replayed = await self.chain.client.simulate(call, block=block - 1)
+        except ChainUnreachable:
+            raise
+        except ChainError as exc:
+            log.warning(
+                "reverted call not replayed", request_id=execution.request_id, error=str(exc)
+            )
+            return None
+        if replayed.succeeded:
+            return None
+        reason = decode_revert(replayed.returned)
+        return RevertFacts(reason.name, reason.message, replayed.returned)
+
+    async def _record(
+        self,
+        execution: GaslessExecution,
+        tx_hash: str,
+        receipt: dict[str, Any],
+        outcome: Settlement,
+        timestamp: int | None,
+    ) -> None:
+        """In one transaction: the sponsor's spend, the call's transaction, and the request
+        moved as `outcome` says (when it is still `depositing`)."""
+        succeeded = receipt["status"] == 1
+        spent = fee_paid(receipt)
         now = self.now()
         async with self.sessions() as session, session.begin():
             await gasless_executions.settle(
                 session,
                 execution.request_id,
                 succeeded=succeeded,
-                tx_hash=row.tx_hash,
+                tx_hash=tx_hash,
                 spent_wei=spent,
                 now=now,
             )
-            if succeeded:
-                return
-            await requests.record_transaction(
-                session,
-                execution.request_id,
-                kind="deposit",
-                chain_id=self.chain.config.id,
-                tx_hash=row.tx_hash,
-                status="failure",
-                now=now,
-                block_number=int(receipt["blockNumber"]),
-                fee=spent,
-            )
-            request = await requests.get(session, execution.request_id)
-            if request is not None and request.status == RequestStatus.DEPOSITING:
-                await requests.move(
-                    session, request, RequestStatus.FAILURE, now=now, fail_reason=REVERTED_REASON
+            if outcome.status is None:
+                return  # the deposit's own path (the indexer) records and moves it
+            # A standalone call's transaction is both its in and its out, as a same-chain
+            # request's; a call that failed its request is only that request's in.
+            kinds = ("deposit", "fill") if outcome.status is RequestStatus.SUCCESS else ("deposit",)
+            for kind in kinds:
+                await requests.record_transaction(
+                    session,
+                    execution.request_id,
+                    kind=kind,
+                    chain_id=self.chain.config.id,
+                    tx_hash=tx_hash,
+                    status="success" if succeeded else "failure",
+                    now=now,
+                    block_number=int(receipt["blockNumber"]),
+                    fee=spent,
+                    timestamp=timestamp,
                 )
-        log.warning("gasless execution reverted", request_id=execution.request_id)
+            request = await requests.get(session, execution.request_id)
+            if request is None or request.status != RequestStatus.DEPOSITING:
+                return  # the indexer saw a deposit for it meanwhile: that path goes on
+            request.fail_details = _details(outcome.details)
+            await requests.move(
+                session, request, outcome.status, now=now, fail_reason=outcome.fail_reason
+            )
+
+
+def _details(details: FailureDetails | None) -> dict[str, Any] | None:
+    return None if details is None else details.to_json()

@@ -430,8 +430,9 @@ class Indexer:
             sender=deposit.depositor,
         )
         if RequestStatus(request.status) not in (RequestStatus.WAITING, RequestStatus.DEPOSITING):
-            # Ended (a deposit address's request failed before its deposit came: refunded as
-            # is), or filled already on this deposit seen earlier (a fast fill).
+            # Ended: failed before this deposit came (a deposit address's, a gasless call that
+            # paid nothing), the deposit refunded as is; or filled already on this deposit seen
+            # earlier (a fast fill).
             return
         request.origin_block_number = block.number
         if verdict is DepositVerdict.ACCEPTED:

@@ -1,4 +1,7 @@
-"""Same-chain requests settle in the user's own transaction: seen on chain, they succeed."""
+"""Same-chain requests settle in the user's own transaction (or the gas sponsor's, for a
+gasless one: `depositing` then): seen on chain, they succeed. A standalone gasless call is not
+one: its own transaction settles it (`workers.gasless_executor`), never a batch tagged with
+its id."""
 
 from __future__ import annotations
 
@@ -10,13 +13,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.chains.router_logs import RouterBatch
 from crossfill.domain.status import RequestStatus
 from crossfill.store import requests
-from crossfill.store.tables import Request
+from crossfill.store.tables import GaslessExecution, Request
+
+# Waiting for the user's transaction, or for the sponsor's (POST /execute).
+AWAITING = (RequestStatus.WAITING, RequestStatus.DEPOSITING)
 
 
 async def awaited(
     session: AsyncSession, batches: list[RouterBatch], *, chain_id: int
 ) -> list[RouterBatch]:
-    """The batches that settle a waiting same-chain request on this chain; the rest (the
+    """The batches that settle an awaited same-chain request on this chain; the rest (the
     Filler's own batches, tagged with orderIds, and anything already settled) are skipped
     before any block is fetched for them."""
     if not batches:
@@ -25,9 +31,12 @@ async def awaited(
         await session.scalars(
             select(Request.id).where(
                 Request.id.in_({batch.request_id for batch in batches}),
-                Request.status == RequestStatus.WAITING,
+                Request.status.in_(AWAITING),
                 Request.origin_chain_id == chain_id,
                 Request.destination_chain_id == chain_id,
+                Request.id.not_in(
+                    select(GaslessExecution.request_id).where(GaslessExecution.standalone)
+                ),
             )
         )
     )
@@ -46,7 +55,7 @@ async def settle_batch(
     request = await requests.get(session, batch.request_id)
     if (
         request is None
-        or request.status != RequestStatus.WAITING
+        or request.status not in AWAITING
         or request.origin_chain_id != chain_id
         or request.destination_chain_id != chain_id
     ):

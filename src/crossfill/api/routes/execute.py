@@ -23,7 +23,9 @@ router = APIRouter(tags=["execute"])
 )
 async def execute(body: ExecuteBody, runtime: RuntimeDep, caller: ExecutingDep) -> dict[str, str]:
     """Send `data` (a type-4 transaction carrying its EIP-7702 authorizations) from the key's
-    sponsor wallet, for the quoted request `requestId`; poll its status afterwards."""
+    sponsor wallet: for the quoted request `requestId`; without it, for the quoted request the
+    call deposits for, else as a request of its own (`Call`). Poll the answered request's
+    status afterwards."""
     order = body.to_order()
     assert caller.key_id is not None  # ExecutingDep
     request_id = await accept(runtime, order, caller.key_id, now=datetime.now(UTC))

@@ -9,8 +9,7 @@ from crossfill.api.auth import CallerDep
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.quote import QuoteBody
-from crossfill.app.quote_answers import quote_answer
-from crossfill.app.quotes import preview_price
+from crossfill.app.quote_answers import price_answer, quote_answer
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 
@@ -39,4 +38,4 @@ async def quote(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> Resp
 )
 async def price(body: QuoteBody, runtime: RuntimeDep, caller: CallerDep) -> Response:
     """A quote's price without executing it: fees and details, no steps; nothing is stored."""
-    return json_answer(await preview_price(runtime, body.to_request(), api_key_id=caller.key_id))
+    return json_answer(await price_answer(runtime, body.to_request(), api_key_id=caller.key_id))

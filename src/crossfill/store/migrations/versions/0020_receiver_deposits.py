@@ -4,7 +4,7 @@ and, per request transaction, who sent the funds in (a deposit's depositor) and 
 worth when it was paid (for the record's actual fees)
 
 Revision ID: 0020
-Revises: 0018
+Revises: 0019
 Create Date: 2026-11-23
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0020"
-down_revision = "0018"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 
