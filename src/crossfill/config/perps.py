@@ -18,11 +18,10 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from crossfill.chains.perps_actions import ExchangeChain
 from crossfill.config.explorer import ExplorerConfig
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug
 from crossfill.config.secrets import KeyRef
-from crossfill.types import ChainId
+from crossfill.types import ChainId, ExchangeChain
 
 PERPS_CHAIN_ID: Final = ChainId(1337)
 PERPS_USDC_ADDRESS: Final = "0x" + "0" * 32
