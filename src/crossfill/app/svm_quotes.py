@@ -150,4 +150,4 @@ async def create_svm_quote(
 def preview_svm_price(runtime: Runtime, body: QuoteRequest, direction: Direction) -> dict[str, Any]:
     """POST /price for an SVM route: planned and checked as its quote is, nothing stored."""
     context = _context(runtime, body, direction)
-    return svm_price_wire(plan_svm_quote(body, direction, context))
+    return svm_price_wire(plan_svm_quote(body, direction, context), context.evm)

@@ -505,3 +505,41 @@ class SvmPayment(Base):
     error: Mapped[Any | None] = mapped_column(JSONColumn)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class PerpsPayment(Base):
+    """The perps payer's journal: every signed exchange action, recorded before it is posted.
+
+    One payment (`purpose`, `key`: a fill of one request) has attempts 1, 2, ...; a new
+    attempt is signed only once the previous one is `dead` (refused for its nonce, which the
+    exchange will never take again, and not in the ledger), so at most one can be credited:
+    the exchange takes each signer's nonce once, and every retry re-posts the same action.
+    """
+
+    __tablename__ = "perps_payments"
+    __table_args__ = (
+        UniqueConstraint("chain_id", "purpose", "payment_key", "attempt"),
+        UniqueConstraint("signer", "nonce"),
+    )
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    purpose: Mapped[str] = mapped_column(String(16), nullable=False)
+    payment_key: Mapped[str] = mapped_column(String(100), nullable=False)
+    attempt: Mapped[int] = mapped_column(Integer, nullable=False)
+    signer: Mapped[str] = mapped_column(String(42), nullable=False)
+    destination: Mapped[str] = mapped_column(String(42), nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    action_type: Mapped[str] = mapped_column(String(16), nullable=False)
+    nonce: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    # The `POST /exchange` body exactly as signed: every retry posts these bytes' content.
+    signed_action: Mapped[Any] = mapped_column(JSONColumn, nullable=False)
+    # signed -> credited | refused | dead
+    status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    # The exchange's hash of the transfer and its ledger time (ms), once its ledger shows it.
+    tx_hash: Mapped[str | None] = mapped_column(String(90))
+    ledger_time_ms: Mapped[int | None] = mapped_column(BigInteger)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)

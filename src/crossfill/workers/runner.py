@@ -29,6 +29,8 @@ from crossfill.workers.gasless_executor import GaslessExecutor
 from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.indexer import Indexer
 from crossfill.workers.permit_depositor import PermitDepositor
+from crossfill.workers.perps_payer import PerpsPayer
+from crossfill.workers.perps_solver import PerpsSolver
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
 from crossfill.workers.sponsor_collector import SponsorCollector
@@ -66,6 +68,7 @@ class Workers:
     svm_solvers: dict[ChainId, SvmSolver] = field(default_factory=dict)
     svm_indexers: dict[ChainId, SvmIndexer] = field(default_factory=dict)
     svm_refunders: dict[ChainId, SvmRefunder] = field(default_factory=dict)
+    perps_solver: PerpsSolver | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # Removals of the workers' head listeners (see `start`).
     _unlisten: list[Callable[[], None]] = field(default_factory=list)
@@ -199,6 +202,7 @@ class Workers:
             svm_solvers=svm_solvers,
             svm_indexers=svm_indexers,
             svm_refunders=svm_refunders,
+            perps_solver=_perps_solver(runtime, owner),
         )
 
     async def recover(self, runtime: Runtime) -> None:
@@ -234,7 +238,10 @@ class Workers:
                 self._tasks.append(asyncio.create_task(worker.run(), name=f"{name}-{chain_id}"))
         for executor in self.gasless_executors:
             self._tasks.append(asyncio.create_task(executor.run(), name=executor.name))
-        svm_workers: list[tuple[str, ChainId, SvmSolver | SvmIndexer | SvmRefunder]] = [
+        svm_workers: list[
+            tuple[str, ChainId, SvmSolver | SvmIndexer | SvmRefunder | PerpsSolver]
+        ] = [
+            *(("perps-solver", w.config.id, w) for w in (self.perps_solver,) if w is not None),
             *(("svm-solver", chain_id, w) for chain_id, w in self.svm_solvers.items()),
             *(("svm-indexer", chain_id, w) for chain_id, w in self.svm_indexers.items()),
             *(("svm-refunder", chain_id, w) for chain_id, w in self.svm_refunders.items()),
@@ -264,6 +271,31 @@ class Workers:
         if indexer is None:
             return False
         return indexer.hint(tx_hash)
+
+
+def _perps_solver(runtime: Runtime, owner: str) -> PerpsSolver | None:
+    """The perps exchange's solver, paying from the solver's exchange account."""
+    exchange = runtime.perps
+    if exchange is None:
+        return None
+    settings = runtime.settings
+    account = resolve_holder(
+        exchange.config.solver,
+        "perps.solver",
+        mode=settings.mode,
+        keystore_password=settings.keystore_password,
+    )
+    payer = PerpsPayer(exchange.client, exchange.config, account, runtime.sessions, now=utc_now)
+    return PerpsSolver(
+        exchange,
+        payer,
+        runtime.sessions,
+        now=utc_now,
+        interval_seconds=min(
+            settings.worker_interval_seconds, exchange.config.poll_interval_seconds
+        ),
+        owner=owner,
+    )
 
 
 def _gasless_executors(runtime: Runtime, owner: str) -> list[GaslessExecutor]:

@@ -1,7 +1,7 @@
 """deposit addresses: a request's deposit-address terms and payer, and transfers seen at them
 
 Revision ID: 0018
-Revises: 0015
+Revises: 0016
 Create Date: 2026-11-23
 """
 
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0018"
-down_revision = "0015"
+down_revision = "0016"
 branch_labels = None
 depends_on = None
 
