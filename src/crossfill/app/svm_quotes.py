@@ -12,6 +12,7 @@ import structlog
 from crossfill.app import registry
 from crossfill.app.fills import FillTerms, plan_fill
 from crossfill.config import ChainConfig
+from crossfill.domain.order import sign_order_id
 from crossfill.errors import StoreError
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
@@ -67,7 +68,8 @@ def _context(runtime: Runtime, body: QuoteRequest, direction: Direction) -> SvmQ
         now=now,
         ttl=inputs.ttl(body.ttl, runtime.deployment.quotes),
         request_id=os.urandom(32),
-        order_id=os.urandom(32),
+        salt=int.from_bytes(os.urandom(32)),
+        solver=runtime.deployment.solver.address,
     )
 
 
@@ -134,7 +136,12 @@ async def create_svm_quote(
 ) -> dict[str, Any]:
     context = _context(runtime, body, direction)
     quote = plan_svm_quote(body, direction, context)
-    wire = svm_quote_wire(quote, context.evm)
+    signature = (
+        sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))
+        if body.include_protocol_data
+        else None
+    )
+    wire = svm_quote_wire(quote, context.evm, order_signature=signature)
     try:
         await runtime.quote_rows.add(
             [(REQUESTS, _request_row(quote, wire, body, context.evm, api_key_id))]

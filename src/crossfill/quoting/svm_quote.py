@@ -4,7 +4,8 @@ To the SVM chain: the user deposits on an EVM chain's Depository; the solver pay
 recipient from its vault. From it: the user signs an SVM transaction (a transfer to the vault
 plus a Memo of the order id, at most 1232 bytes); the solver fills on the EVM destination.
 The same asset or not, the output is the input's USD value at the quoted prices, less the
-service fee of the EVM side's fee table.
+service fee of the EVM side's fee table (or `fixedRate`, never below it). The protocol order
+states the route as an EVM one does (chain names, VM address bytes); its hash is the orderId.
 """
 
 from __future__ import annotations
@@ -27,10 +28,14 @@ from crossfill.chains.svm_transactions import (
 from crossfill.config import ChainConfig
 from crossfill.config.svm import SvmChainConfig, SvmCurrencyConfig
 from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
+from crossfill.domain.order import Order
 from crossfill.quoting import inputs
+from crossfill.quoting.engine import fill_deadline
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
+from crossfill.quoting.orders import OrderSide, order_of
 from crossfill.quoting.request import QuoteRequest
+from crossfill.quoting.svm_options import check_svm_options
 
 Direction = Literal["to_svm", "from_svm"]
 BPS = 10_000
@@ -41,6 +46,8 @@ MAX_ROUTE_LENGTH = 16
 @dataclass(frozen=True)
 class QuotedCurrency:
     chain_id: int
+    # The chain's protocol name (the order's chain id).
+    chain_name: str
     address: str
     symbol: str
     name: str
@@ -63,6 +70,9 @@ class SvmQuote:
     amount_in: int
     amount_out: int
     service_fee: int  # in input units
+    # `fixedRate`: the bps charged as the whole service fee; None when floating.
+    fixed_rate_bps: int | None
+    order: Order
     created_at: datetime
     expires_at: datetime
     # From the SVM chain: what the user signs (None to it).
@@ -98,7 +108,7 @@ def _svm_currency(chain: SvmChainConfig, value: str, field: str) -> SvmCurrencyC
 def _quoted_svm(chain: SvmChainConfig, currency: SvmCurrencyConfig) -> QuotedCurrency:
     assert currency.usd_price is not None
     return QuotedCurrency(
-        chain.id, currency.address, currency.symbol, currency.name, currency.decimals,
+        chain.id, chain.name, currency.address, currency.symbol, currency.name, currency.decimals,
         currency.is_native, currency.logo_uri, currency.usd_price,
     )  # fmt: skip
 
@@ -116,8 +126,8 @@ def _quoted_evm(
     if usd is None:
         raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {address} has no price")
     return QuotedCurrency(
-        chain.id, found.address.lower(), found.symbol, found.name, found.decimals,
-        found.is_native, found.logo_uri, usd,
+        chain.id, chain.protocol_name, found.address.lower(), found.symbol, found.name,
+        found.decimals, found.is_native, found.logo_uri, usd,
     )  # fmt: skip
 
 
@@ -171,10 +181,54 @@ class SvmQuoteContext:
     now: datetime
     ttl: timedelta
     request_id: bytes
-    order_id: bytes
+    salt: int
+    # The solver's EVM address, which the order names (it signs `orderSignature`).
+    solver: str
+
+
+def _fee_bps(fixed_rate_bps: int | None, service_fee_bps: int) -> int:
+    """`fixedRate` replaces the service fee (these quotes charge no gas), never undercutting it."""
+    if fixed_rate_bps is None:
+        return service_fee_bps
+    if fixed_rate_bps < service_fee_bps:
+        raise QuoteError(
+            "AMOUNT_TOO_LOW",
+            f"fixedRate {fixed_rate_bps} bps does not cover this route's service fee: ask for "
+            f"at least {service_fee_bps} bps",
+        )
+    return fixed_rate_bps
+
+
+def _raw(address: str) -> bytes:
+    """An address as bytes of its VM: 0x-hex is EVM (base58 has no `0`), else base58."""
+    if address.startswith("0x"):
+        return bytes.fromhex(address[2:])
+    return bytes(Pubkey.from_string(address))
+
+
+def _order(
+    context: SvmQuoteContext,
+    ends: tuple[QuotedCurrency, QuotedCurrency],
+    accounts: tuple[str, str],
+    amounts: tuple[int, int],
+    expires_at: datetime,
+) -> Order:
+    """(input, output) currencies, (refund recipient, recipient), (amount in, amount out)."""
+    (into, out), (refund_to, recipient), (amount_in, amount_out) = ends, accounts, amounts
+    return order_of(
+        origin=OrderSide(into.chain_name, _raw(into.address), _raw(refund_to)),
+        destination=OrderSide(out.chain_name, _raw(out.address), _raw(recipient)),
+        solver=context.solver,
+        salt=context.salt,
+        amount_in=amount_in,
+        amount_out=amount_out,
+        minimum_out=amount_out,
+        deadline=fill_deadline(expires_at),
+    )
 
 
 def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteContext) -> SvmQuote:
+    options = check_svm_options(body)
     if inputs.trade_type(body.trade_type) is not TradeType.EXACT_INPUT:
         raise QuoteError("UNSUPPORTED_EXECUTION_TYPE", "SVM routes are quoted EXACT_INPUT only")
     _route_length(body)
@@ -198,10 +252,16 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
         currency_out = _quoted_evm(
             evm, body.destination_currency, "destinationCurrency", context.evm_price
         )
-    amount_out, fee = _output(amount_in, evm.fees.service_fee_bps, currency_in, currency_out)
+    fee_bps = _fee_bps(options.fixed_rate_bps, evm.fees.service_fee_bps)
+    amount_out, fee = _output(amount_in, fee_bps, currency_in, currency_out)
     if amount_out <= 0:
         raise QuoteError("AMOUNT_TOO_LOW", "the amount does not cover the fees")
-    order_id = "0x" + context.order_id.hex()
+    expires_at = context.now + context.ttl
+    order = _order(
+        context, (currency_in, currency_out), (refund_to, recipient), (amount_in, amount_out),
+        expires_at,
+    )  # fmt: skip
+    order_id = "0x" + order.order_id().hex()
     fee_payer = _fee_payer(body, direction, user)
     instructions = None
     if fee_payer is not None:
@@ -228,8 +288,10 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
         amount_in=amount_in,
         amount_out=amount_out,
         service_fee=fee,
+        fixed_rate_bps=options.fixed_rate_bps,
+        order=order,
         created_at=context.now,
-        expires_at=context.now + context.ttl,
+        expires_at=expires_at,
         deposit_instructions=instructions,
         vault=vault,
         fee_payer=fee_payer,

@@ -1,4 +1,6 @@
-"""The wire answer of an SVM quote: steps, fees, details and the protocol order."""
+"""The wire answer of an SVM quote: steps, fees, fee sponsorship, details and the protocol
+order, in the shape and with the meaning of an EVM bridge's (`quoting.response` builds the
+parts they share)."""
 
 from __future__ import annotations
 
@@ -7,9 +9,21 @@ from typing import Any
 from crossfill.chains.svm_transactions import instruction_wire
 from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
-from crossfill.quoting.money import format_units, format_usd
+from crossfill.quoting.money import format_rate, format_units, format_usd
+from crossfill.quoting.response import (
+    UsdBreakdown,
+    fee_sponsorship_wire,
+    fixed_rate_fee_wire,
+    impacts_wire,
+    no_slippage,
+    route_leg,
+)
+from crossfill.quoting.sponsorship import NONE as NOT_SPONSORED
 from crossfill.quoting.steps import check
 from crossfill.quoting.svm_quote import QuotedCurrency, SvmQuote
+
+# The SVM payer's usual time from a confirmed EVM deposit to the landed payment, in seconds.
+SVM_FILL_SECONDS = 10
 
 
 def _currency(currency: QuotedCurrency) -> dict[str, Any]:
@@ -85,12 +99,66 @@ def _svm_steps(quote: SvmQuote) -> list[dict[str, Any]]:
     return [_step(quote, "deposit", "Depositing funds", data)]
 
 
-def svm_quote_wire(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
-    steps = _evm_steps(quote, evm) if quote.direction == "to_svm" else _svm_steps(quote)
+def _details(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
     currency_in = _amount(quote, quote.currency_in, quote.amount_in)
+    currency_out = _amount(quote, quote.currency_out, quote.amount_out)
+    # No swap: what the solver pays on the destination is the output itself.
+    usd = UsdBreakdown.without_swap(
+        quote.usd_micros(quote.currency_in, quote.amount_in),
+        quote.usd_micros(quote.currency_out, quote.amount_out),
+    )
+    return {
+        "operation": "bridge",
+        "sender": quote.user,
+        "recipient": quote.recipient,
+        "currencyIn": currency_in,
+        "currencyOut": currency_out,
+        "refundCurrency": currency_in,
+        "currencyGasTopup": None,
+        **impacts_wire(usd),
+        "rate": format_rate(
+            quote.amount_in,
+            quote.currency_in.decimals,
+            quote.amount_out,
+            quote.currency_out.decimals,
+        ),
+        "slippageTolerance": no_slippage(),
+        "timeEstimate": (
+            evm.fees.fill_time_estimate_seconds
+            if quote.direction == "from_svm"
+            else SVM_FILL_SECONDS
+        ),
+        "userBalance": "0",
+        "fallbackType": None,
+        "isFixedRate": True,
+        "fixedRateFee": fixed_rate_fee_wire(usd, fixed=quote.fixed_rate_bps is not None),
+        "route": {
+            "origin": route_leg(currency_in, currency_in, ()),
+            "destination": route_leg(currency_out, currency_out, ()),
+        },
+    }
+
+
+def svm_quote_wire(
+    quote: SvmQuote, evm: ChainConfig, *, order_signature: str | None = None
+) -> dict[str, Any]:
+    steps = _evm_steps(quote, evm) if quote.direction == "to_svm" else _svm_steps(quote)
     fee = _amount(quote, quote.currency_in, quote.service_fee)
     zero = _amount(quote, quote.currency_in, 0)
     depository = evm.contracts.depository if quote.direction == "to_svm" else quote.vault
+    protocol: dict[str, Any] = {
+        "orderId": quote.order_id,
+        "hubType": "onchain",
+        "orderData": quote.order.wire(),
+        "paymentDetails": {
+            "chainId": quote.currency_in.chain_name,
+            "depository": depository,
+            "currency": quote.currency_in.address,
+            "amount": str(quote.amount_in),
+        },
+    }
+    if order_signature is not None:
+        protocol["orderSignature"] = order_signature
     return {
         "steps": steps,
         "fees": {
@@ -99,28 +167,14 @@ def svm_quote_wire(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
             "relayerGas": zero,
             "relayerService": fee,
             "app": zero,
+            "subsidized": zero,
         },
-        "details": {
-            "operation": "bridge",
-            "sender": quote.user,
-            "recipient": quote.recipient,
-            "currencyIn": currency_in,
-            "currencyOut": _amount(quote, quote.currency_out, quote.amount_out),
-            "refundCurrency": currency_in,
-            "timeEstimate": 10,
-            "userBalance": "0",
-            "isFixedRate": True,
-        },
-        "protocol": {
-            "v2": {
-                "orderId": quote.order_id,
-                "hubType": "onchain",
-                "paymentDetails": {
-                    "chainId": str(quote.currency_in.chain_id),
-                    "depository": depository,
-                    "currency": quote.currency_in.address,
-                    "amount": str(quote.amount_in),
-                },
-            }
-        },
+        # Nothing is sponsored on SVM routes (`subsidizeFees` is refused there).
+        "feeSponsorship": fee_sponsorship_wire(
+            NOT_SPONSORED,
+            fees=quote.service_fee,
+            amount=lambda value: _amount(quote, quote.currency_in, value),
+        ),
+        "details": _details(quote, evm),
+        "protocol": {"v2": protocol},
     }
