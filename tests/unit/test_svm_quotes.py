@@ -17,7 +17,7 @@ from crossfill.chains import svm_programs as programs
 from crossfill.config import Deployment
 from crossfill.config.svm import SvmChainConfig
 from crossfill.errors import BadRequest
-from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.money import format_usd
 from crossfill.quoting.request import AppFee, ExtraTx, QuoteRequest
 from crossfill.quoting.svm_quote import Direction, SvmQuoteContext, plan_svm_quote
@@ -42,13 +42,15 @@ SVM = SvmChainConfig.model_validate(
                               "decimals": 6, "usd_price": "1"}],
     }
 )  # fmt: skip
+GWEI = 10**9
 SOLVER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"
 EVM_USDC = next(c.address for c in EVM.erc20_currencies if c.symbol == "USDC")
 
 
 def _context(price: str = "1") -> SvmQuoteContext:
     return SvmQuoteContext(
-        evm=EVM, svm=SVM, evm_price=Decimal(price), now=datetime(2026, 11, 23, tzinfo=UTC),
+        evm=EVM, svm=SVM, evm_price=Decimal(price), evm_native_price=Decimal(3000),
+        evm_fee_per_gas=GWEI, now=datetime(2026, 11, 23, tzinfo=UTC),
         ttl=timedelta(minutes=5), request_id=b"\x01" * 32, salt=2, solver=SOLVER,
     )  # fmt: skip
 
@@ -249,6 +251,35 @@ def test_the_order_id_is_the_hash_of_the_stated_order(
     recipient = bytes.fromhex(payment["recipient"][2:])
     expected = Pubkey.from_string(quote.recipient) if direction == "to_svm" else None
     assert recipient == (bytes(expected) if expected else bytes.fromhex(quote.recipient[2:]))
+
+
+@pytest.mark.parametrize(
+    ("body", "direction", "gas"),
+    [
+        (_to_svm(origin_currency=NATIVE_EVM_ADDRESS, destination_currency=SOL, amount=str(10**17)),
+         "to_svm", EVM.fees.deposit_gas_native * GWEI),
+        (_to_svm(), "to_svm", EVM.fees.deposit_gas_erc20 * GWEI),
+        (_from_svm(), "from_svm", 5000),
+        (_from_svm(deposit_fee_payer=str(PAYER)), "from_svm", 0),
+    ],
+)  # fmt: skip
+def test_gas_is_the_users_own_deposit_fee_in_the_origins_gas_currency(
+    body: QuoteRequest, direction: Direction, gas: int
+) -> None:
+    fee = svm_quote_wire(plan_svm_quote(body, direction, _context()), EVM)["fees"]["gas"]
+    origin = EVM.native_currency.address if direction == "to_svm" else SOL
+    assert (fee["currency"]["address"], fee["amount"]) == (origin.lower(), str(gas))
+
+
+def test_without_a_gas_price_a_deposit_on_evm_is_503_once_its_inputs_are_checked() -> None:
+    unknown = dataclasses.replace(_context(), evm_fee_per_gas=None)
+    with pytest.raises(QuoteUnavailable) as unavailable:
+        plan_svm_quote(_to_svm(), "to_svm", unknown)
+    assert unavailable.value.error_code == "SERVICE_UNAVAILABLE"
+    with pytest.raises(QuoteError) as refused:
+        plan_svm_quote(_to_svm(app_fees=(AppFee(str(PAYER), "10"),)), "to_svm", unknown)
+    assert refused.value.error_code == "UNSUPPORTED_EXECUTION_TYPE"
+    assert plan_svm_quote(_from_svm(), "from_svm", unknown).deposit_gas == 5000
 
 
 def test_a_fixed_rate_is_the_whole_service_fee_and_never_below_it() -> None:

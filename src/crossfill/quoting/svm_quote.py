@@ -20,18 +20,19 @@ from solders.instruction import Instruction
 from solders.pubkey import Pubkey
 
 from crossfill.chains.svm_transactions import (
+    LAMPORTS_PER_SIGNATURE,
     SvmDeposit,
     TransactionTooLarge,
     check_size,
     deposit_instructions,
 )
-from crossfill.config import ChainConfig
+from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.config.svm import SvmChainConfig, SvmCurrencyConfig
 from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
 from crossfill.domain.order import Order
 from crossfill.quoting import inputs
 from crossfill.quoting.engine import fill_deadline
-from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.orders import OrderSide, order_of
 from crossfill.quoting.request import QuoteRequest
@@ -70,6 +71,9 @@ class SvmQuote:
     amount_in: int
     amount_out: int
     service_fee: int  # in input units
+    # `fees.gas`: the user's own fee for the deposit, in the origin's gas currency.
+    gas_currency: QuotedCurrency
+    deposit_gas: int
     # `fixedRate`: the bps charged as the whole service fee; None when floating.
     fixed_rate_bps: int | None
     order: Order
@@ -125,10 +129,39 @@ def _quoted_evm(
     usd = price if price is not None else found.usd_price
     if usd is None:
         raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {address} has no price")
+    return _evm_currency(chain, found, usd)
+
+
+def _evm_currency(chain: ChainConfig, found: CurrencyConfig, usd: Decimal) -> QuotedCurrency:
     return QuotedCurrency(
         chain.id, chain.protocol_name, found.address.lower(), found.symbol, found.name,
         found.decimals, found.is_native, found.logo_uri, usd,
     )  # fmt: skip
+
+
+def _deposit_gas(
+    direction: Direction, context: SvmQuoteContext, currency_in: QuotedCurrency, user_pays: bool
+) -> tuple[QuotedCurrency, int]:
+    """`fees.gas`, as on EVM routes the user's own fee for its deposit in the origin's gas
+    currency: the EVM deposit's gas at the chain's fee per gas, or the SVM transaction's
+    signature fee (none when another account, `depositFeePayer`, pays it)."""
+    if direction == "to_svm":
+        evm = context.evm
+        native = evm.native_currency
+        usd = context.evm_native_price or native.usd_price
+        if usd is None:
+            raise QuoteUnavailable("PRICE_FETCH_FAILED", f"no price for {native.symbol}")
+        if context.evm_fee_per_gas is None:
+            raise QuoteUnavailable(
+                "SERVICE_UNAVAILABLE", f"no fresh gas price for chain {evm.id} yet"
+            )
+        fees = evm.fees
+        units = fees.deposit_gas_native if currency_in.is_native else fees.deposit_gas_erc20
+        return _evm_currency(evm, native, usd), units * context.evm_fee_per_gas
+    sol = context.svm.native_currency
+    if sol.usd_price is None:
+        raise QuoteUnavailable("PRICE_FETCH_FAILED", f"no price for {sol.symbol}")
+    return _quoted_svm(context.svm, sol), LAMPORTS_PER_SIGNATURE if user_pays else 0
 
 
 def _output(
@@ -176,8 +209,13 @@ def _route_length(body: QuoteRequest) -> None:
 class SvmQuoteContext:
     evm: ChainConfig
     svm: SvmChainConfig
-    # The EVM currency's live USD price, when the service has one (else its configured one).
+    # The EVM currency's live USD price, when the service has one (else its configured one);
+    # the same for the EVM chain's gas currency.
     evm_price: Decimal | None
+    evm_native_price: Decimal | None
+    # The EVM chain's fee per gas (wei) for a deposit on it; None when not known yet (a 503 to
+    # the SVM chain), unused from it.
+    evm_fee_per_gas: int | None
     now: datetime
     ttl: timedelta
     request_id: bytes
@@ -276,6 +314,7 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
             check_size(list(instructions), deposit.payer)
         except TransactionTooLarge as exc:
             raise QuoteError("SOLANA_TX_TOO_LARGE", str(exc)) from None
+    gas_currency, deposit_gas = _deposit_gas(direction, context, currency_in, fee_payer == user)
     return SvmQuote(
         direction=direction,
         request_id="0x" + context.request_id.hex(),
@@ -290,6 +329,8 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
         service_fee=fee,
         fixed_rate_bps=options.fixed_rate_bps,
         order=order,
+        gas_currency=gas_currency,
+        deposit_gas=deposit_gas,
         created_at=context.now,
         expires_at=expires_at,
         deposit_instructions=instructions,

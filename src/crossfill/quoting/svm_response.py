@@ -162,7 +162,7 @@ def svm_quote_wire(
     return {
         "steps": steps,
         "fees": {
-            "gas": zero,
+            "gas": _amount(quote, quote.gas_currency, quote.deposit_gas),
             "relayer": fee,
             "relayerGas": zero,
             "relayerService": fee,
