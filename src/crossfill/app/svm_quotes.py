@@ -11,7 +11,8 @@ import structlog
 
 from crossfill.app import registry
 from crossfill.app.fills import FillTerms, plan_fill
-from crossfill.config import ChainConfig
+from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.domain.order import sign_order_id
 from crossfill.errors import StoreError
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
@@ -35,6 +36,25 @@ def svm_direction(runtime: Runtime, body: QuoteRequest) -> Direction | None:
     return None
 
 
+def _live_price(
+    runtime: Runtime, evm: ChainConfig, currency: CurrencyConfig | None
+) -> Decimal | None:
+    """The currency's live USD price, when the service has one."""
+    if currency is None:
+        return None
+    try:
+        return Decimal(registry.price_book(runtime).price(evm.id, currency)) / 10**6
+    except PriceMissing:
+        return None
+
+
+def _deposit_fee_per_gas(runtime: Runtime, evm: ChainConfig) -> int | None:
+    """The EVM chain's fee per gas now; None until the chain's state has one (the quote is
+    refused 503 then, once its inputs are checked)."""
+    state = runtime.chains[ChainId(evm.id)].state
+    return state.fee_per_gas(evm.fees.base_fee_buffer_percent)
+
+
 def _context(runtime: Runtime, body: QuoteRequest, direction: Direction) -> SvmQuoteContext:
     to_svm = direction == "to_svm"
     svm_id, evm_id = (
@@ -52,22 +72,18 @@ def _context(runtime: Runtime, body: QuoteRequest, direction: Direction) -> SvmQ
             raise QuoteError("CHAIN_DISABLED", f"chain {chain_id} is disabled")
     svm = runtime.svm_chains[ChainId(svm_id)].config
     evm_currency = evm.currency(body.origin_currency if to_svm else body.destination_currency)
-    price: Decimal | None = None
-    if evm_currency is not None:
-        try:
-            micros = registry.price_book(runtime).price(evm.id, evm_currency)
-            price = Decimal(micros) / 10**6
-        except PriceMissing:
-            price = None
     now = datetime.now(UTC)
     return SvmQuoteContext(
         evm=evm,
         svm=svm,
-        evm_price=price,
+        evm_price=_live_price(runtime, evm, evm_currency),
+        evm_native_price=_live_price(runtime, evm, evm.native_currency) if to_svm else None,
+        evm_fee_per_gas=_deposit_fee_per_gas(runtime, evm) if to_svm else None,
         now=now,
         ttl=inputs.ttl(body.ttl, runtime.deployment.quotes),
         request_id=os.urandom(32),
-        order_id=os.urandom(32),
+        salt=int.from_bytes(os.urandom(32)),
+        solver=runtime.deployment.solver.address,
     )
 
 
@@ -134,7 +150,12 @@ async def create_svm_quote(
 ) -> dict[str, Any]:
     context = _context(runtime, body, direction)
     quote = plan_svm_quote(body, direction, context)
-    wire = svm_quote_wire(quote, context.evm)
+    signature = (
+        sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))
+        if body.include_protocol_data
+        else None
+    )
+    wire = svm_quote_wire(quote, context.evm, order_signature=signature)
     try:
         await runtime.quote_rows.add(
             [(REQUESTS, _request_row(quote, wire, body, context.evm, api_key_id))]

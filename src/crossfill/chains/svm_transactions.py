@@ -21,6 +21,9 @@ from solders.transaction import Transaction
 from crossfill.chains import svm_programs as programs
 from crossfill.errors import CrossfillError
 
+# The base fee of a transaction: lamports per signature it carries.
+LAMPORTS_PER_SIGNATURE = 5000
+
 
 class TransactionTooLarge(CrossfillError, ValueError):
     """The transaction would exceed the 1232-byte limit a validator enforces."""

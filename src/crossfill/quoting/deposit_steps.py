@@ -10,6 +10,13 @@ from typing import Any, Protocol
 from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
 from crossfill.quoting.money import format_rate, format_units, format_usd
+from crossfill.quoting.response import (
+    UsdBreakdown,
+    fixed_rate_fee_wire,
+    impacts_wire,
+    no_slippage,
+    route_leg,
+)
 from crossfill.quoting.steps import check
 from crossfill.quoting.svm_quote import QuotedCurrency
 
@@ -109,35 +116,17 @@ def evm_deposit_steps(quote: DepositQuote, origin: ChainConfig) -> list[dict[str
     return [approval, step(quote, "deposit", "Depositing funds", item(depository, deposit, 0))]
 
 
-SERVICE_ROUTER = "crossfill"
-_NO_SLIPPAGE = {"usd": "0", "value": "0", "percent": "0"}
-
-
-def _percent(part_micros: int, whole_micros: int) -> str:
-    """A signed percentage with two decimals, from integer micro-USD."""
-    if whole_micros == 0:
-        return "0"
-    return format_units(part_micros * 10_000 // whole_micros, 2)
-
-
-def _route_leg(input_amount: dict[str, Any], output_amount: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "inputCurrency": input_amount,
-        "outputCurrency": output_amount,
-        "router": SERVICE_ROUTER,
-        "includedSwapSources": [],
-    }
-
-
 def details_wire(
-    quote: DepositQuote, *, operation: str, time_estimate_seconds: int
+    quote: DepositQuote, *, operation: str, time_estimate_seconds: int, fixed: bool = False
 ) -> dict[str, Any]:
-    """`details`: the service fee is the only price impact (the rate is fixed at quote time)."""
+    """`details` of a transfer without a swap, in the EVM quote's shape and meaning: the
+    service fee is the only price impact (the rate is fixed at quote time)."""
     currency_in = amount_wire(quote, quote.currency_in, quote.amount_in)
     currency_out = amount_wire(quote, quote.currency_out, quote.amount_out)
-    fee_usd = quote.usd_micros(quote.currency_in, quote.service_fee)
-    in_usd = quote.usd_micros(quote.currency_in, quote.amount_in)
-    zero = {"usd": "0"}
+    usd = UsdBreakdown.without_swap(
+        quote.usd_micros(quote.currency_in, quote.amount_in),
+        quote.usd_micros(quote.currency_out, quote.amount_out),
+    )
     return {
         "operation": operation,
         "sender": quote.user,
@@ -146,29 +135,21 @@ def details_wire(
         "currencyOut": currency_out,
         "refundCurrency": currency_in,
         "currencyGasTopup": None,
-        "totalImpact": {"usd": format_usd(-fee_usd), "percent": _percent(-fee_usd, in_usd)},
-        "swapImpact": {"usd": "0", "percent": "0"},
-        "expandedPriceImpact": {
-            "swap": zero,
-            "execution": zero,
-            "relay": {"usd": format_usd(-fee_usd)},
-            "app": zero,
-            "sponsored": zero,
-        },
+        **impacts_wire(usd),
         "rate": format_rate(
             quote.amount_in,
             quote.currency_in.decimals,
             quote.amount_out,
             quote.currency_out.decimals,
         ),
-        "slippageTolerance": {"origin": _NO_SLIPPAGE, "destination": _NO_SLIPPAGE},
+        "slippageTolerance": no_slippage(),
         "timeEstimate": time_estimate_seconds,
         "userBalance": "0",
         "fallbackType": None,
         "isFixedRate": True,
-        "fixedRateFee": None,
+        "fixedRateFee": fixed_rate_fee_wire(usd, fixed=fixed),
         "route": {
-            "origin": _route_leg(currency_in, currency_in),
-            "destination": _route_leg(currency_in, currency_out),
+            "origin": route_leg(currency_in, currency_in, ()),
+            "destination": route_leg(currency_out, currency_out, ()),
         },
     }

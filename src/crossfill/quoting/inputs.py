@@ -299,16 +299,21 @@ def fixed_rate_bps(body: QuoteRequest, *, bridge: bool) -> int | None:
     return int(value)
 
 
+def refuse_permit_options_alone(body: QuoteRequest) -> None:
+    """`permitExpiry` and `originGasOverhead` mean something only with `usePermit`."""
+    if body.permit_expiry is not None or body.origin_gas_overhead:
+        raise BadRequest(
+            "permitExpiry and originGasOverhead apply only with usePermit: true "
+            "(the only origin transaction the solver sends)"
+        )
+
+
 def permit_request(
     body: QuoteRequest, *, same_chain: bool, currency_in: CurrencyConfig
 ) -> PermitRequest | None:
     """`usePermit`, `permitExpiry`, `originGasOverhead`: a gasless ERC-20 deposit."""
     if not body.use_permit:
-        if body.permit_expiry is not None or body.origin_gas_overhead:
-            raise BadRequest(
-                "permitExpiry and originGasOverhead apply only with usePermit: true "
-                "(the only origin transaction the solver sends)"
-            )
+        refuse_permit_options_alone(body)
         return None
     if same_chain or currency_in.is_native or not currency_in.supports_permit:
         raise QuoteError(

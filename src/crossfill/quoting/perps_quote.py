@@ -21,7 +21,7 @@ from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.request import QuoteRequest
-from crossfill.quoting.svm_quote import QuotedCurrency
+from crossfill.quoting.svm_quote import QuotedCurrency, quoted_evm_currency
 
 BPS = 10_000
 
@@ -72,8 +72,8 @@ def perps_currency(perps: PerpsExchangeConfig, address: str, field: str) -> Quot
     hex name for a third-party DEX's), hex matched without regard to case."""
     if address.lower() == PERPS_USDC_ADDRESS:
         return QuotedCurrency(
-            perps.id, PERPS_USDC_ADDRESS, "USDC", "USD Coin (perps)", PERPS_USDC_DECIMALS,
-            False, "", perps.usdc_usd_price,
+            perps.id, perps.name, PERPS_USDC_ADDRESS, "USDC", "USD Coin (perps)",
+            PERPS_USDC_DECIMALS, False, "", perps.usdc_usd_price,
         )  # fmt: skip
     spot = perps.spot_currency(address)
     if spot is None or not spot.supports_bridging:
@@ -83,26 +83,8 @@ def perps_currency(perps: PerpsExchangeConfig, address: str, field: str) -> Quot
     if spot.usd_price is None:
         raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {address} has no price")
     return QuotedCurrency(
-        perps.id, spot.address, spot.symbol, spot.name, spot.decimals, False, spot.logo_uri,
-        spot.usd_price,
-    )  # fmt: skip
-
-
-def _evm_currency(
-    chain: ChainConfig, address: str, field: str, price: Decimal | None
-) -> QuotedCurrency:
-    inputs.address(address, "UNSUPPORTED_CURRENCY", field)
-    found = chain.currency(address)
-    if found is None or not found.supports_bridging:
-        raise QuoteError(
-            "UNSUPPORTED_CURRENCY", f"{field} {address} is not supported on chain {chain.id}"
-        )
-    usd = price if price is not None else found.usd_price
-    if usd is None:
-        raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {address} has no price")
-    return QuotedCurrency(
-        chain.id, found.address.lower(), found.symbol, found.name, found.decimals,
-        found.is_native, found.logo_uri, usd,
+        perps.id, perps.name, spot.address, spot.symbol, spot.name, spot.decimals, False,
+        spot.logo_uri, spot.usd_price,
     )  # fmt: skip
 
 
@@ -144,7 +126,7 @@ def plan_perps_deposit(body: QuoteRequest, context: PerpsQuoteContext) -> PerpsD
     # An exchange account is an EVM address.
     recipient = inputs.address(body.recipient or user, "INVALID_RECIPIENT", "recipient")
     refund_to = inputs.address(body.refund_to or user, "INVALID_ADDRESS", "refundTo")
-    currency_in = _evm_currency(
+    currency_in = quoted_evm_currency(
         context.evm, body.origin_currency, "originCurrency", context.evm_price
     )
     currency_out = perps_currency(context.perps, body.destination_currency, "destinationCurrency")

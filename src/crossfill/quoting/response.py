@@ -6,6 +6,7 @@ value is what remains of the input's, and so `totalImpact = swapImpact - fees` t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.quoting.engine import Quote
 from crossfill.quoting.legs import RouteKind
 from crossfill.quoting.money import format_rate, format_units, format_usd
+from crossfill.quoting.sponsorship import Sponsorship
 from crossfill.quoting.steps import deposit_target, steps
 
 SERVICE_ROUTER = "crossfill"
@@ -79,11 +81,17 @@ class UsdBreakdown:
         relayer_gas = quote.in_usd(quote.split.relayer_gas)
         app = quote.in_usd(quote.split.app_total)
         sponsored = quote.in_usd(quote.split.sponsored)
-        if quote.leg.is_swap:
-            relayer_service = quote.in_usd(quote.split.relayer_service)
-        else:
-            # No swap, no swap impact: the sub-micro rounding residue is the service's.
-            relayer_service = amount_in + sponsored - amount_out - relayer_gas - app
+        if not quote.leg.is_swap:
+            return cls.without_swap(amount_in, amount_out, relayer_gas, app, sponsored)
+        relayer_service = quote.in_usd(quote.split.relayer_service)
+        return cls(amount_in, amount_out, relayer_gas, relayer_service, app, sponsored)
+
+    @classmethod
+    def without_swap(
+        cls, amount_in: int, amount_out: int, relayer_gas: int = 0, app: int = 0, sponsored: int = 0
+    ) -> UsdBreakdown:
+        """No swap, no swap impact: the sub-micro rounding residue is the service's."""
+        relayer_service = amount_in + sponsored - amount_out - relayer_gas - app
         return cls(amount_in, amount_out, relayer_gas, relayer_service, app, sponsored)
 
     @property
@@ -127,9 +135,9 @@ def _rate(quote: Quote) -> str:
 
 
 def _slippage(quote: Quote) -> dict[str, Any]:
-    none = {"usd": "0", "value": "0", "percent": "0"}
     if not quote.leg.is_swap:
-        return {"origin": none, "destination": none}
+        return no_slippage()
+    none = {"usd": "0", "value": "0", "percent": "0"}
     value = quote.amount_out - quote.minimum_out
     tolerance = {
         "usd": format_usd(quote.out_usd(value)),
@@ -141,7 +149,7 @@ def _slippage(quote: Quote) -> dict[str, Any]:
     return {"origin": none, "destination": tolerance}
 
 
-def _route_leg(
+def route_leg(
     input_amount: dict[str, Any], output_amount: dict[str, Any], sources: tuple[str, ...]
 ) -> dict[str, Any]:
     return {
@@ -157,8 +165,8 @@ def _route(
 ) -> dict[str, Any]:
     sources = quote.leg.route.sources if quote.leg.route is not None else ()
     if quote.kind.same_chain:
-        origin = _route_leg(currency_in, currency_out, sources)
-        return {"origin": origin, "destination": _route_leg(currency_out, currency_out, ())}
+        origin = route_leg(currency_in, currency_out, sources)
+        return {"origin": origin, "destination": route_leg(currency_out, currency_out, ())}
     leg_input = amount_wire(
         quote.leg.chain,
         quote.leg.currency_in,
@@ -166,8 +174,8 @@ def _route(
         quote.usd_micros(quote.leg.chain, quote.leg.currency_in, quote.split.leg_input),
     )
     return {
-        "origin": _route_leg(currency_in, currency_in, ()),
-        "destination": _route_leg(leg_input, currency_out, sources),
+        "origin": route_leg(currency_in, currency_in, ()),
+        "destination": route_leg(leg_input, currency_out, sources),
     }
 
 
@@ -194,6 +202,25 @@ def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
         "currencyOut": currency_out,
         "refundCurrency": currency_in,
         "currencyGasTopup": _gas_topup(quote),
+        **impacts_wire(usd),
+        "rate": _rate(quote),
+        "slippageTolerance": _slippage(quote),
+        "timeEstimate": 0
+        if quote.kind.same_chain
+        else quote.destination.fees.fill_time_estimate_seconds,
+        "userBalance": "0" if user_balance is None else str(user_balance),
+        # No quote is served by a fallback route: there is none.
+        "fallbackType": None,
+        # A bridge's rate is fixed (one asset); a fixed-rate quote's spread is too.
+        "isFixedRate": not quote.leg.is_swap,
+        "fixedRateFee": fixed_rate_fee_wire(usd, fixed=quote.fixed_rate_bps is not None),
+        "route": _route(quote, currency_in, currency_out),
+    }
+
+
+def impacts_wire(usd: UsdBreakdown) -> dict[str, Any]:
+    """`totalImpact`, `swapImpact` and `expandedPriceImpact` of the details."""
+    return {
         "totalImpact": {
             "usd": format_usd(usd.total_impact),
             "percent": _percent(usd.total_impact, usd.amount_in),
@@ -209,42 +236,47 @@ def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
             "app": {"usd": format_usd(-usd.app)},
             "sponsored": {"usd": format_usd(usd.sponsored)},
         },
-        "rate": _rate(quote),
-        "slippageTolerance": _slippage(quote),
-        "timeEstimate": 0
-        if quote.kind.same_chain
-        else quote.destination.fees.fill_time_estimate_seconds,
-        "userBalance": "0" if user_balance is None else str(user_balance),
-        # No quote is served by a fallback route: there is none.
-        "fallbackType": None,
-        # A bridge's rate is fixed (one asset); a fixed-rate quote's spread is too.
-        "isFixedRate": not quote.leg.is_swap,
-        "fixedRateFee": (
-            None
-            if quote.fixed_rate_bps is None
-            else {"usd": format_usd(usd.relayer_gas + usd.relayer_service)}
-        ),
-        "route": _route(quote, currency_in, currency_out),
     }
 
 
+def fixed_rate_fee_wire(usd: UsdBreakdown, *, fixed: bool) -> dict[str, str] | None:
+    """`fixedRateFee`: what a fixed-rate quote's spread charges (gas included)."""
+    return {"usd": format_usd(usd.relayer_gas + usd.relayer_service)} if fixed else None
+
+
+def no_slippage() -> dict[str, Any]:
+    """`slippageTolerance` of a quote without a swap: none on either side."""
+    none = {"usd": "0", "value": "0", "percent": "0"}
+    return {"origin": none, "destination": dict(none)}
+
+
 def _fee_sponsorship(quote: Quote) -> dict[str, Any]:
-    sponsorship = quote.sponsorship
-    user_pays = quote.split.relayer + quote.split.app_total - sponsorship.sponsored
+    return fee_sponsorship_wire(
+        quote.sponsorship,
+        fees=quote.split.relayer + quote.split.app_total,
+        amount=lambda value: _in(quote, value),
+    )
+
+
+def fee_sponsorship_wire(
+    sponsorship: Sponsorship, *, fees: int, amount: Callable[[int], dict[str, Any]]
+) -> dict[str, Any]:
+    """`feeSponsorship` of the fees charged (input units), `amount` wiring an input amount."""
+    user_pays = fees - sponsorship.sponsored
     quoted: dict[str, Any] = {
         "selectedComponents": list(sponsorship.selected),
         "capHit": sponsorship.cap_hit,
         "components": {
             component.name: {
                 "selected": component.selected,
-                "total": _in(quote, component.total),
-                "sponsored": _in(quote, component.sponsored),
-                "userPays": _in(quote, component.user_pays),
+                "total": amount(component.total),
+                "sponsored": amount(component.sponsored),
+                "userPays": amount(component.user_pays),
             }
             for component in sponsorship.components
         },
-        "sponsoredTotal": _in(quote, sponsorship.sponsored),
-        "userPaysTotal": _in(quote, user_pays),
+        "sponsoredTotal": amount(sponsorship.sponsored),
+        "userPaysTotal": amount(user_pays),
     }
     if sponsorship.cap_usd_micros is not None:
         quoted["maxSubsidizationAmount"] = str(sponsorship.cap_usd_micros)

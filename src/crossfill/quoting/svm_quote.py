@@ -4,7 +4,8 @@ To the SVM chain: the user deposits on an EVM chain's Depository; the solver pay
 recipient from its vault. From it: the user signs an SVM transaction (a transfer to the vault
 plus a Memo of the order id, at most 1232 bytes); the solver fills on the EVM destination.
 The same asset or not, the output is the input's USD value at the quoted prices, less the
-service fee of the EVM side's fee table.
+service fee of the EVM side's fee table (or `fixedRate`, never below it). The protocol order
+states the route as an EVM one does (chain names, VM address bytes); its hash is the orderId.
 """
 
 from __future__ import annotations
@@ -19,18 +20,23 @@ from solders.instruction import Instruction
 from solders.pubkey import Pubkey
 
 from crossfill.chains.svm_transactions import (
+    LAMPORTS_PER_SIGNATURE,
     SvmDeposit,
     TransactionTooLarge,
     check_size,
     deposit_instructions,
 )
-from crossfill.config import ChainConfig
+from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.config.svm import SvmChainConfig, SvmCurrencyConfig
 from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
+from crossfill.domain.order import Order
 from crossfill.quoting import inputs
-from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.engine import fill_deadline
+from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.fees import TradeType
+from crossfill.quoting.orders import OrderSide, order_of
 from crossfill.quoting.request import QuoteRequest
+from crossfill.quoting.svm_options import check_svm_options
 
 Direction = Literal["to_svm", "from_svm"]
 BPS = 10_000
@@ -41,6 +47,8 @@ MAX_ROUTE_LENGTH = 16
 @dataclass(frozen=True)
 class QuotedCurrency:
     chain_id: int
+    # The chain's protocol name (the order's chain id).
+    chain_name: str
     address: str
     symbol: str
     name: str
@@ -63,6 +71,12 @@ class SvmQuote:
     amount_in: int
     amount_out: int
     service_fee: int  # in input units
+    # `fees.gas`: the user's own fee for the deposit, in the origin's gas currency.
+    gas_currency: QuotedCurrency
+    deposit_gas: int
+    # `fixedRate`: the bps charged as the whole service fee; None when floating.
+    fixed_rate_bps: int | None
+    order: Order
     created_at: datetime
     expires_at: datetime
     # From the SVM chain: what the user signs (None to it).
@@ -98,14 +112,15 @@ def _svm_currency(chain: SvmChainConfig, value: str, field: str) -> SvmCurrencyC
 def _quoted_svm(chain: SvmChainConfig, currency: SvmCurrencyConfig) -> QuotedCurrency:
     assert currency.usd_price is not None
     return QuotedCurrency(
-        chain.id, currency.address, currency.symbol, currency.name, currency.decimals,
+        chain.id, chain.name, currency.address, currency.symbol, currency.name, currency.decimals,
         currency.is_native, currency.logo_uri, currency.usd_price,
     )  # fmt: skip
 
 
-def _quoted_evm(
+def quoted_evm_currency(
     chain: ChainConfig, address: str, field: str, price: Decimal | None
 ) -> QuotedCurrency:
+    """A bridgeable currency of an EVM chain at its live USD price, or its configured one."""
     inputs.address(address, "UNSUPPORTED_CURRENCY", field)
     found = chain.currency(address)
     if found is None or not found.supports_bridging:
@@ -115,10 +130,39 @@ def _quoted_evm(
     usd = price if price is not None else found.usd_price
     if usd is None:
         raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {address} has no price")
+    return _evm_currency(chain, found, usd)
+
+
+def _evm_currency(chain: ChainConfig, found: CurrencyConfig, usd: Decimal) -> QuotedCurrency:
     return QuotedCurrency(
-        chain.id, found.address.lower(), found.symbol, found.name, found.decimals,
-        found.is_native, found.logo_uri, usd,
+        chain.id, chain.protocol_name, found.address.lower(), found.symbol, found.name,
+        found.decimals, found.is_native, found.logo_uri, usd,
     )  # fmt: skip
+
+
+def _deposit_gas(
+    direction: Direction, context: SvmQuoteContext, currency_in: QuotedCurrency, user_pays: bool
+) -> tuple[QuotedCurrency, int]:
+    """`fees.gas`, as on EVM routes the user's own fee for its deposit in the origin's gas
+    currency: the EVM deposit's gas at the chain's fee per gas, or the SVM transaction's
+    signature fee (none when another account, `depositFeePayer`, pays it)."""
+    if direction == "to_svm":
+        evm = context.evm
+        native = evm.native_currency
+        usd = context.evm_native_price or native.usd_price
+        if usd is None:
+            raise QuoteUnavailable("PRICE_FETCH_FAILED", f"no price for {native.symbol}")
+        if context.evm_fee_per_gas is None:
+            raise QuoteUnavailable(
+                "SERVICE_UNAVAILABLE", f"no fresh gas price for chain {evm.id} yet"
+            )
+        fees = evm.fees
+        units = fees.deposit_gas_native if currency_in.is_native else fees.deposit_gas_erc20
+        return _evm_currency(evm, native, usd), units * context.evm_fee_per_gas
+    sol = context.svm.native_currency
+    if sol.usd_price is None:
+        raise QuoteUnavailable("PRICE_FETCH_FAILED", f"no price for {sol.symbol}")
+    return _quoted_svm(context.svm, sol), LAMPORTS_PER_SIGNATURE if user_pays else 0
 
 
 def _output(
@@ -166,15 +210,64 @@ def _route_length(body: QuoteRequest) -> None:
 class SvmQuoteContext:
     evm: ChainConfig
     svm: SvmChainConfig
-    # The EVM currency's live USD price, when the service has one (else its configured one).
+    # The EVM currency's live USD price, when the service has one (else its configured one);
+    # the same for the EVM chain's gas currency.
     evm_price: Decimal | None
+    evm_native_price: Decimal | None
+    # The EVM chain's fee per gas (wei) for a deposit on it; None when not known yet (a 503 to
+    # the SVM chain), unused from it.
+    evm_fee_per_gas: int | None
     now: datetime
     ttl: timedelta
     request_id: bytes
-    order_id: bytes
+    salt: int
+    # The solver's EVM address, which the order names (it signs `orderSignature`).
+    solver: str
+
+
+def _fee_bps(fixed_rate_bps: int | None, service_fee_bps: int) -> int:
+    """`fixedRate` replaces the service fee (these quotes charge no gas), never undercutting it."""
+    if fixed_rate_bps is None:
+        return service_fee_bps
+    if fixed_rate_bps < service_fee_bps:
+        raise QuoteError(
+            "AMOUNT_TOO_LOW",
+            f"fixedRate {fixed_rate_bps} bps does not cover this route's service fee: ask for "
+            f"at least {service_fee_bps} bps",
+        )
+    return fixed_rate_bps
+
+
+def _raw(address: str) -> bytes:
+    """An address as bytes of its VM: 0x-hex is EVM (base58 has no `0`), else base58."""
+    if address.startswith("0x"):
+        return bytes.fromhex(address[2:])
+    return bytes(Pubkey.from_string(address))
+
+
+def _order(
+    context: SvmQuoteContext,
+    ends: tuple[QuotedCurrency, QuotedCurrency],
+    accounts: tuple[str, str],
+    amounts: tuple[int, int],
+    expires_at: datetime,
+) -> Order:
+    """(input, output) currencies, (refund recipient, recipient), (amount in, amount out)."""
+    (into, out), (refund_to, recipient), (amount_in, amount_out) = ends, accounts, amounts
+    return order_of(
+        origin=OrderSide(into.chain_name, _raw(into.address), _raw(refund_to)),
+        destination=OrderSide(out.chain_name, _raw(out.address), _raw(recipient)),
+        solver=context.solver,
+        salt=context.salt,
+        amount_in=amount_in,
+        amount_out=amount_out,
+        minimum_out=amount_out,
+        deadline=fill_deadline(expires_at),
+    )
 
 
 def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteContext) -> SvmQuote:
+    options = check_svm_options(body)
     if inputs.trade_type(body.trade_type) is not TradeType.EXACT_INPUT:
         raise QuoteError("UNSUPPORTED_EXECUTION_TYPE", "SVM routes are quoted EXACT_INPUT only")
     _route_length(body)
@@ -190,7 +283,9 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
         user = inputs.address(body.user, "INVALID_ADDRESS", "user")
         recipient = svm_address(body.recipient, "INVALID_RECIPIENT", "recipient")
         refund_to = inputs.address(body.refund_to or user, "INVALID_ADDRESS", "refundTo")
-        currency_in = _quoted_evm(evm, body.origin_currency, "originCurrency", context.evm_price)
+        currency_in = quoted_evm_currency(
+            evm, body.origin_currency, "originCurrency", context.evm_price
+        )
         currency_out = _quoted_svm(
             svm, _svm_currency(svm, body.destination_currency, "destinationCurrency")
         )
@@ -199,13 +294,19 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
         recipient = inputs.address(body.recipient, "INVALID_RECIPIENT", "recipient")
         refund_to = svm_address(body.refund_to or user, "INVALID_ADDRESS", "refundTo")
         currency_in = _quoted_svm(svm, _svm_currency(svm, body.origin_currency, "originCurrency"))
-        currency_out = _quoted_evm(
+        currency_out = quoted_evm_currency(
             evm, body.destination_currency, "destinationCurrency", context.evm_price
         )
-    amount_out, fee = _output(amount_in, evm.fees.service_fee_bps, currency_in, currency_out)
+    fee_bps = _fee_bps(options.fixed_rate_bps, evm.fees.service_fee_bps)
+    amount_out, fee = _output(amount_in, fee_bps, currency_in, currency_out)
     if amount_out <= 0:
         raise QuoteError("AMOUNT_TOO_LOW", "the amount does not cover the fees")
-    order_id = "0x" + context.order_id.hex()
+    expires_at = context.now + context.ttl
+    order = _order(
+        context, (currency_in, currency_out), (refund_to, recipient), (amount_in, amount_out),
+        expires_at,
+    )  # fmt: skip
+    order_id = "0x" + order.order_id().hex()
     fee_payer = _fee_payer(body, direction, user)
     instructions = None
     if fee_payer is not None:
@@ -220,6 +321,7 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
             check_size(list(instructions), deposit.payer)
         except TransactionTooLarge as exc:
             raise QuoteError("SOLANA_TX_TOO_LARGE", str(exc)) from None
+    gas_currency, deposit_gas = _deposit_gas(direction, context, currency_in, fee_payer == user)
     return SvmQuote(
         direction=direction,
         request_id="0x" + context.request_id.hex(),
@@ -232,8 +334,12 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
         amount_in=amount_in,
         amount_out=amount_out,
         service_fee=fee,
+        fixed_rate_bps=options.fixed_rate_bps,
+        order=order,
+        gas_currency=gas_currency,
+        deposit_gas=deposit_gas,
         created_at=context.now,
-        expires_at=context.now + context.ttl,
+        expires_at=expires_at,
         deposit_instructions=instructions,
         vault=vault,
         fee_payer=fee_payer,

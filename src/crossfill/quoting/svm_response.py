@@ -1,4 +1,6 @@
-"""The wire answer of an SVM quote: steps, fees, details and the protocol order."""
+"""The wire answer of an SVM quote: steps, fees, fee sponsorship, details and the protocol
+order, in the shape and with the meaning of an EVM bridge's (`quoting.response` and
+`quoting.deposit_steps` build the parts they share)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,12 @@ from crossfill.quoting.deposit_steps import amount_wire as _amount
 from crossfill.quoting.deposit_steps import details_wire
 from crossfill.quoting.deposit_steps import evm_deposit_steps as _evm_steps
 from crossfill.quoting.deposit_steps import step as _step
+from crossfill.quoting.response import fee_sponsorship_wire
+from crossfill.quoting.sponsorship import NONE as NOT_SPONSORED
 from crossfill.quoting.svm_quote import SvmQuote
+
+# The SVM payer's usual time from a confirmed EVM deposit to the landed payment, in seconds.
+SVM_FILL_SECONDS = 10
 
 
 def _svm_steps(quote: SvmQuote) -> list[dict[str, Any]]:
@@ -30,7 +37,7 @@ def _fees(quote: SvmQuote) -> dict[str, Any]:
     fee = _amount(quote, quote.currency_in, quote.service_fee)
     zero = _amount(quote, quote.currency_in, 0)
     return {
-        "gas": zero,
+        "gas": _amount(quote, quote.gas_currency, quote.deposit_gas),
         "relayer": fee,
         "relayerGas": zero,
         "relayerService": fee,
@@ -40,30 +47,46 @@ def _fees(quote: SvmQuote) -> dict[str, Any]:
 
 
 def _details(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
+    seconds = (
+        evm.fees.fill_time_estimate_seconds if quote.direction == "from_svm" else SVM_FILL_SECONDS
+    )
     return details_wire(
-        quote, operation="bridge", time_estimate_seconds=evm.fees.fill_time_estimate_seconds
+        quote,
+        operation="bridge",
+        time_estimate_seconds=seconds,
+        fixed=quote.fixed_rate_bps is not None,
     )
 
 
-def svm_quote_wire(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
+def svm_quote_wire(
+    quote: SvmQuote, evm: ChainConfig, *, order_signature: str | None = None
+) -> dict[str, Any]:
     steps = _evm_steps(quote, evm) if quote.direction == "to_svm" else _svm_steps(quote)
     depository = evm.contracts.depository if quote.direction == "to_svm" else quote.vault
+    protocol: dict[str, Any] = {
+        "orderId": quote.order_id,
+        "hubType": "onchain",
+        "orderData": quote.order.wire(),
+        "paymentDetails": {
+            "chainId": quote.currency_in.chain_name,
+            "depository": depository,
+            "currency": quote.currency_in.address,
+            "amount": str(quote.amount_in),
+        },
+    }
+    if order_signature is not None:
+        protocol["orderSignature"] = order_signature
     return {
         "steps": steps,
         "fees": _fees(quote),
+        # Nothing is sponsored on SVM routes (`subsidizeFees` is refused there).
+        "feeSponsorship": fee_sponsorship_wire(
+            NOT_SPONSORED,
+            fees=quote.service_fee,
+            amount=lambda value: _amount(quote, quote.currency_in, value),
+        ),
         "details": _details(quote, evm),
-        "protocol": {
-            "v2": {
-                "orderId": quote.order_id,
-                "hubType": "onchain",
-                "paymentDetails": {
-                    "chainId": str(quote.currency_in.chain_id),
-                    "depository": depository,
-                    "currency": quote.currency_in.address,
-                    "amount": str(quote.amount_in),
-                },
-            }
-        },
+        "protocol": {"v2": protocol},
     }
 
 

@@ -10,8 +10,9 @@ errorCode that names why; never accepted and silently ignored.
 `protocolVersion` is v2 (the Depository's escrow), preferV2 (the same), or v1: the deposit is
 paid to the solver through the Receiver (`quoting.inputs.paid_to_solver` says where v1 applies).
 
-`depositFeePayer` is served for deposits from an SVM chain (`quoting.svm_quote`); here, on an
-EVM route, it is refused.
+`reject_refused` is what every route refuses (SVM routes too, `quoting.svm_options`);
+`reject_unsupported` adds what only an EVM route refuses: `depositFeePayer` is served for
+deposits from an SVM chain (`quoting.svm_quote`); here, on an EVM route, it is refused.
 
 `refundOnOrigin` is honoured by design and needs no check: refunds are always paid on the
 origin chain, by its Depository, to `refundTo`.
@@ -43,24 +44,31 @@ _REFUSED: tuple[tuple[str, str, str, str], ...] = (
 _PROTOCOL_VERSIONS = (None, "v1", "v2", "preferV2")
 
 
-def _is_set(value: object) -> bool:
+def is_set(value: object) -> bool:
+    """Whether an option was asked for: absent, false, empty and 0 ask for nothing."""
     return value not in (None, False, (), "", 0)
 
 
-def reject_unsupported(body: QuoteRequest) -> None:
+def reject_refused(body: QuoteRequest) -> None:
+    """The options no route serves, and `protocolVersion` values none knows."""
     if body.txs_gas_limit is not None and not body.txs:
         raise QuoteError("INVALID_EXTRA_TXS", "txsGasLimit is only meaningful with txs")
     for field, wire_name, error_code, why in _REFUSED:
-        if _is_set(getattr(body, field)):
+        if is_set(getattr(body, field)):
             raise QuoteError(error_code, f"{wire_name} {why}")
+    if body.protocol_version not in _PROTOCOL_VERSIONS:
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            f"protocolVersion {body.protocol_version!r}: v1, v2 or preferV2",
+        )
+
+
+def reject_unsupported(body: QuoteRequest) -> None:
+    """What an EVM route refuses."""
+    reject_refused(body)
     if body.deposit_fee_payer is not None:  # SVM-origin quotes are planned elsewhere
         raise QuoteError(
             "UNSUPPORTED_EXECUTION_TYPE",
             f"depositFeePayer applies to deposits from an SVM chain; chain "
             f"{body.origin_chain_id} is an EVM chain",
-        )
-    if body.protocol_version not in _PROTOCOL_VERSIONS:
-        raise QuoteError(
-            "UNSUPPORTED_EXECUTION_TYPE",
-            f"protocolVersion {body.protocol_version!r}: v1, v2 or preferV2",
         )

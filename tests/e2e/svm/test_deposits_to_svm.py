@@ -27,6 +27,7 @@ from tests.e2e.bridging import (
     request_quote,
     usdc,
 )
+from tests.e2e.conftest import validate_against
 from tests.integration.svm.conftest import rpc
 
 SVM_ID = 792703809
@@ -49,6 +50,7 @@ def test_eth_to_sol_pays_the_recipient_from_the_vault(
     node, _seeded = svm_node
     user, recipient = funded_user(devnet), Keypair().pubkey()
     quote = request_quote(http, _to_svm(user.address, str(recipient), NATIVE, SOL, 10**17))
+    validate_against("quote", quote)
     amount_out = int(quote["details"]["currencyOut"]["amount"])
     assert quote["details"]["recipient"] == str(recipient)  # base58, exactly
     assert amount_out > 0
@@ -69,6 +71,7 @@ def test_usdc_to_svm_usdc_creates_the_token_account(
         user.address, str(recipient), usdc(devnet, ORIGIN), str(seeded.usdc_mint), 20 * 10**6
     )
     quote = request_quote(http, body)
+    validate_against("quote", quote)
     amount_out = int(quote["details"]["currencyOut"]["amount"])
     vault_before = _token_balance(node, svm_accounts.solver().pubkey(), seeded.usdc_mint)
     deposit_usdc(devnet, user, quote, 20 * 10**6)

@@ -26,6 +26,7 @@ from tests.e2e.bridging import (
     request_quote,
     usdc,
 )
+from tests.e2e.conftest import validate_against
 from tests.e2e.svm.wallet import item_instructions, sign_and_send, sol_balance, token_balance
 
 SVM_ID = 792703809
@@ -51,6 +52,7 @@ def test_sol_to_eth_through_the_quoted_svm_transaction(
     quote = request_quote(
         http, _from_svm(user, recipient, SOL, NATIVE, 2 * 10**9, maxRouteLength=4)
     )
+    validate_against("quote", quote)
     item = quote["steps"][0]["items"][0]
     assert quote["steps"][0]["kind"] == "transaction"
     programs_used = [ix["programId"] for ix in item["data"]["instructions"]]
@@ -73,6 +75,7 @@ def test_svm_usdc_to_evm_usdc(
     quote = request_quote(
         http, _from_svm(user, recipient, str(seeded.usdc_mint), token, 30 * 10**6)
     )
+    validate_against("quote", quote)
     before = token_balance(node.rpc_url, user.pubkey(), seeded.usdc_mint)
     sign_and_send(node.rpc_url, item_instructions(quote["steps"][0]["items"][0]), user)
     assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
