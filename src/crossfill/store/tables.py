@@ -458,3 +458,35 @@ class SvmPayment(Base):
     error: Mapped[Any | None] = mapped_column(JSONColumn)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class ExchangeAction(Base):
+    """The journal of signed perps-exchange actions: each recorded before it is posted.
+
+    One action (`purpose`, `action_key`: e.g. the refund of one incoming transfer) has attempts
+    1, 2, ...; an attempt is re-posted as the same signed body until the exchange takes it or
+    its ledger shows it, and a new one is signed only once the previous one is `dead` (its
+    nonce out of the exchange's window and absent from the ledger), so at most one can land.
+    """
+
+    __tablename__ = "exchange_actions"
+    __table_args__ = (
+        UniqueConstraint("chain_id", "purpose", "action_key", "attempt"),
+        UniqueConstraint("signer", "nonce"),
+    )
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    purpose: Mapped[str] = mapped_column(String(16), nullable=False)
+    action_key: Mapped[str] = mapped_column(String(100), nullable=False)
+    attempt: Mapped[int] = mapped_column(Integer, nullable=False)
+    signer: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    nonce: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    # The POST /exchange body exactly as signed: re-posted byte for byte after a crash.
+    body: Mapped[dict[str, Any]] = mapped_column(JSONColumn, nullable=False)
+    # signed -> done | dead
+    status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    ledger_hash: Mapped[str | None] = mapped_column(TxHashColumn)
+    last_error: Mapped[str | None] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
