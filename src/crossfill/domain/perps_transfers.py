@@ -11,17 +11,17 @@ not paid yet. Any other incoming transfer is refunded with the verdict as its re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from crossfill.domain.deposit_checks import DepositVerdict
 
-SEND = "send"
-INTERNAL_TRANSFER = "internalTransfer"
 PERPS_DEX = ""
-# The collateral token's name; `usdSend` moves only it, between perps accounts.
-COLLATERAL = "USDC"
+# The perps collateral as `sendAsset` names it (`NAME:0x<tokenId>`, the real exchange's id);
+# its ledger entries name it `USDC`.
+PERPS_USDC_TOKEN = "USDC:0x6d1e7cde53ba9467b783cb7c530ce054"
+# `requests.plan.kind` of a withdrawal from the exchange (with the quoted token and DEX).
+PLAN_KIND = "perps_withdrawal"
 
 
 @dataclass(frozen=True)
@@ -34,63 +34,16 @@ class IncomingTransfer:
     token: str  # the token's name ("USDC"), without its id
     source_dex: str
     destination_dex: str
-    amount: str  # as the exchange writes it ("12.5")
+    amount: Decimal  # in whole tokens, as the exchange writes it ("12.5")
     nonce: int
 
     def units(self, decimals: int) -> int | None:
         """The amount in the smallest unit of a currency of `decimals`; None when it has more
         decimals than that currency (it cannot be what was quoted)."""
-        try:
-            scaled = Decimal(self.amount).scaleb(decimals)
-        except InvalidOperation:
-            return None
+        scaled = self.amount.scaleb(decimals)
         if not scaled.is_finite() or scaled != scaled.to_integral_value() or scaled < 0:
             return None
         return int(scaled)
-
-
-def _text(delta: Mapping[str, object], key: str) -> str | None:
-    value = delta.get(key)
-    return value if isinstance(value, str) else None
-
-
-def _nonce(delta: Mapping[str, object]) -> int | None:
-    value = delta.get("nonce")
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return None
-    return value
-
-
-def incoming_transfer(
-    account: str, time_ms: int, tx_hash: str, delta: Mapping[str, object]
-) -> IncomingTransfer | None:
-    """The entry as a transfer into `account`; None for anything else (an outgoing transfer,
-    another kind of entry, or one without a nonce to match it by)."""
-    kind = delta.get("type")
-    user, destination = _text(delta, "user"), _text(delta, "destination")
-    nonce = _nonce(delta)
-    if user is None or destination is None or nonce is None:
-        return None
-    if destination.lower() != account.lower() or user.lower() == account.lower():
-        return None
-    if kind == SEND:
-        token, amount = _text(delta, "token"), _text(delta, "amount")
-        source_dex = _text(delta, "sourceDex")
-        destination_dex = _text(delta, "destinationDex")
-        if token is None or amount is None or source_dex is None or destination_dex is None:
-            return None
-        return IncomingTransfer(
-            tx_hash, time_ms, user.lower(), token.partition(":")[0], source_dex,
-            destination_dex, amount, nonce,
-        )  # fmt: skip
-    if kind == INTERNAL_TRANSFER:
-        amount = _text(delta, "usdc")
-        if amount is None:
-            return None
-        return IncomingTransfer(
-            tx_hash, time_ms, user.lower(), COLLATERAL, PERPS_DEX, PERPS_DEX, amount, nonce
-        )
-    return None
 
 
 @dataclass(frozen=True)
