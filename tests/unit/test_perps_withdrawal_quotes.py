@@ -127,8 +127,8 @@ def test_the_authorize_step_signs_the_mapping_the_authorize_endpoint_checks() ->
     body = post["body"]
     assert body == {
         "type": "nonce-mapping", "walletChainId": 1337, "wallet": USER.address.lower(),
-        "depositor": USER.address.lower(), "nonce": body["nonce"], "id": wire["steps"][0]["requestId"],
-        "signatureChainId": 1,
+        "depositor": USER.address.lower(), "nonce": body["nonce"],
+        "id": wire["steps"][0]["requestId"], "signatureChainId": 1,
     }  # fmt: skip
     signed = USER.sign_message(
         encode_typed_data(
