@@ -34,6 +34,7 @@ contracts_app = typer.Typer(help="Solidity contracts.")
 keys_app = typer.Typer(help="Integrators' API keys (stored only as hashes).")
 webhooks_app = typer.Typer(help="Each API key's webhook endpoint and its deliveries.")
 app_fees_app = typer.Typer(help="App fees earned by integrators' recipient wallets.")
+devnet_app = typer.Typer(help="The local devnet: anvil chains, the SVM node, the perps exchange.")
 app.add_typer(chains_app, name="chains")
 app.add_typer(db_app, name="db")
 app.add_typer(config_app, name="config")
@@ -41,6 +42,7 @@ app.add_typer(contracts_app, name="contracts")
 app.add_typer(keys_app, name="keys")
 app.add_typer(webhooks_app, name="webhooks")
 app.add_typer(app_fees_app, name="app-fees")
+app.add_typer(devnet_app, name="devnet")
 console = Console()
 T = TypeVar("T")
 KeyReference = Annotated[str, typer.Argument(help="API key id, its shown prefix, or the key")]
@@ -78,8 +80,9 @@ def _exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, _raise)
 
 
-@app.command()
+@devnet_app.callback(invoke_without_command=True)
 def devnet(
+    context: typer.Context,
     chains: Annotated[int, typer.Option(min=1, max=8, help="Number of anvil chains")] = 2,
     block_time: Annotated[
         float,
@@ -92,9 +95,14 @@ def devnet(
     port: Annotated[int | None, typer.Option(help="API port (default 8000)")] = None,
     chains_only: Annotated[bool, typer.Option(help="Run the chains without the service")] = False,
     svm: Annotated[bool, typer.Option(help="Also run the devnet SVM chain (792703809)")] = True,
+    exchange: Annotated[
+        bool, typer.Option(help="Also run the devnet perps exchange (1337)")
+    ] = True,
     api_processes: ApiProcesses = None,
 ) -> None:
     """Start anvil chains, deploy and seed everything, then serve the API on them."""
+    if context.invoked_subcommand is not None:
+        return
     from crossfill.devnet.network import DevnetOptions, start_devnet
     from crossfill.devnet.summary import print_summary
 
@@ -105,6 +113,7 @@ def devnet(
         hardfork=hardfork,
         lag_threshold_seconds=lag_threshold,
         svm=svm,
+        exchange=exchange,
     )
     _exit_on_sigterm()
     with console.status("starting devnet chains…"):
@@ -131,6 +140,42 @@ def devnet(
     finally:
         network.stop()
         console.print("devnet stopped")
+
+
+@devnet_app.command("fund-exchange")
+def devnet_fund_exchange(
+    user: Annotated[str, typer.Option(help="The exchange account (0x address) to credit")],
+    usd: Annotated[str | None, typer.Option(help="Perps USDC to credit, as a decimal")] = None,
+    token: Annotated[
+        str | None, typer.Option(help="A spot token's name (USDC, HYPE) to credit instead")
+    ] = None,
+    amount: Annotated[str | None, typer.Option(help="The spot token amount, as a decimal")] = None,
+) -> None:
+    """Credit an account on the running devnet perps exchange (devnet only)."""
+    from crossfill.devnet.exchange.process import fund
+    from crossfill.domain.identifiers import is_address
+    from crossfill.settings import Mode
+
+    settings = _settings()
+    if settings.mode is not Mode.DEVNET:
+        raise typer.BadParameter("fund-exchange works on the devnet only")
+    if not is_address(user):
+        raise typer.BadParameter("--user must be a 0x-prefixed 20-byte hex address")
+    if (usd is None) == (token is None) or (token is not None and amount is None):
+        raise typer.BadParameter("give --usd AMOUNT, or --token NAME --amount AMOUNT")
+    perps = load_deployment(settings.deployment_path, mode=settings.mode).perps
+    if perps is None:
+        raise typer.BadParameter("the deployment file has no [perps] exchange: start the devnet")
+    try:
+        if token is None:
+            fund(perps.rpc_url, user, str(usd))
+        else:
+            fund(perps.rpc_url, user, str(amount), token)
+    except CrossfillError as exc:
+        console.print(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(1) from None
+    what = f"{usd} USD (perps)" if token is None else f"{amount} {token} (spot)"
+    console.print(f"credited {what} to {user}")
 
 
 def _serve(settings: Settings) -> None:

@@ -10,6 +10,7 @@
     │   ├── Reverted                        the contract refused: the only refusal of an order
     │   ├── ProgramFailed                   an SVM program refused: the SVM twin of Reverted
     │   ├── ChainNotFound                   the SVM node does not know that transaction/account
+    │   ├── ActionRefused                   the perps exchange refused a signed action
     │   ├── NodeBehind                      the node that answered has not reached that block
     │   └── ChainUnreachable (ConnectionError)
     │       └── RateLimited                 the node asked us to slow down (HTTP 429)
@@ -115,6 +116,15 @@ class ProgramFailed(ChainError):
 
 class ChainNotFound(ChainError):
     """The SVM node does not know the transaction or account asked about (yet)."""
+
+
+class ActionRefused(ChainError):
+    """The perps exchange answered `{"status": "err"}` to a signed action; `message` is its
+    own words ("Insufficient balance for transfer", "Invalid nonce: duplicate nonce")."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class StoreError(CrossfillError):

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from crossfill.config.explorer import ExplorerConfig
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug, WsUrl
+from crossfill.config.perps import PerpsExchangeConfig
 from crossfill.config.secrets import KeyRef
 from crossfill.config.svm import SvmChainConfig
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
@@ -270,11 +271,14 @@ class Deployment(_Model):
     chains: tuple[ChainConfig, ...] = Field(min_length=1)
     # SVM chains (config.svm): beside the EVM ones, which every EVM path iterates.
     svm_chains: tuple[SvmChainConfig, ...] = ()
+    # The perps exchange (config.perps), chain 1337: neither EVM nor SVM.
+    perps: PerpsExchangeConfig | None = None
 
     @model_validator(mode="after")
     def _unique_chains(self) -> Deployment:
         for attribute in ("id", "name"):
-            values = [getattr(chain, attribute) for chain in (*self.chains, *self.svm_chains)]
+            every = (*self.chains, *self.svm_chains, *((self.perps,) if self.perps else ()))
+            values = [getattr(chain, attribute) for chain in every]
             duplicates = sorted({str(v) for v in values if values.count(v) > 1})
             if duplicates:
                 raise ValueError(f"chains: duplicate {attribute} {', '.join(duplicates)}")

@@ -12,6 +12,8 @@ from crossfill.devnet import accounts
 from crossfill.devnet.anvil import AnvilProcess, set_interval_mining, start_anvil
 from crossfill.devnet.deploy import DeployedContracts, deploy_all, signing_web3
 from crossfill.devnet.deployment_file import chain_document, deployment_document, write_deployment
+from crossfill.devnet.exchange.deployment import perps_document, seed_exchange
+from crossfill.devnet.exchange.process import ExchangeProcess, start_exchange
 from crossfill.devnet.seed import seed_chain
 from crossfill.devnet.svm.deployment import svm_chain_document
 from crossfill.devnet.svm.process import SvmNodeProcess, start_svm_node
@@ -32,6 +34,9 @@ class DevnetOptions:
     first_chain_id: int = FIRST_CHAIN_ID
     # Also start the devnet SVM chain (crossfill.devnet.svm) and describe it in the file.
     svm: bool = False
+    # Also start the devnet perps exchange (crossfill.devnet.exchange), its state kept in
+    # `exchange-state.sqlite3` beside the deployment file, and describe it as `[perps]`.
+    exchange: bool = False
 
     @property
     def fractional_block_time(self) -> float | None:
@@ -57,12 +62,15 @@ class DevnetChain:
 class Devnet:
     chains: list[DevnetChain] = field(default_factory=list)
     svm_node: SvmNodeProcess | None = None
+    exchange: ExchangeProcess | None = None
 
     def stop(self) -> None:
         for chain in self.chains:
             chain.anvil.stop()
         if self.svm_node is not None:
             self.svm_node.stop()
+        if self.exchange is not None:
+            self.exchange.stop()
 
 
 def _deploy_and_seed(anvil: AnvilProcess, options: DevnetOptions) -> DevnetChain:
@@ -145,6 +153,8 @@ def start_devnet(
     document = deployment_document(documents)
     if options.svm:
         document["svm_chains"] = [_start_svm(devnet, log_dir, progress)]
+    if options.exchange:
+        document["perps"] = _start_exchange(devnet, deployment_path.parent, log_dir, progress)
     write_deployment(deployment_path, document)
     return devnet
 
@@ -160,3 +170,18 @@ def _start_svm(devnet: Devnet, log_dir: Path, progress: Callable[[str], None]) -
     return svm_chain_document(
         rpc_url=devnet.svm_node.rpc_url, ws_url=devnet.svm_node.ws_url, seeded=seeded
     )
+
+
+def _start_exchange(
+    devnet: Devnet, data_dir: Path, log_dir: Path, progress: Callable[[str], None]
+) -> dict[str, Any]:
+    try:
+        devnet.exchange = start_exchange(
+            state_path=data_dir / "exchange-state.sqlite3", log_dir=log_dir
+        )
+        seed_exchange(devnet.exchange.api_url)
+    except BaseException:
+        devnet.stop()
+        raise
+    progress("perps exchange started and seeded")
+    return perps_document(api_url=devnet.exchange.api_url)

@@ -31,6 +31,13 @@ def print_summary(
             console.print(f"  {role:<24} {address}")
     for svm_chain in deployment.svm_chains:
         _print_svm_chain(console, svm_chain)
+    if deployment.perps is not None:
+        console.print(
+            f"[bold]chain {deployment.perps.id}[/bold] {deployment.perps.display_name} "
+            f"(perps exchange)  api {deployment.perps.api_url}\n"
+            f"  {'solver account':<24} {deployment.perps.solver.address}\n"
+            "  fund an account: crossfill devnet fund-exchange --user 0x... --usd 100"
+        )
     user = accounts.users()[0]
     console.print(
         f"test account     {user.address}\n"

@@ -1,0 +1,131 @@
+"""The perps exchange (chain 1337) in the deployment file (`[perps]`).
+
+The exchange is not a chain of ours: balances are held by it and moved by user-signed actions
+posted to its HTTP API (`api_url`: the real exchange's in production, the devnet exchange's on
+the devnet). The solver's exchange account is an EVM key, referenced like the other keys.
+
+Currency addresses on 1337 (spec, chain-specific identifiers): perps USDC is `0x` followed by
+32 zero hex digits; a spot token is its `tokenId` from the exchange's `spotMeta`; a currency
+on a third-party DEX of the exchange is the spot address followed by the hex of the DEX's name
+(`PerpsSpotCurrency.dex`).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from crossfill.chains.perps_actions import ExchangeChain
+from crossfill.config.explorer import ExplorerConfig
+from crossfill.config.fields import EvmAddress, HttpUrl, Slug
+from crossfill.config.secrets import KeyRef
+from crossfill.types import ChainId
+
+PERPS_CHAIN_ID: Final = ChainId(1337)
+PERPS_USDC_ADDRESS: Final = "0x" + "0" * 32
+# The exchange's perps side counts USD in millionths (as the USDC it is bridged from).
+PERPS_USDC_DECIMALS: Final = 6
+_TOKEN_ID = re.compile(r"^0x[0-9a-f]{32}$")
+_SIGNATURE_CHAIN_ID = re.compile(r"^0x[0-9a-f]{1,16}$")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PerpsAccount(_Model):
+    """The solver's exchange account (an EVM address) and where its key comes from."""
+
+    address: EvmAddress
+    key: KeyRef
+
+
+class PerpsSpotCurrency(_Model):
+    """A spot token of the exchange: its `tokenId` (lower-case hex) and its `spotMeta` name."""
+
+    token_id: str
+    exchange_name: str = Field(min_length=1, max_length=32)
+    symbol: str = Field(min_length=1, max_length=32)
+    name: str = Field(min_length=1, max_length=64)
+    decimals: int = Field(ge=0, le=18)  # the token's weiDecimals
+    # A third-party DEX of the exchange it lives on; "" for the spot DEX itself.
+    dex: str = Field(default="", max_length=32)
+    supports_bridging: bool = False
+    verified: bool = True
+    logo_uri: str = ""
+    usd_price: Decimal | None = Field(default=None, gt=0, max_digits=30, decimal_places=6)
+
+    @field_validator("token_id")
+    @classmethod
+    def _token_id(cls, value: str) -> str:
+        if not _TOKEN_ID.match(value):
+            raise ValueError("must be the exchange's tokenId: 0x and 32 lower-case hex digits")
+        return value
+
+    @property
+    def address(self) -> str:
+        """The currency's address on 1337: the tokenId, plus the DEX name's hex if any."""
+        return self.token_id + self.dex.encode().hex()
+
+    @property
+    def wire_token(self) -> str:
+        """How a `spotSend`/`sendAsset` names it."""
+        return f"{self.exchange_name}:{self.token_id}"
+
+
+class PerpsExchangeConfig(_Model):
+    id: ChainId = Field(default=PERPS_CHAIN_ID, gt=0)
+    name: Slug = "perps-exchange"
+    display_name: str = Field(default="Perps Exchange", min_length=1)
+    vm_type: Literal["hypevm"] = "hypevm"
+    # Where the exchange's `/exchange` and `/info` are; `internal_api_url` when our processes
+    # reach it elsewhere.
+    api_url: HttpUrl
+    internal_api_url: HttpUrl | None = None
+    # The chain name the actions sign (`hyperliquidChain`): the exchange refuses the other.
+    exchange_chain: ExchangeChain = "Mainnet"
+    # The EIP-712 domain's chain id the solver signs with, hex ("0xa4b1"); any chain works.
+    signature_chain_id: str = "0xa4b1"
+    solver: PerpsAccount
+    enabled: bool = True
+    deposit_enabled: bool = True
+    explorer: ExplorerConfig = ExplorerConfig()
+    icon_url: str = ""
+    logo_url: str = ""
+    brand_color: str = ""
+    status_message: str | None = None
+    tags: tuple[str, ...] = ()
+    usdc_usd_price: Decimal = Field(default=Decimal(1), gt=0, decimal_places=6)
+    spot_currencies: tuple[PerpsSpotCurrency, ...] = ()
+    # How often the ledger is read while a transfer of ours waits for it.
+    poll_interval_seconds: float = Field(default=1.0, gt=0)
+
+    @field_validator("signature_chain_id")
+    @classmethod
+    def _hex_chain_id(cls, value: str) -> str:
+        if not _SIGNATURE_CHAIN_ID.match(value):
+            raise ValueError("must be a lower-case hex chain id such as 0xa4b1")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_currencies(self) -> PerpsExchangeConfig:
+        addresses = [c.address for c in self.spot_currencies]
+        if PERPS_USDC_ADDRESS in addresses or len(set(addresses)) != len(addresses):
+            raise ValueError("spot_currencies: a currency address is listed twice")
+        return self
+
+    @property
+    def signature_chain(self) -> int:
+        return int(self.signature_chain_id, 16)
+
+    @property
+    def rpc_url(self) -> str:
+        """The URL our own processes call."""
+        return self.internal_api_url or self.api_url
+
+    def spot_currency(self, address: str) -> PerpsSpotCurrency | None:
+        wanted = address.lower()
+        return next((c for c in self.spot_currencies if c.address == wanted), None)
