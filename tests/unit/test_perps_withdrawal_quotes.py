@@ -15,7 +15,7 @@ from crossfill.config import Deployment
 from crossfill.domain.nonce_mapping import NonceMapping
 from crossfill.domain.order import ORDER_HASHER
 from crossfill.quoting.errors import QuoteError
-from crossfill.quoting.perps_response import perps_withdrawal_wire
+from crossfill.quoting.perps_withdrawal_response import perps_withdrawal_wire
 from crossfill.quoting.perps_withdrawal import (
     PerpsWithdrawalContext,
     PerpsWithdrawalSide,
