@@ -16,12 +16,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from crossfill.chains.evm import EvmClient
 from crossfill.chains.follower import ChainFollower
 from crossfill.chains.head_subscription import WebSocketHeads
+from crossfill.chains.perps import PerpsClient, PerpsPort, PerpsState
 from crossfill.chains.port import EvmPort
 from crossfill.chains.positions import UserPositions
 from crossfill.chains.state import ChainState
 from crossfill.chains.svm import SvmClient, SvmPort
 from crossfill.chains.svm_follower import SvmChainState, SvmFollower
 from crossfill.config import ChainConfig, Deployment, load_deployment
+from crossfill.config.perps import PerpsExchangeConfig
 from crossfill.config.secrets import resolve_holder
 from crossfill.config.svm import SvmChainConfig
 from crossfill.errors import StoreError
@@ -54,6 +56,13 @@ class SvmChainRuntime:
 
 
 @dataclass
+class PerpsRuntime:
+    config: PerpsExchangeConfig
+    client: PerpsPort
+    state: PerpsState
+
+
+@dataclass
 class Runtime:
     settings: Settings
     deployment: Deployment
@@ -65,6 +74,8 @@ class Runtime:
     # Operator overrides (`crossfill chains disable`), refreshed from the database each second.
     disabled_overrides: dict[int, bool] = field(default_factory=dict)
     svm_chains: dict[ChainId, SvmChainRuntime] = field(default_factory=dict)
+    # The perps exchange (chain 1337), when the deployment has one.
+    perps: PerpsRuntime | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @cached_property
@@ -85,7 +96,12 @@ class Runtime:
 
     def chain_disabled(self, chain_id: int) -> bool:
         svm = self.svm_chains.get(ChainId(chain_id))
-        configured = svm.config.disabled if svm else self.chains[ChainId(chain_id)].config.disabled
+        if self.perps is not None and chain_id == self.perps.config.id:
+            configured = not self.perps.config.enabled
+        elif svm is not None:
+            configured = svm.config.disabled
+        else:
+            configured = self.chains[ChainId(chain_id)].config.disabled
         return self.disabled_overrides.get(chain_id, configured)
 
     async def refresh_overrides(self) -> None:
@@ -121,6 +137,13 @@ class Runtime:
         svm_chains = {
             chain.id: _svm_chain_runtime(chain, settings, clock) for chain in deployment.svm_chains
         }
+        perps = None
+        if deployment.perps is not None:
+            config = deployment.perps
+            client = PerpsClient(
+                config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds
+            )
+            perps = PerpsRuntime(config, client, PerpsState(config.id))
         return cls(
             settings,
             deployment,
@@ -130,6 +153,7 @@ class Runtime:
             clock,
             metrics,
             svm_chains=svm_chains,
+            perps=perps,
         )
 
     async def start_followers(self) -> None:
@@ -150,9 +174,10 @@ class Runtime:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
-        clients: list[EvmPort | SvmPort] = [
+        clients: list[EvmPort | SvmPort | PerpsPort] = [
             *(chain.client for chain in self.chains.values()),
             *(chain.client for chain in self.svm_chains.values()),
+            *((self.perps.client,) if self.perps is not None else ()),
         ]
         for client in clients:
             await client.close()

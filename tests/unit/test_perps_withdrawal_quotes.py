@@ -15,12 +15,12 @@ from crossfill.config import Deployment
 from crossfill.domain.nonce_mapping import NonceMapping
 from crossfill.domain.order import ORDER_HASHER
 from crossfill.quoting.errors import QuoteError
-from crossfill.quoting.perps_withdrawal_response import perps_withdrawal_wire
 from crossfill.quoting.perps_withdrawal import (
     PerpsWithdrawalContext,
     PerpsWithdrawalSide,
     plan_perps_withdrawal,
 )
+from crossfill.quoting.perps_withdrawal_response import perps_withdrawal_wire
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.svm_quote import QuotedCurrency
 from crossfill.types import Address, ChainId

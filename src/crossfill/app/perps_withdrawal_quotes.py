@@ -16,11 +16,10 @@ from crossfill.app.fills import FillTerms, plan_fill
 from crossfill.chains.perps_actions import SendAsset
 from crossfill.config import ChainConfig
 from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
-from crossfill.domain.perps_transfers import PERPS_USDC_TOKEN, PLAN_KIND
+from crossfill.domain.perps_transfers import PLAN_KIND
 from crossfill.errors import StoreError
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
-from crossfill.quoting.perps_withdrawal_response import perps_withdrawal_wire
 from crossfill.quoting.perps_withdrawal import (
     PerpsWithdrawalContext,
     PerpsWithdrawalQuote,
@@ -28,6 +27,7 @@ from crossfill.quoting.perps_withdrawal import (
     check_protocol_version,
     plan_perps_withdrawal,
 )
+from crossfill.quoting.perps_withdrawal_response import perps_withdrawal_wire
 from crossfill.quoting.prices import PriceMissing
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.svm_quote import QuotedCurrency
@@ -36,11 +36,6 @@ from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
 
 log = structlog.get_logger(__name__)
-
-
-def is_perps_withdrawal(runtime: Runtime, body: QuoteRequest) -> bool:
-    perps = runtime.deployment.perps
-    return perps is not None and body.origin_chain_id == perps.id
 
 
 def perps_side(perps: PerpsExchangeConfig) -> PerpsWithdrawalSide:
@@ -61,7 +56,7 @@ def perps_side(perps: PerpsExchangeConfig) -> PerpsWithdrawalSide:
         solver_account=perps.solver.address.lower(),
         network=perps.exchange_chain,
         currency=usdc,
-        token=PERPS_USDC_TOKEN,
+        token=perps.usdc_token,
     )
 
 
@@ -162,8 +157,8 @@ def _request_row(
 async def create_perps_withdrawal_quote(
     runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
 ) -> dict[str, Any]:
-    perps = runtime.deployment.perps
-    assert perps is not None
+    assert runtime.perps is not None
+    perps = runtime.perps.config
     check_protocol_version(body, perps.id)
     reject_unsupported(body)
     context = _context(runtime, body, perps)

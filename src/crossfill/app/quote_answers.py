@@ -1,12 +1,13 @@
 """The answer to a quote request, whichever kinds of chain its route crosses: EVM routes are
-quoted by `app.quotes`, routes to or from the SVM chain by `app.svm_quotes`, withdrawals from
-the perps exchange by `app.perps_withdrawal_quotes`."""
+quoted by `app.quotes`, routes to or from the SVM chain by `app.svm_quotes`, deposits to the
+perps exchange by `app.perps_quotes` and withdrawals from it by `app.perps_withdrawal_quotes`."""
 
 from __future__ import annotations
 
 import orjson
 
-from crossfill.app.perps_withdrawal_quotes import create_perps_withdrawal_quote, is_perps_withdrawal
+from crossfill.app.perps_quotes import create_perps_deposit_quote, from_perps, to_perps
+from crossfill.app.perps_withdrawal_quotes import create_perps_withdrawal_quote
 from crossfill.app.quotes import create_quote
 from crossfill.app.svm_quotes import create_svm_quote, svm_direction
 from crossfill.quoting.request import QuoteRequest
@@ -15,7 +16,11 @@ from crossfill.runtime import Runtime
 
 async def quote_answer(runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None) -> bytes:
     """The quote's JSON answer, its request stored."""
-    if is_perps_withdrawal(runtime, request):
+    if to_perps(runtime, request):
+        return orjson.dumps(
+            await create_perps_deposit_quote(runtime, request, api_key_id=api_key_id)
+        )
+    if from_perps(runtime, request):
         return orjson.dumps(
             await create_perps_withdrawal_quote(runtime, request, api_key_id=api_key_id)
         )

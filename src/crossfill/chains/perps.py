@@ -82,6 +82,18 @@ class LedgerUpdate:
     delta: Transfer | OtherDelta
 
 
+@dataclass
+class PerpsState:
+    """What `/chains` shows of the exchange: its last read's failure, if the last failed.
+    An exchange has no blocks, so it never lags."""
+
+    chain_id: ChainId
+    last_error: str | None = None
+
+    def lagging(self, _now: float) -> bool:
+        return False
+
+
 class PerpsPort(Protocol):
     chain_id: ChainId
 

@@ -71,6 +71,10 @@ class PerpsSpotCurrency(_Model):
         return self.token_id + self.dex.encode().hex()
 
     @property
+    def is_native(self) -> bool:
+        return False
+
+    @property
     def wire_token(self) -> str:
         """How a `spotSend`/`sendAsset` names it."""
         return f"{self.exchange_name}:{self.token_id}"
@@ -98,6 +102,10 @@ class PerpsExchangeConfig(_Model):
     brand_color: str = ""
     status_message: str | None = None
     tags: tuple[str, ...] = ()
+    # How a `sendAsset` names USDC (`NAME:0x<tokenId>`, the spot token the perps side holds).
+    usdc_token: str = Field(
+        default="USDC:0x6d1e7cde53ba9467b783cb7c530ce054", pattern=r"^[A-Za-z0-9]+:0x[0-9a-f]{32}$"
+    )
     usdc_usd_price: Decimal = Field(default=Decimal(1), gt=0, decimal_places=6)
     spot_currencies: tuple[PerpsSpotCurrency, ...] = ()
     # How often the ledger is read while a transfer of ours waits for it.

@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Protocol
 
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
@@ -20,9 +20,6 @@ from pydantic import AfterValidator
 
 from crossfill.errors import ConfigError, SecretError
 from crossfill.settings import Mode
-
-if TYPE_CHECKING:
-    from crossfill.config.deployment import KeyHolder
 
 # Anvil's well-known, public development mnemonic: devnet accounts hold only devnet funds.
 DEVNET_MNEMONIC = "test test test test test test test test test test test junk"
@@ -39,6 +36,16 @@ def _valid_ref(value: str) -> str:
 
 
 KeyRef = Annotated[str, AfterValidator(_valid_ref)]
+
+
+class KeyHolder(Protocol):
+    """A role's address and key reference (`config.KeyHolder`, `[perps].solver`)."""
+
+    @property
+    def address(self) -> str: ...
+
+    @property
+    def key(self) -> str: ...
 
 
 def devnet_account(index: int) -> LocalAccount:
@@ -73,7 +80,8 @@ def resolve_account(
 def resolve_holder(
     holder: KeyHolder, role: str, *, mode: Mode, keystore_password: str | None = None
 ) -> LocalAccount:
-    """The account of a role (`solver`, `allocator`), checked against its configured address."""
+    """The account of a role (`solver`, `allocator`, `perps.solver`), checked against its
+    configured address."""
     account = resolve_account(holder.key, mode=mode, keystore_password=keystore_password)
     if account.address.lower() != holder.address.lower():
         raise ConfigError(f"{role}.key does not belong to {role}.address")

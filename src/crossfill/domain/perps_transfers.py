@@ -17,9 +17,6 @@ from decimal import Decimal
 from crossfill.domain.deposit_checks import DepositVerdict
 
 PERPS_DEX = ""
-# The perps collateral as `sendAsset` names it (`NAME:0x<tokenId>`, the real exchange's id);
-# its ledger entries name it `USDC`.
-PERPS_USDC_TOKEN = "USDC:0x6d1e7cde53ba9467b783cb7c530ce054"
 # `requests.plan.kind` of a withdrawal from the exchange (with the quoted token and DEX).
 PLAN_KIND = "perps_withdrawal"
 

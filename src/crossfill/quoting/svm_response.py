@@ -6,68 +6,10 @@ from typing import Any
 
 from crossfill.chains.svm_transactions import instruction_wire
 from crossfill.config import ChainConfig
-from crossfill.contracts import calldata
-from crossfill.quoting.money import format_units, format_usd
-from crossfill.quoting.steps import check
-from crossfill.quoting.svm_quote import QuotedCurrency, SvmQuote
-
-
-def _currency(currency: QuotedCurrency) -> dict[str, Any]:
-    return {
-        "chainId": currency.chain_id,
-        "address": currency.address,
-        "symbol": currency.symbol,
-        "name": currency.name,
-        "decimals": currency.decimals,
-        "metadata": {
-            "logoURI": currency.logo_uri,
-            "verified": True,
-            "isNative": currency.is_native,
-        },
-    }
-
-
-def _amount(quote: SvmQuote, currency: QuotedCurrency, amount: int) -> dict[str, Any]:
-    return {
-        "currency": _currency(currency),
-        "amount": str(amount),
-        "amountFormatted": format_units(amount, currency.decimals),
-        "amountUsd": format_usd(quote.usd_micros(currency, amount)),
-        "minimumAmount": str(amount),
-    }
-
-
-def _step(quote: SvmQuote, step_id: str, description: str, data: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": step_id,
-        "action": "Confirm transaction in your wallet",
-        "description": description,
-        "kind": "transaction",
-        "requestId": quote.request_id,
-        "depositAddress": "",
-        "items": [{"status": "incomplete", "data": data, "check": check(quote.request_id)}],
-    }
-
-
-def _evm_steps(quote: SvmQuote, origin: ChainConfig) -> list[dict[str, Any]]:
-    depository = origin.contracts.depository
-    order_id = bytes.fromhex(quote.order_id[2:])
-
-    def item(to: str, data: bytes, value: int) -> dict[str, Any]:
-        return {"from": quote.user, "to": to.lower(), "data": calldata.hex_data(data),
-                "value": str(value), "chainId": origin.id}  # fmt: skip
-
-    currency = quote.currency_in
-    if currency.is_native:
-        deposit = calldata.deposit_native(quote.user, order_id)
-        return [
-            _step(quote, "deposit", "Depositing funds", item(depository, deposit, quote.amount_in))
-        ]
-    approve = calldata.erc20_approve(depository, quote.amount_in)
-    deposit = calldata.deposit_erc20(quote.user, currency.address, quote.amount_in, order_id)
-    approval = _step(quote, "approve", "Approve the deposit", item(currency.address, approve, 0))
-    del approval["items"][0]["check"]
-    return [approval, _step(quote, "deposit", "Depositing funds", item(depository, deposit, 0))]
+from crossfill.quoting.deposit_steps import amount_wire as _amount
+from crossfill.quoting.deposit_steps import evm_deposit_steps as _evm_steps
+from crossfill.quoting.deposit_steps import step as _step
+from crossfill.quoting.svm_quote import SvmQuote
 
 
 def _svm_steps(quote: SvmQuote) -> list[dict[str, Any]]:

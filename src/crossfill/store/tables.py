@@ -460,33 +460,38 @@ class SvmPayment(Base):
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
-class ExchangeAction(Base):
-    """The journal of signed perps-exchange actions: each recorded before it is posted.
+class PerpsPayment(Base):
+    """The perps payer's journal: every signed exchange action, recorded before it is posted.
 
-    One action (`purpose`, `action_key`: e.g. the refund of one incoming transfer) has attempts
-    1, 2, ...; an attempt is re-posted as the same signed body until the exchange takes it or
-    its ledger shows it, and a new one is signed only once the previous one is `dead` (its
-    nonce out of the exchange's window and absent from the ledger), so at most one can land.
+    One payment (`purpose`, `key`: a fill of one request) has attempts 1, 2, ...; a new
+    attempt is signed only once the previous one is `dead` (refused for its nonce, which the
+    exchange will never take again, and not in the ledger), so at most one can be credited:
+    the exchange takes each signer's nonce once, and every retry re-posts the same action.
     """
 
-    __tablename__ = "exchange_actions"
+    __tablename__ = "perps_payments"
     __table_args__ = (
-        UniqueConstraint("chain_id", "purpose", "action_key", "attempt"),
+        UniqueConstraint("chain_id", "purpose", "payment_key", "attempt"),
         UniqueConstraint("signer", "nonce"),
     )
 
     id: Mapped[int] = mapped_column(SerialId, primary_key=True)
     chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
     purpose: Mapped[str] = mapped_column(String(16), nullable=False)
-    action_key: Mapped[str] = mapped_column(String(100), nullable=False)
+    payment_key: Mapped[str] = mapped_column(String(100), nullable=False)
     attempt: Mapped[int] = mapped_column(Integer, nullable=False)
-    signer: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    signer: Mapped[str] = mapped_column(String(42), nullable=False)
+    destination: Mapped[str] = mapped_column(String(42), nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    action_type: Mapped[str] = mapped_column(String(16), nullable=False)
     nonce: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    # The POST /exchange body exactly as signed: re-posted byte for byte after a crash.
-    body: Mapped[dict[str, Any]] = mapped_column(JSONColumn, nullable=False)
-    # signed -> done | dead
+    # The `POST /exchange` body exactly as signed: every retry posts these bytes' content.
+    signed_action: Mapped[Any] = mapped_column(JSONColumn, nullable=False)
+    # signed -> credited | refused | dead
     status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
-    ledger_hash: Mapped[str | None] = mapped_column(TxHashColumn)
-    last_error: Mapped[str | None] = mapped_column(String(500))
+    # The exchange's hash of the transfer, once its ledger shows it.
+    tx_hash: Mapped[str | None] = mapped_column(String(90))
+    error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)

@@ -2,11 +2,11 @@
 nothing.
 
 A transfer is due when it was not accepted (no nonce mapping, another token or amount,
-expired, or a second transfer for a paid request; the watcher journalled its refund with the
-verdict) or its request failed on the destination (its refund, perps USDC of the amount
-received, is journalled here). The exchange sender posts the journalled action until the
-exchange's ledger shows it; then the deposit's refund is recorded with the ledger's hash and
-the request, if any, moves to `refund` (its `failReason` says why).
+expired, or a second transfer for a paid request) or its request failed on the destination.
+What landed (the deposit row's 1337 currency and amount) goes back to the sender through the
+perps payer: signed, journalled before it is posted, re-posted identically after a crash,
+and done once the exchange's ledger shows it. Then the deposit's refund is recorded with the
+ledger's hash and the request, if any, moves to `refund` (its `failReason` says why).
 """
 
 from __future__ import annotations
@@ -19,32 +19,30 @@ import structlog
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.perps_actions import SendAsset, format_amount
-from crossfill.config.perps import PERPS_USDC_DECIMALS, PerpsExchangeConfig
+from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
 from crossfill.domain.deposit_checks import DepositVerdict
-from crossfill.domain.perps_transfers import PERPS_USDC_TOKEN
 from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_forever
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
-from crossfill.workers.exchange_sender import ExchangeOrder, ExchangeSender, Taken
-from crossfill.workers.perps_watcher import REFUND
+from crossfill.workers.perps_payer import Credited, PerpsPayer, PerpsPaymentOrder, Refused
 
 log = structlog.get_logger(__name__)
+REFUND = "refund"
 
 
 class PerpsRefunder:
     def __init__(
         self,
         config: PerpsExchangeConfig,
-        sender: ExchangeSender,
+        payer: PerpsPayer,
         sessions: async_sessionmaker[AsyncSession],
         *,
         now: Callable[[], datetime],
         interval_seconds: float,
     ) -> None:
         self.config = config
-        self.sender = sender
+        self.payer = payer
         self.sessions = sessions
         self.now = now
         self.interval_seconds = interval_seconds
@@ -78,32 +76,45 @@ class PerpsRefunder:
             f"perps-refunder-{self.config.id}", due, self._refund, label=lambda d: d.tx_hash
         )
 
-    def _returned_usdc(self, deposit: Deposit) -> Callable[[int], SendAsset]:
-        """An accepted transfer (perps USDC of the quoted amount) sent back."""
-
-        def build(nonce: int) -> SendAsset:
-            return SendAsset(
-                exchange_chain=self.config.exchange_chain,
-                signature_chain_id=self.config.signature_chain,
-                destination=deposit.depositor,
-                amount=format_amount(int(deposit.amount), PERPS_USDC_DECIMALS),
-                source_dex="",
-                destination_dex="",
-                token=PERPS_USDC_TOKEN,
-                from_sub_account="",
-                nonce_value=nonce,
-            )
-
-        return build
+    def order_of(self, deposit: Deposit) -> PerpsPaymentOrder | None:
+        """What landed, sent back to its sender; None for a token we do not serve."""
+        if deposit.currency == PERPS_USDC_ADDRESS:
+            decimals = PERPS_USDC_DECIMALS
+        else:
+            spot = self.config.spot_currency(deposit.currency)
+            if spot is None:
+                return None
+            decimals = spot.decimals
+        if int(deposit.amount) == 0:
+            return None
+        return PerpsPaymentOrder(
+            purpose=REFUND,
+            key=deposit.tx_hash,
+            destination=deposit.depositor,
+            currency=deposit.currency,
+            amount=int(deposit.amount),
+            decimals=decimals,
+        )
 
     async def _refund(self, deposit: Deposit) -> None:
-        outcome = await self.sender.send(
-            ExchangeOrder(REFUND, deposit.tx_hash, self._returned_usdc(deposit))
-        )
-        if isinstance(outcome, Taken):
-            await self._refunded(deposit.id, outcome.ledger_hash)
-        else:
-            log.info("perps refund waiting", deposit=deposit.tx_hash, reason=outcome.reason)
+        order = self.order_of(deposit)
+        if order is None:
+            log.warning("perps transfer not refundable", deposit=deposit.tx_hash,
+                        currency=deposit.currency)  # fmt: skip
+            await self._mark(deposit.id, "skipped")
+            return
+        outcome = await self.payer.pay(order)
+        if isinstance(outcome, Credited):
+            await self._refunded(deposit.id, outcome.tx_hash)
+        elif isinstance(outcome, Refused):
+            log.error("perps refund refused", deposit=deposit.tx_hash, error=outcome.message)
+            await self._mark(deposit.id, "skipped")
+
+    async def _mark(self, deposit_id: int, status: str) -> None:
+        async with self.sessions() as session, session.begin():
+            deposit = await session.get(Deposit, deposit_id)
+            assert deposit is not None
+            deposit.refund_status = status
 
     async def _refunded(self, deposit_id: int, ledger_hash: str) -> None:
         now = self.now()

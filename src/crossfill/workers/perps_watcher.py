@@ -6,9 +6,9 @@ an earlier time is still read; each transfer is recorded once (`deposits`, uniqu
 so neither a restart nor the overlap counts one twice. A transfer is matched by (sender, nonce)
 through the sender's nonce mapping (POST /authorize) to its request, and judged against the
 quote (`domain.perps_transfers`). Accepted: the request moves to `pending` and its EVM
-destination's solver fills it, as any other. Otherwise its refund (the same token and amount
-back to the sender) is signed and journalled in the same transaction as the verdict, and the
-request, if any, fails with the verdict as its reason; the perps refunder posts the refund.
+destination's solver fills it, as any other. Otherwise the request, if any, fails with the
+verdict as its reason, and the perps refunder sends the transfer back (the deposit row keeps
+what landed: the 1337 currency and its amount).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.perps import LedgerUpdate, PerpsPort, Transfer
-from crossfill.chains.perps_actions import SendAsset
 from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.perps_transfers import (
@@ -35,11 +34,11 @@ from crossfill.loops import run_forever
 from crossfill.store import deposits, nonce_mappings, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ChainCursor, Deposit, Request
-from crossfill.workers.exchange_sender import ExchangeOrder, ExchangeSender
 
 log = structlog.get_logger(__name__)
 ROLE = "perps-watch"
-REFUND = "refund"
+# A deposit row's currency for a token no configured currency names (never refunded by us).
+UNKNOWN_TOKEN = "unknown"
 # Entries up to this much older than the newest one read are read again (and skipped by hash).
 OVERLAP_MS = 10_000
 
@@ -63,25 +62,23 @@ def incoming(update: LedgerUpdate, account: str) -> IncomingTransfer | None:
     )
 
 
-def refund_of(
+def landed_currency(
     transfer: IncomingTransfer, config: PerpsExchangeConfig
-) -> Callable[[int], SendAsset]:
-    """The transfer sent back as it came: the same token and amount, between the same DEXs."""
-
-    def build(nonce: int) -> SendAsset:
-        return SendAsset(
-            exchange_chain=config.exchange_chain,
-            signature_chain_id=config.signature_chain,
-            destination=transfer.sender,
-            amount=format(transfer.amount, "f"),
-            source_dex=transfer.destination_dex,
-            destination_dex=transfer.source_dex,
-            token=transfer.token,
-            from_sub_account="",
-            nonce_value=nonce,
-        )
-
-    return build
+) -> tuple[str, int] | None:
+    """What reached the solver's account, as a 1337 currency address and an amount in its
+    smallest unit; None for a token this service does not hold (left to the operator)."""
+    if transfer.destination_dex == "" and transfer.token == "USDC":
+        units = transfer.units(PERPS_USDC_DECIMALS)
+        return None if units is None else (PERPS_USDC_ADDRESS, units)
+    dex = "" if transfer.destination_dex == "spot" else transfer.destination_dex
+    spot = next(
+        (c for c in config.spot_currencies if c.exchange_name == transfer.token and c.dex == dex),
+        None,
+    )
+    if spot is None:
+        return None
+    units = transfer.units(spot.decimals)
+    return None if units is None else (spot.address, units)
 
 
 class PerpsWatcher:
@@ -89,7 +86,6 @@ class PerpsWatcher:
         self,
         client: PerpsPort,
         config: PerpsExchangeConfig,
-        sender: ExchangeSender,
         sessions: async_sessionmaker[AsyncSession],
         *,
         now: Callable[[], datetime],
@@ -98,7 +94,6 @@ class PerpsWatcher:
         self.client = client
         self.config = config
         self.account = config.solver.address.lower()
-        self.sender = sender
         self.sessions = sessions
         self.now = now
         self.interval_seconds = interval_seconds
@@ -171,24 +166,18 @@ class PerpsWatcher:
                 return
             request = await self._request_of(session, transfer)
             verdict = judge_transfer(transfer, await self._quoted(session, request))
-            perps_usdc = transfer.token == "USDC" and transfer.source_dex == ""
-            units = transfer.units(PERPS_USDC_DECIMALS) if perps_usdc else None
+            currency, amount = landed_currency(transfer, self.config) or (UNKNOWN_TOKEN, 0)
             session.add(
                 Deposit(
                     chain_id=self.config.id, tx_hash=transfer.hash, log_index=0,
                     block_number=transfer.time_ms, block_hash=transfer.hash,
                     order_id=request.order_id if request is not None else "",
                     depositor=transfer.sender,
-                    currency=PERPS_USDC_ADDRESS if perps_usdc else
-                    f"{transfer.token}@{transfer.source_dex or 'perps'}"[:64],
-                    amount=str(units or 0), state=deposits.CONFIRMED, outcome=verdict,
+                    currency=currency, amount=str(amount), state=deposits.CONFIRMED,
+                    outcome=verdict,
                     request_id=request.id if request is not None else None, created_at=now,
                 )
             )  # fmt: skip
-            if verdict is not DepositVerdict.ACCEPTED:
-                self.sender.stage(
-                    session, ExchangeOrder(REFUND, transfer.hash, refund_of(transfer, self.config))
-                )
             log.info("perps transfer", hash=transfer.hash, sender=transfer.sender,
                      nonce=transfer.nonce, verdict=str(verdict))  # fmt: skip
             if request is None or verdict is DepositVerdict.DOUBLE_SPEND:

@@ -9,11 +9,12 @@ from fastapi import APIRouter, Query
 from crossfill.api.chain_view import ChainLiveStatus, chain_wire
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
+from crossfill.api.perps_chain_view import perps_chain_wire
 from crossfill.api.schemas.chains import ChainsResponse
 from crossfill.api.svm_chain_view import svm_chain_wire
 from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id
 from crossfill.errors import BadRequest
-from crossfill.runtime import ChainRuntime, SvmChainRuntime
+from crossfill.runtime import ChainRuntime, PerpsRuntime, SvmChainRuntime
 from crossfill.store import chain_controls
 from crossfill.store.tables import ChainControl
 
@@ -42,12 +43,17 @@ RPC_TROUBLE = "The service cannot read this chain right now; deposits and fills 
 
 
 def _live_status(
-    chain: ChainRuntime | SvmChainRuntime, control: ChainControl | None, now: float
+    chain: ChainRuntime | SvmChainRuntime | PerpsRuntime,
+    control: ChainControl | None,
+    now: float,
 ) -> ChainLiveStatus:
     operator_reason = control.reason if control is not None and control.disabled else None
     trouble = RPC_TROUBLE if chain.state.last_error is not None else None
+    configured = (
+        not chain.config.enabled if isinstance(chain, PerpsRuntime) else chain.config.disabled
+    )
     return ChainLiveStatus(
-        disabled=control.disabled if control is not None else chain.config.disabled,
+        disabled=control.disabled if control is not None else configured,
         lagging=chain.state.lagging(now),
         status_message=operator_reason or chain.config.status_message or trouble,
     )
@@ -81,4 +87,9 @@ async def list_chains(
         for chain in runtime.svm_chains.values()
         if wanted is None or chain.config.id in wanted
     ]
+    perps = runtime.perps
+    if perps is not None and (wanted is None or perps.config.id in wanted):
+        chains.append(
+            perps_chain_wire(perps.config, _live_status(perps, controls.get(perps.config.id), now))
+        )
     return ChainsResponse(chains=chains)

@@ -1,0 +1,118 @@
+"""Serve a quote that deposits to the perps exchange (chain 1337): plan it, answer it, store
+its request. The EVM origin's indexer settles the deposit as any other; `workers.perps_solver`
+pays the recipient's exchange account."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import structlog
+
+from crossfill.app import registry
+from crossfill.errors import StoreError
+from crossfill.quoting import inputs
+from crossfill.quoting.errors import QuoteError, QuoteUnavailable
+from crossfill.quoting.perps_quote import PerpsDepositQuote, PerpsQuoteContext, plan_perps_deposit
+from crossfill.quoting.perps_response import perps_deposit_wire
+from crossfill.quoting.prices import PriceMissing
+from crossfill.quoting.request import QuoteRequest
+from crossfill.runtime import Runtime
+from crossfill.store.requests import REQUESTS
+
+log = structlog.get_logger(__name__)
+
+
+def to_perps(runtime: Runtime, body: QuoteRequest) -> bool:
+    """Whether the body deposits to the perps exchange."""
+    return runtime.perps is not None and body.destination_chain_id == runtime.perps.config.id
+
+
+def from_perps(runtime: Runtime, body: QuoteRequest) -> bool:
+    return runtime.perps is not None and body.origin_chain_id == runtime.perps.config.id
+
+
+def _context(runtime: Runtime, body: QuoteRequest) -> PerpsQuoteContext:
+    assert runtime.perps is not None
+    perps = runtime.perps.config
+    evm = runtime.deployment.chain(body.origin_chain_id)
+    if evm is None:
+        raise QuoteError(
+            "UNSUPPORTED_CHAIN", f"chain {body.origin_chain_id} is not a supported EVM chain"
+        )
+    for chain_id in (perps.id, evm.id):
+        if runtime.chain_disabled(chain_id):
+            raise QuoteError("CHAIN_DISABLED", f"chain {chain_id} is disabled")
+    if not perps.deposit_enabled:
+        raise QuoteError("ROUTE_TEMPORARILY_RESTRICTED", f"deposits to {perps.id} are paused")
+    price: Decimal | None = None
+    evm_currency = evm.currency(body.origin_currency)
+    if evm_currency is not None:
+        try:
+            price = Decimal(registry.price_book(runtime).price(evm.id, evm_currency)) / 10**6
+        except PriceMissing:
+            price = None
+    return PerpsQuoteContext(
+        evm=evm,
+        perps=perps,
+        evm_price=price,
+        now=datetime.now(UTC),
+        ttl=inputs.ttl(body.ttl, runtime.deployment.quotes),
+        request_id=os.urandom(32),
+        salt=int.from_bytes(os.urandom(32), "big"),
+        solver=runtime.deployment.solver.address,
+    )
+
+
+def _request_row(
+    quote: PerpsDepositQuote, wire: dict[str, Any], body: QuoteRequest, api_key_id: int | None
+) -> dict[str, Any]:
+    return {
+        "id": quote.request_id,
+        "order_id": quote.order_id,
+        "status": "waiting",
+        "origin_chain_id": quote.currency_in.chain_id,
+        "destination_chain_id": quote.currency_out.chain_id,
+        "user_address": quote.user,
+        "recipient": quote.recipient,
+        "refund_to": quote.refund_to,
+        "origin_currency": quote.currency_in.address,
+        "destination_currency": quote.currency_out.address,
+        "trade_type": body.trade_type,
+        "amount_in": str(quote.amount_in),
+        "amount_out": str(quote.amount_out),
+        "minimum_amount_out": str(quote.amount_out),
+        "amount_in_usd_micros": quote.usd_micros(quote.currency_in, quote.amount_in),
+        "explicit_deposit": True,
+        "quote": wire,
+        "referrer": inputs.referrer(body.referrer),
+        "api_key_id": api_key_id,
+        "expires_at": quote.expires_at,
+        "created_at": quote.created_at,
+        "updated_at": quote.created_at,
+        "request_type": quote.request_type,
+        "currency_in_symbol": quote.currency_in.symbol,
+        "currency_out_symbol": quote.currency_out.symbol,
+        "features_mask": 0,
+        "app_fees_usd_micros": 0,
+        "plan": {"kind": "perps", "direction": "to_perps"},
+        "fill_plan": None,
+    }
+
+
+async def create_perps_deposit_quote(
+    runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
+) -> dict[str, Any]:
+    context = _context(runtime, body)
+    quote = plan_perps_deposit(body, context)
+    wire = perps_deposit_wire(quote, context.evm)
+    try:
+        await runtime.quote_rows.add([(REQUESTS, _request_row(quote, wire, body, api_key_id))])
+    except StoreError as exc:
+        log.error("perps quote not stored", request_id=quote.request_id, error=str(exc))
+        raise QuoteUnavailable(
+            "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
+        ) from None
+    return wire

@@ -1,0 +1,50 @@
+"""The wire answer of a quote depositing to the perps exchange: the EVM deposit steps, fees,
+details and the protocol order (with `orderData`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crossfill.config import ChainConfig
+from crossfill.quoting.deposit_steps import amount_wire, evm_deposit_steps
+from crossfill.quoting.perps_quote import PerpsDepositQuote
+
+
+def perps_deposit_wire(quote: PerpsDepositQuote, evm: ChainConfig) -> dict[str, Any]:
+    currency_in = amount_wire(quote, quote.currency_in, quote.amount_in)
+    fee = amount_wire(quote, quote.currency_in, quote.service_fee)
+    zero = amount_wire(quote, quote.currency_in, 0)
+    return {
+        "steps": evm_deposit_steps(quote, evm),
+        "fees": {
+            "gas": zero,
+            "relayer": fee,
+            "relayerGas": zero,
+            "relayerService": fee,
+            "app": zero,
+        },
+        "details": {
+            "operation": "bridge" if quote.request_type == "Bridge" else "swap",
+            "sender": quote.user,
+            "recipient": quote.recipient,
+            "currencyIn": currency_in,
+            "currencyOut": amount_wire(quote, quote.currency_out, quote.amount_out),
+            "refundCurrency": currency_in,
+            "timeEstimate": 10,
+            "userBalance": "0",
+            "isFixedRate": True,
+        },
+        "protocol": {
+            "v2": {
+                "orderId": quote.order_id,
+                "hubType": "onchain",
+                "orderData": quote.order.wire(),
+                "paymentDetails": {
+                    "chainId": str(quote.currency_in.chain_id),
+                    "depository": evm.contracts.depository,
+                    "currency": quote.currency_in.address,
+                    "amount": str(quote.amount_in),
+                },
+            }
+        },
+    }

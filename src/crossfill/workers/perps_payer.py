@@ -1,0 +1,243 @@
+"""Perps payer: pays from the solver's exchange account, each payment once, crash-safe.
+
+Every transfer is a `sendAsset` (within perps for perps USDC, within the spot DEX for a spot
+token) signed under a fresh nonce, journalled (`perps_payments`) and committed before it is
+posted. While an attempt may still be taken, only its journalled action is ever posted again:
+the exchange takes a signer's nonce once, so re-posting it after a crash or a timeout cannot
+credit twice (its answer is then "duplicate nonce", which counts as done once the ledger shows
+the credit).
+A payment is `credited` only when the exchange's ledger (`userNonFundingLedgerUpdates` of the
+solver's account) shows the transfer under the attempt's nonce, with the ledger's hash.
+
+A refusal for any other reason than the nonce is final (a refused action does not use its
+nonce, but nothing re-posts it: the attempt is settled `refused`). A refusal for the nonce
+itself (outside the window, below the signer's kept nonces) means it can never be taken:
+the attempt is `dead` and the next is signed in the same database transaction. Every action
+the solver's exchange account signs goes through this journal, so no other action of it can
+hold one of these nonces. Transient failures propagate for the caller's loop to retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Final
+
+import structlog
+from eth_account.signers.local import LocalAccount
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.chains.perps import PerpsPort, Transfer
+from crossfill.chains.perps_actions import (
+    SendAsset,
+    SignedAction,
+    format_amount,
+    parse_action,
+    parse_signature,
+    sign_action,
+)
+from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.errors import ActionRefused
+from crossfill.store import perps_payments
+from crossfill.store.tables import PerpsPayment
+
+log = structlog.get_logger(__name__)
+# How far before an attempt's journalling its ledger entry is looked for (clock skew).
+LEDGER_LOOKBACK: Final = timedelta(minutes=5)
+_SIGN_RETRIES: Final = 3
+
+
+@dataclass(frozen=True)
+class PerpsPaymentOrder:
+    """Pay `amount` (smallest units of `currency`, a 1337 address) to `destination`'s
+    exchange account, once per (`purpose`, `key`)."""
+
+    purpose: str
+    key: str
+    destination: str
+    currency: str
+    amount: int
+    decimals: int
+
+
+@dataclass(frozen=True)
+class Credited:
+    tx_hash: str
+    time_ms: int
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The exchange refused the transfer; `message` is its own words."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Pending:
+    nonce: int
+
+
+PaymentOutcome = Credited | Refused | Pending
+
+
+def _is_duplicate(message: str) -> bool:
+    return "duplicate nonce" in message.lower()
+
+
+def _is_nonce_refusal(message: str) -> bool:
+    return "nonce" in message.lower() and not _is_duplicate(message)
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+class PerpsPayer:
+    def __init__(
+        self,
+        client: PerpsPort,
+        config: PerpsExchangeConfig,
+        account: LocalAccount,
+        sessions: async_sessionmaker[AsyncSession],
+        *,
+        now: Callable[[], datetime],
+    ) -> None:
+        self.client = client
+        self.config = config
+        self.account = account
+        self.sessions = sessions
+        self.now = now
+
+    def action_for(self, order: PerpsPaymentOrder, nonce: int) -> SendAsset:
+        """A `sendAsset` within perps (USDC) or within the token's DEX: its ledger entry
+        carries the nonce, which is how the payment is found there."""
+        if order.currency == PERPS_USDC_ADDRESS:
+            dex, token = "", self.config.usdc_token
+        else:
+            spot = self.config.spot_currency(order.currency)
+            assert spot is not None, "quoted currencies are configured ones"
+            dex, token = spot.dex or "spot", spot.wire_token
+        return SendAsset(
+            self.config.exchange_chain, self.config.signature_chain, order.destination.lower(),
+            format_amount(order.amount, order.decimals), source_dex=dex, destination_dex=dex,
+            token=token, from_sub_account="", nonce_value=nonce,
+        )  # fmt: skip
+
+    async def pay(self, order: PerpsPaymentOrder) -> PaymentOutcome:
+        """Idempotent: the first call signs, journals and posts; later calls follow the same
+        attempt to its outcome (re-posting it, or signing the next only once it is dead)."""
+        async with self.sessions() as session:
+            attempt = await perps_payments.latest(
+                session, chain_id=self.config.id, purpose=order.purpose, payment_key=order.key
+            )
+        if attempt is None:
+            return await self._sign_and_post(order, number=1, dead=None)
+        if attempt.status == "credited":
+            return Credited(attempt.tx_hash or "", 0)
+        if attempt.status == "refused":
+            return Refused(attempt.error or "")
+        if attempt.status == "dead":
+            return await self._sign_and_post(order, number=attempt.attempt + 1, dead=None)
+        credited = await self._credit_in_ledger(attempt)
+        if credited is not None:
+            return credited
+        return await self._post(order, attempt)
+
+    async def _post(self, order: PerpsPaymentOrder, attempt: PerpsPayment) -> PaymentOutcome:
+        try:
+            await self.client.post_action(_signed(attempt))
+        except ActionRefused as refused:
+            credited = await self._credit_in_ledger(attempt)
+            if credited is not None:
+                return credited
+            if _is_duplicate(refused.message):
+                # Taken by the exchange; its ledger has not shown it yet.
+                return Pending(attempt.nonce)
+            if _is_nonce_refusal(refused.message):
+                log.info("perps payment nonce refused; re-signing", key=order.key,
+                         attempt=attempt.attempt, reason=refused.message)  # fmt: skip
+                return await self._sign_and_post(order, number=attempt.attempt + 1, dead=attempt)
+            log.warning("perps payment refused", key=order.key, reason=refused.message)
+            await self._settle(attempt, "refused", error=refused.message)
+            return Refused(refused.message)
+        credited = await self._credit_in_ledger(attempt)
+        return credited if credited is not None else Pending(attempt.nonce)
+
+    async def _credit_in_ledger(self, attempt: PerpsPayment) -> Credited | None:
+        """The attempt's transfer if the exchange's ledger shows it (settling it credited)."""
+        start = _ms(attempt.created_at - LEDGER_LOOKBACK)
+        for update in await self.client.ledger_updates(attempt.signer, start_ms=start):
+            delta = update.delta
+            if isinstance(delta, Transfer) and _is_attempt(delta, attempt):
+                await self._settle(attempt, "credited", tx_hash=update.hash)
+                return Credited(update.hash, update.time)
+        return None
+
+    async def _sign_and_post(
+        self, order: PerpsPaymentOrder, *, number: int, dead: PerpsPayment | None
+    ) -> PaymentOutcome:
+        for _ in range(_SIGN_RETRIES):
+            attempt, lost_race = await self._journal(order, number=number, dead=dead)
+            if attempt is not None:
+                return await self._post(order, attempt)
+            if lost_race:
+                # Another process journalled this attempt first; it posts it, we follow it.
+                return await self.pay(order)
+        raise RuntimeError("perps payment: no free nonce after retries")
+
+    async def _journal(
+        self, order: PerpsPaymentOrder, *, number: int, dead: PerpsPayment | None
+    ) -> tuple[PerpsPayment | None, bool]:
+        """(the journalled attempt, None) or (None, True: another process took this attempt
+        number) or (None, False: the nonce was taken meanwhile; sign again)."""
+        now = self.now()
+        signer = self.account.address
+        async with self.sessions() as session:
+            highest = await perps_payments.highest_nonce(session, signer=signer)
+        nonce = max(_ms(now), highest + 1)
+        signed = sign_action(self.action_for(order, nonce), self.account)
+        attempt = PerpsPayment(
+            chain_id=self.config.id, purpose=order.purpose, payment_key=order.key,
+            attempt=number, signer=signer, destination=order.destination.lower(),
+            currency=order.currency, amount=str(order.amount), action_type=signed.action.kind,
+            nonce=nonce, signed_action=signed.request_body(), status=perps_payments.IN_FLIGHT,
+            created_at=now, updated_at=now,
+        )  # fmt: skip
+        try:
+            async with self.sessions() as session, session.begin():
+                if dead is not None and not await perps_payments.settle(
+                    session, dead.id, status="dead", now=now
+                ):
+                    return None, True
+                perps_payments.record_signed(session, attempt)
+        except IntegrityError:
+            async with self.sessions() as session:
+                latest = await perps_payments.latest(
+                    session, chain_id=self.config.id, purpose=order.purpose, payment_key=order.key
+                )
+            return None, latest is not None and latest.attempt >= number
+        return attempt, False
+
+    async def _settle(
+        self, attempt: PerpsPayment, status: str, *, tx_hash: str | None = None,
+        error: str | None = None,
+    ) -> None:  # fmt: skip
+        async with self.sessions() as session, session.begin():
+            await perps_payments.settle(
+                session, attempt.id, status=status, now=self.now(), tx_hash=tx_hash, error=error
+            )
+
+
+def _signed(attempt: PerpsPayment) -> SignedAction:
+    """The journalled action, exactly as it was signed."""
+    body = attempt.signed_action
+    return SignedAction(parse_action(body["action"]), parse_signature(body["signature"]))
+
+
+def _is_attempt(transfer: Transfer, attempt: PerpsPayment) -> bool:
+    """The ledger's transfer is this attempt's: from its signer under its nonce (one action
+    per signer and nonce, so nothing else can match)."""
+    return transfer.user.lower() == attempt.signer.lower() and transfer.nonce == attempt.nonce
