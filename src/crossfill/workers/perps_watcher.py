@@ -1,11 +1,11 @@
 """Perps watcher: reads transfers into the solver's exchange account and settles their requests.
 
-The account's ledger (`userNonFundingLedgerUpdates`) is read from a durable cursor (a
-millisecond time, `chain_cursors`), with an overlap so an entry the exchange wrote late under
-an earlier time is still read; each transfer is recorded once (`deposits`, unique per hash),
-so neither a restart nor the overlap counts one twice. A transfer is matched by (sender, nonce)
-through the sender's nonce mapping (POST /authorize) to its request, and judged against the
-quote (`domain.perps_transfers`). Accepted: the request moves to `pending` and its EVM
+The account's ledger (`userNonFundingLedgerUpdates`) is read from a durable cursor (the
+newest entry's millisecond time, `chain_cursors`), that time included, since more entries may
+share it; each transfer is recorded once (`deposits`, unique per hash), so neither a restart
+nor a re-read counts one twice, and the cursor moves only after its entries are recorded.
+A transfer is matched by (sender, nonce) through the sender's nonce mapping (POST /authorize)
+to its request, and judged against the quote (`domain.perps_transfers`). Accepted: the request moves to `pending` and its EVM
 destination's solver fills it, as any other. Otherwise the request, if any, fails with the
 verdict as its reason, and the perps refunder sends the transfer back (the deposit row keeps
 what landed: the 1337 currency and its amount).
@@ -39,8 +39,6 @@ log = structlog.get_logger(__name__)
 ROLE = "perps-watch"
 # A deposit row's currency for a token no configured currency names (never refunded by us).
 UNKNOWN_TOKEN = "unknown"
-# Entries up to this much older than the newest one read are read again (and skipped by hash).
-OVERLAP_MS = 10_000
 
 
 def incoming(update: LedgerUpdate, account: str) -> IncomingTransfer | None:
@@ -107,9 +105,7 @@ class PerpsWatcher:
 
     async def tick(self) -> None:
         start = await self._cursor()
-        updates = await self.client.ledger_updates(
-            self.account, start_ms=max(0, start - OVERLAP_MS)
-        )
+        updates = await self.client.ledger_updates(self.account, start_ms=start)
         newest = start
         for update in sorted(updates, key=lambda update: update.time):
             transfer = incoming(update, self.account)

@@ -1,0 +1,213 @@
+"""Withdrawals from the devnet perps exchange (1337) to an EVM chain: the two signatures made
+by the exchange's own Python SDK and by plain eth-account, the transfer matched by its nonce,
+the fill on the destination; and transfers that pay for nothing, refunded on the exchange."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from sqlalchemy import select
+
+from crossfill.store.tables import Deposit, PerpsPayment
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import (
+    DESTINATION,
+    OPERATOR_TOKEN,
+    REFUNDED,
+    balance,
+    final_status,
+    listed_v3,
+    new_api_key,
+    published_statuses,
+    request_quote,
+    stored_rows,
+    usdc,
+)
+from tests.e2e.conftest import ServiceThread, StartService, wait_for
+from tests.e2e.perps_exchange import (
+    PERPS,
+    PERPS_USDC,
+    Signer,
+    devnet_with_exchange,
+    fund_on_exchange,
+    post_to_exchange,
+    sign_authorization,
+    signed_deposit,
+    withdrawable,
+)
+
+AMOUNT = 25_000_000  # 25 USDC (perps USD has 6 decimals)
+
+
+@pytest.fixture(scope="module")
+def perps_devnet(
+    devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningDevnet]:
+    with devnet_with_exchange(devnet, tmp_path_factory.mktemp("perps")) as running:
+        yield running
+
+
+@pytest.fixture
+def service(start_service: StartService, perps_devnet: RunningDevnet) -> ServiceThread:
+    return start_service(
+        perps_devnet.deployment, run_workers=True, settings={"admin_token": OPERATOR_TOKEN}
+    )
+
+
+@pytest.fixture
+def client(service: ServiceThread) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        yield http
+
+
+def _funded(perps_devnet: RunningDevnet, tmp_path: Path, usd: str = "100") -> LocalAccount:
+    user: LocalAccount = Account.create()
+    fund_on_exchange(perps_devnet, tmp_path, user.address, usd)
+    assert withdrawable(perps_devnet, user.address) == Decimal(usd)
+    return user
+
+
+def _withdrawal(devnet: RunningDevnet, user: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "user": user, "originChainId": PERPS, "destinationChainId": DESTINATION,
+        "originCurrency": PERPS_USDC, "destinationCurrency": usdc(devnet, DESTINATION),
+        "amount": str(AMOUNT), "tradeType": "EXACT_INPUT", "protocolVersion": "v2", **fields,
+    }  # fmt: skip
+
+
+def _authorize(client: httpx.Client, wallet: LocalAccount, step: dict[str, Any],
+               signer: Signer) -> None:  # fmt: skip
+    item = step["items"][0]
+    post = item["data"]["post"]
+    answer = client.post(
+        post["endpoint"],
+        params={"signature": sign_authorization(wallet, item, signer)},
+        json=post["body"],
+    )
+    assert answer.status_code == 200, answer.text
+
+
+def _refund_of(service: ServiceThread, transfer_hash: str) -> Deposit | None:
+    (deposit,) = stored_rows(service, select(Deposit).where(Deposit.tx_hash == transfer_hash))
+    return deposit if deposit.refund_status == "done" else None
+
+
+def _last_transfer_hash(service: ServiceThread, user: str) -> str:
+    def seen() -> bool:
+        return bool(stored_rows(service, select(Deposit).where(Deposit.depositor == user.lower())))
+
+    assert wait_for(seen, timeout=20, interval=0.2), "the watcher never saw the transfer"
+    rows = stored_rows(
+        service, select(Deposit).where(Deposit.depositor == user.lower()).order_by(Deposit.id)
+    )
+    return str(rows[-1].tx_hash)
+
+
+@pytest.mark.parametrize("signer", ["exchange-sdk", "eth-account"])
+def test_withdrawal_signed_by_the_wallet_arrives_on_the_evm_chain(
+    client: httpx.Client,
+    service: ServiceThread,
+    perps_devnet: RunningDevnet,
+    tmp_path: Path,
+    signer: Signer,
+) -> None:
+    user = _funded(perps_devnet, tmp_path)
+    destination_usdc = usdc(perps_devnet, DESTINATION)
+    before = balance(perps_devnet, DESTINATION, destination_usdc, user.address)
+    key = new_api_key(client, f"perps-{signer}")
+    answer = client.post(
+        "/quote/v2", json=_withdrawal(perps_devnet, user.address), headers={"x-api-key": key}
+    )
+    assert answer.status_code == 200, answer.text
+    quote = answer.json()
+    authorize, deposit = quote["steps"]
+    assert [authorize["id"], deposit["id"]] == ["authorize", "deposit"]
+    request_id = deposit["requestId"]
+
+    _authorize(client, user, authorize, signer)
+    accepted = post_to_exchange(perps_devnet, signed_deposit(user, deposit["items"][0], signer))
+    assert accepted["status"] == "ok", accepted
+
+    status = final_status(client, request_id)
+    assert status["status"] == "success", status
+    received = balance(perps_devnet, DESTINATION, destination_usdc, user.address) - before
+    assert received == int(quote["details"]["currencyOut"]["amount"]) > 0
+    assert withdrawable(perps_devnet, user.address) == Decimal(100) - Decimal(AMOUNT) / 10**6
+    (transfer_hash,) = status["inTxHashes"]
+    assert len(status["txHashes"]) == 1
+    # The exchange's ledger is final at once: no `waiting` with a deposit hash first.
+    assert published_statuses(service, request_id) == ["pending", "submitted", "success"]
+
+    (record,) = listed_v3(client, key, id=request_id)["requests"]
+    assert record["requestType"] == "Bridge" and record["features"] == []
+    assert [tx["txHash"] for tx in record["data"]["inTxs"]] == [transfer_hash]
+    assert record["data"]["inTxs"][0]["chainId"] == PERPS
+    assert [tx["chainId"] for tx in record["data"]["outTxs"]] == [DESTINATION]
+
+
+def test_withdrawal_without_protocol_version_v2_is_400(
+    client: httpx.Client, perps_devnet: RunningDevnet
+) -> None:
+    user = Account.create().address
+    for fields in ({"protocolVersion": None}, {"protocolVersion": "preferV2"}):
+        body = {k: v for k, v in _withdrawal(perps_devnet, user, **fields).items() if v is not None}
+        answer = client.post("/quote/v2", json=body)
+        assert answer.status_code == 400, answer.text
+        error = answer.json()
+        assert error["errorCode"] == "UNSUPPORTED_EXECUTION_TYPE"
+        assert "protocolVersion" in error["message"] and "v2" in error["message"]
+
+
+def test_transfer_under_an_unmapped_nonce_is_refunded_on_the_exchange(
+    client: httpx.Client, service: ServiceThread, perps_devnet: RunningDevnet, tmp_path: Path
+) -> None:
+    user = _funded(perps_devnet, tmp_path)
+    quote = request_quote(client, _withdrawal(perps_devnet, user.address))
+    authorize, deposit = quote["steps"]
+    _authorize(client, user, authorize, "eth-account")
+    item = deposit["items"][0]
+    wrong_nonce = item["data"]["nonce"] + 1
+    body = signed_deposit(user, item, "exchange-sdk", nonce=wrong_nonce)
+    assert post_to_exchange(perps_devnet, body)["status"] == "ok"
+
+    transfer_hash = _last_transfer_hash(service, user.address)
+    assert wait_for(lambda: _refund_of(service, transfer_hash) is not None, timeout=20)
+    refunded = _refund_of(service, transfer_hash)
+    assert refunded is not None and refunded.outcome == "ORPHANED_DEPOSIT_REFUND"
+    assert refunded.request_id is None
+    assert withdrawable(perps_devnet, user.address) == Decimal(100)
+    (payment,) = stored_rows(
+        service, select(PerpsPayment).where(PerpsPayment.payment_key == transfer_hash)
+    )
+    assert (payment.purpose, payment.status) == ("refund", "credited")
+    assert payment.destination == user.address.lower()
+    # The request was never paid: it still waits for its transfer.
+    status = client.get("/intents/status/v3", params={"requestId": deposit["requestId"]}).json()
+    assert status["status"] == "waiting"
+
+
+def test_transfer_of_another_amount_is_refunded_and_the_request_says_why(
+    client: httpx.Client, service: ServiceThread, perps_devnet: RunningDevnet, tmp_path: Path
+) -> None:
+    user = _funded(perps_devnet, tmp_path)
+    quote = request_quote(client, _withdrawal(perps_devnet, user.address))
+    authorize, deposit = quote["steps"]
+    _authorize(client, user, authorize, "exchange-sdk")
+    body = signed_deposit(user, deposit["items"][0], "eth-account", amount="20")
+    assert post_to_exchange(perps_devnet, body)["status"] == "ok"
+
+    status = final_status(client, deposit["requestId"], until=REFUNDED)
+    assert status["failReason"] == "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
+    (transfer_hash,) = status["inTxHashes"]
+    (refund_hash,) = status["txHashes"]
+    refunded = _refund_of(service, transfer_hash)
+    assert refunded is not None and refunded.refund_tx_hash == refund_hash
+    assert withdrawable(perps_devnet, user.address) == Decimal(100)
+    assert published_statuses(service, deposit["requestId"]) == ["failure", "refund"]
