@@ -5,10 +5,10 @@ newest entry's millisecond time, `chain_cursors`), that time included, since mor
 share it; each transfer is recorded once (`deposits`, unique per hash), so neither a restart
 nor a re-read counts one twice, and the cursor moves only after its entries are recorded.
 A transfer is matched by (sender, nonce) through the sender's nonce mapping (POST /authorize)
-to its request, and judged against the quote (`domain.perps_transfers`). Accepted: the request moves to `pending` and its EVM
-destination's solver fills it, as any other. Otherwise the request, if any, fails with the
-verdict as its reason, and the perps refunder sends the transfer back (the deposit row keeps
-what landed: the 1337 currency and its amount).
+to its request, and judged against the quote (`domain.perps_transfers`). Accepted: the
+request moves to `pending` and its EVM destination's solver fills it, as any other.
+Otherwise the request, if any, fails with the verdict as its reason, and the perps refunder
+sends the transfer back (the deposit row keeps what landed: its 1337 currency and amount).
 """
 
 from __future__ import annotations
