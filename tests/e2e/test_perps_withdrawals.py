@@ -4,6 +4,9 @@ the fill on the destination; and transfers that pay for nothing, refunded on the
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -27,6 +30,7 @@ from tests.e2e.bridging import (
     new_api_key,
     published_statuses,
     request_quote,
+    rpc_urls,
     stored_rows,
     usdc,
 )
@@ -36,6 +40,7 @@ from tests.e2e.perps_exchange import (
     PERPS_USDC,
     Signer,
     devnet_with_exchange,
+    exchange_url,
     fund_on_exchange,
     post_to_exchange,
     sign_authorization,
@@ -211,3 +216,45 @@ def test_transfer_of_another_amount_is_refunded_and_the_request_says_why(
     assert refunded is not None and refunded.refund_tx_hash == refund_hash
     assert withdrawable(perps_devnet, user.address) == Decimal(100)
     assert published_statuses(service, deposit["requestId"]) == ["failure", "refund"]
+
+
+SDK_SCRIPT = Path(__file__).parent / "sdk" / "perps_withdraw.mjs"
+
+
+def test_the_official_sdk_withdraws_from_the_exchange(
+    service: ServiceThread, perps_devnet: RunningDevnet, tmp_path: Path
+) -> None:
+    """The SDK signs both steps itself and posts the transfer to the exchange; it posts to
+    the real exchange's fixed URL, which the harness redirects to the devnet exchange (see
+    the script)."""
+    node = shutil.which("node")
+    assert node is not None, "node is required by the SDK test"
+    user = _funded(perps_devnet, tmp_path)
+    destination_usdc = usdc(perps_devnet, DESTINATION)
+    before = balance(perps_devnet, DESTINATION, destination_usdc, user.address)
+    arguments = {
+        "baseApiUrl": service.base_url,
+        "exchangeUrl": exchange_url(perps_devnet),
+        "privateKey": "0x" + bytes(user.key).hex(),
+        "walletRpcUrl": rpc_urls(perps_devnet)[DESTINATION],
+        "destinationChainId": DESTINATION,
+        "originCurrency": PERPS_USDC,
+        "destinationCurrency": destination_usdc,
+        "amount": str(AMOUNT),
+    }
+    run = subprocess.run(
+        [node, str(SDK_SCRIPT), json.dumps(arguments)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-4000:]
+    outcome = json.loads(run.stdout.strip().splitlines()[-1])
+    assert outcome["stepIds"] == ["authorize", "deposit"]
+    assert outcome["executedStepIds"] == ["authorize", "hyperliquid-signature"]
+    assert outcome["itemStatuses"] == ["complete", "complete"]
+    assert outcome["redirected"] == [f"{exchange_url(perps_devnet)}/exchange"]
+    received = balance(perps_devnet, DESTINATION, destination_usdc, user.address) - before
+    assert received == int(outcome["quotedOutput"]) > 0
+    assert withdrawable(perps_devnet, user.address) == Decimal(100) - Decimal(AMOUNT) / 10**6
+    (fill,) = outcome["txHashes"]
+    assert fill["chainId"] == DESTINATION
+    assert published_statuses(service, outcome["requestId"])[-1] == "success"
