@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -26,6 +27,7 @@ from tests.e2e.bridging import (
     REFUNDED,
     balance,
     final_status,
+    journal,
     listed_v3,
     new_api_key,
     published_statuses,
@@ -258,3 +260,39 @@ def test_the_official_sdk_withdraws_from_the_exchange(
     (fill,) = outcome["txHashes"]
     assert fill["chainId"] == DESTINATION
     assert published_statuses(service, outcome["requestId"])[-1] == "success"
+
+
+def test_a_transfer_made_while_the_service_is_down_is_filled_once_across_restarts(
+    start_service: StartService, perps_devnet: RunningDevnet, tmp_path: Path
+) -> None:
+    """The watcher's cursor is durable: a restart neither misses the transfer made while no
+    watcher ran nor counts it again once it is settled; and a replayed transfer is refused
+    by the exchange (one nonce, once)."""
+    user = _funded(perps_devnet, tmp_path)
+    destination_usdc = usdc(perps_devnet, DESTINATION)
+    before = balance(perps_devnet, DESTINATION, destination_usdc, user.address)
+    first = start_service(perps_devnet.deployment, run_workers=True)
+    with httpx.Client(base_url=first.base_url, timeout=10) as http:
+        quote = request_quote(http, _withdrawal(perps_devnet, user.address))
+        authorize, deposit = quote["steps"]
+        _authorize(http, user, authorize, "eth-account")
+    first.stop()
+    body = signed_deposit(user, deposit["items"][0], "exchange-sdk")
+    assert post_to_exchange(perps_devnet, body)["status"] == "ok"
+    replayed = post_to_exchange(perps_devnet, body)
+    assert replayed["status"] == "err" and "nonce" in replayed["response"].lower()
+
+    for restart in range(2):
+        service = start_service(perps_devnet.deployment, run_workers=True)
+        with httpx.Client(base_url=service.base_url, timeout=10) as http:
+            status = final_status(http, deposit["requestId"])
+        assert status["status"] == "success", (restart, status)
+        if restart == 1:
+            time.sleep(1)  # a few watcher ticks over the same ledger
+        service.stop()
+    rows = stored_rows(service, select(Deposit).where(Deposit.depositor == user.address.lower()))
+    assert len(rows) == 1 and rows[0].outcome == "ACCEPTED"
+    assert len(journal(service, deposit["requestId"])) == 1
+    received = balance(perps_devnet, DESTINATION, destination_usdc, user.address) - before
+    assert received == int(quote["details"]["currencyOut"]["amount"])
+    assert withdrawable(perps_devnet, user.address) == Decimal(100) - Decimal(AMOUNT) / 10**6
