@@ -33,10 +33,11 @@ from tests.e2e.bridging import (
     published_statuses,
     request_quote,
     rpc_urls,
+    run_cli,
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
+from tests.e2e.conftest import ServiceThread, StartService, validate_against, wait_for
 from tests.e2e.perps_exchange import (
     PERPS,
     PERPS_USDC,
@@ -134,6 +135,7 @@ def test_withdrawal_signed_by_the_wallet_arrives_on_the_evm_chain(
     )
     assert answer.status_code == 200, answer.text
     quote = answer.json()
+    validate_against("quote", quote)
     authorize, deposit = quote["steps"]
     assert [authorize["id"], deposit["id"]] == ["authorize", "deposit"]
     request_id = deposit["requestId"]
@@ -296,3 +298,38 @@ def test_a_transfer_made_while_the_service_is_down_is_filled_once_across_restart
     received = balance(perps_devnet, DESTINATION, destination_usdc, user.address) - before
     assert received == int(quote["details"]["currencyOut"]["amount"])
     assert withdrawable(perps_devnet, user.address) == Decimal(100) - Decimal(AMOUNT) / 10**6
+
+
+def _spot_total(perps_devnet: RunningDevnet, user: str, coin: str) -> Decimal:
+    reply = httpx.post(
+        f"{exchange_url(perps_devnet)}/info",
+        json={"type": "spotClearinghouseState", "user": user},
+        timeout=10,
+    )
+    held = {b["coin"]: Decimal(b["total"]) for b in reply.json()["balances"]}
+    return held.get(coin, Decimal(0))
+
+
+def test_transfer_of_another_token_is_refunded_in_that_token(
+    client: httpx.Client, service: ServiceThread, perps_devnet: RunningDevnet, tmp_path: Path
+) -> None:
+    user: LocalAccount = Account.create()
+    run = run_cli(
+        "devnet", "fund-exchange", "--user", user.address, "--token", "HYPE", "--amount", "40",
+        home=tmp_path, deployment_path=perps_devnet.deployment_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    quote = request_quote(client, _withdrawal(perps_devnet, user.address))
+    authorize, deposit = quote["steps"]
+    _authorize(client, user, authorize, "eth-account")
+    body = signed_deposit(
+        user, deposit["items"][0], "eth-account", token="HYPE:0x0d01dc56dcaaca66ad901c959b4011ec",
+        sourceDex="spot", destinationDex="spot", amount="25",
+    )  # fmt: skip
+    assert post_to_exchange(perps_devnet, body)["status"] == "ok"
+    assert _spot_total(perps_devnet, user.address, "HYPE") == Decimal(15)
+
+    status = final_status(client, deposit["requestId"], until=REFUNDED)
+    assert status["failReason"] == "INCORRECT_DEPOSIT_CURRENCY"
+    assert len(status["txHashes"]) == 1
+    assert _spot_total(perps_devnet, user.address, "HYPE") == Decimal(40)

@@ -184,6 +184,17 @@ def perps_withdrawal_wire(
             "app": zero,
             "subsidized": zero,
         },
+        # Nothing of a withdrawal is sponsored: the user pays the service fee.
+        "feeSponsorship": {
+            "quoted": {
+                "selectedComponents": [],
+                "capHit": False,
+                "components": {},
+                "sponsoredTotal": zero,
+                "userPaysTotal": fee,
+            },
+            "actual": None,
+        },
         "details": _details(quote),
         "protocol": {
             "v2": {
