@@ -55,9 +55,11 @@ def parse_deployment(text: str, *, source: str, mode: Mode) -> Deployment:
 def _check_mode(deployment: Deployment, *, source: str, mode: Mode) -> None:
     if mode is not Mode.PRODUCTION:
         return
-    for role in ("solver", "allocator"):
-        holder = getattr(deployment, role)
-        if holder.key.startswith("devnet:"):
+    keys = {"solver": deployment.solver.key, "allocator": deployment.allocator.key}
+    if deployment.perps is not None:
+        keys["perps.solver"] = deployment.perps.solver.key
+    for role, key in keys.items():
+        if key.startswith("devnet:"):
             raise ConfigError(
                 f"{source}: {role}.key: devnet keys are refused in production mode; "
                 "use env:NAME or keystore:PATH"

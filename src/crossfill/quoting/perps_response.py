@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from crossfill.config import ChainConfig
-from crossfill.quoting.deposit_steps import amount_wire, evm_deposit_steps
+from crossfill.quoting.deposit_steps import amount_wire, details_wire, evm_deposit_steps
 from crossfill.quoting.perps_quote import PerpsDepositQuote
 
 
 def perps_deposit_wire(quote: PerpsDepositQuote, evm: ChainConfig) -> dict[str, Any]:
-    currency_in = amount_wire(quote, quote.currency_in, quote.amount_in)
     fee = amount_wire(quote, quote.currency_in, quote.service_fee)
     zero = amount_wire(quote, quote.currency_in, 0)
     return {
@@ -22,18 +21,13 @@ def perps_deposit_wire(quote: PerpsDepositQuote, evm: ChainConfig) -> dict[str, 
             "relayerGas": zero,
             "relayerService": fee,
             "app": zero,
+            "subsidized": zero,
         },
-        "details": {
-            "operation": "bridge" if quote.request_type == "Bridge" else "swap",
-            "sender": quote.user,
-            "recipient": quote.recipient,
-            "currencyIn": currency_in,
-            "currencyOut": amount_wire(quote, quote.currency_out, quote.amount_out),
-            "refundCurrency": currency_in,
-            "timeEstimate": 10,
-            "userBalance": "0",
-            "isFixedRate": True,
-        },
+        "details": details_wire(
+            quote,
+            operation="bridge" if quote.request_type == "Bridge" else "swap",
+            time_estimate_seconds=evm.fees.fill_time_estimate_seconds,
+        ),
         "protocol": {
             "v2": {
                 "orderId": quote.order_id,

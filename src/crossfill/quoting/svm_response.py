@@ -7,6 +7,7 @@ from typing import Any
 from crossfill.chains.svm_transactions import instruction_wire
 from crossfill.config import ChainConfig
 from crossfill.quoting.deposit_steps import amount_wire as _amount
+from crossfill.quoting.deposit_steps import details_wire
 from crossfill.quoting.deposit_steps import evm_deposit_steps as _evm_steps
 from crossfill.quoting.deposit_steps import step as _step
 from crossfill.quoting.svm_quote import SvmQuote
@@ -25,7 +26,6 @@ def _svm_steps(quote: SvmQuote) -> list[dict[str, Any]]:
 
 def svm_quote_wire(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
     steps = _evm_steps(quote, evm) if quote.direction == "to_svm" else _svm_steps(quote)
-    currency_in = _amount(quote, quote.currency_in, quote.amount_in)
     fee = _amount(quote, quote.currency_in, quote.service_fee)
     zero = _amount(quote, quote.currency_in, 0)
     depository = evm.contracts.depository if quote.direction == "to_svm" else quote.vault
@@ -37,18 +37,11 @@ def svm_quote_wire(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
             "relayerGas": zero,
             "relayerService": fee,
             "app": zero,
+            "subsidized": zero,
         },
-        "details": {
-            "operation": "bridge",
-            "sender": quote.user,
-            "recipient": quote.recipient,
-            "currencyIn": currency_in,
-            "currencyOut": _amount(quote, quote.currency_out, quote.amount_out),
-            "refundCurrency": currency_in,
-            "timeEstimate": 10,
-            "userBalance": "0",
-            "isFixedRate": True,
-        },
+        "details": details_wire(
+            quote, operation="bridge", time_estimate_seconds=evm.fees.fill_time_estimate_seconds
+        ),
         "protocol": {
             "v2": {
                 "orderId": quote.order_id,

@@ -19,6 +19,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config.perps import PERPS_USDC_DECIMALS
+from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
@@ -129,10 +130,12 @@ class PerpsSolver:
             if status is RequestStatus.PENDING:
                 await requests.move(session, current, RequestStatus.SUBMITTED, now=now)
             if isinstance(outcome, Credited):
+                # The exchange has no blocks: `block` 0, the ledger's time as the timestamp.
                 await requests.record_transaction(
                     session, request_id, kind=FILL, chain_id=self.config.id,
-                    tx_hash=outcome.tx_hash, status="success", now=now,
+                    tx_hash=outcome.tx_hash, status="success", now=now, block_number=0,
                     timestamp=outcome.time_ms // 1000 if outcome.time_ms else None,
+                    moved=Moved(current.destination_currency, int(current.amount_out)),
                 )  # fmt: skip
                 await requests.move(session, current, RequestStatus.SUCCESS, now=now)
             current.lease_expires_at = None

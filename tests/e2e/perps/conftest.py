@@ -1,0 +1,71 @@
+"""The devnet perps exchange beside the session's EVM devnet: an exchange process per module
+(its solver account funded), and the service with workers on a deployment that includes it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+
+from crossfill.config import Deployment
+from crossfill.config.perps import PerpsExchangeConfig
+from crossfill.devnet.exchange.deployment import perps_document, seed_exchange
+from crossfill.devnet.exchange.process import ExchangeProcess, start_exchange
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import OPERATOR_TOKEN
+from tests.e2e.conftest import StartService
+
+PERPS_ID = 1337
+PERPS_USDC = "0x" + "0" * 32
+
+
+@pytest.fixture(scope="module")
+def exchange(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExchangeProcess]:
+    home = tmp_path_factory.mktemp("exchange")
+    process = start_exchange(state_path=home / "exchange-state.sqlite3", log_dir=home)
+    try:
+        seed_exchange(process.api_url)
+        yield process
+    finally:
+        process.stop()
+
+
+def perps_config(exchange: ExchangeProcess, **changes: Any) -> PerpsExchangeConfig:
+    return PerpsExchangeConfig.model_validate(
+        {**perps_document(api_url=exchange.api_url), **changes}
+    )
+
+
+@pytest.fixture
+def perps_deployment(devnet: RunningDevnet, exchange: ExchangeProcess) -> Deployment:
+    return devnet.deployment.model_copy(update={"perps": perps_config(exchange)})
+
+
+@pytest.fixture
+def http(start_service: StartService, perps_deployment: Deployment) -> Iterator[httpx.Client]:
+    service = start_service(
+        perps_deployment, run_workers=True, settings={"admin_token": OPERATOR_TOKEN}
+    )
+    with httpx.Client(base_url=service.base_url, timeout=10) as client:
+        yield client
+
+
+def exchange_info(exchange: ExchangeProcess, **body: Any) -> Any:
+    reply = httpx.post(f"{exchange.api_url}/info", json=body, timeout=10)
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def withdrawable(exchange: ExchangeProcess, user: str) -> Decimal:
+    """The account's perps USDC, as the exchange's `clearinghouseState` shows it."""
+    return Decimal(exchange_info(exchange, type="clearinghouseState", user=user)["withdrawable"])
+
+
+def ledger(exchange: ExchangeProcess, user: str) -> list[dict[str, Any]]:
+    updates: list[dict[str, Any]] = exchange_info(
+        exchange, type="userNonFundingLedgerUpdates", user=user, startTime=0
+    )
+    return updates

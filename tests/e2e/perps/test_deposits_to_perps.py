@@ -1,0 +1,165 @@
+"""Deposits to the perps exchange end to end: a deposit on an EVM chain, the solver paying the
+recipient's exchange account by a signed transfer from its own, balances checked on both sides;
+the status record's `outTxs` carries the exchange ledger's hash; `/chains` lists 1337; and the
+quote's rules for 1337 routes."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+from eth_account import Account
+from sqlalchemy import select
+
+from crossfill.config.secrets import devnet_account
+from crossfill.devnet import accounts
+from crossfill.devnet.exchange.process import ExchangeProcess
+from crossfill.store.tables import PerpsPayment
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import (
+    NATIVE,
+    ORIGIN,
+    REFUNDED,
+    balance,
+    deposit_native,
+    deposit_usdc,
+    final_status,
+    funded_user,
+    listed_v3,
+    new_api_key,
+    request_quote,
+    stored_rows,
+    usdc,
+)
+from tests.e2e.conftest import StartService, validate_against
+from tests.e2e.perps.conftest import (
+    PERPS_ID,
+    PERPS_USDC,
+    ledger,
+    perps_config,
+    withdrawable,
+)
+
+
+def to_perps(user: str, recipient: str, origin_currency: str, amount: int,
+              destination_currency: str = PERPS_USDC) -> dict[str, Any]:  # fmt: skip
+    return {
+        "user": user, "originChainId": ORIGIN, "destinationChainId": PERPS_ID,
+        "originCurrency": origin_currency, "destinationCurrency": destination_currency,
+        "amount": str(amount), "tradeType": "EXACT_INPUT", "recipient": recipient,
+    }  # fmt: skip
+
+
+def test_usdc_deposit_is_credited_to_the_recipients_exchange_account(
+    devnet: RunningDevnet, exchange: ExchangeProcess, http: httpx.Client
+) -> None:
+    user, recipient = funded_user(devnet, usdc_amount=50 * 10**6), Account.create().address
+    quote = request_quote(http, to_perps(user.address, recipient, usdc(devnet, ORIGIN), 20 * 10**6))
+    amount_out = int(quote["details"]["currencyOut"]["amount"])
+    assert quote["details"]["currencyOut"]["currency"]["address"] == PERPS_USDC
+    assert quote["details"]["currencyOut"]["currency"]["decimals"] == 6
+    assert 19 * 10**6 < amount_out < 20 * 10**6  # less the service fee
+    assert [step["id"] for step in quote["steps"]] == ["approve", "deposit"]
+    order_data = quote["protocol"]["v2"]["orderData"]
+    assert order_data["output"]["payments"][0]["expectedAmount"] == str(amount_out)
+    solver_before = withdrawable(exchange, accounts.solver().address)
+    deposit_usdc(devnet, user, quote, 20 * 10**6)
+    request_id = quote["steps"][0]["requestId"]
+    status = final_status(http, request_id)
+    assert status["status"] == "success", status
+    credited = Decimal(amount_out) / 10**6
+    assert withdrawable(exchange, recipient) == credited
+    assert withdrawable(exchange, accounts.solver().address) == solver_before - credited
+    assert balance(devnet, ORIGIN, usdc(devnet, ORIGIN), user.address) == 30 * 10**6
+    (entry,) = ledger(exchange, recipient)
+    assert entry["delta"]["type"] == "send" and entry["delta"]["destination"] == recipient.lower()
+    assert status["txHashes"] == [entry["hash"]]
+    _check_v3_record(http, request_id, entry["hash"], "Bridge")
+
+
+def _check_v3_record(http: httpx.Client, request_id: str, tx_hash: str, kind: str) -> None:
+    """The listing's record: its kind, no features, and the exchange transfer in outTxs."""
+    (record,) = listed_v3(http, new_api_key(http, "perps"), id=request_id)["requests"]
+    assert record["requestType"] == kind
+    assert record["features"] == []
+    (out_tx,) = record["data"]["outTxs"]
+    assert out_tx["chainId"] == PERPS_ID and out_tx["txHash"] == tx_hash
+    assert out_tx["status"] == "success"
+
+
+def test_eth_deposit_is_credited_as_perps_usdc(
+    devnet: RunningDevnet, exchange: ExchangeProcess, http: httpx.Client
+) -> None:
+    user, recipient = funded_user(devnet), Account.create().address
+    quote = request_quote(http, to_perps(user.address, recipient, NATIVE, 10**16))
+    amount_out = int(quote["details"]["currencyOut"]["amount"])
+    assert amount_out > 0 and quote["details"]["operation"] == "swap"
+    deposit_native(devnet, user, quote, 10**16)
+    request_id = quote["steps"][0]["requestId"]
+    assert final_status(http, request_id)["status"] == "success"
+    assert withdrawable(exchange, recipient) == Decimal(amount_out) / 10**6
+    (entry,) = ledger(exchange, recipient)
+    _check_v3_record(http, request_id, entry["hash"], "Crosschain Swap")
+
+
+def test_chains_lists_the_exchange(http: httpx.Client) -> None:
+    response = http.get("/chains", params={"includeChains": str(PERPS_ID)})
+    assert response.status_code == 200
+    validate_against("chains", response.json())
+    (chain,) = response.json()["chains"]
+    assert chain["id"] == PERPS_ID and chain["vmType"] == "hypevm"
+    assert chain["currency"]["address"] == PERPS_USDC and chain["currency"]["decimals"] == 6
+    spot = {token["symbol"]: token for token in chain["erc20Currencies"]}
+    assert spot["USDC"]["address"] == "0x6d1e7cde53ba9467b783cb7c530ce054"
+    assert spot["USDC"]["decimals"] == 8
+    assert chain["solverAddresses"] == [accounts.solver().address]
+
+
+@pytest.mark.parametrize(
+    ("changes", "code"),
+    [
+        ({"recipient": "EPjFWdd5AufqSSqeM2qACdYv6nQXBZkkk4Ht7dAJ2B8Q"}, "INVALID_RECIPIENT"),
+        ({"recipient": "0x1234"}, "INVALID_RECIPIENT"),
+        ({"destinationCurrency": "0x" + "1" * 32}, "UNSUPPORTED_CURRENCY"),
+        ({"destinationCurrency": NATIVE}, "UNSUPPORTED_CURRENCY"),
+        ({"tradeType": "EXACT_OUTPUT"}, "UNSUPPORTED_EXECUTION_TYPE"),
+        ({"originChainId": 424242}, "UNSUPPORTED_CHAIN"),
+        ({"amount": "1"}, "AMOUNT_TOO_LOW"),
+    ],
+)
+def test_perps_routes_refuse_bad_input_with_a_clear_400(
+    http: httpx.Client, changes: dict[str, Any], code: str
+) -> None:
+    body = {**to_perps(Account.create().address, Account.create().address, NATIVE, 10**16),
+            **changes}  # fmt: skip
+    response = http.post("/quote/v2", json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["errorCode"] == code
+    validate_against("quote-error", response.json())
+
+
+def test_a_refused_exchange_transfer_fails_the_request_and_refunds_the_deposit(
+    devnet: RunningDevnet, exchange: ExchangeProcess, start_service: StartService
+) -> None:
+    """The solver's exchange account here is one the exchange does not know: the transfer is
+    refused with the exchange's message, nothing is credited, the deposit is paid back."""
+    unfunded = devnet_account(15)
+    config = perps_config(exchange, solver={"address": unfunded.address, "key": "devnet:15"})
+    service = start_service(devnet.deployment.model_copy(update={"perps": config}),
+                            run_workers=True)  # fmt: skip
+    user, recipient = funded_user(devnet, usdc_amount=10 * 10**6), Account.create().address
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, to_perps(user.address, recipient, usdc(devnet, ORIGIN),
+                                             10 * 10**6))  # fmt: skip
+        deposit_usdc(devnet, user, quote, 10 * 10**6)
+        request_id = quote["steps"][0]["requestId"]
+        status = final_status(http, request_id, timeout=60, until=REFUNDED)
+    assert status["status"] == "refund", status
+    assert withdrawable(exchange, recipient) == 0
+    # Paid back less the refund's gas.
+    assert 9 * 10**6 < balance(devnet, ORIGIN, usdc(devnet, ORIGIN), user.address) <= 10 * 10**6
+    assert status["failReason"] == "TRANSFER_FAILED"
+    (payment,) = stored_rows(service, select(PerpsPayment))
+    assert payment.status == "refused" and "does not exist" in (payment.error or "")
