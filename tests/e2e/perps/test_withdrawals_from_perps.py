@@ -19,6 +19,8 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from sqlalchemy import select
 
+from crossfill.config import Deployment
+from crossfill.devnet.exchange.process import ExchangeProcess
 from crossfill.store.tables import Deposit, PerpsPayment
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -33,40 +35,34 @@ from tests.e2e.bridging import (
     published_statuses,
     request_quote,
     rpc_urls,
-    run_cli,
     stored_rows,
     usdc,
 )
 from tests.e2e.conftest import ServiceThread, StartService, validate_against, wait_for
-from tests.e2e.perps_exchange import (
-    PERPS,
-    PERPS_USDC,
+from tests.e2e.perps.conftest import PERPS_ID as PERPS
+from tests.e2e.perps.conftest import PERPS_USDC, exchange_info, withdrawable
+from tests.e2e.perps.withdrawing import (
     Signer,
-    devnet_with_exchange,
-    exchange_url,
+    deployment_file,
     fund_on_exchange,
     post_to_exchange,
     sign_authorization,
     signed_deposit,
-    withdrawable,
 )
 
 AMOUNT = 25_000_000  # 25 USDC (perps USD has 6 decimals)
 
 
-@pytest.fixture(scope="module")
-def perps_devnet(
-    devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[RunningDevnet]:
-    with devnet_with_exchange(devnet, tmp_path_factory.mktemp("perps")) as running:
-        yield running
+@pytest.fixture
+def service(start_service: StartService, perps_deployment: Deployment) -> ServiceThread:
+    return start_service(
+        perps_deployment, run_workers=True, settings={"admin_token": OPERATOR_TOKEN}
+    )
 
 
 @pytest.fixture
-def service(start_service: StartService, perps_devnet: RunningDevnet) -> ServiceThread:
-    return start_service(
-        perps_devnet.deployment, run_workers=True, settings={"admin_token": OPERATOR_TOKEN}
-    )
+def perps_file(devnet: RunningDevnet, exchange: ExchangeProcess, tmp_path: Path) -> Path:
+    return deployment_file(devnet, exchange, tmp_path)
 
 
 @pytest.fixture
@@ -75,10 +71,10 @@ def client(service: ServiceThread) -> Iterator[httpx.Client]:
         yield http
 
 
-def _funded(perps_devnet: RunningDevnet, tmp_path: Path, usd: str = "100") -> LocalAccount:
+def _funded(exchange: ExchangeProcess, perps_file: Path, usd: str = "100") -> LocalAccount:
     user: LocalAccount = Account.create()
-    fund_on_exchange(perps_devnet, tmp_path, user.address, usd)
-    assert withdrawable(perps_devnet, user.address) == Decimal(usd)
+    fund_on_exchange(perps_file, perps_file.parent, user.address, usd=usd)
+    assert withdrawable(exchange, user.address) == Decimal(usd)
     return user
 
 
@@ -122,16 +118,17 @@ def _last_transfer_hash(service: ServiceThread, user: str) -> str:
 def test_withdrawal_signed_by_the_wallet_arrives_on_the_evm_chain(
     client: httpx.Client,
     service: ServiceThread,
-    perps_devnet: RunningDevnet,
-    tmp_path: Path,
+    devnet: RunningDevnet,
+    exchange: ExchangeProcess,
+    perps_file: Path,
     signer: Signer,
 ) -> None:
-    user = _funded(perps_devnet, tmp_path)
-    destination_usdc = usdc(perps_devnet, DESTINATION)
-    before = balance(perps_devnet, DESTINATION, destination_usdc, user.address)
+    user = _funded(exchange, perps_file)
+    destination_usdc = usdc(devnet, DESTINATION)
+    before = balance(devnet, DESTINATION, destination_usdc, user.address)
     key = new_api_key(client, f"perps-{signer}")
     answer = client.post(
-        "/quote/v2", json=_withdrawal(perps_devnet, user.address), headers={"x-api-key": key}
+        "/quote/v2", json=_withdrawal(devnet, user.address), headers={"x-api-key": key}
     )
     assert answer.status_code == 200, answer.text
     quote = answer.json()
@@ -141,14 +138,14 @@ def test_withdrawal_signed_by_the_wallet_arrives_on_the_evm_chain(
     request_id = deposit["requestId"]
 
     _authorize(client, user, authorize, signer)
-    accepted = post_to_exchange(perps_devnet, signed_deposit(user, deposit["items"][0], signer))
+    accepted = post_to_exchange(exchange, signed_deposit(user, deposit["items"][0], signer))
     assert accepted["status"] == "ok", accepted
 
     status = final_status(client, request_id)
     assert status["status"] == "success", status
-    received = balance(perps_devnet, DESTINATION, destination_usdc, user.address) - before
+    received = balance(devnet, DESTINATION, destination_usdc, user.address) - before
     assert received == int(quote["details"]["currencyOut"]["amount"]) > 0
-    assert withdrawable(perps_devnet, user.address) == Decimal(100) - Decimal(AMOUNT) / 10**6
+    assert withdrawable(exchange, user.address) == Decimal(100) - Decimal(AMOUNT) / 10**6
     (transfer_hash,) = status["inTxHashes"]
     assert len(status["txHashes"]) == 1
     # The exchange's ledger is final at once: no `waiting` with a deposit hash first.
@@ -162,11 +159,11 @@ def test_withdrawal_signed_by_the_wallet_arrives_on_the_evm_chain(
 
 
 def test_withdrawal_without_protocol_version_v2_is_400(
-    client: httpx.Client, perps_devnet: RunningDevnet
+    client: httpx.Client, devnet: RunningDevnet
 ) -> None:
     user = Account.create().address
     for fields in ({"protocolVersion": None}, {"protocolVersion": "preferV2"}):
-        body = {k: v for k, v in _withdrawal(perps_devnet, user, **fields).items() if v is not None}
+        body = {k: v for k, v in _withdrawal(devnet, user, **fields).items() if v is not None}
         answer = client.post("/quote/v2", json=body)
         assert answer.status_code == 400, answer.text
         error = answer.json()
@@ -175,23 +172,27 @@ def test_withdrawal_without_protocol_version_v2_is_400(
 
 
 def test_transfer_under_an_unmapped_nonce_is_refunded_on_the_exchange(
-    client: httpx.Client, service: ServiceThread, perps_devnet: RunningDevnet, tmp_path: Path
+    client: httpx.Client,
+    service: ServiceThread,
+    devnet: RunningDevnet,
+    exchange: ExchangeProcess,
+    perps_file: Path,
 ) -> None:
-    user = _funded(perps_devnet, tmp_path)
-    quote = request_quote(client, _withdrawal(perps_devnet, user.address))
+    user = _funded(exchange, perps_file)
+    quote = request_quote(client, _withdrawal(devnet, user.address))
     authorize, deposit = quote["steps"]
     _authorize(client, user, authorize, "eth-account")
     item = deposit["items"][0]
     wrong_nonce = item["data"]["nonce"] + 1
     body = signed_deposit(user, item, "exchange-sdk", nonce=wrong_nonce)
-    assert post_to_exchange(perps_devnet, body)["status"] == "ok"
+    assert post_to_exchange(exchange, body)["status"] == "ok"
 
     transfer_hash = _last_transfer_hash(service, user.address)
     assert wait_for(lambda: _refund_of(service, transfer_hash) is not None, timeout=20)
     refunded = _refund_of(service, transfer_hash)
     assert refunded is not None and refunded.outcome == "ORPHANED_DEPOSIT_REFUND"
     assert refunded.request_id is None
-    assert withdrawable(perps_devnet, user.address) == Decimal(100)
+    assert withdrawable(exchange, user.address) == Decimal(100)
     (payment,) = stored_rows(
         service, select(PerpsPayment).where(PerpsPayment.payment_key == transfer_hash)
     )
@@ -203,14 +204,18 @@ def test_transfer_under_an_unmapped_nonce_is_refunded_on_the_exchange(
 
 
 def test_transfer_of_another_amount_is_refunded_and_the_request_says_why(
-    client: httpx.Client, service: ServiceThread, perps_devnet: RunningDevnet, tmp_path: Path
+    client: httpx.Client,
+    service: ServiceThread,
+    devnet: RunningDevnet,
+    exchange: ExchangeProcess,
+    perps_file: Path,
 ) -> None:
-    user = _funded(perps_devnet, tmp_path)
-    quote = request_quote(client, _withdrawal(perps_devnet, user.address))
+    user = _funded(exchange, perps_file)
+    quote = request_quote(client, _withdrawal(devnet, user.address))
     authorize, deposit = quote["steps"]
     _authorize(client, user, authorize, "exchange-sdk")
     body = signed_deposit(user, deposit["items"][0], "eth-account", amount="20")
-    assert post_to_exchange(perps_devnet, body)["status"] == "ok"
+    assert post_to_exchange(exchange, body)["status"] == "ok"
 
     status = final_status(client, deposit["requestId"], until=REFUNDED)
     assert status["failReason"] == "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
@@ -218,29 +223,29 @@ def test_transfer_of_another_amount_is_refunded_and_the_request_says_why(
     (refund_hash,) = status["txHashes"]
     refunded = _refund_of(service, transfer_hash)
     assert refunded is not None and refunded.refund_tx_hash == refund_hash
-    assert withdrawable(perps_devnet, user.address) == Decimal(100)
+    assert withdrawable(exchange, user.address) == Decimal(100)
     assert published_statuses(service, deposit["requestId"]) == ["failure", "refund"]
 
 
-SDK_SCRIPT = Path(__file__).parent / "sdk" / "perps_withdraw.mjs"
+SDK_SCRIPT = Path(__file__).parent.parent / "sdk" / "perps_withdraw.mjs"
 
 
 def test_the_official_sdk_withdraws_from_the_exchange(
-    service: ServiceThread, perps_devnet: RunningDevnet, tmp_path: Path
+    service: ServiceThread, devnet: RunningDevnet, exchange: ExchangeProcess, perps_file: Path
 ) -> None:
     """The SDK signs both steps itself and posts the transfer to the exchange; it posts to
     the real exchange's fixed URL, which the harness redirects to the devnet exchange (see
     the script)."""
     node = shutil.which("node")
     assert node is not None, "node is required by the SDK test"
-    user = _funded(perps_devnet, tmp_path)
-    destination_usdc = usdc(perps_devnet, DESTINATION)
-    before = balance(perps_devnet, DESTINATION, destination_usdc, user.address)
+    user = _funded(exchange, perps_file)
+    destination_usdc = usdc(devnet, DESTINATION)
+    before = balance(devnet, DESTINATION, destination_usdc, user.address)
     arguments = {
         "baseApiUrl": service.base_url,
-        "exchangeUrl": exchange_url(perps_devnet),
+        "exchangeUrl": exchange.api_url,
         "privateKey": "0x" + bytes(user.key).hex(),
-        "walletRpcUrl": rpc_urls(perps_devnet)[DESTINATION],
+        "walletRpcUrl": rpc_urls(devnet)[DESTINATION],
         "destinationChainId": DESTINATION,
         "originCurrency": PERPS_USDC,
         "destinationCurrency": destination_usdc,
@@ -255,37 +260,41 @@ def test_the_official_sdk_withdraws_from_the_exchange(
     assert outcome["stepIds"] == ["authorize", "deposit"]
     assert outcome["executedStepIds"] == ["authorize", "hyperliquid-signature"]
     assert outcome["itemStatuses"] == ["complete", "complete"]
-    assert outcome["redirected"] == [f"{exchange_url(perps_devnet)}/exchange"]
-    received = balance(perps_devnet, DESTINATION, destination_usdc, user.address) - before
+    assert outcome["redirected"] == [f"{exchange.api_url}/exchange"]
+    received = balance(devnet, DESTINATION, destination_usdc, user.address) - before
     assert received == int(outcome["quotedOutput"]) > 0
-    assert withdrawable(perps_devnet, user.address) == Decimal(100) - Decimal(AMOUNT) / 10**6
+    assert withdrawable(exchange, user.address) == Decimal(100) - Decimal(AMOUNT) / 10**6
     (fill,) = outcome["txHashes"]
     assert fill["chainId"] == DESTINATION
     assert published_statuses(service, outcome["requestId"])[-1] == "success"
 
 
 def test_a_transfer_made_while_the_service_is_down_is_filled_once_across_restarts(
-    start_service: StartService, perps_devnet: RunningDevnet, tmp_path: Path
+    start_service: StartService,
+    perps_deployment: Deployment,
+    devnet: RunningDevnet,
+    exchange: ExchangeProcess,
+    perps_file: Path,
 ) -> None:
     """The watcher's cursor is durable: a restart neither misses the transfer made while no
     watcher ran nor counts it again once it is settled; and a replayed transfer is refused
     by the exchange (one nonce, once)."""
-    user = _funded(perps_devnet, tmp_path)
-    destination_usdc = usdc(perps_devnet, DESTINATION)
-    before = balance(perps_devnet, DESTINATION, destination_usdc, user.address)
-    first = start_service(perps_devnet.deployment, run_workers=True)
+    user = _funded(exchange, perps_file)
+    destination_usdc = usdc(devnet, DESTINATION)
+    before = balance(devnet, DESTINATION, destination_usdc, user.address)
+    first = start_service(perps_deployment, run_workers=True)
     with httpx.Client(base_url=first.base_url, timeout=10) as http:
-        quote = request_quote(http, _withdrawal(perps_devnet, user.address))
+        quote = request_quote(http, _withdrawal(devnet, user.address))
         authorize, deposit = quote["steps"]
         _authorize(http, user, authorize, "eth-account")
     first.stop()
     body = signed_deposit(user, deposit["items"][0], "exchange-sdk")
-    assert post_to_exchange(perps_devnet, body)["status"] == "ok"
-    replayed = post_to_exchange(perps_devnet, body)
+    assert post_to_exchange(exchange, body)["status"] == "ok"
+    replayed = post_to_exchange(exchange, body)
     assert replayed["status"] == "err" and "nonce" in replayed["response"].lower()
 
     for restart in range(2):
-        service = start_service(perps_devnet.deployment, run_workers=True)
+        service = start_service(perps_deployment, run_workers=True)
         with httpx.Client(base_url=service.base_url, timeout=10) as http:
             status = final_status(http, deposit["requestId"])
         assert status["status"] == "success", (restart, status)
@@ -295,41 +304,37 @@ def test_a_transfer_made_while_the_service_is_down_is_filled_once_across_restart
     rows = stored_rows(service, select(Deposit).where(Deposit.depositor == user.address.lower()))
     assert len(rows) == 1 and rows[0].outcome == "ACCEPTED"
     assert len(journal(service, deposit["requestId"])) == 1
-    received = balance(perps_devnet, DESTINATION, destination_usdc, user.address) - before
+    received = balance(devnet, DESTINATION, destination_usdc, user.address) - before
     assert received == int(quote["details"]["currencyOut"]["amount"])
-    assert withdrawable(perps_devnet, user.address) == Decimal(100) - Decimal(AMOUNT) / 10**6
+    assert withdrawable(exchange, user.address) == Decimal(100) - Decimal(AMOUNT) / 10**6
 
 
-def _spot_total(perps_devnet: RunningDevnet, user: str, coin: str) -> Decimal:
-    reply = httpx.post(
-        f"{exchange_url(perps_devnet)}/info",
-        json={"type": "spotClearinghouseState", "user": user},
-        timeout=10,
-    )
-    held = {b["coin"]: Decimal(b["total"]) for b in reply.json()["balances"]}
+def _spot_total(exchange: ExchangeProcess, user: str, coin: str) -> Decimal:
+    state = exchange_info(exchange, type="spotClearinghouseState", user=user)
+    held = {b["coin"]: Decimal(b["total"]) for b in state["balances"]}
     return held.get(coin, Decimal(0))
 
 
 def test_transfer_of_another_token_is_refunded_in_that_token(
-    client: httpx.Client, service: ServiceThread, perps_devnet: RunningDevnet, tmp_path: Path
+    client: httpx.Client,
+    service: ServiceThread,
+    devnet: RunningDevnet,
+    exchange: ExchangeProcess,
+    perps_file: Path,
 ) -> None:
     user: LocalAccount = Account.create()
-    run = run_cli(
-        "devnet", "fund-exchange", "--user", user.address, "--token", "HYPE", "--amount", "40",
-        home=tmp_path, deployment_path=perps_devnet.deployment_path,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
-    quote = request_quote(client, _withdrawal(perps_devnet, user.address))
+    fund_on_exchange(perps_file, perps_file.parent, user.address, token="HYPE", amount="40")
+    quote = request_quote(client, _withdrawal(devnet, user.address))
     authorize, deposit = quote["steps"]
     _authorize(client, user, authorize, "eth-account")
     body = signed_deposit(
         user, deposit["items"][0], "eth-account", token="HYPE:0x0d01dc56dcaaca66ad901c959b4011ec",
         sourceDex="spot", destinationDex="spot", amount="25",
     )  # fmt: skip
-    assert post_to_exchange(perps_devnet, body)["status"] == "ok"
-    assert _spot_total(perps_devnet, user.address, "HYPE") == Decimal(15)
+    assert post_to_exchange(exchange, body)["status"] == "ok"
+    assert _spot_total(exchange, user.address, "HYPE") == Decimal(15)
 
     status = final_status(client, deposit["requestId"], until=REFUNDED)
     assert status["failReason"] == "INCORRECT_DEPOSIT_CURRENCY"
     assert len(status["txHashes"]) == 1
-    assert _spot_total(perps_devnet, user.address, "HYPE") == Decimal(40)
+    assert _spot_total(exchange, user.address, "HYPE") == Decimal(40)

@@ -1,13 +1,10 @@
-"""The devnet perps exchange beside the session devnet, and a wallet's two signatures of a
-withdrawal from it: by the exchange's own Python SDK (`hyperliquid.utils.signing`) or by plain
-eth-account."""
+"""A wallet's two signatures of a withdrawal from the perps exchange, by the exchange's own
+Python SDK (`hyperliquid.utils.signing`) or by plain eth-account; the exchange in a deployment
+file for the CLI."""
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterator
-from contextlib import contextmanager
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,59 +13,34 @@ from eth_account.messages import encode_typed_data
 from eth_account.signers.local import LocalAccount
 from hyperliquid.utils import signing as exchange_sdk
 
-from crossfill.config import load_deployment
 from crossfill.devnet.deployment_file import write_deployment
-from crossfill.devnet.exchange.deployment import perps_document, seed_exchange
-from crossfill.devnet.exchange.process import start_exchange
-from crossfill.settings import Mode
+from crossfill.devnet.exchange.deployment import perps_document
+from crossfill.devnet.exchange.process import ExchangeProcess
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import run_cli
 
-PERPS = 1337
-PERPS_USDC = "0x" + "0" * 32
 ZERO_ADDRESS = "0x" + "00" * 20
 Signer = Literal["exchange-sdk", "eth-account"]
 
 
-@contextmanager
-def devnet_with_exchange(devnet: RunningDevnet, home: Path) -> Iterator[RunningDevnet]:
-    """The session devnet's chains plus a devnet exchange of its own (`[perps]`), as
-    `crossfill devnet --exchange` describes it."""
-    exchange = start_exchange(state_path=home / "exchange-state.sqlite3", log_dir=home)
-    try:
-        seed_exchange(exchange.api_url)
-        document = tomllib.loads(devnet.deployment_path.read_text())
-        document["perps"] = perps_document(api_url=exchange.api_url)
-        path = home / "deployment.toml"
-        write_deployment(path, document)
-        yield RunningDevnet(devnet.network, load_deployment(path, mode=Mode.DEVNET), path)
-    finally:
-        exchange.stop()
+def deployment_file(devnet: RunningDevnet, exchange: ExchangeProcess, home: Path) -> Path:
+    """The session devnet's deployment file plus the exchange's `[perps]`, for the CLI."""
+    document = tomllib.loads(devnet.deployment_path.read_text())
+    document["perps"] = perps_document(api_url=exchange.api_url)
+    path = home / "deployment.toml"
+    write_deployment(path, document)
+    return path
 
 
-def exchange_url(devnet: RunningDevnet) -> str:
-    assert devnet.deployment.perps is not None
-    return devnet.deployment.perps.api_url
-
-
-def fund_on_exchange(devnet: RunningDevnet, home: Path, user: str, usd: str) -> None:
-    """`crossfill devnet fund-exchange`, as an operator runs it."""
+def fund_on_exchange(deployment_path: Path, home: Path, user: str, **funds: str) -> None:
+    """`crossfill devnet fund-exchange --usd AMOUNT` (or `--token NAME --amount AMOUNT`), as an
+    operator runs it."""
+    options = [part for name, value in funds.items() for part in (f"--{name}", value)]
     run = run_cli(
-        "devnet", "fund-exchange", "--user", user, "--usd", usd,
-        home=home, deployment_path=devnet.deployment_path,
+        "devnet", "fund-exchange", "--user", user, *options, home=home,
+        deployment_path=deployment_path,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
-
-
-def withdrawable(devnet: RunningDevnet, user: str) -> Decimal:
-    """The user's perps USD on the exchange (`clearinghouseState.withdrawable`)."""
-    reply = httpx.post(
-        f"{exchange_url(devnet)}/info",
-        json={"type": "clearinghouseState", "user": user},
-        timeout=10,
-    )
-    assert reply.status_code == 200, reply.text
-    return Decimal(reply.json()["withdrawable"])
 
 
 def sign_authorization(wallet: LocalAccount, item: dict[str, Any], signer: Signer) -> str:
@@ -143,8 +115,8 @@ def signed_deposit(
     return {"action": action, "nonce": parameters["nonce"], "signature": signature}
 
 
-def post_to_exchange(devnet: RunningDevnet, body: dict[str, Any]) -> dict[str, Any]:
-    reply = httpx.post(f"{exchange_url(devnet)}/exchange", json=body, timeout=10)
+def post_to_exchange(exchange: ExchangeProcess, body: dict[str, Any]) -> dict[str, Any]:
+    reply = httpx.post(f"{exchange.api_url}/exchange", json=body, timeout=10)
     assert reply.status_code == 200, reply.text
     answer: dict[str, Any] = reply.json()
     return answer
