@@ -217,7 +217,7 @@ class PerpsClient:
         answer = await self._info(body)
         try:
             return [
-                LedgerUpdate(int(u["time"]), str(u["hash"]), _delta(u["delta"])) for u in answer
+                LedgerUpdate(int(u["time"]), str(u["hash"]), delta_of(u["delta"])) for u in answer
             ]
         except (KeyError, TypeError, ValueError) as exc:
             raise ChainError("userNonFundingLedgerUpdates: unexpected answer") from exc
@@ -233,7 +233,8 @@ def _decimal(value: object) -> Decimal:
         raise ValueError(f"not a decimal: {value!r}") from exc
 
 
-def _delta(delta: dict[str, Any]) -> Transfer | OtherDelta:
+def delta_of(delta: dict[str, Any]) -> Transfer | OtherDelta:
+    """A ledger update's `delta` in its typed form."""
     kind = str(delta["type"])
     if kind not in ("internalTransfer", "spotTransfer", "send"):
         return OtherDelta(kind)

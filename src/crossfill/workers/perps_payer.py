@@ -46,7 +46,8 @@ from crossfill.store.tables import PerpsPayment
 log = structlog.get_logger(__name__)
 # How far before an attempt's journalling its ledger entry is looked for (clock skew).
 LEDGER_LOOKBACK: Final = timedelta(minutes=5)
-_SIGN_RETRIES: Final = 3
+# Concurrent payers may pick the same next nonce; the unique key lets one win per round.
+_SIGN_RETRIES: Final = 20
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,177 @@
+"""The perps payer on an in-memory exchange (the devnet exchange's rules): each payment is
+journalled before it is posted, credited once however often it is asked or re-posted, a
+refusal is final, a dead nonce is re-signed, and transient failures are left to retry."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from eth_account import Account
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.devnet.exchange.deployment import perps_document
+from crossfill.errors import ChainUnreachable
+from crossfill.store.db import create_engine, session_factory
+from crossfill.store.migrate import upgrade_async
+from crossfill.store.tables import PerpsPayment
+from crossfill.workers.perps_payer import (
+    Credited,
+    Pending,
+    PerpsPayer,
+    PerpsPaymentOrder,
+    Refused,
+)
+from tests.unit.fake_exchange import FakeExchange
+from tests.unit.worker_world import Clock
+
+SOLVER = Account.create()
+RECIPIENT = Account.create().address
+ORDER = PerpsPaymentOrder(
+    purpose="fill", key="0x" + "11" * 32, destination=RECIPIENT, currency=PERPS_USDC_ADDRESS,
+    amount=12_500_000, decimals=6,
+)  # fmt: skip
+CONFIG = PerpsExchangeConfig.model_validate(
+    {**perps_document(api_url="http://exchange.test"),
+     "solver": {"address": SOLVER.address, "key": "env:UNUSED"}}
+)  # fmt: skip
+
+
+@pytest.fixture
+async def sessions(tmp_path: Path) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'payer.db'}"
+    await upgrade_async(url)
+    engine = create_engine(url)
+    yield session_factory(engine)
+    await engine.dispose()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def exchange(tmp_path: Path, clock: Clock) -> FakeExchange:
+    fake = FakeExchange(tmp_path / "exchange.sqlite3", clock)
+    fake.fund_usd(SOLVER.address, 100)
+    return fake
+
+
+def _payer(
+    exchange: FakeExchange, sessions: async_sessionmaker[AsyncSession], clock: Clock
+) -> PerpsPayer:
+    return PerpsPayer(exchange, CONFIG, SOLVER, sessions, now=clock)
+
+
+async def _attempts(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[int, str]]:
+    async with sessions() as session:
+        rows = await session.scalars(select(PerpsPayment).order_by(PerpsPayment.attempt))
+        return [(row.attempt, row.status) for row in rows]
+
+
+async def test_a_payment_is_credited_once_however_often_it_is_asked(
+    exchange: FakeExchange, sessions: async_sessionmaker[AsyncSession], clock: Clock
+) -> None:
+    payer = _payer(exchange, sessions, clock)
+    first = await payer.pay(ORDER)
+    assert isinstance(first, Credited) and first.tx_hash.startswith("0x")
+    for _ in range(3):
+        assert (await payer.pay(ORDER)).tx_hash == first.tx_hash  # type: ignore[union-attr]
+    assert exchange.usd(RECIPIENT) == Decimal("12.5")
+    assert exchange.usd(SOLVER.address) == Decimal("87.5")
+    assert len(exchange.posted) == 1
+    assert exchange.posted[0]["action"]["type"] == "sendAsset"  # type: ignore[index]
+    assert await _attempts(sessions) == [(1, "credited")]
+
+
+async def test_the_action_is_journalled_before_it_is_posted(
+    exchange: FakeExchange, sessions: async_sessionmaker[AsyncSession], clock: Clock
+) -> None:
+    exchange.on_post = "unreachable"
+    with pytest.raises(ChainUnreachable):
+        await _payer(exchange, sessions, clock).pay(ORDER)
+    async with sessions() as session:
+        (journalled,) = await session.scalars(select(PerpsPayment))
+    assert journalled.status == "signed"
+    assert journalled.signed_action == exchange.posted[0]
+
+
+async def test_a_lost_answer_is_re_posted_as_the_same_action_and_credits_once(
+    exchange: FakeExchange, sessions: async_sessionmaker[AsyncSession], clock: Clock
+) -> None:
+    """The exchange took it but the answer was lost (as after a timeout, or a kill -9 right
+    after posting): the retry posts the very same signed action, which the exchange refuses
+    as a duplicate nonce, and the ledger shows the one credit."""
+    exchange.on_post = "lose_answer"
+    exchange.ledger_readable = False
+    payer = _payer(exchange, sessions, clock)
+    with pytest.raises(ChainUnreachable):
+        await payer.pay(ORDER)
+    exchange.on_post = "answer"
+    assert isinstance(await payer.pay(ORDER), Pending)  # duplicate nonce, ledger lagging
+    exchange.ledger_readable = True
+    assert isinstance(await payer.pay(ORDER), Credited)
+    assert exchange.posted[0] == exchange.posted[1]
+    assert exchange.usd(RECIPIENT) == Decimal("12.5")
+    assert await _attempts(sessions) == [(1, "credited")]
+
+
+async def test_a_post_that_never_arrived_is_re_posted_and_credits_once(
+    exchange: FakeExchange, sessions: async_sessionmaker[AsyncSession], clock: Clock
+) -> None:
+    exchange.on_post = "unreachable"
+    payer = _payer(exchange, sessions, clock)
+    for _ in range(2):
+        with pytest.raises(ChainUnreachable):
+            await payer.pay(ORDER)
+    exchange.on_post = "answer"
+    assert isinstance(await payer.pay(ORDER), Credited)
+    assert len({str(body) for body in exchange.posted}) == 1
+    assert exchange.usd(RECIPIENT) == Decimal("12.5")
+
+
+async def test_a_refusal_is_final_and_nothing_is_re_signed(
+    exchange: FakeExchange, sessions: async_sessionmaker[AsyncSession], clock: Clock
+) -> None:
+    payer = _payer(exchange, sessions, clock)
+    too_much = PerpsPaymentOrder(**{**ORDER.__dict__, "amount": 101 * 10**6})
+    outcome = await payer.pay(too_much)
+    assert outcome == Refused("Insufficient balance for transfer")
+    assert await payer.pay(too_much) == outcome
+    assert len(exchange.posted) == 1
+    assert await _attempts(sessions) == [(1, "refused")]
+    assert exchange.usd(SOLVER.address) == 100
+
+
+async def test_an_action_whose_nonce_left_the_window_is_dead_and_re_signed(
+    exchange: FakeExchange, sessions: async_sessionmaker[AsyncSession], clock: Clock
+) -> None:
+    exchange.on_post = "unreachable"
+    payer = _payer(exchange, sessions, clock)
+    with pytest.raises(ChainUnreachable):
+        await payer.pay(ORDER)
+    clock.advance(timedelta(days=2, seconds=1))  # the exchange can never take that nonce now
+    exchange.on_post = "answer"
+    outcome = await payer.pay(ORDER)
+    assert isinstance(outcome, Credited)
+    assert await _attempts(sessions) == [(1, "dead"), (2, "credited")]
+    first, _refused, second = exchange.posted
+    assert first["nonce"] != second["nonce"]
+    assert exchange.usd(RECIPIENT) == Decimal("12.5")
+
+
+async def test_each_payment_gets_its_own_nonce_even_within_one_millisecond(
+    exchange: FakeExchange, sessions: async_sessionmaker[AsyncSession], clock: Clock
+) -> None:
+    payer = _payer(exchange, sessions, clock)
+    for index in range(3):
+        order = PerpsPaymentOrder(**{**ORDER.__dict__, "key": f"0x{index:064x}"})
+        assert isinstance(await payer.pay(order), Credited)
+    assert len({body["nonce"] for body in exchange.posted}) == 3
+    assert exchange.usd(RECIPIENT) == Decimal("37.5")
