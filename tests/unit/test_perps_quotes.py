@@ -110,13 +110,21 @@ def test_a_third_party_dex_currency_is_the_spot_address_plus_the_dex_names_hex()
         ({"destination_currency": HYPE_ID + "78797a"}, "UNSUPPORTED_CURRENCY"),  # no bridging
         ({"origin_currency": "0x" + "12" * 20}, "UNSUPPORTED_CURRENCY"),
         ({"trade_type": "EXACT_OUTPUT"}, "UNSUPPORTED_EXECUTION_TYPE"),
-        ({"amount": "1", "destination_currency": HYPE_ID}, "AMOUNT_TOO_LOW"),
+        ({"amount": "0"}, "AMOUNT_TOO_LOW"),
     ],
 )
 def test_bad_input_is_refused_with_its_code(changes: dict[str, Any], code: str) -> None:
     with pytest.raises(QuoteError) as refused:
         plan_perps_deposit(_to_perps(**changes), _context())
     assert refused.value.error_code == code
+
+
+def test_an_amount_worth_less_than_one_unit_out_is_too_low() -> None:
+    context = _context()
+    cheap = PerpsQuoteContext(**{**context.__dict__, "evm_price": Decimal("0.000001")})
+    with pytest.raises(QuoteError) as refused:
+        plan_perps_deposit(_to_perps(amount="1"), cheap)
+    assert refused.value.error_code == "AMOUNT_TOO_LOW"
 
 
 def test_a_missing_recipient_is_the_users_own_exchange_account() -> None:
