@@ -151,6 +151,9 @@ def test_withdrawal_signed_by_the_wallet_arrives_on_the_evm_chain(
     # The exchange's ledger is final at once: no `waiting` with a deposit hash first.
     assert published_statuses(service, request_id) == ["pending", "submitted", "success"]
 
+    (legacy,) = client.get("/requests/v2", params={"id": request_id}).json()["requests"]
+    assert legacy["status"] == "success"
+    assert [tx["hash"] for tx in legacy["data"]["inTxs"]] == [transfer_hash]
     (record,) = listed_v3(client, key, id=request_id)["requests"]
     assert record["requestType"] == "Bridge" and record["features"] == []
     assert [tx["txHash"] for tx in record["data"]["inTxs"]] == [transfer_hash]
@@ -338,3 +341,48 @@ def test_transfer_of_another_token_is_refunded_in_that_token(
     assert status["failReason"] == "INCORRECT_DEPOSIT_CURRENCY"
     assert len(status["txHashes"]) == 1
     assert _spot_total(exchange, user.address, "HYPE") == Decimal(40)
+
+
+def test_transfer_signed_by_another_wallet_pays_nothing_and_is_refunded_to_that_wallet(
+    client: httpx.Client,
+    service: ServiceThread,
+    devnet: RunningDevnet,
+    exchange: ExchangeProcess,
+    perps_file: Path,
+) -> None:
+    """The mapping is the user's; a transfer under its nonce from another (funded) account is
+    matched by (sender, nonce), finds no mapping, and goes back to its own sender."""
+    user, stranger = _funded(exchange, perps_file), _funded(exchange, perps_file)
+    quote = request_quote(client, _withdrawal(devnet, user.address))
+    authorize, deposit = quote["steps"]
+    _authorize(client, user, authorize, "eth-account")
+    body = signed_deposit(stranger, deposit["items"][0], "eth-account")
+    assert post_to_exchange(exchange, body)["status"] == "ok"
+
+    transfer_hash = _last_transfer_hash(service, stranger.address)
+    assert wait_for(lambda: _refund_of(service, transfer_hash) is not None, timeout=20)
+    assert withdrawable(exchange, stranger.address) == Decimal(100)
+    assert withdrawable(exchange, user.address) == Decimal(100)
+    status = client.get("/intents/status/v3", params={"requestId": deposit["requestId"]}).json()
+    assert status["status"] == "waiting"
+
+
+def test_a_transfer_beyond_the_users_balance_is_refused_by_the_exchange_and_nothing_moves(
+    client: httpx.Client,
+    service: ServiceThread,
+    devnet: RunningDevnet,
+    exchange: ExchangeProcess,
+    perps_file: Path,
+) -> None:
+    user = _funded(exchange, perps_file, usd="10")
+    quote = request_quote(client, _withdrawal(devnet, user.address))
+    authorize, deposit = quote["steps"]
+    _authorize(client, user, authorize, "exchange-sdk")
+    refused = post_to_exchange(exchange, signed_deposit(user, deposit["items"][0], "exchange-sdk"))
+    assert refused["status"] == "err" and "insufficient balance" in refused["response"].lower()
+    time.sleep(1)  # a few watcher ticks: nothing reached the solver's account
+    deposits = select(Deposit).where(Deposit.depositor == user.address.lower())
+    assert stored_rows(service, deposits) == []
+    assert withdrawable(exchange, user.address) == Decimal(10)
+    status = client.get("/intents/status/v3", params={"requestId": deposit["requestId"]}).json()
+    assert status["status"] == "waiting"
