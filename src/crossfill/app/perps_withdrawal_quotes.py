@@ -70,10 +70,9 @@ def _context(
             f"destinationChainId {body.destination_chain_id}: withdrawals from chain "
             f"{perps.id} go to an EVM chain of this service",
         )
-    if not perps.enabled:
-        raise QuoteError("CHAIN_DISABLED", f"chain {perps.id} is disabled")
-    if runtime.chain_disabled(evm.id):
-        raise QuoteError("CHAIN_DISABLED", f"chain {evm.id} is disabled")
+    for chain_id in (perps.id, evm.id):  # configured, or the operator's override
+        if runtime.chain_disabled(chain_id):
+            raise QuoteError("CHAIN_DISABLED", f"chain {chain_id} is disabled")
     price: Decimal | None = None
     currency = evm.currency(body.destination_currency)
     if currency is not None:

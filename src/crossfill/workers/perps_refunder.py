@@ -3,10 +3,12 @@ nothing.
 
 A transfer is due when it was not accepted (no nonce mapping, another token or amount,
 expired, or a second transfer for a paid request) or its request failed on the destination.
-What landed (the deposit row's 1337 currency and amount) goes back to the sender through the
-perps payer: signed, journalled before it is posted, re-posted identically after a crash,
-and done once the exchange's ledger shows it. Then the deposit's refund is recorded with the
-ledger's hash and the request, if any, moves to `refund` (its `failReason` says why).
+What landed (the deposit row's 1337 currency and amount) goes back to the request's `refundTo`
+(the sender, unless the quote named another exchange account), or with no request to the
+sender, through the perps payer: signed, journalled before it is posted, re-posted
+identically after a crash, and done once the exchange's ledger shows it. Then the deposit's
+refund is recorded with the ledger's hash and the request, if any, moves to `refund` (its
+`failReason` says why).
 """
 
 from __future__ import annotations
@@ -76,8 +78,9 @@ class PerpsRefunder:
             f"perps-refunder-{self.config.id}", due, self._refund, label=lambda d: d.tx_hash
         )
 
-    def order_of(self, deposit: Deposit) -> PerpsPaymentOrder | None:
-        """What landed, sent back to its sender; None for a token we do not serve."""
+    def order_of(self, deposit: Deposit, refund_to: str | None) -> PerpsPaymentOrder | None:
+        """What landed, sent back to the request's `refundTo` (its order's refund recipient)
+        or, with no request, to its sender; None for a token we do not serve."""
         if deposit.currency == PERPS_USDC_ADDRESS:
             decimals = PERPS_USDC_DECIMALS
         else:
@@ -90,14 +93,19 @@ class PerpsRefunder:
         return PerpsPaymentOrder(
             purpose=REFUND,
             key=deposit.tx_hash,
-            destination=deposit.depositor,
+            destination=refund_to or deposit.depositor,
             currency=deposit.currency,
             amount=int(deposit.amount),
             decimals=decimals,
         )
 
     async def _refund(self, deposit: Deposit) -> None:
-        order = self.order_of(deposit)
+        refund_to = None
+        if deposit.request_id is not None:
+            async with self.sessions() as session:
+                request = await requests.get(session, deposit.request_id)
+                refund_to = request.refund_to if request is not None else None
+        order = self.order_of(deposit, refund_to)
         if order is None:
             log.warning("perps transfer not refundable", deposit=deposit.tx_hash,
                         currency=deposit.currency)  # fmt: skip

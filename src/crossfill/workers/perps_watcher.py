@@ -202,6 +202,10 @@ class PerpsWatcher:
         request = await requests.get(session, mapping.request_id)
         if request is None or request.origin_chain_id != self.config.id:
             return None
+        if request.user_address.lower() != transfer.sender:
+            # Anyone may map their own nonce to any request; only its user's transfer may
+            # pay for it (or fail it), so a stranger's goes back to the stranger.
+            return None
         return request
 
     async def _quoted(

@@ -350,13 +350,19 @@ def test_transfer_signed_by_another_wallet_pays_nothing_and_is_refunded_to_that_
     exchange: ExchangeProcess,
     perps_file: Path,
 ) -> None:
-    """The mapping is the user's; a transfer under its nonce from another (funded) account is
-    matched by (sender, nonce), finds no mapping, and goes back to its own sender."""
+    """A transfer under the quote's nonce from another (funded) account pays nothing and goes
+    back to its own sender, even when that account mapped its nonce to the user's request
+    (anyone may sign a mapping; only the request's user may pay for it, or fail it)."""
     user, stranger = _funded(exchange, perps_file), _funded(exchange, perps_file)
     quote = request_quote(client, _withdrawal(devnet, user.address))
     authorize, deposit = quote["steps"]
     _authorize(client, user, authorize, "eth-account")
-    body = signed_deposit(stranger, deposit["items"][0], "eth-account")
+    theirs = json.loads(json.dumps(authorize))
+    data = theirs["items"][0]["data"]
+    for part in (data["sign"]["value"], data["post"]["body"]):
+        part["wallet"] = part["depositor"] = stranger.address
+    _authorize(client, stranger, theirs, "eth-account")
+    body = signed_deposit(stranger, deposit["items"][0], "eth-account", amount="20")
     assert post_to_exchange(exchange, body)["status"] == "ok"
 
     transfer_hash = _last_transfer_hash(service, stranger.address)
