@@ -34,6 +34,7 @@ from crossfill.quoting.svm_quote import QuotedCurrency
 from crossfill.quoting.unsupported import reject_unsupported
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
+from crossfill.types import ChainId
 
 log = structlog.get_logger(__name__)
 
@@ -90,6 +91,21 @@ def _context(
         salt=secrets.randbits(256),
         solver=runtime.solver_account.address,
     )
+
+
+def _check_inventory(runtime: Runtime, quote: PerpsWithdrawalQuote) -> None:
+    """The solver must hold the output on the destination, as for any EVM destination."""
+    chain = quote.currency_out.chain_id
+    balance = runtime.chains[ChainId(chain)].state.solver_balance(quote.currency_out.address)
+    if balance is None:
+        raise QuoteUnavailable(
+            "SERVICE_UNAVAILABLE", f"solver inventory on chain {chain} not known yet"
+        )
+    if balance < quote.amount_out:
+        raise QuoteError(
+            "INSUFFICIENT_LIQUIDITY",
+            f"the solver holds too little {quote.currency_out.symbol} on chain {chain}",
+        )
 
 
 def _fill_plan(quote: PerpsWithdrawalQuote, evm: ChainConfig) -> dict[str, Any]:
@@ -162,6 +178,7 @@ async def create_perps_withdrawal_quote(
     reject_unsupported(body)
     context = _context(runtime, body, perps)
     quote = plan_perps_withdrawal(body, context)
+    _check_inventory(runtime, quote)
     wire = perps_withdrawal_wire(
         quote,
         send_asset_types={

@@ -392,3 +392,16 @@ def test_a_transfer_beyond_the_users_balance_is_refused_by_the_exchange_and_noth
     assert withdrawable(exchange, user.address) == Decimal(10)
     status = client.get("/intents/status/v3", params={"requestId": deposit["requestId"]}).json()
     assert status["status"] == "waiting"
+
+
+def test_a_withdrawal_beyond_the_solvers_inventory_is_400(
+    client: httpx.Client, devnet: RunningDevnet
+) -> None:
+    user = Account.create().address
+    solver_holds = balance(
+        devnet, DESTINATION, usdc(devnet, DESTINATION), devnet.deployment.solver.address
+    )
+    body = _withdrawal(devnet, user, amount=str(2 * solver_holds))
+    answer = client.post("/quote/v2", json=body)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["errorCode"] == "INSUFFICIENT_LIQUIDITY"
