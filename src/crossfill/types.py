@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NewType
+from typing import Literal, NewType
 
 ChainId = NewType("ChainId", int)
 Address = NewType("Address", str)  # EVM: EIP-55 checksummed
@@ -15,3 +15,5 @@ Wei = NewType("Wei", int)
 NATIVE_EVM_ADDRESS = Address("0x0000000000000000000000000000000000000000")
 # The API's address of an SVM chain's native coin (SOL): thirty-two `1`s, 9 decimals.
 NATIVE_SVM_ADDRESS = SvmAddress("1" * 32)
+# The perps exchange's network a signed action names (`hyperliquidChain`).
+ExchangeChain = Literal["Mainnet", "Testnet"]

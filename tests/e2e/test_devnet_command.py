@@ -76,8 +76,10 @@ def _run_devnet_once(home: Path) -> float:
         deployment = tomllib.loads((home / "deployment.toml").read_text())
         rpc_urls = [chain["http_rpc_url"] for chain in deployment["chains"]]
         svm_rpc_url = deployment["svm_chains"][0]["http_rpc_url"]
-        assert [c["id"] for c in chains["chains"]] == [900001, 900002, 792703809]
-        assert [c["httpRpcUrl"] for c in chains["chains"]] == [*rpc_urls, svm_rpc_url]
+        exchange_url = deployment["perps"]["api_url"]
+        assert [c["id"] for c in chains["chains"]] == [900001, 900002, 792703809, 1337]
+        assert [c["httpRpcUrl"] for c in chains["chains"]] == [*rpc_urls, svm_rpc_url, exchange_url]
+        assert chains["chains"][3]["vmType"] == "hypevm"
         assert [c["protocol"]["v2"]["depository"] for c in chains["chains"][:2]] == [
             chain["contracts"]["depository"] for chain in deployment["chains"]
         ]
@@ -94,7 +96,8 @@ def _run_devnet_once(home: Path) -> float:
     assert "test account" in output
     assert "devnet stopped" in output
     assert wait_for(
-        lambda: not any(_rpc_answers(url) for url in [*rpc_urls, svm_rpc_url]), timeout=10
+        lambda: not any(_rpc_answers(url) for url in [*rpc_urls, svm_rpc_url, exchange_url]),
+        timeout=10,
     )
     return bridge_seconds
 
@@ -119,7 +122,9 @@ def test_killed_devnet_takes_its_chains_down(tmp_path: Path) -> None:
     deployment_path = tmp_path / "deployment.toml"
     try:
         assert wait_for(deployment_path.exists, timeout=90, interval=0.5)
-        rpc_urls = [c["http_rpc_url"] for c in tomllib.loads(deployment_path.read_text())["chains"]]
+        deployment = tomllib.loads(deployment_path.read_text())
+        rpc_urls = [c["http_rpc_url"] for c in deployment["chains"]]
+        rpc_urls.append(deployment["perps"]["api_url"])  # the exchange dies with it too
         assert all(_rpc_answers(url) for url in rpc_urls)
     finally:
         process.kill()

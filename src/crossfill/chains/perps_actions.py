@@ -16,14 +16,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, ClassVar, Final, Literal, cast
+from typing import Any, ClassVar, Final, cast
 
 from eth_account import Account
 from eth_account.messages import encode_typed_data
 from eth_account.signers.local import LocalAccount
 from eth_utils.address import is_address, to_checksum_address
 
-ExchangeChain = Literal["Mainnet", "Testnet"]
+from crossfill.types import ExchangeChain as ExchangeChain  # re-exported: the actions name it
+
 EXCHANGE_CHAINS: Final = ("Mainnet", "Testnet")
 DOMAIN_NAME: Final = "HyperliquidSignTransaction"
 DOMAIN_VERSION: Final = "1"

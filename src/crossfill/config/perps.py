@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from crossfill.config.explorer import ExplorerConfig
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug
 from crossfill.config.secrets import KeyRef
-from crossfill.types import ChainId
+from crossfill.types import ChainId, ExchangeChain
 
 PERPS_CHAIN_ID: Final = ChainId(1337)
 PERPS_USDC_ADDRESS: Final = "0x" + "0" * 32

@@ -50,6 +50,7 @@ async def settle(
     status: str,
     now: datetime,
     tx_hash: str | None = None,
+    ledger_time_ms: int | None = None,
     error: str | None = None,
 ) -> bool:
     """Move an in-flight attempt to credited, refused or dead; False if it was not in flight
@@ -57,6 +58,12 @@ async def settle(
     result = await session.execute(
         update(PerpsPayment)
         .where(PerpsPayment.id == payment_id, PerpsPayment.status == IN_FLIGHT)
-        .values(status=status, tx_hash=tx_hash, error=error, updated_at=now)
+        .values(
+            status=status,
+            tx_hash=tx_hash,
+            ledger_time_ms=ledger_time_ms,
+            error=error,
+            updated_at=now,
+        )
     )
     return bool(getattr(result, "rowcount", 0) == 1)

@@ -490,8 +490,9 @@ class PerpsPayment(Base):
     signed_action: Mapped[Any] = mapped_column(JSONColumn, nullable=False)
     # signed -> credited | refused | dead
     status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
-    # The exchange's hash of the transfer, once its ledger shows it.
+    # The exchange's hash of the transfer and its ledger time (ms), once its ledger shows it.
     tx_hash: Mapped[str | None] = mapped_column(String(90))
+    ledger_time_ms: Mapped[int | None] = mapped_column(BigInteger)
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)

@@ -137,7 +137,7 @@ class PerpsPayer:
         if attempt is None:
             return await self._sign_and_post(order, number=1, dead=None)
         if attempt.status == "credited":
-            return Credited(attempt.tx_hash or "", 0)
+            return Credited(attempt.tx_hash or "", attempt.ledger_time_ms or 0)
         if attempt.status == "refused":
             return Refused(attempt.error or "")
         if attempt.status == "dead":
@@ -173,7 +173,9 @@ class PerpsPayer:
         for update in await self.client.ledger_updates(attempt.signer, start_ms=start):
             delta = update.delta
             if isinstance(delta, Transfer) and _is_attempt(delta, attempt):
-                await self._settle(attempt, "credited", tx_hash=update.hash)
+                await self._settle(
+                    attempt, "credited", tx_hash=update.hash, ledger_time_ms=update.time
+                )
                 return Credited(update.hash, update.time)
         return None
 
@@ -224,12 +226,13 @@ class PerpsPayer:
 
     async def _settle(
         self, attempt: PerpsPayment, status: str, *, tx_hash: str | None = None,
-        error: str | None = None,
+        ledger_time_ms: int | None = None, error: str | None = None,
     ) -> None:  # fmt: skip
         async with self.sessions() as session, session.begin():
             await perps_payments.settle(
-                session, attempt.id, status=status, now=self.now(), tx_hash=tx_hash, error=error
-            )
+                session, attempt.id, status=status, now=self.now(), tx_hash=tx_hash,
+                ledger_time_ms=ledger_time_ms, error=error,
+            )  # fmt: skip
 
 
 def _signed(attempt: PerpsPayment) -> SignedAction:

@@ -16,7 +16,7 @@ from crossfill.devnet.exchange.deployment import perps_document, seed_exchange
 from crossfill.devnet.exchange.process import ExchangeProcess, start_exchange
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import OPERATOR_TOKEN
-from tests.e2e.conftest import StartService
+from tests.e2e.conftest import ServiceThread, StartService
 
 PERPS_ID = 1337
 PERPS_USDC = "0x" + "0" * 32
@@ -45,11 +45,15 @@ def perps_deployment(devnet: RunningDevnet, exchange: ExchangeProcess) -> Deploy
 
 
 @pytest.fixture
-def http(start_service: StartService, perps_deployment: Deployment) -> Iterator[httpx.Client]:
-    service = start_service(
+def perps_service(start_service: StartService, perps_deployment: Deployment) -> ServiceThread:
+    return start_service(
         perps_deployment, run_workers=True, settings={"admin_token": OPERATOR_TOKEN}
     )
-    with httpx.Client(base_url=service.base_url, timeout=10) as client:
+
+
+@pytest.fixture
+def http(perps_service: ServiceThread) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=perps_service.base_url, timeout=10) as client:
         yield client
 
 

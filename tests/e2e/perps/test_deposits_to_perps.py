@@ -29,11 +29,12 @@ from tests.e2e.bridging import (
     funded_user,
     listed_v3,
     new_api_key,
+    published_statuses,
     request_quote,
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import StartService, validate_against
+from tests.e2e.conftest import ServiceThread, StartService, validate_against
 from tests.e2e.perps.conftest import (
     PERPS_ID,
     PERPS_USDC,
@@ -53,7 +54,10 @@ def to_perps(user: str, recipient: str, origin_currency: str, amount: int,
 
 
 def test_usdc_deposit_is_credited_to_the_recipients_exchange_account(
-    devnet: RunningDevnet, exchange: ExchangeProcess, http: httpx.Client
+    devnet: RunningDevnet,
+    exchange: ExchangeProcess,
+    perps_service: ServiceThread,
+    http: httpx.Client,
 ) -> None:
     user, recipient = funded_user(devnet, usdc_amount=50 * 10**6), Account.create().address
     quote = request_quote(http, to_perps(user.address, recipient, usdc(devnet, ORIGIN), 20 * 10**6))
@@ -77,6 +81,9 @@ def test_usdc_deposit_is_credited_to_the_recipients_exchange_account(
     assert entry["delta"]["type"] == "send" and entry["delta"]["destination"] == recipient.lower()
     assert status["txHashes"] == [entry["hash"]]
     _check_v3_record(http, request_id, entry["hash"], "Bridge")
+    # Every status change went out as an event (webhooks, websocket), in order.
+    assert published_statuses(perps_service, request_id)[-3:] == ["pending", "submitted",
+                                                                  "success"]  # fmt: skip
 
 
 def _check_v3_record(http: httpx.Client, request_id: str, tx_hash: str, kind: str) -> None:

@@ -36,6 +36,7 @@ def upgrade() -> None:
         ),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("tx_hash", sa.String(length=90), nullable=True),
+        sa.Column("ledger_time_ms", sa.BigInteger(), nullable=True),
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
