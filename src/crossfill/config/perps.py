@@ -27,10 +27,6 @@ PERPS_CHAIN_ID: Final = ChainId(1337)
 PERPS_USDC_ADDRESS: Final = "0x" + "0" * 32
 # The exchange's perps side counts USD in millionths (as the USDC it is bridged from).
 PERPS_USDC_DECIMALS: Final = 6
-# The network name the actions sign (`hyperliquidChain`); the same Literal as
-# `chains.perps_actions.ExchangeChain`, written here because config may not import chains
-# (domain imports config; see the import contracts).
-ExchangeChain = Literal["Mainnet", "Testnet"]
 _TOKEN_ID = re.compile(r"^0x[0-9a-f]{32}$")
 _SIGNATURE_CHAIN_ID = re.compile(r"^0x[0-9a-f]{1,16}$")
 
