@@ -1,6 +1,7 @@
 """The answer to a quote or price request, whichever kinds of chain its route crosses: EVM
 routes are quoted by `app.quotes`, routes to or from the SVM chain by `app.svm_quotes`,
-deposits to the perps exchange by `app.perps_quotes`."""
+deposits to the perps exchange by `app.perps_quotes` and withdrawals from it by
+`app.perps_withdrawal_quotes`."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import orjson
 
 from crossfill.app.perps_quotes import create_perps_deposit_quote, from_perps, to_perps
+from crossfill.app.perps_withdrawal_quotes import create_perps_withdrawal_quote
 from crossfill.app.quotes import create_quote, preview_price
 from crossfill.app.svm_quotes import create_svm_quote, preview_svm_price, svm_direction
 from crossfill.quoting.errors import QuoteError
@@ -23,8 +25,8 @@ async def quote_answer(runtime: Runtime, request: QuoteRequest, *, api_key_id: i
             await create_perps_deposit_quote(runtime, request, api_key_id=api_key_id)
         )
     if from_perps(runtime, request):
-        raise QuoteError(
-            "UNSUPPORTED_ROUTE", "withdrawals from the perps exchange are not served yet"
+        return orjson.dumps(
+            await create_perps_withdrawal_quote(runtime, request, api_key_id=api_key_id)
         )
     direction = svm_direction(runtime, request)
     if direction is not None:

@@ -14,6 +14,9 @@ class DepositVerdict(StrEnum):
     TOO_LOW = "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
     EXPIRED = "ORDER_EXPIRED"
     DOUBLE_SPEND = "DOUBLE_SPEND"
+    # An exchange transfer of another amount than the one its request quoted (and the user
+    # signed): it pays for nothing and is sent back.
+    WRONG_AMOUNT = "INCORRECT_PAYMENT"
 
 
 @dataclass(frozen=True)

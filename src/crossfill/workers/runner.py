@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import asyncpg
 from eth_account.signers.local import LocalAccount
@@ -30,7 +30,9 @@ from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.indexer import Indexer
 from crossfill.workers.permit_depositor import PermitDepositor
 from crossfill.workers.perps_payer import PerpsPayer
+from crossfill.workers.perps_refunder import PerpsRefunder
 from crossfill.workers.perps_solver import PerpsSolver
+from crossfill.workers.perps_watcher import PerpsWatcher
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
 from crossfill.workers.sponsor_collector import SponsorCollector
@@ -69,6 +71,9 @@ class Workers:
     svm_indexers: dict[ChainId, SvmIndexer] = field(default_factory=dict)
     svm_refunders: dict[ChainId, SvmRefunder] = field(default_factory=dict)
     perps_solver: PerpsSolver | None = None
+    # Withdrawals from the exchange: its transfers in, and the refunds of those that paid nothing.
+    perps_watcher: PerpsWatcher | None = None
+    perps_refunder: PerpsRefunder | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # Removals of the workers' head listeners (see `start`).
     _unlisten: list[Callable[[], None]] = field(default_factory=list)
@@ -202,7 +207,7 @@ class Workers:
             svm_solvers=svm_solvers,
             svm_indexers=svm_indexers,
             svm_refunders=svm_refunders,
-            perps_solver=_perps_solver(runtime, owner),
+            **_perps_workers(runtime, owner),
         )
 
     async def recover(self, runtime: Runtime) -> None:
@@ -239,9 +244,15 @@ class Workers:
         for executor in self.gasless_executors:
             self._tasks.append(asyncio.create_task(executor.run(), name=executor.name))
         svm_workers: list[
-            tuple[str, ChainId, SvmSolver | SvmIndexer | SvmRefunder | PerpsSolver]
+            tuple[
+                str,
+                ChainId,
+                SvmSolver | SvmIndexer | SvmRefunder | PerpsSolver | PerpsWatcher | PerpsRefunder,
+            ]
         ] = [
             *(("perps-solver", w.config.id, w) for w in (self.perps_solver,) if w is not None),
+            *(("perps-watcher", w.config.id, w) for w in (self.perps_watcher,) if w is not None),
+            *(("perps-refunder", w.config.id, w) for w in (self.perps_refunder,) if w is not None),
             *(("svm-solver", chain_id, w) for chain_id, w in self.svm_solvers.items()),
             *(("svm-indexer", chain_id, w) for chain_id, w in self.svm_indexers.items()),
             *(("svm-refunder", chain_id, w) for chain_id, w in self.svm_refunders.items()),
@@ -273,11 +284,19 @@ class Workers:
         return indexer.hint(tx_hash)
 
 
-def _perps_solver(runtime: Runtime, owner: str) -> PerpsSolver | None:
-    """The perps exchange's solver, paying from the solver's exchange account."""
+class _PerpsWorkers(TypedDict, total=False):
+    perps_solver: PerpsSolver
+    perps_watcher: PerpsWatcher
+    perps_refunder: PerpsRefunder
+
+
+def _perps_workers(runtime: Runtime, owner: str) -> _PerpsWorkers:
+    """The perps exchange's solver (deposits to it), watcher and refunder (withdrawals from
+    it), all paying from the solver's exchange account through one payer (its journal holds
+    every action that account signs); none without an exchange."""
     exchange = runtime.perps
     if exchange is None:
-        return None
+        return {}
     settings = runtime.settings
     account = resolve_holder(
         exchange.config.solver,
@@ -286,16 +305,22 @@ def _perps_solver(runtime: Runtime, owner: str) -> PerpsSolver | None:
         keystore_password=settings.keystore_password,
     )
     payer = PerpsPayer(exchange.client, exchange.config, account, runtime.sessions, now=utc_now)
-    return PerpsSolver(
-        exchange,
-        payer,
-        runtime.sessions,
-        now=utc_now,
-        interval_seconds=min(
-            settings.worker_interval_seconds, exchange.config.poll_interval_seconds
+    interval = min(settings.worker_interval_seconds, exchange.config.poll_interval_seconds)
+    return {
+        "perps_solver": PerpsSolver(
+            exchange, payer, runtime.sessions, now=utc_now, interval_seconds=interval, owner=owner
         ),
-        owner=owner,
-    )
+        "perps_watcher": PerpsWatcher(
+            exchange.client,
+            exchange.config,
+            runtime.sessions,
+            now=utc_now,
+            interval_seconds=interval,
+        ),
+        "perps_refunder": PerpsRefunder(
+            exchange.config, payer, runtime.sessions, now=utc_now, interval_seconds=interval
+        ),
+    }
 
 
 def _gasless_executors(runtime: Runtime, owner: str) -> list[GaslessExecutor]:

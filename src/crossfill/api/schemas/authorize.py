@@ -31,6 +31,8 @@ class NonceMappingBody(BaseModel):
     nonce: StrictInt | StrictStr
     id: StrictStr = Field(max_length=100)
     signatureChainId: ChainIdField
+    # The official SDK adds its `source` to every signature post body; accepted, not stored.
+    referrer: StrictStr | None = Field(default=None, max_length=200)
 
     def to_mapping(self) -> NonceMapping:
         try:

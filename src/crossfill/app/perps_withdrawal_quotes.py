@@ -1,0 +1,190 @@
+"""Serve a quote that withdraws from the perps exchange (chain 1337) to an EVM chain: plan it,
+answer it, store its request (with the fill the EVM destination's solver executes)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import structlog
+
+from crossfill.app import registry
+from crossfill.app.fills import FillTerms, plan_fill
+from crossfill.chains.perps_actions import SendAsset
+from crossfill.config import ChainConfig
+from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.domain.perps_transfers import PLAN_KIND
+from crossfill.errors import StoreError
+from crossfill.quoting import inputs
+from crossfill.quoting.errors import QuoteError, QuoteUnavailable
+from crossfill.quoting.perps_quote import perps_currency
+from crossfill.quoting.perps_withdrawal import (
+    PerpsWithdrawalContext,
+    PerpsWithdrawalQuote,
+    PerpsWithdrawalSide,
+    check_protocol_version,
+    plan_perps_withdrawal,
+)
+from crossfill.quoting.perps_withdrawal_response import perps_withdrawal_wire
+from crossfill.quoting.prices import PriceMissing
+from crossfill.quoting.request import QuoteRequest
+from crossfill.quoting.unsupported import reject_unsupported
+from crossfill.runtime import Runtime
+from crossfill.store.requests import REQUESTS
+from crossfill.types import ChainId
+
+log = structlog.get_logger(__name__)
+
+
+def perps_side(perps: PerpsExchangeConfig) -> PerpsWithdrawalSide:
+    """The exchange as a withdrawal quote reads it: perps USDC into the solver's account."""
+    usdc = perps_currency(perps, PERPS_USDC_ADDRESS, "originCurrency")
+    return PerpsWithdrawalSide(
+        chain_id=perps.id,
+        protocol_name=perps.name,
+        solver_account=perps.solver.address.lower(),
+        network=perps.exchange_chain,
+        currency=usdc,
+        token=perps.usdc_token,
+    )
+
+
+def _context(
+    runtime: Runtime, body: QuoteRequest, perps: PerpsExchangeConfig
+) -> PerpsWithdrawalContext:
+    evm = runtime.deployment.chain(body.destination_chain_id)
+    if evm is None:
+        raise QuoteError(
+            "UNSUPPORTED_CHAIN",
+            f"destinationChainId {body.destination_chain_id}: withdrawals from chain "
+            f"{perps.id} go to an EVM chain of this service",
+        )
+    for chain_id in (perps.id, evm.id):  # configured, or the operator's override
+        if runtime.chain_disabled(chain_id):
+            raise QuoteError("CHAIN_DISABLED", f"chain {chain_id} is disabled")
+    price: Decimal | None = None
+    currency = evm.currency(body.destination_currency)
+    if currency is not None:
+        try:
+            price = Decimal(registry.price_book(runtime).price(evm.id, currency)) / 10**6
+        except PriceMissing:
+            price = None
+    return PerpsWithdrawalContext(
+        evm=evm,
+        perps=perps_side(perps),
+        evm_price=price,
+        now=datetime.now(UTC),
+        ttl=inputs.ttl(body.ttl, runtime.deployment.quotes),
+        request_id=os.urandom(32),
+        salt=secrets.randbits(256),
+        solver=runtime.solver_account.address,
+    )
+
+
+def _check_inventory(runtime: Runtime, quote: PerpsWithdrawalQuote) -> None:
+    """The solver must hold the output on the destination, as for any EVM destination."""
+    chain = quote.currency_out.chain_id
+    balance = runtime.chains[ChainId(chain)].state.solver_balance(quote.currency_out.address)
+    if balance is None:
+        raise QuoteUnavailable(
+            "SERVICE_UNAVAILABLE", f"solver inventory on chain {chain} not known yet"
+        )
+    if balance < quote.amount_out:
+        raise QuoteError(
+            "INSUFFICIENT_LIQUIDITY",
+            f"the solver holds too little {quote.currency_out.symbol} on chain {chain}",
+        )
+
+
+def _fill_plan(quote: PerpsWithdrawalQuote, evm: ChainConfig) -> dict[str, Any]:
+    """The EVM destination's solver executes this plan (planned once, as for EVM origins)."""
+    terms = FillTerms(
+        order_id=quote.order_id,
+        recipient=quote.recipient,
+        currency=quote.currency_out.address,
+        amount_out=quote.amount_out,
+        expires_at=quote.expires_at,
+        swap=None,
+        leg_currency=quote.currency_out.address,
+        calls=(),
+    )
+    return plan_fill(terms, evm).to_json()
+
+
+def _request_row(
+    quote: PerpsWithdrawalQuote,
+    wire: dict[str, Any],
+    body: QuoteRequest,
+    evm: ChainConfig,
+    api_key_id: int | None,
+) -> dict[str, Any]:
+    return {
+        "id": quote.request_id,
+        "order_id": quote.order_id,
+        "status": "waiting",
+        "origin_chain_id": quote.currency_in.chain_id,
+        "destination_chain_id": quote.currency_out.chain_id,
+        "user_address": quote.user,
+        "recipient": quote.recipient,
+        "refund_to": quote.refund_to,
+        "origin_currency": quote.currency_in.address,
+        "destination_currency": quote.currency_out.address,
+        "trade_type": body.trade_type,
+        "amount_in": str(quote.amount_in),
+        "amount_out": str(quote.amount_out),
+        "minimum_amount_out": str(quote.amount_out),
+        "amount_in_usd_micros": quote.usd_micros(quote.currency_in, quote.amount_in),
+        "explicit_deposit": True,
+        "quote": wire,
+        "referrer": inputs.referrer(body.referrer),
+        "api_key_id": api_key_id,
+        "expires_at": quote.expires_at,
+        "created_at": quote.created_at,
+        "updated_at": quote.created_at,
+        "request_type": "Bridge" if quote.is_bridge else "Crosschain Swap",
+        "currency_in_symbol": quote.currency_in.symbol,
+        "currency_out_symbol": quote.currency_out.symbol,
+        "features_mask": 0,
+        "app_fees_usd_micros": 0,
+        # What the watcher matches the user's exchange transfer against.
+        "plan": {
+            "kind": PLAN_KIND,
+            "nonce": quote.nonce,
+            "token": quote.send_asset.token,
+            "sourceDex": quote.send_asset.source_dex,
+        },
+        "fill_plan": _fill_plan(quote, evm),
+    }
+
+
+async def create_perps_withdrawal_quote(
+    runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
+) -> dict[str, Any]:
+    assert runtime.perps is not None
+    perps = runtime.perps.config
+    check_protocol_version(body, perps.id)
+    reject_unsupported(body)
+    context = _context(runtime, body, perps)
+    quote = plan_perps_withdrawal(body, context)
+    _check_inventory(runtime, quote)
+    wire = perps_withdrawal_wire(
+        quote,
+        send_asset_types={
+            SendAsset.primary_type: [{"name": n, "type": t} for n, t in SendAsset.typed_fields]
+        },
+        send_asset_primary_type=SendAsset.primary_type,
+        depository=context.perps.solver_account,
+    )
+    try:
+        await runtime.quote_rows.add(
+            [(REQUESTS, _request_row(quote, wire, body, context.evm, api_key_id))]
+        )
+    except StoreError as exc:
+        log.error("perps quote not stored", request_id=quote.request_id, error=str(exc))
+        raise QuoteUnavailable(
+            "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
+        ) from None
+    return wire
