@@ -21,7 +21,7 @@ from crossfill.app.fills import filler_calldata, revert_reason, stored_fill_plan
 from crossfill.chains.evm import BlockHead
 from crossfill.chains.receipt_outcomes import fee_paid
 from crossfill.contracts import calldata
-from crossfill.domain.fill_plan import FillPlan
+from crossfill.domain.fill_plan import FillPlan, FillPlanError
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted, SignerBusy
@@ -79,6 +79,8 @@ class Solver:
         # what the journal held for their fill in that transaction.
         self._claimed: list[Request] = []
         self._journals: dict[str, SentTransaction | None] = {}
+        # Their simulations, started while that transaction was still open.
+        self._simulations: dict[str, asyncio.Task[int]] = {}
         # Fills of ours not known mined (as of the last look): new heads matter only then.
         self._in_flight = 0
 
@@ -110,14 +112,35 @@ class Solver:
             return None
         request.lease_owner = self.owner
         request.lease_expires_at = self.now() + LEASE
+        simulation = self._simulation_ahead(request)
         journal = await journalled(session, request.id, FILL)
 
         def hand_over() -> None:
             self._claimed.append(request)
             self._journals[request.id] = journal
+            if simulation is not None:
+                self._simulations[request.id] = simulation
             self._wakeup.set()
 
         return hand_over
+
+    def _simulation_ahead(self, request: Request) -> asyncio.Task[int] | None:
+        """The fill's simulation (a read), started beside the rest of the transaction that
+        claims it and its commit, when the fill may go as things stand; `_fill` decides again
+        and uses it only then. Its outcome is consumed even when nobody awaits it (a claim
+        that did not commit). A plan it cannot read is left to `_fill` (which gives up)."""
+        if request.fill_plan is None:
+            return None  # planned from the row: left to `_fill`
+        try:
+            fill = stored_fill_plan(request, self.config)
+        except FillPlanError:
+            return None
+        balance = self.chain.state.solver_balance(fill.spends_currency)
+        if balance is None or self._refusal(fill, balance) is not None:
+            return None
+        task = asyncio.create_task(self._simulate(fill))
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return task
 
     async def _wait(self) -> None:
         await wait_interval(self._wakeup, self.interval_seconds)
@@ -191,6 +214,7 @@ class Solver:
         # Looked up already when it was claimed in the transaction that made it pending.
         known = request.id in self._journals
         journal_then = self._journals.pop(request.id, None)
+        ahead = self._simulations.pop(request.id, None)
         fill = stored_fill_plan(request, self.config)
         balance = self.chain.state.solver_balance(fill.spends_currency)
         refusal = None if balance is None else self._refusal(fill, balance)
@@ -200,7 +224,7 @@ class Solver:
         may_go = balance is not None and refusal is None
         journal, simulated = await asyncio.gather(
             _known(journal_then) if known else self.txmanager.for_request(request.id, FILL),
-            self._simulate(fill) if may_go else _nothing(),
+            (ahead or self._simulate(fill)) if may_go else _nothing(),
             return_exceptions=True,
         )
         if isinstance(journal, BaseException):
