@@ -4,7 +4,7 @@ confirmations its value calls for, not one head before nor after."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -15,9 +15,11 @@ from bench.synthetic import synthetic_requests
 from eth_abi.abi import encode
 from eth_utils.crypto import keccak
 from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.config import ConfirmationTier
 from crossfill.runtime import ChainRuntime
+from crossfill.store import deposits
 from crossfill.store.tables import Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.indexer import Indexer
@@ -138,3 +140,84 @@ async def test_a_deposit_for_a_request_that_already_failed_is_left_to_the_refund
     assert (request.status, request.fail_reason) == ("failure", "INCORRECT_PAYMENT")
     assert (deposit.state, deposit.request_id) == ("confirmed", world.request_id)
     assert world.handed == []
+
+
+def _one_confirmation(world: World) -> None:
+    world.indexer.config = world.indexer.config.model_copy(
+        update={"confirmations": (ConfirmationTier(blocks=1),)}
+    )
+
+
+async def _stored(world: World) -> tuple[Request, Deposit]:
+    async with world.base.sessions() as session:
+        request = await session.get(Request, world.request_id)
+        deposit = await session.scalar(select(Deposit))
+    assert request is not None and deposit is not None
+    return request, deposit
+
+
+async def test_a_deposit_deep_enough_when_found_is_claimed_in_the_transaction_recording_it(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _one_confirmation(world)
+    seen_in_transaction: list[tuple[str, str]] = []
+    left_unconfirmed: list[int] = []
+    unconfirmed = deposits.unconfirmed
+
+    async def counted(session: AsyncSession, chain_id: int) -> list[Deposit]:
+        rows = await unconfirmed(session, chain_id)
+        left_unconfirmed.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(deposits, "unconfirmed", counted)
+
+    async def claim(session: AsyncSession, request: Request) -> Callable[[], None] | None:
+        seen_in_transaction.append((request.id, request.status))
+        request.lease_owner = "this-process"
+        return lambda: world.handed.append((request.destination_chain_id, request.id))
+
+    world.indexer.claim_pending = claim
+    await _tick_on_pushed_head(world)
+    world.deposit_in_next_block()
+    await _tick_on_pushed_head(world)  # found with the one confirmation it needs
+    assert seen_in_transaction == [(world.request_id, "pending")]
+    assert left_unconfirmed == [0, 0]  # never left seen-but-unconfirmed for `_confirm`
+    assert [request_id for _, request_id in world.handed] == [world.request_id]
+    request, deposit = await _stored(world)
+    assert (request.status, request.lease_owner) == ("pending", "this-process")
+    assert (deposit.state, deposit.request_id) == ("confirmed", world.request_id)
+
+
+async def test_without_a_claim_the_request_is_handed_over_by_id(world: World) -> None:
+    _one_confirmation(world)
+    await _tick_on_pushed_head(world)
+    world.deposit_in_next_block()
+    await _tick_on_pushed_head(world)
+    assert [request_id for _, request_id in world.handed] == [world.request_id]
+    request, _ = await _stored(world)
+    assert (request.status, request.lease_owner) == ("pending", None)
+
+
+async def test_a_claim_whose_transaction_did_not_commit_is_not_handed_over(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _one_confirmation(world)
+    handed_claims: list[str] = []
+
+    async def claim(session: AsyncSession, request: Request) -> Callable[[], None] | None:
+        return lambda: handed_claims.append(request.id)
+
+    async def cursor_lost(*_args: object) -> None:
+        raise RuntimeError("the database went away")
+
+    world.indexer.claim_pending = claim
+    await _tick_on_pushed_head(world)
+    world.deposit_in_next_block()
+    monkeypatch.setattr(deposits, "advance_cursor", cursor_lost)
+    with pytest.raises(RuntimeError):
+        await _tick_on_pushed_head(world)
+    assert handed_claims == []
+    async with world.base.sessions() as session:
+        request = await session.get(Request, world.request_id)
+        assert await session.scalar(select(Deposit)) is None
+    assert request is not None and (request.status, request.lease_owner) == ("waiting", None)

@@ -3,7 +3,7 @@ revert refuses an order; every other failure leaves it pending and it is tried a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -296,3 +296,49 @@ async def test_our_own_fill_mined_late_is_never_taken_for_a_conflict(world: Worl
     await world.solver.tick()
     assert (await world.request()).status == "success"
     assert world.chain.sent == [first]
+
+
+async def _claimed_in_a_transaction(world: World) -> Callable[[], None] | None:
+    async with world.solver.sessions() as session, session.begin():
+        request = await session.get(Request, world.request_id)
+        assert request is not None
+        return await world.solver.claim_pending(session, request)
+
+
+async def test_without_the_signer_lease_nothing_is_claimed_in_the_indexers_transaction(
+    world: World,
+) -> None:
+    assert await _claimed_in_a_transaction(world) is None
+    assert (await world.request()).lease_owner is None
+    assert world.chain.calls == []
+
+
+async def test_a_request_claimed_in_the_indexers_transaction_is_filled_with_its_simulation(
+    world: World,
+) -> None:
+    await world.solver.txmanager.hold_signer()
+    hand_over = await _claimed_in_a_transaction(world)
+    assert hand_over is not None
+    assert (await world.request()).lease_owner == "me"
+    hand_over()
+    await world.solver.tick()
+    (sent,) = await world.journal()
+    assert (await world.request()).status == "submitted"
+    assert world.chain.sent == [sent.tx_hash]
+    assert world.chain.calls.count("estimate_gas") == 1  # the one started in the transaction
+
+
+async def test_a_fill_journalled_before_the_claim_is_resumed_not_signed_again(
+    world: World,
+) -> None:
+    world.chain.fail("send_raw_after_taking", ChainUnreachable("connection reset"))
+    await world.solver.tick()  # signed and journalled; its broadcast's answer lost
+    (journalled,) = await world.journal()
+    await world.solver.txmanager.hold_signer()
+    hand_over = await _claimed_in_a_transaction(world)
+    assert hand_over is not None
+    hand_over()
+    await world.solver.tick()
+    assert [row.tx_hash for row in await world.journal()] == [journalled.tx_hash]
+    assert (await world.request()).status == "submitted"
+    assert world.chain.sent == [journalled.tx_hash]

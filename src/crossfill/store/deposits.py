@@ -16,8 +16,11 @@ REORGED = "reorged"
 INDEXER = "indexer"
 
 
-async def record_seen(session: AsyncSession, chain_id: int, log: DepositLog, now: datetime) -> bool:
-    """Store a deposit log once; False when it was already known (a re-scan or a hint)."""
+async def record_seen(
+    session: AsyncSession, chain_id: int, log: DepositLog, now: datetime
+) -> Deposit | None:
+    """Store a deposit log once: its row when that is news (new, or revived after a reorg);
+    None when it was already known (a re-scan or a hint)."""
     known = await session.scalar(
         select(Deposit.id).where(
             Deposit.chain_id == chain_id,
@@ -27,39 +30,38 @@ async def record_seen(session: AsyncSession, chain_id: int, log: DepositLog, now
     )
     if known is not None:
         return await _seen_again(session, known, log)
-    session.add(
-        Deposit(
-            chain_id=chain_id,
-            tx_hash=log.tx_hash,
-            log_index=log.log_index,
-            block_number=log.block_number,
-            block_hash=log.block_hash,
-            order_id=log.order_id,
-            depositor=log.depositor,
-            currency=log.currency,
-            amount=str(log.amount),
-            paid_to=log.paid_to,
-            state=SEEN,
-            created_at=now,
-        )
+    row = Deposit(
+        chain_id=chain_id,
+        tx_hash=log.tx_hash,
+        log_index=log.log_index,
+        block_number=log.block_number,
+        block_hash=log.block_hash,
+        order_id=log.order_id,
+        depositor=log.depositor,
+        currency=log.currency,
+        amount=str(log.amount),
+        paid_to=log.paid_to,
+        state=SEEN,
+        created_at=now,
     )
+    session.add(row)
     await session.flush()
-    return True
+    return row
 
 
-async def _seen_again(session: AsyncSession, deposit_id: int, log: DepositLog) -> bool:
+async def _seen_again(session: AsyncSession, deposit_id: int, log: DepositLog) -> Deposit | None:
     """A known deposit log found again. In another block it was re-included after a reorg:
-    follow it there, and revive it if it had been given up as reorged (True: news)."""
+    follow it there, and revive it if it had been given up as reorged (its row: news)."""
     deposit = await session.get(Deposit, deposit_id)
     assert deposit is not None
     if deposit.block_hash == log.block_hash:
-        return False
+        return None
     deposit.block_number = log.block_number
     deposit.block_hash = log.block_hash
     if deposit.state != REORGED:
-        return False
+        return None
     deposit.state = SEEN
-    return True
+    return deposit
 
 
 async def unconfirmed(session: AsyncSession, chain_id: int) -> list[Deposit]:

@@ -10,7 +10,8 @@ Confirmed deposits stay watched until final (`reorg_watch`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
@@ -57,6 +58,15 @@ log = structlog.get_logger(__name__)
 REWIND_BLOCKS = 64
 DEPOSIT_ADDRESS_MISMATCH = "DEPOSIT_ADDRESS_MISMATCH"
 
+# Claims a request for this process's solver of its destination chain inside the transaction
+# that makes it pending; returns what hands it over once that transaction has committed, or
+# None when that solver cannot take it now (it is then handed over by id, and claimed there).
+ClaimHook = Callable[[AsyncSession, Request], Awaitable[Callable[[], None] | None]]
+
+
+async def _no_claim(_session: AsyncSession, _request: Request) -> Callable[[], None] | None:
+    return None
+
 
 class Indexer:
     def __init__(
@@ -81,7 +91,10 @@ class Indexer:
         self.hints = HintWatch(chain.client, now=now, on_hint=self._wakeup.set)
         # Called with a request's destination chain id and id when it becomes pending.
         self.on_pending: Callable[[int, str], None] = lambda _chain_id, _request_id: None
+        self.claim_pending: ClaimHook = _no_claim
+        # Made pending in the open transaction: handed over once it has committed.
         self._pending: list[tuple[int, str]] = []
+        self._claimed: list[Callable[[], None]] = []
         # The newest head announced by the chain's follower, not ticked on yet.
         self._announced: BlockHead | None = None
         # Blocks as the last scan's node answered for them, by number; the deposits' txs.
@@ -241,7 +254,10 @@ class Indexer:
             self._scanned_txs.update(deposit.tx_hash for deposit in found)
             batches = [batch for entry in router_logs if (batch := decode_batch(entry)) is not None]
             await self._record(
-                found + await self._implicit(transfers), batches, cursor=scanned.end_block
+                found + await self._implicit(transfers),
+                batches,
+                cursor=scanned.end_block,
+                head=head,
             )
             self._lag.set(head.number - end)
             start = end + 1
@@ -276,6 +292,7 @@ class Indexer:
         found: list[DepositLog],
         batches: list[RouterBatch],
         cursor: BlockHead | None = None,
+        head: BlockHead | None = None,
     ) -> None:
         if batches:
             async with self.sessions() as session:
@@ -284,11 +301,18 @@ class Indexer:
             number: await self.chain.client.block_at(number)
             for number in {batch.block_number for batch in batches}
         }
+        deep = await self._found_deep(found, cursor, head)
         now = self.now()
-        async with self.sessions() as session, session.begin():
+        async with self._transaction() as session:
             for deposit in found:
-                if await deposits.record_seen(session, self.config.id, deposit, now):
-                    await self._note_seen(session, deposit, now)
+                row = await deposits.record_seen(session, self.config.id, deposit, now)
+                if row is None:
+                    continue
+                await self._note_seen(session, deposit, now)
+                if deposit in deep and cursor is not None:
+                    row.state = deposits.CONFIRMED
+                    receipt = deep[deposit]
+                    await self._settle(session, row, cursor, fee_paid(receipt) if receipt else None)
             for batch in batches:
                 block = blocks[batch.block_number]
                 await settle_batch(
@@ -302,6 +326,49 @@ class Indexer:
                 await deposits.advance_cursor(
                     session, self.config.id, cursor.number, cursor.hash, now
                 )
+
+    async def _found_deep(
+        self, found: list[DepositLog], cursor: BlockHead | None, head: BlockHead | None
+    ) -> dict[DepositLog, Any]:
+        """Deposits a scan found already as deep as their value calls for, in the block the
+        scan answered for (its last, so the block is known canonical with them in it), with
+        their receipts: they are confirmed in the transaction that records them."""
+        if cursor is None or head is None:
+            return {}
+        deep = [
+            deposit
+            for deposit in found
+            if deposit.block_number == cursor.number
+            and deposit.block_hash == cursor.hash
+            and self._deep_enough(deposit.currency, deposit.amount, deposit.block_number, head)
+        ]
+        receipts = await asyncio.gather(
+            *(self.chain.client.receipt(deposit.tx_hash) for deposit in deep)
+        )
+        return dict(zip(deep, receipts, strict=True))
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[AsyncSession]:
+        """A transaction; the requests it makes pending are handed over once it commits."""
+        try:
+            async with self.sessions() as session, session.begin():
+                yield session
+        except BaseException:
+            self._hand_over(committed=False)
+            raise
+        self._hand_over(committed=True)
+
+    def _hand_over(self, *, committed: bool) -> None:
+        """To this process's solvers. Claims made in a transaction that did not commit are
+        dropped (no lease was taken); a request handed by id is claimed by its solver, which
+        finds it pending or not."""
+        pending, claimed = self._pending, self._claimed
+        self._pending, self._claimed = [], []
+        for chain_id, request_id in pending:
+            self.on_pending(chain_id, request_id)
+        if committed:
+            for hand_over in claimed:
+                hand_over()
 
     async def _note_seen(self, session: AsyncSession, deposit: DepositLog, now: datetime) -> None:
         """The user's deposit is on chain but not final: show its hash, still `waiting`."""
@@ -328,36 +395,26 @@ class Indexer:
         usd = value_on_chain(self.config, self.chain.state, currency, amount, now_seconds)
         return Moved(currency, amount, usd)
 
-    def _value_usd_micros(self, deposit: Deposit) -> int | None:
-        """At the price quotes use; None (the deepest confirmation tier) when there is none."""
-        return self._paid_in(deposit.currency, int(deposit.amount)).usd_micros
-
-    def _deep_enough(self, deposit: Deposit, head: BlockHead) -> bool:
-        value = self._value_usd_micros(deposit)
+    def _deep_enough(self, currency: str, amount: int, block_number: int, head: BlockHead) -> bool:
+        """As many confirmations at `head` as the deposit's value calls for (valued at the
+        price quotes use; without one, the deepest tier)."""
+        value = self._paid_in(currency, amount).usd_micros
         tiers = self.config.confirmations
         needed = tiers[-1].blocks if value is None else required_confirmations(tiers, value)
-        return confirmations(head.number, deposit.block_number) >= needed
+        return confirmations(head.number, block_number) >= needed
 
     async def _confirm(self, head: BlockHead) -> None:
-        self._pending.clear()
-        try:
-            await self._confirm_ready(head)
-        finally:
-            for chain_id, request_id in self._pending:  # after commit: the solver sees it
-                self.on_pending(chain_id, request_id)
-
-    async def _confirm_ready(self, head: BlockHead) -> None:
         async with self.sessions() as session:
             ready = [
                 d
                 for d in await deposits.unconfirmed(session, self.config.id)
-                if self._deep_enough(d, head)
+                if self._deep_enough(d.currency, int(d.amount), d.block_number, head)
             ]
         for deposit in ready:
             block, receipt = await asyncio.gather(
                 self._block(deposit.block_number), self.chain.client.receipt(deposit.tx_hash)
             )
-            async with self.sessions() as session, session.begin():
+            async with self._transaction() as session:
                 row = await session.get(Deposit, deposit.id)
                 assert row is not None
                 if block is None or block.hash != row.block_hash:
@@ -437,7 +494,11 @@ class Indexer:
         request.origin_block_number = block.number
         if verdict is DepositVerdict.ACCEPTED:
             await requests.move(session, request, RequestStatus.PENDING, now=now)
-            self._pending.append((request.destination_chain_id, request.id))
+            hand_over = await self.claim_pending(session, request)
+            if hand_over is None:
+                self._pending.append((request.destination_chain_id, request.id))
+            else:
+                self._claimed.append(hand_over)
         else:
             await requests.move(
                 session,

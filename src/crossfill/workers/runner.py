@@ -15,6 +15,7 @@ from typing import Any, TypedDict, TypeVar
 
 import asyncpg
 from eth_account.signers.local import LocalAccount
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
@@ -22,6 +23,7 @@ from crossfill.config.svm_keys import resolve_svm_holder
 from crossfill.runtime import Runtime
 from crossfill.store import deposit_hints, outbox, requests, signer_leases
 from crossfill.store.db import is_sqlite
+from crossfill.store.tables import Request
 from crossfill.types import ChainId
 from crossfill.workers.app_fee_payer import AppFeePayer
 from crossfill.workers.deposit_addresses import DepositAddressSweeper
@@ -54,6 +56,13 @@ def _hand_over(solvers: dict[ChainId, Solver], chain_id: int, request_id: str) -
     solver = solvers.get(ChainId(chain_id))
     if solver is not None:
         solver.take(request_id)
+
+
+async def _claim_pending(
+    solvers: dict[ChainId, Solver], session: AsyncSession, request: Request
+) -> Callable[[], None] | None:
+    solver = solvers.get(ChainId(request.destination_chain_id))
+    return None if solver is None else await solver.claim_pending(session, request)
 
 
 @dataclass
@@ -148,6 +157,7 @@ class Workers:
             indexer.on_pending = lambda chain_id, request_id: _hand_over(
                 solvers, chain_id, request_id
             )
+            indexer.claim_pending = functools.partial(_claim_pending, solvers)
         # Woken at once by events this process commits; the interval catches retries coming
         # due and events other processes wrote.
         webhooks = WebhookDispatcher(

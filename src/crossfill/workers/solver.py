@@ -21,7 +21,7 @@ from crossfill.app.fills import filler_calldata, revert_reason, stored_fill_plan
 from crossfill.chains.evm import BlockHead
 from crossfill.chains.receipt_outcomes import fee_paid
 from crossfill.contracts import calldata
-from crossfill.domain.fill_plan import FillPlan
+from crossfill.domain.fill_plan import FillPlan, FillPlanError
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted, SignerBusy
@@ -33,7 +33,7 @@ from crossfill.store import requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, RequestTransaction, SentTransaction
 from crossfill.workers.replacements import replace_stuck
-from crossfill.workers.txmanager import TxManager
+from crossfill.workers.txmanager import TxManager, journalled
 
 log = structlog.get_logger(__name__)
 FILL = "fill"
@@ -46,6 +46,10 @@ RETRY_AFTER = timedelta(seconds=2)
 
 async def _nothing() -> None:
     return None
+
+
+async def _known(journal: SentTransaction | None) -> SentTransaction | None:
+    return journal
 
 
 class Solver:
@@ -71,6 +75,12 @@ class Solver:
         self._wakeup = asyncio.Event()
         # Requests this process's indexer just made pending, filled first at the next tick.
         self._handed: list[str] = []
+        # Requests claimed for this solver in the transaction that made them pending, with
+        # what the journal held for their fill in that transaction.
+        self._claimed: list[Request] = []
+        self._journals: dict[str, SentTransaction | None] = {}
+        # Their simulations, started while that transaction was still open.
+        self._simulations: dict[str, asyncio.Task[int]] = {}
         # Fills of ours not known mined (as of the last look): new heads matter only then.
         self._in_flight = 0
 
@@ -91,6 +101,47 @@ class Solver:
         self._handed.append(request_id)
         self._wakeup.set()
 
+    async def claim_pending(
+        self, session: AsyncSession, request: Request
+    ) -> Callable[[], None] | None:
+        """Lease, in the caller's transaction that makes it pending, a request this solver
+        fills, and look its fill up in the journal there; returns its hand-over, to call once
+        that transaction has committed. None while this process does not hold the signer lease
+        (the request is then claimed like any other)."""
+        if not self.txmanager.holds_signer():
+            return None
+        request.lease_owner = self.owner
+        request.lease_expires_at = self.now() + LEASE
+        simulation = self._simulation_ahead(request)
+        journal = await journalled(session, request.id, FILL)
+
+        def hand_over() -> None:
+            self._claimed.append(request)
+            self._journals[request.id] = journal
+            if simulation is not None:
+                self._simulations[request.id] = simulation
+            self._wakeup.set()
+
+        return hand_over
+
+    def _simulation_ahead(self, request: Request) -> asyncio.Task[int] | None:
+        """The fill's simulation (a read), started beside the rest of the transaction that
+        claims it and its commit, when the fill may go as things stand; `_fill` decides again
+        and uses it only then. Its outcome is consumed even when nobody awaits it (a claim
+        that did not commit). A plan it cannot read is left to `_fill` (which gives up)."""
+        if request.fill_plan is None:
+            return None  # planned from the row: left to `_fill`
+        try:
+            fill = stored_fill_plan(request, self.config)
+        except FillPlanError:
+            return None
+        balance = self.chain.state.solver_balance(fill.spends_currency)
+        if balance is None or self._refusal(fill, balance) is not None:
+            return None
+        task = asyncio.create_task(self._simulate(fill))
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return task
+
     async def _wait(self) -> None:
         await wait_interval(self._wakeup, self.interval_seconds)
 
@@ -100,6 +151,9 @@ class Solver:
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: claim nothing
+        claimed, self._claimed = self._claimed, []
+        if claimed:
+            await self._fill_each(claimed)
         handed, self._handed = self._handed, []
         if handed:
             await self._fill_each(await self._claim(handed))
@@ -157,6 +211,10 @@ class Solver:
             await self._fail(request.id, "UNKNOWN")
 
     async def _fill(self, request: Request) -> None:
+        # Looked up already when it was claimed in the transaction that made it pending.
+        known = request.id in self._journals
+        journal_then = self._journals.pop(request.id, None)
+        ahead = self._simulations.pop(request.id, None)
         fill = stored_fill_plan(request, self.config)
         balance = self.chain.state.solver_balance(fill.spends_currency)
         refusal = None if balance is None else self._refusal(fill, balance)
@@ -165,8 +223,8 @@ class Solver:
         # meanwhile, when the fill may go.
         may_go = balance is not None and refusal is None
         journal, simulated = await asyncio.gather(
-            self.txmanager.for_request(request.id, FILL),
-            self._simulate(fill) if may_go else _nothing(),
+            _known(journal_then) if known else self.txmanager.for_request(request.id, FILL),
+            (ahead or self._simulate(fill)) if may_go else _nothing(),
             return_exceptions=True,
         )
         if isinstance(journal, BaseException):

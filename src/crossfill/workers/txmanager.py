@@ -96,6 +96,17 @@ class TxManager:
         chain: workers check it before they claim work that needs signing."""
         await self._hold_signer()
 
+    def holds_signer(self) -> bool:
+        """Whether this process holds the key's lease with more than half its time left, as
+        last taken or renewed (no database read): work may be claimed for signing then; each
+        journal write still checks the lease in its own transaction."""
+        held_until = self._held_until
+        return (
+            self._token is not None
+            and held_until is not None
+            and held_until - self.now() > self.lease / 2
+        )
+
     async def _hold_signer(self) -> int:
         """The signer lease's fencing token, taken if free; SignerBusy if another holds it.
         A new token means another process may have signed meanwhile: the nonce is read again.
@@ -379,9 +390,16 @@ class TxManager:
 
     async def for_request(self, request_id: str | None, purpose: str) -> SentTransaction | None:
         async with self.sessions() as session:
-            return await session.scalar(
-                select(SentTransaction)
-                .where(SentTransaction.request_id == request_id, SentTransaction.purpose == purpose)
-                .order_by(SentTransaction.id.desc())
-                .limit(1)
-            )
+            return await journalled(session, request_id, purpose)
+
+
+async def journalled(
+    session: AsyncSession, request_id: str | None, purpose: str
+) -> SentTransaction | None:
+    """The latest transaction journalled for `(request_id, purpose)`, in the caller's session."""
+    return await session.scalar(
+        select(SentTransaction)
+        .where(SentTransaction.request_id == request_id, SentTransaction.purpose == purpose)
+        .order_by(SentTransaction.id.desc())
+        .limit(1)
+    )
