@@ -186,7 +186,7 @@ def test_quoted_request_is_waiting_and_unknown_request_is_404(quoting) -> None:
         ({"txsGasLimit": 100000}, "INVALID_EXTRA_TXS"),
         ({"appFees": [{"recipient": "0x12", "fee": "10"}]}, "INVALID_ADDRESS"),
         ({"usePermit": True}, "UNSUPPORTED_EXECUTION_TYPE"),
-        ({"protocolVersion": "v1"}, "UNSUPPORTED_EXECUTION_TYPE"),
+        ({"protocolVersion": "v3"}, "UNSUPPORTED_EXECUTION_TYPE"),
     ],
 )
 def test_bad_quote_requests_get_coded_400s(quoting, overrides, error_code) -> None:
