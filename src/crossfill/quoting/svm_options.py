@@ -55,6 +55,18 @@ REFUSED_ON_SVM: tuple[tuple[str, str, str, str], ...] = (
         "applies to origins whose deposit needs the user's public key; SVM routes need none",
     ),
     (
+        "use_deposit_address",
+        "useDepositAddress",
+        "UNSUPPORTED_EXECUTION_TYPE",
+        "is not served on SVM routes: deposit addresses are offered on EVM origins only",
+    ),
+    (
+        "recovery_address",
+        "recoveryAddress",
+        "UNSUPPORTED_EXECUTION_TYPE",
+        "applies to deposit addresses, offered on EVM origins only",
+    ),
+    (
         "late_payment_slippage_tolerance",
         "latePaymentSlippageTolerance",
         "UNSUPPORTED_EXECUTION_TYPE",
@@ -76,6 +88,11 @@ def check_svm_options(body: QuoteRequest) -> SvmOptions:
     for field, wire_name, error_code, why in REFUSED_ON_SVM:
         if is_set(getattr(body, field)):
             raise QuoteError(error_code, f"{wire_name} {why}")
+    if body.strict is not None:  # `strict: false` asks for an open deposit address too
+        raise QuoteError(
+            "UNSUPPORTED_EXECUTION_TYPE",
+            "strict applies to deposit addresses, offered on EVM origins only",
+        )
     if not body.explicit_deposit:
         raise QuoteError(
             "UNSUPPORTED_EXECUTION_TYPE",

@@ -272,10 +272,6 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
         raise QuoteError("UNSUPPORTED_EXECUTION_TYPE", "SVM routes are quoted EXACT_INPUT only")
     _route_length(body)
     _protocol_version(body, direction)
-    if body.use_deposit_address or body.strict is not None or body.recovery_address:
-        raise QuoteError(
-            "UNSUPPORTED_EXECUTION_TYPE", "deposit addresses are offered on EVM origins only"
-        )
     amount_in = inputs.amount(body.amount)
     evm, svm = context.evm, context.svm
     vault = svm.solver.address
