@@ -77,9 +77,14 @@ def test_library_and_structlog_records_pass_the_same_redaction(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, json_logs: bool
 ) -> None:
     configure_logging(json_logs=json_logs, level="INFO", secrets=[TOKEN])
-    # An in-process uvicorn of an earlier test leaves its own level on this logger.
+    # An in-process uvicorn of an earlier test may leave uvicorn's own logging configuration
+    # (levels, handlers, no propagation) on these loggers.
+    for name in ("uvicorn", "uvicorn.error"):
+        configured = logging.getLogger(name)
+        monkeypatch.setattr(configured, "level", logging.NOTSET)
+        monkeypatch.setattr(configured, "handlers", [])
+        monkeypatch.setattr(configured, "propagate", True)
     library = logging.getLogger("uvicorn.error")
-    monkeypatch.setattr(library, "level", logging.NOTSET)
     library.info('%s - "WebSocket %s" 403', "127.0.0.1:5000", f"/ws?apiKey={API_KEY}")
     try:
         raise RuntimeError(f"refused {TOKEN}")

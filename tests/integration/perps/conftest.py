@@ -66,7 +66,7 @@ def exchange(tmp_path: Path) -> Iterator[DevnetExchange]:
     port = free_port()
     app = build_app(Exchange(ledger, "Testnet"), clock=clock)
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
+        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
