@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.chains.depository_logs import DepositLog
-from crossfill.store.tables import ChainCursor, Deposit
+from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.domain.status import RequestStatus
+from crossfill.store.tables import ChainCursor, Deposit, Request
 
 SEEN = "seen"
 CONFIRMED = "confirmed"
@@ -85,6 +87,27 @@ async def confirmed_since(session: AsyncSession, chain_id: int, block_number: in
         .order_by(Deposit.block_number.desc(), Deposit.log_index.desc())
     )
     return list(rows)
+
+
+async def due_for_refund(session: AsyncSession, chain_id: int) -> list[Deposit]:
+    """Confirmed deposits of the chain that paid for nothing (not accepted, or their request
+    failed) and whose refund has not started, oldest first."""
+    return list(
+        await session.scalars(
+            select(Deposit)
+            .outerjoin(Request, Request.id == Deposit.request_id)
+            .where(
+                Deposit.chain_id == chain_id,
+                Deposit.state == CONFIRMED,
+                Deposit.refund_status.is_(None),
+                or_(
+                    Deposit.outcome != DepositVerdict.ACCEPTED,
+                    Request.status == RequestStatus.FAILURE,
+                ),
+            )
+            .order_by(Deposit.id)
+        )
+    )
 
 
 async def accepted_for(session: AsyncSession, request_id: str) -> Deposit | None:

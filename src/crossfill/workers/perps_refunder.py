@@ -18,7 +18,6 @@ from collections.abc import Callable
 from datetime import datetime
 
 import structlog
-from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
@@ -26,7 +25,7 @@ from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_forever
 from crossfill.store import deposits, requests
-from crossfill.store.tables import Deposit, Request
+from crossfill.store.tables import Deposit
 from crossfill.workers.perps_payer import Credited, PerpsPayer, PerpsPaymentOrder, Refused
 
 log = structlog.get_logger(__name__)
@@ -58,22 +57,7 @@ class PerpsRefunder:
 
     async def tick(self) -> None:
         async with self.sessions() as session:
-            due = list(
-                await session.scalars(
-                    select(Deposit)
-                    .outerjoin(Request, Request.id == Deposit.request_id)
-                    .where(
-                        Deposit.chain_id == self.config.id,
-                        Deposit.state == deposits.CONFIRMED,
-                        Deposit.refund_status.is_(None),
-                        or_(
-                            Deposit.outcome != DepositVerdict.ACCEPTED,
-                            Request.status == RequestStatus.FAILURE,
-                        ),
-                    )
-                    .order_by(Deposit.id)
-                )
-            )
+            due = await deposits.due_for_refund(session, self.config.id)
         await each_on_its_own(
             f"perps-refunder-{self.config.id}", due, self._refund, label=lambda d: d.tx_hash
         )

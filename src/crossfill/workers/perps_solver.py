@@ -11,9 +11,8 @@ deposit back; every other failure is retried.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -22,10 +21,10 @@ from crossfill.config.perps import PERPS_USDC_DECIMALS
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
-from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.runtime import PerpsRuntime
 from crossfill.store import requests
 from crossfill.store.tables import Request
+from crossfill.workers.leased_fills import LeasedFills
 from crossfill.workers.perps_payer import (
     Credited,
     PaymentOutcome,
@@ -36,7 +35,6 @@ from crossfill.workers.perps_payer import (
 
 log = structlog.get_logger(__name__)
 FILL = "fill"
-LEASE = timedelta(seconds=30)
 
 
 def fail_reason(refusal: str) -> str:
@@ -45,7 +43,7 @@ def fail_reason(refusal: str) -> str:
     return "TRANSFER_FAILED"
 
 
-class PerpsSolver:
+class PerpsSolver(LeasedFills):
     def __init__(
         self,
         exchange: PerpsRuntime,
@@ -56,42 +54,17 @@ class PerpsSolver:
         interval_seconds: float,
         owner: str,
     ) -> None:
+        super().__init__(
+            f"perps-solver-{exchange.config.id}",
+            exchange.config.id,
+            sessions,
+            now=now,
+            interval_seconds=interval_seconds,
+            owner=owner,
+        )
         self.exchange = exchange
         self.config = exchange.config
         self.payer = payer
-        self.sessions = sessions
-        self.now = now
-        self.interval_seconds = interval_seconds
-        self.owner = owner
-        self._wakeup = asyncio.Event()
-
-    def wake(self) -> None:
-        self._wakeup.set()
-
-    async def run(self) -> None:
-        await run_forever(f"perps-solver-{self.config.id}", self.tick, self._wait)
-
-    async def _wait(self) -> None:
-        await wait_interval(self._wakeup, self.interval_seconds)
-
-    async def tick(self) -> None:
-        for status in (RequestStatus.PENDING, RequestStatus.SUBMITTED):
-            async with self.sessions() as session, session.begin():
-                claimed = await requests.claim(
-                    session,
-                    destination_chain_id=self.config.id,
-                    status=status,
-                    owner=self.owner,
-                    now=self.now(),
-                    lease=LEASE,
-                    limit=20,
-                )
-            await each_on_its_own(
-                f"perps-solver-{self.config.id}",
-                claimed,
-                self._fill,
-                label=lambda request: request.id,
-            )
 
     def order_of(self, request: Request) -> PerpsPaymentOrder:
         currency = request.destination_currency

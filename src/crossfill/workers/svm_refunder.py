@@ -14,7 +14,6 @@ from datetime import datetime
 
 import structlog
 from solders.pubkey import Pubkey
-from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.svm_transactions import SvmPaymentOrder
@@ -23,7 +22,7 @@ from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_forever
 from crossfill.runtime import SvmChainRuntime
 from crossfill.store import deposits, requests
-from crossfill.store.tables import Deposit, Request
+from crossfill.store.tables import Deposit
 from crossfill.workers.svm_payer import Paid, Refused, SvmPayer
 
 log = structlog.get_logger(__name__)
@@ -56,22 +55,7 @@ class SvmRefunder:
 
     async def tick(self) -> None:
         async with self.sessions() as session:
-            due = list(
-                await session.scalars(
-                    select(Deposit)
-                    .outerjoin(Request, Request.id == Deposit.request_id)
-                    .where(
-                        Deposit.chain_id == self.config.id,
-                        Deposit.state == deposits.CONFIRMED,
-                        Deposit.refund_status.is_(None),
-                        or_(
-                            Deposit.outcome != DepositVerdict.ACCEPTED,
-                            Request.status == RequestStatus.FAILURE,
-                        ),
-                    )
-                    .order_by(Deposit.id)
-                )
-            )
+            due = await deposits.due_for_refund(session, self.config.id)
         await each_on_its_own(
             f"svm-refunder-{self.config.id}", due, self._refund, label=lambda d: d.tx_hash
         )

@@ -8,9 +8,8 @@ origin chain's refunder pays the deposit back; every other failure is retried.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import structlog
 from solders.pubkey import Pubkey
@@ -18,18 +17,17 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.svm_transactions import SvmPaymentOrder
 from crossfill.domain.status import RequestStatus
-from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.runtime import SvmChainRuntime
 from crossfill.store import requests
 from crossfill.store.tables import Request
+from crossfill.workers.leased_fills import LeasedFills
 from crossfill.workers.svm_payer import Paid, PaymentOutcome, Refused, SvmPayer
 
 log = structlog.get_logger(__name__)
 FILL = "fill"
-LEASE = timedelta(seconds=30)
 
 
-class SvmSolver:
+class SvmSolver(LeasedFills):
     def __init__(
         self,
         chain: SvmChainRuntime,
@@ -40,42 +38,17 @@ class SvmSolver:
         interval_seconds: float,
         owner: str,
     ) -> None:
+        super().__init__(
+            f"svm-solver-{chain.config.id}",
+            chain.config.id,
+            sessions,
+            now=now,
+            interval_seconds=interval_seconds,
+            owner=owner,
+        )
         self.chain = chain
         self.config = chain.config
         self.payer = payer
-        self.sessions = sessions
-        self.now = now
-        self.interval_seconds = interval_seconds
-        self.owner = owner
-        self._wakeup = asyncio.Event()
-
-    def wake(self) -> None:
-        self._wakeup.set()
-
-    async def run(self) -> None:
-        await run_forever(f"svm-solver-{self.config.id}", self.tick, self._wait)
-
-    async def _wait(self) -> None:
-        await wait_interval(self._wakeup, self.interval_seconds)
-
-    async def tick(self) -> None:
-        for status in (RequestStatus.PENDING, RequestStatus.SUBMITTED):
-            async with self.sessions() as session, session.begin():
-                claimed = await requests.claim(
-                    session,
-                    destination_chain_id=self.config.id,
-                    status=status,
-                    owner=self.owner,
-                    now=self.now(),
-                    lease=LEASE,
-                    limit=20,
-                )
-            await each_on_its_own(
-                f"svm-solver-{self.config.id}",
-                claimed,
-                self._fill,
-                label=lambda request: request.id,
-            )
 
     def order_of(self, request: Request) -> SvmPaymentOrder:
         currency = self.config.currency(request.destination_currency)
