@@ -145,6 +145,16 @@ async def by_order_id(session: AsyncSession, order_id: str) -> Request | None:
     return await session.scalar(select(Request).where(Request.order_id == order_id))
 
 
+async def first_open_quote_from(session: AsyncSession, chain_id: int) -> datetime | None:
+    """When the oldest request still waiting for its deposit on `chain_id` was quoted."""
+    return await session.scalar(
+        select(func.min(Request.created_at)).where(
+            Request.origin_chain_id == chain_id,
+            Request.status.in_([RequestStatus.WAITING, RequestStatus.DEPOSITING]),
+        )
+    )
+
+
 async def transactions_of(session: AsyncSession, request_id: str) -> list[RequestTransaction]:
     rows = await session.scalars(
         select(RequestTransaction)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 import structlog
 from solders.pubkey import Pubkey
@@ -38,6 +39,7 @@ log = structlog.get_logger(__name__)
 PAGE = 1000
 FINALIZED_ONLY = frozenset({"finalized"})
 CONFIRMED_OR_FINALIZED = frozenset({"confirmed", "finalized"})
+BLOCK_TIME_SLACK_SECONDS = 2
 
 
 class SvmIndexer:
@@ -89,8 +91,7 @@ class SvmIndexer:
         if cursor is None or cursor.block_hash != genesis:
             # First start on this chain (or a new chain under the same id, a restarted
             # devnet): history before it, the vault's funding, is no deposit of ours.
-            newest = max((int(entry["slot"]) for entry in listed), default=0)
-            await self._advance(role, newest, genesis, reset=True)
+            await self._advance(role, await self._adopt_history(listed), genesis, reset=True)
             return
         for entry in sorted(listed, key=lambda entry: int(entry["slot"])):
             slot = int(entry["slot"])
@@ -105,6 +106,37 @@ class SvmIndexer:
                     await self._record(deposit)
             self.settled.add(entry["signature"])
             await self._advance(role, slot - 1, genesis)
+
+    async def _adopt_history(self, listed: list[dict[str, Any]]) -> int:
+        """On a first scan, the deposits in history that pay for a request already waiting
+        (one quoted and paid before any scan ran) are recorded; the rest is left alone. The
+        answer is the slot the cursor starts at: the newest, or below the first of those
+        deposits not yet at the deposit commitment, for the next scans to read."""
+        newest = max((int(entry["slot"]) for entry in listed), default=0)
+        async with self.sessions() as session:
+            quoted = await requests.first_open_quote_from(session, self.config.id)
+        if quoted is None:
+            return newest
+        # A slot's block time is whole seconds and may predate a transaction in it.
+        since = int(as_utc(quoted).timestamp()) - BLOCK_TIME_SLACK_SECONDS
+        for entry in sorted(listed, key=lambda entry: int(entry["slot"])):
+            if entry.get("blockTime") is None or int(entry["blockTime"]) < since:
+                continue
+            if entry.get("confirmationStatus") not in self.commitments:
+                return int(entry["slot"]) - 1
+            if entry.get("err") is None:
+                landed = await self.chain.client.transaction(entry["signature"])
+                deposit = read_vault_deposit(landed, self.config.solver.address)
+                if deposit is not None and await self._pays_a_known_order(deposit):
+                    await self._record(deposit)
+            self.settled.add(entry["signature"])
+        return newest
+
+    async def _pays_a_known_order(self, deposit: VaultDeposit) -> bool:
+        if not deposit.order_id:
+            return False
+        async with self.sessions() as session:
+            return await requests.by_order_id(session, deposit.order_id) is not None
 
     async def _advance(self, role: str, slot: int, genesis: str, *, reset: bool = False) -> None:
         """The cursor (the slot and, in `block_hash`, the chain's genesis hash) moves up only;

@@ -4,18 +4,20 @@ fill on the EVM destination; wrong amount, wrong mint and no memo refunded on th
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
 import pytest
 from eth_account import Account
 from solders.keypair import Keypair
+from sqlalchemy import select
 
 from crossfill.chains import svm_programs as programs
+from crossfill.config import Deployment
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.store.tables import ChainCursor
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -24,9 +26,10 @@ from tests.e2e.bridging import (
     balance,
     final_status,
     request_quote,
+    stored_rows,
     usdc,
 )
-from tests.e2e.conftest import validate_against
+from tests.e2e.conftest import StartService, validate_against, wait_for
 from tests.e2e.svm.wallet import item_instructions, sign_and_send, sol_balance, token_balance
 
 SVM_ID = 792703809
@@ -119,9 +122,21 @@ def test_wrong_mint_is_refunded_in_that_mint(
 
 
 def test_a_deposit_without_memo_is_refunded(
-    svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+    svm_node: tuple[SvmNodeProcess, SeededSvm],
+    svm_deployment: Deployment,
+    start_service: StartService,
 ) -> None:
     node, _seeded = svm_node
+    service = start_service(svm_deployment, run_workers=True)
+    # What landed before the indexer's first scan is history: the transfer waits for it.
+    watched = 1 + len(svm_deployment.svm_chains[0].token_currencies)
+    assert wait_for(
+        lambda: (
+            len(stored_rows(service, select(ChainCursor).where(ChainCursor.chain_id == SVM_ID)))
+            == watched
+        ),
+        timeout=20,
+    )
     user = svm_accounts.users()[4]
     before = sol_balance(node.rpc_url, user.pubkey())
     sign_and_send(
@@ -129,10 +144,7 @@ def test_a_deposit_without_memo_is_refunded(
         [programs.transfer_sol(user.pubkey(), svm_accounts.solver().pubkey(), 10**9)],
         user,
     )
-    deadline = time.monotonic() + 30
-    while sol_balance(node.rpc_url, user.pubkey()) != before - FEE and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert sol_balance(node.rpc_url, user.pubkey()) == before - FEE
+    assert wait_for(lambda: sol_balance(node.rpc_url, user.pubkey()) == before - FEE, timeout=30)
 
 
 @pytest.mark.parametrize(
@@ -154,3 +166,27 @@ def test_svm_origin_quotes_refuse_bad_input(
     response = http.post("/quote/v2", json=body)
     assert response.status_code == 400, response.text
     assert response.json()["errorCode"] == code
+
+
+def test_a_deposit_landed_before_the_first_scan_is_filled(
+    devnet: RunningDevnet,
+    svm_node: tuple[SvmNodeProcess, SeededSvm],
+    svm_deployment: Deployment,
+    start_service: StartService,
+) -> None:
+    """A new service's first scan of the vault puts history behind it, but not a deposit for
+    a request it already quoted: here it is quoted and paid before any worker runs."""
+    node, seeded = svm_node
+    user, recipient = svm_accounts.users()[4], Account.create().address
+    token = usdc(devnet, DESTINATION)
+    quoting = start_service(svm_deployment)
+    with httpx.Client(base_url=quoting.base_url, timeout=10) as api:
+        quote = request_quote(api, _from_svm(user, recipient, str(seeded.usdc_mint), token, 10**7))
+    sign_and_send(node.rpc_url, item_instructions(quote["steps"][0]["items"][0]), user)
+    quoting.stop()
+    service = start_service(svm_deployment, run_workers=True)
+    with httpx.Client(base_url=service.base_url, timeout=10) as api:
+        assert final_status(api, quote["steps"][0]["requestId"])["status"] == "success"
+    assert balance(devnet, DESTINATION, token, recipient) == int(
+        quote["details"]["currencyOut"]["amount"]
+    )
