@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.e2e.bridging import V2_STILL_SERVED
 from tests.e2e.conftest import ServiceThread, StartService
 
 OPERATOR_TOKEN = "operator-token"
@@ -30,13 +31,15 @@ PUBLIC = "--exclude-path-regex=^/admin"
 
 @pytest.fixture
 def fuzzed(start_service: StartService) -> ServiceThread:
-    """No rate limits (429s would hide the answers), admin endpoints on."""
+    """No rate limits (429s would hide the answers), admin endpoints on, and a clock on which
+    the deprecated GET /requests/v2 still answers (once retired it is 410 whatever is asked)."""
     return start_service(
         settings={
             "admin_token": OPERATOR_TOKEN,
             "rate_limit_anonymous_per_minute": 0,
             "rate_limit_key_per_minute": 0,
-        }
+        },
+        wall_clock=lambda: V2_STILL_SERVED,
     )
 
 

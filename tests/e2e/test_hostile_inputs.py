@@ -20,6 +20,7 @@ from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
     ORIGIN,
+    V2_STILL_SERVED,
     balance,
     final_status,
     funded_user,
@@ -39,7 +40,10 @@ SUPERSCRIPT_TWO, FULL_WIDTH_FIVE = "\u00b2", "\uff15"
 
 @pytest.fixture
 def service(start_service: StartService) -> ServiceThread:
-    return start_service(settings={"admin_token": "operator-token"})
+    # GET /requests/v2's parameters are checked while it is served (it is 410 once retired).
+    return start_service(
+        settings={"admin_token": "operator-token"}, wall_clock=lambda: V2_STILL_SERVED
+    )
 
 
 @pytest.fixture

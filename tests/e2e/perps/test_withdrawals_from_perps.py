@@ -27,6 +27,7 @@ from tests.e2e.bridging import (
     DESTINATION,
     OPERATOR_TOKEN,
     REFUNDED,
+    V2_STILL_SERVED,
     balance,
     final_status,
     journal,
@@ -56,7 +57,10 @@ AMOUNT = 25_000_000  # 25 USDC (perps USD has 6 decimals)
 @pytest.fixture
 def service(start_service: StartService, perps_deployment: Deployment) -> ServiceThread:
     return start_service(
-        perps_deployment, run_workers=True, settings={"admin_token": OPERATOR_TOKEN}
+        perps_deployment,
+        run_workers=True,
+        settings={"admin_token": OPERATOR_TOKEN},
+        wall_clock=lambda: V2_STILL_SERVED,
     )
 
 
