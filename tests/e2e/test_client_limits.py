@@ -91,10 +91,11 @@ def test_wrong_keys_run_out_then_every_key_from_that_address_is_refused(
 
 
 def test_processes_sharing_redis_share_the_wrong_key_budget(start_service: StartService) -> None:
-    store = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+    # A Redis database of its own: the suite runs on several workers at once.
+    store = redis.Redis.from_url("redis://127.0.0.1:6379/2")
     for stale in store.scan_iter("crossfill:ratelimit:bad-key:*"):
         store.delete(stale)
-    shared = {"redis_url": "redis://127.0.0.1:6379/0", "rate_limit_bad_key_per_minute": 4}
+    shared = {"redis_url": "redis://127.0.0.1:6379/2", "rate_limit_bad_key_per_minute": 4}
     first, second = start_service(settings=shared), start_service(settings=shared)
     codes = [
         httpx.get(
