@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable, Iterable
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TypeVar
 
 import structlog
@@ -26,19 +27,43 @@ log = structlog.get_logger(__name__)
 Item = TypeVar("Item")
 
 
+# A poller whose ticks find nothing waits its interval, then twice, then this many times over
+# (`run_forever(..., stretch_when_quiet=True)`); a tick that finds work, or a wakeup, ends that.
+QUIET_WAITS_AT_MOST = 4
+
+
+@dataclass
+class _Tick:
+    found: bool = False
+
+
+# The running tick of a loop that stretches its quiet waits: `each_on_its_own` notes items.
+_CURRENT_TICK: ContextVar[_Tick | None] = ContextVar("crossfill_current_tick", default=None)
+
+
 async def run_forever(
     name: str,
     tick: Callable[[], Awaitable[None]],
-    wait: Callable[[], Awaitable[None]],
+    wait: Callable[[], Awaitable[bool | None]],
     *,
     backoff: Backoff | None = None,
+    stretch_when_quiet: bool = False,
 ) -> None:
     """A chain or database hiccup is a warning; anything else is a bug, logged loudly. Neither
     stops the loop: one bad record must not halt fills or refunds for a whole chain. Failed
     ticks back off (exponentially, with jitter, honouring a node's Retry-After) instead of
-    retrying at once, and an outage is logged on its 1st, 2nd, 4th... failure, not on each."""
+    retrying at once, and an outage is logged on its 1st, 2nd, 4th... failure, not on each.
+
+    `wait` answers True when it was cut short by a wakeup (work is waiting). With
+    `stretch_when_quiet`, after ticks that handed no item to `each_on_its_own` the loop waits
+    2, then up to `QUIET_WAITS_AT_MOST`, times in a row before the next tick (a wakeup still
+    ticks at once): an idle poller's queries cost a shared event loop less. Only for pollers
+    whose work is all handed out through `each_on_its_own`."""
     backoff = backoff or Backoff()
+    quiet_ticks = 0
     while True:
+        current = _Tick()
+        token = _CURRENT_TICK.set(current if stretch_when_quiet else None)
         try:
             await tick()
         except TRANSIENT as exc:
@@ -58,17 +83,28 @@ async def run_forever(
             log.exception("worker tick crashed", worker=name)
             await asyncio.sleep(backoff.failed())
             continue
+        finally:
+            _CURRENT_TICK.reset(token)
         if backoff.failures:
             log.info("worker recovered", worker=name, after_failures=backoff.failures)
             backoff.succeeded()
-        await wait()
+        quiet_ticks = 0 if current.found or not stretch_when_quiet else quiet_ticks + 1
+        for _ in range(min(2**quiet_ticks, QUIET_WAITS_AT_MOST) if quiet_ticks else 1):
+            if await wait():
+                quiet_ticks = 0
+                break
 
 
-async def wait_interval(wakeup: asyncio.Event, interval_seconds: float) -> None:
-    """Wait out the interval, or less if someone sets `wakeup` (work is waiting); then clear it."""
-    with contextlib.suppress(TimeoutError):
+async def wait_interval(wakeup: asyncio.Event, interval_seconds: float) -> bool:
+    """Wait out the interval, or less if someone sets `wakeup` (work is waiting); then clear it.
+    True when woken."""
+    try:
         await asyncio.wait_for(wakeup.wait(), interval_seconds)
+        woken = True
+    except TimeoutError:
+        woken = False
     wakeup.clear()
+    return woken
 
 
 async def each_on_its_own(
@@ -84,6 +120,9 @@ async def each_on_its_own(
     is a crash, logged and handed to `on_crash` (which may give the item up). Either way the
     next item goes on: one poisoned record must not hold up the rest."""
     for item in items:
+        current = _CURRENT_TICK.get()
+        if current is not None:
+            current.found = True
         try:
             await act(item)
         except TRANSIENT as exc:

@@ -200,3 +200,25 @@ def test_an_unexpected_failure_is_a_500_coded_with_its_request_id(
     # structlog through the standard library's logging.
     logged = capsys.readouterr()
     assert body["requestId"] in logged.out + logged.err + caplog.text
+
+
+def test_quote_answers_and_refusals_carry_the_cors_headers_of_every_route(quoting) -> None:
+    """Served by the quote front (an answer, a refusal from planning), by FastAPI's route (a
+    body that does not validate) or by another route: the same CORS headers."""
+    user = accounts.users()[0].address
+    origin = {"Origin": "https://app.example"}
+    answers = {
+        "served": quoting.post("/quote/v2", json=native_bridge(user), headers=origin),
+        "refused": quoting.post(
+            "/quote", json=native_bridge(user, originChainId=1), headers=origin
+        ),
+        "invalid": quoting.post("/quote/v2", json={"user": user}, headers=origin),
+        "other route": quoting.get("/chains", headers=origin),
+    }
+    assert [answer.status_code for answer in answers.values()] == [200, 400, 400, 200]
+    for name, answer in answers.items():
+        assert answer.headers["access-control-allow-origin"] == "*", name
+        assert answer.headers["vary"] == "Origin", name
+    without = quoting.post("/quote/v2", json=native_bridge(user))
+    assert "access-control-allow-origin" not in without.headers
+    assert without.headers["content-type"] == "application/json"

@@ -4,6 +4,8 @@ standards and the deployed contracts are known by."""
 from __future__ import annotations
 
 import pytest
+from eth_abi.abi import encode
+from eth_abi.exceptions import EncodingError
 
 from crossfill.contracts.abi import ERC20, PRICE_FEED, V2_PAIR, V2_ROUTER, event, function
 
@@ -50,6 +52,28 @@ def test_struct_arguments_are_encoded_as_tuples() -> None:
     execute = function("Depository", "execute")
     assert execute.input_types == ("((address,bytes,uint256,bool)[],uint256,uint256)", "bytes")
     assert execute.encode(([], 1, 2), b"")[:4] == execute.selector
+
+
+@pytest.mark.parametrize(
+    ("contract", "name", "arguments", "values"),
+    [
+        (ERC20, "approve", None, ("0x" + "11" * 20, 10**18)),
+        ("Depository", "depositErc20", 4, ("0x" + "22" * 20, "0x" + "33" * 20, 5, b"\x01" * 32)),
+        ("Depository", "execute", None, (([("0x" + "44" * 20, b"\x02\x03", 7, True)], 1, 2), b"x")),
+    ],
+)
+def test_calldata_is_what_eth_abi_encodes(
+    contract: str, name: str, arguments: int | None, values: tuple[object, ...]
+) -> None:
+    abi_function = function(contract, name, arguments)
+    expected = abi_function.selector + encode(list(abi_function.input_types), list(values))
+    assert abi_function.encode(*values) == expected
+    assert abi_function.encode(*values) == expected  # the encoder kept from the first call
+
+
+def test_arguments_of_the_wrong_type_are_refused() -> None:
+    with pytest.raises(EncodingError):
+        function(ERC20, "approve").encode("0x12", 1)
 
 
 def test_unknown_names_are_refused() -> None:

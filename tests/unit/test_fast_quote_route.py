@@ -1,17 +1,21 @@
-"""Which quote bodies the fast route serves itself (the rest go to FastAPI's route, whose
-errors keep their shape: pinned by tests/e2e/test_hostile_inputs.py and test_fuzz_api.py), and
-the body turned into planning's request."""
+"""Which quote requests the front serves itself (the rest go through the middleware stack to
+FastAPI's route, their body replayed, so their errors keep their shape: pinned by
+tests/e2e/test_hostile_inputs.py and test_fuzz_api.py), and the body turned into planning's
+request."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import FrozenInstanceError
+from typing import Any
 
 import orjson
 import pytest
-from starlette.requests import Request
+from starlette.middleware.cors import CORSMiddleware
+from starlette.types import Message, Receive, Scope, Send
 
-from crossfill.api.routes.quote_fast import _well_formed
+from crossfill.api.limits import RequestLimits
+from crossfill.api.routes.quote_fast import QuoteFront, _well_formed
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.quoting.request import AppFee, ExtraTx, QuoteRequest, quote_request
 
@@ -30,32 +34,102 @@ def _snake(wire_name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", wire_name).lower()
 
 
-def _request(content_type: str | None) -> Request:
+LIMITS = RequestLimits(
+    max_body_bytes=4096, max_header_count=10, max_header_bytes=2048, max_header_line_bytes=512
+)
+
+
+def _scope(content_type: str | None, *, path: str = "/quote/v2", **extra: Any) -> Scope:
     headers = [] if content_type is None else [(b"content-type", content_type.encode())]
-    return Request({"type": "http", "method": "POST", "path": "/quote/v2", "headers": headers})
+    return {"type": "http", "method": "POST", "path": path, "headers": headers, **extra}
+
+
+class _Stack:
+    """The middleware stack behind the front: records what reached it."""
+
+    def __init__(self) -> None:
+        self.received: list[Message] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            self.received.append(message)
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                return
+
+
+def _front(stack: _Stack) -> QuoteFront:
+    return QuoteFront(
+        stack,
+        limits=LIMITS,
+        cors=CORSMiddleware(stack, allow_origins=["*"]),
+        exception_handlers={},
+    )
 
 
 @pytest.mark.parametrize("content_type", ["application/json", "Application/JSON; charset=utf-8"])
-def test_a_valid_json_body_is_served_by_the_fast_route(content_type: str) -> None:
-    body = _well_formed(_request(content_type), orjson.dumps(BODY))
-    assert body is not None and body.amount == "1000"
+def test_a_json_post_to_a_quote_path_is_taken_by_the_front(content_type: str) -> None:
+    assert _front(_Stack())._takes(_scope(content_type))
+    assert _well_formed(orjson.dumps(BODY)) is not None
 
 
 @pytest.mark.parametrize(
-    ("content_type", "raw"),
+    "scope",
     [
-        ("application/json", b""),
-        ("application/json", b"{not json"),
-        ("application/json", b"[1, 2]"),
-        ("application/json", orjson.dumps({**BODY, "originChainId": "one"})),
-        ("application/json", orjson.dumps({key: BODY[key] for key in list(BODY)[1:]})),
-        ("text/plain", orjson.dumps(BODY)),
-        ("application/vnd.api+json", orjson.dumps(BODY)),
-        (None, orjson.dumps(BODY)),
+        _scope("text/plain"),
+        _scope("application/vnd.api+json"),
+        _scope(None),
+        _scope("application/json", path="/price"),
+        _scope("application/json", method="GET"),
+        _scope("application/json", root_path="/api"),
+        {**_scope("application/json"), "headers": [(b"content-length", b"5000")]},
+        {
+            **_scope("application/json"),
+            "headers": [(b"content-type", b"application/json")] + [(b"x", b"y")] * 10,
+        },
     ],
 )
-def test_anything_else_goes_to_fastapis_route(content_type: str | None, raw: bytes) -> None:
-    assert _well_formed(_request(content_type), raw) is None
+def test_other_requests_pass_to_the_stack_untouched(scope: Scope) -> None:
+    assert not _front(_Stack())._takes(scope)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"{not json",
+        b"[1, 2]",
+        orjson.dumps({**BODY, "originChainId": "one"}),
+        orjson.dumps({key: BODY[key] for key in list(BODY)[1:]}),
+    ],
+)
+def test_bodies_fastapi_should_answer_are_not_served(raw: bytes) -> None:
+    assert _well_formed(raw) is None
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [b"{not ", b"json"],
+        [b"x" * 3000, b"x" * 3000, b"more"],  # passes the limit: the stack refuses it
+    ],
+)
+async def test_a_declined_body_reaches_the_stack_as_it_was_sent(chunks: list[bytes]) -> None:
+    sent: list[Message] = [
+        {"type": "http.request", "body": chunk, "more_body": index < len(chunks) - 1}
+        for index, chunk in enumerate(chunks)
+    ]
+    queue = list(sent)
+
+    async def receive() -> Message:
+        return queue.pop(0)
+
+    async def send(message: Message) -> None:
+        raise AssertionError("the front answered itself")
+
+    stack = _Stack()
+    await _front(stack)(_scope("application/json"), receive, send)
+    assert stack.received == sent
 
 
 def test_the_body_becomes_the_same_request_as_field_by_field() -> None:

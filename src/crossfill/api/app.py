@@ -6,10 +6,11 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp
 
 from crossfill import __version__
 from crossfill.api.auth import KeyCache
@@ -36,7 +37,7 @@ from crossfill.api.routes import (
     transactions,
     ws,
 )
-from crossfill.api.routes.quote_fast import install_fast_quote_routes
+from crossfill.api.routes.quote_fast import QuoteFront
 from crossfill.api.ws_limits import ConnectionsByAddress
 from crossfill.domain.deprecation import V2Schedule, parse_reductions
 from crossfill.errors import ConfigError
@@ -59,6 +60,25 @@ class Background(Protocol):
 
 # Headers the official SDK and UI kit send; browsers preflight them.
 CORS_ALLOWED_HEADERS = ["content-type", "x-api-key", "relay-sdk-version", "relay-kit-ui-version"]
+CORS_OPTIONS: dict[str, Any] = {
+    "allow_origins": ["*"],
+    "allow_methods": ["GET", "POST", "OPTIONS"],
+    "allow_headers": CORS_ALLOWED_HEADERS,
+}
+
+
+class _Api(FastAPI):
+    """FastAPI with the quote paths' front (`api.routes.quote_fast.QuoteFront`) outside its
+    middleware stack."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        stack = super().build_middleware_stack()
+        return QuoteFront(
+            stack,
+            limits=RequestLimits.from_settings(self.state.runtime.settings),
+            cors=CORSMiddleware(stack, **CORS_OPTIONS),
+            exception_handlers=self.exception_handlers,
+        )
 
 
 def create_app(
@@ -92,7 +112,7 @@ def create_app(
             await app.state.limiter.close()
             await runtime.close()
 
-    app = FastAPI(
+    app = _Api(
         title="Crossfill",
         version=__version__,
         description="Cross-chain intent execution service",
@@ -115,12 +135,7 @@ def create_app(
     except ValueError as exc:
         raise ConfigError(f"CROSSFILL_V2_RATE_LIMIT_REDUCTIONS: {exc}") from exc
     app.state.v2_schedule = V2Schedule(reductions)
-    app.add_middleware(
-        CORSMiddleware,
-        allow_origins=["*"],
-        allow_methods=["GET", "POST", "OPTIONS"],
-        allow_headers=CORS_ALLOWED_HEADERS,
-    )
+    app.add_middleware(CORSMiddleware, **CORS_OPTIONS)
     # Added last, so outermost: oversized requests are refused before anything reads them.
     app.add_middleware(
         RequestLimitsMiddleware, limits=RequestLimits.from_settings(runtime.settings)
@@ -148,5 +163,4 @@ def create_app(
     app.include_router(metrics.router)
     app.include_router(ws.router)
     app.include_router(admin.router)
-    install_fast_quote_routes(app)
     return app

@@ -71,7 +71,9 @@ class GroupCommit:
         self._pending.append((rows, done))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_pending(), name="group-commit")
-        await asyncio.shield(done)
+        # Not shielded: a cancelled caller cancels its own future only, which the writer
+        # then skips; the batch and the other callers go on.
+        await done
 
     async def _write_pending(self) -> None:
         while self._pending:

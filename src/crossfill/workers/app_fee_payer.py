@@ -95,7 +95,12 @@ class AppFeePayer:
         self.name = f"app-fee-payer-{chain.config.id}"
 
     async def run(self) -> None:
-        await run_forever(self.name, self.tick, lambda: asyncio.sleep(self.interval_seconds))
+        await run_forever(
+            self.name,
+            self.tick,
+            lambda: asyncio.sleep(self.interval_seconds),
+            stretch_when_quiet=True,
+        )
 
     async def tick(self) -> None:
         async with self.sessions() as session:

@@ -42,10 +42,10 @@ class LeasedFills:
         self._wakeup.set()
 
     async def run(self) -> None:
-        await run_forever(self.name, self.tick, self._wait)
+        await run_forever(self.name, self.tick, self._wait, stretch_when_quiet=True)
 
-    async def _wait(self) -> None:
-        await wait_interval(self._wakeup, self.interval_seconds)
+    async def _wait(self) -> bool:
+        return await wait_interval(self._wakeup, self.interval_seconds)
 
     async def tick(self) -> None:
         for status in (RequestStatus.PENDING, RequestStatus.SUBMITTED):

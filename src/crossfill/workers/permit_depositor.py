@@ -55,7 +55,7 @@ class PermitDepositor:
             with contextlib.suppress(TimeoutError):
                 await asyncio.sleep(self.interval_seconds)
 
-        await run_forever(self._name, self.tick, wait)
+        await run_forever(self._name, self.tick, wait, stretch_when_quiet=True)
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave deposits to it

@@ -53,6 +53,7 @@ class PerpsRefunder:
             f"perps-refunder-{self.config.id}",
             self.tick,
             lambda: asyncio.sleep(self.interval_seconds),
+            stretch_when_quiet=True,
         )
 
     async def tick(self) -> None:

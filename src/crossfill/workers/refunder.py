@@ -66,7 +66,10 @@ class Refunder:
 
     async def run(self) -> None:
         await run_forever(
-            f"refunder-{self.config.id}", self.tick, lambda: asyncio.sleep(self.interval_seconds)
+            f"refunder-{self.config.id}",
+            self.tick,
+            lambda: asyncio.sleep(self.interval_seconds),
+            stretch_when_quiet=True,
         )
 
     async def tick(self) -> None:

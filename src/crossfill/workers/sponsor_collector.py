@@ -50,7 +50,9 @@ class SponsorCollector:
             with contextlib.suppress(TimeoutError):
                 await asyncio.sleep(self.interval_seconds)
 
-        await run_forever(f"sponsor-collector-{self.chain.config.id}", self.tick, wait)
+        await run_forever(
+            f"sponsor-collector-{self.chain.config.id}", self.tick, wait, stretch_when_quiet=True
+        )
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave pulls to it

@@ -75,16 +75,17 @@ class SvmIndexer:
         )
 
     async def tick(self) -> None:
+        # Which chain this is (a restarted devnet is a new one), read once per tick.
+        genesis = await self.chain.client.genesis_hash()
         for address in self.watched:
-            await self._scan(address)
+            await self._scan(address, genesis)
 
-    async def _scan(self, address: Pubkey) -> None:
+    async def _scan(self, address: Pubkey, genesis: str) -> None:
         """Every signature above the address's durable cursor, oldest first. The cursor is a
         slot below which all is settled; it trails the slot being read by one, so a crash in
         the middle of a slot reads that slot again (deposits are recorded once per signature).
         """
         role = f"svm:{str(address)[:28]}"
-        genesis = await self.chain.client.genesis_hash()
         listed = await self.chain.client.signatures_for(address, until=None, limit=PAGE)
         async with self.sessions() as session:
             cursor = await session.get(ChainCursor, (self.config.id, role))

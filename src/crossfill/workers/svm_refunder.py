@@ -51,6 +51,7 @@ class SvmRefunder:
             f"svm-refunder-{self.config.id}",
             self.tick,
             lambda: asyncio.sleep(self.interval_seconds),
+            stretch_when_quiet=True,
         )
 
     async def tick(self) -> None:

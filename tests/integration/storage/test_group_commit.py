@@ -172,6 +172,21 @@ async def test_rows_added_while_a_batch_commits_go_into_the_next(
     assert await _stored_names(engine) == {f"key {index}" for index in range(1, 6)}
 
 
+async def test_a_cancelled_caller_leaves_the_batch_and_the_other_callers_alone(
+    engine: AsyncEngine, writer: GroupCommit
+) -> None:
+    first = asyncio.create_task(writer.add(_key(1)))
+    await asyncio.sleep(0)  # the writer has taken the first batch
+    cancelled = asyncio.create_task(writer.add(_key(2)))
+    others = [asyncio.create_task(writer.add(_key(index))) for index in range(3, 6)]
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await asyncio.gather(first, *others)
+    assert cancelled.cancelled()
+    # Its rows were in the batch already: stored, as a quote nobody was told about.
+    assert await _stored_names(engine) == {f"key {index}" for index in range(1, 6)}
+
+
 @pytest.mark.postgres
 async def test_a_lost_connection_is_replaced_without_failing_the_caller(
     postgres_engine: AsyncEngine,
