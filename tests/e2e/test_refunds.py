@@ -145,7 +145,7 @@ def test_second_deposit_for_a_filled_order_is_refunded_as_double_spend(service, 
         origin = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
         again = send_item(origin, user, item)
         # At the deposit's own block: the refund may already have landed by the time we look.
-        mined_in = origin.eth.get_transaction_receipt(again)["blockNumber"]
+        mined_in = origin.eth.get_transaction_receipt(HexStr(again))["blockNumber"]
         after_sending = origin.eth.get_balance(user.address, block_identifier=mined_in)
 
         def refunded() -> bool:
