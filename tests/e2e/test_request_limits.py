@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
@@ -27,10 +28,12 @@ def _connect(service: ServiceThread) -> socket.socket:
 
 
 def _read_response(sock: socket.socket) -> tuple[int, dict[str, object]]:
-    """Status and JSON body of one HTTP/1.1 response (the server closes after it)."""
+    """Status and JSON body of one HTTP/1.1 response (the server closes after it; closing
+    with a body still arriving resets the connection once the answer is out)."""
     raw = b""
-    while chunk := sock.recv(65536):
-        raw += chunk
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := sock.recv(65536):
+            raw += chunk
     head, _, body = raw.partition(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1])
     return status, json.loads(body)

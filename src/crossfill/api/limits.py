@@ -65,10 +65,11 @@ class RequestLimits:
 class BodyTooLarge(HTTPException):
     """Raised from `receive` when a streamed body passes the limit. An HTTPException, so
     FastAPI's body reading passes it on (it turns other exceptions into 400s) and the error
-    handlers answer it in the error shape."""
+    handlers answer it in the error shape. The answer closes the connection: the rest of the
+    body is never read, and a connection kept open would let the client stream on into it."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(status_code=413, detail=message)
+        super().__init__(status_code=413, detail=message, headers={"connection": "close"})
 
 
 class JsonErrorsHttpToolsProtocol(HttpToolsProtocol):
