@@ -22,7 +22,7 @@ from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits
 from crossfill.store.tables import Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.indexer import Indexer
+from crossfill.workers.indexer import Claim, Indexer
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 AMOUNT = 10**16
@@ -148,6 +148,25 @@ def _one_confirmation(world: World) -> None:
     )
 
 
+@dataclass
+class _Claim:
+    """A claim that records what the indexer does with it."""
+
+    on_commit: Callable[[], None]
+    sealed: bool = False
+    was_dropped: bool = False
+
+    async def seal(self, session: AsyncSession) -> None:
+        self.sealed = True
+
+    async def committed(self) -> None:
+        assert self.sealed  # in the transaction, before it committed
+        self.on_commit()
+
+    def dropped(self) -> None:
+        self.was_dropped = True
+
+
 async def _stored(world: World) -> tuple[Request, Deposit]:
     async with world.base.sessions() as session:
         request = await session.get(Request, world.request_id)
@@ -171,10 +190,10 @@ async def test_a_deposit_deep_enough_when_found_is_claimed_in_the_transaction_re
 
     monkeypatch.setattr(deposits, "unconfirmed", counted)
 
-    async def claim(session: AsyncSession, request: Request) -> Callable[[], None] | None:
+    async def claim(session: AsyncSession, request: Request) -> Claim | None:
         seen_in_transaction.append((request.id, request.status))
         request.lease_owner = "this-process"
-        return lambda: world.handed.append((request.destination_chain_id, request.id))
+        return _Claim(lambda: world.handed.append((request.destination_chain_id, request.id)))
 
     world.indexer.claim_pending = claim
     await _tick_on_pushed_head(world)
@@ -204,8 +223,11 @@ async def test_a_claim_whose_transaction_did_not_commit_is_not_handed_over(
     _one_confirmation(world)
     handed_claims: list[str] = []
 
-    async def claim(session: AsyncSession, request: Request) -> Callable[[], None] | None:
-        return lambda: handed_claims.append(request.id)
+    claims: list[_Claim] = []
+
+    async def claim(session: AsyncSession, request: Request) -> Claim | None:
+        claims.append(_Claim(lambda: handed_claims.append(request.id)))
+        return claims[-1]
 
     async def cursor_lost(*_args: object) -> None:
         raise RuntimeError("the database went away")
@@ -217,6 +239,7 @@ async def test_a_claim_whose_transaction_did_not_commit_is_not_handed_over(
     with pytest.raises(RuntimeError):
         await _tick_on_pushed_head(world)
     assert handed_claims == []
+    assert [(claim.sealed, claim.was_dropped) for claim in claims] == [(False, True)]
     async with world.base.sessions() as session:
         request = await session.get(Request, world.request_id)
         assert await session.scalar(select(Deposit)) is None

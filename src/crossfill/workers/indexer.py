@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -58,13 +58,27 @@ log = structlog.get_logger(__name__)
 REWIND_BLOCKS = 64
 DEPOSIT_ADDRESS_MISMATCH = "DEPOSIT_ADDRESS_MISMATCH"
 
-# Claims a request for this process's solver of its destination chain inside the transaction
-# that makes it pending; returns what hands it over once that transaction has committed, or
-# None when that solver cannot take it now (it is then handed over by id, and claimed there).
-ClaimHook = Callable[[AsyncSession, Request], Awaitable[Callable[[], None] | None]]
+
+class Claim(Protocol):
+    """A request claimed for this process's solver of its destination chain inside the
+    transaction that makes it pending."""
+
+    async def seal(self, session: AsyncSession) -> None:
+        """Its last work in that transaction, just before the commit (its fill journalled)."""
+
+    async def committed(self) -> None:
+        """That transaction committed: hand it over (its fill broadcast)."""
+
+    def dropped(self) -> None:
+        """That transaction did not commit: nothing was claimed."""
 
 
-async def _no_claim(_session: AsyncSession, _request: Request) -> Callable[[], None] | None:
+# Claims a request inside the transaction that makes it pending; None when that solver cannot
+# take it now (it is then handed over by id, and claimed there).
+ClaimHook = Callable[[AsyncSession, Request], Awaitable[Claim | None]]
+
+
+async def _no_claim(_session: AsyncSession, _request: Request) -> Claim | None:
     return None
 
 
@@ -94,7 +108,7 @@ class Indexer:
         self.claim_pending: ClaimHook = _no_claim
         # Made pending in the open transaction: handed over once it has committed.
         self._pending: list[tuple[int, str]] = []
-        self._claimed: list[Callable[[], None]] = []
+        self._claimed: list[Claim] = []
         # The newest head announced by the chain's follower, not ticked on yet.
         self._announced: BlockHead | None = None
         # Blocks as the last scan's node answered for them, by number; the deposits' txs.
@@ -349,26 +363,34 @@ class Indexer:
 
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[AsyncSession]:
-        """A transaction; the requests it makes pending are handed over once it commits."""
+        """A transaction; its claims are sealed in it last, and the requests it makes pending
+        are handed over once it commits."""
         try:
             async with self.sessions() as session, session.begin():
                 yield session
+                for claim in self._claimed:
+                    await claim.seal(session)
         except BaseException:
-            self._hand_over(committed=False)
+            await self._hand_over(committed=False)
             raise
-        self._hand_over(committed=True)
+        await self._hand_over(committed=True)
 
-    def _hand_over(self, *, committed: bool) -> None:
+    async def _hand_over(self, *, committed: bool) -> None:
         """To this process's solvers. Claims made in a transaction that did not commit are
         dropped (no lease was taken); a request handed by id is claimed by its solver, which
         finds it pending or not."""
         pending, claimed = self._pending, self._claimed
         self._pending, self._claimed = [], []
+        for claim in claimed:
+            try:
+                if committed:
+                    await claim.committed()
+                else:
+                    claim.dropped()
+            except Exception:
+                log.exception("claim not handed over", chain_id=self.config.id)
         for chain_id, request_id in pending:
             self.on_pending(chain_id, request_id)
-        if committed:
-            for hand_over in claimed:
-                hand_over()
 
     async def _note_seen(self, session: AsyncSession, deposit: DepositLog, now: datetime) -> None:
         """The user's deposit is on chain but not final: show its hash, still `waiting`."""

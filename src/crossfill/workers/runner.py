@@ -29,7 +29,7 @@ from crossfill.workers.app_fee_payer import AppFeePayer
 from crossfill.workers.deposit_addresses import DepositAddressSweeper
 from crossfill.workers.gasless_executor import GaslessExecutor
 from crossfill.workers.genesis import bind_state_to_chains
-from crossfill.workers.indexer import Indexer
+from crossfill.workers.indexer import Claim, Indexer
 from crossfill.workers.permit_depositor import PermitDepositor
 from crossfill.workers.perps_payer import PerpsPayer
 from crossfill.workers.perps_refunder import PerpsRefunder
@@ -60,7 +60,7 @@ def _hand_over(solvers: dict[ChainId, Solver], chain_id: int, request_id: str) -
 
 async def _claim_pending(
     solvers: dict[ChainId, Solver], session: AsyncSession, request: Request
-) -> Callable[[], None] | None:
+) -> Claim | None:
     solver = solvers.get(ChainId(request.destination_chain_id))
     return None if solver is None else await solver.claim_pending(session, request)
 
