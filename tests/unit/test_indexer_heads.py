@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.config import ConfirmationTier
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits
-from crossfill.store.tables import Deposit, Request
+from crossfill.store.tables import ChainCursor, Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.indexer import Claim, Indexer
 from tests.unit.worker_world import START, ChainWorld, chain_world
@@ -107,6 +107,45 @@ async def test_one_new_block_past_the_cursor_needs_no_cursor_check(world: World)
     await _tick_on_pushed_head(world)
     # The scanned block's parent hash proves it follows the cursor: no block read for that.
     assert world.base.chain.calls.count("block_at") == lookups + 1  # the scan's own block
+
+
+async def test_the_cursor_is_read_once_then_kept_from_the_indexers_own_commits(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[int] = []
+    read = deposits.cursor
+
+    async def counted(session: AsyncSession, chain_id: int) -> ChainCursor | None:
+        reads.append(chain_id)
+        return await read(session, chain_id)
+
+    monkeypatch.setattr(deposits, "cursor", counted)
+    for _ in range(3):
+        await _tick_on_pushed_head(world)
+    assert len(reads) == 1  # before the first scan; then the indexer knows what it wrote
+    async with world.base.sessions() as session:
+        stored = await read(session, world.base.config.id)
+    assert stored is not None and stored.block_number == world.base.chain.head_block.number
+
+
+async def test_a_scan_whose_transaction_failed_is_scanned_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _one_confirmation(world)
+    await _tick_on_pushed_head(world)
+    world.deposit_in_next_block()
+    advance = deposits.advance_cursor
+
+    async def cursor_lost(*_args: object) -> None:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(deposits, "advance_cursor", cursor_lost)
+    with pytest.raises(RuntimeError):
+        await _tick_on_pushed_head(world)
+    monkeypatch.setattr(deposits, "advance_cursor", advance)
+    await _tick_on_pushed_head(world)  # from the cursor as committed: the deposit's block again
+    request, deposit = await _stored(world)
+    assert (request.status, deposit.state) == ("pending", "confirmed")
 
 
 async def test_a_deposit_is_handed_over_at_exactly_its_second_confirmation(world: World) -> None:

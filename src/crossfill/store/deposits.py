@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.chains.depository_logs import DepositLog
@@ -123,8 +123,14 @@ async def cursor(session: AsyncSession, chain_id: int) -> ChainCursor | None:
 async def advance_cursor(
     session: AsyncSession, chain_id: int, block_number: int, block_hash: str, now: datetime
 ) -> None:
-    row = await cursor(session, chain_id)
-    if row is None:
+    """One statement once the cursor exists (no read first)."""
+    moved = await session.execute(
+        update(ChainCursor)
+        .where(ChainCursor.chain_id == chain_id, ChainCursor.role == INDEXER)
+        .values(block_number=block_number, block_hash=block_hash, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if moved.rowcount == 0:  # type: ignore[attr-defined]
         session.add(
             ChainCursor(
                 chain_id=chain_id,
@@ -134,8 +140,6 @@ async def advance_cursor(
                 updated_at=now,
             )
         )
-    else:
-        row.block_number, row.block_hash, row.updated_at = block_number, block_hash, now
     await session.flush()
 
 

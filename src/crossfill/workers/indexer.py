@@ -118,6 +118,9 @@ class Indexer:
         self.reorg_watch = ReorgWatch(chain, sessions, now=now)
         # The head whose scan, confirmations and reorg check all completed.
         self._settled_head: str | None = None
+        # The cursor as this indexer last read or committed it (its own writes are the only
+        # ones in a process; the genesis check, which may delete it, runs before the workers).
+        self._cursor: tuple[int, str] | None = None
         self._lag = metrics.indexer_lag.labels(self.config.id)
 
     async def run(self) -> None:
@@ -208,15 +211,18 @@ class Indexer:
         """Where the scan starts, and the hash its first block's parent must have when that is
         left to the scan to prove: with the head one block past the cursor, the scanned block
         itself says whether it follows the cursor (no round trip of its own)."""
-        async with self.sessions() as session:
-            cursor = await deposits.cursor(session, self.config.id)
-        if cursor is None:
-            return max(0, head.number - self.initial_lookback_blocks), None
-        if cursor.block_number == head.number and cursor.block_hash == head.hash:
+        if self._cursor is None:
+            async with self.sessions() as session:
+                row = await deposits.cursor(session, self.config.id)
+            if row is None:
+                return max(0, head.number - self.initial_lookback_blocks), None
+            self._cursor = (row.block_number, row.block_hash)
+        number, block_hash = self._cursor
+        if number == head.number and block_hash == head.hash:
             return head.number + 1, None  # scanned already (a hint's tick): nothing to check
-        if cursor.block_number + 1 == head.number:
-            return head.number, cursor.block_hash
-        return await self._resume_after(cursor.block_number, cursor.block_hash), None
+        if number + 1 == head.number:
+            return head.number, block_hash
+        return await self._resume_after(number, block_hash), None
 
     async def _resume_after(self, number: int, block_hash: str) -> int:
         """After the cursor's block if it is still canonical; else a rewind."""
@@ -340,6 +346,8 @@ class Indexer:
                 await deposits.advance_cursor(
                     session, self.config.id, cursor.number, cursor.hash, now
                 )
+        if cursor is not None:
+            self._cursor = (cursor.number, cursor.hash)  # committed
 
     async def _found_deep(
         self, found: list[DepositLog], cursor: BlockHead | None, head: BlockHead | None
