@@ -148,6 +148,17 @@ async def test_a_scan_whose_transaction_failed_is_scanned_again(
     assert (request.status, deposit.state) == ("pending", "confirmed")
 
 
+async def test_each_head_is_passed_on_once_its_scan_is_done(world: World) -> None:
+    passed_on: list[tuple[int, int]] = []
+    world.indexer.on_scanned = lambda head: passed_on.append(
+        (head.number, world.base.chain.calls.count("scan"))
+    )
+    await _tick_on_pushed_head(world)
+    await _tick_on_pushed_head(world)
+    head = world.base.chain.head_block.number
+    assert passed_on == [(head - 1, 1), (head, 2)]
+
+
 async def test_a_deposit_is_handed_over_at_exactly_its_second_confirmation(world: World) -> None:
     await _tick_on_pushed_head(world)
     world.deposit_in_next_block()

@@ -106,6 +106,9 @@ class Indexer:
         # Called with a request's destination chain id and id when it becomes pending.
         self.on_pending: Callable[[int, str], None] = lambda _chain_id, _request_id: None
         self.claim_pending: ClaimHook = _no_claim
+        # Called with each head once its scan is done (its fills sent): workers that follow
+        # the same heads go after the fill path, not beside it on the database.
+        self.on_scanned: Callable[[BlockHead], None] = lambda _head: None
         # Made pending in the open transaction: handed over once it has committed.
         self._pending: list[tuple[int, str]] = []
         self._claimed: list[Claim] = []
@@ -144,6 +147,7 @@ class Indexer:
         await self._index_hinted(fresh)
         if head.hash != self._settled_head or hinted:
             await self._scan(head)
+            self.on_scanned(head)
             await self._confirm(head)
             await self.reorg_watch.check(head)
             self._settled_head = head.hash
@@ -328,11 +332,12 @@ class Indexer:
                 row = await deposits.record_seen(session, self.config.id, deposit, now)
                 if row is None:
                     continue
-                await self._note_seen(session, deposit, now)
+                request = await self._note_seen(session, deposit, now)
                 if deposit in deep and cursor is not None:
                     row.state = deposits.CONFIRMED
                     receipt = deep[deposit]
-                    await self._settle(session, row, cursor, fee_paid(receipt) if receipt else None)
+                    fee = fee_paid(receipt) if receipt else None
+                    await self._settle(session, row, cursor, fee, request)
             for batch in batches:
                 block = blocks[batch.block_number]
                 await settle_batch(
@@ -400,11 +405,14 @@ class Indexer:
         for chain_id, request_id in pending:
             self.on_pending(chain_id, request_id)
 
-    async def _note_seen(self, session: AsyncSession, deposit: DepositLog, now: datetime) -> None:
-        """The user's deposit is on chain but not final: show its hash, still `waiting`."""
+    async def _note_seen(
+        self, session: AsyncSession, deposit: DepositLog, now: datetime
+    ) -> Request | None:
+        """The user's deposit is on chain but not final: show its hash, still `waiting`.
+        Returns its request (None: an orphan)."""
         request = await requests.by_order_id(session, deposit.order_id)
         if request is None or request.status != RequestStatus.WAITING:
-            return
+            return request
         await requests.record_transaction(
             session,
             request.id,
@@ -418,6 +426,7 @@ class Indexer:
             sender=deposit.depositor,
         )
         await requests.publish(session, request, now=now)
+        return request
 
     def _paid_in(self, currency: str, amount: int) -> Moved:
         """What a deposit paid in, as its log says, valued at the prices quotes use."""
@@ -473,10 +482,18 @@ class Indexer:
             await requests.publish(session, request, now=self.now())
 
     async def _settle(
-        self, session: AsyncSession, deposit: Deposit, block: BlockHead, fee: int | None
+        self,
+        session: AsyncSession,
+        deposit: Deposit,
+        block: BlockHead,
+        fee: int | None,
+        request: Request | None = None,
     ) -> None:
+        """Judge a confirmed deposit against its request (`request` when read already in this
+        transaction) and carry the verdict out."""
         now = self.now()
-        request = await requests.by_order_id(session, deposit.order_id)
+        if request is None:
+            request = await requests.by_order_id(session, deposit.order_id)
         expected = None
         if request is not None:
             expected = ExpectedDeposit(

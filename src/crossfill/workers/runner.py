@@ -233,12 +233,15 @@ class Workers:
 
     def start(self, runtime: Runtime) -> None:
         for chain_id, chain in runtime.chains.items():
-            # Each new head wakes the chain's indexer (deposits) and solver (fills mined).
-            self._unlisten.append(chain.follower.on_new_head(self.indexers[chain_id].new_head))
+            # Each new head wakes the chain's indexer (deposits) and solver (fills mined); the
+            # deposit-address sweeper once the indexer's scan of it is done (the fill path
+            # first on the database).
+            indexer = self.indexers[chain_id]
+            self._unlisten.append(chain.follower.on_new_head(indexer.new_head))
             self._unlisten.append(chain.follower.on_new_head(self.solvers[chain_id].new_head))
             sweeper = self.deposit_address_sweepers.get(chain_id)
             if sweeper is not None:
-                self._unlisten.append(chain.follower.on_new_head(sweeper.new_head))
+                indexer.on_scanned = sweeper.new_head
         per_chain: list[tuple[str, dict[ChainId, Any]]] = [
             ("indexer", self.indexers),
             ("solver", self.solvers),
