@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -325,8 +325,24 @@ class Indexer:
             number: await self.chain.client.block_at(number)
             for number in {batch.block_number for batch in batches}
         }
-        deep = await self._found_deep(found, cursor, head)
+        deep = self._found_deep(found, cursor, head)
         now = self.now()
+        try:
+            await self._record_in_transaction(found, batches, blocks, deep, now, cursor)
+        finally:
+            _consume(deep.values())
+        if cursor is not None:
+            self._cursor = (cursor.number, cursor.hash)  # committed
+
+    async def _record_in_transaction(
+        self,
+        found: list[DepositLog],
+        batches: list[RouterBatch],
+        blocks: dict[int, BlockHead | None],
+        deep: dict[DepositLog, asyncio.Task[Any]],
+        now: datetime,
+        cursor: BlockHead | None,
+    ) -> None:
         async with self._transaction() as session:
             for deposit in found:
                 row = await deposits.record_seen(session, self.config.id, deposit, now)
@@ -335,7 +351,7 @@ class Indexer:
                 request = await self._note_seen(session, deposit, now)
                 if deposit in deep and cursor is not None:
                     row.state = deposits.CONFIRMED
-                    receipt = deep[deposit]
+                    receipt = await deep[deposit]
                     fee = fee_paid(receipt) if receipt else None
                     await self._settle(session, row, cursor, fee, request)
             for batch in batches:
@@ -351,28 +367,23 @@ class Indexer:
                 await deposits.advance_cursor(
                     session, self.config.id, cursor.number, cursor.hash, now
                 )
-        if cursor is not None:
-            self._cursor = (cursor.number, cursor.hash)  # committed
 
-    async def _found_deep(
+    def _found_deep(
         self, found: list[DepositLog], cursor: BlockHead | None, head: BlockHead | None
-    ) -> dict[DepositLog, Any]:
+    ) -> dict[DepositLog, asyncio.Task[Any]]:
         """Deposits a scan found already as deep as their value calls for, in the block the
         scan answered for (its last, so the block is known canonical with them in it), with
-        their receipts: they are confirmed in the transaction that records them."""
+        their receipts on the way (read beside the transaction that records them, in which
+        they are confirmed; the fee is needed only when they are)."""
         if cursor is None or head is None:
             return {}
-        deep = [
-            deposit
+        return {
+            deposit: asyncio.create_task(self.chain.client.receipt(deposit.tx_hash))
             for deposit in found
             if deposit.block_number == cursor.number
             and deposit.block_hash == cursor.hash
             and self._deep_enough(deposit.currency, deposit.amount, deposit.block_number, head)
-        ]
-        receipts = await asyncio.gather(
-            *(self.chain.client.receipt(deposit.tx_hash) for deposit in deep)
-        )
-        return dict(zip(deep, receipts, strict=True))
+        }
 
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[AsyncSession]:
@@ -554,6 +565,15 @@ class Indexer:
                 now=now,
                 fail_reason=_reason(request, verdict),
             )
+
+
+def _consume(tasks: Iterable[asyncio.Task[Any]]) -> None:
+    """Reads done with, or nobody awaits any more (their transaction failed, their deposit
+    recorded before): stopped if still running, their outcome taken."""
+    for task in tasks:
+        if not task.done():
+            task.cancel()
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 def _reason(request: Request, verdict: DepositVerdict) -> str:
