@@ -3,7 +3,9 @@
 Every transaction is signed, written to the journal (`sent_transactions`) and committed before
 it is broadcast. After a crash the journal says what may be in flight: `rebroadcast()` sends
 those again (re-sending a signed transaction is always safe) and nothing is ever signed twice
-for the same purpose, so a restart cannot produce a second fill.
+for the same purpose, so a restart cannot produce a second fill. A transaction may also be
+journalled in the caller's own transaction (`journal_in`: a fill in the one that makes its
+request pending), then broadcast only once that has committed.
 
 One process signs with a key on a chain at a time (`signer_leases`): a second one started by
 mistake, or a frozen one resumed after a replacement started, finds the lease held and sends
