@@ -377,6 +377,18 @@ async def test_a_claim_whose_simulation_reverts_journals_nothing_and_the_tick_de
     assert (await world.request()).status == "failure"
 
 
+async def test_while_another_send_holds_the_key_the_claim_journals_nothing(world: World) -> None:
+    await world.solver.txmanager.hold_signer()
+    async with world.solver.txmanager._lock:  # a refund being signed and sent, say
+        claim = await _claimed_in_a_transaction(world)
+    assert claim is not None
+    assert await world.journal() == []
+    await claim.committed()
+    await world.solver.tick()  # signed there, in turn
+    (sent,) = await world.journal()
+    assert world.chain.sent == [sent.tx_hash]
+
+
 async def test_a_claim_after_the_lease_was_lost_journals_nothing_and_keeps_its_deposit(
     world: World,
 ) -> None:
