@@ -345,12 +345,13 @@ class Indexer:
     ) -> None:
         async with self._transaction() as session:
             for deposit in found:
-                row = await deposits.record_seen(session, self.config.id, deposit, now)
+                confirmed = deposit in deep and cursor is not None
+                state = deposits.CONFIRMED if confirmed else deposits.SEEN
+                row = await deposits.record_seen(session, self.config.id, deposit, now, state=state)
                 if row is None:
                     continue
                 request = await self._note_seen(session, deposit, now)
-                if deposit in deep and cursor is not None:
-                    row.state = deposits.CONFIRMED
+                if confirmed and cursor is not None:
                     receipt = await deep[deposit]
                     fee = fee_paid(receipt) if receipt else None
                     await self._settle(session, row, cursor, fee, request)
