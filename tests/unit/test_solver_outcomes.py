@@ -389,6 +389,24 @@ async def test_while_another_send_holds_the_key_the_claim_journals_nothing(world
     assert world.chain.sent == [sent.tx_hash]
 
 
+async def test_a_fill_that_cannot_be_signed_never_undoes_the_claiming_transaction(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: object) -> None:
+        raise ValueError("a bug in signing")
+
+    await world.solver.txmanager.hold_signer()
+    monkeypatch.setattr(world.solver.txmanager.account, "sign_transaction", broken)
+    claim = await _claimed_in_a_transaction(world)
+    assert claim is not None
+    assert (await world.request()).lease_owner == "me"  # committed, the fill left out
+    assert await world.journal() == []
+    await claim.committed()
+    await world.solver.tick()  # the same failure there: the request fails, its deposit refunded
+    assert (await world.request()).status == "failure"
+    assert world.chain.sent == []
+
+
 async def test_a_claim_after_the_lease_was_lost_journals_nothing_and_keeps_its_deposit(
     world: World,
 ) -> None:

@@ -520,7 +520,12 @@ class FillClaim:
     signed: SentTransaction | None = None
 
     async def seal(self, session: AsyncSession) -> None:
-        self.signed = await self.solver._journal_in(session, self)
+        try:
+            self.signed = await self.solver._journal_in(session, self)
+        except Exception:
+            # Never the deposit's undoing: that transaction goes on without the fill (nothing
+            # journalled, the key released), and the solver's tick meets the same failure.
+            log.exception("fill not journalled with its deposit", request_id=self.request.id)
 
     async def committed(self) -> None:
         try:
