@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.config import ConfirmationTier
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits
-from crossfill.store.tables import Deposit, Request
+from crossfill.store.tables import ChainCursor, Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.indexer import Indexer
+from crossfill.workers.indexer import Claim, Indexer
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 AMOUNT = 10**16
@@ -109,6 +109,56 @@ async def test_one_new_block_past_the_cursor_needs_no_cursor_check(world: World)
     assert world.base.chain.calls.count("block_at") == lookups + 1  # the scan's own block
 
 
+async def test_the_cursor_is_read_once_then_kept_from_the_indexers_own_commits(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[int] = []
+    read = deposits.cursor
+
+    async def counted(session: AsyncSession, chain_id: int) -> ChainCursor | None:
+        reads.append(chain_id)
+        return await read(session, chain_id)
+
+    monkeypatch.setattr(deposits, "cursor", counted)
+    for _ in range(3):
+        await _tick_on_pushed_head(world)
+    assert len(reads) == 1  # before the first scan; then the indexer knows what it wrote
+    async with world.base.sessions() as session:
+        stored = await read(session, world.base.config.id)
+    assert stored is not None and stored.block_number == world.base.chain.head_block.number
+
+
+async def test_a_scan_whose_transaction_failed_is_scanned_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _one_confirmation(world)
+    await _tick_on_pushed_head(world)
+    world.deposit_in_next_block()
+    advance = deposits.advance_cursor
+
+    async def cursor_lost(*_args: object) -> None:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(deposits, "advance_cursor", cursor_lost)
+    with pytest.raises(RuntimeError):
+        await _tick_on_pushed_head(world)
+    monkeypatch.setattr(deposits, "advance_cursor", advance)
+    await _tick_on_pushed_head(world)  # from the cursor as committed: the deposit's block again
+    request, deposit = await _stored(world)
+    assert (request.status, deposit.state) == ("pending", "confirmed")
+
+
+async def test_each_head_is_passed_on_once_its_scan_is_done(world: World) -> None:
+    passed_on: list[tuple[int, int]] = []
+    world.indexer.on_scanned = lambda head: passed_on.append(
+        (head.number, world.base.chain.calls.count("scan"))
+    )
+    await _tick_on_pushed_head(world)
+    await _tick_on_pushed_head(world)
+    head = world.base.chain.head_block.number
+    assert passed_on == [(head - 1, 1), (head, 2)]
+
+
 async def test_a_deposit_is_handed_over_at_exactly_its_second_confirmation(world: World) -> None:
     await _tick_on_pushed_head(world)
     world.deposit_in_next_block()
@@ -148,6 +198,25 @@ def _one_confirmation(world: World) -> None:
     )
 
 
+@dataclass
+class _Claim:
+    """A claim that records what the indexer does with it."""
+
+    on_commit: Callable[[], None]
+    sealed: bool = False
+    was_dropped: bool = False
+
+    async def seal(self, session: AsyncSession) -> None:
+        self.sealed = True
+
+    async def committed(self) -> None:
+        assert self.sealed  # in the transaction, before it committed
+        self.on_commit()
+
+    def dropped(self) -> None:
+        self.was_dropped = True
+
+
 async def _stored(world: World) -> tuple[Request, Deposit]:
     async with world.base.sessions() as session:
         request = await session.get(Request, world.request_id)
@@ -171,10 +240,10 @@ async def test_a_deposit_deep_enough_when_found_is_claimed_in_the_transaction_re
 
     monkeypatch.setattr(deposits, "unconfirmed", counted)
 
-    async def claim(session: AsyncSession, request: Request) -> Callable[[], None] | None:
+    async def claim(session: AsyncSession, request: Request) -> Claim | None:
         seen_in_transaction.append((request.id, request.status))
         request.lease_owner = "this-process"
-        return lambda: world.handed.append((request.destination_chain_id, request.id))
+        return _Claim(lambda: world.handed.append((request.destination_chain_id, request.id)))
 
     world.indexer.claim_pending = claim
     await _tick_on_pushed_head(world)
@@ -204,8 +273,11 @@ async def test_a_claim_whose_transaction_did_not_commit_is_not_handed_over(
     _one_confirmation(world)
     handed_claims: list[str] = []
 
-    async def claim(session: AsyncSession, request: Request) -> Callable[[], None] | None:
-        return lambda: handed_claims.append(request.id)
+    claims: list[_Claim] = []
+
+    async def claim(session: AsyncSession, request: Request) -> Claim | None:
+        claims.append(_Claim(lambda: handed_claims.append(request.id)))
+        return claims[-1]
 
     async def cursor_lost(*_args: object) -> None:
         raise RuntimeError("the database went away")
@@ -217,6 +289,7 @@ async def test_a_claim_whose_transaction_did_not_commit_is_not_handed_over(
     with pytest.raises(RuntimeError):
         await _tick_on_pushed_head(world)
     assert handed_claims == []
+    assert [(claim.sealed, claim.was_dropped) for claim in claims] == [(False, True)]
     async with world.base.sessions() as session:
         request = await session.get(Request, world.request_id)
         assert await session.scalar(select(Deposit)) is None

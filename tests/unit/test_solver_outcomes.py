@@ -3,7 +3,7 @@ revert refuses an order; every other failure leaves it pending and it is tried a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -13,6 +13,7 @@ from bench.synthetic import synthetic_requests
 from eth_account import Account
 from sqlalchemy import insert, select
 
+from crossfill.app.fills import stored_fill_plan
 from crossfill.chains.state import ChainState
 from crossfill.contracts.reverts import RevertReason
 from crossfill.domain.fill_plan import FillPlan, Payment
@@ -28,7 +29,7 @@ from crossfill.store import signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.solver import RETRY_AFTER, Solver
+from crossfill.workers.solver import RETRY_AFTER, FillClaim, Solver
 from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import START, Clock, chain_world
@@ -298,11 +299,28 @@ async def test_our_own_fill_mined_late_is_never_taken_for_a_conflict(world: Worl
     assert world.chain.sent == [first]
 
 
-async def _claimed_in_a_transaction(world: World) -> Callable[[], None] | None:
-    async with world.solver.sessions() as session, session.begin():
-        request = await session.get(Request, world.request_id)
-        assert request is not None
-        return await world.solver.claim_pending(session, request)
+async def _claimed_in_a_transaction(world: World, *, commit: bool = True) -> FillClaim | None:
+    """Claimed and sealed in a transaction as the indexer does, which commits or not; the
+    claim is handed back before its `committed` or `dropped` is called."""
+
+    class RolledBack(Exception):
+        pass
+
+    claim = None
+    try:
+        async with world.solver.sessions() as session, session.begin():
+            request = await session.get(Request, world.request_id)
+            assert request is not None
+            # Stored at quote time (a request without one is planned from its row later).
+            request.fill_plan = stored_fill_plan(request, world.solver.config).to_json()
+            claim = await world.solver.claim_pending(session, request)
+            if claim is not None:
+                await claim.seal(session)
+            if not commit:
+                raise RolledBack
+    except RolledBack:
+        pass
+    return claim
 
 
 async def test_without_the_signer_lease_nothing_is_claimed_in_the_indexers_transaction(
@@ -313,19 +331,93 @@ async def test_without_the_signer_lease_nothing_is_claimed_in_the_indexers_trans
     assert world.chain.calls == []
 
 
-async def test_a_request_claimed_in_the_indexers_transaction_is_filled_with_its_simulation(
+async def test_a_fill_claimed_in_the_indexers_transaction_is_journalled_there_and_sent_after(
     world: World,
 ) -> None:
     await world.solver.txmanager.hold_signer()
-    hand_over = await _claimed_in_a_transaction(world)
-    assert hand_over is not None
+    claim = await _claimed_in_a_transaction(world)
+    assert claim is not None
     assert (await world.request()).lease_owner == "me"
-    hand_over()
+    (journalled,) = await world.journal()  # committed with the claim, not broadcast yet
+    assert (journalled.status, world.chain.sent) == ("signed", [])
+    await claim.committed()
+    assert world.chain.sent == [journalled.tx_hash]
     await world.solver.tick()
+    assert [row.tx_hash for row in await world.journal()] == [journalled.tx_hash]
+    assert (await world.request()).status == "submitted"
+    assert world.chain.calls.count("estimate_gas") == 1  # the one started in the transaction
+
+
+async def test_a_fill_journalled_in_a_transaction_that_rolled_back_is_never_sent(
+    world: World,
+) -> None:
+    await world.solver.txmanager.hold_signer()
+    claim = await _claimed_in_a_transaction(world, commit=False)
+    assert claim is not None
+    claim.dropped()
+    assert await world.journal() == []
+    assert world.chain.sent == []
+    await world.solver.tick()  # claimed afresh: signed with the nonce read again
     (sent,) = await world.journal()
     assert (await world.request()).status == "submitted"
     assert world.chain.sent == [sent.tx_hash]
-    assert world.chain.calls.count("estimate_gas") == 1  # the one started in the transaction
+
+
+async def test_a_claim_whose_simulation_reverts_journals_nothing_and_the_tick_decides(
+    world: World,
+) -> None:
+    world.chain.fail("estimate_gas", _reverted("OrderExpired"))
+    await world.solver.txmanager.hold_signer()
+    claim = await _claimed_in_a_transaction(world)
+    assert claim is not None
+    assert await world.journal() == []
+    await claim.committed()
+    await world.solver.tick()
+    assert world.chain.sent == []
+    assert (await world.request()).status == "failure"
+
+
+async def test_while_another_send_holds_the_key_the_claim_journals_nothing(world: World) -> None:
+    await world.solver.txmanager.hold_signer()
+    async with world.solver.txmanager._lock:  # a refund being signed and sent, say
+        claim = await _claimed_in_a_transaction(world)
+    assert claim is not None
+    assert await world.journal() == []
+    await claim.committed()
+    await world.solver.tick()  # signed there, in turn
+    (sent,) = await world.journal()
+    assert world.chain.sent == [sent.tx_hash]
+
+
+async def test_a_fill_that_cannot_be_signed_never_undoes_the_claiming_transaction(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: object) -> None:
+        raise ValueError("a bug in signing")
+
+    await world.solver.txmanager.hold_signer()
+    monkeypatch.setattr(world.solver.txmanager.account, "sign_transaction", broken)
+    claim = await _claimed_in_a_transaction(world)
+    assert claim is not None
+    assert (await world.request()).lease_owner == "me"  # committed, the fill left out
+    assert await world.journal() == []
+    await claim.committed()
+    await world.solver.tick()  # the same failure there: the request fails, its deposit refunded
+    assert (await world.request()).status == "failure"
+    assert world.chain.sent == []
+
+
+async def test_a_claim_after_the_lease_was_lost_journals_nothing_and_keeps_its_deposit(
+    world: World,
+) -> None:
+    await world.solver.txmanager.hold_signer()
+    async with world.solver.sessions() as session, session.begin():
+        await signer_leases.release_all(session)  # another process may take it now
+    claim = await _claimed_in_a_transaction(world)
+    assert claim is not None
+    assert await world.journal() == []
+    await claim.committed()
+    assert world.chain.sent == []
 
 
 async def test_a_fill_journalled_before_the_claim_is_resumed_not_signed_again(
@@ -335,9 +427,9 @@ async def test_a_fill_journalled_before_the_claim_is_resumed_not_signed_again(
     await world.solver.tick()  # signed and journalled; its broadcast's answer lost
     (journalled,) = await world.journal()
     await world.solver.txmanager.hold_signer()
-    hand_over = await _claimed_in_a_transaction(world)
-    assert hand_over is not None
-    hand_over()
+    claim = await _claimed_in_a_transaction(world)
+    assert claim is not None
+    await claim.committed()
     await world.solver.tick()
     assert [row.tx_hash for row in await world.journal()] == [journalled.tx_hash]
     assert (await world.request()).status == "submitted"

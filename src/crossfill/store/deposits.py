@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.chains.depository_logs import DepositLog
@@ -19,10 +19,11 @@ INDEXER = "indexer"
 
 
 async def record_seen(
-    session: AsyncSession, chain_id: int, log: DepositLog, now: datetime
+    session: AsyncSession, chain_id: int, log: DepositLog, now: datetime, *, state: str = SEEN
 ) -> Deposit | None:
     """Store a deposit log once: its row when that is news (new, or revived after a reorg);
-    None when it was already known (a re-scan or a hint)."""
+    None when it was already known (a re-scan or a hint). `state` is CONFIRMED for one found
+    already deep enough (written so at once, not seen and then updated)."""
     known = await session.scalar(
         select(Deposit.id).where(
             Deposit.chain_id == chain_id,
@@ -31,7 +32,7 @@ async def record_seen(
         )
     )
     if known is not None:
-        return await _seen_again(session, known, log)
+        return await _seen_again(session, known, log, state)
     row = Deposit(
         chain_id=chain_id,
         tx_hash=log.tx_hash,
@@ -43,7 +44,7 @@ async def record_seen(
         currency=log.currency,
         amount=str(log.amount),
         paid_to=log.paid_to,
-        state=SEEN,
+        state=state,
         created_at=now,
     )
     session.add(row)
@@ -51,7 +52,9 @@ async def record_seen(
     return row
 
 
-async def _seen_again(session: AsyncSession, deposit_id: int, log: DepositLog) -> Deposit | None:
+async def _seen_again(
+    session: AsyncSession, deposit_id: int, log: DepositLog, state: str
+) -> Deposit | None:
     """A known deposit log found again. In another block it was re-included after a reorg:
     follow it there, and revive it if it had been given up as reorged (its row: news)."""
     deposit = await session.get(Deposit, deposit_id)
@@ -62,7 +65,7 @@ async def _seen_again(session: AsyncSession, deposit_id: int, log: DepositLog) -
     deposit.block_hash = log.block_hash
     if deposit.state != REORGED:
         return None
-    deposit.state = SEEN
+    deposit.state = state
     return deposit
 
 
@@ -123,8 +126,14 @@ async def cursor(session: AsyncSession, chain_id: int) -> ChainCursor | None:
 async def advance_cursor(
     session: AsyncSession, chain_id: int, block_number: int, block_hash: str, now: datetime
 ) -> None:
-    row = await cursor(session, chain_id)
-    if row is None:
+    """One statement once the cursor exists (no read first)."""
+    moved = await session.execute(
+        update(ChainCursor)
+        .where(ChainCursor.chain_id == chain_id, ChainCursor.role == INDEXER)
+        .values(block_number=block_number, block_hash=block_hash, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if moved.rowcount == 0:  # type: ignore[attr-defined]
         session.add(
             ChainCursor(
                 chain_id=chain_id,
@@ -134,8 +143,6 @@ async def advance_cursor(
                 updated_at=now,
             )
         )
-    else:
-        row.block_number, row.block_hash, row.updated_at = block_number, block_hash, now
     await session.flush()
 
 

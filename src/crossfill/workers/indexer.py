@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -58,13 +58,27 @@ log = structlog.get_logger(__name__)
 REWIND_BLOCKS = 64
 DEPOSIT_ADDRESS_MISMATCH = "DEPOSIT_ADDRESS_MISMATCH"
 
-# Claims a request for this process's solver of its destination chain inside the transaction
-# that makes it pending; returns what hands it over once that transaction has committed, or
-# None when that solver cannot take it now (it is then handed over by id, and claimed there).
-ClaimHook = Callable[[AsyncSession, Request], Awaitable[Callable[[], None] | None]]
+
+class Claim(Protocol):
+    """A request claimed for this process's solver of its destination chain inside the
+    transaction that makes it pending."""
+
+    async def seal(self, session: AsyncSession) -> None:
+        """Its last work in that transaction, just before the commit (its fill journalled)."""
+
+    async def committed(self) -> None:
+        """That transaction committed: hand it over (its fill broadcast)."""
+
+    def dropped(self) -> None:
+        """That transaction did not commit: nothing was claimed."""
 
 
-async def _no_claim(_session: AsyncSession, _request: Request) -> Callable[[], None] | None:
+# Claims a request inside the transaction that makes it pending; None when that solver cannot
+# take it now (it is then handed over by id, and claimed there).
+ClaimHook = Callable[[AsyncSession, Request], Awaitable[Claim | None]]
+
+
+async def _no_claim(_session: AsyncSession, _request: Request) -> Claim | None:
     return None
 
 
@@ -92,9 +106,12 @@ class Indexer:
         # Called with a request's destination chain id and id when it becomes pending.
         self.on_pending: Callable[[int, str], None] = lambda _chain_id, _request_id: None
         self.claim_pending: ClaimHook = _no_claim
+        # Called with each head once its scan is done (its fills sent): workers that follow
+        # the same heads go after the fill path, not beside it on the database.
+        self.on_scanned: Callable[[BlockHead], None] = lambda _head: None
         # Made pending in the open transaction: handed over once it has committed.
         self._pending: list[tuple[int, str]] = []
-        self._claimed: list[Callable[[], None]] = []
+        self._claimed: list[Claim] = []
         # The newest head announced by the chain's follower, not ticked on yet.
         self._announced: BlockHead | None = None
         # Blocks as the last scan's node answered for them, by number; the deposits' txs.
@@ -104,6 +121,9 @@ class Indexer:
         self.reorg_watch = ReorgWatch(chain, sessions, now=now)
         # The head whose scan, confirmations and reorg check all completed.
         self._settled_head: str | None = None
+        # The cursor as this indexer last read or committed it (its own writes are the only
+        # ones in a process; the genesis check, which may delete it, runs before the workers).
+        self._cursor: tuple[int, str] | None = None
         self._lag = metrics.indexer_lag.labels(self.config.id)
 
     async def run(self) -> None:
@@ -127,6 +147,7 @@ class Indexer:
         await self._index_hinted(fresh)
         if head.hash != self._settled_head or hinted:
             await self._scan(head)
+            self.on_scanned(head)
             await self._confirm(head)
             await self.reorg_watch.check(head)
             self._settled_head = head.hash
@@ -194,15 +215,18 @@ class Indexer:
         """Where the scan starts, and the hash its first block's parent must have when that is
         left to the scan to prove: with the head one block past the cursor, the scanned block
         itself says whether it follows the cursor (no round trip of its own)."""
-        async with self.sessions() as session:
-            cursor = await deposits.cursor(session, self.config.id)
-        if cursor is None:
-            return max(0, head.number - self.initial_lookback_blocks), None
-        if cursor.block_number == head.number and cursor.block_hash == head.hash:
+        if self._cursor is None:
+            async with self.sessions() as session:
+                row = await deposits.cursor(session, self.config.id)
+            if row is None:
+                return max(0, head.number - self.initial_lookback_blocks), None
+            self._cursor = (row.block_number, row.block_hash)
+        number, block_hash = self._cursor
+        if number == head.number and block_hash == head.hash:
             return head.number + 1, None  # scanned already (a hint's tick): nothing to check
-        if cursor.block_number + 1 == head.number:
-            return head.number, cursor.block_hash
-        return await self._resume_after(cursor.block_number, cursor.block_hash), None
+        if number + 1 == head.number:
+            return head.number, block_hash
+        return await self._resume_after(number, block_hash), None
 
     async def _resume_after(self, number: int, block_hash: str) -> int:
         """After the cursor's block if it is still canonical; else a rewind."""
@@ -301,18 +325,36 @@ class Indexer:
             number: await self.chain.client.block_at(number)
             for number in {batch.block_number for batch in batches}
         }
-        deep = await self._found_deep(found, cursor, head)
+        deep = self._found_deep(found, cursor, head)
         now = self.now()
+        try:
+            await self._record_in_transaction(found, batches, blocks, deep, now, cursor)
+        finally:
+            _consume(deep.values())
+        if cursor is not None:
+            self._cursor = (cursor.number, cursor.hash)  # committed
+
+    async def _record_in_transaction(
+        self,
+        found: list[DepositLog],
+        batches: list[RouterBatch],
+        blocks: dict[int, BlockHead | None],
+        deep: dict[DepositLog, asyncio.Task[Any]],
+        now: datetime,
+        cursor: BlockHead | None,
+    ) -> None:
         async with self._transaction() as session:
             for deposit in found:
-                row = await deposits.record_seen(session, self.config.id, deposit, now)
+                confirmed = deposit in deep and cursor is not None
+                state = deposits.CONFIRMED if confirmed else deposits.SEEN
+                row = await deposits.record_seen(session, self.config.id, deposit, now, state=state)
                 if row is None:
                     continue
-                await self._note_seen(session, deposit, now)
-                if deposit in deep and cursor is not None:
-                    row.state = deposits.CONFIRMED
-                    receipt = deep[deposit]
-                    await self._settle(session, row, cursor, fee_paid(receipt) if receipt else None)
+                request = await self._note_seen(session, deposit, now)
+                if confirmed and cursor is not None:
+                    receipt = await deep[deposit]
+                    fee = fee_paid(receipt) if receipt else None
+                    await self._settle(session, row, cursor, fee, request)
             for batch in batches:
                 block = blocks[batch.block_number]
                 await settle_batch(
@@ -327,54 +369,62 @@ class Indexer:
                     session, self.config.id, cursor.number, cursor.hash, now
                 )
 
-    async def _found_deep(
+    def _found_deep(
         self, found: list[DepositLog], cursor: BlockHead | None, head: BlockHead | None
-    ) -> dict[DepositLog, Any]:
+    ) -> dict[DepositLog, asyncio.Task[Any]]:
         """Deposits a scan found already as deep as their value calls for, in the block the
         scan answered for (its last, so the block is known canonical with them in it), with
-        their receipts: they are confirmed in the transaction that records them."""
+        their receipts on the way (read beside the transaction that records them, in which
+        they are confirmed; the fee is needed only when they are)."""
         if cursor is None or head is None:
             return {}
-        deep = [
-            deposit
+        return {
+            deposit: asyncio.create_task(self.chain.client.receipt(deposit.tx_hash))
             for deposit in found
             if deposit.block_number == cursor.number
             and deposit.block_hash == cursor.hash
             and self._deep_enough(deposit.currency, deposit.amount, deposit.block_number, head)
-        ]
-        receipts = await asyncio.gather(
-            *(self.chain.client.receipt(deposit.tx_hash) for deposit in deep)
-        )
-        return dict(zip(deep, receipts, strict=True))
+        }
 
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[AsyncSession]:
-        """A transaction; the requests it makes pending are handed over once it commits."""
+        """A transaction; its claims are sealed in it last, and the requests it makes pending
+        are handed over once it commits."""
         try:
             async with self.sessions() as session, session.begin():
                 yield session
+                for claim in self._claimed:
+                    await claim.seal(session)
         except BaseException:
-            self._hand_over(committed=False)
+            await self._hand_over(committed=False)
             raise
-        self._hand_over(committed=True)
+        await self._hand_over(committed=True)
 
-    def _hand_over(self, *, committed: bool) -> None:
+    async def _hand_over(self, *, committed: bool) -> None:
         """To this process's solvers. Claims made in a transaction that did not commit are
         dropped (no lease was taken); a request handed by id is claimed by its solver, which
         finds it pending or not."""
         pending, claimed = self._pending, self._claimed
         self._pending, self._claimed = [], []
+        for claim in claimed:
+            try:
+                if committed:
+                    await claim.committed()
+                else:
+                    claim.dropped()
+            except Exception:
+                log.exception("claim not handed over", chain_id=self.config.id)
         for chain_id, request_id in pending:
             self.on_pending(chain_id, request_id)
-        if committed:
-            for hand_over in claimed:
-                hand_over()
 
-    async def _note_seen(self, session: AsyncSession, deposit: DepositLog, now: datetime) -> None:
-        """The user's deposit is on chain but not final: show its hash, still `waiting`."""
+    async def _note_seen(
+        self, session: AsyncSession, deposit: DepositLog, now: datetime
+    ) -> Request | None:
+        """The user's deposit is on chain but not final: show its hash, still `waiting`.
+        Returns its request (None: an orphan)."""
         request = await requests.by_order_id(session, deposit.order_id)
         if request is None or request.status != RequestStatus.WAITING:
-            return
+            return request
         await requests.record_transaction(
             session,
             request.id,
@@ -388,6 +438,7 @@ class Indexer:
             sender=deposit.depositor,
         )
         await requests.publish(session, request, now=now)
+        return request
 
     def _paid_in(self, currency: str, amount: int) -> Moved:
         """What a deposit paid in, as its log says, valued at the prices quotes use."""
@@ -443,10 +494,18 @@ class Indexer:
             await requests.publish(session, request, now=self.now())
 
     async def _settle(
-        self, session: AsyncSession, deposit: Deposit, block: BlockHead, fee: int | None
+        self,
+        session: AsyncSession,
+        deposit: Deposit,
+        block: BlockHead,
+        fee: int | None,
+        request: Request | None = None,
     ) -> None:
+        """Judge a confirmed deposit against its request (`request` when read already in this
+        transaction) and carry the verdict out."""
         now = self.now()
-        request = await requests.by_order_id(session, deposit.order_id)
+        if request is None:
+            request = await requests.by_order_id(session, deposit.order_id)
         expected = None
         if request is not None:
             expected = ExpectedDeposit(
@@ -507,6 +566,15 @@ class Indexer:
                 now=now,
                 fail_reason=_reason(request, verdict),
             )
+
+
+def _consume(tasks: Iterable[asyncio.Task[Any]]) -> None:
+    """Reads done with, or nobody awaits any more (their transaction failed, their deposit
+    recorded before): stopped if still running, their outcome taken."""
+    for task in tasks:
+        if not task.done():
+            task.cancel()
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 def _reason(request: Request, verdict: DepositVerdict) -> str:

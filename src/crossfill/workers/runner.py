@@ -29,7 +29,7 @@ from crossfill.workers.app_fee_payer import AppFeePayer
 from crossfill.workers.deposit_addresses import DepositAddressSweeper
 from crossfill.workers.gasless_executor import GaslessExecutor
 from crossfill.workers.genesis import bind_state_to_chains
-from crossfill.workers.indexer import Indexer
+from crossfill.workers.indexer import Claim, Indexer
 from crossfill.workers.permit_depositor import PermitDepositor
 from crossfill.workers.perps_payer import PerpsPayer
 from crossfill.workers.perps_refunder import PerpsRefunder
@@ -60,7 +60,7 @@ def _hand_over(solvers: dict[ChainId, Solver], chain_id: int, request_id: str) -
 
 async def _claim_pending(
     solvers: dict[ChainId, Solver], session: AsyncSession, request: Request
-) -> Callable[[], None] | None:
+) -> Claim | None:
     solver = solvers.get(ChainId(request.destination_chain_id))
     return None if solver is None else await solver.claim_pending(session, request)
 
@@ -233,12 +233,15 @@ class Workers:
 
     def start(self, runtime: Runtime) -> None:
         for chain_id, chain in runtime.chains.items():
-            # Each new head wakes the chain's indexer (deposits) and solver (fills mined).
-            self._unlisten.append(chain.follower.on_new_head(self.indexers[chain_id].new_head))
+            # Each new head wakes the chain's indexer (deposits) and solver (fills mined); the
+            # deposit-address sweeper once the indexer's scan of it is done (the fill path
+            # first on the database).
+            indexer = self.indexers[chain_id]
+            self._unlisten.append(chain.follower.on_new_head(indexer.new_head))
             self._unlisten.append(chain.follower.on_new_head(self.solvers[chain_id].new_head))
             sweeper = self.deposit_address_sweepers.get(chain_id)
             if sweeper is not None:
-                self._unlisten.append(chain.follower.on_new_head(sweeper.new_head))
+                indexer.on_scanned = sweeper.new_head
         per_chain: list[tuple[str, dict[ChainId, Any]]] = [
             ("indexer", self.indexers),
             ("solver", self.solvers),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,7 +34,7 @@ from crossfill.store import requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, RequestTransaction, SentTransaction
 from crossfill.workers.replacements import replace_stuck
-from crossfill.workers.txmanager import TxManager, journalled
+from crossfill.workers.txmanager import Call, TxManager, journalled
 
 log = structlog.get_logger(__name__)
 FILL = "fill"
@@ -42,6 +43,9 @@ GAS_HEADROOM_PERCENT = 20
 # A request whose fill cannot be tried yet (the chain did not answer, the solver's balance
 # is not known yet) is leased again after this, not failed.
 RETRY_AFTER = timedelta(seconds=2)
+# How long the transaction that claims a request waits for its fill's simulation to sign it
+# there (see `Solver._journal_in`).
+SIMULATION_IN_TRANSACTION = timedelta(milliseconds=250)
 
 
 async def _nothing() -> None:
@@ -101,28 +105,32 @@ class Solver:
         self._handed.append(request_id)
         self._wakeup.set()
 
-    async def claim_pending(
-        self, session: AsyncSession, request: Request
-    ) -> Callable[[], None] | None:
+    async def claim_pending(self, session: AsyncSession, request: Request) -> FillClaim | None:
         """Lease, in the caller's transaction that makes it pending, a request this solver
-        fills, and look its fill up in the journal there; returns its hand-over, to call once
-        that transaction has committed. None while this process does not hold the signer lease
-        (the request is then claimed like any other)."""
+        fills, and look its fill up in the journal there; the claim then signs and journals
+        the fill in that transaction when it can (see `FillClaim`). None while this process
+        does not hold the signer lease (the request is then claimed like any other)."""
         if not self.txmanager.holds_signer():
             return None
         request.lease_owner = self.owner
         request.lease_expires_at = self.now() + LEASE
         simulation = self._simulation_ahead(request)
         journal = await journalled(session, request.id, FILL)
+        return FillClaim(self, request, journal, simulation)
 
-        def hand_over() -> None:
-            self._claimed.append(request)
-            self._journals[request.id] = journal
-            if simulation is not None:
-                self._simulations[request.id] = simulation
-            self._wakeup.set()
-
-        return hand_over
+    def _handed_claim(
+        self,
+        request: Request,
+        journal: SentTransaction | None,
+        simulation: asyncio.Task[int] | None,
+    ) -> None:
+        """A claim whose transaction committed: its fill goes at the next tick, with what the
+        journal held for it then (or the fill journalled in it) and its simulation."""
+        self._claimed.append(request)
+        self._journals[request.id] = journal
+        if simulation is not None:
+            self._simulations[request.id] = simulation
+        self._wakeup.set()
 
     def _simulation_ahead(self, request: Request) -> asyncio.Task[int] | None:
         """The fill's simulation (a read), started beside the rest of the transaction that
@@ -280,16 +288,58 @@ class Solver:
             }
         )
 
+    def _fill_call(self, fill: FillPlan, gas: int) -> Call:
+        """The Filler call of a simulated fill, with the gas headroom."""
+        return Call(
+            self.config.contracts.filler,
+            filler_calldata(fill),
+            fill.value,
+            gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+        )
+
     async def _send_fill(self, request: Request, fill: FillPlan, gas: int) -> SentTransaction:
         """Sign, journal and broadcast the simulated fill."""
+        call = self._fill_call(fill, gas)
         return await self.txmanager.send(
-            to=self.config.contracts.filler,
-            data=filler_calldata(fill),
-            value=fill.value,
-            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            to=call.to,
+            data=call.data,
+            value=call.value,
+            gas_limit=call.gas_limit,
             purpose=FILL,
             request_id=request.id,
         )
+
+    async def _journal_in(self, session: AsyncSession, claim: FillClaim) -> SentTransaction | None:
+        """The claimed fill signed and journalled in the transaction that claims it, when it
+        may go now as `_fill` would decide (nothing journalled for it, the balance known and
+        enough, not expired, simulated without a revert) and the key is free; None otherwise,
+        and `_fill` decides after the commit as for any claim."""
+        simulation = claim.simulation
+        if claim.journal is not None or simulation is None:
+            return None
+        # A slow destination node must not hold the deposit's transaction open: past this,
+        # the simulation is left running for `_fill`.
+        await asyncio.wait((simulation,), timeout=SIMULATION_IN_TRANSACTION.total_seconds())
+        if not simulation.done() or simulation.cancelled() or simulation.exception() is not None:
+            return None  # `_fill` meets the same outcome again
+        gas = simulation.result()
+        fill = stored_fill_plan(claim.request, self.config)
+        balance = self.chain.state.solver_balance(fill.spends_currency)
+        if balance is None or self._refusal(fill, balance) is not None:
+            return None
+        return await self.txmanager.journal_in(
+            session, self._fill_call(fill, gas), purpose=FILL, request_id=claim.request.id
+        )
+
+    async def _broadcast_journalled(self, request: Request, row: SentTransaction) -> None:
+        """A fill journalled in the transaction that claimed it, which has committed."""
+        try:
+            await self.txmanager.journalled_committed(row)
+        except ChainError as exc:
+            # Journalled: tracked as submitted like a fill whose broadcast failed in `_fill`.
+            log.warning("fill broadcast failed", request_id=request.id, error=str(exc))
+            return
+        self._observe_service_share(request)
 
     async def _after_nonce_taken(self, request: Request, recorded_hash: str | None) -> None:
         """Our fill's nonce went to another transaction (the key was used elsewhere): the order
@@ -454,3 +504,37 @@ class Solver:
                 ).observe(fill_time)
             return True
         return False
+
+
+@dataclass
+class FillClaim:
+    """A request claimed for a solver in the transaction that makes it pending (the indexer's
+    `Claim`). Its fill is signed and journalled in that same transaction when it can go at
+    once (`Solver._journal_in`), so it is durable the moment the deposit is, and broadcast
+    right after the commit; otherwise the solver's next tick fills it as usual."""
+
+    solver: Solver
+    request: Request
+    journal: SentTransaction | None  # what the journal held for its fill in that transaction
+    simulation: asyncio.Task[int] | None
+    signed: SentTransaction | None = None
+
+    async def seal(self, session: AsyncSession) -> None:
+        try:
+            self.signed = await self.solver._journal_in(session, self)
+        except Exception:
+            # Never the deposit's undoing: that transaction goes on without the fill (nothing
+            # journalled, the key released), and the solver's tick meets the same failure.
+            log.exception("fill not journalled with its deposit", request_id=self.request.id)
+
+    async def committed(self) -> None:
+        try:
+            if self.signed is not None:
+                await self.solver._broadcast_journalled(self.request, self.signed)
+        finally:
+            journal = self.signed if self.signed is not None else self.journal
+            self.solver._handed_claim(self.request, journal, self.simulation)
+
+    def dropped(self) -> None:
+        if self.signed is not None:
+            self.solver.txmanager.journalled_dropped()

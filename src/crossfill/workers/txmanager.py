@@ -3,7 +3,9 @@
 Every transaction is signed, written to the journal (`sent_transactions`) and committed before
 it is broadcast. After a crash the journal says what may be in flight: `rebroadcast()` sends
 those again (re-sending a signed transaction is always safe) and nothing is ever signed twice
-for the same purpose, so a restart cannot produce a second fill.
+for the same purpose, so a restart cannot produce a second fill. A transaction may also be
+journalled in the caller's own transaction (`journal_in`: a fill in the one that makes its
+request pending), then broadcast only once that has committed.
 
 One process signs with a key on a chain at a time (`signer_leases`): a second one started by
 mistake, or a frozen one resumed after a replacement started, finds the lease held and sends
@@ -52,6 +54,17 @@ SIGNER_LEASE = timedelta(seconds=30)
 # node behind the one that counted nonces may simply not have our receipt yet.
 CONFLICT_CONFIRMATION = timedelta(seconds=10)
 _ALREADY_SENT = ("already known", "nonce too low", "already imported")
+
+
+@dataclass(frozen=True)
+class Call:
+    """What a transaction does, before a nonce and fees make it one."""
+
+    to: str
+    data: bytes
+    value: int
+    gas_limit: int
+    authorization_list: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,6 +149,12 @@ class TxManager:
 
     async def _journal(self, session: AsyncSession, token: int) -> None:
         """Fence a journal write (in its transaction): the lease must still be ours."""
+        if not await self._fenced(session, token):
+            raise SignerBusy(f"chain {self.client.chain_id}: the lease of {self.sender} was lost")
+
+    async def _fenced(self, session: AsyncSession, token: int) -> bool:
+        """Renew the lease in the journal write's transaction; False (and forgotten) when it
+        is not ours under `token` any more: nothing may be journalled then."""
         now = self.now()
         still_ours = await signer_leases.renew(
             session,
@@ -149,22 +168,27 @@ class TxManager:
         self._held_until = now + self.lease
         if not still_ours:
             self._token = self._next_nonce = self._held_until = None
-            raise SignerBusy(f"chain {self.client.chain_id}: the lease of {self.sender} was lost")
+        return still_ours
 
-    async def _journal_next_nonce(self) -> int | None:
-        async with self.sessions() as session:
-            highest = await session.scalar(
-                select(func.max(SentTransaction.nonce)).where(
-                    SentTransaction.chain_id == self.client.chain_id,
-                    SentTransaction.sender == self.sender,
-                )
+    async def _journal_next_nonce(self, session: AsyncSession) -> int | None:
+        highest = await session.scalar(
+            select(func.max(SentTransaction.nonce)).where(
+                SentTransaction.chain_id == self.client.chain_id,
+                SentTransaction.sender == self.sender,
             )
+        )
         return None if highest is None else int(highest) + 1
 
-    async def _nonce(self) -> int:
+    async def _nonce(self, session: AsyncSession | None = None) -> int:
+        """The next nonce, read (once, then counted here) from the chain and the journal, in
+        `session` when given (the caller's open transaction)."""
         if self._next_nonce is None:
             on_chain = await self.client.pending_nonce(self.sender)
-            journal = await self._journal_next_nonce()
+            if session is None:
+                async with self.sessions() as own:
+                    journal = await self._journal_next_nonce(own)
+            else:
+                journal = await self._journal_next_nonce(session)
             self._next_nonce = max(on_chain, journal or 0)
         return self._next_nonce
 
@@ -191,27 +215,78 @@ class TxManager:
         async with self._lock:
             token = await self._hold_signer()
             nonce = await self._nonce()
-            max_fee, tip = self._fees()
-            fields: dict[str, Any] = {
-                "type": 4 if authorization_list else 2,
-                "chainId": self.client.chain_id,
-                "nonce": nonce,
-                "to": to_checksum_address(to),
-                "data": data,
-                "value": value,
-                "gas": gas_limit,
-                "maxFeePerGas": max_fee,
-                "maxPriorityFeePerGas": tip,
-            }
-            if authorization_list:
-                fields["authorizationList"] = list(authorization_list)
-            row = self._signed_row(fields, purpose=purpose, request_id=request_id)
+            call = Call(to, data, value, gas_limit, tuple(authorization_list))
+            row = self._signed_row(
+                self._fields(call, nonce), purpose=purpose, request_id=request_id
+            )
             async with self.sessions() as session, session.begin():
                 await self._journal(session, token)
                 session.add(row)
             self._next_nonce = nonce + 1
             await self._broadcast(row)
             return row
+
+    async def journal_in(
+        self, session: AsyncSession, call: Call, *, purpose: str, request_id: str | None
+    ) -> SentTransaction | None:
+        """Sign and journal in the caller's open transaction, waiting on nothing: None, with
+        nothing written, unless this process holds the lease (as last known, and still so
+        under its fencing token in that transaction) and no other send is under way (the
+        nonce, when not counted yet, is read in that transaction). Otherwise the key stays
+        this transaction's until `journalled_committed` (broadcast it then: it is durable) or
+        `journalled_dropped` (it did not commit)."""
+        token = self._token
+        if self._lock.locked() or not self.holds_signer() or token is None:
+            return None
+        await self._lock.acquire()  # free: taken without waiting
+        journalled = False
+        try:
+            nonce = await self._nonce(session)
+            row = self._signed_row(
+                self._fields(call, nonce), purpose=purpose, request_id=request_id
+            )
+            if not await self._fenced(session, token):
+                return None
+            session.add(row)
+            journalled = True
+            return row
+        except ChainError:
+            return None  # the nonce not read: left to `send`, the caller's transaction unharmed
+        finally:
+            if not journalled:
+                self._lock.release()
+
+    async def journalled_committed(self, row: SentTransaction) -> None:
+        """The transaction holding `row` (from `journal_in`) committed: its nonce is used;
+        broadcast it. Raises ChainError if the node refuses (it stays journalled)."""
+        try:
+            self._next_nonce = row.nonce + 1
+            await self._broadcast(row)
+        finally:
+            self._lock.release()
+
+    def journalled_dropped(self) -> None:
+        """The transaction holding a `journal_in` row did not commit (or may not have, if it
+        failed in its commit): the nonce is read again before the next signature."""
+        self._next_nonce = None
+        self._lock.release()
+
+    def _fields(self, call: Call, nonce: int) -> dict[str, Any]:
+        max_fee, tip = self._fees()
+        fields: dict[str, Any] = {
+            "type": 4 if call.authorization_list else 2,
+            "chainId": self.client.chain_id,
+            "nonce": nonce,
+            "to": to_checksum_address(call.to),
+            "data": call.data,
+            "value": call.value,
+            "gas": call.gas_limit,
+            "maxFeePerGas": max_fee,
+            "maxPriorityFeePerGas": tip,
+        }
+        if call.authorization_list:
+            fields["authorizationList"] = list(call.authorization_list)
+        return fields
 
     def _signed_row(
         self, fields: dict[str, Any], *, purpose: str, request_id: str | None
