@@ -65,7 +65,9 @@ class ServiceProcess:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        assert wait_for(self._up, timeout=60, interval=0.2), "service did not come up"
+        if not wait_for(self._up, timeout=60, interval=0.2):
+            self.stop()  # not left running behind the failure (nor warned about when collected)
+            raise AssertionError("service did not come up")
 
     def _up(self) -> bool:
         try:
@@ -81,7 +83,11 @@ class ServiceProcess:
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
-            self.process.wait(15)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
 
 
 @pytest.fixture
