@@ -1,12 +1,13 @@
 """SVM indexer: reads deposits to the solver vault and settles their requests.
 
-The vault's own address and its token accounts are listed (getSignaturesForAddress) past the
-last signature seen (`until` it, once a listing was settled to its newest entry, so an idle
-address answers an empty list); each transaction at the chain's deposit commitment is read, and a
-transfer into the vault with a Memo naming an order becomes a deposit (`deposits`, once per
-signature). The request moves to `pending` (its EVM destination's solver fills it) when the
-deposit pays for it in currency and amount before expiry; otherwise it fails with the reason
-and the SVM refunder pays the deposit back, as it does a deposit with no order in its memo.
+The vault's own address and its token accounts are listed (getSignaturesForAddress, one
+JSON-RPC batch per tick) past the last signature seen (`until` it, once a listing was settled
+to its newest entry, so an idle address answers an empty list); each transaction at the
+chain's deposit commitment is read, and a transfer into the vault with a Memo naming an
+order becomes a deposit (`deposits`, once per signature). The request moves to `pending` (its
+EVM destination's solver fills it) when the deposit pays for it in currency and amount before
+expiry; otherwise it fails with the reason and the SVM refunder pays the deposit back, as it
+does a deposit with no order in its memo.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ PAGE = 1000
 FINALIZED_ONLY = frozenset({"finalized"})
 CONFIRMED_OR_FINALIZED = frozenset({"confirmed", "finalized"})
 BLOCK_TIME_SLACK_SECONDS = 2
+
+
+def _role(address: Pubkey) -> str:
+    """The address's cursor in `chain_cursors`."""
+    return f"svm:{str(address)[:28]}"
 
 
 @dataclass
@@ -96,22 +102,27 @@ class SvmIndexer:
         if genesis != self._genesis:
             self._positions.clear()  # another chain under this id: its cursors are read again
             self._genesis = genesis
-        for address in self.watched:
-            await self._scan(address, genesis)
+        kept = [self._positions.get(_role(address)) for address in self.watched]
+        # Every address listed in one round trip (a JSON-RPC batch).
+        listings = await self.chain.client.signatures_for_each(
+            [
+                (address, position.newest if position is not None else None)
+                for address, position in zip(self.watched, kept, strict=True)
+            ],
+            limit=PAGE,
+        )
+        for address, listed in zip(self.watched, listings, strict=True):
+            await self._scan(_role(address), listed, genesis)
 
-    async def _scan(self, address: Pubkey, genesis: str) -> None:
-        """Every signature above the address's durable cursor, oldest first. The cursor is a
+    async def _scan(self, role: str, listed: list[dict[str, Any]], genesis: str) -> None:
+        """Every signature listed above the address's durable cursor, oldest first. The cursor is a
         slot below which all is settled; it trails the slot being read by one, so a crash in
         the middle of a slot reads that slot again (deposits are recorded once per signature).
         Once a listing was settled to its newest entry, the next one lists only what is newer
         (`until` that signature: slots at the commitment are complete, so nothing new can
         appear below it), and an idle address answers an empty list.
         """
-        role = f"svm:{str(address)[:28]}"
         position = self._positions.get(role)
-        listed = await self.chain.client.signatures_for(
-            address, until=position.newest if position is not None else None, limit=PAGE
-        )
         if position is None:
             position = await self._stored(role, genesis)
         if position is None:
