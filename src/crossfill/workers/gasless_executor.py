@@ -126,6 +126,7 @@ class GaslessExecutor:
                 tx_hash=tx_hash,
                 status="pending",
                 now=now,
+                keep_mined=True,  # the indexer may have seen it mined before this commit
             )
 
     async def _settle(self, execution: GaslessExecution, row: Any, receipt: dict[str, Any]) -> None:
