@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
@@ -105,6 +105,37 @@ async def wait_interval(wakeup: asyncio.Event, interval_seconds: float) -> bool:
         woken = False
     wakeup.clear()
     return woken
+
+
+class Wakeups(Protocol):
+    """Where a worker registers the event that work stored in this process sets."""
+
+    def register(self, waiter: asyncio.Event) -> None: ...
+
+    def unregister(self, waiter: asyncio.Event) -> None: ...
+
+
+async def run_until_woken(
+    name: str,
+    tick: Callable[[], Awaitable[None]],
+    wakeups: Wakeups,
+    interval_seconds: float,
+    *,
+    stretch_when_quiet: bool = False,
+) -> None:
+    """`run_forever` waiting its interval, cut short when `wakeups` fires: work this process
+    stores is picked up at once; polling stays for work stored by another process."""
+    wakeup = asyncio.Event()
+    wakeups.register(wakeup)
+    try:
+        await run_forever(
+            name,
+            tick,
+            lambda: wait_interval(wakeup, interval_seconds),
+            stretch_when_quiet=stretch_when_quiet,
+        )
+    finally:
+        wakeups.unregister(wakeup)
 
 
 async def each_on_its_own(

@@ -3,6 +3,7 @@ fail it, or be unreachable; block height moves only when the test says so."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +78,11 @@ class FakeSvm:
         self, address: Pubkey, *, until: str | None, limit: int
     ) -> list[dict[str, Any]]:
         return []
+
+    async def signatures_for_each(
+        self, queries: Sequence[tuple[Pubkey, str | None]], *, limit: int
+    ) -> list[list[dict[str, Any]]]:
+        return [[] for _ in queries]
 
     async def close(self) -> None:
         return None

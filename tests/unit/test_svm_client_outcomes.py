@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import httpx
@@ -94,3 +95,35 @@ def _any_tx() -> VersionedTransaction:
     payer = Keypair()
     message = Message.new_with_blockhash([memo("m")], payer.pubkey(), Hash.default())
     return VersionedTransaction(message, [payer])
+
+
+async def test_addresses_are_listed_in_one_batch_answered_in_the_calls_order() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        calls = json.loads(request.content)
+        assert [call["params"][1].get("until") for call in calls] == [None, "sig-a"]
+        # Answered out of order: matched back by id.
+        return httpx.Response(
+            200,
+            json=[
+                {"jsonrpc": "2.0", "id": call["id"], "result": [{"signature": call["params"][0]}]}
+                for call in reversed(calls)
+            ],
+        )
+
+    listed = await _client(answer).signatures_for_each([(OWNER, None), (MINT, "sig-a")], limit=5)
+    assert listed == [[{"signature": str(OWNER)}], [{"signature": str(MINT)}]]
+
+
+async def test_an_error_in_a_batch_is_its_outcome_and_a_missing_answer_a_chain_error() -> None:
+    def failing(request: httpx.Request) -> httpx.Response:
+        calls = json.loads(request.content)
+        return httpx.Response(
+            200, json=[{"jsonrpc": "2.0", "id": calls[0]["id"], "error": {"code": -32602}}]
+        )
+
+    with pytest.raises(RpcError):
+        await _client(failing).signatures_for_each([(OWNER, None)], limit=5)
+    with pytest.raises(ChainError, match="misses a call"):
+        await _client(failing).signatures_for_each([(OWNER, None), (MINT, None)], limit=5)
+    with pytest.raises(ChainError, match="no JSON-RPC batch"):
+        await _client(lambda _r: _result([])).signatures_for_each([(OWNER, None)], limit=5)

@@ -43,7 +43,7 @@ from crossfill.errors import (
 )
 from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import ChainRuntime, Runtime
-from crossfill.store import gasless_executions, requests
+from crossfill.store import commit_signals, gasless_executions, requests
 from crossfill.store.tables import ApiKey, GaslessExecution, Request
 from crossfill.types import Address
 
@@ -227,7 +227,7 @@ async def _queue_standalone(
         request = Request(**row)
         session.add(request)
         await session.flush()
-        session.add(_execution(order, request.id, queued, standalone=True))
+        _store_execution(session, _execution(order, request.id, queued, standalone=True))
         await requests.publish(session, request, now=queued.now)
     return request.id
 
@@ -247,9 +247,15 @@ async def _queue(runtime: Runtime, order: ExecuteOrder, request_id: str, queued:
         if request.status != RequestStatus.WAITING:
             raise Conflict(f"request {request.id} is {request.status}, not waiting for a deposit")
         await _within_cap(session, runtime.deployment.gasless, order.chain_id, queued)
-        session.add(_execution(order, request.id, queued, standalone=False))
+        _store_execution(session, _execution(order, request.id, queued, standalone=False))
         request.features_mask |= GASLESS_FEATURE
         await requests.move(session, request, RequestStatus.DEPOSITING, now=queued.now)
+
+
+def _store_execution(session: AsyncSession, execution: GaslessExecution) -> None:
+    """Stored for the executor, which this process wakes once the session commits."""
+    session.add(execution)
+    commit_signals.GASLESS_EXECUTIONS.mark(session.sync_session)
 
 
 def _execution(

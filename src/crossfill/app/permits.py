@@ -16,7 +16,7 @@ from crossfill.domain.identifiers import InvalidIdentifier, parse_hex_bytes, par
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import BadRequest, NotFound
 from crossfill.runtime import Runtime
-from crossfill.store import permit_deposits, requests
+from crossfill.store import commit_signals, permit_deposits, requests
 from crossfill.store.tables import Request
 from crossfill.types import ChainId
 
@@ -85,3 +85,4 @@ async def accept_permit(runtime: Runtime, request_id: str, signature: str, kind:
                 error_code="INVALID_SIGNATURE",
             )
         session.add(permit_deposits.signed(request_id, authorization, signed, now=now))
+        commit_signals.PERMIT_DEPOSITS.mark(session.sync_session)  # the depositor, once stored

@@ -10,6 +10,7 @@ unit tests).
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
@@ -76,6 +77,11 @@ class SvmPort(Protocol):
         self, address: Pubkey, *, until: str | None, limit: int
     ) -> list[dict[str, Any]]: ...
 
+    async def signatures_for_each(
+        self, queries: Sequence[tuple[Pubkey, str | None]], *, limit: int
+    ) -> list[list[dict[str, Any]]]:
+        """`signatures_for` each (address, until), in order, in one round trip."""
+
     async def close(self) -> None: ...
 
 
@@ -95,9 +101,31 @@ class SvmClient:
         self._url = rpc_url
         self._next_id = 0
 
-    async def _call(self, method: str, *params: Any) -> Any:
+    def _body(self, method: str, params: Sequence[Any]) -> dict[str, Any]:
         self._next_id += 1
-        body = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": list(params)}
+        return {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": list(params)}
+
+    async def _call(self, method: str, *params: Any) -> Any:
+        answer = await self._post(method, self._body(method, params))
+        if not isinstance(answer, dict):
+            raise ChainError(f"{method}: the node answered no JSON-RPC object")
+        return _result(method, answer)
+
+    async def _calls(self, method: str, each_params: Sequence[Sequence[Any]]) -> list[Any]:
+        """One JSON-RPC batch of `method` calls; their results in order (the first error
+        raised, as `_call` would)."""
+        bodies = [self._body(method, params) for params in each_params]
+        if not bodies:
+            return []
+        answers = await self._post(method, bodies)
+        if not isinstance(answers, list) or not all(isinstance(a, dict) for a in answers):
+            raise ChainError(f"{method}: the node answered no JSON-RPC batch")
+        by_id = {answer.get("id"): answer for answer in answers}
+        if any(body["id"] not in by_id for body in bodies):
+            raise ChainError(f"{method}: the node's batch answer misses a call")
+        return [_result(method, by_id[body["id"]]) for body in bodies]
+
+    async def _post(self, method: str, body: Any) -> Any:
         try:
             reply = await self._http.post(self._url, json=body)
         except httpx.TransportError as exc:
@@ -113,14 +141,9 @@ class SvmClient:
         if reply.status_code >= 500:
             raise ChainUnreachable(f"{method}: HTTP {reply.status_code}")
         try:
-            answer = reply.json()
+            return reply.json()
         except ValueError as exc:
             raise ChainError(f"{method}: the node answered no JSON") from exc
-        if not isinstance(answer, dict):
-            raise ChainError(f"{method}: the node answered no JSON-RPC object")
-        if "error" in answer:
-            raise _outcome(method, answer["error"])
-        return answer.get("result")
 
     async def block_height(self) -> int:
         height: int = await self._call("getBlockHeight", {"commitment": "confirmed"})
@@ -185,16 +208,35 @@ class SvmClient:
     async def signatures_for(
         self, address: Pubkey, *, until: str | None, limit: int
     ) -> list[dict[str, Any]]:
-        config: dict[str, Any] = {"limit": limit, "commitment": "confirmed"}
-        if until is not None:
-            config["until"] = until
         listed: list[dict[str, Any]] = await self._call(
-            "getSignaturesForAddress", str(address), config
+            "getSignaturesForAddress", *_listing(address, until, limit)
+        )
+        return listed
+
+    async def signatures_for_each(
+        self, queries: Sequence[tuple[Pubkey, str | None]], *, limit: int
+    ) -> list[list[dict[str, Any]]]:
+        listed: list[list[dict[str, Any]]] = await self._calls(
+            "getSignaturesForAddress",
+            [_listing(address, until, limit) for address, until in queries],
         )
         return listed
 
     async def close(self) -> None:
         await self._http.aclose()
+
+
+def _listing(address: Pubkey, until: str | None, limit: int) -> tuple[str, dict[str, Any]]:
+    config: dict[str, Any] = {"limit": limit, "commitment": "confirmed"}
+    if until is not None:
+        config["until"] = until
+    return str(address), config
+
+
+def _result(method: str, answer: dict[str, Any]) -> Any:
+    if "error" in answer:
+        raise _outcome(method, answer["error"])
+    return answer.get("result")
 
 
 class RpcError(ChainError):

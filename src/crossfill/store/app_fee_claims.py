@@ -12,6 +12,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.app_fee_claim import ClaimTerms
+from crossfill.store import commit_signals
 from crossfill.store.app_fees import CLAIMING, OWED, PAID
 from crossfill.store.tables import AppFee, AppFeeClaim
 
@@ -67,6 +68,7 @@ async def file(
         updated_at=now,
     )
     session.add(claim)
+    commit_signals.APP_FEE_CLAIMS.mark(session.sync_session)  # the payer, once committed
     await session.flush()
     moved = await session.execute(
         update(AppFee)

@@ -11,6 +11,7 @@ from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.record_facts import DepositAddressFacts, Moved, deposit_address_wire
+from crossfill.domain.record_outcome import SETTLED
 from crossfill.domain.status import RequestStatus, check_transition
 from crossfill.domain.status_record import RequestFacts, status_record
 from crossfill.store import outbox_signal
@@ -260,9 +261,11 @@ async def record_transaction(
     moved: Moved | None = None,
     fee_usd_micros: int | None = None,
     sender: str | None = None,
+    keep_mined: bool = False,
 ) -> RequestTransaction:
     """Insert or update the request's transaction (idempotent per request, kind and hash);
-    facts not given keep what was recorded before."""
+    facts not given keep what was recorded before. `keep_mined`: a transaction already
+    recorded mined (success or failure) keeps that status (a sender's late "pending")."""
     existing = await session.scalar(
         select(RequestTransaction).where(
             RequestTransaction.request_id == request_id,
@@ -273,7 +276,8 @@ async def record_transaction(
     row = existing or RequestTransaction(
         request_id=request_id, kind=kind, chain_id=chain_id, tx_hash=tx_hash, created_at=now
     )
-    row.status = status
+    if not (keep_mined and existing is not None and existing.status in SETTLED):
+        row.status = status
     row.block_number = block_number if block_number is not None else row.block_number
     row.fee = str(fee) if fee is not None else row.fee
     row.timestamp = timestamp if timestamp is not None else row.timestamp

@@ -13,7 +13,6 @@ earlier one (`payout_expiration`).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
@@ -30,9 +29,9 @@ from crossfill.domain.call_request import (
     sign_call_request,
 )
 from crossfill.errors import Reverted
-from crossfill.loops import each_on_its_own, run_forever
+from crossfill.loops import each_on_its_own, run_until_woken
 from crossfill.runtime import ChainRuntime
-from crossfill.store import app_fee_claims
+from crossfill.store import app_fee_claims, commit_signals
 from crossfill.store.db import as_utc
 from crossfill.store.tables import AppFeeClaim
 from crossfill.types import NATIVE_EVM_ADDRESS
@@ -95,10 +94,11 @@ class AppFeePayer:
         self.name = f"app-fee-payer-{chain.config.id}"
 
     async def run(self) -> None:
-        await run_forever(
+        await run_until_woken(
             self.name,
             self.tick,
-            lambda: asyncio.sleep(self.interval_seconds),
+            commit_signals.APP_FEE_CLAIMS,
+            self.interval_seconds,
             stretch_when_quiet=True,
         )
 

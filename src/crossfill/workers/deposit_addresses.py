@@ -89,6 +89,9 @@ class DepositAddressSweeper:
         self._tokens = tuple(sorted(c.address.lower() for c in chain.config.erc20_currencies))
         self._wakeup = asyncio.Event()
         self._name = f"deposit-addresses-{chain.config.id}"
+        # The block (number, hash) this sweeper last committed its cursor at: a tick at that
+        # same head has nothing to scan, and reads neither the addresses nor the cursor.
+        self._scanned_to: tuple[int, str] | None = None
 
     async def run(self) -> None:
         if self.factory is None:
@@ -114,6 +117,8 @@ class DepositAddressSweeper:
     # -- watching ---------------------------------------------------------------------------
 
     async def _watch(self, head: BlockHead) -> None:
+        if self._scanned_to == (head.number, head.hash):
+            return  # as `_after` would find: the cursor is this head
         now = self.now()
         async with self.sessions() as session:
             watched = await address_transfers.watched(
@@ -144,6 +149,7 @@ class DepositAddressSweeper:
             await address_transfers.advance_cursor(
                 session, self.config.id, end_block.number, end_block.hash, now
             )
+        self._scanned_to = (end_block.number, end_block.hash)
 
     async def _after(self, number: int, block_hash: str, head: BlockHead) -> int:
         """After the cursor's block if it is still canonical; else from `REWIND_BLOCKS` back (a

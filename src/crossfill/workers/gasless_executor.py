@@ -11,7 +11,6 @@ what the contract said.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -33,9 +32,9 @@ from crossfill.domain.gasless import (
 from crossfill.domain.set_code import Authorization
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, ChainUnreachable
-from crossfill.loops import each_on_its_own, run_forever, wait_interval
+from crossfill.loops import each_on_its_own, run_until_woken
 from crossfill.runtime import ChainRuntime
-from crossfill.store import gasless_executions, requests
+from crossfill.store import commit_signals, gasless_executions, requests
 from crossfill.store.tables import GaslessExecution, Request
 from crossfill.workers.replacements import replace_stuck
 from crossfill.workers.txmanager import TxManager
@@ -59,14 +58,12 @@ class GaslessExecutor:
         self.now = now
         self.interval_seconds = interval_seconds
         self.name = f"gasless-{chain.config.id}-{txmanager.sender[:10]}"
-        self._wakeup = asyncio.Event()
 
     async def run(self) -> None:
         await self.txmanager.rebroadcast()
-        await run_forever(self.name, self.tick, self._wait)
-
-    async def _wait(self) -> None:
-        await wait_interval(self._wakeup, self.interval_seconds)
+        await run_until_woken(
+            self.name, self.tick, commit_signals.GASLESS_EXECUTIONS, self.interval_seconds
+        )
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing for this sponsor
@@ -129,6 +126,7 @@ class GaslessExecutor:
                 tx_hash=tx_hash,
                 status="pending",
                 now=now,
+                keep_mined=True,  # the indexer may have seen it mined before this commit
             )
 
     async def _settle(self, execution: GaslessExecution, row: Any, receipt: dict[str, Any]) -> None:

@@ -10,8 +10,6 @@ unfunded: nothing was taken from the user.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Callable
 from datetime import datetime
 
@@ -20,9 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.contracts import calldata
 from crossfill.errors import Reverted
-from crossfill.loops import each_on_its_own, run_forever
+from crossfill.loops import each_on_its_own, run_until_woken
 from crossfill.runtime import ChainRuntime
-from crossfill.store import permit_deposits
+from crossfill.store import commit_signals, permit_deposits
 from crossfill.store.tables import PermitDeposit
 from crossfill.workers.txmanager import TxManager
 
@@ -51,11 +49,13 @@ class PermitDepositor:
         self._name = f"permit-depositor-{chain.config.id}"
 
     async def run(self) -> None:
-        async def wait() -> None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.sleep(self.interval_seconds)
-
-        await run_forever(self._name, self.tick, wait, stretch_when_quiet=True)
+        await run_until_woken(
+            self._name,
+            self.tick,
+            commit_signals.PERMIT_DEPOSITS,
+            self.interval_seconds,
+            stretch_when_quiet=True,
+        )
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave deposits to it

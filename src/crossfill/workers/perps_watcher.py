@@ -4,6 +4,8 @@ The account's ledger (`userNonFundingLedgerUpdates`) is read from a durable curs
 newest entry's millisecond time, `chain_cursors`), that time included, since more entries may
 share it; each transfer is recorded once (`deposits`, unique per hash), so neither a restart
 nor a re-read counts one twice, and the cursor moves only after its entries are recorded.
+The watcher keeps the cursor in memory between its own writes: read once, again after a write
+of it failed.
 A transfer is matched by (sender, nonce) through the sender's nonce mapping (POST /authorize)
 to its request, and judged against the quote (`domain.perps_transfers`). Accepted: the
 request moves to `pending` and its EVM destination's solver fills it, as any other.
@@ -95,6 +97,8 @@ class PerpsWatcher:
         self.sessions = sessions
         self.now = now
         self.interval_seconds = interval_seconds
+        # The durable cursor as this watcher last read or wrote it; None: read it again.
+        self._start: int | None = None
 
     async def run(self) -> None:
         await run_forever(
@@ -104,7 +108,8 @@ class PerpsWatcher:
         )
 
     async def tick(self) -> None:
-        start = await self._cursor()
+        start = self._start if self._start is not None else await self._cursor()
+        self._start = start
         updates = await self.client.ledger_updates(self.account, start_ms=start)
         newest = start
         for update in sorted(updates, key=lambda update: update.time):
@@ -144,11 +149,15 @@ class PerpsWatcher:
             return start
 
     async def _advance(self, time_ms: int) -> None:
+        self._start = None  # until the write below is known to have committed
         async with self.sessions() as session, session.begin():
             cursor = await session.get(ChainCursor, (self.config.id, ROLE))
-            if cursor is not None and time_ms > cursor.block_number:
+            if cursor is None or cursor.block_hash != self.account:
+                return  # gone or taken over: the next tick reads it again
+            if time_ms > cursor.block_number:
                 cursor.block_number = time_ms
                 cursor.updated_at = self.now()
+        self._start = time_ms
 
     async def _record(self, transfer: IncomingTransfer) -> None:
         now = self.now()

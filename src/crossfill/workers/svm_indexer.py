@@ -1,17 +1,20 @@
 """SVM indexer: reads deposits to the solver vault and settles their requests.
 
-The vault's own address and its token accounts are listed (getSignaturesForAddress) past the
-last signature seen; each transaction at the chain's deposit commitment is read, and a
-transfer into the vault with a Memo naming an order becomes a deposit (`deposits`, once per
-signature). The request moves to `pending` (its EVM destination's solver fills it) when the
-deposit pays for it in currency and amount before expiry; otherwise it fails with the reason
-and the SVM refunder pays the deposit back, as it does a deposit with no order in its memo.
+The vault's own address and its token accounts are listed (getSignaturesForAddress, one
+JSON-RPC batch per tick) past the last signature seen (`until` it, once a listing was settled
+to its newest entry, so an idle address answers an empty list); each transaction at the
+chain's deposit commitment is read, and a transfer into the vault with a Memo naming an
+order becomes a deposit (`deposits`, once per signature). The request moves to `pending` (its
+EVM destination's solver fills it) when the deposit pays for it in currency and amount before
+expiry; otherwise it fails with the reason and the SVM refunder pays the deposit back, as it
+does a deposit with no order in its memo.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -42,6 +45,20 @@ CONFIRMED_OR_FINALIZED = frozenset({"confirmed", "finalized"})
 BLOCK_TIME_SLACK_SECONDS = 2
 
 
+def _role(address: Pubkey) -> str:
+    """The address's cursor in `chain_cursors`."""
+    return f"svm:{str(address)[:28]}"
+
+
+@dataclass
+class _Position:
+    """An address's cursor as this process last read or wrote it (the slot below which all is
+    settled), and the newest signature listed for it once every entry listed was settled."""
+
+    slot: int
+    newest: str | None = None
+
+
 class SvmIndexer:
     def __init__(
         self,
@@ -63,6 +80,11 @@ class SvmIndexer:
         ]
         # Signatures read this process's lifetime (a re-listed one is not fetched again).
         self.settled: set[str] = set()
+        # Each address's cursor, kept between this indexer's own writes (role -> position):
+        # read once from `chain_cursors`, again after a write of it failed; all of it belongs
+        # to the chain whose genesis hash is `_genesis`.
+        self._positions: dict[str, _Position] = {}
+        self._genesis: str | None = None
         self.commitments = (
             FINALIZED_ONLY
             if self.config.deposit_commitment == "finalized"
@@ -77,26 +99,41 @@ class SvmIndexer:
     async def tick(self) -> None:
         # Which chain this is (a restarted devnet is a new one), read once per tick.
         genesis = await self.chain.client.genesis_hash()
-        for address in self.watched:
-            await self._scan(address, genesis)
+        if genesis != self._genesis:
+            self._positions.clear()  # another chain under this id: its cursors are read again
+            self._genesis = genesis
+        kept = [self._positions.get(_role(address)) for address in self.watched]
+        # Every address listed in one round trip (a JSON-RPC batch).
+        listings = await self.chain.client.signatures_for_each(
+            [
+                (address, position.newest if position is not None else None)
+                for address, position in zip(self.watched, kept, strict=True)
+            ],
+            limit=PAGE,
+        )
+        for address, listed in zip(self.watched, listings, strict=True):
+            await self._scan(_role(address), listed, genesis)
 
-    async def _scan(self, address: Pubkey, genesis: str) -> None:
-        """Every signature above the address's durable cursor, oldest first. The cursor is a
+    async def _scan(self, role: str, listed: list[dict[str, Any]], genesis: str) -> None:
+        """Every signature listed above the address's durable cursor, oldest first. The cursor is a
         slot below which all is settled; it trails the slot being read by one, so a crash in
         the middle of a slot reads that slot again (deposits are recorded once per signature).
+        Once a listing was settled to its newest entry, the next one lists only what is newer
+        (`until` that signature: slots at the commitment are complete, so nothing new can
+        appear below it), and an idle address answers an empty list.
         """
-        role = f"svm:{str(address)[:28]}"
-        listed = await self.chain.client.signatures_for(address, until=None, limit=PAGE)
-        async with self.sessions() as session:
-            cursor = await session.get(ChainCursor, (self.config.id, role))
-        if cursor is None or cursor.block_hash != genesis:
+        position = self._positions.get(role)
+        if position is None:
+            position = await self._stored(role, genesis)
+        if position is None:
             # First start on this chain (or a new chain under the same id, a restarted
             # devnet): history before it, the vault's funding, is no deposit of ours.
             await self._advance(role, await self._adopt_history(listed), genesis, reset=True)
             return
+        self._positions[role] = position
         for entry in sorted(listed, key=lambda entry: int(entry["slot"])):
             slot = int(entry["slot"])
-            if slot <= cursor.block_number or entry["signature"] in self.settled:
+            if slot <= position.slot or entry["signature"] in self.settled:
                 continue
             if entry.get("confirmationStatus") not in self.commitments:
                 return  # later ones wait for it: the cursor never passes a signature
@@ -107,6 +144,17 @@ class SvmIndexer:
                     await self._record(deposit)
             self.settled.add(entry["signature"])
             await self._advance(role, slot - 1, genesis)
+        if listed:
+            # Listed newest first: all of it is settled, the next listing stops at its head.
+            position.newest = str(listed[0]["signature"])
+
+    async def _stored(self, role: str, genesis: str) -> _Position | None:
+        """The durable cursor, when it belongs to this chain."""
+        async with self.sessions() as session:
+            cursor = await session.get(ChainCursor, (self.config.id, role))
+        if cursor is None or cursor.block_hash != genesis:
+            return None
+        return _Position(cursor.block_number)
 
     async def _adopt_history(self, listed: list[dict[str, Any]]) -> int:
         """On a first scan, the deposits in history that pay for a request already waiting
@@ -141,21 +189,31 @@ class SvmIndexer:
 
     async def _advance(self, role: str, slot: int, genesis: str, *, reset: bool = False) -> None:
         """The cursor (the slot and, in `block_hash`, the chain's genesis hash) moves up only;
-        `reset` sets it, for a chain seen for the first time."""
-        async with self.sessions() as session, session.begin():
-            cursor = await session.get(ChainCursor, (self.config.id, role))
-            if cursor is None:
-                cursor = ChainCursor(
-                    chain_id=self.config.id,
-                    role=role,
-                    block_number=slot,
-                    block_hash=genesis,
-                    updated_at=self.now(),
-                )
-                session.add(cursor)
-            elif reset or slot > cursor.block_number:
-                cursor.block_number, cursor.block_hash = slot, genesis
-                cursor.updated_at = self.now()
+        `reset` sets it, for a chain seen for the first time. The position kept in memory
+        follows a committed write; a failed one drops it, for the next scan to read it again."""
+        try:
+            async with self.sessions() as session, session.begin():
+                cursor = await session.get(ChainCursor, (self.config.id, role))
+                if cursor is None:
+                    cursor = ChainCursor(
+                        chain_id=self.config.id,
+                        role=role,
+                        block_number=slot,
+                        block_hash=genesis,
+                        updated_at=self.now(),
+                    )
+                    session.add(cursor)
+                elif reset or slot > cursor.block_number:
+                    cursor.block_number, cursor.block_hash = slot, genesis
+                    cursor.updated_at = self.now()
+        except BaseException:
+            self._positions.pop(role, None)
+            raise
+        kept = self._positions.get(role)
+        if reset or kept is None:
+            self._positions[role] = _Position(slot)
+        else:
+            kept.slot = max(kept.slot, slot)
 
     async def _record(self, deposit: VaultDeposit) -> None:
         now = self.now()
