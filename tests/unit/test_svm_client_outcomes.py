@@ -125,5 +125,21 @@ async def test_an_error_in_a_batch_is_its_outcome_and_a_missing_answer_a_chain_e
         await _client(failing).signatures_for_each([(OWNER, None)], limit=5)
     with pytest.raises(ChainError, match="misses a call"):
         await _client(failing).signatures_for_each([(OWNER, None), (MINT, None)], limit=5)
-    with pytest.raises(ChainError, match="no JSON-RPC batch"):
-        await _client(lambda _r: _result([])).signatures_for_each([(OWNER, None)], limit=5)
+
+
+async def test_a_node_that_refuses_batches_is_asked_one_call_at_a_time() -> None:
+    bodies: list[object] = []
+
+    def single_calls_only(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        bodies.append(body)
+        if isinstance(body, list):
+            return _error(-32600, "batch requests are not supported")
+        return _result([{"signature": body["params"][0]}])
+
+    client = _client(single_calls_only)
+    expected = [[{"signature": str(OWNER)}], [{"signature": str(MINT)}]]
+    assert await client.signatures_for_each([(OWNER, None), (MINT, None)], limit=5) == expected
+    assert await client.signatures_for_each([(OWNER, None), (MINT, None)], limit=5) == expected
+    # One refused batch, then single calls only (two per listing).
+    assert [isinstance(body, list) for body in bodies] == [True] + [False] * 4

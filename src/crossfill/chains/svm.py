@@ -100,6 +100,8 @@ class SvmClient:
         self._http = httpx.AsyncClient(timeout=timeout_seconds, transport=transport)
         self._url = rpc_url
         self._next_id = 0
+        # Some providers refuse JSON-RPC batches: after the first refusal, calls go one by one.
+        self._batches_refused = False
 
     def _body(self, method: str, params: Sequence[Any]) -> dict[str, Any]:
         self._next_id += 1
@@ -118,7 +120,9 @@ class SvmClient:
         if not bodies:
             return []
         answers = await self._post(method, bodies)
-        if not isinstance(answers, list) or not all(isinstance(a, dict) for a in answers):
+        if not isinstance(answers, list):
+            raise BatchRefused(f"{method}: the node answered no JSON-RPC batch")
+        if not all(isinstance(a, dict) for a in answers):
             raise ChainError(f"{method}: the node answered no JSON-RPC batch")
         by_id = {answer.get("id"): answer for answer in answers}
         if any(body["id"] not in by_id for body in bodies):
@@ -216,11 +220,19 @@ class SvmClient:
     async def signatures_for_each(
         self, queries: Sequence[tuple[Pubkey, str | None]], *, limit: int
     ) -> list[list[dict[str, Any]]]:
-        listed: list[list[dict[str, Any]]] = await self._calls(
-            "getSignaturesForAddress",
-            [_listing(address, until, limit) for address, until in queries],
-        )
-        return listed
+        if not self._batches_refused:
+            try:
+                listed: list[list[dict[str, Any]]] = await self._calls(
+                    "getSignaturesForAddress",
+                    [_listing(address, until, limit) for address, until in queries],
+                )
+                return listed
+            except BatchRefused:
+                self._batches_refused = True
+        return [
+            await self.signatures_for(address, until=until, limit=limit)
+            for address, until in queries
+        ]
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -237,6 +249,11 @@ def _result(method: str, answer: dict[str, Any]) -> Any:
     if "error" in answer:
         raise _outcome(method, answer["error"])
     return answer.get("result")
+
+
+class BatchRefused(ChainError):
+    """The node answered a JSON-RPC batch with something other than a batch (a provider that
+    takes single calls only)."""
 
 
 class RpcError(ChainError):
