@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -47,7 +48,7 @@ from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
-from crossfill.store.tables import Deposit, Request
+from crossfill.store.tables import Deposit, Request, RequestTransaction
 from crossfill.workers.hint_watch import HintWatch
 from crossfill.workers.reorg_watch import ReorgWatch
 from crossfill.workers.same_chain import awaited, settle_batch
@@ -76,6 +77,16 @@ class Claim(Protocol):
 # Claims a request inside the transaction that makes it pending; None when that solver cannot
 # take it now (it is then handed over by id, and claimed there).
 ClaimHook = Callable[[AsyncSession, Request], Awaitable[Claim | None]]
+
+
+@dataclass
+class _Read:
+    """A deposit's request as read in the transaction that records the deposit (None: an
+    orphan), and the request's transactions when they were read there too (kept current by
+    `requests.record_transaction(..., known=...)`, so its two events read them once)."""
+
+    request: Request | None
+    transactions: list[RequestTransaction] | None = None
 
 
 async def _no_claim(_session: AsyncSession, _request: Request) -> Claim | None:
@@ -350,11 +361,11 @@ class Indexer:
                 row = await deposits.record_seen(session, self.config.id, deposit, now, state=state)
                 if row is None:
                     continue
-                request = await self._note_seen(session, deposit, now)
+                read = await self._note_seen(session, deposit, now)
                 if confirmed and cursor is not None:
                     receipt = await deep[deposit]
                     fee = fee_paid(receipt) if receipt else None
-                    await self._settle(session, row, cursor, fee, request)
+                    await self._settle(session, row, cursor, fee, read)
             for batch in batches:
                 block = blocks[batch.block_number]
                 await settle_batch(
@@ -417,14 +428,13 @@ class Indexer:
         for chain_id, request_id in pending:
             self.on_pending(chain_id, request_id)
 
-    async def _note_seen(
-        self, session: AsyncSession, deposit: DepositLog, now: datetime
-    ) -> Request | None:
+    async def _note_seen(self, session: AsyncSession, deposit: DepositLog, now: datetime) -> _Read:
         """The user's deposit is on chain but not final: show its hash, still `waiting`.
-        Returns its request (None: an orphan)."""
+        Returns its request as read here."""
         request = await requests.by_order_id(session, deposit.order_id)
         if request is None or request.status != RequestStatus.WAITING:
-            return request
+            return _Read(request)
+        known = await requests.transactions_of(session, request.id)
         await requests.record_transaction(
             session,
             request.id,
@@ -436,9 +446,10 @@ class Indexer:
             block_number=deposit.block_number,
             moved=self._paid_in(deposit.currency, deposit.amount),
             sender=deposit.depositor,
+            known=known,
         )
-        await requests.publish(session, request, now=now)
-        return request
+        await requests.publish(session, request, now=now, transactions=known)
+        return _Read(request, known)
 
     def _paid_in(self, currency: str, amount: int) -> Moved:
         """What a deposit paid in, as its log says, valued at the prices quotes use."""
@@ -499,13 +510,14 @@ class Indexer:
         deposit: Deposit,
         block: BlockHead,
         fee: int | None,
-        request: Request | None = None,
+        read: _Read | None = None,
     ) -> None:
-        """Judge a confirmed deposit against its request (`request` when read already in this
+        """Judge a confirmed deposit against its request (`read` when read already in this
         transaction) and carry the verdict out."""
         now = self.now()
-        if request is None:
-            request = await requests.by_order_id(session, deposit.order_id)
+        if read is None:
+            read = _Read(await requests.by_order_id(session, deposit.order_id))
+        request = read.request
         expected = None
         if request is not None:
             expected = ExpectedDeposit(
@@ -531,6 +543,9 @@ class Indexer:
         deposit.request_id = request.id
         if verdict is DepositVerdict.DOUBLE_SPEND:
             return  # refunded to its depositor; the paid request goes on undisturbed
+        known = read.transactions
+        if known is None:
+            known = await requests.transactions_of(session, request.id)
         await requests.record_transaction(
             session,
             request.id,
@@ -544,6 +559,7 @@ class Indexer:
             timestamp=block.timestamp,
             moved=self._paid_in(deposit.currency, int(deposit.amount)),
             sender=deposit.depositor,
+            known=known,
         )
         if RequestStatus(request.status) not in (RequestStatus.WAITING, RequestStatus.DEPOSITING):
             # Ended: failed before this deposit came (a deposit address's, a gasless call that
@@ -552,7 +568,9 @@ class Indexer:
             return
         request.origin_block_number = block.number
         if verdict is DepositVerdict.ACCEPTED:
-            await requests.move(session, request, RequestStatus.PENDING, now=now)
+            await requests.move(
+                session, request, RequestStatus.PENDING, now=now, transactions=known
+            )
             hand_over = await self.claim_pending(session, request)
             if hand_over is None:
                 self._pending.append((request.destination_chain_id, request.id))
@@ -565,6 +583,7 @@ class Indexer:
                 RequestStatus.FAILURE,
                 now=now,
                 fail_reason=_reason(request, verdict),
+                transactions=known,
             )
 
 
