@@ -52,6 +52,7 @@ from crossfill.store.tables import Deposit, Request, RequestTransaction
 from crossfill.workers.hint_watch import HintWatch
 from crossfill.workers.reorg_watch import ReorgWatch
 from crossfill.workers.same_chain import awaited, settle_batch
+from crossfill.workers.unconfirmed import UnconfirmedCount
 
 log = structlog.get_logger(__name__)
 
@@ -135,6 +136,8 @@ class Indexer:
         # The cursor as this indexer last read or committed it (its own writes are the only
         # ones in a process; the genesis check, which may delete it, runs before the workers).
         self._cursor: tuple[int, str] | None = None
+        # Deposits recorded, not yet confirmed: the confirmation pass runs only when some may be.
+        self._unconfirmed = UnconfirmedCount()
         self._lag = metrics.indexer_lag.labels(self.config.id)
 
     async def run(self) -> None:
@@ -339,9 +342,12 @@ class Indexer:
         deep = self._found_deep(found, cursor, head)
         now = self.now()
         try:
-            await self._record_in_transaction(found, batches, blocks, deep, now, cursor)
+            unconfirmed = await self._record_in_transaction(
+                found, batches, blocks, deep, now, cursor
+            )
         finally:
             _consume(deep.values())
+        self._unconfirmed.recorded(unconfirmed)
         if cursor is not None:
             self._cursor = (cursor.number, cursor.hash)  # committed
 
@@ -353,7 +359,9 @@ class Indexer:
         deep: dict[DepositLog, asyncio.Task[Any]],
         now: datetime,
         cursor: BlockHead | None,
-    ) -> None:
+    ) -> int:
+        """Records them in one transaction; how many it recorded unconfirmed."""
+        unconfirmed = 0
         async with self._transaction() as session:
             for deposit in found:
                 confirmed = deposit in deep and cursor is not None
@@ -361,6 +369,7 @@ class Indexer:
                 row = await deposits.record_seen(session, self.config.id, deposit, now, state=state)
                 if row is None:
                     continue
+                unconfirmed += row.state == deposits.SEEN
                 read = await self._note_seen(session, deposit, now)
                 if confirmed and cursor is not None:
                     receipt = await deep[deposit]
@@ -379,6 +388,7 @@ class Indexer:
                 await deposits.advance_cursor(
                     session, self.config.id, cursor.number, cursor.hash, now
                 )
+        return unconfirmed
 
     def _found_deep(
         self, found: list[DepositLog], cursor: BlockHead | None, head: BlockHead | None
@@ -466,12 +476,16 @@ class Indexer:
         return confirmations(head.number, block_number) >= needed
 
     async def _confirm(self, head: BlockHead) -> None:
+        if not self._unconfirmed.pass_due():
+            return
+        self._unconfirmed.passing()
         async with self.sessions() as session:
-            ready = [
-                d
-                for d in await deposits.unconfirmed(session, self.config.id)
-                if self._deep_enough(d.currency, int(d.amount), d.block_number, head)
-            ]
+            unconfirmed = await deposits.unconfirmed(session, self.config.id)
+        ready = [
+            d
+            for d in unconfirmed
+            if self._deep_enough(d.currency, int(d.amount), d.block_number, head)
+        ]
         for deposit in ready:
             block, receipt = await asyncio.gather(
                 self._block(deposit.block_number), self.chain.client.receipt(deposit.tx_hash)
@@ -484,6 +498,7 @@ class Indexer:
                     continue
                 row.state = deposits.CONFIRMED
                 await self._settle(session, row, block, fee_paid(receipt) if receipt else None)
+        self._unconfirmed.left(len(unconfirmed) - len(ready))
 
     async def _block(self, number: int) -> BlockHead | None:
         """The block as this tick's scan saw it, or as the node has it now."""
