@@ -279,7 +279,8 @@ async def record_transaction(
     """Insert or update the request's transaction (idempotent per request, kind and hash);
     facts not given keep what was recorded before. `known`: all the request's transactions,
     read in this transaction (`transactions_of`) and changed since only through here: the
-    row is looked up there, not read again, and a new one is appended to it."""
+    row is looked up there, not read again, a new one is appended to it, and nothing is
+    flushed (the row is written with the session's next flush)."""
     if known is None:
         existing = await session.scalar(
             select(RequestTransaction).where(
@@ -307,9 +308,10 @@ async def record_transaction(
         row.amount_usd_micros = moved.usd_micros
     if existing is None:
         session.add(row)
-    await session.flush()
-    if existing is None and known is not None:
-        known.append(row)  # its id, given by the flush, is the highest: still in id order
+    if known is None:
+        await session.flush()
+    elif existing is None:
+        known.append(row)  # inserted after the others, so given the highest id: in id order
     return row
 
 

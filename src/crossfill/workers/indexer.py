@@ -370,11 +370,16 @@ class Indexer:
                 if row is None:
                     continue
                 unconfirmed += row.state == deposits.SEEN
-                read = await self._note_seen(session, deposit, now)
-                if confirmed and cursor is not None:
-                    receipt = await deep[deposit]
-                    fee = fee_paid(receipt) if receipt else None
-                    await self._settle(session, row, cursor, fee, read)
+                # Its reads see nothing of its own writes (their rows are read before them,
+                # or unrelated to them), and all came flushed before (the check of the next
+                # deposit, or any of the claim's, flushes them): written together, not one
+                # statement each.
+                with session.no_autoflush:
+                    read = await self._note_seen(session, deposit, now)
+                    if confirmed and cursor is not None:
+                        receipt = await deep[deposit]
+                        fee = fee_paid(receipt) if receipt else None
+                        await self._settle(session, row, cursor, fee, read)
             for batch in batches:
                 block = blocks[batch.block_number]
                 await settle_batch(
