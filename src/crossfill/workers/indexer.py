@@ -419,6 +419,10 @@ class Indexer:
         try:
             async with self.sessions() as session, session.begin():
                 yield session
+                if self._claimed:
+                    # The writes deferred so far fail here, if they do: before any fill is
+                    # signed, and undoing the transaction with its claims.
+                    await session.flush()
                 for claim in self._claimed:
                     await claim.seal(session)
         except BaseException:
