@@ -23,6 +23,7 @@ from crossfill.store import deposits
 from crossfill.store.tables import ChainCursor, Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.indexer import Claim, Indexer
+from crossfill.workers.unconfirmed import UnconfirmedCount
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 AMOUNT = 10**16
@@ -250,7 +251,9 @@ async def test_a_deposit_deep_enough_when_found_is_claimed_in_the_transaction_re
     world.deposit_in_next_block()
     await _tick_on_pushed_head(world)  # found with the one confirmation it needs
     assert seen_in_transaction == [(world.request_id, "pending")]
-    assert left_unconfirmed == [0, 0]  # never left seen-but-unconfirmed for `_confirm`
+    # Never left seen-but-unconfirmed: the second tick had none to look for (recorded so, it
+    # would have run the pass, and found it).
+    assert left_unconfirmed == [0]
     assert [request_id for _, request_id in world.handed] == [world.request_id]
     request, deposit = await _stored(world)
     assert (request.status, request.lease_owner) == ("pending", "this-process")
@@ -294,3 +297,40 @@ async def test_a_claim_whose_transaction_did_not_commit_is_not_handed_over(
         request = await session.get(Request, world.request_id)
         assert await session.scalar(select(Deposit)) is None
     assert request is not None and (request.status, request.lease_owner) == ("waiting", None)
+
+
+async def test_a_deposit_another_process_left_unconfirmed_is_confirmed_at_the_full_pass(
+    world: World,
+) -> None:
+    _one_confirmation(world)
+    seconds = [0.0]
+    world.indexer._unconfirmed = UnconfirmedCount(full_pass_seconds=10, clock=lambda: seconds[0])
+    await _tick_on_pushed_head(world)  # the pass finds none unconfirmed
+    head = world.base.chain.head_block
+    async with world.base.engine.begin() as connection:  # recorded by another process
+        await connection.execute(
+            insert(Deposit),
+            [
+                {
+                    "chain_id": world.base.config.id,
+                    "tx_hash": "0x" + "de" * 32,
+                    "log_index": 0,
+                    "block_number": head.number,
+                    "block_hash": head.hash,
+                    "order_id": world.order_id,
+                    "depositor": "0x" + "0a" * 20,
+                    "currency": NATIVE_EVM_ADDRESS,
+                    "amount": str(AMOUNT),
+                    "state": deposits.SEEN,
+                    "created_at": START,
+                }
+            ],
+        )
+    await _tick_on_pushed_head(world)
+    _, deposit = await _stored(world)
+    assert deposit.state == deposits.SEEN  # not this indexer's: not looked for at every head
+    seconds[0] = 10.0
+    await _tick_on_pushed_head(world)
+    request, deposit = await _stored(world)
+    assert (deposit.state, deposit.request_id) == (deposits.CONFIRMED, world.request_id)
+    assert request.status == "pending"

@@ -47,8 +47,7 @@ async def record_seen(
         state=state,
         created_at=now,
     )
-    session.add(row)
-    await session.flush()
+    session.add(row)  # written with the session's next flush (its next statement, or commit)
     return row
 
 

@@ -209,8 +209,10 @@ async def move(
     now: datetime,
     fail_reason: str | None = None,
     reorg: bool = False,
+    transactions: list[RequestTransaction] | None = None,
 ) -> None:
-    """Change status (checked by the status machine) and write its event in the same transaction."""
+    """Change status (checked by the status machine) and write its event in the same
+    transaction (`transactions`: see `publish`)."""
     check_transition(RequestStatus(request.status), target, reorg=reorg)
     request.status = target
     request.updated_at = now
@@ -218,13 +220,25 @@ async def move(
         request.fail_reason = fail_reason
     await app_fees.follow_status(session, request, now=now)
     await sponsor_payments.follow_status(session, request, now=now)
-    await publish(session, request, now=now)
+    await publish(session, request, now=now, transactions=transactions)
 
 
-async def publish(session: AsyncSession, request: Request, *, now: datetime) -> OutboxEvent:
-    """Queue the request's current status as an event, in the caller's transaction."""
-    await session.flush()
-    payload = status_record(facts_of(request, await transactions_of(session, request.id)))
+async def publish(
+    session: AsyncSession,
+    request: Request,
+    *,
+    now: datetime,
+    transactions: list[RequestTransaction] | None = None,
+) -> OutboxEvent:
+    """Queue the request's current status as an event, in the caller's transaction.
+    `transactions`: the request's, when the caller read them in this transaction and made
+    every change to them since through `record_transaction(..., known=transactions)`; they
+    are not read again (and nothing is flushed: the request's own changes go with the next
+    statement)."""
+    if transactions is None:
+        await session.flush()
+        transactions = await transactions_of(session, request.id)
+    payload = status_record(facts_of(request, transactions))
     payload["requestId"] = request.id
     payload["referrer"] = request.referrer
     payload["depositAddress"] = deposit_address_wire(deposit_address_facts(request), "v2")
@@ -262,17 +276,28 @@ async def record_transaction(
     fee_usd_micros: int | None = None,
     sender: str | None = None,
     keep_mined: bool = False,
+    known: list[RequestTransaction] | None = None,
 ) -> RequestTransaction:
     """Insert or update the request's transaction (idempotent per request, kind and hash);
     facts not given keep what was recorded before. `keep_mined`: a transaction already
-    recorded mined (success or failure) keeps that status (a sender's late "pending")."""
-    existing = await session.scalar(
-        select(RequestTransaction).where(
-            RequestTransaction.request_id == request_id,
-            RequestTransaction.kind == kind,
-            RequestTransaction.tx_hash == tx_hash,
+    recorded mined (success or failure) keeps that status (a sender's late "pending").
+    `known`: all the request's transactions, read in this transaction (`transactions_of`) and
+    changed since only through here: the row is looked up there, not read again, a new one is
+    appended to it, and nothing is flushed (the row is written with the session's next
+    flush)."""
+    if known is None:
+        existing = await session.scalar(
+            select(RequestTransaction).where(
+                RequestTransaction.request_id == request_id,
+                RequestTransaction.kind == kind,
+                RequestTransaction.tx_hash == tx_hash,
+            )
         )
-    )
+    else:
+        existing = next(
+            (tx for tx in known if tx.kind == kind and tx.tx_hash == tx_hash),
+            None,
+        )
     row = existing or RequestTransaction(
         request_id=request_id, kind=kind, chain_id=chain_id, tx_hash=tx_hash, created_at=now
     )
@@ -288,7 +313,10 @@ async def record_transaction(
         row.amount_usd_micros = moved.usd_micros
     if existing is None:
         session.add(row)
-    await session.flush()
+    if known is None:
+        await session.flush()
+    elif existing is None:
+        known.append(row)  # inserted after the others, so given the highest id: in id order
     return row
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -47,10 +48,11 @@ from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
-from crossfill.store.tables import Deposit, Request
+from crossfill.store.tables import Deposit, Request, RequestTransaction
 from crossfill.workers.hint_watch import HintWatch
 from crossfill.workers.reorg_watch import ReorgWatch
 from crossfill.workers.same_chain import awaited, settle_batch
+from crossfill.workers.unconfirmed import UnconfirmedCount
 
 log = structlog.get_logger(__name__)
 
@@ -76,6 +78,16 @@ class Claim(Protocol):
 # Claims a request inside the transaction that makes it pending; None when that solver cannot
 # take it now (it is then handed over by id, and claimed there).
 ClaimHook = Callable[[AsyncSession, Request], Awaitable[Claim | None]]
+
+
+@dataclass
+class _Read:
+    """A deposit's request as read in the transaction that records the deposit (None: an
+    orphan), and the request's transactions when they were read there too (kept current by
+    `requests.record_transaction(..., known=...)`, so its two events read them once)."""
+
+    request: Request | None
+    transactions: list[RequestTransaction] | None = None
 
 
 async def _no_claim(_session: AsyncSession, _request: Request) -> Claim | None:
@@ -124,6 +136,8 @@ class Indexer:
         # The cursor as this indexer last read or committed it (its own writes are the only
         # ones in a process; the genesis check, which may delete it, runs before the workers).
         self._cursor: tuple[int, str] | None = None
+        # Deposits recorded, not yet confirmed: the confirmation pass runs only when some may be.
+        self._unconfirmed = UnconfirmedCount()
         self._lag = metrics.indexer_lag.labels(self.config.id)
 
     async def run(self) -> None:
@@ -328,9 +342,12 @@ class Indexer:
         deep = self._found_deep(found, cursor, head)
         now = self.now()
         try:
-            await self._record_in_transaction(found, batches, blocks, deep, now, cursor)
+            unconfirmed = await self._record_in_transaction(
+                found, batches, blocks, deep, now, cursor
+            )
         finally:
             _consume(deep.values())
+        self._unconfirmed.recorded(unconfirmed)
         if cursor is not None:
             self._cursor = (cursor.number, cursor.hash)  # committed
 
@@ -342,7 +359,9 @@ class Indexer:
         deep: dict[DepositLog, asyncio.Task[Any]],
         now: datetime,
         cursor: BlockHead | None,
-    ) -> None:
+    ) -> int:
+        """Records them in one transaction; how many it recorded unconfirmed."""
+        unconfirmed = 0
         async with self._transaction() as session:
             for deposit in found:
                 confirmed = deposit in deep and cursor is not None
@@ -350,11 +369,17 @@ class Indexer:
                 row = await deposits.record_seen(session, self.config.id, deposit, now, state=state)
                 if row is None:
                     continue
-                request = await self._note_seen(session, deposit, now)
-                if confirmed and cursor is not None:
-                    receipt = await deep[deposit]
-                    fee = fee_paid(receipt) if receipt else None
-                    await self._settle(session, row, cursor, fee, request)
+                unconfirmed += row.state == deposits.SEEN
+                # Its reads see nothing of its own writes (their rows are read before them,
+                # or unrelated to them), and all came flushed before (the check of the next
+                # deposit, or any of the claim's, flushes them): written together, not one
+                # statement each.
+                with session.no_autoflush:
+                    read = await self._note_seen(session, deposit, now)
+                    if confirmed and cursor is not None:
+                        receipt = await deep[deposit]
+                        fee = fee_paid(receipt) if receipt else None
+                        await self._settle(session, row, cursor, fee, read)
             for batch in batches:
                 block = blocks[batch.block_number]
                 await settle_batch(
@@ -368,6 +393,7 @@ class Indexer:
                 await deposits.advance_cursor(
                     session, self.config.id, cursor.number, cursor.hash, now
                 )
+        return unconfirmed
 
     def _found_deep(
         self, found: list[DepositLog], cursor: BlockHead | None, head: BlockHead | None
@@ -393,6 +419,10 @@ class Indexer:
         try:
             async with self.sessions() as session, session.begin():
                 yield session
+                if self._claimed:
+                    # The writes deferred so far fail here, if they do: before any fill is
+                    # signed, and undoing the transaction with its claims.
+                    await session.flush()
                 for claim in self._claimed:
                     await claim.seal(session)
         except BaseException:
@@ -417,14 +447,13 @@ class Indexer:
         for chain_id, request_id in pending:
             self.on_pending(chain_id, request_id)
 
-    async def _note_seen(
-        self, session: AsyncSession, deposit: DepositLog, now: datetime
-    ) -> Request | None:
+    async def _note_seen(self, session: AsyncSession, deposit: DepositLog, now: datetime) -> _Read:
         """The user's deposit is on chain but not final: show its hash, still `waiting`.
-        Returns its request (None: an orphan)."""
+        Returns its request as read here."""
         request = await requests.by_order_id(session, deposit.order_id)
         if request is None or request.status != RequestStatus.WAITING:
-            return request
+            return _Read(request)
+        known = await requests.transactions_of(session, request.id)
         await requests.record_transaction(
             session,
             request.id,
@@ -436,9 +465,10 @@ class Indexer:
             block_number=deposit.block_number,
             moved=self._paid_in(deposit.currency, deposit.amount),
             sender=deposit.depositor,
+            known=known,
         )
-        await requests.publish(session, request, now=now)
-        return request
+        await requests.publish(session, request, now=now, transactions=known)
+        return _Read(request, known)
 
     def _paid_in(self, currency: str, amount: int) -> Moved:
         """What a deposit paid in, as its log says, valued at the prices quotes use."""
@@ -455,12 +485,16 @@ class Indexer:
         return confirmations(head.number, block_number) >= needed
 
     async def _confirm(self, head: BlockHead) -> None:
+        if not self._unconfirmed.pass_due():
+            return
+        self._unconfirmed.passing()
         async with self.sessions() as session:
-            ready = [
-                d
-                for d in await deposits.unconfirmed(session, self.config.id)
-                if self._deep_enough(d.currency, int(d.amount), d.block_number, head)
-            ]
+            unconfirmed = await deposits.unconfirmed(session, self.config.id)
+        ready = [
+            d
+            for d in unconfirmed
+            if self._deep_enough(d.currency, int(d.amount), d.block_number, head)
+        ]
         for deposit in ready:
             block, receipt = await asyncio.gather(
                 self._block(deposit.block_number), self.chain.client.receipt(deposit.tx_hash)
@@ -473,6 +507,7 @@ class Indexer:
                     continue
                 row.state = deposits.CONFIRMED
                 await self._settle(session, row, block, fee_paid(receipt) if receipt else None)
+        self._unconfirmed.left(len(unconfirmed) - len(ready))
 
     async def _block(self, number: int) -> BlockHead | None:
         """The block as this tick's scan saw it, or as the node has it now."""
@@ -499,13 +534,14 @@ class Indexer:
         deposit: Deposit,
         block: BlockHead,
         fee: int | None,
-        request: Request | None = None,
+        read: _Read | None = None,
     ) -> None:
-        """Judge a confirmed deposit against its request (`request` when read already in this
+        """Judge a confirmed deposit against its request (`read` when read already in this
         transaction) and carry the verdict out."""
         now = self.now()
-        if request is None:
-            request = await requests.by_order_id(session, deposit.order_id)
+        if read is None:
+            read = _Read(await requests.by_order_id(session, deposit.order_id))
+        request = read.request
         expected = None
         if request is not None:
             expected = ExpectedDeposit(
@@ -531,6 +567,9 @@ class Indexer:
         deposit.request_id = request.id
         if verdict is DepositVerdict.DOUBLE_SPEND:
             return  # refunded to its depositor; the paid request goes on undisturbed
+        known = read.transactions
+        if known is None:
+            known = await requests.transactions_of(session, request.id)
         await requests.record_transaction(
             session,
             request.id,
@@ -544,6 +583,7 @@ class Indexer:
             timestamp=block.timestamp,
             moved=self._paid_in(deposit.currency, int(deposit.amount)),
             sender=deposit.depositor,
+            known=known,
         )
         if RequestStatus(request.status) not in (RequestStatus.WAITING, RequestStatus.DEPOSITING):
             # Ended: failed before this deposit came (a deposit address's, a gasless call that
@@ -552,7 +592,9 @@ class Indexer:
             return
         request.origin_block_number = block.number
         if verdict is DepositVerdict.ACCEPTED:
-            await requests.move(session, request, RequestStatus.PENDING, now=now)
+            await requests.move(
+                session, request, RequestStatus.PENDING, now=now, transactions=known
+            )
             hand_over = await self.claim_pending(session, request)
             if hand_over is None:
                 self._pending.append((request.destination_chain_id, request.id))
@@ -565,6 +607,7 @@ class Indexer:
                 RequestStatus.FAILURE,
                 now=now,
                 fail_reason=_reason(request, verdict),
+                transactions=known,
             )
 
 
