@@ -12,10 +12,11 @@ from typing import Any
 import structlog
 
 from crossfill.app import registry
+from crossfill.app.cross_vm_rows import request_row
 from crossfill.errors import StoreError
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
-from crossfill.quoting.perps_quote import PerpsDepositQuote, PerpsQuoteContext, plan_perps_deposit
+from crossfill.quoting.perps_quote import PerpsQuoteContext, plan_perps_deposit
 from crossfill.quoting.perps_response import perps_deposit_wire
 from crossfill.quoting.prices import PriceMissing
 from crossfill.quoting.request import QuoteRequest
@@ -66,42 +67,6 @@ def _context(runtime: Runtime, body: QuoteRequest) -> PerpsQuoteContext:
     )
 
 
-def _request_row(
-    quote: PerpsDepositQuote, wire: dict[str, Any], body: QuoteRequest, api_key_id: int | None
-) -> dict[str, Any]:
-    return {
-        "id": quote.request_id,
-        "order_id": quote.order_id,
-        "status": "waiting",
-        "origin_chain_id": quote.currency_in.chain_id,
-        "destination_chain_id": quote.currency_out.chain_id,
-        "user_address": quote.user,
-        "recipient": quote.recipient,
-        "refund_to": quote.refund_to,
-        "origin_currency": quote.currency_in.address,
-        "destination_currency": quote.currency_out.address,
-        "trade_type": body.trade_type,
-        "amount_in": str(quote.amount_in),
-        "amount_out": str(quote.amount_out),
-        "minimum_amount_out": str(quote.amount_out),
-        "amount_in_usd_micros": quote.usd_micros(quote.currency_in, quote.amount_in),
-        "explicit_deposit": True,
-        "quote": wire,
-        "referrer": inputs.referrer(body.referrer),
-        "api_key_id": api_key_id,
-        "expires_at": quote.expires_at,
-        "created_at": quote.created_at,
-        "updated_at": quote.created_at,
-        "request_type": quote.request_type,
-        "currency_in_symbol": quote.currency_in.symbol,
-        "currency_out_symbol": quote.currency_out.symbol,
-        "features_mask": 0,
-        "app_fees_usd_micros": 0,
-        "plan": {"kind": "perps", "direction": "to_perps"},
-        "fill_plan": None,
-    }
-
-
 async def create_perps_deposit_quote(
     runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
 ) -> dict[str, Any]:
@@ -109,7 +74,22 @@ async def create_perps_deposit_quote(
     quote = plan_perps_deposit(body, context)
     wire = perps_deposit_wire(quote, context.evm)
     try:
-        await runtime.quote_rows.add([(REQUESTS, _request_row(quote, wire, body, api_key_id))])
+        await runtime.quote_rows.add(
+            [
+                (
+                    REQUESTS,
+                    request_row(
+                        quote,
+                        wire,
+                        body,
+                        api_key_id,
+                        request_type=quote.request_type,
+                        plan={"kind": "perps", "direction": "to_perps"},
+                        fill_plan=None,  # the perps payer pays on the exchange
+                    ),
+                )
+            ]
+        )
     except StoreError as exc:
         log.error("perps quote not stored", request_id=quote.request_id, error=str(exc))
         raise QuoteUnavailable(

@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 
 from crossfill.app import registry
-from crossfill.app.fills import FillTerms, plan_fill
+from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
 from crossfill.chains.perps_actions import SendAsset
 from crossfill.config import ChainConfig
 from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
@@ -99,21 +99,6 @@ def _check_inventory(runtime: Runtime, quote: PerpsWithdrawalQuote) -> None:
         )
 
 
-def _fill_plan(quote: PerpsWithdrawalQuote, evm: ChainConfig) -> dict[str, Any]:
-    """The EVM destination's solver executes this plan (planned once, as for EVM origins)."""
-    terms = FillTerms(
-        order_id=quote.order_id,
-        recipient=quote.recipient,
-        currency=quote.currency_out.address,
-        amount_out=quote.amount_out,
-        expires_at=quote.expires_at,
-        swap=None,
-        leg_currency=quote.currency_out.address,
-        calls=(),
-    )
-    return plan_fill(terms, evm).to_json()
-
-
 def _request_row(
     quote: PerpsWithdrawalQuote,
     wire: dict[str, Any],
@@ -121,43 +106,18 @@ def _request_row(
     evm: ChainConfig,
     api_key_id: int | None,
 ) -> dict[str, Any]:
-    return {
-        "id": quote.request_id,
-        "order_id": quote.order_id,
-        "status": "waiting",
-        "origin_chain_id": quote.currency_in.chain_id,
-        "destination_chain_id": quote.currency_out.chain_id,
-        "user_address": quote.user,
-        "recipient": quote.recipient,
-        "refund_to": quote.refund_to,
-        "origin_currency": quote.currency_in.address,
-        "destination_currency": quote.currency_out.address,
-        "trade_type": body.trade_type,
-        "amount_in": str(quote.amount_in),
-        "amount_out": str(quote.amount_out),
-        "minimum_amount_out": str(quote.amount_out),
-        "amount_in_usd_micros": quote.usd_micros(quote.currency_in, quote.amount_in),
-        "explicit_deposit": True,
-        "quote": wire,
-        "referrer": inputs.referrer(body.referrer),
-        "api_key_id": api_key_id,
-        "expires_at": quote.expires_at,
-        "created_at": quote.created_at,
-        "updated_at": quote.created_at,
-        "request_type": "Bridge" if quote.is_bridge else "Crosschain Swap",
-        "currency_in_symbol": quote.currency_in.symbol,
-        "currency_out_symbol": quote.currency_out.symbol,
-        "features_mask": 0,
-        "app_fees_usd_micros": 0,
+    return request_row(
+        quote, wire, body, api_key_id,
+        request_type="Bridge" if quote.is_bridge else "Crosschain Swap",
         # What the watcher matches the user's exchange transfer against.
-        "plan": {
+        plan={
             "kind": PLAN_KIND,
             "nonce": quote.nonce,
             "token": quote.send_asset.token,
             "sourceDex": quote.send_asset.source_dex,
         },
-        "fill_plan": _fill_plan(quote, evm),
-    }
+        fill_plan=evm_payment_plan(quote, evm),
+    )  # fmt: skip
 
 
 async def create_perps_withdrawal_quote(

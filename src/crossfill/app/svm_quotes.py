@@ -10,7 +10,7 @@ from typing import Any
 import structlog
 
 from crossfill.app import registry
-from crossfill.app.fills import FillTerms, plan_fill
+from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
 from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.domain.order import sign_order_id
 from crossfill.errors import StoreError
@@ -87,23 +87,6 @@ def _context(runtime: Runtime, body: QuoteRequest, direction: Direction) -> SvmQ
     )
 
 
-def _fill_plan(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any] | None:
-    """From the SVM chain, the EVM destination's solver executes this plan (planned once)."""
-    if quote.direction == "to_svm":
-        return None
-    terms = FillTerms(
-        order_id=quote.order_id,
-        recipient=quote.recipient,
-        currency=quote.currency_out.address,
-        amount_out=quote.amount_out,
-        expires_at=quote.expires_at,
-        swap=None,
-        leg_currency=quote.currency_out.address,
-        calls=(),
-    )
-    return plan_fill(terms, evm).to_json()
-
-
 def _request_row(
     quote: SvmQuote,
     wire: dict[str, Any],
@@ -111,38 +94,14 @@ def _request_row(
     evm: ChainConfig,
     api_key_id: int | None,
 ) -> dict[str, Any]:
-    return {
-        "id": quote.request_id,
-        "order_id": quote.order_id,
-        "status": "waiting",
-        "origin_chain_id": quote.currency_in.chain_id,
-        "destination_chain_id": quote.currency_out.chain_id,
-        "user_address": quote.user,
-        "recipient": quote.recipient,
-        "refund_to": quote.refund_to,
-        # EVM addresses lower-cased as every EVM row; base58 exactly as given.
-        "origin_currency": quote.currency_in.address,
-        "destination_currency": quote.currency_out.address,
-        "trade_type": body.trade_type,
-        "amount_in": str(quote.amount_in),
-        "amount_out": str(quote.amount_out),
-        "minimum_amount_out": str(quote.amount_out),
-        "amount_in_usd_micros": quote.usd_micros(quote.currency_in, quote.amount_in),
-        "explicit_deposit": True,
-        "quote": wire,
-        "referrer": inputs.referrer(body.referrer),
-        "api_key_id": api_key_id,
-        "expires_at": quote.expires_at,
-        "created_at": quote.created_at,
-        "updated_at": quote.created_at,
-        "request_type": "Bridge",
-        "currency_in_symbol": quote.currency_in.symbol,
-        "currency_out_symbol": quote.currency_out.symbol,
-        "features_mask": 0,
-        "app_fees_usd_micros": 0,
-        "plan": {"kind": "svm", "direction": quote.direction},
-        "fill_plan": _fill_plan(quote, evm),
-    }
+    # From the SVM chain the EVM destination's solver fills; to it, the SVM payer pays.
+    fill_plan = evm_payment_plan(quote, evm) if quote.direction == "from_svm" else None
+    return request_row(
+        quote, wire, body, api_key_id,
+        request_type="Bridge",
+        plan={"kind": "svm", "direction": quote.direction},
+        fill_plan=fill_plan,
+    )  # fmt: skip
 
 
 async def create_svm_quote(
