@@ -10,37 +10,19 @@ from typing import Any, Protocol
 from crossfill.app.fills import FillTerms, plan_fill
 from crossfill.config import ChainConfig
 from crossfill.quoting import inputs
+from crossfill.quoting.deposit_steps import QuotedTransfer
 from crossfill.quoting.request import QuoteRequest
-from crossfill.quoting.svm_quote import QuotedCurrency
 
 
-class CrossVmQuote(Protocol):
-    """What the row needs of an SVM or perps quote."""
+class CrossVmQuote(QuotedTransfer, Protocol):
+    """What the row needs of an SVM or perps quote beyond the transfer itself."""
 
-    @property
-    def request_id(self) -> str: ...
-    @property
-    def order_id(self) -> str: ...
-    @property
-    def user(self) -> str: ...
-    @property
-    def recipient(self) -> str: ...
     @property
     def refund_to(self) -> str: ...
-    @property
-    def currency_in(self) -> QuotedCurrency: ...
-    @property
-    def currency_out(self) -> QuotedCurrency: ...
-    @property
-    def amount_in(self) -> int: ...
-    @property
-    def amount_out(self) -> int: ...
     @property
     def created_at(self) -> datetime: ...
     @property
     def expires_at(self) -> datetime: ...
-
-    def usd_micros(self, currency: QuotedCurrency, amount: int) -> int: ...
 
 
 def evm_payment_plan(quote: CrossVmQuote, evm: ChainConfig) -> dict[str, Any]:

@@ -21,8 +21,9 @@ from crossfill.quoting.steps import check
 from crossfill.quoting.svm_quote import QuotedCurrency
 
 
-class DepositQuote(Protocol):
-    """What the steps read of a quote (`SvmQuote`, `PerpsDepositQuote`)."""
+class QuotedTransfer(Protocol):
+    """What every quote crossing to another kind of chain has (`SvmQuote`,
+    `PerpsDepositQuote`, `PerpsWithdrawalQuote`)."""
 
     @property
     def request_id(self) -> str: ...
@@ -48,10 +49,14 @@ class DepositQuote(Protocol):
     @property
     def amount_out(self) -> int: ...
 
+    def usd_micros(self, currency: QuotedCurrency, amount: int) -> int: ...
+
+
+class DepositQuote(QuotedTransfer, Protocol):
+    """What the steps read of a quote (`SvmQuote`, `PerpsDepositQuote`)."""
+
     @property
     def service_fee(self) -> int: ...
-
-    def usd_micros(self, currency: QuotedCurrency, amount: int) -> int: ...
 
 
 def currency_wire(currency: QuotedCurrency) -> dict[str, Any]:
