@@ -1,7 +1,15 @@
-"""Shape a configured chain plus its live state into the `/chains` wire record."""
+"""Shape a configured chain plus its live state into the `/chains` wire record.
+
+Every kind of chain (EVM here; SVM in `svm_chain_view`, the perps exchange in
+`perps_chain_view`) fills the same record: what the operator wrote about the chain
+(`ListedChain`), its live status, and what only its kind knows (`ChainParts`: endpoints,
+currencies, fees, contracts, the depository). `chain_record` puts them together, so the
+record's shape is written once.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,6 +27,14 @@ from crossfill.api.schemas.chains import (
     TokenMetadata,
 )
 from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.config.explorer import ExplorerConfig
+
+_NO_ROUTERS = RouterContracts(erc20Router="", approvalProxy="")
+# A chain without contracts of ours (SVM, the perps exchange): every address empty.
+NO_CONTRACTS = ChainContracts(
+    multicall3="", multicaller="", onlyOwnerMulticaller="", serviceReceiver="",
+    erc20Router="", approvalProxy="", v3=_NO_ROUTERS,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -28,18 +44,111 @@ class ChainLiveStatus:
     status_message: str | None
 
 
-def _currency_id(currency: CurrencyConfig) -> str:
-    return currency.symbol.lower()
+class ListedChain(Protocol):
+    """What the operator writes about a chain of any kind, shown as written."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def display_name(self) -> str: ...
+
+    @property
+    def vm_type(self) -> str: ...
+
+    @property
+    def explorer(self) -> ExplorerConfig: ...
+
+    @property
+    def icon_url(self) -> str: ...
+
+    @property
+    def logo_url(self) -> str: ...
+
+    @property
+    def brand_color(self) -> str: ...
+
+    @property
+    def deposit_enabled(self) -> bool: ...
+
+    @property
+    def tags(self) -> tuple[str, ...]: ...
 
 
-def _native(currency: CurrencyConfig) -> NativeCurrency:
-    return NativeCurrency(
-        id=_currency_id(currency),
-        symbol=currency.symbol,
-        name=currency.name,
-        address=currency.address.lower(),
-        decimals=currency.decimals,
-        supportsBridging=currency.supports_bridging,
+@dataclass(frozen=True)
+class TokenFees:
+    withdrawal_fee: float = 0
+    deposit_fee: float = 0
+    surge_enabled: bool = False
+
+
+NO_FEES = TokenFees()
+
+
+@dataclass(frozen=True)
+class ChainParts:
+    """The parts of a chain's record that only its kind knows."""
+
+    http_rpc_url: str
+    ws_rpc_url: str
+    token_support: str
+    partial_disable_limit: float
+    currency: NativeCurrency
+    fees: TokenFees
+    featured_tokens: Sequence[FeaturedToken]
+    erc20_currencies: Sequence[Erc20Currency]
+    # The currencies the solver holds here, as the chain lists them.
+    solver_currencies: Sequence[NativeCurrency]
+    contracts: ChainContracts
+    base_chain_id: int
+    solver_address: str
+    protocol_chain_id: str
+    depository: str
+
+
+def chain_record(config: ListedChain, live: ChainLiveStatus, parts: ChainParts) -> Chain:
+    explorer = config.explorer
+    return Chain(
+        id=config.id,
+        name=config.name,
+        displayName=config.display_name,
+        httpRpcUrl=parts.http_rpc_url,
+        wsRpcUrl=parts.ws_rpc_url,
+        explorerUrl=explorer.url,
+        explorerName=explorer.name,
+        explorerPaths=ExplorerPaths(
+            transaction=explorer.transaction_path,
+            address=explorer.address_path,
+            token=explorer.token_path,
+        ),
+        # A chain disabled (by its configuration or an operator) takes no deposits either.
+        depositEnabled=config.deposit_enabled and not live.disabled,
+        tokenSupport=parts.token_support,
+        disabled=live.disabled,
+        partialDisableLimit=parts.partial_disable_limit,
+        blockProductionLagging=live.lagging,
+        currency=parts.currency,
+        withdrawalFee=parts.fees.withdrawal_fee,
+        depositFee=parts.fees.deposit_fee,
+        surgeEnabled=parts.fees.surge_enabled,
+        featuredTokens=list(parts.featured_tokens),
+        erc20Currencies=list(parts.erc20_currencies),
+        solverCurrencies=[_solver_currency(shown) for shown in parts.solver_currencies],
+        iconUrl=config.icon_url,
+        logoUrl=config.logo_url,
+        brandColor=config.brand_color,
+        statusMessage=live.status_message,
+        contracts=parts.contracts,
+        vmType=config.vm_type,
+        baseChainId=parts.base_chain_id,
+        solverAddresses=[parts.solver_address],
+        tags=list(config.tags),
+        protocol=ChainProtocol(
+            v2=ProtocolV2(chainId=parts.protocol_chain_id, depository=parts.depository)
+        ),
     )
 
 
@@ -66,29 +175,39 @@ def featured_token(shown: NativeCurrency, currency: Listed) -> FeaturedToken:
     )
 
 
-def _featured(currency: CurrencyConfig) -> FeaturedToken:
-    return featured_token(_native(currency), currency)
-
-
-def _erc20(currency: CurrencyConfig) -> Erc20Currency:
+def listed_token(
+    shown: NativeCurrency, fees: TokenFees = NO_FEES, *, supports_permit: bool = False
+) -> Erc20Currency:
+    """`shown` in the chain's token list, with its fees."""
     return Erc20Currency(
-        **_native(currency).model_dump(),
-        withdrawalFee=currency.withdrawal_fee,
-        depositFee=currency.deposit_fee,
-        surgeEnabled=currency.surge_enabled,
-        supportsPermit=currency.supports_permit,
+        **shown.model_dump(),
+        withdrawalFee=fees.withdrawal_fee,
+        depositFee=fees.deposit_fee,
+        surgeEnabled=fees.surge_enabled,
+        supportsPermit=supports_permit,
     )
 
 
-def _solver_currency(currency: CurrencyConfig) -> SolverCurrency:
-    native = _native(currency)
+def _solver_currency(shown: NativeCurrency) -> SolverCurrency:
     return SolverCurrency(
-        id=native.id,
-        symbol=native.symbol,
-        name=native.name,
-        address=native.address,
-        decimals=native.decimals,
+        id=shown.id, symbol=shown.symbol, name=shown.name, address=shown.address,
+        decimals=shown.decimals,
+    )  # fmt: skip
+
+
+def _native(currency: CurrencyConfig) -> NativeCurrency:
+    return NativeCurrency(
+        id=currency.symbol.lower(),
+        symbol=currency.symbol,
+        name=currency.name,
+        address=currency.address.lower(),
+        decimals=currency.decimals,
+        supportsBridging=currency.supports_bridging,
     )
+
+
+def _fees(source: ChainConfig | CurrencyConfig) -> TokenFees:
+    return TokenFees(source.withdrawal_fee, source.deposit_fee, source.surge_enabled)
 
 
 def _contracts(config: ChainConfig) -> ChainContracts:
@@ -107,45 +226,23 @@ def _contracts(config: ChainConfig) -> ChainContracts:
 
 def chain_wire(config: ChainConfig, live: ChainLiveStatus, *, solver_address: str) -> Chain:
     currencies = (config.native_currency, *config.erc20_currencies)
-    explorer = config.explorer
-    return Chain(
-        id=config.id,
-        name=config.name,
-        displayName=config.display_name,
-        httpRpcUrl=config.http_rpc_url,
-        wsRpcUrl=config.ws_rpc_url,
-        explorerUrl=explorer.url,
-        explorerName=explorer.name,
-        explorerPaths=ExplorerPaths(
-            transaction=explorer.transaction_path,
-            address=explorer.address_path,
-            token=explorer.token_path,
-        ),
-        # A chain disabled (by its configuration or an operator) takes no deposits either.
-        depositEnabled=config.deposit_enabled and not live.disabled,
-        tokenSupport=config.token_support,
-        disabled=live.disabled,
-        partialDisableLimit=config.partial_disable_limit,
-        blockProductionLagging=live.lagging,
+    tokens = config.erc20_currencies
+    parts = ChainParts(
+        http_rpc_url=config.http_rpc_url,
+        ws_rpc_url=config.ws_rpc_url,
+        token_support=config.token_support,
+        partial_disable_limit=config.partial_disable_limit,
         currency=_native(config.native_currency),
-        withdrawalFee=config.withdrawal_fee,
-        depositFee=config.deposit_fee,
-        surgeEnabled=config.surge_enabled,
-        featuredTokens=[_featured(currency) for currency in currencies if currency.featured],
-        erc20Currencies=[_erc20(currency) for currency in config.erc20_currencies],
-        solverCurrencies=[
-            _solver_currency(currency) for currency in currencies if currency.supports_bridging
+        fees=_fees(config),
+        featured_tokens=[featured_token(_native(c), c) for c in currencies if c.featured],
+        erc20_currencies=[
+            listed_token(_native(c), _fees(c), supports_permit=c.supports_permit) for c in tokens
         ],
-        iconUrl=config.icon_url,
-        logoUrl=config.logo_url,
-        brandColor=config.brand_color,
-        statusMessage=live.status_message,
+        solver_currencies=[_native(c) for c in currencies if c.supports_bridging],
         contracts=_contracts(config),
-        vmType=config.vm_type,
-        baseChainId=config.settles_on,
-        solverAddresses=[solver_address],
-        tags=list(config.tags),
-        protocol=ChainProtocol(
-            v2=ProtocolV2(chainId=config.protocol_name, depository=config.contracts.depository)
-        ),
+        base_chain_id=config.settles_on,
+        solver_address=solver_address,
+        protocol_chain_id=config.protocol_name,
+        depository=config.contracts.depository,
     )
+    return chain_record(config, live, parts)

@@ -7,29 +7,20 @@ names the solver vault that deposits go to.
 
 from __future__ import annotations
 
-from crossfill.api.chain_view import ChainLiveStatus, featured_token
-from crossfill.api.schemas.chains import (
-    Chain,
-    ChainContracts,
-    ChainProtocol,
-    Erc20Currency,
-    ExplorerPaths,
-    FeaturedToken,
-    NativeCurrency,
-    ProtocolV2,
-    RouterContracts,
-    SolverCurrency,
+from crossfill.api.chain_view import (
+    NO_CONTRACTS,
+    NO_FEES,
+    ChainLiveStatus,
+    ChainParts,
+    chain_record,
+    featured_token,
+    listed_token,
 )
+from crossfill.api.schemas.chains import Chain, NativeCurrency
 from crossfill.config.svm import SvmChainConfig, SvmCurrencyConfig
 
-_NO_ROUTERS = RouterContracts(erc20Router="", approvalProxy="")
-_NO_CONTRACTS = ChainContracts(
-    multicall3="", multicaller="", onlyOwnerMulticaller="", serviceReceiver="",
-    erc20Router="", approvalProxy="", v3=_NO_ROUTERS,
-)  # fmt: skip
 
-
-def _currency(currency: SvmCurrencyConfig) -> NativeCurrency:
+def _shown(currency: SvmCurrencyConfig) -> NativeCurrency:
     return NativeCurrency(
         id=currency.symbol.lower(),
         symbol=currency.symbol,
@@ -40,71 +31,22 @@ def _currency(currency: SvmCurrencyConfig) -> NativeCurrency:
     )
 
 
-def _featured(currency: SvmCurrencyConfig) -> FeaturedToken:
-    return featured_token(_currency(currency), currency)
-
-
-def _token(currency: SvmCurrencyConfig) -> Erc20Currency:
-    return Erc20Currency(
-        **_currency(currency).model_dump(),
-        withdrawalFee=0,
-        depositFee=0,
-        surgeEnabled=False,
-        supportsPermit=False,
-    )
-
-
-def _solver_currency(currency: SvmCurrencyConfig) -> SolverCurrency:
-    shown = _currency(currency)
-    return SolverCurrency(
-        id=shown.id,
-        symbol=shown.symbol,
-        name=shown.name,
-        address=shown.address,
-        decimals=shown.decimals,
-    )
-
-
 def svm_chain_wire(config: SvmChainConfig, live: ChainLiveStatus) -> Chain:
-    explorer = config.explorer
     currencies = config.currencies
-    return Chain(
-        id=config.id,
-        name=config.name,
-        displayName=config.display_name,
-        httpRpcUrl=config.http_rpc_url,
-        wsRpcUrl=config.ws_rpc_url,
-        explorerUrl=explorer.url,
-        explorerName=explorer.name,
-        explorerPaths=ExplorerPaths(
-            transaction=explorer.transaction_path,
-            address=explorer.address_path,
-            token=explorer.token_path,
-        ),
-        depositEnabled=config.deposit_enabled and not live.disabled,
-        tokenSupport="Limited",
-        disabled=live.disabled,
-        partialDisableLimit=0,
-        blockProductionLagging=live.lagging,
-        currency=_currency(config.native_currency),
-        withdrawalFee=0,
-        depositFee=0,
-        surgeEnabled=False,
-        featuredTokens=[_featured(currency) for currency in currencies if currency.featured],
-        erc20Currencies=[_token(currency) for currency in config.token_currencies],
-        solverCurrencies=[
-            _solver_currency(currency) for currency in currencies if currency.supports_bridging
-        ],
-        iconUrl=config.icon_url,
-        logoUrl=config.logo_url,
-        brandColor=config.brand_color,
-        statusMessage=live.status_message,
-        contracts=_NO_CONTRACTS,
-        vmType=config.vm_type,
-        baseChainId=config.id,
-        solverAddresses=[config.solver.address],
-        tags=list(config.tags),
-        protocol=ChainProtocol(
-            v2=ProtocolV2(chainId=config.name, depository=config.solver.address)
-        ),
+    parts = ChainParts(
+        http_rpc_url=config.http_rpc_url,
+        ws_rpc_url=config.ws_rpc_url,
+        token_support="Limited",
+        partial_disable_limit=0,
+        currency=_shown(config.native_currency),
+        fees=NO_FEES,
+        featured_tokens=[featured_token(_shown(c), c) for c in currencies if c.featured],
+        erc20_currencies=[listed_token(_shown(c)) for c in config.token_currencies],
+        solver_currencies=[_shown(c) for c in currencies if c.supports_bridging],
+        contracts=NO_CONTRACTS,
+        base_chain_id=config.id,
+        solver_address=config.solver.address,
+        protocol_chain_id=config.name,
+        depository=config.solver.address,
     )
+    return chain_record(config, live, parts)
