@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import ORIGIN, native_bridge, request_quote, usdc
 from tests.e2e.conftest import wait_for
-from tests.e2e.test_crash_safety import ServiceProcess
+from tests.e2e.service_process import ServiceProcess
 
 CONNECTIONS = 16
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import random
-import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -25,7 +21,6 @@ from web3 import Web3
 
 from crossfill.contracts import calldata
 from crossfill.devnet.anvil import set_native_balance
-from crossfill.devnet.child_process import free_port
 from crossfill.devnet.deploy import contract_at
 from crossfill.domain.status import RequestStatus, can_move
 from crossfill.store.db import create_engine, session_factory
@@ -33,61 +28,12 @@ from crossfill.store.tables import OutboxEvent
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, rpc_urls
 from tests.e2e.conftest import wait_for
+from tests.e2e.service_process import ServiceProcess
 
 ETH = 10**18
 REQUESTS = 54
 UNDERPAID_EVERY = 6  # every sixth deposit pays too little and must be refunded
 KILLS = 4
-
-
-class ServiceProcess:
-    """`crossfill run` as operators run it, on the devnet's deployment and its own database."""
-
-    def __init__(self, home: Path, deployment_path: Path) -> None:
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.env = {
-            **os.environ,
-            "CROSSFILL_HOME": str(home),
-            "CROSSFILL_DEPLOYMENT_FILE": str(deployment_path),
-            "CROSSFILL_HEAD_POLL_INTERVAL_SECONDS": "0.2",
-            "CROSSFILL_WORKER_INTERVAL_SECONDS": "0.2",
-            "CROSSFILL_LOG_LEVEL": "WARNING",
-        }
-        self.database = f"sqlite+aiosqlite:///{home / 'crossfill.db'}"
-        self.options: list[str] = []  # more `crossfill run` options
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "crossfill", "run", "--port", str(self.port), *self.options],
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        if not wait_for(self._up, timeout=60, interval=0.2):
-            self.stop()  # not left running behind the failure (nor warned about when collected)
-            raise AssertionError("service did not come up")
-
-    def _up(self) -> bool:
-        try:
-            return httpx.get(f"{self.base_url}/healthz", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
 
 
 @pytest.fixture

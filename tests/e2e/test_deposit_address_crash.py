@@ -27,7 +27,7 @@ from tests.e2e.bridging import (
     request_quote,
 )
 from tests.e2e.conftest import wait_for
-from tests.e2e.test_crash_safety import ServiceProcess
+from tests.e2e.service_process import ServiceProcess
 from tests.e2e.test_deposit_addresses import ETH, _body
 from tests.e2e.wallet import broadcast_item
 

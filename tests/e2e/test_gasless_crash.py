@@ -27,7 +27,7 @@ from tests.e2e.gasless import (
     usdc_bridge_quote,
     user_with_usdc,
 )
-from tests.e2e.test_crash_safety import ServiceProcess
+from tests.e2e.service_process import ServiceProcess
 
 AMOUNT = 10_000_000
 

@@ -19,7 +19,7 @@ from tests.e2e.bridging import (
     rpc_urls,
 )
 from tests.e2e.conftest import StartService
-from tests.e2e.test_crash_safety import ServiceProcess
+from tests.e2e.service_process import ServiceProcess
 from tests.e2e.wallet import execute_steps
 
 

@@ -21,7 +21,7 @@ from tests.e2e.bridging import (
 )
 from tests.e2e.conftest import wait_for
 from tests.e2e.receiver import Receiver
-from tests.e2e.test_crash_safety import ServiceProcess
+from tests.e2e.service_process import ServiceProcess
 from tests.e2e.wallet import execute_steps
 
 BRIDGED = ["waiting", "pending", "submitted", "success"]

@@ -48,7 +48,8 @@ from crossfill.devnet.deploy import contract_at
 from crossfill.devnet.network import DevnetOptions, start_devnet
 from crossfill.domain.status import RequestStatus, can_move
 from tests.e2e.receiver import Receiver
-from tests.e2e.test_crash_safety import ServiceProcess, _call_target
+from tests.e2e.service_process import ServiceProcess
+from tests.e2e.test_crash_safety import _call_target
 from tests.faults.reorgs import reorg_returning_transactions
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
 
