@@ -8,36 +8,23 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from crossfill.config.explorer import ExplorerConfig
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug, WsUrl
+from crossfill.config.listing import ChainListing, ConfigModel, ListedCurrency
 from crossfill.config.perps import PerpsExchangeConfig
 from crossfill.config.secrets import KeyRef
 from crossfill.config.svm import SvmChainConfig
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class CurrencyConfig(_Model):
+class CurrencyConfig(ListedCurrency):
     address: EvmAddress
-    symbol: str = Field(min_length=1, max_length=32)
-    name: str = Field(min_length=1, max_length=64)
     decimals: int = Field(ge=0, le=36)
-    supports_bridging: bool = True
-    featured: bool = True
-    verified: bool = True
-    logo_uri: str = ""
     withdrawal_fee: float = Field(default=0, ge=0)
     deposit_fee: float = Field(default=0, ge=0)
     surge_enabled: bool = False
     supports_permit: bool = False
-    # USD per whole unit, as a decimal string ("3000.5"): the fixed price, or the fallback of a
-    # pool-derived price.
-    usd_price: Decimal | None = Field(default=None, gt=0, max_digits=30, decimal_places=6)
     # Where the live price comes from: `fixed` (usd_price), `pool` (this chain's AMM pools against
     # a fixed-price currency, falling back to usd_price) or `feed` (a Chainlink-style aggregator).
     price_source: Literal["fixed", "pool", "feed"] = "fixed"
@@ -55,7 +42,7 @@ class CurrencyConfig(_Model):
         return self.address == NATIVE_EVM_ADDRESS
 
 
-class ContractsConfig(_Model):
+class ContractsConfig(ConfigModel):
     """Addresses of our contracts on one chain (and the AMM deployed beside them)."""
 
     depository: EvmAddress
@@ -76,7 +63,7 @@ class ContractsConfig(_Model):
     deposit_address_factory: EvmAddress | None = None
 
 
-class PoolConfig(_Model):
+class PoolConfig(ConfigModel):
     """An AMM pair the quote engine may route through; tokens in the pair's own order."""
 
     address: EvmAddress
@@ -91,7 +78,7 @@ class PoolConfig(_Model):
         return self
 
 
-class FeeConfig(_Model):
+class FeeConfig(ConfigModel):
     """What a fill on this chain costs and what the service charges for it.
 
     The service fee is basis points by pair class (the same asset bridged; a cross-chain swap;
@@ -116,17 +103,16 @@ class FeeConfig(_Model):
     fill_time_estimate_seconds: int = Field(default=10, ge=0)
 
 
-class ConfirmationTier(_Model):
+class ConfirmationTier(ConfigModel):
     """Deposits worth at most `max_usd` (None: any value) wait for `blocks` confirmations."""
 
     max_usd: int | None = Field(default=None, ge=0)
     blocks: int = Field(ge=1, le=1024)
 
 
-class ChainConfig(_Model):
+class ChainConfig(ChainListing):
     id: ChainId = Field(gt=0)
     name: Slug
-    display_name: str = Field(min_length=1)
     vm_type: Literal["evm"] = "evm"
     http_rpc_url: HttpUrl
     ws_rpc_url: WsUrl = ""
@@ -136,12 +122,6 @@ class ChainConfig(_Model):
     # from them (see `head_subscription_url`).
     internal_ws_rpc_url: WsUrl = ""
     protocol_chain_id: str | None = None
-    explorer: ExplorerConfig = ExplorerConfig()
-    icon_url: str = ""
-    logo_url: str = ""
-    brand_color: str = ""
-    status_message: str | None = None
-    deposit_enabled: bool = True
     token_support: Literal["All", "Limited"] = "All"
     disabled: bool = False
     partial_disable_limit: float = Field(default=0, ge=0)
@@ -149,7 +129,6 @@ class ChainConfig(_Model):
     deposit_fee: float = Field(default=0, ge=0)
     surge_enabled: bool = False
     base_chain_id: ChainId | None = None
-    tags: tuple[str, ...] = ()
     block_lag_threshold_seconds: float | None = Field(default=60, gt=0)
     # A transaction of ours unmined this long is re-signed with higher fees.
     replace_stuck_after_seconds: float = Field(default=30, gt=0)
@@ -230,14 +209,14 @@ class ChainConfig(_Model):
         return self.protocol_chain_id or self.name
 
 
-class KeyHolder(_Model):
+class KeyHolder(ConfigModel):
     """A role's on-chain address and where its private key comes from (never the key itself)."""
 
     address: EvmAddress
     key: KeyRef
 
 
-class QuoteSettings(_Model):
+class QuoteSettings(ConfigModel):
     """Quote lifetime: the default, and the bounds a client's `ttl` is held within."""
 
     ttl_seconds: int = Field(default=300, ge=10)
@@ -248,7 +227,7 @@ class QuoteSettings(_Model):
     max_swap_impact_bps: int = Field(default=500, ge=0, le=10_000)
 
 
-class GaslessSettings(_Model):
+class GaslessSettings(ConfigModel):
     """POST /execute: the gas-sponsor wallets the service signs for, and what they may spend.
 
     An API key whose sponsor wallet (`crossfill keys sponsor`) is one of `sponsors` may ask
@@ -265,7 +244,7 @@ class GaslessSettings(_Model):
         return next((s for s in self.sponsors if s.address.lower() == address.lower()), None)
 
 
-class FastFillSettings(_Model):
+class FastFillSettings(ConfigModel):
     """POST /fast-fill: filling a request once its deposit is seen on chain, before the
     confirmations its value calls for, at the operator's risk. Off unless the operator turns it
     on; then an API key whose sponsor wallet holds owed app fees may ask for it on its own
@@ -274,7 +253,7 @@ class FastFillSettings(_Model):
     enabled: bool = False
 
 
-class Deployment(_Model):
+class Deployment(ConfigModel):
     version: Literal[1] = 1
     quotes: QuoteSettings = QuoteSettings()
     gasless: GaslessSettings = GaslessSettings()

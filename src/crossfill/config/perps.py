@@ -16,10 +16,10 @@ import re
 from decimal import Decimal
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from crossfill.config.explorer import ExplorerConfig
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug
+from crossfill.config.listing import ChainListing, ConfigModel
 from crossfill.config.secrets import KeyRef
 from crossfill.types import ChainId, ExchangeChain
 
@@ -31,18 +31,14 @@ _TOKEN_ID = re.compile(r"^0x[0-9a-f]{32}$")
 _SIGNATURE_CHAIN_ID = re.compile(r"^0x[0-9a-f]{1,16}$")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class PerpsAccount(_Model):
+class PerpsAccount(ConfigModel):
     """The solver's exchange account (an EVM address) and where its key comes from."""
 
     address: EvmAddress
     key: KeyRef
 
 
-class PerpsSpotCurrency(_Model):
+class PerpsSpotCurrency(ConfigModel):
     """A spot token of the exchange: its `tokenId` (lower-case hex) and its `spotMeta` name."""
 
     token_id: str
@@ -79,7 +75,7 @@ class PerpsSpotCurrency(_Model):
         return f"{self.exchange_name}:{self.token_id}"
 
 
-class PerpsExchangeConfig(_Model):
+class PerpsExchangeConfig(ChainListing):
     id: ChainId = Field(default=PERPS_CHAIN_ID, gt=0)
     name: Slug = "perps-exchange"
     display_name: str = Field(default="Perps Exchange", min_length=1)
@@ -94,13 +90,6 @@ class PerpsExchangeConfig(_Model):
     signature_chain_id: str = "0xa4b1"
     solver: PerpsAccount
     enabled: bool = True
-    deposit_enabled: bool = True
-    explorer: ExplorerConfig = ExplorerConfig()
-    icon_url: str = ""
-    logo_url: str = ""
-    brand_color: str = ""
-    status_message: str | None = None
-    tags: tuple[str, ...] = ()
     # How a `sendAsset` names USDC (`NAME:0x<tokenId>`, the spot token the perps side holds).
     usdc_token: str = Field(
         default="USDC:0x6d1e7cde53ba9467b783cb7c530ce054", pattern=r"^[A-Za-z0-9]+:0x[0-9a-f]{32}$"

@@ -8,13 +8,12 @@ Addresses are base58 and case-sensitive: they are kept exactly as written.
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from typing import Annotated, Final, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
-from crossfill.config.explorer import ExplorerConfig
 from crossfill.config.fields import HttpUrl, Slug, WsUrl
+from crossfill.config.listing import ChainListing, ConfigModel, ListedCurrency
 from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
 from crossfill.types import NATIVE_SVM_ADDRESS, ChainId, SvmAddress
 
@@ -44,51 +43,32 @@ SvmAddressField = Annotated[str, AfterValidator(_svm_address)]
 SvmKeyRef = Annotated[str, AfterValidator(_svm_key_ref)]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class SvmCurrencyConfig(_Model):
+class SvmCurrencyConfig(ListedCurrency):
     """SOL (address of thirty-two `1`s, 9 decimals) or an SPL token (its mint)."""
 
     address: SvmAddressField
-    symbol: str = Field(min_length=1, max_length=32)
-    name: str = Field(min_length=1, max_length=64)
     decimals: int = Field(ge=0, le=18)
-    supports_bridging: bool = True
-    featured: bool = True
-    verified: bool = True
-    logo_uri: str = ""
-    usd_price: Decimal | None = Field(default=None, gt=0, max_digits=30, decimal_places=6)
 
     @property
     def is_native(self) -> bool:
         return self.address == NATIVE_SVM_ADDRESS
 
 
-class SvmKeyHolder(_Model):
+class SvmKeyHolder(ConfigModel):
     """The solver's SVM account (its vault) and where its keypair comes from."""
 
     address: SvmAddressField
     key: SvmKeyRef
 
 
-class SvmChainConfig(_Model):
+class SvmChainConfig(ChainListing):
     id: ChainId = Field(default=SVM_CHAIN_ID, gt=0)
     name: Slug
-    display_name: str = Field(min_length=1)
     vm_type: Literal["svm"] = "svm"
     http_rpc_url: HttpUrl
     ws_rpc_url: WsUrl = ""
     internal_rpc_url: HttpUrl | None = None
-    explorer: ExplorerConfig = ExplorerConfig()
-    icon_url: str = ""
-    logo_url: str = ""
-    brand_color: str = ""
-    status_message: str | None = None
-    deposit_enabled: bool = True
     disabled: bool = False
-    tags: tuple[str, ...] = ()
     block_lag_threshold_seconds: float | None = Field(default=60, gt=0)
     # A deposit counts once its transaction reaches this commitment.
     deposit_commitment: Literal["confirmed", "finalized"] = "confirmed"
