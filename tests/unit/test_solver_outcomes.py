@@ -193,7 +193,8 @@ async def test_a_lost_broadcast_answer_is_found_in_the_journal_not_signed_again(
     await world.solver.tick()
     (journalled,) = await world.journal()
     assert (await world.request()).status == "submitted"
-    assert world.chain.sent == [journalled.tx_hash]
+    # Perhaps sent again (the same bytes: the node has it already), never signed again.
+    assert set(world.chain.sent) == {journalled.tx_hash}
 
 
 async def test_an_unknown_solver_balance_waits_instead_of_refusing(world: World) -> None:
@@ -434,3 +435,30 @@ async def test_a_fill_journalled_before_the_claim_is_resumed_not_signed_again(
     assert [row.tx_hash for row in await world.journal()] == [journalled.tx_hash]
     assert (await world.request()).status == "submitted"
     assert world.chain.sent == [journalled.tx_hash]
+
+
+async def test_a_broadcast_refused_by_the_node_is_sent_again_with_a_backoff(world: World) -> None:
+    """The node refused the fill's broadcast (5xx, a dropped connection): the journalled bytes
+    are sent again within seconds, the wait doubling while it keeps failing; never re-signed."""
+    world.chain.fail("send_raw", *[ChainUnreachable("HTTP 502")] * 3)
+    await world.solver.tick()  # signed, journalled; the broadcast fails
+    (journalled,) = await world.journal()
+    assert world.chain.sent == []
+    await world.solver.tick()
+    assert world.chain.calls.count("send_raw") == 1  # not due yet
+    world.clock.advance(timedelta(seconds=2))
+    await world.solver.tick()  # the first resend fails: the next one 2 s later
+    assert world.chain.calls.count("send_raw") == 2
+    world.clock.advance(timedelta(seconds=1))
+    await world.solver.tick()
+    assert world.chain.calls.count("send_raw") == 2
+    world.clock.advance(timedelta(seconds=1))
+    await world.solver.tick()  # fails again: the next one 4 s later
+    assert world.chain.calls.count("send_raw") == 3
+    world.clock.advance(timedelta(seconds=4))
+    await world.solver.tick()
+    assert world.chain.sent == [journalled.tx_hash]
+    (journalled,) = await world.journal()
+    assert journalled.status == "broadcast"
+    await world.solver.tick()
+    assert world.chain.sent == [journalled.tx_hash]  # acknowledged: not sent again

@@ -1,4 +1,5 @@
-"""Stuck transactions: replace them with higher fees and point the records at the new hash.
+"""Stuck transactions: send again what no node acknowledged; replace what stays unmined with
+higher fees and point the records at the new hash.
 
 Fills and refunds on one chain share the solver key's transaction manager; the chain's solver
 runs this each tick for both.

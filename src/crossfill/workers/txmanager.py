@@ -31,7 +31,7 @@ from eth_account.signers.local import LocalAccount
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from eth_utils.address import to_checksum_address
 from hexbytes import HexBytes
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.port import EvmPort
@@ -47,13 +47,18 @@ IN_FLIGHT = ("signed", "broadcast")
 # A replaced transaction may still be the one that gets mined, so it is still watched.
 WATCHED = (*IN_FLIGHT, "replaced")
 BUMP_NUMERATOR, BUMP_DENOMINATOR = 9, 8  # +12.5%: above the 10% nodes ask of a replacement
-# Node answers that mean "this exact transaction is already with me": not a failure.
 # How long a signer lease lasts without a journal write renewing it.
 SIGNER_LEASE = timedelta(seconds=30)
 # A nonce seen used by another transaction is believed only when still so this much later: a
 # node behind the one that counted nonces may simply not have our receipt yet.
 CONFLICT_CONFIRMATION = timedelta(seconds=10)
+# Node answers that mean "this exact transaction is already with me": not a failure.
 _ALREADY_SENT = ("already known", "nonce too low", "already imported")
+# A journalled transaction no node has acknowledged (its broadcast failed, or the answer was
+# lost) is sent again, the same bytes, once it is this old; while the node keeps failing, the
+# wait doubles up to `RESEND_AT_MOST`.
+RESEND_FIRST_AFTER = timedelta(seconds=2)
+RESEND_AT_MOST = timedelta(seconds=30)
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,8 @@ class TxManager:
         self._held_until: datetime | None = None
         # (request id, purpose) -> when its attempt's nonce was first seen used by another tx
         self._suspected: dict[tuple[str, str], datetime] = {}
+        # journal row id -> when to send it again, and the wait after that attempt
+        self._resends: dict[int, tuple[datetime, timedelta]] = {}
 
     async def hold_signer(self) -> None:
         """Raise SignerBusy unless this process holds (or now takes) the key's lease on this
@@ -309,9 +316,12 @@ class TxManager:
         )
 
     async def replace_stuck(self, older_than: timedelta) -> list[Replacement]:
-        """Re-sign, with higher fees, every in-flight transaction unmined for `older_than`."""
+        """Send again what no node has acknowledged yet (`resend_unacknowledged`); re-sign,
+        with higher fees, every in-flight transaction unmined for `older_than`."""
+        in_flight = await self.in_flight()
+        await self.resend_unacknowledged(in_flight)
         cutoff = self.now() - older_than
-        stale = [row for row in await self.in_flight() if as_utc(row.created_at) < cutoff]
+        stale = [row for row in in_flight if as_utc(row.created_at) < cutoff]
         if not stale:
             return []
         mined_up_to = await self.client.mined_nonce(self.sender)
@@ -364,7 +374,17 @@ class TxManager:
             if not any(marker in str(exc).lower() for marker in _ALREADY_SENT):
                 self._next_nonce = None  # re-read: the node may disagree with our count
                 raise
-        await self._set_status(row.id, "broadcast")
+        await self._acknowledged(row.id)
+
+    async def _acknowledged(self, row_id: int) -> None:
+        """A node has the transaction: `signed` becomes `broadcast`. A later status (mined,
+        replaced...) stays: a resend may answer after the tracker has moved on."""
+        async with self.sessions() as session, session.begin():
+            await session.execute(
+                update(SentTransaction)
+                .where(SentTransaction.id == row_id, SentTransaction.status == "signed")
+                .values(status="broadcast", updated_at=self.now())
+            )
 
     async def _set_status(self, row_id: int, status: str, block_number: int | None = None) -> None:
         async with self.sessions() as session, session.begin():
@@ -384,6 +404,29 @@ class TxManager:
                 )
             )
             return list(rows)
+
+    async def resend_unacknowledged(self, in_flight: Sequence[SentTransaction]) -> None:
+        """Broadcast again, the same signed bytes (always safe), each of `in_flight` that no
+        node has acknowledged: a broadcast that met a 5xx, a dropped connection or a lost
+        answer is retried within seconds, not left to the stuck-transaction replacement; with
+        a backoff per transaction while the node keeps failing."""
+        now = self.now()
+        waiting = [row for row in in_flight if row.status == "signed"]
+        resends = {row.id: self._resends[row.id] for row in waiting if row.id in self._resends}
+        self._resends = resends
+        for row in waiting:
+            due, wait = resends.get(
+                row.id, (as_utc(row.created_at) + RESEND_FIRST_AFTER, RESEND_FIRST_AFTER)
+            )
+            if now < due:
+                continue
+            try:
+                await self._broadcast(row)
+            except ChainError as exc:
+                resends[row.id] = (now + wait, min(wait * 2, RESEND_AT_MOST))
+                log.warning("resend failed", tx_hash=row.tx_hash, error=str(exc))
+            else:
+                resends.pop(row.id, None)
 
     async def rebroadcast(self) -> None:
         """After a restart: send again whatever the journal has not seen mined."""

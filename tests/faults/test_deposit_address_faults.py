@@ -1,0 +1,76 @@
+"""A deposit address's sweep through an origin RPC that fails: the broadcast's answer lost,
+then the node answering 502 and dropping connections. The sweep is retried, never signed
+twice, and the request fills once the RPC recovers; nothing is refunded."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import httpx
+from eth_account import Account
+from web3 import Web3
+
+from tests.e2e.bridging import (
+    DESTINATION,
+    NATIVE,
+    ORIGIN,
+    balance,
+    final_status,
+    funded_user,
+    request_quote,
+    rpc_urls,
+)
+from tests.e2e.conftest import StartService
+from tests.e2e.wallet import send_item
+from tests.faults.conftest import behind_proxy
+from tests.faults.rpc_proxy import Fault, RpcFaultProxy
+
+ETH = 10**18
+
+
+def _sweeps_sent(web3: Web3, factory: str, since_block: int) -> int:
+    """Mined transactions to the deposit-address factory since `since_block`."""
+    sent = 0
+    for number in range(since_block, web3.eth.block_number + 1):
+        for tx in web3.eth.get_block(number, full_transactions=True)["transactions"]:
+            assert isinstance(tx, Mapping)
+            sent += str(tx.get("to") or "").lower() == factory.lower()
+    return sent
+
+
+def test_a_sweep_whose_answers_are_lost_or_refused_is_sent_once_and_fills(
+    start_service: StartService, devnet, origin_proxy: RpcFaultProxy
+) -> None:
+    service = start_service(behind_proxy(devnet, origin_proxy), run_workers=True)
+    web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
+    factory = devnet.deployment.chains[0].contracts.deposit_address_factory
+    assert factory is not None
+    user, recipient = funded_user(devnet), Account.create().address
+    body = {
+        "user": user.address, "recipient": recipient,
+        "originChainId": ORIGIN, "destinationChainId": DESTINATION,
+        "originCurrency": NATIVE, "destinationCurrency": NATIVE,
+        "amount": str(ETH // 10), "tradeType": "EXACT_INPUT", "useDepositAddress": True,
+    }  # fmt: skip
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, body)
+        (step,) = quote["steps"]
+        address = step["depositAddress"]
+        # The broadcasts are refused, then dropped, then one reaches the node but its answer
+        # is lost: the sweeper must find that one mined rather than sign another.
+        origin_proxy.fail("eth_sendRawTransaction", Fault(status=502))
+        start = web3.eth.block_number
+        send_item(web3, user, step["items"][0]["data"])
+        assert origin_proxy.wait_for_faults(2, timeout=30), "the sweeper never broadcast"
+        origin_proxy.fail("eth_sendRawTransaction", Fault(drop=True))
+        assert origin_proxy.wait_for_faults(4, timeout=30)
+        origin_proxy.fail("eth_sendRawTransaction", Fault(lose_answer=True))
+        assert origin_proxy.wait_for_faults(5, timeout=30)
+        origin_proxy.heal()
+        status = final_status(http, step["requestId"], timeout=60)
+    assert status["status"] == "success", status
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0
+    assert balance(devnet, DESTINATION, NATIVE, recipient) == int(
+        quote["details"]["currencyOut"]["amount"]
+    )
+    assert _sweeps_sent(web3, factory, start) == 1
