@@ -12,8 +12,15 @@ def ceil_div(numerator: int, denominator: int) -> int:
     return quotient
 
 
+# 10**0 .. 10**77 (a uint256 has 78 digits): worked out once, as every amount on a quote is
+# converted or formatted with one of them, about forty times per quote.
+_UNITS: tuple[int, ...] = tuple(int(10**decimals) for decimals in range(78))
+
+
 def unit(decimals: int) -> int:
     """10**decimals, typed as the integer it is."""
+    if 0 <= decimals < len(_UNITS):
+        return _UNITS[decimals]
     return int(10**decimals)
 
 
@@ -41,6 +48,8 @@ def convert_ceil(
 
 def format_units(amount: int, decimals: int) -> str:
     """1500000 with 6 decimals -> "1.5"; integers stay plain."""
+    if amount == 0:  # most fees of a quote are
+        return "0"
     sign = "-" if amount < 0 else ""
     whole, fraction = divmod(abs(amount), unit(decimals))
     if decimals == 0 or fraction == 0:
