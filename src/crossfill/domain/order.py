@@ -220,27 +220,31 @@ class Order:
 
     def typed_message(self) -> dict[str, Any]:
         """The message in EIP-712 form (bytes as bytes, for hashing)."""
+        return self._message(_same, _same)
+
+    def _message(self, uint: Callable[[int], Any], raw: Callable[[bytes], Any]) -> dict[str, Any]:
+        """The message's fields, its uints through `uint` and its bytes through `raw`."""
         return {
             "version": self.version,
             "solverChainId": self.solver_chain_id,
             "solver": self.solver,
-            "salt": self.salt,
+            "salt": uint(self.salt),
             "inputs": [
                 {
                     "payment": {
                         "chainId": i.chain_id,
-                        "currency": i.currency,
-                        "amount": i.amount,
-                        "weight": i.weight,
+                        "currency": raw(i.currency),
+                        "amount": uint(i.amount),
+                        "weight": uint(i.weight),
                     },
                     "refunds": [
                         {
                             "chainId": r.chain_id,
-                            "recipient": r.recipient,
-                            "currency": r.currency,
-                            "minimumAmount": r.minimum_amount,
-                            "deadline": r.deadline,
-                            "extraData": r.extra_data,
+                            "recipient": raw(r.recipient),
+                            "currency": raw(r.currency),
+                            "minimumAmount": uint(r.minimum_amount),
+                            "deadline": uint(r.deadline),
+                            "extraData": raw(r.extra_data),
                         }
                         for r in i.refunds
                     ],
@@ -251,24 +255,24 @@ class Order:
                 "chainId": self.output.chain_id,
                 "payments": [
                     {
-                        "recipient": p.recipient,
-                        "currency": p.currency,
-                        "minimumAmount": p.minimum_amount,
-                        "expectedAmount": p.expected_amount,
+                        "recipient": raw(p.recipient),
+                        "currency": raw(p.currency),
+                        "minimumAmount": uint(p.minimum_amount),
+                        "expectedAmount": uint(p.expected_amount),
                     }
                     for p in self.output.payments
                 ],
-                "deadline": self.output.deadline,
-                "calls": list(self.output.calls),
-                "extraData": self.output.extra_data,
+                "deadline": uint(self.output.deadline),
+                "calls": [raw(call) for call in self.output.calls],
+                "extraData": raw(self.output.extra_data),
             },
             "fees": [
                 {
                     "recipientChainId": f.recipient_chain_id,
-                    "recipient": f.recipient,
+                    "recipient": raw(f.recipient),
                     "currencyChainId": f.currency_chain_id,
-                    "currency": f.currency,
-                    "amount": f.amount,
+                    "currency": raw(f.currency),
+                    "amount": uint(f.amount),
                 }
                 for f in self.fees
             ],
@@ -293,8 +297,7 @@ class Order:
 
     def wire(self) -> dict[str, Any]:
         """`protocol.v2.orderData`: the same fields, amounts as strings, bytes as 0x-hex."""
-        wire: dict[str, Any] = _stringify(self.typed_message())
-        return wire
+        return self._message(str, _hex)
 
 
 def _input_hash(item: OrderInput) -> bytes:
@@ -373,17 +376,7 @@ def _fee_hash(fee: OrderFee) -> bytes:
     )
 
 
-def _stringify(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return _hex(value)
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, list):
-        return [_stringify(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _stringify(item) for key, item in value.items()}
+def _same(value: Any) -> Any:
     return value
 
 
