@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from eth_account import Account
 from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
 from eth_hash.auto import keccak
+from sha3 import keccak_256
 
 ORDER_VERSION = "v1"
 
@@ -131,6 +133,21 @@ def _uint(value: int, bits: int) -> bytes:
     return value.to_bytes(32, "big")
 
 
+def _hash(data: bytes) -> bytes:
+    """keccak256 by safe-pysha3 itself (the backend `crossfill` sets for eth-hash, whose
+    dispatch layers cost as much as the hash on these short inputs; an order takes ~25)."""
+    if not data:
+        return _EMPTY_HASH
+    digest: bytes = keccak_256(data).digest()
+    return digest
+
+
+@lru_cache(maxsize=1024)
+def _text_hash(text: str) -> bytes:
+    """A string field's hash: the version and chain names, the same few on every order."""
+    return _hash(text.encode())
+
+
 def _uint256(value: int) -> bytes:
     if not 0 <= value < _UINT256_END:
         raise ValueError(f"{value} is not a uint256")
@@ -156,6 +173,7 @@ _TYPE_HASH = {
     if name != "EIP712Domain"
 }
 _UINT256_END = 1 << 256
+_EMPTY_HASH = keccak(b"")
 _UINT32_END = 1 << 32
 
 
@@ -280,17 +298,17 @@ class Order:
 
     def order_id(self) -> bytes:
         """hashStruct(Order): EIP-712 structured hashing without a domain."""
-        return keccak(
+        return _hash(
             b"".join(
                 (
                     _TYPE_HASH["Order"],
-                    keccak(self.version.encode()),
-                    keccak(self.solver_chain_id.encode()),
+                    _text_hash(self.version),
+                    _text_hash(self.solver_chain_id),
                     bytes(12) + bytes.fromhex(self.solver.removeprefix("0x")),
                     _uint256(self.salt),
-                    keccak(b"".join(_input_hash(i) for i in self.inputs)),
+                    _hash(b"".join(_input_hash(i) for i in self.inputs)),
                     _output_hash(self.output),
-                    keccak(b"".join(_fee_hash(f) for f in self.fees)),
+                    _hash(b"".join(_fee_hash(f) for f in self.fees)),
                 )
             )
         )
@@ -301,32 +319,32 @@ class Order:
 
 
 def _input_hash(item: OrderInput) -> bytes:
-    payment = keccak(
+    payment = _hash(
         b"".join(
             (
                 _TYPE_HASH["InputPayment"],
-                keccak(item.chain_id.encode()),
-                keccak(item.currency),
+                _text_hash(item.chain_id),
+                _hash(item.currency),
                 _uint256(item.amount),
                 _uint256(item.weight),
             )
         )
     )
-    refunds = keccak(b"".join(_refund_hash(refund) for refund in item.refunds))
-    return keccak(_TYPE_HASH["Input"] + payment + refunds)
+    refunds = _hash(b"".join(_refund_hash(refund) for refund in item.refunds))
+    return _hash(_TYPE_HASH["Input"] + payment + refunds)
 
 
 def _refund_hash(refund: InputRefund) -> bytes:
-    return keccak(
+    return _hash(
         b"".join(
             (
                 _TYPE_HASH["InputRefund"],
-                keccak(refund.chain_id.encode()),
-                keccak(refund.recipient),
-                keccak(refund.currency),
+                _text_hash(refund.chain_id),
+                _hash(refund.recipient),
+                _hash(refund.currency),
                 _uint256(refund.minimum_amount),
                 _uint32(refund.deadline),
-                keccak(refund.extra_data),
+                _hash(refund.extra_data),
             )
         )
     )
@@ -334,12 +352,12 @@ def _refund_hash(refund: InputRefund) -> bytes:
 
 def _output_hash(output: OrderOutput) -> bytes:
     payments = b"".join(
-        keccak(
+        _hash(
             b"".join(
                 (
                     _TYPE_HASH["OutputPayment"],
-                    keccak(payment.recipient),
-                    keccak(payment.currency),
+                    _hash(payment.recipient),
+                    _hash(payment.currency),
                     _uint256(payment.minimum_amount),
                     _uint256(payment.expected_amount),
                 )
@@ -347,29 +365,29 @@ def _output_hash(output: OrderOutput) -> bytes:
         )
         for payment in output.payments
     )
-    return keccak(
+    return _hash(
         b"".join(
             (
                 _TYPE_HASH["Output"],
-                keccak(output.chain_id.encode()),
-                keccak(payments),
+                _text_hash(output.chain_id),
+                _hash(payments),
                 _uint32(output.deadline),
-                keccak(b"".join(keccak(call) for call in output.calls)),
-                keccak(output.extra_data),
+                _hash(b"".join(_hash(call) for call in output.calls)),
+                _hash(output.extra_data),
             )
         )
     )
 
 
 def _fee_hash(fee: OrderFee) -> bytes:
-    return keccak(
+    return _hash(
         b"".join(
             (
                 _TYPE_HASH["Fee"],
-                keccak(fee.recipient_chain_id.encode()),
-                keccak(fee.recipient),
-                keccak(fee.currency_chain_id.encode()),
-                keccak(fee.currency),
+                _text_hash(fee.recipient_chain_id),
+                _hash(fee.recipient),
+                _text_hash(fee.currency_chain_id),
+                _hash(fee.currency),
                 _uint256(fee.amount),
             )
         )
