@@ -6,6 +6,7 @@ Field names are snake_case in TOML; the API renders the `/chains` camelCase shap
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import cached_property
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -175,8 +176,15 @@ class ChainConfig(ChainListing):
         return tiers
 
     def currency(self, address: str) -> CurrencyConfig | None:
-        wanted = address.lower()
-        return next((c for c in self.currencies if c.address.lower() == wanted), None)
+        return self._currencies_by_address.get(address.lower())
+
+    @cached_property
+    def _currencies_by_address(self) -> dict[str, CurrencyConfig]:
+        """The currencies by lowercase address, indexed once (a quote looks several up)."""
+        by_address: dict[str, CurrencyConfig] = {}
+        for currency in self.currencies:
+            by_address.setdefault(currency.address.lower(), currency)
+        return by_address
 
     @property
     def settles_on(self) -> ChainId:
