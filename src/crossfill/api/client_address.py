@@ -10,6 +10,7 @@ proxy-header rewriting is off (`process/server.py`), so the peer seen here is th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
 
 from starlette.requests import HTTPConnection
@@ -53,7 +54,10 @@ def _canonical(address: str) -> str:
     return address[:_MAX_ADDRESS_LENGTH] if parsed is None else str(parsed)
 
 
+@lru_cache(maxsize=4096)
 def _parse(address: str) -> IPv4Address | IPv6Address | None:
+    """The address parsed (kept for the next request: the same peers come again and again;
+    the parsed addresses are immutable)."""
     try:
         parsed = ip_address(address)
     except ValueError:
