@@ -54,8 +54,14 @@ def _canonical(address: str) -> str:
     return address[:_MAX_ADDRESS_LENGTH] if parsed is None else str(parsed)
 
 
-@lru_cache(maxsize=4096)
 def _parse(address: str) -> IPv4Address | IPv6Address | None:
+    # Longer than any IP address is written (45 characters, a short zone): text, not parsed,
+    # and never kept in `_parsed`'s cache (a hop is whatever a client put in a header).
+    return _parsed(address) if len(address) <= _MAX_ADDRESS_LENGTH else None
+
+
+@lru_cache(maxsize=4096)
+def _parsed(address: str) -> IPv4Address | IPv6Address | None:
     """The address parsed (kept for the next request: the same peers come again and again;
     the parsed addresses are immutable)."""
     try:
