@@ -1,4 +1,5 @@
-"""quote documents compressed with lz4 on PostgreSQL
+"""quote documents compressed with lz4 on PostgreSQL; an index of the requests that own a
+deposit address
 
 Every quote stores its ~8 kB answer in `requests.quote`; PostgreSQL compresses a value that
 large before moving it to the TOAST table, with pglz unless the column says otherwise. pglz
@@ -9,6 +10,9 @@ Values already stored keep their compression (both read alike); only new ones us
 
 lz4 needs PostgreSQL 14 or later built with it (`default_toast_compression` then lists it);
 elsewhere, and on SQLite, this does nothing.
+
+`ix_requests_open_deposit_addresses` holds only the requests that own a deposit address, which
+the deposit-address sweeper lists at every new head; see `store.tables.Request`.
 
 Revision ID: 0023
 Revises: 0020
@@ -24,12 +28,23 @@ branch_labels = None
 depends_on = None
 
 
+OPEN_DEPOSIT_ADDRESS = "deposit_address IS NOT NULL AND parent_request_id IS NULL"
+
+
 def upgrade() -> None:
     if _server_offers_lz4():
         op.execute("ALTER TABLE requests ALTER COLUMN quote SET COMPRESSION lz4")
+    op.create_index(
+        "ix_requests_open_deposit_addresses",
+        "requests",
+        ["origin_chain_id", "created_at"],
+        postgresql_where=sa.text(OPEN_DEPOSIT_ADDRESS),
+        sqlite_where=sa.text(OPEN_DEPOSIT_ADDRESS),
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_requests_open_deposit_addresses", table_name="requests")
     if _server_offers_lz4():
         op.execute("ALTER TABLE requests ALTER COLUMN quote SET COMPRESSION default")
 
