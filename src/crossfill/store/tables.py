@@ -18,6 +18,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -101,6 +102,10 @@ class ApiKey(Base):
     sponsor_currency: Mapped[str | None] = mapped_column(AddressColumn)
 
 
+# A request that owns a deposit address (not a child made by a later transfer to it).
+OPEN_DEPOSIT_ADDRESS = "deposit_address IS NOT NULL AND parent_request_id IS NULL"
+
+
 class Request(Base):
     """One intent: created by a quote, moved along the status machine by the workers.
 
@@ -118,6 +123,17 @@ class Request(Base):
         Index("ix_requests_status_created_at", "status", "created_at"),
         Index("ix_requests_origin_created_at", "origin_chain_id", "created_at"),
         Index("ix_requests_destination_created_at", "destination_chain_id", "created_at"),
+        # The deposit-address sweeper's watch list, read at every new head
+        # (`address_transfers.watched`): only the few rows that own a deposit address. Without
+        # it a planner short of statistics (a table that grew since its last ANALYZE) combined
+        # the origin and parent indexes and read every request of the chain, each head.
+        Index(
+            "ix_requests_open_deposit_addresses",
+            "origin_chain_id",
+            "created_at",
+            postgresql_where=text(OPEN_DEPOSIT_ADDRESS),
+            sqlite_where=text(OPEN_DEPOSIT_ADDRESS),
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(66), primary_key=True)

@@ -217,3 +217,29 @@ async def test_an_unreachable_database_fails_every_caller(rows: int, tmp_path) -
     finally:
         await missing.dispose()
     assert all(isinstance(result, Exception) for result in results)
+
+
+@pytest.mark.postgres
+async def test_a_quote_document_is_compressed_with_lz4_where_the_server_offers_it(
+    postgres_engine: AsyncEngine,
+) -> None:
+    """pglz was most of PostgreSQL's CPU per stored quote (migration 0023)."""
+    engine = postgres_engine
+    rows = _request_with_fee(1)
+    table, request = rows[1]
+    steps = [{"kind": "transaction", "data": f"0x{index:0>400x}"} for index in range(20)]
+    rows[1] = (table, {**request, "quote": {"steps": steps}})
+    writer = GroupCommit(engine)
+    await writer.add(rows)
+    await writer.close()
+    async with engine.connect() as connection:
+        offered = await connection.scalar(
+            text(
+                "SELECT 'lz4' = ANY(enumvals) FROM pg_settings "
+                "WHERE name = 'default_toast_compression'"
+            )
+        )
+        compression = await connection.scalar(
+            text("SELECT pg_column_compression(quote) FROM requests")
+        )
+    assert compression == ("lz4" if offered else "pglz")
