@@ -13,6 +13,7 @@ from typing import Any
 
 from eth_utils.crypto import keccak
 
+from crossfill.chains import receipt_outcomes
 from crossfill.chains.evm import (
     BlockHead,
     CallOutcome,
@@ -133,6 +134,11 @@ class FakeChain:
     async def receipt(self, tx_hash: str) -> Any | None:
         self._called("receipt")
         return self.receipts.get(tx_hash)
+
+    async def fee_paid(self, tx_hash: str) -> int | None:
+        self._called("fee_paid")
+        receipt = self.receipts.get(tx_hash)
+        return None if receipt is None else receipt_outcomes.fee_paid(receipt)
 
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]:
         self._called("transaction_input")

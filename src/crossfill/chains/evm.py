@@ -393,6 +393,20 @@ class EvmClient:
             except Web3Exception as exc:
                 raise ChainError(f"chain {self.chain_id}: receipt {tx_hash}: {exc}") from exc
 
+    async def fee_paid(self, tx_hash: str) -> int | None:
+        """What the mined transaction's sender paid for it, in wei; None if not mined. Read
+        raw, two fields of the receipt: web3's formatting of a whole receipt (each log's
+        fields) runs on the event loop, here inside the transaction that confirms a deposit."""
+        (receipt,) = await self._batch(
+            [(RPCEndpoint("eth_getTransactionReceipt"), [tx_hash])], "eth_getTransactionReceipt"
+        )
+        if receipt is None:
+            return None
+        try:
+            return int(receipt["gasUsed"], 16) * int(receipt["effectiveGasPrice"], 16)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ChainError(f"chain {self.chain_id}: receipt {tx_hash}: {receipt!r}") from exc
+
     async def pending_nonce(self, address: str) -> int:
         return int(
             await self._read(

@@ -43,6 +43,9 @@ class EvmPort(Protocol):
 
     async def receipt(self, tx_hash: str) -> Any | None: ...
 
+    async def fee_paid(self, tx_hash: str) -> int | None:
+        """What the mined transaction's sender paid for it, in wei; None if not mined."""
+
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]: ...
 
     async def sent_transaction(self, tx_hash: str) -> TransactionFacts | None:
