@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from web3 import AsyncWeb3, Web3
+from web3._utils.error_formatters_utils import raise_contract_logic_error_on_revert
 from web3.exceptions import ContractLogicError, TransactionNotFound, Web3Exception
 from web3.types import RPCEndpoint
 
@@ -428,6 +429,25 @@ class EvmClient:
         """Simulates the call: `Reverted` when the contract refuses it (decoded with our ABIs);
         any other failure (the node, the network) is another ChainError."""
         return int(await self._read("eth_estimateGas", self.web3.eth.estimate_gas(tx)))  # type: ignore[arg-type]
+
+    async def estimate_call(self, sender: str, to: str, data: str, value: int) -> int:
+        """`estimate_gas` of a plain call (hex `data`), its request written here and its answer
+        checked by web3's own rules (the same `Reverted` for a revert): web3's formatting on
+        the way out and in cost about 2 ms of the event loop a call, which a fill's simulation
+        spends inside the transaction that confirms its deposit."""
+        params = [{"from": sender, "to": to, "data": data, "value": hex(value)}]
+        return int(await self._read("eth_estimateGas", self._estimated(params)), 16)
+
+    async def _estimated(self, params: list[dict[str, str]]) -> str:
+        provider = self.web3.provider
+        assert isinstance(provider, JsonRpcProvider)
+        response = await provider.make_request(RPCEndpoint("eth_estimateGas"), params)
+        answer = self.web3.manager.formatted_response(
+            response, params, error_formatters=raise_contract_logic_error_on_revert
+        )
+        if not isinstance(answer, str):
+            raise ChainError(f"chain {self.chain_id}: eth_estimateGas answered {answer!r}")
+        return answer
 
     async def code(self, address: str) -> bytes:
         """The account's code at the latest block (empty for a plain account)."""

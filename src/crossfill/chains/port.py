@@ -61,6 +61,9 @@ class EvmPort(Protocol):
     async def estimate_gas(self, tx: dict[str, Any]) -> int:
         """Simulates the call: `Reverted` when the contract refuses it."""
 
+    async def estimate_call(self, sender: str, to: str, data: str, value: int) -> int:
+        """`estimate_gas` of a plain call from `sender` (`data` in hex)."""
+
     async def code(self, address: str) -> bytes:
         """The account's code now (an EIP-7702 delegation designator for a delegated one)."""
 
