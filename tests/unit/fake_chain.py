@@ -13,6 +13,7 @@ from typing import Any
 
 from eth_utils.crypto import keccak
 
+from crossfill.chains import receipt_outcomes
 from crossfill.chains.evm import (
     BlockHead,
     CallOutcome,
@@ -134,6 +135,11 @@ class FakeChain:
         self._called("receipt")
         return self.receipts.get(tx_hash)
 
+    async def fee_paid(self, tx_hash: str) -> int | None:
+        self._called("fee_paid")
+        receipt = self.receipts.get(tx_hash)
+        return None if receipt is None else receipt_outcomes.fee_paid(receipt)
+
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]:
         self._called("transaction_input")
         return b"", ""
@@ -154,6 +160,10 @@ class FakeChain:
     async def estimate_gas(self, tx: dict[str, Any]) -> int:
         self._called("estimate_gas")
         return self.gas
+
+    async def estimate_call(self, sender: str, to: str, data: str, value: int) -> int:
+        # The same node call as estimate_gas: its faults and count are that method's.
+        return await self.estimate_gas({"from": sender, "to": to, "data": data, "value": value})
 
     async def code(self, address: str) -> bytes:
         self._called("code")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -10,8 +10,9 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from web3 import AsyncWeb3, Web3
+from web3._utils.error_formatters_utils import raise_contract_logic_error_on_revert
 from web3.exceptions import ContractLogicError, TransactionNotFound, Web3Exception
-from web3.types import RPCEndpoint
+from web3.types import RPCEndpoint, RPCResponse
 
 from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
 from crossfill.contracts.abi import ERC20, event, function
@@ -393,6 +394,20 @@ class EvmClient:
             except Web3Exception as exc:
                 raise ChainError(f"chain {self.chain_id}: receipt {tx_hash}: {exc}") from exc
 
+    async def fee_paid(self, tx_hash: str) -> int | None:
+        """What the mined transaction's sender paid for it, in wei; None if not mined. Read
+        raw, two fields of the receipt: web3's formatting of a whole receipt (each log's
+        fields) runs on the event loop, here inside the transaction that confirms a deposit."""
+        (receipt,) = await self._batch(
+            [(RPCEndpoint("eth_getTransactionReceipt"), [tx_hash])], "eth_getTransactionReceipt"
+        )
+        if receipt is None:
+            return None
+        try:
+            return int(receipt["gasUsed"], 16) * int(receipt["effectiveGasPrice"], 16)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ChainError(f"chain {self.chain_id}: receipt {tx_hash}: {receipt!r}") from exc
+
     async def pending_nonce(self, address: str) -> int:
         return int(
             await self._read(
@@ -414,6 +429,37 @@ class EvmClient:
         """Simulates the call: `Reverted` when the contract refuses it (decoded with our ABIs);
         any other failure (the node, the network) is another ChainError."""
         return int(await self._read("eth_estimateGas", self.web3.eth.estimate_gas(tx)))  # type: ignore[arg-type]
+
+    async def estimate_call(self, sender: str, to: str, data: str, value: int) -> int:
+        """`estimate_gas` of a plain call (hex `data`), its request written here and its answer
+        checked by web3's own rules (the same `Reverted` for a revert): web3's formatting on
+        the way out and in cost about 2 ms of the event loop a call, which a fill's simulation
+        spends inside the transaction that confirms its deposit."""
+        params = [{"from": sender, "to": to, "data": data, "value": hex(value)}]
+        answer = self._plain(
+            "eth_estimateGas", params, error_formatters=raise_contract_logic_error_on_revert
+        )
+        return int(await self._read("eth_estimateGas", answer), 16)
+
+    async def _plain(
+        self,
+        method: str,
+        params: list[Any],
+        *,
+        error_formatters: Callable[[RPCResponse], Any] | None = None,
+    ) -> str:
+        """One call whose params are in JSON-RPC form already and whose answer is a hex string,
+        without web3's request and result formatting; its errors raised by web3's own rules
+        (`error_formatters` as web3 has them for `method`), for `_read` to type."""
+        provider = self.web3.provider
+        assert isinstance(provider, JsonRpcProvider)
+        response = await provider.make_request(RPCEndpoint(method), params)
+        answer = self.web3.manager.formatted_response(
+            response, params, error_formatters=error_formatters
+        )
+        if not isinstance(answer, str):
+            raise ChainError(f"chain {self.chain_id}: {method} answered {answer!r}")
+        return answer
 
     async def code(self, address: str) -> bytes:
         """The account's code at the latest block (empty for a plain account)."""
@@ -446,10 +492,10 @@ class EvmClient:
             raise ChainError(f"chain {self.chain_id}: eth_simulateV1 answered {exc!r}") from exc
 
     async def send_raw(self, raw_transaction: bytes) -> str:
-        tx_hash = await self._read(
-            "eth_sendRawTransaction", self.web3.eth.send_raw_transaction(raw_transaction)
-        )
-        return tx_hash.to_0x_hex()
+        """Broadcast a signed transaction; its hash. A plain call (`_plain`): web3's formatting
+        cost more than the node's answer, on the path from a deposit's commit to its fill."""
+        answer = self._plain("eth_sendRawTransaction", ["0x" + raw_transaction.hex()])
+        return (await self._read("eth_sendRawTransaction", answer)).lower()
 
     async def _read(self, what: str, pending: Awaitable[T]) -> T:
         """One counted JSON-RPC call, `what` its method."""

@@ -43,6 +43,9 @@ class EvmPort(Protocol):
 
     async def receipt(self, tx_hash: str) -> Any | None: ...
 
+    async def fee_paid(self, tx_hash: str) -> int | None:
+        """What the mined transaction's sender paid for it, in wei; None if not mined."""
+
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]: ...
 
     async def sent_transaction(self, tx_hash: str) -> TransactionFacts | None:
@@ -57,6 +60,9 @@ class EvmPort(Protocol):
 
     async def estimate_gas(self, tx: dict[str, Any]) -> int:
         """Simulates the call: `Reverted` when the contract refuses it."""
+
+    async def estimate_call(self, sender: str, to: str, data: str, value: int) -> int:
+        """`estimate_gas` of a plain call from `sender` (`data` in hex)."""
 
     async def code(self, address: str) -> bytes:
         """The account's code now (an EIP-7702 delegation designator for a delegated one)."""

@@ -29,7 +29,6 @@ from crossfill.chains.depository_logs import (
     to_hex,
 )
 from crossfill.chains.evm import BlockHead, LogFilter
-from crossfill.chains.receipt_outcomes import fee_paid
 from crossfill.chains.receiver_logs import decode_receiver_deposit, forwarded_event, is_forwarded
 from crossfill.chains.router_logs import RouterBatch, decode_batch, multicall_event
 from crossfill.domain.confirmations import confirmations, required_confirmations
@@ -356,7 +355,7 @@ class Indexer:
         found: list[DepositLog],
         batches: list[RouterBatch],
         blocks: dict[int, BlockHead | None],
-        deep: dict[DepositLog, asyncio.Task[Any]],
+        deep: dict[DepositLog, asyncio.Task[int | None]],
         now: datetime,
         cursor: BlockHead | None,
     ) -> int:
@@ -377,8 +376,7 @@ class Indexer:
                 with session.no_autoflush:
                     read = await self._note_seen(session, deposit, now)
                     if confirmed and cursor is not None:
-                        receipt = await deep[deposit]
-                        fee = fee_paid(receipt) if receipt else None
+                        fee = await deep[deposit]
                         await self._settle(session, row, cursor, fee, read)
             for batch in batches:
                 block = blocks[batch.block_number]
@@ -397,15 +395,15 @@ class Indexer:
 
     def _found_deep(
         self, found: list[DepositLog], cursor: BlockHead | None, head: BlockHead | None
-    ) -> dict[DepositLog, asyncio.Task[Any]]:
+    ) -> dict[DepositLog, asyncio.Task[int | None]]:
         """Deposits a scan found already as deep as their value calls for, in the block the
         scan answered for (its last, so the block is known canonical with them in it), with
-        their receipts on the way (read beside the transaction that records them, in which
-        they are confirmed; the fee is needed only when they are)."""
+        their fees on the way (read from their receipts beside the transaction that records
+        them, in which they are confirmed; the fee is needed only when they are)."""
         if cursor is None or head is None:
             return {}
         return {
-            deposit: asyncio.create_task(self.chain.client.receipt(deposit.tx_hash))
+            deposit: asyncio.create_task(self.chain.client.fee_paid(deposit.tx_hash))
             for deposit in found
             if deposit.block_number == cursor.number
             and deposit.block_hash == cursor.hash
@@ -496,8 +494,8 @@ class Indexer:
             if self._deep_enough(d.currency, int(d.amount), d.block_number, head)
         ]
         for deposit in ready:
-            block, receipt = await asyncio.gather(
-                self._block(deposit.block_number), self.chain.client.receipt(deposit.tx_hash)
+            block, fee = await asyncio.gather(
+                self._block(deposit.block_number), self.chain.client.fee_paid(deposit.tx_hash)
             )
             async with self._transaction() as session:
                 row = await session.get(Deposit, deposit.id)
@@ -506,7 +504,7 @@ class Indexer:
                     await self._reorged(session, row)
                     continue
                 row.state = deposits.CONFIRMED
-                await self._settle(session, row, block, fee_paid(receipt) if receipt else None)
+                await self._settle(session, row, block, fee)
         self._unconfirmed.left(len(unconfirmed) - len(ready))
 
     async def _block(self, number: int) -> BlockHead | None:

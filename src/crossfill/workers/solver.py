@@ -279,13 +279,11 @@ class Solver:
 
     async def _simulate(self, fill: FillPlan) -> int:
         """The Filler call's gas: Reverted if the contract refuses it."""
-        return await self.chain.client.estimate_gas(
-            {
-                "from": self.txmanager.account.address,
-                "to": self.config.contracts.filler,
-                "data": calldata.hex_data(filler_calldata(fill)),
-                "value": fill.value,
-            }
+        return await self.chain.client.estimate_call(
+            self.txmanager.account.address,
+            self.config.contracts.filler,
+            calldata.hex_data(filler_calldata(fill)),
+            fill.value,
         )
 
     def _fill_call(self, fill: FillPlan, gas: int) -> Call:
