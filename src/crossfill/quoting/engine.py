@@ -128,9 +128,12 @@ class Quote:
     # (chain id, lower-case currency address) -> micro-USD per whole unit, as quoted.
     prices: Mapping[tuple[int, str], int]
 
+    def price_micros(self, chain: ChainConfig, currency: CurrencyConfig) -> int:
+        """A whole unit of `currency` on `chain` in micro-USD, as quoted."""
+        return self.prices[(chain.id, currency.address.lower())]
+
     def usd_micros(self, chain: ChainConfig, currency: CurrencyConfig, amount: int) -> int:
-        price = self.prices[(chain.id, currency.address.lower())]
-        return to_usd_micros(amount, currency.decimals, price)
+        return to_usd_micros(amount, currency.decimals, self.price_micros(chain, currency))
 
     @property
     def request_type(self) -> str:

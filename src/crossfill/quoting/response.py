@@ -13,7 +13,7 @@ from typing import Any
 from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.quoting.engine import Quote
 from crossfill.quoting.legs import RouteKind
-from crossfill.quoting.money import format_rate, format_units, format_usd
+from crossfill.quoting.money import format_rate, format_units, format_usd, to_usd_micros
 from crossfill.quoting.sponsorship import Sponsorship
 from crossfill.quoting.steps import deposit_target, steps
 
@@ -42,17 +42,64 @@ def amount_wire(
     usd_micros: int,
     minimum: int | None = None,
 ) -> dict[str, Any]:
+    return _amount(currency_wire(chain, currency), currency.decimals, amount, usd_micros, minimum)
+
+
+def _amount(
+    currency: dict[str, Any], decimals: int, amount: int, usd_micros: int, minimum: int | None
+) -> dict[str, Any]:
     return {
-        "currency": currency_wire(chain, currency),
+        "currency": currency,
         "amount": str(amount),
-        "amountFormatted": format_units(amount, currency.decimals),
+        "amountFormatted": format_units(amount, decimals),
         "amountUsd": format_usd(usd_micros),
         "minimumAmount": str(amount if minimum is None else minimum),
     }
 
 
-def _in(quote: Quote, amount: int) -> dict[str, Any]:
-    return amount_wire(quote.origin, quote.currency_in, amount, quote.in_usd(amount))
+class _AnswerAmounts:
+    """The amounts of one quote's answer, each currency's wire object and each distinct input
+    amount built once.
+
+    An answer carries about thirty amounts in at most four currencies, most of them zero (the
+    fees and sponsorship components a quote does not charge). Within the answer they are
+    shared, as `refundCurrency` already is `currencyIn`: the answer is a tree that is encoded
+    (or stored) once and never changed, so a shared node reads exactly as copies would. Nothing
+    is kept across answers."""
+
+    def __init__(self, quote: Quote) -> None:
+        self._quote = quote
+        # (chain id, currency address) -> (its wire object, its quoted price in micro-USD)
+        self._currencies: dict[tuple[int, str], tuple[dict[str, Any], int]] = {}
+        self._inputs: dict[int, dict[str, Any]] = {}
+
+    def _currency(self, chain: ChainConfig, currency: CurrencyConfig) -> tuple[dict[str, Any], int]:
+        key = (chain.id, currency.address)
+        known = self._currencies.get(key)
+        if known is None:
+            price = self._quote.price_micros(chain, currency)
+            known = self._currencies[key] = (currency_wire(chain, currency), price)
+        return known
+
+    def of(
+        self,
+        chain: ChainConfig,
+        currency: CurrencyConfig,
+        amount: int,
+        minimum: int | None = None,
+    ) -> dict[str, Any]:
+        """`amount` of `currency` on `chain`, valued at the quote's price (rounded down)."""
+        wired, price = self._currency(chain, currency)
+        usd_micros = to_usd_micros(amount, currency.decimals, price)
+        return _amount(wired, currency.decimals, amount, usd_micros, minimum)
+
+    def of_input(self, amount: int) -> dict[str, Any]:
+        """`amount` of the input currency (the fees, the sponsorship's components)."""
+        wired = self._inputs.get(amount)
+        if wired is None:
+            quote = self._quote
+            wired = self._inputs[amount] = self.of(quote.origin, quote.currency_in, amount)
+        return wired
 
 
 def _percent(part_micros: int, whole_micros: int) -> str:
@@ -107,21 +154,15 @@ class UsdBreakdown:
         return self.amount_out - self.amount_in
 
 
-def _fees(quote: Quote) -> dict[str, Any]:
+def _fees(quote: Quote, amounts: _AnswerAmounts) -> dict[str, Any]:
     split = quote.split
-    native = quote.origin.native_currency
     return {
-        "gas": amount_wire(
-            quote.origin,
-            native,
-            quote.deposit_gas_wei,
-            quote.usd_micros(quote.origin, native, quote.deposit_gas_wei),
-        ),
-        "relayer": _in(quote, split.relayer),
-        "relayerGas": _in(quote, split.relayer_gas),
-        "relayerService": _in(quote, split.relayer_service),
-        "app": _in(quote, split.app_total),
-        "subsidized": _in(quote, split.sponsored),
+        "gas": amounts.of(quote.origin, quote.origin.native_currency, quote.deposit_gas_wei),
+        "relayer": amounts.of_input(split.relayer),
+        "relayerGas": amounts.of_input(split.relayer_gas),
+        "relayerService": amounts.of_input(split.relayer_service),
+        "app": amounts.of_input(split.app_total),
+        "subsidized": amounts.of_input(split.sponsored),
     }
 
 
@@ -161,38 +202,34 @@ def route_leg(
 
 
 def _route(
-    quote: Quote, currency_in: dict[str, Any], currency_out: dict[str, Any]
+    quote: Quote,
+    currency_in: dict[str, Any],
+    currency_out: dict[str, Any],
+    amounts: _AnswerAmounts,
 ) -> dict[str, Any]:
     sources = quote.leg.route.sources if quote.leg.route is not None else ()
     if quote.kind.same_chain:
         origin = route_leg(currency_in, currency_out, sources)
         return {"origin": origin, "destination": route_leg(currency_out, currency_out, ())}
-    leg_input = amount_wire(
-        quote.leg.chain,
-        quote.leg.currency_in,
-        quote.split.leg_input,
-        quote.usd_micros(quote.leg.chain, quote.leg.currency_in, quote.split.leg_input),
-    )
+    leg_input = amounts.of(quote.leg.chain, quote.leg.currency_in, quote.split.leg_input)
     return {
         "origin": route_leg(currency_in, currency_in, ()),
         "destination": route_leg(leg_input, currency_out, sources),
     }
 
 
-def _gas_topup(quote: Quote) -> dict[str, Any] | None:
+def _gas_topup(quote: Quote, amounts: _AnswerAmounts) -> dict[str, Any] | None:
     """`currencyGasTopup`: the destination gas currency the fill delivers (`topupGas`)."""
     if quote.gas_topup == 0:
         return None
-    native = quote.destination.native_currency
-    value = quote.usd_micros(quote.destination, native, quote.gas_topup)
-    return amount_wire(quote.destination, native, quote.gas_topup, value)
+    return amounts.of(quote.destination, quote.destination.native_currency, quote.gas_topup)
 
 
-def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
+def _details(quote: Quote, user_balance: int | None, amounts: _AnswerAmounts) -> dict[str, Any]:
     usd = UsdBreakdown.of(quote)
-    currency_in = _in(quote, quote.split.amount_in)
-    currency_out = amount_wire(
-        quote.destination, quote.currency_out, quote.amount_out, usd.amount_out, quote.minimum_out
+    currency_in = amounts.of_input(quote.split.amount_in)
+    currency_out = amounts.of(
+        quote.destination, quote.currency_out, quote.amount_out, quote.minimum_out
     )
     return {
         "operation": quote.kind.operation,
@@ -201,7 +238,7 @@ def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
         "currencyIn": currency_in,
         "currencyOut": currency_out,
         "refundCurrency": currency_in,
-        "currencyGasTopup": _gas_topup(quote),
+        "currencyGasTopup": _gas_topup(quote, amounts),
         **impacts_wire(usd),
         "rate": _rate(quote),
         "slippageTolerance": _slippage(quote),
@@ -214,7 +251,7 @@ def _details(quote: Quote, user_balance: int | None) -> dict[str, Any]:
         # A bridge's rate is fixed (one asset); a fixed-rate quote's spread is too.
         "isFixedRate": not quote.leg.is_swap,
         "fixedRateFee": fixed_rate_fee_wire(usd, fixed=quote.fixed_rate_bps is not None),
-        "route": _route(quote, currency_in, currency_out),
+        "route": _route(quote, currency_in, currency_out, amounts),
     }
 
 
@@ -250,11 +287,11 @@ def no_slippage() -> dict[str, Any]:
     return {"origin": none, "destination": dict(none)}
 
 
-def _fee_sponsorship(quote: Quote) -> dict[str, Any]:
+def _fee_sponsorship(quote: Quote, amounts: _AnswerAmounts) -> dict[str, Any]:
     return fee_sponsorship_wire(
         quote.sponsorship,
         fees=quote.split.relayer + quote.split.app_total,
-        amount=lambda value: _in(quote, value),
+        amount=amounts.of_input,
     )
 
 
@@ -319,15 +356,17 @@ def quote_wire(
     }
     if order_signature is not None:
         protocol["orderSignature"] = order_signature
+    amounts = _AnswerAmounts(quote)
     return {
         "steps": steps(quote, allowance=allowance),
-        "fees": _fees(quote),
-        "feeSponsorship": _fee_sponsorship(quote),
-        "details": _details(quote, user_balance),
+        "fees": _fees(quote, amounts),
+        "feeSponsorship": _fee_sponsorship(quote, amounts),
+        "details": _details(quote, user_balance, amounts),
         "protocol": {"v2": protocol},
     }
 
 
 def price_wire(quote: Quote, *, user_balance: int | None) -> dict[str, Any]:
     """POST /price: the quote's fees and details, without steps or the protocol order."""
-    return {"fees": _fees(quote), "details": _details(quote, user_balance)}
+    amounts = _AnswerAmounts(quote)
+    return {"fees": _fees(quote, amounts), "details": _details(quote, user_balance, amounts)}
