@@ -68,7 +68,7 @@ def request_row(
         "amount_in": str(quote.amount_in),
         "amount_out": str(quote.amount_out),
         "minimum_amount_out": str(quote.amount_out),
-        "amount_in_usd_micros": quote.usd_micros(quote.currency_in, quote.amount_in),
+        "amount_in_usd_micros": quote.currency_in.usd_micros(quote.amount_in),
         "explicit_deposit": True,
         "quote": wire,
         "referrer": inputs.referrer(body.referrer),

@@ -49,8 +49,6 @@ class QuotedTransfer(Protocol):
     @property
     def amount_out(self) -> int: ...
 
-    def usd_micros(self, currency: QuotedCurrency, amount: int) -> int: ...
-
 
 class DepositQuote(QuotedTransfer, Protocol):
     """What the steps read of a quote (`SvmQuote`, `PerpsDepositQuote`)."""
@@ -79,7 +77,7 @@ def amount_wire(quote: DepositQuote, currency: QuotedCurrency, amount: int) -> d
         "currency": currency_wire(currency),
         "amount": str(amount),
         "amountFormatted": format_units(amount, currency.decimals),
-        "amountUsd": format_usd(quote.usd_micros(currency, amount)),
+        "amountUsd": format_usd(currency.usd_micros(amount)),
         "minimumAmount": str(amount),
     }
 
@@ -129,8 +127,8 @@ def details_wire(
     currency_in = amount_wire(quote, quote.currency_in, quote.amount_in)
     currency_out = amount_wire(quote, quote.currency_out, quote.amount_out)
     usd = UsdBreakdown.without_swap(
-        quote.usd_micros(quote.currency_in, quote.amount_in),
-        quote.usd_micros(quote.currency_out, quote.amount_out),
+        quote.currency_in.usd_micros(quote.amount_in),
+        quote.currency_out.usd_micros(quote.amount_out),
     )
     return {
         "operation": operation,

@@ -50,9 +50,6 @@ class PerpsDepositQuote:
         same_asset = self.currency_in.symbol == self.currency_out.symbol
         return "Bridge" if same_asset else "Crosschain Swap"
 
-    def usd_micros(self, currency: QuotedCurrency, amount: int) -> int:
-        return int(Fraction(amount, 10**currency.decimals) * Fraction(currency.usd_price) * 10**6)
-
 
 @dataclass(frozen=True)
 class PerpsQuoteContext:

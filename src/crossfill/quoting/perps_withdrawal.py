@@ -108,9 +108,6 @@ class PerpsWithdrawalQuote:
     created_at: datetime
     expires_at: datetime
 
-    def usd_micros(self, currency: QuotedCurrency, amount: int) -> int:
-        return int(Fraction(amount, 10**currency.decimals) * Fraction(currency.usd_price) * 10**6)
-
     @property
     def is_bridge(self) -> bool:
         """The same asset on both sides (USDC to USDC): a bridge, else a cross-chain swap."""

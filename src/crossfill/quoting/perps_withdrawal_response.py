@@ -35,7 +35,7 @@ def _amount(quote: PerpsWithdrawalQuote, currency: QuotedCurrency, amount: int) 
         "currency": _currency(currency),
         "amount": str(amount),
         "amountFormatted": format_units(amount, currency.decimals),
-        "amountUsd": format_usd(quote.usd_micros(currency, amount)),
+        "amountUsd": format_usd(currency.usd_micros(amount)),
         "minimumAmount": str(amount),
     }
 
@@ -119,9 +119,9 @@ def _route_leg(input_amount: dict[str, Any], output_amount: dict[str, Any]) -> d
 def _details(quote: PerpsWithdrawalQuote) -> dict[str, Any]:
     currency_in = _amount(quote, quote.currency_in, quote.amount_in)
     currency_out = _amount(quote, quote.currency_out, quote.amount_out)
-    usd_in = quote.usd_micros(quote.currency_in, quote.amount_in)
-    usd_out = quote.usd_micros(quote.currency_out, quote.amount_out)
-    fee_usd = quote.usd_micros(quote.currency_in, quote.service_fee)
+    usd_in = quote.currency_in.usd_micros(quote.amount_in)
+    usd_out = quote.currency_out.usd_micros(quote.amount_out)
+    fee_usd = quote.currency_in.usd_micros(quote.service_fee)
     impact = usd_out - usd_in
     percent = "0" if usd_in == 0 else format_units(impact * 10_000 // usd_in, 2)
     none = {"usd": "0", "value": "0", "percent": "0"}

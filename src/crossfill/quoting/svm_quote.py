@@ -57,6 +57,10 @@ class QuotedCurrency:
     logo_uri: str
     usd_price: Decimal
 
+    def usd_micros(self, amount: int) -> int:
+        """What `amount` smallest units are worth at this price, in micro-USD (rounded down)."""
+        return int(Fraction(amount, 10**self.decimals) * Fraction(self.usd_price) * 10**6)
+
 
 @dataclass(frozen=True)
 class SvmQuote:
@@ -85,9 +89,6 @@ class SvmQuote:
     # From the SVM chain: who pays the deposit transaction's fee (`depositFeePayer`, else the
     # user); None to it.
     fee_payer: str | None = None
-
-    def usd_micros(self, currency: QuotedCurrency, amount: int) -> int:
-        return int(Fraction(amount, 10**currency.decimals) * Fraction(currency.usd_price) * 10**6)
 
 
 def svm_address(value: str | None, error_code: str, field: str) -> str:
