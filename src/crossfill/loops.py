@@ -13,6 +13,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from crossfill.domain.backoff import Backoff
 from crossfill.errors import ChainError, RateLimited, SignerBusy, StoreError
+from crossfill.first_on_loop import FILL_PATH
 
 # Failures that say nothing about the item itself: retried, never a reason to give it up.
 TRANSIENT: tuple[type[BaseException], ...] = (
@@ -48,6 +49,7 @@ async def run_forever(
     *,
     backoff: Backoff | None = None,
     stretch_when_quiet: bool = False,
+    goes_first: bool = False,
 ) -> None:
     """A chain or database hiccup is a warning; anything else is a bug, logged loudly. Neither
     stops the loop: one bad record must not halt fills or refunds for a whole chain. Failed
@@ -58,10 +60,15 @@ async def run_forever(
     `stretch_when_quiet`, after ticks that handed no item to `each_on_its_own` the loop waits
     2, then up to `QUIET_WAITS_AT_MOST`, times in a row before the next tick (a wakeup still
     ticks at once): an idle poller's queries cost a shared event loop less. Only for pollers
-    whose work is all handed out through `each_on_its_own`."""
+    whose work is all handed out through `each_on_its_own`.
+
+    Each tick starts after the fill path's work under way, if any (`first_on_loop`), unless
+    the loop is that work (`goes_first`: the indexers)."""
     backoff = backoff or Backoff()
     quiet_ticks = 0
     while True:
+        if not goes_first:
+            await FILL_PATH.after()
         current = _Tick()
         token = _CURRENT_TICK.set(current if stretch_when_quiet else None)
         try:

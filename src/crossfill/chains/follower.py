@@ -2,9 +2,10 @@
 tells the workers about each new head.
 
 Heads are pushed by the node when a websocket is configured (`eth_subscribe`): each pushed head
-is announced at once and followed by one poll. Without a websocket, or while it is down (it is
-subscribed again with backoff), the follower polls every `interval_seconds`; it also polls
-whenever no head was pushed for that long, so a silent socket costs no more than polling.
+is announced at once and followed by one poll (after the indexers' scans of it, see `update`).
+Without a websocket, or while it is down (it is subscribed again with backoff), the follower
+polls every `interval_seconds`; it also polls whenever no head was pushed for that long, so a
+silent socket costs no more than polling.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig
 from crossfill.domain.backoff import Backoff
 from crossfill.errors import ChainError
+from crossfill.first_on_loop import FILL_PATH
 from crossfill.metrics import Metrics
 from crossfill.types import NATIVE_EVM_ADDRESS
 
@@ -81,7 +83,11 @@ class ChainFollower:
             listener(head)
 
     async def update(self) -> None:
-        """One poll, one RPC batch; a failure is recorded, never raised, so the loop goes on."""
+        """One poll, one RPC batch; a failure is recorded, never raised, so the loop goes on.
+        It waits for the fill path's work under way (`first_on_loop`; a pushed head's poll, for
+        that head's scans), a bounded time: its round trip and its answer's processing kept
+        out of the fills' way, the state quotes read a head behind for that long at most."""
+        await FILL_PATH.after()
         self._polled_at = _loop_time()
         try:
             poll = await self.client.poll(self.solver, self.tokens, market_reads(self.config))

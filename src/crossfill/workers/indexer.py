@@ -41,6 +41,7 @@ from crossfill.domain.deposit_checks import (
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
+from crossfill.first_on_loop import FILL_PATH
 from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.quoting.prices import value_on_chain
@@ -140,11 +141,13 @@ class Indexer:
         self._lag = metrics.indexer_lag.labels(self.config.id)
 
     async def run(self) -> None:
-        await run_forever(f"indexer-{self.config.id}", self.tick, self._wait)
+        await run_forever(f"indexer-{self.config.id}", self.tick, self._wait, goes_first=True)
 
     def new_head(self, head: BlockHead) -> None:
-        """The chain has a new head (pushed or polled by its follower): tick on it now."""
+        """The chain has a new head (pushed or polled by its follower): tick on it now, its
+        scan ahead of the process's other work (`first_on_loop`)."""
         self._announced = head
+        FILL_PATH.hold(self)
         self._wakeup.set()
 
     async def _wait(self) -> None:
@@ -153,13 +156,18 @@ class Indexer:
 
     async def tick(self) -> None:
         head, self._announced = self._announced, None
-        if head is None:
-            head = await self.chain.client.head()
-        hinted = self.hints.queued()
-        fresh = self.hints.new()
-        await self._index_hinted(fresh)
-        if head.hash != self._settled_head or hinted:
-            await self._scan(head)
+        try:
+            if head is None:
+                head = await self.chain.client.head()
+            hinted = self.hints.queued()
+            fresh = self.hints.new()
+            await self._index_hinted(fresh)
+            scan = head.hash != self._settled_head or hinted
+            if scan:
+                await self._scan(head)
+        finally:
+            FILL_PATH.release(self)  # its fills broadcast: the rest may go
+        if scan:
             self.on_scanned(head)
             await self._confirm(head)
             await self.reorg_watch.check(head)
