@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 
 # The longest work that can wait is held back by one scan; the state quotes read (the
 # followers' polls) is a head behind for at most this long.
@@ -62,5 +63,16 @@ class FirstOnLoop:
                     await released.wait()
 
 
-# The process's one loop's.
-FILL_PATH = FirstOnLoop()
+_BY_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FirstOnLoop] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def fill_path() -> FirstOnLoop:
+    """The running loop's fill path. A process serves from one loop; tests run several
+    services, each on its own loop in its own thread, and an asyncio.Event serves one loop."""
+    loop = asyncio.get_running_loop()
+    found = _BY_LOOP.get(loop)
+    if found is None:
+        found = _BY_LOOP[loop] = FirstOnLoop()
+    return found

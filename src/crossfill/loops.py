@@ -13,7 +13,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from crossfill.domain.backoff import Backoff
 from crossfill.errors import ChainError, RateLimited, SignerBusy, StoreError
-from crossfill.first_on_loop import FILL_PATH
+from crossfill.first_on_loop import fill_path
 
 # Failures that say nothing about the item itself: retried, never a reason to give it up.
 TRANSIENT: tuple[type[BaseException], ...] = (
@@ -68,7 +68,7 @@ async def run_forever(
     quiet_ticks = 0
     while True:
         if not goes_first:
-            await FILL_PATH.after()
+            await fill_path().after()
         current = _Tick()
         token = _CURRENT_TICK.set(current if stretch_when_quiet else None)
         try:

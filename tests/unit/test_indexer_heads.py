@@ -18,7 +18,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.config import ConfirmationTier
-from crossfill.first_on_loop import FILL_PATH
+from crossfill.first_on_loop import fill_path
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits
 from crossfill.store.tables import ChainCursor, Deposit, Request
@@ -163,12 +163,12 @@ async def test_each_head_is_passed_on_once_its_scan_is_done(world: World) -> Non
 
 async def test_a_new_head_holds_the_other_work_until_its_scan_is_done(world: World) -> None:
     held_at_scan: list[bool] = []
-    world.indexer.on_scanned = lambda _head: held_at_scan.append(FILL_PATH.held)
+    world.indexer.on_scanned = lambda _head: held_at_scan.append(fill_path().held)
     world.indexer.new_head(world.base.chain.push_head())
-    assert FILL_PATH.held  # from the head's announcement
+    assert fill_path().held  # from the head's announcement
     await world.indexer.tick()
     assert held_at_scan == [False]  # released once the scan (and its fills) were done
-    assert not FILL_PATH.held
+    assert not fill_path().held
 
 
 async def test_a_failed_scan_releases_the_other_work(
@@ -180,7 +180,7 @@ async def test_a_failed_scan_releases_the_other_work(
     monkeypatch.setattr(deposits, "advance_cursor", cursor_lost)
     with pytest.raises(RuntimeError):
         await _tick_on_pushed_head(world)
-    assert not FILL_PATH.held
+    assert not fill_path().held
 
 
 async def test_a_deposit_is_handed_over_at_exactly_its_second_confirmation(world: World) -> None:

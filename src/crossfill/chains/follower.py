@@ -22,7 +22,7 @@ from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig
 from crossfill.domain.backoff import Backoff
 from crossfill.errors import ChainError
-from crossfill.first_on_loop import FILL_PATH
+from crossfill.first_on_loop import fill_path
 from crossfill.metrics import Metrics
 from crossfill.types import NATIVE_EVM_ADDRESS
 
@@ -87,7 +87,7 @@ class ChainFollower:
         It waits for the fill path's work under way (`first_on_loop`; a pushed head's poll, for
         that head's scans), a bounded time: its round trip and its answer's processing kept
         out of the fills' way, the state quotes read a head behind for that long at most."""
-        await FILL_PATH.after()
+        await fill_path().after()
         self._polled_at = _loop_time()
         try:
             poll = await self.client.poll(self.solver, self.tokens, market_reads(self.config))

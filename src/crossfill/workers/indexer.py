@@ -41,7 +41,7 @@ from crossfill.domain.deposit_checks import (
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
-from crossfill.first_on_loop import FILL_PATH
+from crossfill.first_on_loop import fill_path
 from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.quoting.prices import value_on_chain
@@ -147,7 +147,7 @@ class Indexer:
         """The chain has a new head (pushed or polled by its follower): tick on it now, its
         scan ahead of the process's other work (`first_on_loop`)."""
         self._announced = head
-        FILL_PATH.hold(self)
+        fill_path().hold(self)
         self._wakeup.set()
 
     async def _wait(self) -> None:
@@ -166,7 +166,7 @@ class Indexer:
             if scan:
                 await self._scan(head)
         finally:
-            FILL_PATH.release(self)  # its fills broadcast: the rest may go
+            fill_path().release(self)  # its fills broadcast: the rest may go
         if scan:
             self.on_scanned(head)
             await self._confirm(head)
