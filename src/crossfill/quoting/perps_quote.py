@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from fractions import Fraction
 
 from crossfill.config import ChainConfig
 from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
@@ -21,9 +20,7 @@ from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.request import QuoteRequest
-from crossfill.quoting.svm_quote import QuotedCurrency, quoted_evm_currency
-
-BPS = 10_000
+from crossfill.quoting.svm_quote import QuotedCurrency, fixed_rate_output, quoted_evm_currency
 
 
 @dataclass(frozen=True)
@@ -85,15 +82,6 @@ def perps_currency(perps: PerpsExchangeConfig, address: str, field: str) -> Quot
     )  # fmt: skip
 
 
-def _output(
-    amount_in: int, fee_bps: int, into: QuotedCurrency, out: QuotedCurrency
-) -> tuple[int, int]:
-    """(amount out, service fee in input units): the input's USD value less the fee."""
-    fee = amount_in * fee_bps // BPS
-    value = Fraction(amount_in - fee, 10**into.decimals) * Fraction(into.usd_price)
-    return int(value / Fraction(out.usd_price) * 10**out.decimals), fee
-
-
 def _order(
     context: PerpsQuoteContext, currency_in: QuotedCurrency, currency_out: QuotedCurrency,
     amount_in: int, amount_out: int, recipient: str, refund_to: str, deadline: int,
@@ -127,7 +115,7 @@ def plan_perps_deposit(body: QuoteRequest, context: PerpsQuoteContext) -> PerpsD
         context.evm, body.origin_currency, "originCurrency", context.evm_price
     )
     currency_out = perps_currency(context.perps, body.destination_currency, "destinationCurrency")
-    amount_out, fee = _output(
+    amount_out, fee = fixed_rate_output(
         amount_in, context.evm.fees.service_fee_bps, currency_in, currency_out
     )
     if amount_out <= 0:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
 from crossfill.config import ChainConfig
@@ -24,10 +23,9 @@ from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.money import format_units
 from crossfill.quoting.request import QuoteRequest
-from crossfill.quoting.svm_quote import QuotedCurrency, quoted_evm_currency
+from crossfill.quoting.svm_quote import QuotedCurrency, fixed_rate_output, quoted_evm_currency
 from crossfill.types import Address, ChainId
 
-BPS = 10_000
 REQUIRED_PROTOCOL_VERSION = "v2"
 # `signatureChainId` of the authorize step unless the client overrides it (spec: default 1).
 DEFAULT_SIGNATURE_CHAIN_ID = 1
@@ -195,9 +193,9 @@ def plan_perps_withdrawal(
     currency_out = quoted_evm_currency(
         evm, body.destination_currency, "destinationCurrency", context.evm_price
     )
-    fee = amount_in * evm.fees.service_fee_bps // BPS
-    value = Fraction(amount_in - fee, 10**currency_in.decimals) * Fraction(currency_in.usd_price)
-    amount_out = int(value / Fraction(currency_out.usd_price) * 10**currency_out.decimals)
+    amount_out, fee = fixed_rate_output(
+        amount_in, evm.fees.service_fee_bps, currency_in, currency_out
+    )
     if amount_out <= 0:
         raise QuoteError("AMOUNT_TOO_LOW", "the amount does not cover the fees")
     expires_at = context.now + context.ttl

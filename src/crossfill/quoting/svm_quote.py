@@ -166,10 +166,11 @@ def _deposit_gas(
     return _quoted_svm(context.svm, sol), LAMPORTS_PER_SIGNATURE if user_pays else 0
 
 
-def _output(
+def fixed_rate_output(
     amount_in: int, fee_bps: int, into: QuotedCurrency, out: QuotedCurrency
 ) -> tuple[int, int]:
-    """(amount out, service fee in input units): the input's USD value less the fee."""
+    """(amount out, service fee in input units) of a transfer priced in USD: the input's
+    value less the fee, in the output currency (rounded down)."""
     fee = amount_in * fee_bps // BPS
     value = Fraction(amount_in - fee, 10**into.decimals) * Fraction(into.usd_price)
     return int(value / Fraction(out.usd_price) * 10**out.decimals), fee
@@ -295,7 +296,7 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
             evm, body.destination_currency, "destinationCurrency", context.evm_price
         )
     fee_bps = _fee_bps(options.fixed_rate_bps, evm.fees.service_fee_bps)
-    amount_out, fee = _output(amount_in, fee_bps, currency_in, currency_out)
+    amount_out, fee = fixed_rate_output(amount_in, fee_bps, currency_in, currency_out)
     if amount_out <= 0:
         raise QuoteError("AMOUNT_TOO_LOW", "the amount does not cover the fees")
     expires_at = context.now + context.ttl
