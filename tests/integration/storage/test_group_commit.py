@@ -16,9 +16,9 @@ from crossfill.store.db import as_utc, create_engine, session_factory
 from crossfill.store.group_commit import GroupCommit, Row
 from crossfill.store.requests import APP_FEES, REQUESTS
 from crossfill.store.tables import ApiKey, AppFee, Base, Request
+from tests.integration.storage.request_rows import ADDRESS, request_row
 
 API_KEYS = Base.metadata.tables[ApiKey.__tablename__]
-ADDRESS = "0x" + "11" * 20
 
 
 def _key(index: int, *, key_hash: str | None = None) -> list[Row]:
@@ -35,28 +35,7 @@ def _request_with_fee(index: int) -> list[Row]:
     """A request and one app-fee share, the child listed first."""
     now = datetime.now(UTC)
     request_id = f"0x{index:064x}"
-    request = {
-        "id": request_id,
-        "order_id": f"0x{index + 10**6:064x}",
-        "status": "waiting",
-        "origin_chain_id": 1,
-        "destination_chain_id": 2,
-        "user_address": ADDRESS,
-        "recipient": ADDRESS,
-        "refund_to": ADDRESS,
-        "origin_currency": ADDRESS,
-        "destination_currency": ADDRESS,
-        "trade_type": "EXACT_INPUT",
-        "amount_in": "100",
-        "amount_out": "99",
-        "minimum_amount_out": "98",
-        "amount_in_usd_micros": 100,
-        "explicit_deposit": True,
-        "quote": {"steps": []},
-        "expires_at": now,
-        "created_at": now,
-        "updated_at": now,
-    }
+    request = request_row(index, now)
     fee = {
         "request_id": request_id,
         "recipient": ADDRESS,

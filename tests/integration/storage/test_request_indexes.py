@@ -14,34 +14,9 @@ from crossfill.store import address_transfers
 from crossfill.store.db import session_factory
 from crossfill.store.group_commit import GroupCommit
 from crossfill.store.requests import REQUESTS
+from tests.integration.storage.request_rows import request_row
 
-ADDRESS = "0x" + "11" * 20
 CHAIN = 1
-
-
-def _request(index: int, now: datetime) -> dict[str, Any]:
-    return {
-        "id": f"0x{index:064x}",
-        "order_id": f"0x{index + 10**6:064x}",
-        "status": "waiting",
-        "origin_chain_id": CHAIN,
-        "destination_chain_id": 2,
-        "user_address": ADDRESS,
-        "recipient": ADDRESS,
-        "refund_to": ADDRESS,
-        "origin_currency": ADDRESS,
-        "destination_currency": ADDRESS,
-        "trade_type": "EXACT_INPUT",
-        "amount_in": "100",
-        "amount_out": "99",
-        "minimum_amount_out": "98",
-        "amount_in_usd_micros": 100,
-        "explicit_deposit": True,
-        "quote": {"steps": []},
-        "expires_at": now,
-        "created_at": now,
-        "updated_at": now,
-    }
 
 
 @pytest.mark.postgres
@@ -52,7 +27,7 @@ async def test_the_watch_list_reads_only_requests_that_own_a_deposit_address(
     now = datetime.now(UTC)
     writer = GroupCommit(engine)
     # No ANALYZE since: the planner knows nothing of these rows, as after a busy spell.
-    await writer.add([(REQUESTS, _request(index, now)) for index in range(2000)])
+    await writer.add([(REQUESTS, request_row(index, now)) for index in range(2000)])
     await writer.close()
     sent: list[tuple[str, Any]] = []
 
