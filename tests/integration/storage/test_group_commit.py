@@ -4,16 +4,21 @@ once its row is committed, and one bad row fails only its own caller."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import itertools
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from crossfill.errors import StoreError
+from crossfill.store.bulk_insert import SqliteBulkInsert
 from crossfill.store.db import as_utc, create_engine, session_factory
 from crossfill.store.group_commit import GroupCommit, Row
+from crossfill.store.migrate import upgrade_async
 from crossfill.store.requests import APP_FEES, REQUESTS
 from crossfill.store.tables import ApiKey, AppFee, Base, Request
 from tests.integration.storage.request_rows import ADDRESS, request_row
@@ -222,3 +227,55 @@ async def test_a_quote_document_is_compressed_with_lz4_where_the_server_offers_i
             text("SELECT pg_column_compression(quote) FROM requests")
         )
     assert compression == ("lz4" if offered else "pglz")
+
+
+class _EndlessCallers(SqliteBulkInsert):
+    """Each batch it builds brings one more caller's rows into the writer's queue, as a loaded
+    API process would while the batch commits: the queue never runs dry."""
+
+    def __init__(self, writer: GroupCommit, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(writer.engine.dialect)
+        self.pending = writer._pending
+        self.loop = loop
+        self.flowing = True
+        self.indexes = itertools.count(1000)
+
+    def statements(self, rows: Sequence[Row]) -> list[tuple[str, list[tuple[Any, ...]]]]:
+        if self.flowing:
+            self.pending.append((_key(next(self.indexes)), self.loop.create_future()))
+        return super().statements(rows)
+
+
+@pytest.fixture
+async def sqlite_engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'crossfill.db'}"
+    await upgrade_async(url)
+    engine = create_engine(url)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+
+
+async def test_other_work_gets_the_connection_while_callers_keep_adding_rows(
+    sqlite_engine: AsyncEngine,
+) -> None:
+    """On SQLite the writer commits batch after batch on the pool's only connection; a queue
+    that never runs dry must not keep the rest of the service off it."""
+    writer = GroupCommit(sqlite_engine)
+    endless = _EndlessCallers(writer, asyncio.get_running_loop())
+    writer._sqlite_insert = endless
+    first = asyncio.create_task(writer.add(_key(0)))
+    await asyncio.sleep(0)  # the writer has the connection
+
+    async def read() -> int:
+        async with session_factory(sqlite_engine)() as session:
+            return int(await session.scalar(select(func.count()).select_from(ApiKey)) or 0)
+
+    try:
+        seen = await asyncio.wait_for(read(), 60)
+    finally:
+        endless.flowing = False
+    await first
+    assert seen >= 1
+    assert "key 0" in await _stored_names(sqlite_engine)
