@@ -4,44 +4,33 @@ and a refund, once paid, recorded on its request."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.status import RequestStatus
-from crossfill.loops import each_on_its_own, run_forever
+from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 
 REFUND = "refund"
 
 
+# eq=False: a worker equals only itself and stays hashable, as a plain class does.
+@dataclass(eq=False)
 class DueRefunds:
-    def __init__(
-        self,
-        name: str,
-        chain_id: int,
-        sessions: async_sessionmaker[AsyncSession],
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-    ) -> None:
-        self.name = name
-        self.chain_id = chain_id
-        self.sessions = sessions
-        self.now = now
-        self.interval_seconds = interval_seconds
+    name: str
+    chain_id: int
+    sessions: async_sessionmaker[AsyncSession]
+    _: KW_ONLY
+    now: Callable[[], datetime]
+    interval_seconds: float
 
     async def run(self) -> None:
-        await run_forever(
-            self.name,
-            self.tick,
-            lambda: asyncio.sleep(self.interval_seconds),
-            stretch_when_quiet=True,
-        )
+        await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
 
     async def tick(self) -> None:
         async with self.sessions() as session:

@@ -7,14 +7,12 @@ than pulling twice; a pull that fails (allowance withdrawn) is marked failed and
 
 from __future__ import annotations
 
-import asyncio
-
 import structlog
 from web3 import Web3
 
 from crossfill.contracts import calldata
 from crossfill.errors import Reverted
-from crossfill.loops import each_on_its_own, run_forever
+from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import sponsor_payments
 from crossfill.store.tables import SponsorPayment
 from crossfill.workers.journalled_worker import JournalledWorker
@@ -30,12 +28,7 @@ class SponsorCollector(JournalledWorker):
         return f"sponsor-collector-{self.chain.config.id}"
 
     async def run(self) -> None:
-        await run_forever(
-            self.name,
-            self.tick,
-            lambda: asyncio.sleep(self.interval_seconds),
-            stretch_when_quiet=True,
-        )
+        await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave pulls to it
