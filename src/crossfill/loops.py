@@ -102,6 +102,22 @@ async def run_forever(
                 break
 
 
+async def run_every(
+    name: str,
+    tick: Callable[[], Awaitable[None]],
+    interval_seconds: float,
+    *,
+    stretch_when_quiet: bool = False,
+) -> None:
+    """`run_forever` waiting its interval between ticks: a poller that nothing wakes."""
+    await run_forever(
+        name,
+        tick,
+        lambda: asyncio.sleep(interval_seconds),
+        stretch_when_quiet=stretch_when_quiet,
+    )
+
+
 async def wait_interval(wakeup: asyncio.Event, interval_seconds: float) -> bool:
     """Wait out the interval, or less if someone sets `wakeup` (work is waiting); then clear it.
     True when woken."""

@@ -6,77 +6,43 @@ from the journal, never signed twice."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from bench.synthetic import synthetic_requests
-from eth_account import Account
-from eth_account.signers.local import LocalAccount
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
-from sqlalchemy import insert, select
 
 from crossfill.contracts import calldata
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import ChainUnreachable, RateLimited, Reverted
-from crossfill.store.tables import Request, SentTransaction, SponsorPayment
+from crossfill.store.tables import SponsorPayment
 from crossfill.workers.sponsor_collector import SponsorCollector
-from crossfill.workers.txmanager import TxManager
-from tests.unit.fake_chain import FakeChain
-from tests.unit.worker_world import START, ChainWorld, chain_world
+from tests.unit.one_request_world import TOKEN, OneRequestWorld, one_request_world
 
-TOKEN = "0x" + "c0" * 20
 SPONSOR = "0x" + "5b" * 20
 AMOUNT = 1_250_000
 
-
-@dataclass
-class World:
-    base: ChainWorld
-    collector: SponsorCollector
-    solver: LocalAccount
-    request_id: str
-
-    @property
-    def chain(self) -> FakeChain:
-        return self.base.chain
-
-    async def rows(self) -> tuple[SponsorPayment, list[SentTransaction]]:
-        async with self.base.sessions() as session:
-            payment = await session.get(SponsorPayment, self.request_id)
-            journal = list(await session.scalars(select(SentTransaction)))
-        assert payment is not None
-        return payment, journal
+World = OneRequestWorld[SponsorPayment, SponsorCollector]
 
 
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
-    async with chain_world(tmp_path) as base:
-        solver: LocalAccount = Account.create()
-        txmanager = TxManager(
-            base.chain, base.state, solver, base.sessions, now=base.clock, holder="me"
-        )
-        collector = SponsorCollector(
-            base.runtime, base.sessions, txmanager, now=base.clock, interval_seconds=0.1
-        )
-        (row,) = synthetic_requests(1, start=START).requests
-        row.update(status="success", destination_chain_id=base.config.id)
-        payment = {
-            "request_id": row["id"],
-            "chain_id": base.config.id,
-            "currency": TOKEN,
-            "sponsor": SPONSOR,
-            "amount": str(AMOUNT),
-            "amount_usd_micros": 1_250_000,
-            "state": "due",
-            "tx_hash": None,
-            "updated_at": START,
-        }
-        async with base.engine.begin() as connection:
-            await connection.execute(insert(Request), [row])
-            await connection.execute(insert(SponsorPayment), [payment])
-        yield World(base, collector, solver, row["id"])
+    payment = {
+        "currency": TOKEN,
+        "sponsor": SPONSOR,
+        "amount": str(AMOUNT),
+        "amount_usd_micros": 1_250_000,
+        "state": "due",
+    }
+    async with one_request_world(
+        tmp_path,
+        SponsorCollector,
+        SponsorPayment,
+        status="success",
+        side="destination",
+        columns=payment,
+    ) as world:
+        yield world
 
 
 def _revert() -> Reverted:
@@ -85,18 +51,18 @@ def _revert() -> Reverted:
 
 
 async def test_a_due_payment_is_pulled_once_and_marked_paid(world: World) -> None:
-    await world.collector.tick()
+    await world.worker.tick()
     payment, (pull,) = await world.rows()
     assert payment.state == "due" and world.chain.sent == [pull.tx_hash]
     sent = TypedTransaction.from_bytes(HexBytes(pull.raw_transaction)).as_dict()
     assert bytes(sent["to"]) == bytes.fromhex(TOKEN[2:])
     pull_call = calldata.erc20_transfer_from(SPONSOR, world.solver.address, AMOUNT)
     assert bytes(sent["data"]) == pull_call
-    await world.collector.tick()  # sent, not mined: nothing new
+    await world.worker.tick()  # sent, not mined: nothing new
     assert len(world.chain.sent) == 1
     world.chain.mine(pull.tx_hash)
-    await world.collector.tick()
-    await world.collector.tick()
+    await world.worker.tick()
+    await world.worker.tick()
     payment, journal = await world.rows()
     assert (payment.state, payment.tx_hash) == ("paid", pull.tx_hash)
     assert len(journal) == 1 and len(world.chain.sent) == 1
@@ -106,18 +72,18 @@ async def test_the_tokens_revert_in_simulation_fails_the_payment_and_sends_nothi
     world: World,
 ) -> None:
     world.chain.fail("estimate_gas", _revert())
-    await world.collector.tick()
+    await world.worker.tick()
     payment, journal = await world.rows()
     assert payment.state == "failed" and journal == [] and world.chain.sent == []
-    await world.collector.tick()
+    await world.worker.tick()
     assert world.chain.sent == []
 
 
 async def test_a_pull_reverted_on_chain_is_failed(world: World) -> None:
-    await world.collector.tick()
+    await world.worker.tick()
     _, (pull,) = await world.rows()
     world.chain.mine(pull.tx_hash, status=0)
-    await world.collector.tick()
+    await world.worker.tick()
     payment, _ = await world.rows()
     assert (payment.state, payment.tx_hash) == ("failed", pull.tx_hash)
 
@@ -131,22 +97,22 @@ async def test_a_chain_failure_while_simulating_sends_nothing_and_is_retried(
     world: World, outcome: Exception
 ) -> None:
     world.chain.fail("estimate_gas", outcome)
-    await world.collector.tick()
+    await world.worker.tick()
     payment, journal = await world.rows()
     assert payment.state == "due" and journal == [] and world.chain.sent == []
-    await world.collector.tick()
+    await world.worker.tick()
     payment, (pull,) = await world.rows()
     assert payment.state == "due" and world.chain.sent == [pull.tx_hash]
 
 
 async def test_a_lost_broadcast_answer_is_resumed_from_the_journal(world: World) -> None:
     world.chain.fail("send_raw_after_taking", ChainUnreachable("connection reset"))
-    await world.collector.tick()
+    await world.worker.tick()
     _, (journalled,) = await world.rows()
     assert world.chain.sent == [journalled.tx_hash]
-    await world.collector.tick()
+    await world.worker.tick()
     world.chain.mine(journalled.tx_hash)
-    await world.collector.tick()
+    await world.worker.tick()
     payment, journal = await world.rows()
     assert (payment.state, payment.tx_hash) == ("paid", journalled.tx_hash)
     assert len(journal) == 1 and set(world.chain.sent) == {journalled.tx_hash}

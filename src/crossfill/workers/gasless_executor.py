@@ -11,12 +11,10 @@ what the contract said.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.call_payments import payments_in
 from crossfill.chains.receipt_outcomes import fee_paid
@@ -33,31 +31,18 @@ from crossfill.domain.set_code import Authorization
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, ChainUnreachable
 from crossfill.loops import each_on_its_own, run_until_woken
-from crossfill.runtime import ChainRuntime
 from crossfill.store import commit_signals, gasless_executions, requests
 from crossfill.store.tables import GaslessExecution, Request
+from crossfill.workers.journalled_worker import JournalledWorker
 from crossfill.workers.replacements import replace_stuck
-from crossfill.workers.txmanager import TxManager
 
 log = structlog.get_logger(__name__)
 
 
-class GaslessExecutor:
-    def __init__(
-        self,
-        chain: ChainRuntime,
-        sessions: async_sessionmaker[AsyncSession],
-        txmanager: TxManager,
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-    ) -> None:
-        self.chain = chain
-        self.sessions = sessions
-        self.txmanager = txmanager
-        self.now = now
-        self.interval_seconds = interval_seconds
-        self.name = f"gasless-{chain.config.id}-{txmanager.sender[:10]}"
+class GaslessExecutor(JournalledWorker):
+    @property
+    def name(self) -> str:
+        return f"gasless-{self.chain.config.id}-{self.txmanager.sender[:10]}"
 
     async def run(self) -> None:
         await self.txmanager.rebroadcast()

@@ -10,19 +10,14 @@ unfunded: nothing was taken from the user.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
-
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.contracts import calldata
 from crossfill.errors import Reverted
 from crossfill.loops import each_on_its_own, run_until_woken
-from crossfill.runtime import ChainRuntime
 from crossfill.store import commit_signals, permit_deposits
 from crossfill.store.tables import PermitDeposit
-from crossfill.workers.txmanager import TxManager
+from crossfill.workers.journalled_worker import JournalledWorker
 
 log = structlog.get_logger(__name__)
 PURPOSE = "permit"
@@ -31,26 +26,14 @@ GAS_HEADROOM_PERCENT = 20
 SEND_MARGIN_SECONDS = 30
 
 
-class PermitDepositor:
-    def __init__(
-        self,
-        chain: ChainRuntime,
-        sessions: async_sessionmaker[AsyncSession],
-        txmanager: TxManager,
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-    ) -> None:
-        self.chain = chain
-        self.sessions = sessions
-        self.txmanager = txmanager
-        self.now = now
-        self.interval_seconds = interval_seconds
-        self._name = f"permit-depositor-{chain.config.id}"
+class PermitDepositor(JournalledWorker):
+    @property
+    def name(self) -> str:
+        return f"permit-depositor-{self.chain.config.id}"
 
     async def run(self) -> None:
         await run_until_woken(
-            self._name,
+            self.name,
             self.tick,
             commit_signals.PERMIT_DEPOSITS,
             self.interval_seconds,
@@ -61,7 +44,7 @@ class PermitDepositor:
         await self.txmanager.hold_signer()  # another process signing: leave deposits to it
         async with self.sessions() as session:
             signed = await permit_deposits.signed_on(session, self.chain.config.id, limit=20)
-        await each_on_its_own(self._name, signed, self._deposit, label=lambda row: row.request_id)
+        await each_on_its_own(self.name, signed, self._deposit, label=lambda row: row.request_id)
 
     async def _settle(self, request_id: str, state: str, tx_hash: str | None) -> None:
         async with self.sessions() as session, session.begin():

@@ -13,7 +13,6 @@ refund is recorded with the ledger's hash and the request, if any, moves to `ref
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import datetime
 
@@ -21,18 +20,15 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
-from crossfill.domain.deposit_checks import DepositVerdict
-from crossfill.domain.status import RequestStatus
-from crossfill.loops import each_on_its_own, run_forever
-from crossfill.store import deposits, requests
+from crossfill.store import requests
 from crossfill.store.tables import Deposit
+from crossfill.workers.due_refunds import REFUND, DueRefunds
 from crossfill.workers.perps_payer import Credited, PerpsPayer, PerpsPaymentOrder, Refused
 
 log = structlog.get_logger(__name__)
-REFUND = "refund"
 
 
-class PerpsRefunder:
+class PerpsRefunder(DueRefunds):
     def __init__(
         self,
         config: PerpsExchangeConfig,
@@ -42,26 +38,15 @@ class PerpsRefunder:
         now: Callable[[], datetime],
         interval_seconds: float,
     ) -> None:
+        super().__init__(
+            f"perps-refunder-{config.id}",
+            config.id,
+            sessions,
+            now=now,
+            interval_seconds=interval_seconds,
+        )
         self.config = config
         self.payer = payer
-        self.sessions = sessions
-        self.now = now
-        self.interval_seconds = interval_seconds
-
-    async def run(self) -> None:
-        await run_forever(
-            f"perps-refunder-{self.config.id}",
-            self.tick,
-            lambda: asyncio.sleep(self.interval_seconds),
-            stretch_when_quiet=True,
-        )
-
-    async def tick(self) -> None:
-        async with self.sessions() as session:
-            due = await deposits.due_for_refund(session, self.config.id)
-        await each_on_its_own(
-            f"perps-refunder-{self.config.id}", due, self._refund, label=lambda d: d.tx_hash
-        )
 
     def order_of(self, deposit: Deposit, refund_to: str | None) -> PerpsPaymentOrder | None:
         """What landed, sent back to the request's `refundTo` (its order's refund recipient)
@@ -117,15 +102,6 @@ class PerpsRefunder:
             deposit.refund_status = "done"
             deposit.refund_tx_hash = ledger_hash
             deposit.refund_amount = deposit.amount
-            if deposit.request_id is None or deposit.outcome == DepositVerdict.DOUBLE_SPEND:
-                return
-            request = await requests.get(session, deposit.request_id)
-            if request is None:
-                return
-            await requests.record_transaction(
-                session, request.id, kind=REFUND, chain_id=self.config.id,
-                tx_hash=ledger_hash, status="success", now=now,
-            )  # fmt: skip
-            if request.status == RequestStatus.FAILURE:
-                await requests.move(session, request, RequestStatus.REFUND, now=now)
-        log.info("perps transfer refunded", deposit_id=deposit_id, hash=ledger_hash)
+            recorded = await self._record_on_request(session, deposit, ledger_hash, now=now)
+        if recorded:
+            log.info("perps transfer refunded", deposit_id=deposit_id, hash=ledger_hash)

@@ -15,7 +15,6 @@ sends the transfer back (the deposit row keeps what landed: its 1337 currency an
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import datetime
 
@@ -32,7 +31,7 @@ from crossfill.domain.perps_transfers import (
     judge_transfer,
 )
 from crossfill.domain.status import TERMINAL, RequestStatus
-from crossfill.loops import run_forever
+from crossfill.loops import run_every
 from crossfill.store import deposits, nonce_mappings, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ChainCursor, Deposit, Request
@@ -101,11 +100,7 @@ class PerpsWatcher:
         self._start: int | None = None
 
     async def run(self) -> None:
-        await run_forever(
-            f"perps-watcher-{self.config.id}",
-            self.tick,
-            lambda: asyncio.sleep(self.interval_seconds),
-        )
+        await run_every(f"perps-watcher-{self.config.id}", self.tick, self.interval_seconds)
 
     async def tick(self) -> None:
         start = self._start if self._start is not None else await self._cursor()

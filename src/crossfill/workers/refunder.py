@@ -12,7 +12,6 @@ unknown order id are kept for the operator (ORPHANED_DEPOSIT_REFUND), never paid
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -32,7 +31,7 @@ from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
-from crossfill.loops import each_on_its_own, run_forever
+from crossfill.loops import each_on_its_own, run_every
 from crossfill.quoting.money import convert_ceil
 from crossfill.quoting.prices import price_on_chain, value_on_chain
 from crossfill.runtime import ChainRuntime
@@ -65,11 +64,8 @@ class Refunder:
         self.interval_seconds = interval_seconds
 
     async def run(self) -> None:
-        await run_forever(
-            f"refunder-{self.config.id}",
-            self.tick,
-            lambda: asyncio.sleep(self.interval_seconds),
-            stretch_when_quiet=True,
+        await run_every(
+            f"refunder-{self.config.id}", self.tick, self.interval_seconds, stretch_when_quiet=True
         )
 
     async def tick(self) -> None:

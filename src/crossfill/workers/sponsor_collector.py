@@ -7,62 +7,35 @@ than pulling twice; a pull that fails (allowance withdrawn) is marked failed and
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import Callable
-from datetime import datetime
-
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from web3 import Web3
 
 from crossfill.contracts import calldata
 from crossfill.errors import Reverted
-from crossfill.loops import each_on_its_own, run_forever
-from crossfill.runtime import ChainRuntime
+from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import sponsor_payments
 from crossfill.store.tables import SponsorPayment
-from crossfill.workers.txmanager import TxManager
+from crossfill.workers.journalled_worker import JournalledWorker
 
 log = structlog.get_logger(__name__)
 PURPOSE = "sponsor"
 GAS_HEADROOM_PERCENT = 20
 
 
-class SponsorCollector:
-    def __init__(
-        self,
-        chain: ChainRuntime,
-        sessions: async_sessionmaker[AsyncSession],
-        txmanager: TxManager,
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-    ) -> None:
-        self.chain = chain
-        self.sessions = sessions
-        self.txmanager = txmanager
-        self.now = now
-        self.interval_seconds = interval_seconds
+class SponsorCollector(JournalledWorker):
+    @property
+    def name(self) -> str:
+        return f"sponsor-collector-{self.chain.config.id}"
 
     async def run(self) -> None:
-        async def wait() -> None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.sleep(self.interval_seconds)
-
-        await run_forever(
-            f"sponsor-collector-{self.chain.config.id}", self.tick, wait, stretch_when_quiet=True
-        )
+        await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave pulls to it
         async with self.sessions() as session:
             due = await sponsor_payments.due_on(session, self.chain.config.id, limit=20)
         await each_on_its_own(
-            f"sponsor-collector-{self.chain.config.id}",
-            due,
-            self._collect,
-            label=lambda payment: payment.request_id,
+            self.name, due, self._collect, label=lambda payment: payment.request_id
         )
 
     async def _settle(self, request_id: str, state: str, tx_hash: str) -> None:

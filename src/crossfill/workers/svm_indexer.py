@@ -12,7 +12,6 @@ does a deposit with no order in its memo.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,7 +31,7 @@ from crossfill.domain.deposit_checks import (
     judge_deposit,
 )
 from crossfill.domain.status import TERMINAL, RequestStatus
-from crossfill.loops import run_forever
+from crossfill.loops import run_every
 from crossfill.runtime import SvmChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
@@ -92,9 +91,7 @@ class SvmIndexer:
         )
 
     async def run(self) -> None:
-        await run_forever(
-            f"svm-indexer-{self.config.id}", self.tick, lambda: asyncio.sleep(self.interval_seconds)
-        )
+        await run_every(f"svm-indexer-{self.config.id}", self.tick, self.interval_seconds)
 
     async def tick(self) -> None:
         # Which chain this is (a restarted devnet is a new one), read once per tick.

@@ -8,7 +8,6 @@ Memo giving the reason; the request, if any, moves to `refund`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import datetime
 
@@ -18,18 +17,16 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.svm_transactions import SvmPaymentOrder
 from crossfill.domain.deposit_checks import DepositVerdict
-from crossfill.domain.status import RequestStatus
-from crossfill.loops import each_on_its_own, run_forever
 from crossfill.runtime import SvmChainRuntime
-from crossfill.store import deposits, requests
+from crossfill.store import requests
 from crossfill.store.tables import Deposit
+from crossfill.workers.due_refunds import REFUND, DueRefunds
 from crossfill.workers.svm_payer import Paid, Refused, SvmPayer
 
 log = structlog.get_logger(__name__)
-REFUND = "refund"
 
 
-class SvmRefunder:
+class SvmRefunder(DueRefunds):
     def __init__(
         self,
         chain: SvmChainRuntime,
@@ -39,27 +36,16 @@ class SvmRefunder:
         now: Callable[[], datetime],
         interval_seconds: float,
     ) -> None:
+        super().__init__(
+            f"svm-refunder-{chain.config.id}",
+            chain.config.id,
+            sessions,
+            now=now,
+            interval_seconds=interval_seconds,
+        )
         self.chain = chain
         self.config = chain.config
         self.payer = payer
-        self.sessions = sessions
-        self.now = now
-        self.interval_seconds = interval_seconds
-
-    async def run(self) -> None:
-        await run_forever(
-            f"svm-refunder-{self.config.id}",
-            self.tick,
-            lambda: asyncio.sleep(self.interval_seconds),
-            stretch_when_quiet=True,
-        )
-
-    async def tick(self) -> None:
-        async with self.sessions() as session:
-            due = await deposits.due_for_refund(session, self.config.id)
-        await each_on_its_own(
-            f"svm-refunder-{self.config.id}", due, self._refund, label=lambda d: d.tx_hash
-        )
 
     def order_of(self, deposit: Deposit, reason: str) -> SvmPaymentOrder:
         currency = self.config.currency(deposit.currency)
@@ -99,14 +85,5 @@ class SvmRefunder:
             deposit.refund_status = status
             deposit.refund_tx_hash = signature
             deposit.refund_amount = deposit.amount if signature else None
-            if deposit.request_id is None or signature is None:
-                return
-            request = await requests.get(session, deposit.request_id)
-            if request is None or deposit.outcome == DepositVerdict.DOUBLE_SPEND:
-                return
-            await requests.record_transaction(
-                session, request.id, kind=REFUND, chain_id=self.config.id,
-                tx_hash=signature, status="success", now=now,
-            )  # fmt: skip
-            if request.status == RequestStatus.FAILURE:
-                await requests.move(session, request, RequestStatus.REFUND, now=now)
+            if signature is not None:
+                await self._record_on_request(session, deposit, signature, now=now)

@@ -1,0 +1,65 @@
+"""The loop of a refunder that pays back through a payer of its own chain kind (the SVM chain,
+the perps exchange): each tick, the chain's deposits due for refund, each refunded on its own;
+and a refund, once paid, recorded on its request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.domain.status import RequestStatus
+from crossfill.loops import each_on_its_own, run_every
+from crossfill.store import deposits, requests
+from crossfill.store.tables import Deposit
+
+REFUND = "refund"
+
+
+# eq=False: a worker equals only itself and stays hashable, as a plain class does.
+@dataclass(eq=False)
+class DueRefunds:
+    name: str
+    chain_id: int
+    sessions: async_sessionmaker[AsyncSession]
+    _: KW_ONLY
+    now: Callable[[], datetime]
+    interval_seconds: float
+
+    async def run(self) -> None:
+        await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
+
+    async def tick(self) -> None:
+        async with self.sessions() as session:
+            due = await deposits.due_for_refund(session, self.chain_id)
+        await each_on_its_own(self.name, due, self._refund, label=lambda d: d.tx_hash)
+
+    async def _refund(self, deposit: Deposit) -> None:
+        raise NotImplementedError
+
+    async def _record_on_request(
+        self, session: AsyncSession, deposit: Deposit, refund_hash: str, *, now: datetime
+    ) -> bool:
+        """The paid refund of `deposit` recorded on its request, which moves from `failure` to
+        `refund`. Not on the request a second deposit (DOUBLE_SPEND) names: another deposit
+        paid for it. True when recorded."""
+        if deposit.request_id is None or deposit.outcome == DepositVerdict.DOUBLE_SPEND:
+            return False
+        request = await requests.get(session, deposit.request_id)
+        if request is None:
+            return False
+        await requests.record_transaction(
+            session,
+            request.id,
+            kind=REFUND,
+            chain_id=self.chain_id,
+            tx_hash=refund_hash,
+            status="success",
+            now=now,
+        )
+        if request.status == RequestStatus.FAILURE:
+            await requests.move(session, request, RequestStatus.REFUND, now=now)
+        return True
