@@ -29,6 +29,7 @@ from crossfill.chains.call_payments import payments_in
 from crossfill.config.deployment import GaslessSettings, KeyHolder
 from crossfill.domain import gasless
 from crossfill.domain.enums import FEATURES
+from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.gasless import ExecuteOrder, ExecutionRefused
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import (
@@ -48,7 +49,6 @@ from crossfill.store.tables import ApiKey, GaslessExecution, Request
 from crossfill.types import Address
 
 log = structlog.get_logger(__name__)
-GAS_HEADROOM_PERCENT = 20
 GASLESS_FEATURE = 1 << FEATURES.index("gasless_execution")
 
 
@@ -97,7 +97,7 @@ async def _gas_limit(
         estimate = await chain.client.estimate_gas(call)
     except Reverted as revert:
         raise BadRequest(f"the call reverts: {revert.reason.message}") from None
-    gas_limit = estimate * (100 + GAS_HEADROOM_PERCENT) // 100
+    gas_limit = with_gas_headroom(estimate)
     if gas_limit > settings.max_gas_per_request:
         raise BadRequest(
             f"the call needs {gas_limit} gas, above the {settings.max_gas_per_request} "

@@ -28,6 +28,7 @@ from crossfill.domain.call_request import (
     DepositoryCall,
     sign_call_request,
 )
+from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import Reverted
 from crossfill.loops import each_on_its_own, run_until_woken
 from crossfill.runtime import ChainRuntime
@@ -43,7 +44,6 @@ AUTHORISATION_SECONDS = 7 * 24 * 3600
 # An expiration this close on chain is neither used (the payout might not be mined in time)
 # nor replaced yet (a payout signed with it might still execute).
 EXPIRY_MARGIN_SECONDS = 600
-GAS_HEADROOM_PERCENT = 20
 
 
 def payout_expiration(created_at: int, head_timestamp: int) -> int | None:
@@ -178,7 +178,7 @@ class AppFeePayer:
             to=depository,
             data=data,
             value=0,
-            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            gas_limit=with_gas_headroom(gas),
             purpose=purpose,
             request_id=None,
         )

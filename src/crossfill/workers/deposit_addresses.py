@@ -40,6 +40,7 @@ from crossfill.chains.depository_logs import address_topic, decode_transfer, erc
 from crossfill.chains.evm import BlockHead, LogFilter
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_addresses import SeenTransfer
+from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import Reverted
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
@@ -56,7 +57,6 @@ from crossfill.workers.txmanager import TxManager
 
 log = structlog.get_logger(__name__)
 PURPOSE = "sweep"
-GAS_HEADROOM_PERCENT = 20
 # Addresses are watched for a day after their quote, the newest thousand at most: the cost of
 # a head is one log query and one block per new block, whatever the number of addresses.
 WATCH_WINDOW = timedelta(days=1)
@@ -367,7 +367,7 @@ class DepositAddressSweeper:
             to=self.factory,
             data=data,
             value=0,
-            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            gas_limit=with_gas_headroom(gas),
             purpose=PURPOSE,
             request_id=request_id,
         )

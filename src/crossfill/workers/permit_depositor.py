@@ -13,6 +13,7 @@ from __future__ import annotations
 import structlog
 
 from crossfill.contracts import calldata
+from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import Reverted
 from crossfill.loops import each_on_its_own, run_until_woken
 from crossfill.store import commit_signals, permit_deposits
@@ -21,7 +22,6 @@ from crossfill.workers.journalled_worker import JournalledWorker
 
 log = structlog.get_logger(__name__)
 PURPOSE = "permit"
-GAS_HEADROOM_PERCENT = 20
 # An authorization this close to its end is not sent: it could not be mined in time.
 SEND_MARGIN_SECONDS = 30
 
@@ -97,7 +97,7 @@ class PermitDepositor(JournalledWorker):
             to=depository,
             data=data,
             value=0,
-            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            gas_limit=with_gas_headroom(gas),
             purpose=PURPOSE,
             request_id=permit.request_id,
         )

@@ -28,6 +28,7 @@ from crossfill.chains.receipt_outcomes import depository_payout, fee_paid
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import NONCE_ALREADY_USED
 from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
@@ -41,7 +42,6 @@ from crossfill.workers.txmanager import TxManager
 
 log = structlog.get_logger(__name__)
 REFUND = "refund"
-GAS_HEADROOM_PERCENT = 20
 
 
 class Refunder:
@@ -178,7 +178,7 @@ class Refunder:
             to=self.config.contracts.depository,
             data=data,
             value=0,
-            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            gas_limit=with_gas_headroom(gas),
             purpose=purpose,
             request_id=request.id,
         )
@@ -208,7 +208,7 @@ class Refunder:
             to=refund.recipient,
             data=b"",
             value=refund.amount,
-            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            gas_limit=with_gas_headroom(gas),
             purpose=purpose,
             request_id=request.id,
         )

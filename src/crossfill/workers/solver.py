@@ -23,6 +23,7 @@ from crossfill.chains.evm import BlockHead
 from crossfill.chains.receipt_outcomes import fee_paid
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan, FillPlanError
+from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted, SignerBusy
@@ -39,7 +40,6 @@ from crossfill.workers.txmanager import Call, TxManager, journalled
 log = structlog.get_logger(__name__)
 FILL = "fill"
 LEASE = timedelta(seconds=60)
-GAS_HEADROOM_PERCENT = 20
 # A request whose fill cannot be tried yet (the chain did not answer, the solver's balance
 # is not known yet) is leased again after this, not failed.
 RETRY_AFTER = timedelta(seconds=2)
@@ -292,7 +292,7 @@ class Solver:
             self.config.contracts.filler,
             filler_calldata(fill),
             fill.value,
-            gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            with_gas_headroom(gas),
         )
 
     async def _send_fill(self, request: Request, fill: FillPlan, gas: int) -> SentTransaction:

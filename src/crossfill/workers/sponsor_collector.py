@@ -11,6 +11,7 @@ import structlog
 from web3 import Web3
 
 from crossfill.contracts import calldata
+from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import Reverted
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import sponsor_payments
@@ -19,7 +20,6 @@ from crossfill.workers.journalled_worker import JournalledWorker
 
 log = structlog.get_logger(__name__)
 PURPOSE = "sponsor"
-GAS_HEADROOM_PERCENT = 20
 
 
 class SponsorCollector(JournalledWorker):
@@ -78,7 +78,7 @@ class SponsorCollector(JournalledWorker):
             to=payment.currency,
             data=data,
             value=0,
-            gas_limit=gas * (100 + GAS_HEADROOM_PERCENT) // 100,
+            gas_limit=with_gas_headroom(gas),
             purpose=PURPOSE,
             request_id=payment.request_id,
         )
