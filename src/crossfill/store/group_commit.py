@@ -13,14 +13,14 @@ liveness ping. If that connection has gone (the server restarted), the batch is 
 on a new one; should the first attempt have committed after all, the second fails on the
 duplicate keys and the callers see an error for rows that are stored, which is safe (a quote
 nobody was told about). SQLite's pool has a single connection, which other work needs too:
-there the writer checks it out and runs one call on aiosqlite's thread (`_drain`) that commits
-batch after batch (BEGIN, one `executemany` per table, COMMIT) for as long as callers keep
-adding rows, up to `DRAIN_SECONDS`, then gives the connection back. Each batch's callers are
-told from that thread as soon as it commits. Through SQLAlchemy's adapter one batch was about
-a dozen round trips to that thread; as one call per batch, a loaded API process still spent
-most of a quote's 9 ms waiting for its commit, in the hand-overs between the thread and the
-event loop rather than in SQLite (0.7 ms a batch at the median): the next batch waited for the
-loop to hear of the last one and send it over.
+there the writer checks it out and runs one call on aiosqlite's thread (`_Drain.run`) that
+commits batch after batch (BEGIN, one `executemany` per table, COMMIT) while callers keep
+adding rows, for up to `DRAIN_SECONDS`, then gives the connection back; each batch's callers
+are told from that thread as soon as it commits. With one call per batch instead, the next
+batch waited for the event loop to hear of the last one and send it over: a loaded API
+process spent most of a quote's 9 ms waiting for its commit, in those hand-overs rather than
+in SQLite (0.7 ms a batch at the median). (Through SQLAlchemy's adapter a batch had been about
+a dozen round trips to the thread.)
 
 Every failure reaches the callers as a StoreError.
 """
@@ -60,7 +60,7 @@ _SESSION_ENDED = (
 _DATABASE_ERRORS = (SQLAlchemyError, *_DRIVER_ERRORS)
 # How long one SQLite drain may keep the pool's only connection from other work: a batch begun
 # within it is finished.
-DRAIN_SECONDS = 0.01
+DRAIN_SECONDS = 0.005
 
 # A caller's rows and the future it awaits; a caller's future and what failed its rows.
 _Waiting = tuple[Sequence[Row], "asyncio.Future[None]"]
@@ -201,11 +201,15 @@ class _Drain:
     writer: GroupCommit
 
     def run(self, connection: sqlite3.Connection) -> None:
+        """The first batch whatever the time (a call that stored nothing would be sent
+        again and again), then more until the time is up or nobody is waiting."""
         deadline = time.monotonic() + DRAIN_SECONDS
-        while self.pending and time.monotonic() < deadline:
+        while self.pending:
             batch = [self.pending.popleft() for _ in range(len(self.pending))]
             outcomes, commits = self._store(connection, batch)
             self.loop.call_soon_threadsafe(self._told, outcomes, commits)
+            if time.monotonic() >= deadline:
+                return
 
     def _store(
         self, connection: sqlite3.Connection, batch: list[_Waiting]
