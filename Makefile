@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test fuzz faults deps contracts check lint typecheck format clean
+.PHONY: run test fuzz faults bench-tools deps contracts check lint typecheck format clean
 
 run: contracts ## start the devnet and the service on http://127.0.0.1:8000
 	$(BIN)/crossfill devnet
@@ -26,6 +26,14 @@ fuzz: contracts
 faults: contracts
 	$(BIN)/python -m tests.faults.soak --database sqlite
 	$(BIN)/python -m tests.faults.soak --database postgres
+
+# What the benchmarks need beyond `deps`: wrk (`bench.quote --wrk`), a C program from Debian's
+# packages (root, or sudo, installs it).
+bench-tools: contracts
+	@command -v wrk >/dev/null || { \
+		if [ "$$(id -u)" = 0 ]; then apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }; \
+		else sudo apt-get install -y wrk || { sudo apt-get update && sudo apt-get install -y wrk; }; fi; }
+	@wrk --version 2>&1 | head -1 || true
 
 deps: $(PY_STAMP) $(NPM_STAMP)
 

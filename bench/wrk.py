@@ -65,7 +65,7 @@ def run_wrk(
     """`connections` connections in a closed loop for `seconds`, body i+1 after body i."""
     wrk = shutil.which("wrk")
     if wrk is None:
-        raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
+        raise SystemExit("wrk is not installed: `make bench-tools` installs it (Debian: wrk)")
     script = _SCRIPT % {
         "bodies": ", ".join(_lua_string(body.decode()) for body in bodies),
         "path": path,
