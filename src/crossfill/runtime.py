@@ -32,6 +32,7 @@ from crossfill.settings import Settings
 from crossfill.store import chain_controls
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.group_commit import GroupCommit
+from crossfill.store.wal_checkpoints import BACKSTOP_PAGES, WalCheckpoints, sqlite_file
 from crossfill.types import ChainId
 
 log = structlog.get_logger(__name__)
@@ -76,6 +77,8 @@ class Runtime:
     svm_chains: dict[ChainId, SvmChainRuntime] = field(default_factory=dict)
     # The perps exchange (chain 1337), when the deployment has one.
     perps: PerpsRuntime | None = None
+    # SQLite's log checkpointed off the commit path (None on PostgreSQL).
+    wal_checkpoints: WalCheckpoints | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @cached_property
@@ -127,7 +130,12 @@ class Runtime:
         clock: Callable[[], float] = time.monotonic,
     ) -> Runtime:
         deployment = deployment or load_deployment(settings.deployment_path, mode=settings.mode)
-        engine = create_engine(settings.database)
+        database_file = sqlite_file(settings.database)
+        wal_checkpoints = None if database_file is None else WalCheckpoints(database_file)
+        engine = create_engine(
+            settings.database,
+            autocheckpoint_pages=None if wal_checkpoints is None else BACKSTOP_PAGES,
+        )
         metrics = Metrics(multiprocess_dir=settings.prometheus_multiproc_dir)
         solver = deployment.solver.address
         chains = {
@@ -154,7 +162,13 @@ class Runtime:
             metrics,
             svm_chains=svm_chains,
             perps=perps,
+            wal_checkpoints=wal_checkpoints,
         )
+
+    def start_wal_checkpoints(self) -> None:
+        """SQLite: checkpoint the log on a thread of this process's own from now on."""
+        if self.wal_checkpoints is not None:
+            self.wal_checkpoints.start()
 
     async def start_followers(self) -> None:
         """Poll every chain once, then keep following: a process starts serving with chain
@@ -183,6 +197,8 @@ class Runtime:
             await client.close()
         if "quote_rows" in self.__dict__:  # created on first use
             await self.quote_rows.close()
+        if self.wal_checkpoints is not None:
+            await self.wal_checkpoints.stop()
         await self.engine.dispose()
 
 

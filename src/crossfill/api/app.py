@@ -97,6 +97,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime.start_wal_checkpoints()
         if follow_heads:
             await runtime.start_followers()
         tail = asyncio.create_task(app.state.outbox_tail.run(), name="outbox-tail")

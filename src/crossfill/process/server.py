@@ -60,6 +60,7 @@ async def run_workers_only(settings: Settings) -> None:
     runtime = Runtime.build(settings)
     workers = ProcessWorkers(runtime)
     try:
+        runtime.start_wal_checkpoints()
         await runtime.start_followers()
         await workers.start()
         log.info("workers running", chains=sorted(runtime.chains))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -31,12 +32,19 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
-def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
+def _sqlite_pragmas(
+    dbapi_connection: DBAPIConnection,
+    _record: ConnectionPoolEntry,
+    *,
+    autocheckpoint_pages: int | None,
+) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=5000")
+    if autocheckpoint_pages is not None:
+        cursor.execute(f"PRAGMA wal_autocheckpoint={int(autocheckpoint_pages)}")
     cursor.close()
 
 
@@ -60,7 +68,11 @@ def json_text(value: Any) -> str:
         return json.dumps(value)
 
 
-def create_engine(url: str, **engine_options: Any) -> AsyncEngine:
+def create_engine(
+    url: str, *, autocheckpoint_pages: int | None = None, **engine_options: Any
+) -> AsyncEngine:
+    """`autocheckpoint_pages` (SQLite): how long the write-ahead log may grow before a commit
+    checkpoints it, when another thread usually does (`store.wal_checkpoints`)."""
     engine_options = {"json_serializer": json_text, **engine_options}
     if is_sqlite(url):
         # SQLite has one writer. Connections racing for its lock wait in SQLite's busy handler,
@@ -74,7 +86,8 @@ def create_engine(url: str, **engine_options: Any) -> AsyncEngine:
             **engine_options,
         }
         engine = create_async_engine(url, **engine_options)
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        pragmas = functools.partial(_sqlite_pragmas, autocheckpoint_pages=autocheckpoint_pages)
+        event.listen(engine.sync_engine, "connect", pragmas)
         return engine
     return create_async_engine(url, pool_pre_ping=True, **engine_options)
 
