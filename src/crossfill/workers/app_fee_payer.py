@@ -13,13 +13,13 @@ earlier one (`payout_expiration`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 import structlog
 from eth_account.signers.local import LocalAccount
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import (
@@ -31,12 +31,11 @@ from crossfill.domain.call_request import (
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import Reverted
 from crossfill.loops import each_on_its_own, run_until_woken
-from crossfill.runtime import ChainRuntime
 from crossfill.store import app_fee_claims, commit_signals
 from crossfill.store.db import as_utc
 from crossfill.store.tables import AppFeeClaim
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.txmanager import TxManager
+from crossfill.workers.journalled_worker import JournalledWorker
 
 log = structlog.get_logger(__name__)
 PURPOSE = "claim"
@@ -73,25 +72,14 @@ def purpose_of(claim: AppFeeClaim) -> str:
     return f"{PURPOSE}:{claim.id}"
 
 
-class AppFeePayer:
-    def __init__(
-        self,
-        chain: ChainRuntime,
-        sessions: async_sessionmaker[AsyncSession],
-        txmanager: TxManager,
-        allocator: LocalAccount,
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-    ) -> None:
-        self.chain = chain
-        self.config = chain.config
-        self.sessions = sessions
-        self.txmanager = txmanager
-        self.allocator = allocator
-        self.now = now
-        self.interval_seconds = interval_seconds
-        self.name = f"app-fee-payer-{chain.config.id}"
+@dataclass(eq=False)
+class AppFeePayer(JournalledWorker):
+    # Signs the payouts' allocator attestations.
+    allocator: LocalAccount
+
+    @property
+    def name(self) -> str:
+        return f"app-fee-payer-{self.config.id}"
 
     async def run(self) -> None:
         await run_until_woken(

@@ -1,5 +1,6 @@
 """What a worker that sends through one chain's journal holds (the permit depositor, the
-sponsor collector, the gasless executor); each of them adds only its own work."""
+sponsor collector, the gasless executor, the refunder, the app-fee payer); each of them adds
+only its own work."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from crossfill.config import ChainConfig
 from crossfill.runtime import ChainRuntime
 from crossfill.workers.txmanager import TxManager
 
@@ -26,3 +28,7 @@ class JournalledWorker:
     _: KW_ONLY
     now: Callable[[], datetime]
     interval_seconds: float
+
+    @property
+    def config(self) -> ChainConfig:
+        return self.chain.config

@@ -12,15 +12,13 @@ unknown order id are kept for the operator (ORPHANED_DEPOSIT_REFUND), never paid
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from eth_account.signers.local import LocalAccount
 from eth_utils.address import to_checksum_address
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.app.refunds import plan_refund, plan_solver_refund, refund_calldata
 from crossfill.chains.depository_logs import RECEIVER
@@ -35,33 +33,18 @@ from crossfill.errors import ChainError, Reverted
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.quoting.money import convert_ceil
 from crossfill.quoting.prices import price_on_chain, value_on_chain
-from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
-from crossfill.workers.txmanager import TxManager
+from crossfill.workers.journalled_worker import JournalledWorker
 
 log = structlog.get_logger(__name__)
 REFUND = "refund"
 
 
-class Refunder:
-    def __init__(
-        self,
-        chain: ChainRuntime,
-        sessions: async_sessionmaker[AsyncSession],
-        txmanager: TxManager,
-        allocator: LocalAccount,
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-    ) -> None:
-        self.chain = chain
-        self.config = chain.config
-        self.sessions = sessions
-        self.txmanager = txmanager
-        self.allocator = allocator
-        self.now = now
-        self.interval_seconds = interval_seconds
+@dataclass(eq=False)
+class Refunder(JournalledWorker):
+    # Signs the refunds' allocator attestations.
+    allocator: LocalAccount
 
     async def run(self) -> None:
         await run_every(
