@@ -5,9 +5,11 @@ Under CI=true an unreachable PostgreSQL fails the run; elsewhere its tests are s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import asyncpg
 import pytest
@@ -63,14 +65,20 @@ async def database_url(request: pytest.FixtureRequest, tmp_path) -> AsyncIterato
         await _drop_postgres_database(name)
 
 
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    await upgrade_async(database_url)
-    engine = create_engine(database_url)
+@contextlib.asynccontextmanager
+async def _migrated(url: str) -> AsyncIterator[AsyncEngine]:
+    await upgrade_async(url)
+    engine = create_engine(url)
     try:
         yield engine
     finally:
         await engine.dispose()
+
+
+@pytest.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    async with _migrated(database_url) as engine:
+        yield engine
 
 
 @pytest.fixture
@@ -82,11 +90,15 @@ def backend(database_url: str) -> Iterator[str]:
 async def postgres_engine() -> AsyncIterator[AsyncEngine]:
     """A migrated throwaway PostgreSQL database, for tests of PostgreSQL-only behaviour."""
     name = await _create_postgres_database()
-    url = _postgres_url(name)
-    await upgrade_async(url)
-    engine = create_engine(url)
     try:
-        yield engine
+        async with _migrated(_postgres_url(name)) as engine:
+            yield engine
     finally:
-        await engine.dispose()
         await _drop_postgres_database(name)
+
+
+@pytest.fixture
+async def sqlite_engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    """A migrated SQLite database, for tests of SQLite-only behaviour."""
+    async with _migrated(f"sqlite+aiosqlite:///{tmp_path / 'crossfill.db'}") as engine:
+        yield engine

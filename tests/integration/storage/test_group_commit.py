@@ -7,7 +7,6 @@ import asyncio
 import itertools
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from crossfill.errors import StoreError
 from crossfill.store.bulk_insert import SqliteBulkInsert
 from crossfill.store.db import as_utc, create_engine, session_factory
 from crossfill.store.group_commit import GroupCommit, Row
-from crossfill.store.migrate import upgrade_async
 from crossfill.store.requests import APP_FEES, REQUESTS
 from crossfill.store.tables import ApiKey, AppFee, Base, Request
 from tests.integration.storage.request_rows import ADDRESS, request_row
@@ -244,17 +242,6 @@ class _EndlessCallers(SqliteBulkInsert):
         if self.flowing:
             self.pending.append((_key(next(self.indexes)), self.loop.create_future()))
         return super().statements(rows)
-
-
-@pytest.fixture
-async def sqlite_engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'crossfill.db'}"
-    await upgrade_async(url)
-    engine = create_engine(url)
-    try:
-        yield engine
-    finally:
-        await engine.dispose()
 
 
 async def test_other_work_gets_the_connection_while_callers_keep_adding_rows(
