@@ -103,5 +103,8 @@ class PerpsRefunder(DueRefunds):
             deposit.refund_tx_hash = ledger_hash
             deposit.refund_amount = deposit.amount
             recorded = await self._record_on_request(session, deposit, ledger_hash, now=now)
-        if recorded:
-            log.info("perps transfer refunded", deposit_id=deposit_id, hash=ledger_hash)
+        # Every paid refund, whether or not a request records it (none for a transfer that
+        # named no request, or a second deposit for one).
+        log.info(
+            "perps transfer refunded", deposit_id=deposit_id, hash=ledger_hash, on_request=recorded
+        )

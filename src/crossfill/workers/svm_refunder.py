@@ -73,6 +73,7 @@ class SvmRefunder(DueRefunds):
         outcome = await self.payer.pay(self.order_of(deposit, reason))
         if isinstance(outcome, Paid):
             await self._mark(deposit.id, "done", outcome.signature)
+            log.info("svm deposit refunded", deposit=deposit.tx_hash, signature=outcome.signature)
         elif isinstance(outcome, Refused):
             log.error("svm refund refused", deposit=deposit.tx_hash, error=outcome.error)
             await self._mark(deposit.id, "skipped", None)
