@@ -31,7 +31,7 @@ import asyncio
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import aiosqlite
@@ -128,7 +128,7 @@ class GroupCommit:
     async def _write_pending_sqlite(self) -> None:
         if self._sqlite_insert is None:
             self._sqlite_insert = SqliteBulkInsert(self.engine.dialect)
-        drain = _Drain(self._pending, self._sqlite_insert, asyncio.get_running_loop(), self)
+        drain = _Drain(self._pending, self._sqlite_insert, asyncio.get_running_loop(), self._told)
         while self._pending:
             try:
                 async with self.engine.connect() as connection:
@@ -144,6 +144,12 @@ class GroupCommit:
                 error = _stored_error(exc)
                 while self._pending:
                     _settle(self._pending.popleft()[1], error)
+
+    def _told(self, outcomes: list[_Outcome], commits: int) -> None:
+        """SQLite, on the event loop: a batch committed (or not) on aiosqlite's thread."""
+        self.commits += commits
+        for done, error in outcomes:
+            _settle(done, error)
 
     async def _commit_postgres(self, rows: Sequence[Row]) -> None:
         if self._bulk_insert is None:
@@ -198,7 +204,8 @@ class _Drain:
     pending: deque[_Waiting]
     insert: SqliteBulkInsert
     loop: asyncio.AbstractEventLoop
-    writer: GroupCommit
+    # Run on the event loop with a batch's outcomes and the transactions it committed.
+    told: Callable[[list[_Outcome], int], None]
 
     def run(self, connection: sqlite3.Connection) -> None:
         """The first batch whatever the time (a call that stored nothing would be sent
@@ -207,7 +214,7 @@ class _Drain:
         while self.pending:
             batch = [self.pending.popleft() for _ in range(len(self.pending))]
             outcomes, commits = self._store(connection, batch)
-            self.loop.call_soon_threadsafe(self._told, outcomes, commits)
+            self.loop.call_soon_threadsafe(self.told, outcomes, commits)
             if time.monotonic() >= deadline:
                 return
 
@@ -231,12 +238,6 @@ class _Drain:
         except Exception as exc:
             return _stored_error(exc)
         return None
-
-    def _told(self, outcomes: list[_Outcome], commits: int) -> None:
-        """On the event loop."""
-        self.writer.commits += commits
-        for done, error in outcomes:
-            _settle(done, error)
 
 
 def _insert_and_commit(

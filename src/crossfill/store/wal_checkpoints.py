@@ -83,12 +83,10 @@ class WalCheckpoints:
                     connection, last, interval = None, None, QUIET_INTERVAL_SECONDS
                     continue
                 failure = None
-                if copied and (logged, copied) != last:
+                grew, last = (logged, copied) != last, (logged, copied)
+                if grew and copied:
                     self.copied += 1
-                interval = (
-                    BUSY_INTERVAL_SECONDS if (logged, copied) != last else QUIET_INTERVAL_SECONDS
-                )
-                last = (logged, copied)
+                interval = BUSY_INTERVAL_SECONDS if grew else QUIET_INTERVAL_SECONDS
         finally:
             if connection is not None:
                 connection.close()

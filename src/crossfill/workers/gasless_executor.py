@@ -42,7 +42,7 @@ log = structlog.get_logger(__name__)
 class GaslessExecutor(JournalledWorker):
     @property
     def name(self) -> str:
-        return f"gasless-{self.chain.config.id}-{self.txmanager.sender[:10]}"
+        return f"gasless-{self.config.id}-{self.txmanager.sender[:10]}"
 
     async def run(self) -> None:
         await self.txmanager.rebroadcast()
@@ -54,7 +54,7 @@ class GaslessExecutor(JournalledWorker):
         await self.txmanager.hold_signer()  # another process signing for this sponsor
         async with self.sessions() as session:
             open_executions = await gasless_executions.open_on(
-                session, self.chain.config.id, self.txmanager.sender, limit=20
+                session, self.config.id, self.txmanager.sender, limit=20
             )
         await each_on_its_own(
             self.name, open_executions, self._advance, label=lambda row: row.request_id
@@ -62,7 +62,7 @@ class GaslessExecutor(JournalledWorker):
         await replace_stuck(
             self.txmanager,
             self.sessions,
-            older_than=timedelta(seconds=self.chain.config.replace_stuck_after_seconds),
+            older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
         )
 
     async def _advance(self, execution: GaslessExecution) -> None:
@@ -107,7 +107,7 @@ class GaslessExecutor(JournalledWorker):
                 session,
                 request_id,
                 kind="deposit",
-                chain_id=self.chain.config.id,
+                chain_id=self.config.id,
                 tx_hash=tx_hash,
                 status="pending",
                 now=now,
@@ -139,7 +139,7 @@ class GaslessExecutor(JournalledWorker):
             )
 
     def _pays(self, request: Request, receipt: dict[str, Any]) -> bool:
-        contracts = self.chain.config.contracts
+        contracts = self.config.contracts
         payments = payments_in(
             receipt["logs"], depository=contracts.depository, router=contracts.router
         )
@@ -206,7 +206,7 @@ class GaslessExecutor(JournalledWorker):
                     session,
                     execution.request_id,
                     kind=kind,
-                    chain_id=self.chain.config.id,
+                    chain_id=self.config.id,
                     tx_hash=tx_hash,
                     status="success" if succeeded else "failure",
                     now=now,

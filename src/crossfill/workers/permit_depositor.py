@@ -29,7 +29,7 @@ SEND_MARGIN_SECONDS = 30
 class PermitDepositor(JournalledWorker):
     @property
     def name(self) -> str:
-        return f"permit-depositor-{self.chain.config.id}"
+        return f"permit-depositor-{self.config.id}"
 
     async def run(self) -> None:
         await run_until_woken(
@@ -43,7 +43,7 @@ class PermitDepositor(JournalledWorker):
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave deposits to it
         async with self.sessions() as session:
-            signed = await permit_deposits.signed_on(session, self.chain.config.id, limit=20)
+            signed = await permit_deposits.signed_on(session, self.config.id, limit=20)
         await each_on_its_own(self.name, signed, self._deposit, label=lambda row: row.request_id)
 
     async def _settle(self, request_id: str, state: str, tx_hash: str | None) -> None:
@@ -68,7 +68,7 @@ class PermitDepositor(JournalledWorker):
             log.warning("permit expired unsent", request_id=permit.request_id)
             await self._settle(permit.request_id, permit_deposits.FAILED, None)
             return
-        depository = self.chain.config.contracts.depository
+        depository = self.config.contracts.depository
         data = calldata.deposit_erc20_with_authorization(
             permit.depositor,
             permit.currency,

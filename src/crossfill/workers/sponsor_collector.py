@@ -25,7 +25,7 @@ PURPOSE = "sponsor"
 class SponsorCollector(JournalledWorker):
     @property
     def name(self) -> str:
-        return f"sponsor-collector-{self.chain.config.id}"
+        return f"sponsor-collector-{self.config.id}"
 
     async def run(self) -> None:
         await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
@@ -33,7 +33,7 @@ class SponsorCollector(JournalledWorker):
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave pulls to it
         async with self.sessions() as session:
-            due = await sponsor_payments.due_on(session, self.chain.config.id, limit=20)
+            due = await sponsor_payments.due_on(session, self.config.id, limit=20)
         await each_on_its_own(
             self.name, due, self._collect, label=lambda payment: payment.request_id
         )
