@@ -60,6 +60,14 @@ def test_struct_arguments_are_encoded_as_tuples() -> None:
         (ERC20, "approve", None, ("0x" + "11" * 20, 10**18)),
         ("Depository", "depositErc20", 4, ("0x" + "22" * 20, "0x" + "33" * 20, 5, b"\x01" * 32)),
         ("Depository", "execute", None, (([("0x" + "44" * 20, b"\x02\x03", 7, True)], 1, 2), b"x")),
+        # A checksummed address, and an address[] (a swap's path).
+        (ERC20, "transfer", None, ("0x70997970C51812dc3A010C7d01b50e0d17dc79C8", 1)),
+        (
+            V2_ROUTER,
+            "swapExactETHForTokens",
+            None,
+            (1, ["0x" + "55" * 20, "0x" + "66" * 20], "0x" + "77" * 20, 2**32 - 1),
+        ),
     ],
 )
 def test_calldata_is_what_eth_abi_encodes(
@@ -71,9 +79,17 @@ def test_calldata_is_what_eth_abi_encodes(
     assert abi_function.encode(*values) == expected  # the encoder kept from the first call
 
 
-def test_arguments_of_the_wrong_type_are_refused() -> None:
+@pytest.mark.parametrize(
+    "address", ["0x12", "0x" + "1" * 41, "11" * 20, "0x" + "g1" * 20, b"\x01" * 19, 5, None]
+)
+def test_arguments_of_the_wrong_type_are_refused(address: object) -> None:
     with pytest.raises(EncodingError):
-        function(ERC20, "approve").encode("0x12", 1)
+        function(ERC20, "approve").encode(address, 1)
+
+
+def test_an_address_may_be_its_20_bytes() -> None:
+    approve = function(ERC20, "approve")
+    assert approve.encode(b"\x11" * 20, 3) == approve.encode("0x" + "11" * 20, 3)
 
 
 def test_unknown_names_are_refused() -> None:

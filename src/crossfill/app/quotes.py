@@ -3,7 +3,6 @@ or preview its price (the same checks, nothing stored)."""
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -115,7 +114,7 @@ async def _planned(runtime: Runtime, body: QuoteRequest, api_key_id: int | None)
         chains=_chain_views(runtime),
         deployment=runtime.deployment,
         now=datetime.now(UTC),
-        entropy=Entropy(request_id=os.urandom(32), salt=int.from_bytes(os.urandom(32))),
+        entropy=Entropy.draw(),
         sponsor_wallet=await _sponsor_wallet(runtime, body, api_key_id),
     )
     await _check_sponsor_funds(runtime, quote)
@@ -251,7 +250,7 @@ def arrival_rows(
             chains=_chain_views(runtime),
             deployment=runtime.deployment,
             now=datetime.now(UTC),
-            entropy=Entropy(request_id=os.urandom(32), salt=int.from_bytes(os.urandom(32))),
+            entropy=Entropy.draw(),
         ),
         deposit_address=terms,
     )

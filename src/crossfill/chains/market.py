@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from eth_abi.exceptions import DecodingError
 
@@ -38,6 +38,9 @@ class MarketSnapshot:
     reserves: dict[str, tuple[int, int]]
     # Lower-case currency address -> its feed's latest round.
     feed_rounds: dict[str, FeedRound]
+    # Prices derived from these reserves, kept by `quoting.prices` as it first works each out
+    # (every quote of a head asks for the same few): (pool token, decimals) -> micro-USD.
+    pool_prices: dict[tuple[str, int], int | None] = field(default_factory=dict, compare=False)
 
 
 def _reserves(returned: bytes | None) -> tuple[int, int] | None:

@@ -9,13 +9,14 @@ Everything is looked up on first use, so importing this module needs no artifact
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any, cast
 
 from eth_abi.abi import decode
-from eth_abi.encoding import TupleEncoder
-from eth_abi.registry import registry
+from eth_abi.encoding import AddressEncoder, TupleEncoder
+from eth_abi.registry import BaseEquals, registry
 from eth_typing import ABIEvent, ABIFunction
 from eth_utils.abi import (
     collapse_if_tuple,
@@ -33,6 +34,34 @@ V2_PAIR = "UniswapV2Pair"
 V2_ROUTER = "UniswapV2Router02"
 
 
+_HEX_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}", re.ASCII)
+
+
+class _HexAddressEncoder(AddressEncoder):  # type: ignore[misc]
+    """eth_abi's address encoder for what this service passes as an address: 0x-hex (any
+    case) or 20 raw bytes, read as they are. eth_abi's own sends every address through
+    eth_utils' normalisation and mixed-case checksum test, about a tenth of a swap quote's
+    planning; addresses reach calldata already parsed (`domain.identifiers`) or configured."""
+
+    @classmethod
+    def validate_value(cls, value: Any) -> None:
+        if isinstance(value, bytes):
+            if len(value) != 20:
+                cls.invalidate_value(value)
+        elif not isinstance(value, str) or _HEX_ADDRESS.fullmatch(value) is None:
+            cls.invalidate_value(value)
+
+    @staticmethod
+    def encode_fn(value: str | bytes) -> bytes:
+        return value if isinstance(value, bytes) else bytes.fromhex(value[2:])
+
+
+# eth_abi's registry with the address encoder above (arrays and tuples of addresses too).
+_ENCODERS = registry.copy()
+_ENCODERS.unregister_encoder("address")
+_ENCODERS.register_encoder(BaseEquals("address"), _HexAddressEncoder, label="address")
+
+
 @dataclass(frozen=True)
 class AbiFunction:
     name: str
@@ -43,7 +72,7 @@ class AbiFunction:
     @cached_property
     def _encoder(self) -> TupleEncoder:
         """The arguments' encoder, built once (`eth_abi.encode` builds one on every call)."""
-        encoders = [registry.get_encoder(kind) for kind in self.input_types]
+        encoders = [_ENCODERS.get_encoder(kind) for kind in self.input_types]
         return TupleEncoder(encoders=encoders)  # type: ignore[no-untyped-call]
 
     def encode(self, *arguments: Any) -> bytes:

@@ -57,35 +57,47 @@ class PriceBook:
     def _pool_price(
         self, config: ChainConfig, state: ChainState, currency: CurrencyConfig
     ) -> int | None:
-        """Against the deepest pool pairing it with a fixed-price currency."""
-        token = pool_token(config, currency)
-        anchors = {
-            c.address.lower(): c
-            for c in config.erc20_currencies
-            if c.price_source == "fixed" and c.usd_price is not None
-        }
-        best: tuple[int, int] | None = None  # (anchor reserve, price)
-        for pool in config.pools:
-            reserves = state.market.reserves.get(pool.address.lower())
-            tokens = (pool.token0.lower(), pool.token1.lower())
-            if reserves is None or token not in tokens:
-                continue
-            other = tokens[1] if tokens[0] == token else tokens[0]
-            anchor = anchors.get(other)
-            if anchor is None or anchor.usd_price is None:
-                continue
-            own_reserve, anchor_reserve = reserves if tokens[0] == token else reserves[::-1]
-            if own_reserve == 0 or anchor_reserve == 0:
-                continue
-            price = (
-                anchor_reserve
-                * usd_micros_per_unit(anchor.usd_price)
-                * unit(currency.decimals)
-                // (own_reserve * unit(anchor.decimals))
-            )
-            if best is None or anchor_reserve > best[0]:
-                best = (anchor_reserve, price)
-        return None if best is None else best[1]
+        """Against the deepest pool pairing it with a fixed-price currency; worked out once
+        per market snapshot (the chain's configuration does not change under it)."""
+        key = (pool_token(config, currency), currency.decimals)
+        known = state.market.pool_prices
+        if key not in known:
+            known[key] = _deepest_pool_price(config, state, currency)
+        return known[key]
+
+
+def _deepest_pool_price(
+    config: ChainConfig, state: ChainState, currency: CurrencyConfig
+) -> int | None:
+    """Against the deepest pool pairing it with a fixed-price currency."""
+    token = pool_token(config, currency)
+    anchors = {
+        c.address.lower(): c
+        for c in config.erc20_currencies
+        if c.price_source == "fixed" and c.usd_price is not None
+    }
+    best: tuple[int, int] | None = None  # (anchor reserve, price)
+    for pool in config.pools:
+        reserves = state.market.reserves.get(pool.address.lower())
+        tokens = (pool.token0.lower(), pool.token1.lower())
+        if reserves is None or token not in tokens:
+            continue
+        other = tokens[1] if tokens[0] == token else tokens[0]
+        anchor = anchors.get(other)
+        if anchor is None or anchor.usd_price is None:
+            continue
+        own_reserve, anchor_reserve = reserves if tokens[0] == token else reserves[::-1]
+        if own_reserve == 0 or anchor_reserve == 0:
+            continue
+        price = (
+            anchor_reserve
+            * usd_micros_per_unit(anchor.usd_price)
+            * unit(currency.decimals)
+            // (own_reserve * unit(anchor.decimals))
+        )
+        if best is None or anchor_reserve > best[0]:
+            best = (anchor_reserve, price)
+    return None if best is None else best[1]
 
 
 def price_on_chain(
