@@ -17,7 +17,7 @@ from typing import Any, cast
 from eth_abi.abi import decode
 from eth_abi.encoding import AddressEncoder, TupleEncoder
 from eth_abi.registry import BaseEquals, registry
-from eth_typing import ABIEvent, ABIFunction
+from eth_typing import ABIEvent, ABIFunction, Address
 from eth_utils.abi import (
     collapse_if_tuple,
     event_abi_to_log_topic,
@@ -37,7 +37,11 @@ V2_ROUTER = "UniswapV2Router02"
 _HEX_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}", re.ASCII)
 
 
-class _HexAddressEncoder(AddressEncoder):  # type: ignore[misc]
+def _address_bytes(value: str | bytes) -> Address:
+    return Address(value if isinstance(value, bytes) else bytes.fromhex(value[2:]))
+
+
+class _HexAddressEncoder(AddressEncoder):
     """eth_abi's address encoder for what this service passes as an address: 0x-hex (any
     case) or 20 raw bytes, read as they are. eth_abi's own sends every address through
     eth_utils' normalisation and mixed-case checksum test, about a tenth of a swap quote's
@@ -51,15 +55,17 @@ class _HexAddressEncoder(AddressEncoder):  # type: ignore[misc]
         elif not isinstance(value, str) or _HEX_ADDRESS.fullmatch(value) is None:
             cls.invalidate_value(value)
 
-    @staticmethod
-    def encode_fn(value: str | bytes) -> bytes:
-        return value if isinstance(value, bytes) else bytes.fromhex(value[2:])
+    encode_fn = staticmethod(_address_bytes)  # type: ignore[assignment]
 
 
 # eth_abi's registry with the address encoder above (arrays and tuples of addresses too).
-_ENCODERS = registry.copy()
+_ENCODERS = registry.copy()  # type: ignore[no-untyped-call]
 _ENCODERS.unregister_encoder("address")
-_ENCODERS.register_encoder(BaseEquals("address"), _HexAddressEncoder, label="address")
+_ENCODERS.register_encoder(
+    BaseEquals("address"),  # type: ignore[no-untyped-call]
+    _HexAddressEncoder,
+    label="address",
+)
 
 
 @dataclass(frozen=True)
