@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app.deposit_addresses import (
     NO_QUOTES,
@@ -48,12 +49,11 @@ from crossfill.quoting.deposit_address import DepositAddressTerms
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.prices import value_on_chain
 from crossfill.quoting.request import QuoteRequest
-from crossfill.runtime import ChainRuntime
 from crossfill.store import address_transfers, requests
 from crossfill.store.requests import QuoteRows
 from crossfill.store.tables import AddressTransfer, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.txmanager import TxManager
+from crossfill.workers.journalled_worker import JournalledWorker
 
 log = structlog.get_logger(__name__)
 PURPOSE = "sweep"
@@ -66,29 +66,16 @@ INITIAL_LOOKBACK_BLOCKS = 256
 REWIND_BLOCKS = 64
 
 
-class DepositAddressSweeper:
-    def __init__(
-        self,
-        chain: ChainRuntime,
-        sessions: async_sessionmaker[AsyncSession],
-        txmanager: TxManager,
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-        reprice: Callable[[QuoteRequest, DepositAddressTerms], QuoteRows] | None = None,
-    ) -> None:
-        self.chain = chain
-        # Prices an open address's arrival (`app.quotes.arrival_rows`); None: never priced.
-        self.reprice = reprice
-        self.config = chain.config
-        self.sessions = sessions
-        self.txmanager = txmanager
-        self.now = now
-        self.interval_seconds = interval_seconds
-        self.factory = chain.config.contracts.deposit_address_factory
-        self._tokens = tuple(sorted(c.address.lower() for c in chain.config.erc20_currencies))
+@dataclass(eq=False)
+class DepositAddressSweeper(JournalledWorker):
+    # Prices an open address's arrival (`app.quotes.arrival_rows`); None: never priced.
+    reprice: Callable[[QuoteRequest, DepositAddressTerms], QuoteRows] | None = None
+
+    def __post_init__(self) -> None:
+        self.factory = self.config.contracts.deposit_address_factory
+        self._tokens = tuple(sorted(c.address.lower() for c in self.config.erc20_currencies))
         self._wakeup = asyncio.Event()
-        self._name = f"deposit-addresses-{chain.config.id}"
+        self._name = f"deposit-addresses-{self.config.id}"
         # The block (number, hash) this sweeper last committed its cursor at: a tick at that
         # same head has nothing to scan, and reads neither the addresses nor the cursor.
         self._scanned_to: tuple[int, str] | None = None

@@ -1,6 +1,6 @@
-"""What a worker that sends through one chain's journal holds (the permit depositor, the
-sponsor collector, the gasless executor, the refunder, the app-fee payer); each of them adds
-only its own work."""
+"""What a worker that sends through one chain's journal holds (the solver, the deposit-address
+sweeper, the permit depositor, the sponsor collector, the gasless executor, the refunder, the
+app-fee payer); each of them adds only its own work."""
 
 from __future__ import annotations
 

@@ -8,14 +8,13 @@ itself refuses a second fill of an order on-chain.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import structlog
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app.fill_outcome import delivered_amount
 from crossfill.app.fills import filler_calldata, revert_reason, stored_fill_plan
@@ -30,12 +29,12 @@ from crossfill.errors import ChainError, Reverted, SignerBusy
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.quoting.prices import value_on_chain
-from crossfill.runtime import ChainRuntime
 from crossfill.store import requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, RequestTransaction, SentTransaction
+from crossfill.workers.journalled_worker import JournalledWorker
 from crossfill.workers.replacements import replace_stuck
-from crossfill.workers.txmanager import Call, TxManager, journalled
+from crossfill.workers.txmanager import Call, journalled
 
 log = structlog.get_logger(__name__)
 FILL = "fill"
@@ -56,26 +55,13 @@ async def _known(journal: SentTransaction | None) -> SentTransaction | None:
     return journal
 
 
-class Solver:
-    def __init__(
-        self,
-        chain: ChainRuntime,
-        sessions: async_sessionmaker[AsyncSession],
-        txmanager: TxManager,
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-        owner: str,
-        metrics: Metrics,
-    ) -> None:
-        self.chain = chain
-        self.config = chain.config
-        self.sessions = sessions
-        self.txmanager = txmanager
-        self.now = now
-        self.interval_seconds = interval_seconds
-        self.owner = owner
-        self.metrics = metrics
+@dataclass(eq=False)
+class Solver(JournalledWorker):
+    # Who leases the requests it fills (this process).
+    owner: str
+    metrics: Metrics
+
+    def __post_init__(self) -> None:
         self._wakeup = asyncio.Event()
         # Requests this process's indexer just made pending, filled first at the next tick.
         self._handed: list[str] = []
