@@ -87,6 +87,21 @@ def test_arguments_of_the_wrong_type_are_refused(address: object) -> None:
         function(ERC20, "approve").encode(address, 1)
 
 
+@pytest.mark.parametrize(
+    "batch",
+    [
+        ([("0x12", b"", 1, True)], 1, 2),  # an element that is no address
+        ([("0x" + "44" * 20, b"", -1, True)], 1, 2),  # a negative uint
+        ([("0x" + "44" * 20, b"", 1)], 1, 2),  # a call one field short
+        ([], 1),  # a batch one field short
+        "not a tuple",
+    ],
+)
+def test_struct_arguments_that_do_not_fit_are_refused(batch: object) -> None:
+    with pytest.raises(EncodingError):
+        function("Depository", "execute").encode(batch, b"")
+
+
 def test_an_address_may_be_its_20_bytes() -> None:
     approve = function(ERC20, "approve")
     assert approve.encode(b"\x11" * 20, 3) == approve.encode("0x" + "11" * 20, 3)

@@ -16,7 +16,8 @@ from typing import Any, cast
 
 from eth_abi.abi import decode
 from eth_abi.encoding import AddressEncoder, TupleEncoder
-from eth_abi.registry import BaseEquals, registry
+from eth_abi.exceptions import ValueOutOfBounds
+from eth_abi.registry import BaseEquals, is_base_tuple, registry
 from eth_typing import ABIEvent, ABIFunction, Address
 from eth_utils.abi import (
     collapse_if_tuple,
@@ -58,7 +59,25 @@ class _HexAddressEncoder(AddressEncoder):
     encode_fn = staticmethod(_address_bytes)  # type: ignore[assignment]
 
 
-# eth_abi's registry with the address encoder above (arrays and tuples of addresses too).
+class _TupleEncoder(TupleEncoder):
+    """eth_abi's tuple encoder, checking the tuple's shape only before encoding it: eth_abi's
+    validates every element (and, in nested tuples and arrays, every element again at each
+    level) and then encodes each, which validates it once more. An element that does not fit
+    still fails, as its own encoder's EncodingError, and nothing is returned."""
+
+    def validate_value(self, value: Any) -> None:
+        if not isinstance(value, list | tuple):
+            self.invalidate_value(value, msg="must be list-like object such as array or tuple")
+        expected = len(self.encoders or ())
+        if len(value) != expected:
+            self.invalidate_value(
+                value,
+                exc=ValueOutOfBounds,
+                msg=f"value has {len(value)} items when {expected} were expected",
+            )
+
+
+# eth_abi's registry with the two encoders above (for arrays and tuples of them too).
 _ENCODERS = registry.copy()  # type: ignore[no-untyped-call]
 _ENCODERS.unregister_encoder("address")
 _ENCODERS.register_encoder(
@@ -66,6 +85,8 @@ _ENCODERS.register_encoder(
     _HexAddressEncoder,
     label="address",
 )
+_ENCODERS.unregister_encoder("is_base_tuple")
+_ENCODERS.register_encoder(is_base_tuple, _TupleEncoder, label="is_base_tuple")
 
 
 @dataclass(frozen=True)
@@ -76,10 +97,10 @@ class AbiFunction:
     output_types: tuple[str, ...]
 
     @cached_property
-    def _encoder(self) -> TupleEncoder:
+    def _encoder(self) -> _TupleEncoder:
         """The arguments' encoder, built once (`eth_abi.encode` builds one on every call)."""
         encoders = [_ENCODERS.get_encoder(kind) for kind in self.input_types]
-        return TupleEncoder(encoders=encoders)  # type: ignore[no-untyped-call]
+        return _TupleEncoder(encoders=encoders)  # type: ignore[no-untyped-call]
 
     def encode(self, *arguments: Any) -> bytes:
         """Calldata: the selector and the ABI-encoded arguments."""
