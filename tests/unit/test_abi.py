@@ -8,6 +8,7 @@ from eth_abi.abi import encode
 from eth_abi.exceptions import EncodingError
 
 from crossfill.contracts.abi import ERC20, PRICE_FEED, V2_PAIR, V2_ROUTER, event, function
+from crossfill.contracts.abi_encoders import ENCODERS
 
 WELL_KNOWN_SELECTORS = [
     (ERC20, "transfer", "a9059cbb"),
@@ -100,6 +101,16 @@ def test_arguments_of_the_wrong_type_are_refused(address: object) -> None:
 def test_struct_arguments_that_do_not_fit_are_refused(batch: object) -> None:
     with pytest.raises(EncodingError):
         function("Depository", "execute").encode(batch, b"")
+
+
+@pytest.mark.parametrize("bits", [8, 32, 256])
+def test_uints_encode_as_eth_abi_does_up_to_their_bounds(bits: int) -> None:
+    encoder = ENCODERS.get_encoder(f"uint{bits}")
+    for value in (0, 1, 2**bits - 1):
+        assert encoder(value) == encode([f"uint{bits}"], [value])
+    for refused in (2**bits, -1, True, 1.0, "1"):
+        with pytest.raises(EncodingError):
+            encoder(refused)
 
 
 def test_an_address_may_be_its_20_bytes() -> None:

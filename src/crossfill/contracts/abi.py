@@ -9,16 +9,12 @@ Everything is looked up on first use, so importing this module needs no artifact
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any, cast
 
 from eth_abi.abi import decode
-from eth_abi.encoding import AddressEncoder, TupleEncoder
-from eth_abi.exceptions import ValueOutOfBounds
-from eth_abi.registry import BaseEquals, is_base_tuple, registry
-from eth_typing import ABIEvent, ABIFunction, Address
+from eth_typing import ABIEvent, ABIFunction
 from eth_utils.abi import (
     collapse_if_tuple,
     event_abi_to_log_topic,
@@ -27,66 +23,13 @@ from eth_utils.abi import (
     get_abi_output_types,
 )
 
+from crossfill.contracts.abi_encoders import ENCODERS, ShapeCheckedTupleEncoder
 from crossfill.contracts.artifacts import load_artifact
 
 ERC20 = "TestUSDC"
 PRICE_FEED = "TestPriceFeed"
 V2_PAIR = "UniswapV2Pair"
 V2_ROUTER = "UniswapV2Router02"
-
-
-_HEX_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}", re.ASCII)
-
-
-def _address_bytes(value: str | bytes) -> Address:
-    return Address(value if isinstance(value, bytes) else bytes.fromhex(value[2:]))
-
-
-class _HexAddressEncoder(AddressEncoder):
-    """eth_abi's address encoder for what this service passes as an address: 0x-hex (any
-    case) or 20 raw bytes, read as they are. eth_abi's own sends every address through
-    eth_utils' normalisation and mixed-case checksum test, about a tenth of a swap quote's
-    planning; addresses reach calldata already parsed (`domain.identifiers`) or configured."""
-
-    @classmethod
-    def validate_value(cls, value: Any) -> None:
-        if isinstance(value, bytes):
-            if len(value) != 20:
-                cls.invalidate_value(value)
-        elif not isinstance(value, str) or _HEX_ADDRESS.fullmatch(value) is None:
-            cls.invalidate_value(value)
-
-    encode_fn = staticmethod(_address_bytes)  # type: ignore[assignment]
-
-
-class _TupleEncoder(TupleEncoder):
-    """eth_abi's tuple encoder, checking the tuple's shape only before encoding it: eth_abi's
-    validates every element (and, in nested tuples and arrays, every element again at each
-    level) and then encodes each, which validates it once more. An element that does not fit
-    still fails, as its own encoder's EncodingError, and nothing is returned."""
-
-    def validate_value(self, value: Any) -> None:
-        if not isinstance(value, list | tuple):
-            self.invalidate_value(value, msg="must be list-like object such as array or tuple")
-        expected = len(self.encoders or ())
-        if len(value) != expected:
-            self.invalidate_value(
-                value,
-                exc=ValueOutOfBounds,
-                msg=f"value has {len(value)} items when {expected} were expected",
-            )
-
-
-# eth_abi's registry with the two encoders above (for arrays and tuples of them too).
-_ENCODERS = registry.copy()  # type: ignore[no-untyped-call]
-_ENCODERS.unregister_encoder("address")
-_ENCODERS.register_encoder(
-    BaseEquals("address"),  # type: ignore[no-untyped-call]
-    _HexAddressEncoder,
-    label="address",
-)
-_ENCODERS.unregister_encoder("is_base_tuple")
-_ENCODERS.register_encoder(is_base_tuple, _TupleEncoder, label="is_base_tuple")
 
 
 @dataclass(frozen=True)
@@ -97,10 +40,10 @@ class AbiFunction:
     output_types: tuple[str, ...]
 
     @cached_property
-    def _encoder(self) -> _TupleEncoder:
+    def _encoder(self) -> ShapeCheckedTupleEncoder:
         """The arguments' encoder, built once (`eth_abi.encode` builds one on every call)."""
-        encoders = [_ENCODERS.get_encoder(kind) for kind in self.input_types]
-        return _TupleEncoder(encoders=encoders)  # type: ignore[no-untyped-call]
+        encoders = [ENCODERS.get_encoder(kind) for kind in self.input_types]
+        return ShapeCheckedTupleEncoder(encoders=encoders)  # type: ignore[no-untyped-call]
 
     def encode(self, *arguments: Any) -> bytes:
         """Calldata: the selector and the ABI-encoded arguments."""
