@@ -142,6 +142,17 @@ def _hash(data: bytes) -> bytes:
     return digest
 
 
+@lru_cache(maxsize=4096)
+def _short_hash(data: bytes) -> bytes:
+    return _hash(data)
+
+
+def _bytes_hash(data: bytes) -> bytes:
+    """A bytes field's hash. Most are addresses (currencies, recipients) that come again on
+    order after order: up to 32 bytes, kept; longer values (calls) are hashed each time."""
+    return _short_hash(data) if len(data) <= 32 else _hash(data)
+
+
 @lru_cache(maxsize=1024)
 def _text_hash(text: str) -> bytes:
     """A string field's hash: the version and chain names, the same few on every order."""
@@ -324,7 +335,7 @@ def _input_hash(item: OrderInput) -> bytes:
             (
                 _TYPE_HASH["InputPayment"],
                 _text_hash(item.chain_id),
-                _hash(item.currency),
+                _bytes_hash(item.currency),
                 _uint256(item.amount),
                 _uint256(item.weight),
             )
@@ -340,11 +351,11 @@ def _refund_hash(refund: InputRefund) -> bytes:
             (
                 _TYPE_HASH["InputRefund"],
                 _text_hash(refund.chain_id),
-                _hash(refund.recipient),
-                _hash(refund.currency),
+                _bytes_hash(refund.recipient),
+                _bytes_hash(refund.currency),
                 _uint256(refund.minimum_amount),
                 _uint32(refund.deadline),
-                _hash(refund.extra_data),
+                _bytes_hash(refund.extra_data),
             )
         )
     )
@@ -356,8 +367,8 @@ def _output_hash(output: OrderOutput) -> bytes:
             b"".join(
                 (
                     _TYPE_HASH["OutputPayment"],
-                    _hash(payment.recipient),
-                    _hash(payment.currency),
+                    _bytes_hash(payment.recipient),
+                    _bytes_hash(payment.currency),
                     _uint256(payment.minimum_amount),
                     _uint256(payment.expected_amount),
                 )
@@ -373,7 +384,7 @@ def _output_hash(output: OrderOutput) -> bytes:
                 _hash(payments),
                 _uint32(output.deadline),
                 _hash(b"".join(_hash(call) for call in output.calls)),
-                _hash(output.extra_data),
+                _bytes_hash(output.extra_data),
             )
         )
     )
@@ -385,9 +396,9 @@ def _fee_hash(fee: OrderFee) -> bytes:
             (
                 _TYPE_HASH["Fee"],
                 _text_hash(fee.recipient_chain_id),
-                _hash(fee.recipient),
+                _bytes_hash(fee.recipient),
                 _text_hash(fee.currency_chain_id),
-                _hash(fee.currency),
+                _bytes_hash(fee.currency),
                 _uint256(fee.amount),
             )
         )

@@ -33,9 +33,10 @@ class RouteKind(StrEnum):
 
     @property
     def same_chain(self) -> bool:
-        return self not in (RouteKind.BRIDGE, RouteKind.CROSSCHAIN_SWAP)
+        return self not in _CROSS_CHAIN
 
 
+_CROSS_CHAIN = frozenset({RouteKind.BRIDGE, RouteKind.CROSSCHAIN_SWAP})
 # Route kind -> (`details.operation`, `requestType`).
 _NAMES = {
     RouteKind.BRIDGE: ("bridge", "Bridge"),
