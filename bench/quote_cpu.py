@@ -26,8 +26,9 @@ import orjson
 from tests.unit import quote_fixtures as fixtures
 
 from crossfill.api.schemas.quote import QuoteBody
+from crossfill.app.entropy import new_entropy
 from crossfill.app.fills import FillTerms, plan_fill
-from crossfill.quoting.engine import Entropy, plan_quote
+from crossfill.quoting.engine import plan_quote
 from crossfill.quoting.response import quote_wire
 from crossfill.store import requests
 from crossfill.types import NATIVE_EVM_ADDRESS
@@ -75,7 +76,7 @@ def _quoting(raw: bytes) -> Callable[[], bytes]:
     def quote() -> bytes:
         body = QuoteBody.model_validate(orjson.loads(raw)).to_request()
         planned = plan_quote(
-            body, chains=views, deployment=config, now=datetime.now(UTC), entropy=Entropy.draw()
+            body, chains=views, deployment=config, now=datetime.now(UTC), entropy=new_entropy()
         )
         wire = quote_wire(planned, allowance=None, user_balance=10**20, order_signature=None)
         rows = requests.quote_rows(planned, wire, referrer=None, api_key_id=None)

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import structlog
 
+from crossfill.app.entropy import new_entropy
 from crossfill.app.fills import FillTerms, filler_calldata, plan_fill
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan
@@ -18,7 +19,7 @@ from crossfill.domain.order import sign_order_id
 from crossfill.errors import ApiError, ChainError, Reverted, ServiceUnavailable, StoreError
 from crossfill.metrics import FAILED, NO_ROUTE, QUOTED, REFUSED, UNAVAILABLE
 from crossfill.quoting.deposit_address import DepositAddressTerms
-from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
+from crossfill.quoting.engine import ChainView, Quote, plan_quote
 from crossfill.quoting.errors import (
     QuoteError,
     QuoteSimulationFailed,
@@ -114,7 +115,7 @@ async def _planned(runtime: Runtime, body: QuoteRequest, api_key_id: int | None)
         chains=_chain_views(runtime),
         deployment=runtime.deployment,
         now=datetime.now(UTC),
-        entropy=Entropy.draw(),
+        entropy=new_entropy(),
         sponsor_wallet=await _sponsor_wallet(runtime, body, api_key_id),
     )
     await _check_sponsor_funds(runtime, quote)
@@ -250,7 +251,7 @@ def arrival_rows(
             chains=_chain_views(runtime),
             deployment=runtime.deployment,
             now=datetime.now(UTC),
-            entropy=Entropy.draw(),
+            entropy=new_entropy(),
         ),
         deposit_address=terms,
     )

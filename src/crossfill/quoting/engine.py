@@ -7,7 +7,6 @@ destination by the solver, or, on one chain, swapped/wrapped/sent by the user's 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -76,13 +75,6 @@ def fill_deadline(expires_at: datetime) -> int:
 class Entropy:
     request_id: bytes
     salt: int
-
-    @classmethod
-    def draw(cls) -> Entropy:
-        """A new quote's random request id and order salt, 32 bytes each, from the OS's
-        generator in one call."""
-        drawn = os.urandom(64)
-        return cls(request_id=drawn[:32], salt=int.from_bytes(drawn[32:]))
 
 
 @dataclass(frozen=True)
