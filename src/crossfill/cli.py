@@ -8,7 +8,8 @@ import signal
 from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from types import FrameType
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -72,12 +73,20 @@ def _settings(**overrides: object) -> Settings:
 
 
 def _exit_on_sigterm() -> None:
-    """SIGTERM unwinds like Ctrl-C, so `finally` blocks stop child processes."""
+    """SIGTERM stops the process as Ctrl-C does, so `finally` blocks stop workers and child
+    processes: inside the event loop's runner by cancelling its main task (the runner's own
+    SIGINT handler), elsewhere by KeyboardInterrupt. Raised from this handler inside the
+    loop, KeyboardInterrupt would land in whatever code ran at that instant (a worker's
+    database call, a driver's callback) and could leave the process unable to stop."""
 
-    def _raise(_signum: int, _frame: object) -> NoReturn:
+    def _interrupt(_signum: int, frame: FrameType | None) -> None:
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint) and on_sigint is not signal.default_int_handler:
+            on_sigint(signal.SIGINT, frame)
+            return
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, _raise)
+    signal.signal(signal.SIGTERM, _interrupt)
 
 
 @devnet_app.callback(invoke_without_command=True)
