@@ -40,7 +40,10 @@ class Receiver:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers["Content-Length"]))
+                length = int(self.headers["Content-Length"])
+                raw = self.rfile.read(length)
+                if len(raw) < length:
+                    return  # the sender went away mid-body (killed): nothing was delivered
                 receiver._handle(self, raw)
 
             def log_message(self, *_args: object) -> None:
