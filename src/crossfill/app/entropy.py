@@ -28,9 +28,11 @@ class EntropyPool:
             if self._used == len(self._block):
                 self._block = os.urandom(_DRAW_BYTES * _DRAWS_PER_BLOCK)
                 self._used = 0
+            # This block, sliced here: another thread may replace `_block` once the lock is
+            # let go, and a slice of its replacement would repeat a later draw.
             start = self._used
             self._used += _DRAW_BYTES
-        drawn = self._block[start : start + _DRAW_BYTES]
+            drawn = self._block[start : start + _DRAW_BYTES]
         return Entropy(request_id=drawn[:32], salt=int.from_bytes(drawn[32:]))
 
     def forget(self) -> None:
