@@ -32,6 +32,10 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
+# How long a statement waits for another connection's write lock before failing as busy.
+BUSY_TIMEOUT_MS = 5000
+
+
 def _sqlite_pragmas(
     dbapi_connection: DBAPIConnection,
     _record: ConnectionPoolEntry,
@@ -42,7 +46,7 @@ def _sqlite_pragmas(
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     if autocheckpoint_pages is not None:
         cursor.execute(f"PRAGMA wal_autocheckpoint={int(autocheckpoint_pages)}")
     cursor.close()

@@ -13,14 +13,18 @@ liveness ping. If that connection has gone (the server restarted), the batch is 
 on a new one; should the first attempt have committed after all, the second fails on the
 duplicate keys and the callers see an error for rows that are stored, which is safe (a quote
 nobody was told about). SQLite's pool has a single connection, which other work needs too:
-there the writer checks it out and runs one call on aiosqlite's thread (`_Drain.run`) that
-commits batch after batch (BEGIN, one `executemany` per table, COMMIT) while callers keep
-adding rows, for up to `DRAIN_SECONDS`, then gives the connection back; each batch's callers
-are told from that thread as soon as it commits. With one call per batch instead, the next
-batch waited for the event loop to hear of the last one and send it over: a loaded API
-process spent most of a quote's 9 ms waiting for its commit, in those hand-overs rather than
-in SQLite (0.7 ms a batch at the median). (Through SQLAlchemy's adapter a batch had been about
-a dozen round trips to the thread.)
+there the writer checks it out, takes every row waiting, and commits them on the event loop
+itself, in one transaction begun with `BEGIN IMMEDIATE` and no busy timeout, then gives the
+connection back; rows added meanwhile make the next batch. A batch of a loaded API process is
+about a millisecond of SQLite's work, all of it CPU (in WAL mode with `synchronous=NORMAL` a
+commit syncs nothing; checkpoints run on a thread of their own, `store.wal_checkpoints`).
+Committed on aiosqlite's thread instead, the event loop and that thread handed Python's GIL
+back and forth several times per batch: a loaded process's main thread got about 81% of a core
+and served 15-20% fewer quotes than now, at 95% (docs/performance.md). Should the write lock be
+taken (another process on the same file, one started by mistake) or the transaction fail, the
+batch is written on aiosqlite's thread instead, as any other statement is: there it waits out
+the busy timeout, and one caller's bad rows fail only that caller. The event loop never waits
+for a lock.
 
 Every failure reaches the callers as a StoreError.
 """
@@ -29,9 +33,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import aiosqlite
@@ -41,6 +44,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from crossfill.errors import StoreError
 from crossfill.store.bulk_insert import PostgresBulkInsert, Row, SqliteBulkInsert
+from crossfill.store.db import BUSY_TIMEOUT_MS
 
 __all__ = ["GroupCommit", "Row"]
 
@@ -58,9 +62,6 @@ _SESSION_ENDED = (
     asyncpg.exceptions.OperatorInterventionError,  # e.g. terminated by an administrator
 )
 _DATABASE_ERRORS = (SQLAlchemyError, *_DRIVER_ERRORS)
-# How long one SQLite drain may keep the pool's only connection from other work: a batch begun
-# within it is finished.
-DRAIN_SECONDS = 0.005
 
 # A caller's rows and the future it awaits; a caller's future and what failed its rows.
 _Waiting = tuple[Sequence[Row], "asyncio.Future[None]"]
@@ -128,25 +129,35 @@ class GroupCommit:
     async def _write_pending_sqlite(self) -> None:
         if self._sqlite_insert is None:
             self._sqlite_insert = SqliteBulkInsert(self.engine.dialect)
-        drain = _Drain(self._pending, self._sqlite_insert, asyncio.get_running_loop(), self._told)
+        batches = _SqliteBatches(self._sqlite_insert)
         while self._pending:
+            batch: list[_Waiting] = []
             try:
                 async with self.engine.connect() as connection:
                     raw = await connection.get_raw_connection()
                     driver = raw.driver_connection
                     assert isinstance(driver, aiosqlite.Connection)
+                    batch = [self._pending.popleft() for _ in range(len(self._pending))]
+                    if batches.store_now(driver._conn, batch):
+                        self._told([(done, None) for _, done in batch], 1)
+                        continue
                     # aiosqlite's own way of running a call on its thread (what each of its
-                    # methods does); the sqlite3 connection must only be used there.
-                    await driver._execute(drain.run, driver._conn)  # type: ignore[no-untyped-call]
+                    # methods does).
+                    outcomes, commits = await driver._execute(  # type: ignore[no-untyped-call]
+                        batches.store, driver._conn, batch
+                    )
+                    self._told(outcomes, commits)
             except Exception as exc:
-                # No connection to write on, or the call failed: the rows still waiting were
-                # not handed over, so not stored.
+                # No connection to write on, or the call failed: the rows not yet told of
+                # were not stored.
                 error = _stored_error(exc)
+                for _, done in batch:
+                    _settle(done, error)
                 while self._pending:
                     _settle(self._pending.popleft()[1], error)
 
     def _told(self, outcomes: list[_Outcome], commits: int) -> None:
-        """SQLite, on the event loop: a batch committed (or not) on aiosqlite's thread."""
+        """SQLite: a batch committed (or not)."""
         self.commits += commits
         for done, error in outcomes:
             _settle(done, error)
@@ -197,33 +208,34 @@ def _settle(done: asyncio.Future[None], error: Exception | None) -> None:
 
 
 @dataclass(frozen=True)
-class _Drain:
-    """The SQLite writer's call on aiosqlite's thread: batches taken from `pending` and
-    committed one after another, each batch's callers told on the event loop once it has."""
+class _SqliteBatches:
+    """Batches of callers' rows written on SQLite: at once on the event loop when nothing has
+    to wait, otherwise on aiosqlite's thread."""
 
-    pending: deque[_Waiting]
     insert: SqliteBulkInsert
-    loop: asyncio.AbstractEventLoop
-    # Run on the event loop with a batch's outcomes and the transactions it committed.
-    told: Callable[[list[_Outcome], int], None]
 
-    def run(self, connection: sqlite3.Connection) -> None:
-        """The first batch whatever the time (a call that stored nothing would be sent
-        again and again), then more until the time is up or nobody is waiting."""
-        deadline = time.monotonic() + DRAIN_SECONDS
-        while self.pending:
-            batch = [self.pending.popleft() for _ in range(len(self.pending))]
-            outcomes, commits = self._store(connection, batch)
-            self.loop.call_soon_threadsafe(self.told, outcomes, commits)
-            if time.monotonic() >= deadline:
-                return
+    def store_now(self, connection: sqlite3.Connection, batch: list[_Waiting]) -> bool:
+        """On the event loop, without waiting: True once the batch is committed; False, with
+        nothing stored, when another connection holds the write lock or the transaction
+        failed (`store` then writes it on aiosqlite's thread)."""
+        if connection.in_transaction:
+            return False
+        connection.execute("PRAGMA busy_timeout=0")
+        try:
+            statements = self.insert.statements([row for rows, _ in batch for row in rows])
+            _insert_and_commit(connection, statements, begin="BEGIN IMMEDIATE")
+        except Exception:
+            return False
+        finally:
+            connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        return True
 
-    def _store(
+    def store(
         self, connection: sqlite3.Connection, batch: list[_Waiting]
     ) -> tuple[list[_Outcome], int]:
-        """Every caller's outcome and the transactions committed: the batch in one, or, if
-        that failed, each caller's rows in their own (one caller's failure must not fail the
-        others)."""
+        """On aiosqlite's thread: every caller's outcome and the transactions committed: the
+        batch in one, or, if that failed, each caller's rows in their own (one caller's
+        failure must not fail the others)."""
         error = self._commit(connection, [row for rows, _ in batch for row in rows])
         if error is None:
             return [(done, None) for _, done in batch], 1
@@ -241,11 +253,14 @@ class _Drain:
 
 
 def _insert_and_commit(
-    connection: sqlite3.Connection, statements: list[tuple[str, list[tuple[object, ...]]]]
+    connection: sqlite3.Connection,
+    statements: list[tuple[str, list[tuple[object, ...]]]],
+    *,
+    begin: str = "BEGIN",
 ) -> None:
-    """On aiosqlite's thread: one transaction, every row or none."""
+    """One transaction, every row or none."""
     if not connection.in_transaction:
-        connection.execute("BEGIN")
+        connection.execute(begin)
     try:
         for sql, parameters in statements:
             connection.executemany(sql, parameters)

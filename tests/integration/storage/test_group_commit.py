@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sqlite3
+import threading
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import aiosqlite
 import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -264,5 +267,73 @@ async def test_other_work_gets_the_connection_while_callers_keep_adding_rows(
     finally:
         endless.flowing = False
     await first
+    assert writer._writer is not None
+    await asyncio.wait_for(writer._writer, 60)  # the last callers it brought in, stored
     assert seen >= 1
     assert "key 0" in await _stored_names(sqlite_engine)
+
+
+@pytest.fixture
+def thread_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the calls run on aiosqlite's thread."""
+    calls: list[str] = []
+    run_on_thread = aiosqlite.Connection._execute
+
+    async def spied(self: aiosqlite.Connection, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(getattr(fn, "__qualname__", repr(fn)))
+        return await run_on_thread(self, fn, *args, **kwargs)  # type: ignore[no-untyped-call]
+
+    monkeypatch.setattr(aiosqlite.Connection, "_execute", spied)
+    return calls
+
+
+async def test_a_batch_is_committed_on_the_event_loop_when_nothing_has_to_wait(
+    sqlite_engine: AsyncEngine, thread_calls: list[str]
+) -> None:
+    writer = GroupCommit(sqlite_engine)
+    await asyncio.gather(*(writer.add(_key(index)) for index in range(5)))
+    assert await _stored_names(sqlite_engine) == {f"key {index}" for index in range(5)}
+    assert writer.commits >= 1
+    assert not [call for call in thread_calls if "_SqliteBatches" in call]
+
+
+async def test_a_write_lock_held_elsewhere_is_waited_for_off_the_event_loop(
+    sqlite_engine: AsyncEngine, thread_calls: list[str]
+) -> None:
+    """Another connection holding SQLite's write lock (a second process on the same file)
+    must not stall the event loop: the loop tries for the lock once without a busy timeout,
+    and the batch then waits for it on aiosqlite's thread. Here a coroutine on the same loop
+    releases the lock."""
+    on_the_loop: list[str] = []
+    async with sqlite_engine.connect() as connection:
+        raw = await connection.get_raw_connection()
+        driver = raw.driver_connection
+        assert isinstance(driver, aiosqlite.Connection)
+        loop_thread = threading.current_thread()
+
+        def traced(statement: str) -> None:
+            if threading.current_thread() is loop_thread:
+                on_the_loop.append(statement.split(" (")[0])
+
+        await driver._execute(driver._conn.set_trace_callback, traced)  # type: ignore[no-untyped-call]
+    writer = GroupCommit(sqlite_engine)
+    other = sqlite3.connect(str(sqlite_engine.url.database), isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute(
+        "INSERT INTO api_keys (name, prefix, key_hash, created_at) VALUES (?, ?, ?, ?)",
+        ("held", "cfk_test", "h".rjust(64, "0"), datetime.now(UTC).isoformat()),
+    )
+    adding = asyncio.create_task(writer.add(_key(1)))
+    try:
+        await asyncio.sleep(0.3)
+        assert not adding.done()
+        other.commit()
+        await asyncio.wait_for(adding, 30)
+    finally:
+        other.close()
+    assert await _stored_names(sqlite_engine) == {"held", "key 1"}
+    assert writer.commits == 1
+    assert [call for call in thread_calls if "_SqliteBatches" in call] == ["_SqliteBatches.store"]
+    tried = on_the_loop.index("BEGIN IMMEDIATE")
+    assert on_the_loop[tried - 1] == "PRAGMA busy_timeout=0"
+    assert not [statement for statement in on_the_loop if statement.startswith("INSERT")]
