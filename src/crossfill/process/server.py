@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from crossfill.api.limits import uvicorn_limits
 from crossfill.metrics import clear_multiprocess_dir
+from crossfill.process.late_stop import reported_if_late
 from crossfill.process.replicas import (
     ApiReplicas,
     listening_socket,
@@ -66,8 +67,9 @@ async def run_workers_only(settings: Settings) -> None:
         log.info("workers running", chains=sorted(runtime.chains))
         await asyncio.Event().wait()
     finally:
-        await workers.stop()
-        await runtime.close()
+        with reported_if_late():
+            await workers.stop()
+            await runtime.close()
 
 
 async def serve_replica(settings: Settings, *, ready_fd: int | None) -> None:
@@ -137,6 +139,12 @@ class _Server(uvicorn.Server):
         await super().startup(sockets)
         if self._ready_fd is not None and self.started:
             report_ready(self._ready_fd)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Connections closed, then the app's lifespan ended (its workers, chains' clients and
+        database closed): what is still awaited is logged should that take too long."""
+        with reported_if_late():
+            await super().shutdown(sockets)
 
 
 def _tune_garbage_collector() -> None:
