@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import signal
 import socket
+import sys
 from typing import Any
 
 import uvicorn
@@ -74,7 +76,15 @@ def main() -> None:
     ]
     for other in others:
         other.start()
-    _serve(args.port, pairs)
+    # uvicorn raises the SIGTERM it caught again once it has stopped: as SystemExit here, so
+    # that the other processes are stopped too rather than left serving.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        _serve(args.port, pairs)
+    finally:
+        for other in others:
+            other.terminate()
+            other.join(10)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ run) and, in the same run, a bare ASGI app (`bench/bare_app.py`: the same uvicor
 httptools) answering the very bytes the service answered for each body: the serving ceiling
 of one Python process on this machine. It prints both, the service's share of the ceiling,
 and CPU per quote by role. Absolute figures on a shared VM drift; the ratio and the CPU per
-quote are what to compare builds by.
+quote are what to compare builds by. With `--api-processes N` the bare app runs as N processes
+sharing the port too, and the bench ends by measuring it on 1 and on N processes: how far the
+ceiling itself scales here, beside the service's N-process figure against a 1-process run.
 """
 
 from __future__ import annotations
@@ -157,14 +159,18 @@ async def _load(
 
 
 @contextlib.contextmanager
-def _bare_app(pairs: list[tuple[bytes, bytes]]) -> Iterator[RunningService]:
-    """`bench/bare_app.py` in a subprocess, answering these (request, answer) pairs."""
+def _bare_app(pairs: list[tuple[bytes, bytes]], processes: int = 1) -> Iterator[RunningService]:
+    """`bench/bare_app.py` in a subprocess (`processes` of them sharing the port), answering
+    these (request, answer) pairs."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="crossfill-bare-") as home:
         answers = Path(home) / "answers.json"
         answers.write_text(json.dumps([[body.decode(), answer.decode()] for body, answer in pairs]))
         bare = subprocess.Popen(
-            [sys.executable, "-m", "bench.bare_app", "--port", str(port), "--answers", answers],
+            [
+                *(sys.executable, "-m", "bench.bare_app", "--port", str(port)),
+                *("--answers", str(answers), "--processes", str(processes)),
+            ],
             env=os.environ,
         )
         try:
@@ -239,7 +245,8 @@ def _wrk_run(
         f"api_processes={args.api_processes} connections={args.concurrency} "
         f"threads={args.wrk_threads} seconds={args.seconds:g} rounds={args.rounds}"
     )
-    with _bare_app(list(zip(encoded, answers, strict=True))) as bare:
+    pairs = list(zip(encoded, answers, strict=True))
+    with _bare_app(pairs, args.api_processes) as bare:
         run_wrk(bare.base_url, "/quote/v2", encoded, connections=args.concurrency, seconds=1)
         ratios = []
         for _ in range(args.rounds):
@@ -256,6 +263,30 @@ def _wrk_run(
             )
     if len(ratios) > 1:
         print("service/bare throughput by round: " + " ".join(f"{r:.1%}" for r in ratios))
+    if args.api_processes > 1:
+        _ceiling_scaling(pairs, encoded, args)
+
+
+def _ceiling_scaling(
+    pairs: list[tuple[bytes, bytes]], encoded: list[bytes], args: argparse.Namespace
+) -> None:
+    """The bare app on one process and on `--api-processes`, alternately: how far the ceiling
+    itself scales on this machine (the load generator shares its cores), beside which the
+    service's own scaling (this run's figure against a one-process run's) is to be read."""
+    rates: dict[int, list[float]] = {1: [], args.api_processes: []}
+    for _ in range(args.rounds):
+        for processes in rates:
+            with _bare_app(pairs, processes) as bare:
+                run_wrk(
+                    bare.base_url, "/quote/v2", encoded, connections=args.concurrency, seconds=1
+                )
+                measured = _wrk_measure(bare, None, encoded, args)
+            rates[processes].append(measured.result.per_second)
+    one, many = (sum(found) / len(found) for found in rates.values())
+    print(
+        f"bare on {args.api_processes} processes / on 1: {many / one:.2f}x "
+        f"({many:.0f}/s against {one:.0f}/s, means of {args.rounds} rounds)"
+    )
 
 
 def main() -> None:
