@@ -71,7 +71,7 @@ _Outcome = tuple["asyncio.Future[None]", Exception | None]
 @dataclass
 class GroupCommit:
     engine: AsyncEngine
-    # Appended on the event loop; on SQLite taken from the other end on aiosqlite's thread.
+    # Callers' rows and futures, in the order they came; the writer takes them all at once.
     _pending: deque[_Waiting] = field(default_factory=deque)
     _writer: asyncio.Task[None] | None = None
     _connection: AsyncConnection | None = None
