@@ -98,7 +98,7 @@ class GroupCommit:
             batch = list(self._pending)
             self._pending.clear()
             try:
-                await self._commit([row for rows, _ in batch for row in rows])
+                await self._commit(_rows_of(batch))
             except Exception as exc:
                 if len(batch) == 1:
                     _settle(batch[0][1], exc)
@@ -198,6 +198,11 @@ def _stored_error(exc: Exception) -> Exception:
     return StoreError(f"rows not stored: {exc}") if isinstance(exc, _DATABASE_ERRORS) else exc
 
 
+def _rows_of(batch: Sequence[_Waiting]) -> list[Row]:
+    """Every caller's rows of a batch, in the callers' order."""
+    return [row for rows, _ in batch for row in rows]
+
+
 def _settle(done: asyncio.Future[None], error: Exception | None) -> None:
     if done.done():
         return
@@ -222,7 +227,7 @@ class _SqliteBatches:
             return False
         connection.execute("PRAGMA busy_timeout=0")
         try:
-            statements = self.insert.statements([row for rows, _ in batch for row in rows])
+            statements = self.insert.statements(_rows_of(batch))
             _insert_and_commit(connection, statements, begin="BEGIN IMMEDIATE")
         except Exception:
             return False
@@ -236,7 +241,7 @@ class _SqliteBatches:
         """On aiosqlite's thread: every caller's outcome and the transactions committed: the
         batch in one, or, if that failed, each caller's rows in their own (one caller's
         failure must not fail the others)."""
-        error = self._commit(connection, [row for rows, _ in batch for row in rows])
+        error = self._commit(connection, _rows_of(batch))
         if error is None:
             return [(done, None) for _, done in batch], 1
         if len(batch) == 1:
