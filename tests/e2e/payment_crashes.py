@@ -53,6 +53,25 @@ class PaymentJournal:
         before = self.rows()
         return lambda: self.rows() > before
 
+    def describe(self, request_ids: Sequence[str]) -> str:
+        """Each request's status and lease, and each journalled payment: a failing test's
+        message, to tell a payment late from one lost."""
+        with contextlib.closing(sqlite3.connect(self.database)) as db:
+            requests = [
+                db.execute(
+                    "SELECT id, status, lease_owner, lease_expires_at, updated_at"
+                    " FROM requests WHERE id = ?",
+                    (request_id,),
+                ).fetchone()
+                or (request_id, "(no row)")
+                for request_id in request_ids
+            ]
+            payments = db.execute(
+                f"SELECT payment_key, attempt, status, created_at, updated_at FROM {self.table}"
+                " ORDER BY created_at"
+            ).fetchall()
+        return "\n".join(["requests:", *map(str, requests), f"{self.table}:", *map(str, payments)])
+
     def done_per_request(self) -> dict[str, int]:
         with contextlib.closing(sqlite3.connect(self.database)) as db:
             rows = db.execute(

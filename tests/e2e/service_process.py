@@ -30,19 +30,28 @@ class ServiceProcess:
             "CROSSFILL_LOG_LEVEL": "WARNING",
         }
         self.database = f"sqlite+aiosqlite:///{home / 'crossfill.db'}"
+        # Every run's log, appended across restarts: what a failing test shows of the service.
+        self.log_path = home / "service.log"
         self.options: list[str] = []  # more `crossfill run` options
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "crossfill", "run", "--port", str(self.port), *self.options],
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "crossfill", "run", "--port", str(self.port), *self.options],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         if not wait_for(self._up, timeout=60, interval=0.2):
             self.stop()  # not left running behind the failure (nor warned about when collected)
             raise AssertionError("service did not come up")
+
+    def log_tail(self, lines: int = 60) -> str:
+        """The end of the service's log (every run so far), for a failing test's message."""
+        if not self.log_path.exists():
+            return "(no log)"
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def _up(self) -> bool:
         try:

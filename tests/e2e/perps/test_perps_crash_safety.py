@@ -64,7 +64,9 @@ def test_kill_9_while_paying_exchange_deposits_credits_each_once(
                 for o in owed.values()
             )
 
-        assert wait_for(all_credited, timeout=90, interval=0.5)
+        assert wait_for(all_credited, timeout=90, interval=0.5), (
+            f"{journal.describe(list(owed))}\nservice log:\n{service.log_tail()}"
+        )
         for o in owed.values():
             assert withdrawable(exchange, o.recipient) == Decimal(o.amount) / 10**6
             assert len(ledger(exchange, o.recipient)) == 1

@@ -68,7 +68,9 @@ def test_kill_9_while_paying_svm_fills_pays_each_once(
                 for o in owed.values()
             )
 
-        assert wait_for(all_paid, timeout=90, interval=0.5)
+        assert wait_for(all_paid, timeout=90, interval=0.5), (
+            f"{journal.describe(list(owed))}\nservice log:\n{service.log_tail()}"
+        )
         for o in owed.values():
             assert sol_balance(node.rpc_url, Pubkey.from_string(o.recipient)) == o.amount
         assert journal.done_per_request() == dict.fromkeys(owed, 1)
