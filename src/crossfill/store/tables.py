@@ -104,6 +104,16 @@ class ApiKey(Base):
 
 # A request that owns a deposit address (not a child made by a later transfer to it).
 OPEN_DEPOSIT_ADDRESS = "deposit_address IS NOT NULL AND parent_request_id IS NULL"
+# Request columns a quote leaves empty, looked up by value only (`col = ?`, `IN`, ranges):
+# indexed only where set, so the insert every quote makes skips their index.
+INDEXED_WHEN_SET = ("api_key_id", "deposit_address", "parent_request_id", "origin_block_number")
+
+
+def _indexed_when_set(column: str) -> Index:
+    """An index of the rows where `column` is set; a lookup by value implies that, so both
+    SQLite and PostgreSQL use it for one."""
+    where = text(f"{column} IS NOT NULL")
+    return Index(f"ix_requests_{column}", column, postgresql_where=where, sqlite_where=where)
 
 
 class Request(Base):
@@ -134,11 +144,13 @@ class Request(Base):
             postgresql_where=text(OPEN_DEPOSIT_ADDRESS),
             sqlite_where=text(OPEN_DEPOSIT_ADDRESS),
         ),
+        *map(_indexed_when_set, INDEXED_WHEN_SET),
     )
 
     id: Mapped[str] = mapped_column(String(66), primary_key=True)
     order_id: Mapped[str] = mapped_column(String(66), unique=True, nullable=False)
-    status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    # Looked up through ix_requests_status_created_at (status first).
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
     origin_chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
     destination_chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
     user_address: Mapped[str] = mapped_column(AddressColumn, nullable=False)
@@ -154,7 +166,7 @@ class Request(Base):
     explicit_deposit: Mapped[bool] = mapped_column(Boolean, nullable=False)
     quote: Mapped[dict[str, Any]] = mapped_column(JSONColumn, nullable=False)
     referrer: Mapped[str | None] = mapped_column(String(200))
-    api_key_id: Mapped[int | None] = mapped_column(BigInteger, index=True)
+    api_key_id: Mapped[int | None] = mapped_column(BigInteger)
     fail_reason: Mapped[str | None] = mapped_column(String(64))
     refund_fail_reason: Mapped[str | None] = mapped_column(String(64))
     lease_owner: Mapped[str | None] = mapped_column(String(100))
@@ -168,7 +180,7 @@ class Request(Base):
     # `features` as bits, in the order of `domain.request_record.FEATURES`.
     features_mask: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
     app_fees_usd_micros: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
-    deposit_address: Mapped[str | None] = mapped_column(AddressColumn, index=True)
+    deposit_address: Mapped[str | None] = mapped_column(AddressColumn)
     # A deposit-address request (`useDepositAddress`): strict | open, the address's recovery
     # address and CREATE2 key (the owning request's order id), who paid it and with what
     # transaction; a later transfer to the same address makes a child request (its parent's id).
@@ -177,9 +189,9 @@ class Request(Base):
     deposit_address_key: Mapped[str | None] = mapped_column(String(66))
     depositor: Mapped[str | None] = mapped_column(AddressColumn)
     deposit_tx_hash: Mapped[str | None] = mapped_column(TxHashColumn)
-    parent_request_id: Mapped[str | None] = mapped_column(String(66), index=True)
+    parent_request_id: Mapped[str | None] = mapped_column(String(66))
     # Set as the request moves: the accepted deposit's block, and deposit-to-fill seconds.
-    origin_block_number: Mapped[int | None] = mapped_column(BigInteger, index=True)
+    origin_block_number: Mapped[int | None] = mapped_column(BigInteger)
     fill_time_seconds: Mapped[int | None] = mapped_column(BigInteger)
     # How the solver executes the destination leg (the swap, if any); see quoting.execution.
     plan: Mapped[dict[str, Any] | None] = mapped_column(JSONColumn)
