@@ -5,9 +5,9 @@ that transaction: on SQLite, inside the event loop's group commit. `api_key_id`,
 `deposit_address`, `parent_request_id` and `origin_block_number` are empty in most new rows and
 are only ever looked up by value (`=`, `IN`, ranges), which implies they are set: their
 indexes now hold only the rows where they are, and a quote's insert skips them.
-`ix_requests_status` repeated the first column of `ix_requests_status_created_at`. A 200 MB
-SQLite database inserting batches of 16 bench rows: 0.18-0.20 ms per row against 0.22-0.24
-(docs/performance.md, 2026-11-26, sixth session).
+`ix_requests_status` repeated the first column of `ix_requests_status_created_at`. SQLite's work
+per row of a batch of 16, on 20,000 rows: about 8% less (`python -m bench.quote_rows`, median
+ratio to revision 0023; docs/performance.md, 2026-11-26, sixth session).
 
 Revision ID: 0024
 Revises: 0023
