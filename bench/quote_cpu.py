@@ -28,15 +28,17 @@ from tests.unit import quote_fixtures as fixtures
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.app.entropy import new_entropy
 from crossfill.app.fills import FillTerms, plan_fill
-from crossfill.quoting.engine import plan_quote
+from crossfill.config import Deployment
+from crossfill.quoting.engine import ChainView, plan_quote
 from crossfill.quoting.response import quote_wire
 from crossfill.store import requests
+from crossfill.store.db import EncodedJson
 from crossfill.types import NATIVE_EVM_ADDRESS
 
 ORIGIN, DESTINATION = fixtures.CHAINS
 
 
-def _bodies() -> dict[str, dict[str, Any]]:
+def route_bodies() -> dict[str, dict[str, Any]]:
     common = {"user": fixtures.USER, "tradeType": "EXACT_INPUT"}
     bridge = {**common, "originChainId": ORIGIN, "destinationChainId": DESTINATION}
     return {
@@ -69,24 +71,28 @@ def _bodies() -> dict[str, dict[str, Any]]:
     }
 
 
+def quote_once(
+    raw: bytes, config: Deployment, views: dict[int, ChainView]
+) -> tuple[bytes, requests.QuoteRows]:
+    """One quote of `raw` against the snapshot: its answer and the rows stored for it, made as
+    `app.quotes` makes them (`bench.quote_rows` stores them)."""
+    body = QuoteBody.model_validate(orjson.loads(raw)).to_request()
+    planned = plan_quote(
+        body, chains=views, deployment=config, now=datetime.now(UTC), entropy=new_entropy()
+    )
+    wire = quote_wire(planned, allowance=None, user_balance=10**20, order_signature=None)
+    rows = requests.quote_rows(planned, wire, referrer=None, api_key_id=None)
+    encoded = orjson.dumps(wire)
+    rows.request["quote"] = EncodedJson(encoded.decode())
+    fill_plan = plan_fill(FillTerms.of_quote(planned), planned.destination)
+    rows.request["fill_plan"] = fill_plan.to_json()
+    return encoded, rows
+
+
 def _quoting(raw: bytes) -> Callable[[], bytes]:
     config = fixtures.deployment()
     views = fixtures.views(config)
-
-    def quote() -> bytes:
-        body = QuoteBody.model_validate(orjson.loads(raw)).to_request()
-        planned = plan_quote(
-            body, chains=views, deployment=config, now=datetime.now(UTC), entropy=new_entropy()
-        )
-        wire = quote_wire(planned, allowance=None, user_balance=10**20, order_signature=None)
-        rows = requests.quote_rows(planned, wire, referrer=None, api_key_id=None)
-        encoded = orjson.dumps(wire)
-        rows.request["fill_plan"] = plan_fill(
-            FillTerms.of_quote(planned), planned.destination
-        ).to_json()
-        return encoded
-
-    return quote
+    return lambda: quote_once(raw, config, views)[0]
 
 
 def _answering(raw: bytes, answer: bytes) -> Callable[[], bytes]:
@@ -117,7 +123,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     print(f"quote computation in process  quotes={args.quotes} rounds={args.rounds} (best round)")
-    for route, body in _bodies().items():
+    for route, body in route_bodies().items():
         raw = orjson.dumps(body)
         quote = _quoting(raw)
         quoted = _best_seconds(quote, args.quotes, args.rounds)

@@ -24,70 +24,30 @@ import statistics
 import tempfile
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 from tests.unit import quote_fixtures as fixtures
 
-from crossfill.api.schemas.quote import QuoteBody
-from crossfill.app.entropy import new_entropy
-from crossfill.app.fills import FillTerms, plan_fill
-from crossfill.quoting.engine import plan_quote
-from crossfill.quoting.response import quote_wire
-from crossfill.store import migrate, requests
+from bench.quote_cpu import quote_once, route_bodies
+from crossfill.store import migrate
 from crossfill.store.bulk_insert import SqliteBulkInsert
-from crossfill.store.db import EncodedJson, create_engine
-from crossfill.types import NATIVE_EVM_ADDRESS
+from crossfill.store.db import create_engine
 
-ORIGIN, DESTINATION = fixtures.CHAINS
+BRIDGES = ("native bridge", "USDC bridge")
 Statements = list[tuple[str, list[tuple[Any, ...]]]]
-
-
-def _bodies() -> list[dict[str, Any]]:
-    bridge = {
-        "user": fixtures.USER,
-        "tradeType": "EXACT_INPUT",
-        "originChainId": ORIGIN,
-        "destinationChainId": DESTINATION,
-    }
-    return [
-        {
-            **bridge,
-            "originCurrency": NATIVE_EVM_ADDRESS,
-            "destinationCurrency": NATIVE_EVM_ADDRESS,
-            "amount": str(10**17),
-        },
-        {
-            **bridge,
-            "originCurrency": fixtures.USDC,
-            "destinationCurrency": fixtures.USDC,
-            "amount": "25000000",
-        },
-    ]
 
 
 def _quote_rows() -> Iterator[list[Any]]:
     """Each new quote's rows, as `app.quotes` stores them; bridges alternating."""
-    config, bodies = fixtures.deployment(), _bodies()
+    config = fixtures.deployment()
     views = fixtures.views(config)
+    bridges = route_bodies()
+    bodies = [orjson.dumps(bridges[route]) for route in BRIDGES]
     while True:
-        for body in bodies:
-            planned = plan_quote(
-                QuoteBody.model_validate(body).to_request(),
-                chains=views,
-                deployment=config,
-                now=datetime.now(UTC),
-                entropy=new_entropy(),
-            )
-            wire = quote_wire(planned, allowance=None, user_balance=10**20, order_signature=None)
-            rows = requests.quote_rows(planned, wire, referrer=None, api_key_id=None)
-            rows.request["quote"] = EncodedJson(orjson.dumps(wire).decode())
-            rows.request["fill_plan"] = plan_fill(
-                FillTerms.of_quote(planned), planned.destination
-            ).to_json()
-            yield rows.inserts()
+        for raw in bodies:
+            yield quote_once(raw, config, views)[1].inserts()
 
 
 class _Batches:
