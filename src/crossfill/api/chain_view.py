@@ -195,15 +195,37 @@ def _solver_currency(shown: NativeCurrency) -> SolverCurrency:
     )  # fmt: skip
 
 
-def _native(currency: CurrencyConfig) -> NativeCurrency:
+class Shown(Protocol):
+    """What a chain lists of one of its currencies, on any kind of chain."""
+
+    @property
+    def symbol(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def decimals(self) -> int: ...
+
+    @property
+    def supports_bridging(self) -> bool: ...
+
+
+def shown_currency(currency: Shown, address: str) -> NativeCurrency:
+    """`currency` as its chain lists it, at `address` as that kind of chain writes it (EVM
+    addresses lower-cased; base58 and the exchange's ids exactly as configured)."""
     return NativeCurrency(
         id=currency.symbol.lower(),
         symbol=currency.symbol,
         name=currency.name,
-        address=currency.address.lower(),
+        address=address,
         decimals=currency.decimals,
         supportsBridging=currency.supports_bridging,
     )
+
+
+def _native(currency: CurrencyConfig) -> NativeCurrency:
+    return shown_currency(currency, currency.address.lower())
 
 
 def _fees(source: ChainConfig | CurrencyConfig) -> TokenFees:

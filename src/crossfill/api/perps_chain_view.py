@@ -18,6 +18,7 @@ from crossfill.api.chain_view import (
     chain_record,
     featured_token,
     listed_token,
+    shown_currency,
 )
 from crossfill.api.schemas.chains import Chain, NativeCurrency
 from crossfill.config.perps import (
@@ -41,14 +42,7 @@ class _PerpsUsdcListing:
 
 
 def _spot(currency: PerpsSpotCurrency) -> NativeCurrency:
-    return NativeCurrency(
-        id=currency.symbol.lower(),
-        symbol=currency.symbol,
-        name=currency.name,
-        address=currency.address,
-        decimals=currency.decimals,
-        supportsBridging=currency.supports_bridging,
-    )
+    return shown_currency(currency, currency.address)
 
 
 def perps_chain_wire(config: PerpsExchangeConfig, live: ChainLiveStatus) -> Chain:

@@ -15,20 +15,14 @@ from crossfill.api.chain_view import (
     chain_record,
     featured_token,
     listed_token,
+    shown_currency,
 )
 from crossfill.api.schemas.chains import Chain, NativeCurrency
 from crossfill.config.svm import SvmChainConfig, SvmCurrencyConfig
 
 
 def _shown(currency: SvmCurrencyConfig) -> NativeCurrency:
-    return NativeCurrency(
-        id=currency.symbol.lower(),
-        symbol=currency.symbol,
-        name=currency.name,
-        address=currency.address,
-        decimals=currency.decimals,
-        supportsBridging=currency.supports_bridging,
-    )
+    return shown_currency(currency, currency.address)
 
 
 def svm_chain_wire(config: SvmChainConfig, live: ChainLiveStatus) -> Chain:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
 import structlog
@@ -18,7 +17,6 @@ from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.perps_quote import PerpsQuoteContext, plan_perps_deposit
 from crossfill.quoting.perps_response import perps_deposit_wire
-from crossfill.quoting.prices import PriceMissing
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
@@ -43,18 +41,10 @@ def _context(runtime: Runtime, body: QuoteRequest) -> PerpsQuoteContext:
         raise QuoteError(
             "UNSUPPORTED_CHAIN", f"chain {body.origin_chain_id} is not a supported EVM chain"
         )
-    for chain_id in (perps.id, evm.id):
-        if runtime.chain_disabled(chain_id):
-            raise QuoteError("CHAIN_DISABLED", f"chain {chain_id} is disabled")
+    registry.require_enabled(runtime, perps.id, evm.id)
     if not perps.deposit_enabled:
         raise QuoteError("ROUTE_TEMPORARILY_RESTRICTED", f"deposits to {perps.id} are paused")
-    price: Decimal | None = None
-    evm_currency = evm.currency(body.origin_currency)
-    if evm_currency is not None:
-        try:
-            price = Decimal(registry.price_book(runtime).price(evm.id, evm_currency)) / 10**6
-        except PriceMissing:
-            price = None
+    price = registry.live_usd_price(runtime, evm, evm.currency(body.origin_currency))
     return PerpsQuoteContext(
         evm=evm,
         perps=perps,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import secrets
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
 import structlog
@@ -29,7 +28,6 @@ from crossfill.quoting.perps_withdrawal import (
     plan_perps_withdrawal,
 )
 from crossfill.quoting.perps_withdrawal_response import perps_withdrawal_wire
-from crossfill.quoting.prices import PriceMissing
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.unsupported import reject_unsupported
 from crossfill.runtime import Runtime
@@ -62,16 +60,8 @@ def _context(
             f"destinationChainId {body.destination_chain_id}: withdrawals from chain "
             f"{perps.id} go to an EVM chain of this service",
         )
-    for chain_id in (perps.id, evm.id):  # configured, or the operator's override
-        if runtime.chain_disabled(chain_id):
-            raise QuoteError("CHAIN_DISABLED", f"chain {chain_id} is disabled")
-    price: Decimal | None = None
-    currency = evm.currency(body.destination_currency)
-    if currency is not None:
-        try:
-            price = Decimal(registry.price_book(runtime).price(evm.id, currency)) / 10**6
-        except PriceMissing:
-            price = None
+    registry.require_enabled(runtime, perps.id, evm.id)
+    price = registry.live_usd_price(runtime, evm, evm.currency(body.destination_currency))
     return PerpsWithdrawalContext(
         evm=evm,
         perps=perps_side(perps),

@@ -4,9 +4,11 @@ currency by id (a 400 naming the field when it is not served here) and USD value
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from decimal import Decimal
 
 from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.errors import BadRequest
+from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.money import to_usd_micros
 from crossfill.quoting.prices import PriceBook, PriceMissing
 from crossfill.runtime import Runtime
@@ -29,6 +31,25 @@ def currency(chain_config: ChainConfig, address: str, field: str = "currency") -
             error_code="UNSUPPORTED_CURRENCY",
         )
     return found
+
+
+def require_enabled(runtime: Runtime, *chain_ids: int) -> None:
+    """A quote touching a disabled chain (configured, or the operator's override) is refused."""
+    for chain_id in chain_ids:
+        if runtime.chain_disabled(chain_id):
+            raise QuoteError("CHAIN_DISABLED", f"chain {chain_id} is disabled")
+
+
+def live_usd_price(
+    runtime: Runtime, chain_config: ChainConfig, currency: CurrencyConfig | None
+) -> Decimal | None:
+    """The currency's live USD price, when the service has one (None for no currency)."""
+    if currency is None:
+        return None
+    try:
+        return Decimal(price_book(runtime).price(chain_config.id, currency)) / 10**6
+    except PriceMissing:
+        return None
 
 
 def price_book(runtime: Runtime) -> PriceBook:

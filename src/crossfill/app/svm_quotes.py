@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
 import structlog
 
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
-from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.config import ChainConfig
 from crossfill.domain.order import sign_order_id
 from crossfill.errors import StoreError
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
-from crossfill.quoting.prices import PriceMissing
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.svm_quote import Direction, SvmQuote, SvmQuoteContext, plan_svm_quote
 from crossfill.quoting.svm_response import svm_price_wire, svm_quote_wire
@@ -34,18 +32,6 @@ def svm_direction(runtime: Runtime, body: QuoteRequest) -> Direction | None:
     if ChainId(body.origin_chain_id) in runtime.svm_chains:
         return "from_svm"
     return None
-
-
-def _live_price(
-    runtime: Runtime, evm: ChainConfig, currency: CurrencyConfig | None
-) -> Decimal | None:
-    """The currency's live USD price, when the service has one."""
-    if currency is None:
-        return None
-    try:
-        return Decimal(registry.price_book(runtime).price(evm.id, currency)) / 10**6
-    except PriceMissing:
-        return None
 
 
 def _deposit_fee_per_gas(runtime: Runtime, evm: ChainConfig) -> int | None:
@@ -67,17 +53,16 @@ def _context(runtime: Runtime, body: QuoteRequest, direction: Direction) -> SvmQ
     evm = runtime.deployment.chain(evm_id)
     if evm is None:
         raise QuoteError("UNSUPPORTED_CHAIN", f"chain {evm_id} is not a supported chain")
-    for chain_id in (svm_id, evm_id):
-        if runtime.chain_disabled(chain_id):
-            raise QuoteError("CHAIN_DISABLED", f"chain {chain_id} is disabled")
+    registry.require_enabled(runtime, svm_id, evm_id)
     svm = runtime.svm_chains[ChainId(svm_id)].config
     evm_currency = evm.currency(body.origin_currency if to_svm else body.destination_currency)
+    native_price = registry.live_usd_price(runtime, evm, evm.native_currency) if to_svm else None
     now = datetime.now(UTC)
     return SvmQuoteContext(
         evm=evm,
         svm=svm,
-        evm_price=_live_price(runtime, evm, evm_currency),
-        evm_native_price=_live_price(runtime, evm, evm.native_currency) if to_svm else None,
+        evm_price=registry.live_usd_price(runtime, evm, evm_currency),
+        evm_native_price=native_price,
         evm_fee_per_gas=_deposit_fee_per_gas(runtime, evm) if to_svm else None,
         now=now,
         ttl=inputs.ttl(body.ttl, runtime.deployment.quotes),

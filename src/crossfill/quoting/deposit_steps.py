@@ -72,7 +72,8 @@ def currency_wire(currency: QuotedCurrency) -> dict[str, Any]:
     }
 
 
-def amount_wire(quote: DepositQuote, currency: QuotedCurrency, amount: int) -> dict[str, Any]:
+def amount_wire(currency: QuotedCurrency, amount: int) -> dict[str, Any]:
+    """`amount` of `currency`, valued at its quoted price (rounded down)."""
     return {
         "currency": currency_wire(currency),
         "amount": str(amount),
@@ -124,8 +125,8 @@ def details_wire(
 ) -> dict[str, Any]:
     """`details` of a transfer without a swap, in the EVM quote's shape and meaning: the
     service fee is the only price impact (the rate is fixed at quote time)."""
-    currency_in = amount_wire(quote, quote.currency_in, quote.amount_in)
-    currency_out = amount_wire(quote, quote.currency_out, quote.amount_out)
+    currency_in = amount_wire(quote.currency_in, quote.amount_in)
+    currency_out = amount_wire(quote.currency_out, quote.amount_out)
     usd = UsdBreakdown.without_swap(
         quote.currency_in.usd_micros(quote.amount_in),
         quote.currency_out.usd_micros(quote.amount_out),

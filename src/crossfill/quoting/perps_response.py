@@ -11,8 +11,8 @@ from crossfill.quoting.perps_quote import PerpsDepositQuote
 
 
 def perps_deposit_wire(quote: PerpsDepositQuote, evm: ChainConfig) -> dict[str, Any]:
-    fee = amount_wire(quote, quote.currency_in, quote.service_fee)
-    zero = amount_wire(quote, quote.currency_in, 0)
+    fee = amount_wire(quote.currency_in, quote.service_fee)
+    zero = amount_wire(quote.currency_in, 0)
     return {
         "steps": evm_deposit_steps(quote, evm),
         "fees": {

@@ -6,38 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from crossfill.domain.nonce_mapping import NONCE_MAPPING_TYPES, PRIMARY_TYPE
+from crossfill.quoting.deposit_steps import amount_wire
 from crossfill.quoting.money import format_rate, format_units, format_usd
 from crossfill.quoting.perps_withdrawal import PerpsWithdrawalQuote
+from crossfill.quoting.response import route_leg
 from crossfill.quoting.steps import check
-from crossfill.quoting.svm_quote import QuotedCurrency
 
-SERVICE_ROUTER = "crossfill"
 SEND_ASSET = "sendAsset"
-
-
-def _currency(currency: QuotedCurrency) -> dict[str, Any]:
-    return {
-        "chainId": currency.chain_id,
-        "address": currency.address,
-        "symbol": currency.symbol,
-        "name": currency.name,
-        "decimals": currency.decimals,
-        "metadata": {
-            "logoURI": currency.logo_uri,
-            "verified": True,
-            "isNative": currency.is_native,
-        },
-    }
-
-
-def _amount(quote: PerpsWithdrawalQuote, currency: QuotedCurrency, amount: int) -> dict[str, Any]:
-    return {
-        "currency": _currency(currency),
-        "amount": str(amount),
-        "amountFormatted": format_units(amount, currency.decimals),
-        "amountUsd": format_usd(currency.usd_micros(amount)),
-        "minimumAmount": str(amount),
-    }
 
 
 def _authorize_step(quote: PerpsWithdrawalQuote) -> dict[str, Any]:
@@ -107,18 +82,9 @@ def _deposit_step(
     }
 
 
-def _route_leg(input_amount: dict[str, Any], output_amount: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "inputCurrency": input_amount,
-        "outputCurrency": output_amount,
-        "router": SERVICE_ROUTER,
-        "includedSwapSources": [],
-    }
-
-
 def _details(quote: PerpsWithdrawalQuote) -> dict[str, Any]:
-    currency_in = _amount(quote, quote.currency_in, quote.amount_in)
-    currency_out = _amount(quote, quote.currency_out, quote.amount_out)
+    currency_in = amount_wire(quote.currency_in, quote.amount_in)
+    currency_out = amount_wire(quote.currency_out, quote.amount_out)
     usd_in = quote.currency_in.usd_micros(quote.amount_in)
     usd_out = quote.currency_out.usd_micros(quote.amount_out)
     fee_usd = quote.currency_in.usd_micros(quote.service_fee)
@@ -155,8 +121,8 @@ def _details(quote: PerpsWithdrawalQuote) -> dict[str, Any]:
         "isFixedRate": True,
         "fixedRateFee": None,
         "route": {
-            "origin": _route_leg(currency_in, currency_in),
-            "destination": _route_leg(currency_in, currency_out),
+            "origin": route_leg(currency_in, currency_in, ()),
+            "destination": route_leg(currency_in, currency_out, ()),
         },
     }
 
@@ -169,8 +135,8 @@ def perps_withdrawal_wire(
     depository: str,
 ) -> dict[str, Any]:
     """The quote's answer; `depository` is where the input is paid (the solver's account)."""
-    fee = _amount(quote, quote.currency_in, quote.service_fee)
-    zero = _amount(quote, quote.currency_in, 0)
+    fee = amount_wire(quote.currency_in, quote.service_fee)
+    zero = amount_wire(quote.currency_in, 0)
     return {
         "steps": [
             _authorize_step(quote),

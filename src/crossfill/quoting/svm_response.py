@@ -34,10 +34,10 @@ def _svm_steps(quote: SvmQuote) -> list[dict[str, Any]]:
 
 
 def _fees(quote: SvmQuote) -> dict[str, Any]:
-    fee = _amount(quote, quote.currency_in, quote.service_fee)
-    zero = _amount(quote, quote.currency_in, 0)
+    fee = _amount(quote.currency_in, quote.service_fee)
+    zero = _amount(quote.currency_in, 0)
     return {
-        "gas": _amount(quote, quote.gas_currency, quote.deposit_gas),
+        "gas": _amount(quote.gas_currency, quote.deposit_gas),
         "relayer": fee,
         "relayerGas": zero,
         "relayerService": fee,
@@ -83,7 +83,7 @@ def svm_quote_wire(
         "feeSponsorship": fee_sponsorship_wire(
             NOT_SPONSORED,
             fees=quote.service_fee,
-            amount=lambda value: _amount(quote, quote.currency_in, value),
+            amount=lambda value: _amount(quote.currency_in, value),
         ),
         "details": _details(quote, evm),
         "protocol": {"v2": protocol},
