@@ -14,6 +14,7 @@ from web3._utils.error_formatters_utils import raise_contract_logic_error_on_rev
 from web3.exceptions import ContractLogicError, TransactionNotFound, Web3Exception
 from web3.types import RPCEndpoint, RPCResponse
 
+from crossfill.chains.http_failures import retry_after_seconds
 from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
 from crossfill.contracts.abi import ERC20, event, function
 from crossfill.contracts.reverts import decode_revert
@@ -75,11 +76,7 @@ def _revert_data(data: object) -> bytes:
 
 def _retry_after(exc: BaseException) -> float | None:
     headers = exc.headers if isinstance(exc, aiohttp.ClientResponseError) else None
-    value = headers.get("Retry-After") if headers else None
-    try:
-        return None if value is None else max(0.0, float(value))
-    except ValueError:
-        return None
+    return retry_after_seconds(headers.get("Retry-After") if headers else None)
 
 
 def shown_endpoint(url: str) -> str:

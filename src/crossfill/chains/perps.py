@@ -16,8 +16,9 @@ from typing import Any, Protocol
 
 import httpx
 
+from crossfill.chains.http_failures import service_failure
 from crossfill.chains.perps_actions import SignedAction
-from crossfill.errors import ActionRefused, ChainError, ChainUnreachable, RateLimited
+from crossfill.errors import ActionRefused, ChainError, ChainUnreachable
 from crossfill.types import ChainId
 
 
@@ -133,16 +134,9 @@ class PerpsClient:
             reply = await self._http.post(f"{self._url}{path}", json=body)
         except httpx.TransportError as exc:
             raise ChainUnreachable(f"{what}: {type(exc).__name__}") from exc
-        if reply.status_code == 429:
-            retry_after = reply.headers.get("Retry-After")
-            raise RateLimited(
-                f"{what}: rate limited",
-                retry_after_seconds=float(retry_after)
-                if retry_after and retry_after.isdigit()
-                else None,
-            )
-        if reply.status_code >= 500:
-            raise ChainUnreachable(f"{what}: HTTP {reply.status_code}")
+        failure = service_failure(reply.status_code, reply.headers, what)
+        if failure is not None:
+            raise failure
         if reply.status_code != 200:
             raise ChainError(f"{what}: HTTP {reply.status_code}: {reply.text[:200]}")
         try:

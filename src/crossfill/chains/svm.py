@@ -19,8 +19,9 @@ from solders.hash import Hash
 from solders.pubkey import Pubkey
 from solders.transaction import VersionedTransaction
 
+from crossfill.chains.http_failures import service_failure
 from crossfill.chains.svm_programs import token_account
-from crossfill.errors import ChainError, ChainNotFound, ChainUnreachable, ProgramFailed, RateLimited
+from crossfill.errors import ChainError, ChainNotFound, ChainUnreachable, ProgramFailed
 from crossfill.types import ChainId
 
 PREFLIGHT_FAILURE: Final = -32002
@@ -134,16 +135,9 @@ class SvmClient:
             reply = await self._http.post(self._url, json=body)
         except httpx.TransportError as exc:
             raise ChainUnreachable(f"{method}: {type(exc).__name__}") from exc
-        if reply.status_code == 429:
-            retry_after = reply.headers.get("Retry-After")
-            raise RateLimited(
-                f"{method}: rate limited",
-                retry_after_seconds=float(retry_after)
-                if retry_after and retry_after.isdigit()
-                else None,
-            )
-        if reply.status_code >= 500:
-            raise ChainUnreachable(f"{method}: HTTP {reply.status_code}")
+        failure = service_failure(reply.status_code, reply.headers, method)
+        if failure is not None:
+            raise failure
         try:
             return reply.json()
         except ValueError as exc:
