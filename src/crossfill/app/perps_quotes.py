@@ -8,20 +8,16 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
-
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import request_row
-from crossfill.errors import StoreError
+from crossfill.app.quote_store import store_quote
 from crossfill.quoting import inputs
-from crossfill.quoting.errors import QuoteError, QuoteUnavailable
+from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.perps_quote import PerpsQuoteContext, plan_perps_deposit
 from crossfill.quoting.perps_response import perps_deposit_wire
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
-
-log = structlog.get_logger(__name__)
 
 
 def to_perps(runtime: Runtime, body: QuoteRequest) -> bool:
@@ -63,26 +59,14 @@ async def create_perps_deposit_quote(
     context = _context(runtime, body)
     quote = plan_perps_deposit(body, context)
     wire = perps_deposit_wire(quote, context.evm)
-    try:
-        await runtime.quote_rows.add(
-            [
-                (
-                    REQUESTS,
-                    request_row(
-                        quote,
-                        wire,
-                        body,
-                        api_key_id,
-                        request_type=quote.request_type,
-                        plan={"kind": "perps", "direction": "to_perps"},
-                        fill_plan=None,  # the perps payer pays on the exchange
-                    ),
-                )
-            ]
-        )
-    except StoreError as exc:
-        log.error("perps quote not stored", request_id=quote.request_id, error=str(exc))
-        raise QuoteUnavailable(
-            "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
-        ) from None
+    row = request_row(
+        quote,
+        wire,
+        body,
+        api_key_id,
+        request_type=quote.request_type,
+        plan={"kind": "perps", "direction": "to_perps"},
+        fill_plan=None,  # the perps payer pays on the exchange
+    )
+    await store_quote(runtime, [(REQUESTS, row)], request_id=quote.request_id)
     return wire

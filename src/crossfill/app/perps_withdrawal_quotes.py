@@ -8,15 +8,13 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
-
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
+from crossfill.app.quote_store import store_quote
 from crossfill.chains.perps_actions import SendAsset
 from crossfill.config import ChainConfig
 from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
 from crossfill.domain.perps_transfers import PLAN_KIND
-from crossfill.errors import StoreError
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.perps_quote import perps_currency
@@ -33,8 +31,6 @@ from crossfill.quoting.unsupported import reject_unsupported
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
 from crossfill.types import ChainId
-
-log = structlog.get_logger(__name__)
 
 
 def perps_side(perps: PerpsExchangeConfig) -> PerpsWithdrawalSide:
@@ -128,13 +124,9 @@ async def create_perps_withdrawal_quote(
         send_asset_primary_type=SendAsset.primary_type,
         depository=context.perps.solver_account,
     )
-    try:
-        await runtime.quote_rows.add(
-            [(REQUESTS, _request_row(quote, wire, body, context.evm, api_key_id))]
-        )
-    except StoreError as exc:
-        log.error("perps quote not stored", request_id=quote.request_id, error=str(exc))
-        raise QuoteUnavailable(
-            "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
-        ) from None
+    await store_quote(
+        runtime,
+        [(REQUESTS, _request_row(quote, wire, body, context.evm, api_key_id))],
+        request_id=quote.request_id,
+    )
     return wire

@@ -13,10 +13,11 @@ import structlog
 
 from crossfill.app.entropy import new_entropy
 from crossfill.app.fills import FillTerms, filler_calldata, plan_fill
+from crossfill.app.quote_store import store_quote
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan
 from crossfill.domain.order import sign_order_id
-from crossfill.errors import ApiError, ChainError, Reverted, ServiceUnavailable, StoreError
+from crossfill.errors import ApiError, ChainError, Reverted, ServiceUnavailable
 from crossfill.metrics import FAILED, NO_ROUTE, QUOTED, REFUSED, UNAVAILABLE
 from crossfill.quoting.deposit_address import DepositAddressTerms
 from crossfill.quoting.engine import ChainView, Quote, plan_quote
@@ -165,13 +166,7 @@ async def _answer(
     rows.request["fill_plan"] = fill_plan.to_json()
     if quote.calls:
         await _simulate_fill(runtime, quote, fill_plan)
-    try:
-        await runtime.quote_rows.add(rows.inserts())
-    except StoreError as exc:
-        log.error("quote not stored", request_id=quote.request_id, error=str(exc))
-        raise QuoteUnavailable(
-            "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
-        ) from None
+    await store_quote(runtime, rows.inserts(), request_id=quote.request_id)
     return encoded
 
 

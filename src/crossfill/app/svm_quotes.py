@@ -6,23 +6,19 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
-
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
+from crossfill.app.quote_store import store_quote
 from crossfill.config import ChainConfig
 from crossfill.domain.order import sign_order_id
-from crossfill.errors import StoreError
 from crossfill.quoting import inputs
-from crossfill.quoting.errors import QuoteError, QuoteUnavailable
+from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.svm_quote import Direction, SvmQuote, SvmQuoteContext, plan_svm_quote
 from crossfill.quoting.svm_response import svm_price_wire, svm_quote_wire
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
 from crossfill.types import ChainId
-
-log = structlog.get_logger(__name__)
 
 
 def svm_direction(runtime: Runtime, body: QuoteRequest) -> Direction | None:
@@ -100,15 +96,11 @@ async def create_svm_quote(
         else None
     )
     wire = svm_quote_wire(quote, context.evm, order_signature=signature)
-    try:
-        await runtime.quote_rows.add(
-            [(REQUESTS, _request_row(quote, wire, body, context.evm, api_key_id))]
-        )
-    except StoreError as exc:
-        log.error("svm quote not stored", request_id=quote.request_id, error=str(exc))
-        raise QuoteUnavailable(
-            "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
-        ) from None
+    await store_quote(
+        runtime,
+        [(REQUESTS, _request_row(quote, wire, body, context.evm, api_key_id))],
+        request_id=quote.request_id,
+    )
     return wire
 
 
