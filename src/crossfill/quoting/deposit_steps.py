@@ -120,6 +120,23 @@ def evm_deposit_steps(quote: DepositQuote, origin: ChainConfig) -> list[dict[str
     return [approval, step(quote, "deposit", "Depositing funds", item(depository, deposit, 0))]
 
 
+def service_fee_wire(
+    currency: QuotedCurrency, service_fee: int, *, gas: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`fees` of a fixed-rate transfer: the service fee, in the input currency, is all the
+    relayer charges; `gas` is the user's own fee for the deposit when the quote prices it."""
+    fee = amount_wire(currency, service_fee)
+    zero = amount_wire(currency, 0)
+    return {
+        "gas": zero if gas is None else gas,
+        "relayer": fee,
+        "relayerGas": zero,
+        "relayerService": fee,
+        "app": zero,
+        "subsidized": zero,
+    }
+
+
 def details_wire(
     quote: DepositQuote, *, operation: str, time_estimate_seconds: int, fixed: bool = False
 ) -> dict[str, Any]:

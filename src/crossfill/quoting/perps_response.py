@@ -6,23 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from crossfill.config import ChainConfig
-from crossfill.quoting.deposit_steps import amount_wire, details_wire, evm_deposit_steps
+from crossfill.quoting.deposit_steps import details_wire, evm_deposit_steps, service_fee_wire
 from crossfill.quoting.perps_quote import PerpsDepositQuote
 
 
 def perps_deposit_wire(quote: PerpsDepositQuote, evm: ChainConfig) -> dict[str, Any]:
-    fee = amount_wire(quote.currency_in, quote.service_fee)
-    zero = amount_wire(quote.currency_in, 0)
     return {
         "steps": evm_deposit_steps(quote, evm),
-        "fees": {
-            "gas": zero,
-            "relayer": fee,
-            "relayerGas": zero,
-            "relayerService": fee,
-            "app": zero,
-            "subsidized": zero,
-        },
+        "fees": service_fee_wire(quote.currency_in, quote.service_fee),
         "details": details_wire(
             quote,
             operation="bridge" if quote.request_type == "Bridge" else "swap",

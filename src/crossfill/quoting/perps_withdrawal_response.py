@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from crossfill.domain.nonce_mapping import NONCE_MAPPING_TYPES, PRIMARY_TYPE
-from crossfill.quoting.deposit_steps import amount_wire
+from crossfill.quoting.deposit_steps import amount_wire, service_fee_wire
 from crossfill.quoting.money import format_rate, format_units, format_usd
 from crossfill.quoting.perps_withdrawal import PerpsWithdrawalQuote
 from crossfill.quoting.response import route_leg
@@ -135,29 +135,21 @@ def perps_withdrawal_wire(
     depository: str,
 ) -> dict[str, Any]:
     """The quote's answer; `depository` is where the input is paid (the solver's account)."""
-    fee = amount_wire(quote.currency_in, quote.service_fee)
-    zero = amount_wire(quote.currency_in, 0)
+    fees = service_fee_wire(quote.currency_in, quote.service_fee)
     return {
         "steps": [
             _authorize_step(quote),
             _deposit_step(quote, send_asset_types, send_asset_primary_type),
         ],
-        "fees": {
-            "gas": zero,
-            "relayer": fee,
-            "relayerGas": zero,
-            "relayerService": fee,
-            "app": zero,
-            "subsidized": zero,
-        },
+        "fees": fees,
         # Nothing of a withdrawal is sponsored: the user pays the service fee.
         "feeSponsorship": {
             "quoted": {
                 "selectedComponents": [],
                 "capHit": False,
                 "components": {},
-                "sponsoredTotal": zero,
-                "userPaysTotal": fee,
+                "sponsoredTotal": fees["subsidized"],
+                "userPaysTotal": fees["relayerService"],
             },
             "actual": None,
         },

@@ -9,7 +9,7 @@ from typing import Any
 from crossfill.chains.svm_transactions import instruction_wire
 from crossfill.config import ChainConfig
 from crossfill.quoting.deposit_steps import amount_wire as _amount
-from crossfill.quoting.deposit_steps import details_wire
+from crossfill.quoting.deposit_steps import details_wire, service_fee_wire
 from crossfill.quoting.deposit_steps import evm_deposit_steps as _evm_steps
 from crossfill.quoting.deposit_steps import step as _step
 from crossfill.quoting.response import fee_sponsorship_wire
@@ -34,16 +34,8 @@ def _svm_steps(quote: SvmQuote) -> list[dict[str, Any]]:
 
 
 def _fees(quote: SvmQuote) -> dict[str, Any]:
-    fee = _amount(quote.currency_in, quote.service_fee)
-    zero = _amount(quote.currency_in, 0)
-    return {
-        "gas": _amount(quote.gas_currency, quote.deposit_gas),
-        "relayer": fee,
-        "relayerGas": zero,
-        "relayerService": fee,
-        "app": zero,
-        "subsidized": zero,
-    }
+    gas = _amount(quote.gas_currency, quote.deposit_gas)
+    return service_fee_wire(quote.currency_in, quote.service_fee, gas=gas)
 
 
 def _details(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
