@@ -17,7 +17,7 @@ from crossfill.quoting.response import (
     no_slippage,
     route_leg,
 )
-from crossfill.quoting.steps import check
+from crossfill.quoting.steps import check, transaction_step
 from crossfill.quoting.svm_quote import QuotedCurrency
 
 
@@ -86,15 +86,8 @@ def amount_wire(currency: QuotedCurrency, amount: int) -> dict[str, Any]:
 def step(
     quote: DepositQuote, step_id: str, description: str, data: dict[str, Any]
 ) -> dict[str, Any]:
-    return {
-        "id": step_id,
-        "action": "Confirm transaction in your wallet",
-        "description": description,
-        "kind": "transaction",
-        "requestId": quote.request_id,
-        "depositAddress": "",
-        "items": [{"status": "incomplete", "data": data, "check": check(quote.request_id)}],
-    }
+    item = {"status": "incomplete", "data": data, "check": check(quote.request_id)}
+    return transaction_step(quote.request_id, step_id, description, item)
 
 
 def evm_deposit_steps(quote: DepositQuote, origin: ChainConfig) -> list[dict[str, Any]]:

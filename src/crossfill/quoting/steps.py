@@ -49,13 +49,16 @@ def _transaction_item(
     return item
 
 
-def _step(quote: Quote, step_id: str, description: str, item: dict[str, Any]) -> dict[str, Any]:
+def transaction_step(
+    request_id: str, step_id: str, description: str, item: dict[str, Any]
+) -> dict[str, Any]:
+    """A step of one transaction for the user's wallet to send."""
     return {
         "id": step_id,
         "action": "Confirm transaction in your wallet",
         "description": description,
         "kind": "transaction",
-        "requestId": quote.request_id,
+        "requestId": request_id,
         "depositAddress": "",
         "items": [item],
     }
@@ -159,8 +162,8 @@ def _main_step(quote: Quote) -> dict[str, Any]:
             RouteKind.WRAP: f"Wrapping {symbol_in} into {symbol_out}",
             RouteKind.UNWRAP: f"Unwrapping {symbol_in} into {symbol_out}",
         }.get(quote.kind, f"Swapping {symbol_in} for {symbol_out}")
-    return _step(
-        quote,
+    return transaction_step(
+        quote.request_id,
         step_id,
         description,
         _transaction_item(quote, to, data, value, with_check=True, gas=gas),
@@ -177,8 +180,8 @@ def _deposit_address_step(quote: Quote) -> dict[str, Any]:
     else:
         transfer = calldata.erc20_transfer(address, amount)
         item = _transaction_item(quote, quote.currency_in.address, transfer, 0, with_check=True)
-    step = _step(
-        quote,
+    step = transaction_step(
+        quote.request_id,
         "deposit",
         f"Send {quote.currency_in.symbol} to your deposit address to bridge to chain "
         f"{quote.destination.id}",
@@ -230,8 +233,8 @@ def steps(quote: Quote, *, allowance: int | None) -> list[dict[str, Any]]:
     if spends_allowance(quote) and not allowance_suffices(quote, allowance):
         approve = calldata.erc20_approve(spender(quote), quote.split.amount_in)
         result.append(
-            _step(
-                quote,
+            transaction_step(
+                quote.request_id,
                 "approve",
                 f"Sign an approval for {quote.currency_in.symbol}",
                 _transaction_item(quote, quote.currency_in.address, approve, 0, with_check=False),
