@@ -174,24 +174,54 @@ async def _collector_paused() -> AsyncIterator[None]:
         gc.enable()
 
 
+def _stat(path: Path) -> tuple[str, list[str]]:
+    """A /proc stat file's command name and the fields after it."""
+    stat = path.read_text()
+    return stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+
+
+def _cpu(fields: list[str], ticks: int) -> float:
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
 def cpu_seconds(service: RunningService, database_url: str | None) -> dict[str, float]:
     """CPU time used so far by the service's own processes, by its anvil chains, and by the
-    PostgreSQL backends serving its database (Linux /proc; exited processes are not counted)."""
+    PostgreSQL backends serving its database (Linux /proc; exited processes are not counted).
+    `main_thread` is the part of `service` spent on its processes' main threads, where their
+    event loops run: a process serves no faster than its main thread allows."""
     ticks = os.sysconf("SC_CLK_TCK")
-    processes = {}  # pid -> (name, parent, cpu seconds)
+    processes = _processes(ticks)
+    in_tree = _tree(service.pid, processes)
+    database = None if database_url is None else database_url.rsplit("/", 1)[1]
+    used = {"service": 0.0, "main_thread": 0.0, "chains": 0.0, "postgres": 0.0}
+    for pid, (name, _, command, cpu) in processes.items():
+        if pid in in_tree:
+            used["chains" if name == "anvil" else "service"] += cpu
+            if name != "anvil":
+                used["main_thread"] += _main_thread_cpu(pid, ticks)
+        elif name == "postgres" and database is not None and f" {database} " in command:
+            used["postgres"] += cpu
+    return used
+
+
+def _processes(ticks: int) -> dict[int, tuple[str, int, str, float]]:
+    """Every process: pid -> (name, parent, command line, cpu seconds)."""
+    processes = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            name, fields = _stat(entry / "stat")
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2 :].split()
-        cpu = (int(fields[11]) + int(fields[12])) / ticks
-        processes[int(entry.name)] = (name, int(fields[1]), command, cpu)
-    in_tree = {service.pid}
+        processes[int(entry.name)] = (name, int(fields[1]), command, _cpu(fields, ticks))
+    return processes
+
+
+def _tree(root: int, processes: dict[int, tuple[str, int, str, float]]) -> set[int]:
+    """`root` and its descendants."""
+    in_tree = {root}
     changed = True
     while changed:
         changed = False
@@ -199,14 +229,14 @@ def cpu_seconds(service: RunningService, database_url: str | None) -> dict[str, 
             if parent in in_tree and pid not in in_tree:
                 in_tree.add(pid)
                 changed = True
-    database = None if database_url is None else database_url.rsplit("/", 1)[1]
-    used = {"service": 0.0, "chains": 0.0, "postgres": 0.0}
-    for pid, (name, _, command, cpu) in processes.items():
-        if pid in in_tree:
-            used["chains" if name == "anvil" else "service"] += cpu
-        elif name == "postgres" and database is not None and f" {database} " in command:
-            used["postgres"] += cpu
-    return used
+    return in_tree
+
+
+def _main_thread_cpu(pid: int, ticks: int) -> float:
+    try:
+        return _cpu(_stat(Path(f"/proc/{pid}/task/{pid}/stat"))[1], ticks)
+    except OSError:
+        return 0.0  # exited meanwhile
 
 
 POSTGRES_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/test"

@@ -11,8 +11,10 @@ Run: `.venv/bin/python -m bench.quote [--kind swap] [--requests 3000] [--warmup 
 run) and, in the same run, a bare ASGI app (`bench/bare_app.py`: the same uvicorn, uvloop and
 httptools) answering the very bytes the service answered for each body: the serving ceiling
 of one Python process on this machine. It prints both, the service's share of the ceiling,
-and CPU per quote by role. Absolute figures on a shared VM drift; the ratio and the CPU per
-quote are what to compare builds by. With `--api-processes N` the bare app runs as N processes
+and CPU per quote by role (`main_thread`: the part of the service's on its processes' main
+threads, where the event loops run; at about 100% of a core it is what caps a process's
+throughput). Absolute figures on a shared VM drift; the ratio and the CPU per quote are what
+to compare builds by. With `--api-processes N` the bare app runs as N processes
 sharing the port too, and the bench ends by measuring it on 1 and on N processes: how far the
 ceiling itself scales here, beside the service's N-process figure against a 1-process run.
 """
