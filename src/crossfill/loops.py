@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
@@ -118,16 +118,49 @@ async def run_every(
     )
 
 
+async def set_within(event: asyncio.Event, seconds: float) -> bool:
+    """Wait until `event` is set, at most `seconds`; True if it was set.
+
+    Not `asyncio.wait_for`: before Python 3.12 it returns the inner result when the event fires
+    in the same loop iteration as the waiting task is cancelled, and the cancellation is lost.
+    A worker woken as it is being stopped would then run on, and the process would never exit
+    (`tests/unit/test_cancelled_waits.py`). `asyncio.timeout` keeps every cancellation."""
+    try:
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    except TimeoutError:
+        return False
+    return True
+
+
 async def wait_interval(wakeup: asyncio.Event, interval_seconds: float) -> bool:
     """Wait out the interval, or less if someone sets `wakeup` (work is waiting); then clear it.
     True when woken."""
-    try:
-        await asyncio.wait_for(wakeup.wait(), interval_seconds)
-        woken = True
-    except TimeoutError:
-        woken = False
+    woken = await set_within(wakeup, interval_seconds)
     wakeup.clear()
     return woken
+
+
+# How long a stopped task has to end before it is cancelled again.
+RECANCEL_AFTER_SECONDS = 1.0
+
+
+async def stop_tasks(tasks: Iterable[asyncio.Task[Any]]) -> None:
+    """Cancel `tasks` and return once every one has ended (its outcome taken). A task that
+    runs on (a library swallowed the cancellation, as 3.11's `asyncio.wait_for` can) is
+    cancelled again each `RECANCEL_AFTER_SECONDS`: a stop never waits forever on one task."""
+    stopping = list(tasks)
+    running = {task for task in stopping if not task.done()}
+    for task in running:
+        task.cancel()
+    while running:
+        _, running = await asyncio.wait(running, timeout=RECANCEL_AFTER_SECONDS)
+        for task in running:
+            log.warning("task ran on after being stopped; cancelled again", task=task.get_name())
+            task.cancel()
+    for task in stopping:
+        if not task.cancelled():
+            task.exception()  # taken, so asyncio does not report it as never retrieved
 
 
 class Wakeups(Protocol):

@@ -27,6 +27,7 @@ from crossfill.config.perps import PerpsExchangeConfig
 from crossfill.config.secrets import resolve_holder
 from crossfill.config.svm import SvmChainConfig
 from crossfill.errors import StoreError
+from crossfill.loops import stop_tasks
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings
 from crossfill.store import chain_controls
@@ -184,9 +185,7 @@ class Runtime:
             self._tasks.append(asyncio.create_task(follower.run(), name=name))
 
     async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await stop_tasks(self._tasks)
         self._tasks.clear()
         clients: list[EvmPort | SvmPort | PerpsPort] = [
             *(chain.client for chain in self.chains.values()),

@@ -43,6 +43,7 @@ from crossfill.domain.deprecation import V2Schedule, parse_reductions
 from crossfill.errors import ConfigError
 from crossfill.events.hub import StatusHub
 from crossfill.events.tail import OutboxTail
+from crossfill.loops import stop_tasks
 from crossfill.runtime import Runtime
 
 
@@ -108,8 +109,7 @@ def create_app(
         finally:
             if background is not None:
                 await background.stop()
-            tail.cancel()
-            await asyncio.gather(tail, return_exceptions=True)
+            await stop_tasks([tail])
             await app.state.limiter.close()
             await runtime.close()
 

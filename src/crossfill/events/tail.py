@@ -10,7 +10,6 @@ update until the next poll.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 
 import asyncpg
@@ -19,7 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.events.hub import StatusHub
-from crossfill.loops import run_forever
+from crossfill.loops import run_forever, wait_interval
 from crossfill.store import outbox_signal, pg_notify
 from crossfill.store.tables import OutboxEvent
 
@@ -75,10 +74,8 @@ class OutboxTail:
             self.database_url, CHANNEL, lambda _payload: self._wakeup.set()
         )
 
-    async def _wait(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wakeup.wait(), self.poll_seconds)
-        self._wakeup.clear()
+    async def _wait(self) -> bool:
+        return await wait_interval(self._wakeup, self.poll_seconds)
 
     async def prime(self) -> None:
         """Called before a subscription is confirmed: from here on nothing is missed."""

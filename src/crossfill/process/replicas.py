@@ -99,7 +99,8 @@ class ApiReplicas:
                 process.terminate()
         for process in self._processes:
             try:
-                await asyncio.wait_for(process.wait(), STOP_TIMEOUT_SECONDS)
+                async with asyncio.timeout(STOP_TIMEOUT_SECONDS):
+                    await process.wait()
             except TimeoutError:
                 process.kill()
                 await process.wait()
@@ -139,9 +140,8 @@ class ApiReplicas:
     async def _ready(ready_read: int) -> bytes:
         """READY once the replica serves; b"" if it exited first or took too long."""
         try:
-            return await asyncio.wait_for(
-                asyncio.to_thread(os.read, ready_read, 1), START_TIMEOUT_SECONDS
-            )
+            async with asyncio.timeout(START_TIMEOUT_SECONDS):
+                return await asyncio.to_thread(os.read, ready_read, 1)
         except TimeoutError:
             return b""
 

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
 from crossfill.config.svm_keys import resolve_svm_holder
+from crossfill.loops import stop_tasks
 from crossfill.runtime import Runtime
 from crossfill.store import deposit_hints, outbox, requests, signer_leases
 from crossfill.store.db import is_sqlite
@@ -285,9 +286,7 @@ class Workers:
         if self._hint_listener is not None:
             await self._hint_listener.close()
             self._hint_listener = None
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await stop_tasks(self._tasks)
         self._tasks.clear()
 
     def hint(self, chain_id: int, tx_hash: str) -> bool:

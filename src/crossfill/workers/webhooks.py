@@ -25,7 +25,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config.webhook_secret import SigningKeyBox
-from crossfill.loops import run_forever, wait_interval
+from crossfill.loops import run_forever, stop_tasks, wait_interval
 from crossfill.metrics import DELIVERED, NOT_DELIVERED, Metrics
 from crossfill.settings import Settings
 from crossfill.store import outbox, outbox_signal
@@ -109,9 +109,8 @@ class WebhookDispatcher:
 
     async def close(self) -> None:
         """Stop deliveries under way and close the HTTP client."""
-        for task in list(self._in_flight.values()):
-            task.cancel()  # their leases run out; they are sent again (at least once)
-        await asyncio.gather(*self._in_flight.values(), return_exceptions=True)
+        # Their leases run out; they are sent again (at least once).
+        await stop_tasks(list(self._in_flight.values()))
         await self._http.aclose()
 
     async def tick(self) -> None:
