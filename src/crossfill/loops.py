@@ -146,8 +146,8 @@ RECANCEL_AFTER_SECONDS = 1.0
 
 
 async def stop_tasks(tasks: Iterable[asyncio.Task[Any]]) -> None:
-    """Cancel `tasks` and return once every one has ended (its outcome taken). A task that
-    runs on (a library swallowed the cancellation, as 3.11's `asyncio.wait_for` can) is
+    """Cancel `tasks` and return once every one has ended; one that had failed is logged. A
+    task that runs on (a library swallowed the cancellation, as 3.11's `asyncio.wait_for` can) is
     cancelled again each `RECANCEL_AFTER_SECONDS`: a stop never waits forever on one task."""
     stopping = list(tasks)
     running = {task for task in stopping if not task.done()}
@@ -159,8 +159,9 @@ async def stop_tasks(tasks: Iterable[asyncio.Task[Any]]) -> None:
             log.warning("task ran on after being stopped; cancelled again", task=task.get_name())
             task.cancel()
     for task in stopping:
-        if not task.cancelled():
-            task.exception()  # taken, so asyncio does not report it as never retrieved
+        failure = None if task.cancelled() else task.exception()
+        if failure is not None:
+            log.error("task had failed before its stop", task=task.get_name(), exc_info=failure)
 
 
 class Wakeups(Protocol):

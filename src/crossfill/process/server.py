@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import socket
 
@@ -12,6 +11,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from crossfill.api.limits import uvicorn_limits
+from crossfill.loops import stop_tasks
 from crossfill.metrics import clear_multiprocess_dir
 from crossfill.process.late_stop import reported_if_late
 from crossfill.process.replicas import (
@@ -48,7 +48,7 @@ async def serve(settings: Settings) -> None:
         await _Server(_config(settings, sock, run_workers=True)).serve(sockets=[sock])
     finally:
         if replicas is not None and supervisor is not None:
-            await _cancel(supervisor)
+            await stop_tasks([supervisor])
             await replicas.stop()
 
 
@@ -83,13 +83,7 @@ async def serve_replica(settings: Settings, *, ready_fd: int | None) -> None:
         await server.serve(sockets=[sock])
     finally:
         if orphan_watch is not None:
-            await _cancel(orphan_watch)
-
-
-async def _cancel(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+            await stop_tasks([orphan_watch])
 
 
 def _socket(settings: Settings) -> socket.socket:
