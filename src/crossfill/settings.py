@@ -88,6 +88,10 @@ class Settings(BaseSettings):
     max_request_header_count: int = Field(default=100, ge=10)
     max_request_header_bytes: int = Field(default=16 * 1024, ge=1024)
     max_request_header_line_bytes: int = Field(default=8 * 1024, ge=256)
+    # Slow clients: a request's headers must arrive within this of the connection (or of its
+    # first byte), its body within this of its headers, or it is answered 408 and closed.
+    request_header_timeout_seconds: float = Field(default=10.0, gt=0)
+    request_body_timeout_seconds: float = Field(default=30.0, gt=0)
     # GET /requests/v2's monthly reductions: "YYYY-MM-DD:share,..." of the normal limit.
     v2_rate_limit_reductions: str = "2026-09-01:0.5,2026-10-01:0.25,2026-11-01:0.1"
 

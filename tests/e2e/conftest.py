@@ -61,8 +61,11 @@ class ServiceThread:
         return self
 
     def stop(self) -> None:
+        """Stopped as Ctrl-C stops it; a stop that hangs fails the test that started it."""
         self.server.should_exit = True
-        self.thread.join(10)
+        self.thread.join(20)
+        if self.thread.is_alive():
+            raise RuntimeError("the service did not stop within 20 s of its stop")
 
 
 def service_settings(home: Path, deployment_path: Path) -> Settings:

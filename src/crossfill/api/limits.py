@@ -7,8 +7,9 @@ refused with 413 as soon as it passes the limit, so it is never buffered whole.
 
 Behind uvicorn's httptools parser the headers have been parsed by the time this runs (uvicorn
 has no header limit for httptools); `uvicorn_limits` sets the limits uvicorn does have, and
-a protocol that answers what httptools cannot parse (a bad byte, a URL it refuses: ~64 KiB
-here) as a 400 in the error shape instead of uvicorn's text/plain.
+the connection protocol (`api.http_protocol`): deadlines for slow clients, and what httptools
+cannot parse (a bad byte, a URL it refuses: ~64 KiB here) answered as a 400 in the error
+shape instead of uvicorn's text/plain.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from crossfill.api.errors import error_body
+from crossfill.api.http_protocol import RequestDeadlines
 from crossfill.settings import Settings
 
 
@@ -72,29 +73,12 @@ class BodyTooLarge(HTTPException):
         super().__init__(status_code=413, detail=message, headers={"connection": "close"})
 
 
-class JsonErrorsHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol, answering a request it cannot parse (a bad byte in the
-    request line or a header, a URL httptools refuses) in the error shape, not text/plain."""
-
-    def send_400_response(self, msg: str) -> None:
-        payload = json.dumps({"message": msg, "statusCode": 400}).encode()
-        head = [b"HTTP/1.1 400 Bad Request\r\n"]
-        defaults = self.server_state.default_headers
-        head += [name + b": " + value + b"\r\n" for name, value in defaults]
-        head += [
-            b"content-type: application/json\r\n",
-            b"content-length: " + str(len(payload)).encode() + b"\r\n",
-            b"connection: close\r\n\r\n",
-        ]
-        self.transport.write(b"".join(head) + payload)
-        self.transport.close()
-
-
 def uvicorn_limits(settings: Settings) -> dict[str, Any]:
-    """The uvicorn.Config options that bound what a client can make the server hold (and
-    the protocol that answers unparsable requests in the error shape)."""
+    """The uvicorn.Config options that bound what a client can make the server hold: the
+    connection protocol with its deadlines for slow clients (`api.http_protocol`), and the
+    sizes uvicorn itself checks."""
     return {
-        "http": JsonErrorsHttpToolsProtocol,
+        "http": RequestDeadlines.from_settings(settings).protocol(),
         # Only the h11 parser has one (unused with the protocol above); the middleware below
         # checks the headers httptools parsed.
         "h11_max_incomplete_event_size": settings.max_request_header_bytes,

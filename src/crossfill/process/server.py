@@ -27,6 +27,10 @@ from crossfill.store.migrate import upgrade_async
 
 log = structlog.get_logger(__name__)
 
+# How long a stop lets the requests under way finish (each takes milliseconds) before it
+# cancels them; the workers' stop comes after.
+SHUTDOWN_GRACE_SECONDS = 5
+
 
 async def serve(settings: Settings) -> None:
     """The main process: migrate the database, start the API replicas if there are to be
@@ -107,6 +111,9 @@ def uvicorn_config(app: FastAPI, settings: Settings, *, port: int) -> uvicorn.Co
     - no access log: request lines carry query strings (`GET /ws?apiKey=...`);
     - request and frame size limits, unparsable requests answered in the error shape
       (`api.limits.uvicorn_limits`);
+    - a stop waits at most `SHUTDOWN_GRACE_SECONDS` for requests under way, then cancels
+      them: a client that never finishes (its body, or reading its answer) cannot keep the
+      process from exiting;
     - no proxy-header rewriting: uvicorn would take `X-Forwarded-For` from any loopback peer
       as the client, so anyone on the host could pick their rate-limit bucket. The client
       address is worked out by `api/client_address.py`, from `CROSSFILL_TRUSTED_PROXIES`.
@@ -120,6 +127,7 @@ def uvicorn_config(app: FastAPI, settings: Settings, *, port: int) -> uvicorn.Co
         access_log=False,
         proxy_headers=False,
         lifespan="on",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
         **uvicorn_limits(settings),
     )
 
