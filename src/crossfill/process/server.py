@@ -14,6 +14,7 @@ from crossfill.api.limits import uvicorn_limits
 from crossfill.loops import stop_tasks
 from crossfill.metrics import clear_multiprocess_dir
 from crossfill.process.late_stop import reported_if_late
+from crossfill.process.open_files import raise_open_files_limit
 from crossfill.process.replicas import (
     ApiReplicas,
     listening_socket,
@@ -35,6 +36,7 @@ SHUTDOWN_GRACE_SECONDS = 5
 async def serve(settings: Settings) -> None:
     """The main process: migrate the database, start the API replicas if there are to be
     several API processes, then serve the API and run the workers until SIGINT/SIGTERM."""
+    raise_open_files_limit()
     await upgrade_async(settings.database)
     if settings.prometheus_multiproc_dir is not None:
         clear_multiprocess_dir(settings.prometheus_multiproc_dir)
@@ -61,6 +63,7 @@ async def run_workers_only(settings: Settings) -> None:
     run every worker until SIGINT/SIGTERM. API processes (`crossfill api`) on the same
     PostgreSQL database forward clients' deposit hints here; a second workers process waits
     on the signer lease instead of signing."""
+    raise_open_files_limit()
     await upgrade_async(settings.database)
     runtime = Runtime.build(settings)
     workers = ProcessWorkers(runtime)
@@ -80,6 +83,7 @@ async def serve_replica(settings: Settings, *, ready_fd: int | None) -> None:
     """An API-only process: no workers, no migrations (the main process or `crossfill db
     upgrade` owns the schema). Started by the main process, it reports on `ready_fd` once it
     serves and stops when the main process is gone."""
+    raise_open_files_limit()
     sock = _socket(settings)
     server = _Server(_config(settings, sock, run_workers=False), ready_fd=ready_fd)
     orphan_watch = asyncio.create_task(stop_when_orphaned()) if ready_fd is not None else None
