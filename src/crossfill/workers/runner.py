@@ -322,12 +322,12 @@ def _perps_workers(runtime: Runtime, owner: str) -> _PerpsWorkers:
         "perps_solver": PerpsSolver(
             exchange, payer, runtime.sessions, now=utc_now, interval_seconds=interval, owner=owner
         ),
-        "perps_watcher": PerpsWatcher(
+        "perps_watcher": PerpsWatcher(  # its every tick reads the exchange: its own cadence
             exchange.client,
             exchange.config,
             runtime.sessions,
             now=utc_now,
-            interval_seconds=interval,
+            interval_seconds=exchange.config.poll_interval_seconds,
         ),
         "perps_refunder": PerpsRefunder(
             exchange.config, payer, runtime.sessions, now=utc_now, interval_seconds=interval
