@@ -24,11 +24,7 @@ async def take(
 ) -> int | None:
     """The fencing token if `holder` holds (or now takes) the lease; None while another
     holder's lease runs. Taking it over from a lapsed holder increments the token."""
-    row = await session.scalar(
-        select(SignerLease)
-        .where(SignerLease.chain_id == chain_id, SignerLease.sender == sender)
-        .with_for_update()
-    )
+    row = await _locked(session, chain_id, sender)
     if row is None:
         first = SignerLease(
             chain_id=chain_id, sender=sender, holder=holder, token=1, expires_at=now + lease
@@ -36,15 +32,28 @@ async def take(
         try:
             async with session.begin_nested():
                 session.add(first)
+            return 1
         except IntegrityError:
-            return None  # another process wrote the first lease a moment ago
-        return 1
+            # Another transaction wrote the first lease a moment ago (committed, or the insert
+            # would still wait): perhaps another worker of this very holder; read it as is.
+            row = await _locked(session, chain_id, sender)
+            if row is None:
+                return None
     if row.holder != holder:
         if as_utc(row.expires_at) > now:
             return None
         row.holder, row.token = holder, row.token + 1
     row.expires_at = now + lease
     return row.token
+
+
+async def _locked(session: AsyncSession, chain_id: int, sender: str) -> SignerLease | None:
+    row: SignerLease | None = await session.scalar(
+        select(SignerLease)
+        .where(SignerLease.chain_id == chain_id, SignerLease.sender == sender)
+        .with_for_update()
+    )
+    return row
 
 
 async def renew(

@@ -56,3 +56,12 @@ async def test_two_processes_taking_a_new_lease_at_once_get_one_holder(
     tokens = await asyncio.gather(*(_take(engine, f"process-{n}", NOW) for n in range(4)))
     assert sorted(tokens, key=lambda token: token is None)[0] == 1
     assert tokens.count(1) == 1, tokens
+
+
+async def test_workers_of_one_process_taking_a_new_lease_at_once_all_hold_it(
+    engine: AsyncEngine,
+) -> None:
+    """Several workers of one process share its holder name: whoever writes the first lease,
+    the others hold it too, rather than reading it as another process's."""
+    tokens = await asyncio.gather(*(_take(engine, "one-process", NOW) for _ in range(4)))
+    assert tokens == [1, 1, 1, 1]
