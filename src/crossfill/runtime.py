@@ -136,6 +136,7 @@ class Runtime:
         engine = create_engine(
             settings.database,
             autocheckpoint_pages=None if wal_checkpoints is None else BACKSTOP_PAGES,
+            timeout_seconds=settings.database_timeout_seconds,
         )
         metrics = Metrics(multiprocess_dir=settings.prometheus_multiproc_dir)
         solver = deployment.solver.address

@@ -169,9 +169,14 @@ def final_status(
 
 def stored_rows(service: ServiceThread, statement: Select[Any]) -> list[Any]:
     """Run one ORM select against the service's database (what the service has recorded)."""
+    return rows_in(service.settings.database, statement)
+
+
+def rows_in(database_url: str, statement: Select[Any]) -> list[Any]:
+    """Run one ORM select against the database at `database_url`."""
 
     async def read() -> list[Any]:
-        engine = create_engine(service.settings.database)
+        engine = create_engine(database_url)
         try:
             async with session_factory(engine)() as session:
                 return list(await session.scalars(statement))

@@ -1,6 +1,7 @@
-"""A TCP relay in front of a chain's port, for the websocket a follower subscribes on: it
-relays bytes both ways (whatever protocol runs over them) and can drop every connection at
-once and refuse new ones, as a node restart or a network cut would."""
+"""A TCP relay in front of a server's port (a chain's websocket, the database): it relays bytes
+both ways (whatever protocol runs over them) and can drop every connection at once and refuse
+new ones, as a server restart would, or stall them all (nothing relayed, new connections left
+waiting, nothing closed), as a network cut that loses packets silently would."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class TcpRelay:
         self.port = free_port()
         self.accepted = 0  # connections relayed so far
         self._refusing = False
+        self._flowing: asyncio.Event | None = None  # made on the relay's loop
         self._writers: set[asyncio.StreamWriter] = set()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -31,6 +33,8 @@ class TcpRelay:
         return self
 
     async def _listen(self) -> None:
+        self._flowing = asyncio.Event()
+        self._flowing.set()
         self._server = await asyncio.start_server(self._relay, "127.0.0.1", self.port)
 
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -39,6 +43,8 @@ class TcpRelay:
             return
         self.accepted += 1
         self._writers.add(writer)
+        assert self._flowing is not None
+        await self._flowing.wait()
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
         except OSError:
@@ -46,7 +52,7 @@ class TcpRelay:
             return
         self._writers.add(up_writer)
         try:
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
         finally:
             writer.transport.abort()
             up_writer.transport.abort()
@@ -62,8 +68,28 @@ class TcpRelay:
 
         self._loop.call_soon_threadsafe(cut)
 
+    def stall(self) -> None:
+        """Relay nothing and leave new connections waiting, closing nothing, until
+        `restore()`."""
+        assert self._flowing is not None
+        self._loop.call_soon_threadsafe(self._flowing.clear)
+
     def restore(self) -> None:
-        self._loop.call_soon_threadsafe(setattr, self, "_refusing", False)
+        def restored() -> None:
+            assert self._flowing is not None
+            self._refusing = False
+            self._flowing.set()
+
+        self._loop.call_soon_threadsafe(restored)
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        assert self._flowing is not None
+        with contextlib.suppress(ConnectionError, OSError):
+            while chunk := await reader.read(65536):
+                await self._flowing.wait()
+                writer.write(chunk)
+                await writer.drain()
+        writer.transport.abort()
 
     def stop(self) -> None:
         asyncio.run_coroutine_threadsafe(self._shut_down(), self._loop).result(5)
@@ -81,11 +107,3 @@ class TcpRelay:
         for task in relaying:
             task.cancel()
         await asyncio.gather(*relaying, return_exceptions=True)
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(ConnectionError, OSError):
-        while chunk := await reader.read(65536):
-            writer.write(chunk)
-            await writer.drain()
-    writer.transport.abort()

@@ -1,5 +1,9 @@
 """Every error leaves as JSON `{message, statusCode, ...}`: never HTML, never a bare 500.
 
+A request the database (or a chain's RPC) failed under, by being unreachable or dropping the
+connection, is answered 503 with `Retry-After`, logged in one line: it says nothing about the
+request, and a 500 would also have closed the client's kept-alive connection.
+
 On POST /execute the spec's error body is `{error}`: there it also carries `error` (the same
 text as `message`), whatever raised it.
 
@@ -21,7 +25,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from crossfill.api.openapi import documented_methods
-from crossfill.errors import ApiError
+from crossfill.errors import ApiError, ChainError
+from crossfill.store.db import UNAVAILABLE
 
 log = structlog.get_logger(__name__)
 
@@ -96,6 +101,23 @@ async def _api_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, exc.status_code, headers=exc.headers())
 
 
+# What a client is told to wait before retrying a request a backing service failed.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 1
+
+
+async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
+    backend = "a chain's RPC" if isinstance(exc, ChainError) else "the database"
+    log.warning(
+        "request failed: backend unavailable",
+        path=request.url.path,
+        backend=backend,
+        error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
+    )
+    response = error_response(request, 503, f"{backend} did not answer; try again")
+    response.headers["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_SECONDS)
+    return response
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     # The id in the answer is the one in the log: a client reporting it finds the traceback.
     request_id = "0x" + os.urandom(32).hex()
@@ -109,4 +131,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(ApiError, _api_error)
+    for unavailable in UNAVAILABLE:
+        app.add_exception_handler(unavailable, _unavailable)
     app.add_exception_handler(Exception, _unexpected)

@@ -7,10 +7,12 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+import asyncpg
 import orjson
 from sqlalchemy import event, text
 from sqlalchemy.engine.interfaces import DBAPIConnection
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -34,6 +36,22 @@ def is_sqlite(url: str) -> bool:
 
 # How long a statement waits for another connection's write lock before failing as busy.
 BUSY_TIMEOUT_MS = 5000
+
+# What a caller meets when the database cannot be reached or lost the connection under it (a
+# restart, a failover, a network cut, a lock held too long, a full disk): nothing about the
+# caller's own input; the same call may succeed later. asyncpg's failures to connect reach us
+# as the OS's own errors (ConnectionRefusedError, TimeoutError, ...), not wrapped.
+UNAVAILABLE: tuple[type[Exception], ...] = (
+    StoreError,
+    OperationalError,
+    InterfaceError,
+    PoolTimeout,  # no pooled connection came free in time
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.OperatorInterventionError,  # e.g. the server shutting down
+    ConnectionError,
+    TimeoutError,
+)
 
 
 def _sqlite_pragmas(
@@ -73,10 +91,20 @@ def json_text(value: Any) -> str:
 
 
 def create_engine(
-    url: str, *, autocheckpoint_pages: int | None = None, **engine_options: Any
+    url: str,
+    *,
+    autocheckpoint_pages: int | None = None,
+    timeout_seconds: float | None = None,
+    **engine_options: Any,
 ) -> AsyncEngine:
     """`autocheckpoint_pages` (SQLite): how long the write-ahead log may grow before a commit
-    checkpoints it, when another thread usually does (`store.wal_checkpoints`)."""
+    checkpoints it, when another thread usually does (`store.wal_checkpoints`).
+
+    `timeout_seconds` (PostgreSQL): how long a connection attempt, a statement's answer or a
+    free pooled connection is awaited before the call fails with one of `UNAVAILABLE`. Without
+    it, a server behind a network cut that loses packets silently held every request and
+    worker that touched the database until the cut ended, or until TCP gave up on the
+    connection (about a quarter of an hour). None (migrations, one-off commands): wait."""
     engine_options = {"json_serializer": json_text, **engine_options}
     if is_sqlite(url):
         # SQLite has one writer. Connections racing for its lock wait in SQLite's busy handler,
@@ -93,6 +121,12 @@ def create_engine(
         pragmas = functools.partial(_sqlite_pragmas, autocheckpoint_pages=autocheckpoint_pages)
         event.listen(engine.sync_engine, "connect", pragmas)
         return engine
+    if timeout_seconds is not None:
+        engine_options = {
+            "pool_timeout": timeout_seconds,
+            "connect_args": {"timeout": timeout_seconds, "command_timeout": timeout_seconds},
+            **engine_options,
+        }
     return create_async_engine(url, pool_pre_ping=True, **engine_options)
 
 
@@ -100,9 +134,12 @@ def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
 
 
+_PING_FAILURES: tuple[type[Exception], ...] = (SQLAlchemyError, OSError, *UNAVAILABLE)
+
+
 async def ping(engine: AsyncEngine) -> None:
     try:
         async with engine.connect() as connection:
             await connection.execute(text("SELECT 1"))
-    except (SQLAlchemyError, OSError) as exc:
+    except _PING_FAILURES as exc:
         raise StoreError(f"database unreachable: {type(exc).__name__}") from exc

@@ -10,7 +10,8 @@ Rows are column values, inserted parents first: the ORM's unit of work cost four
 CPU per row, and new rows need none of it. On PostgreSQL a batch is one statement
 (`bulk_insert`), sent on a connection the writer keeps: one round trip, no pool checkout or
 liveness ping. If that connection has gone (the server restarted), the batch is sent once more
-on a new one; should the first attempt have committed after all, the second fails on the
+on a new one (not when the server merely did not answer in time: a second try would wait as
+long); should the first attempt have committed after all, the second fails on the
 duplicate keys and the callers see an error for rows that are stored, which is safe (a quote
 nobody was told about). SQLite's pool has a single connection, which other work needs too:
 there the writer checks it out, takes every row waiting, and commits them on the event loop
@@ -172,6 +173,8 @@ class GroupCommit:
             if isinstance(exc, asyncpg.PostgresError) and not isinstance(exc, _SESSION_ENDED):
                 raise  # the server refused these rows; the connection is fine
             await self.close(lost=True)
+            if isinstance(exc, TimeoutError):
+                raise  # the server is there but silent: another try would wait as long
             await (await self._driver_connection()).execute(sql, *arguments)
 
     async def _driver_connection(self) -> asyncpg.Connection:

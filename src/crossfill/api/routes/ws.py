@@ -34,6 +34,7 @@ from crossfill.events.hub import StatusHub, Subscriber
 from crossfill.events.tail import OutboxTail
 from crossfill.runtime import Runtime
 from crossfill.settings import Settings
+from crossfill.store.db import UNAVAILABLE
 
 router = APIRouter(tags=["events"])
 EVENT = "request.status.updated"
@@ -114,6 +115,8 @@ async def _check_key(websocket: WebSocket, runtime: Runtime, address: str) -> No
         raise CloseSocket(POLICY_VIOLATION, "invalid API key") from None
     except TooManyRequests:
         raise CloseSocket(TRY_AGAIN_LATER, "too many invalid API keys; retry later") from None
+    except UNAVAILABLE:
+        raise CloseSocket(TRY_AGAIN_LATER, "the database did not answer; retry later") from None
 
 
 async def _stream(websocket: WebSocket, runtime: Runtime, address: str) -> None:

@@ -1,0 +1,142 @@
+"""The database goes away under a running `crossfill run` on PostgreSQL, through a TCP relay in
+front of the server: restarted (every connection cut, new ones refused) or behind a network cut
+that loses packets silently (nothing answers, nothing closes). Meanwhile clients are answered
+503 in the error shape, on the connection they came on, within the database timeout, and a
+deposit sent meanwhile is filled once when the database is back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import pytest
+from eth_account import Account
+from sqlalchemy import select
+
+from crossfill.store.tables import SentTransaction
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import (
+    final_status,
+    funded_user,
+    native_bridge,
+    request_quote,
+    rows_in,
+    rpc_urls,
+)
+from tests.e2e.conftest import validate_against
+from tests.e2e.service_process import ServiceProcess
+from tests.e2e.wallet import execute_steps
+from tests.faults.tcp_relay import TcpRelay
+
+POSTGRES_PORT = 5432
+DATABASE_TIMEOUT_SECONDS = 1
+# A client gives up well after the service should have answered: a request the database
+# holds without limit fails the test instead of passing late.
+CLIENT_TIMEOUT_SECONDS = 10 * DATABASE_TIMEOUT_SECONDS
+
+
+def _through(url: str, port: int) -> str:
+    return urlunsplit(urlsplit(url)._replace(netloc=f"postgres@127.0.0.1:{port}"))
+
+
+@pytest.fixture
+def relay() -> Iterator[TcpRelay]:
+    relay = TcpRelay(POSTGRES_PORT).start()
+    try:
+        yield relay
+    finally:
+        relay.stop()
+
+
+@pytest.fixture
+def service(
+    devnet: RunningDevnet, postgres_url: str, relay: TcpRelay, tmp_path: Path
+) -> Iterator[ServiceProcess]:
+    service = ServiceProcess(tmp_path, devnet.deployment_path)
+    service.env["CROSSFILL_DATABASE_URL"] = _through(postgres_url, relay.port)
+    service.env["CROSSFILL_DATABASE_TIMEOUT_SECONDS"] = str(DATABASE_TIMEOUT_SECONDS)
+    service.start()
+    try:
+        yield service
+    finally:
+        service.stop()
+
+
+def _bridge_quote(http: httpx.Client, user: Any) -> dict[str, Any]:
+    return request_quote(http, native_bridge(user.address, recipient=Account.create().address))
+
+
+def _request_id(quote: dict[str, Any]) -> str:
+    request_id: str = quote["steps"][0]["requestId"]
+    return request_id
+
+
+def _answers_during_outage(http: httpx.Client, user: str, request_id: str) -> None:
+    """Every route that reads or writes the database: 503 in the error shape."""
+    quoted = http.post("/quote/v2", json=native_bridge(user))
+    assert quoted.status_code == 503, quoted.text
+    assert quoted.json()["errorCode"] == "SERVICE_UNAVAILABLE"
+    validate_against("quote-error", quoted.json())
+    ready = http.get("/readyz")
+    assert ready.status_code == 503, ready.text
+    assert ready.json()["checks"]["database"] != "ok"
+    for path, params, headers in (
+        ("/intents/status/v3", {"requestId": request_id}, {}),
+        ("/requests/v3", {}, {"x-api-key": "a key the database would have to look up"}),
+        ("/chains", {}, {}),
+    ):
+        answer = http.get(path, params=params, headers=headers)
+        assert answer.status_code == 503, (path, answer.text)
+        assert answer.json() == {
+            "message": "the database did not answer; try again",
+            "statusCode": 503,
+        }
+        assert answer.headers["retry-after"] == "1"
+    assert http.get("/healthz").status_code == 200
+
+
+def _fills_of(postgres_url: str, request_id: str) -> list[SentTransaction]:
+    return rows_in(
+        postgres_url,
+        select(SentTransaction).where(
+            SentTransaction.request_id == request_id, SentTransaction.purpose == "fill"
+        ),
+    )
+
+
+@pytest.mark.parametrize("outage", ["restart", "network cut"])
+def test_database_outage_answers_503_and_loses_no_deposit(
+    devnet: RunningDevnet,
+    postgres_url: str,
+    relay: TcpRelay,
+    service: ServiceProcess,
+    outage: str,
+) -> None:
+    user = funded_user(devnet)
+    with httpx.Client(base_url=service.base_url, timeout=CLIENT_TIMEOUT_SECONDS) as http:
+        before = _bridge_quote(http, user)
+        execute_steps(before, user, rpc_urls(devnet))
+        assert final_status(http, _request_id(before))["status"] == "success"
+
+        during = _bridge_quote(http, user)
+        if outage == "restart":
+            relay.drop()
+        else:
+            relay.stall()
+        # Deposited while the service cannot record it: found when the database is back.
+        execute_steps(during, user, rpc_urls(devnet))
+        _answers_during_outage(http, user.address, _request_id(during))
+        relay.restore()
+
+        assert final_status(http, _request_id(during), timeout=60)["status"] == "success"
+        assert http.get("/readyz").status_code == 200
+        after = _bridge_quote(http, user)
+        execute_steps(after, user, rpc_urls(devnet))
+        assert final_status(http, _request_id(after))["status"] == "success"
+    assert len(_fills_of(postgres_url, _request_id(during))) == 1
+    log = service.log_path.read_text(errors="replace")
+    assert "unhandled error" not in log, service.log_tail()
+    assert "Exception in ASGI application" not in log, service.log_tail()
