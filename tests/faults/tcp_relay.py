@@ -38,6 +38,14 @@ class TcpRelay:
         self._server = await asyncio.start_server(self._relay, "127.0.0.1", self.port)
 
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # Cancelled only by `stop()`: ended quietly (asyncio logs a relaying task's
+        # cancellation as an error).
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._relay_connection(reader, writer)
+
+    async def _relay_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         if self._refusing:
             writer.close()
             return

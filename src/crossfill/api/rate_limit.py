@@ -2,8 +2,11 @@
 
 A bucket holds up to a minute's budget and refills continuously. In-process by default; with
 `CROSSFILL_REDIS_URL` the buckets live in Redis (one atomic script per request, timed by the
-Redis server's clock), so several API processes share one budget. If Redis cannot be reached
-the request is let through and the failure logged: rate limiting must not take the API down.
+Redis server's clock), so several API processes share one budget. Rate limiting must not
+take the API down, nor slow it: when Redis fails or has not answered within
+`REDIS_TIMEOUT_SECONDS`, this process keeps the limits by itself (each process then allows a
+whole budget) for `REDIS_RETRY_SECONDS` before trying Redis again; the outage and the return
+are logged once each.
 """
 
 from __future__ import annotations
@@ -23,6 +26,12 @@ from crossfill.errors import TooManyRequests
 from crossfill.settings import Settings
 
 log = structlog.get_logger(__name__)
+
+# A bucket script answers in well under a millisecond; a Redis silent this long is down
+# (redis-py's own default waited 5 s, and every request waited with it).
+REDIS_TIMEOUT_SECONDS = 0.5
+# After a failure, this long on this process's own buckets before Redis is asked again.
+REDIS_RETRY_SECONDS = 5.0
 
 # KEYS[1] bucket; ARGV: capacity, refill per second. Returns milliseconds to wait (0: taken).
 _TAKE_SCRIPT = """
@@ -99,25 +108,50 @@ class LocalLimiter:
 
 class RedisLimiter:
     def __init__(self, url: str, *, namespace: str = "crossfill:ratelimit:") -> None:
-        self._redis = aioredis.from_url(url)
+        self._redis = aioredis.from_url(
+            url,
+            socket_timeout=REDIS_TIMEOUT_SECONDS,
+            socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
+        )
         self._take = self._redis.register_script(_TAKE_SCRIPT)
         self._peek = self._redis.register_script(_PEEK_SCRIPT)
         self._namespace = namespace
+        self._local = LocalLimiter()  # while Redis is down
+        self._down_until: float | None = None
 
     async def take(self, bucket: str, per_minute: int) -> float:
-        return await self._run(self._take, bucket, per_minute)
+        if self._redis_down():
+            return await self._local.take(bucket, per_minute)
+        wait = await self._run(self._take, bucket, per_minute)
+        return await self._local.take(bucket, per_minute) if wait is None else wait
 
     async def wait(self, bucket: str, per_minute: int) -> float:
-        return await self._run(self._peek, bucket, per_minute)
+        if self._redis_down():
+            return await self._local.wait(bucket, per_minute)
+        wait = await self._run(self._peek, bucket, per_minute)
+        return await self._local.wait(bucket, per_minute) if wait is None else wait
 
-    async def _run(self, script: AsyncScript, bucket: str, per_minute: int) -> float:
+    def _redis_down(self) -> bool:
+        return self._down_until is not None and time.monotonic() < self._down_until
+
+    async def _run(self, script: AsyncScript, bucket: str, per_minute: int) -> float | None:
+        """Seconds to wait by Redis's bucket; None when Redis failed."""
         try:
             wait_ms = await script(
                 keys=[self._namespace + bucket], args=[per_minute, per_minute / 60]
             )
         except RedisError as exc:
-            log.warning("rate limiter unavailable; request allowed", error=str(exc))
-            return 0.0
+            if self._down_until is None:
+                log.warning(
+                    "rate limiter's Redis unavailable; limits kept per process",
+                    error=str(exc),
+                    retry_in_seconds=REDIS_RETRY_SECONDS,
+                )
+            self._down_until = time.monotonic() + REDIS_RETRY_SECONDS
+            return None
+        if self._down_until is not None:
+            log.info("rate limiter's Redis back; limits shared again")
+            self._down_until = None
         return int(wait_ms) / 1000
 
     async def close(self) -> None:
