@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import AsyncIterator, Callable, Coroutine
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
 from typing import Annotated, Any, TypeVar
@@ -29,7 +29,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 chains_app = typer.Typer(help="Inspect chains and toggle them without a restart.")
-db_app = typer.Typer(help="Database schema.")
+db_app = typer.Typer(help="Database schema and retention.")
 config_app = typer.Typer(help="Deployment file.")
 contracts_app = typer.Typer(help="Solidity contracts.")
 keys_app = typer.Typer(help="Integrators' API keys (stored only as hashes).")
@@ -536,6 +536,38 @@ def db_upgrade(revision: str = "head") -> None:
     settings = _settings()
     upgrade(settings.database, revision)
     console.print(f"database at {revision}")
+
+
+@db_app.command("prune-quotes")
+def db_prune_quotes(
+    expired_days: Annotated[
+        float,
+        typer.Option(min=1, help="Prune quotes expired at least this many days ago."),
+    ] = 7,
+    dry_run: Annotated[bool, typer.Option(help="Only count what would be pruned.")] = False,
+) -> None:
+    """Delete quotes nobody deposited for, long expired (docs/deployment-file.md#retention)."""
+    settings = _settings()
+    expired_before = datetime.now(UTC) - timedelta(days=expired_days)
+    count = asyncio.run(_prune_quotes(settings, expired_before, dry_run=dry_run))
+    verb = "would prune" if dry_run else "pruned"
+    console.print(f"{verb} {count} quotes expired before {expired_before:%Y-%m-%d %H:%M} UTC")
+
+
+async def _prune_quotes(settings: Settings, expired_before: datetime, *, dry_run: bool) -> int:
+    from crossfill.store import retention
+    from crossfill.store.db import create_engine, session_factory
+    from crossfill.store.migrate import upgrade_async
+
+    await upgrade_async(settings.database)
+    engine = create_engine(settings.database)
+    try:
+        sessions = session_factory(engine)
+        if dry_run:
+            return await retention.count_prunable(sessions, expired_before)
+        return await retention.prune_expired_quotes(sessions, expired_before)
+    finally:
+        await engine.dispose()
 
 
 @config_app.command("check")
