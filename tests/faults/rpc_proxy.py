@@ -1,5 +1,6 @@
 """A JSON-RPC proxy between the service and one anvil chain that misbehaves on demand: HTTP
-errors, 429 with Retry-After, dropped connections, delays, for chosen methods or for all."""
+errors, 429 with Retry-After, dropped connections, delays, a page that is not JSON, for chosen
+methods or for all; and batch answers in another order than asked (as JSON-RPC allows)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,13 @@ LAGGING_METHODS = frozenset({"eth_getLogs", "eth_getTransactionReceipt"})
 
 @dataclass
 class Fault:
-    """What to do instead of forwarding: answer `status` (with `retry_after`), drop the
-    connection without an answer, or forward and then lose the answer (the node acted, the
-    caller never hears); after `delay_seconds` in every case."""
+    """What to do instead of forwarding: answer `status` (with `retry_after`), answer 200 with
+    `page` (not JSON: a gateway's HTML), drop the connection without an answer, or forward and
+    then lose the answer (the node acted, the caller never hears); after `delay_seconds` in
+    every case."""
 
     status: int | None = None
+    page: str | None = None
     drop: bool = False
     lose_answer: bool = False
     retry_after: int | None = None
@@ -49,6 +52,8 @@ class RpcFaultProxy:
     # head), not only the requests for logs and receipts.
     lag_everything: bool = False
     lagged: int = 0
+    # Batches answered last call first (JSON-RPC 2.0 lets a server answer in any order).
+    reverse_batches: bool = False
     # JSON-RPC method -> how many calls of it reached the proxy.
     calls: Counter[str] = field(default_factory=Counter)
     _loop: asyncio.AbstractEventLoop | None = None
@@ -67,6 +72,7 @@ class RpcFaultProxy:
         self.faults.clear()
         self.lag_blocks = 0
         self.lag_everything = False
+        self.reverse_batches = False
 
     def _fault_for(self, body: bytes) -> Fault | None:
         try:
@@ -97,10 +103,14 @@ class RpcFaultProxy:
                 assert request.transport is not None
                 request.transport.close()
                 return web.Response()
+            if fault.page is not None:
+                return web.Response(text=fault.page, content_type="text/html")
             if fault.status is not None:
                 headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
                 return web.Response(status=fault.status, text="fault injected", headers=headers)
         status, answer = await self._forward(body)
+        if self.reverse_batches and answer.startswith(b"["):
+            answer = json.dumps(json.loads(answer)[::-1]).encode()
         return web.Response(body=answer, status=status, content_type="application/json")
 
     def _asks_lagging_node(self, body: bytes) -> bool:

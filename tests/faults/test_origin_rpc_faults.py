@@ -6,7 +6,15 @@ import time
 
 import httpx
 
-from tests.e2e.bridging import ORIGIN, final_status, funded_user, native_bridge, request_quote
+from tests.e2e.bridging import (
+    DESTINATION,
+    ORIGIN,
+    final_status,
+    funded_user,
+    native_bridge,
+    request_quote,
+    usdc,
+)
 from tests.e2e.bridging import rpc_urls as devnet_rpc_urls
 from tests.e2e.conftest import StartService, wait_for
 from tests.e2e.wallet import execute_steps
@@ -14,6 +22,8 @@ from tests.faults.conftest import behind_proxy
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
 
 HASH = "0x" + "cd" * 32
+USDC_HELD = 40_000_000
+GATEWAY_PAGE = "<html><body><h1>502 Bad Gateway</h1></body></html>"
 
 
 def test_the_indexer_backs_off_while_the_origin_rpc_fails_and_catches_up(
@@ -57,3 +67,51 @@ def test_a_deposit_answered_for_by_a_lagging_node_is_not_skipped(
         assert status["status"] == "waiting"
         origin_proxy.lag_blocks = 0
         assert final_status(http, request_id)["status"] == "success"
+
+
+def test_batch_answers_in_another_order_are_matched_to_their_calls(
+    start_service: StartService, devnet, origin_proxy: RpcFaultProxy
+) -> None:
+    """JSON-RPC lets a server answer a batch in any order (load balancers that spread a batch
+    over nodes do): the quote's balance and allowance, read as one batch, must not swap (a
+    balance read as the allowance would drop the needed approval), and the indexer's scan must
+    still find the deposit."""
+    service = start_service(behind_proxy(devnet, origin_proxy), run_workers=True)
+    origin_proxy.reverse_batches = True
+    user = funded_user(devnet, usdc_amount=USDC_HELD)
+    body = native_bridge(
+        user.address,
+        originCurrency=usdc(devnet, ORIGIN),
+        destinationCurrency=usdc(devnet, DESTINATION),
+        amount=str(USDC_HELD // 2),
+    )
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, body)
+        assert [step["id"] for step in quote["steps"]] == ["approve", "deposit"]
+        assert quote["details"]["userBalance"] == str(USDC_HELD)
+        execute_steps(quote, user, devnet_rpc_urls(devnet))
+        assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
+    assert origin_proxy.calls["eth_getLogs"] > 0  # the scans went through the proxy
+
+
+def test_an_origin_rpc_answering_a_page_that_is_not_json_is_a_chain_failure(
+    start_service: StartService, devnet, origin_proxy: RpcFaultProxy
+) -> None:
+    """A gateway in front of the node answers 200 with an HTML page: clients are not answered
+    500, the chain shows as failing, and the deposit made meanwhile fills once it is healed."""
+    service = start_service(behind_proxy(devnet, origin_proxy), run_workers=True)
+    user = funded_user(devnet)
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, native_bridge(user.address))
+        origin_proxy.fail(EVERY_METHOD, Fault(page=GATEWAY_PAGE))
+        execute_steps(quote, user, devnet_rpc_urls(devnet))
+        assert wait_for(lambda: origin_proxy.faulted >= 5, timeout=10)
+        # A user whose balance no earlier quote read: unknown, shown as none.
+        quoted = http.post("/quote/v2", json=native_bridge(funded_user(devnet).address))
+        assert quoted.status_code == 200, quoted.text
+        assert quoted.json()["details"]["userBalance"] == "0"
+        ready = http.get("/readyz")
+        assert ready.status_code == 503, ready.text
+        assert ready.json()["checks"]["chains"][str(ORIGIN)] != "ok"
+        origin_proxy.heal()
+        assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"

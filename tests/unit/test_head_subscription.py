@@ -146,3 +146,21 @@ def test_a_websocket_header_becomes_a_block_head() -> None:
     assert subscribed_head(header) == BlockHead(
         7, 1_700_000_007, "0x" + "aa" * 32, 875_000_000, "0x" + "bb" * 32
     )
+
+
+async def test_a_poll_failing_in_a_way_nobody_expected_is_recorded_and_polling_goes_on(
+    world: tuple[ChainWorld, ChainFollower],
+) -> None:
+    """The follower's loop must outlive any answer: one that the client failed to make sense
+    of (here a ValueError, as a node's garbage once raised) is the chain's failure, shown on
+    /chains, and the next poll goes on."""
+    base, follower = world
+    base.chain.fail("poll", ValueError("not a hex number: '<html>'"))
+    await follower.update()
+    assert base.state.last_error is not None
+    assert "ValueError" in base.state.last_error
+    base.chain.fail("poll", ValueError("not a hex number: '<html>'"))
+    task = await _running(follower)
+    await _until(lambda: base.chain.calls.count("poll") >= 3, "polling after the failures")
+    assert not task.done()
+    await _stop(task)

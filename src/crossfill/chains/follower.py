@@ -96,6 +96,11 @@ class ChainFollower:
                 log.warning("chain head poll failed", chain_id=self.state.chain_id, error=str(exc))
             self.state.record_error(str(exc))
             return
+        except Exception as exc:  # an answer nothing here expected: recorded like a failure
+            if self.state.last_error is None:
+                log.exception("chain head poll crashed", chain_id=self.state.chain_id)
+            self.state.record_error(f"unexpected answer: {type(exc).__name__}: {exc}")
+            return
         balances = dict(zip((t.lower() for t in self.tokens), poll.token_balances, strict=True))
         balances[NATIVE_EVM_ADDRESS] = poll.native_balance
         self.state.priority_fee_per_gas = poll.priority_fee_per_gas

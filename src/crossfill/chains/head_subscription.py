@@ -12,7 +12,7 @@ from web3.exceptions import Web3Exception
 from websockets.exceptions import WebSocketException
 
 from crossfill.chains.evm import BlockHead, shown_endpoint
-from crossfill.errors import ChainUnreachable
+from crossfill.errors import ChainError, ChainUnreachable
 from crossfill.types import ChainId
 
 # Our own backoff (the follower's) paces reconnections; web3's would sleep up to 18 s inside.
@@ -55,10 +55,18 @@ class WebSocketHeads:
             async with AsyncWeb3(provider) as web3:
                 await web3.eth.subscribe("newHeads")
                 async for message in web3.socket.process_subscriptions():
-                    yield subscribed_head(message["result"])
+                    yield self._head_of(message)
         except _FAILURES as exc:
             raise ChainUnreachable(
                 f"chain {self.chain_id}: head subscription at {self.endpoint} lost: "
                 f"{type(exc).__name__}"
             ) from exc
         raise ChainUnreachable(f"chain {self.chain_id}: {self.endpoint} ended the subscription")
+
+    def _head_of(self, message: Mapping[str, Any]) -> BlockHead:
+        try:
+            return subscribed_head(message["result"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ChainError(
+                f"chain {self.chain_id}: {self.endpoint} pushed a malformed head: {exc!r}"
+            ) from exc

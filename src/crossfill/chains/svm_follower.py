@@ -78,6 +78,11 @@ class SvmFollower:
                 log.warning("svm chain poll failed", chain_id=self.state.chain_id, error=str(exc))
             self.state.last_error = str(exc)
             return
+        except Exception as exc:  # an answer nothing here expected: recorded like a failure
+            if self.state.last_error is None:
+                log.exception("svm chain poll crashed", chain_id=self.state.chain_id)
+            self.state.last_error = f"unexpected answer: {type(exc).__name__}: {exc}"
+            return
         self.state.solver_balances = balances
         self.state.record_height(height, self.clock())
 

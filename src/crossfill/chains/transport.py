@@ -7,17 +7,29 @@ shutdown). This provider has no shared state: one pooled session per endpoint, o
 use inside the running loop. aiohttp rather than httpx: a JSON-RPC round trip costs about a
 quarter of the CPU (0.34 ms against 1.5 ms measured against anvil), and every quote, head poll
 and fill makes several.
+
+What comes back is checked before anyone reads it: a body that is not JSON (a gateway's HTML
+page, answered 200) is a transport failure like a 502, not an exception nobody expects; and a
+batch's answers are matched to its calls by id, since JSON-RPC lets a server answer a batch in
+any order (a load balancer spreading one over several nodes does), and a balance read as an
+allowance would drop an approval a deposit needs.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, cast
 
 import aiohttp
 from web3.providers.async_base import AsyncJSONBaseProvider
 from web3.types import RPCEndpoint, RPCResponse
 
-TRANSPORT_ERRORS = (OSError, TimeoutError, aiohttp.ClientError)
+
+class MalformedReply(Exception):
+    """The endpoint answered, but not with JSON-RPC."""
+
+
+TRANSPORT_ERRORS = (OSError, TimeoutError, aiohttp.ClientError, MalformedReply)
 
 
 class JsonRpcProvider(AsyncJSONBaseProvider):
@@ -42,16 +54,48 @@ class JsonRpcProvider(AsyncJSONBaseProvider):
             return await reply.read()
 
     async def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
-        return self.decode_rpc_response(await self._post(self.encode_rpc_request(method, params)))
+        decoded = _decoded(await self._post(self.encode_rpc_request(method, params)))
+        if not isinstance(decoded, dict):
+            raise MalformedReply(f"{method} answered a {type(decoded).__name__}")
+        return cast(RPCResponse, decoded)
 
     async def make_batch_request(
         self, batch_requests: list[tuple[RPCEndpoint, Any]]
     ) -> list[RPCResponse] | RPCResponse:
-        reply = await self._post(self.encode_batch_rpc_request(batch_requests))
-        decoded: list[RPCResponse] | RPCResponse = self.decode_rpc_response(reply)
-        return decoded
+        """Each call's answer in the calls' order; a call the server left unanswered gets an
+        error answer. Not a list (a server refusing the whole batch answers one error): as
+        it came."""
+        requests = [self.form_request(method, params) for method, params in batch_requests]
+        decoded = _decoded(await self._post(self.encode_batch_request_dicts(requests)))
+        if not isinstance(decoded, list):
+            return cast(RPCResponse, decoded)
+        by_id = {
+            answer["id"]: answer
+            for answer in decoded
+            if isinstance(answer, dict) and isinstance(answer.get("id"), int)
+        }
+        answers = []
+        for request in requests:
+            answer = by_id.get(request["id"]) or {**_UNANSWERED, "id": request["id"]}
+            answers.append(cast(RPCResponse, answer))
+        return answers
 
     async def disconnect(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+_UNANSWERED: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "error": {"code": -32603, "message": "no answer to this call in the batch's answer"},
+}
+
+
+def _decoded(body: bytes) -> Any:
+    """The body as JSON, read by the standard decoder as web3 reads it (integers wider than 64
+    bits stay exact)."""
+    try:
+        return json.loads(body)
+    except ValueError:  # not JSON, or not text
+        raise MalformedReply(f"answered {len(body)} bytes that are not JSON") from None
