@@ -12,6 +12,7 @@
     │   ├── ChainNotFound                   the SVM node does not know that transaction/account
     │   ├── ActionRefused                   the perps exchange refused a signed action
     │   ├── NodeBehind                      the node that answered has not reached that block
+    │   ├── LogsRefused                     the node refused a log query (its range or result limit)
     │   └── ChainUnreachable (ConnectionError)
     │       └── RateLimited                 the node asked us to slow down (HTTP 429)
     ├── StoreError                          the database failed or is not migrated
@@ -86,6 +87,11 @@ class NodeBehind(ChainError):
     def __init__(self, message: str, *, block_number: int) -> None:
         super().__init__(message)
         self.block_number = block_number
+
+
+class LogsRefused(ChainError):
+    """The node answered a log query with an error instead of logs: providers cap the blocks
+    or the results one `eth_getLogs` may cover, and a smaller range may pass."""
 
 
 class Reverted(ChainError):

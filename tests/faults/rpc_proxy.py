@@ -54,6 +54,10 @@ class RpcFaultProxy:
     lagged: int = 0
     # Batches answered last call first (JSON-RPC 2.0 lets a server answer in any order).
     reverse_batches: bool = False
+    # A provider's cap on the blocks one eth_getLogs may cover (0: none): a call over more is
+    # answered with an error, as such providers answer.
+    max_log_blocks: int = 0
+    refused_log_queries: int = 0
     # JSON-RPC method -> how many calls of it reached the proxy.
     calls: Counter[str] = field(default_factory=Counter)
     _loop: asyncio.AbstractEventLoop | None = None
@@ -73,6 +77,7 @@ class RpcFaultProxy:
         self.lag_blocks = 0
         self.lag_everything = False
         self.reverse_batches = False
+        self.max_log_blocks = 0
 
     def _fault_for(self, body: bytes) -> Fault | None:
         try:
@@ -109,9 +114,33 @@ class RpcFaultProxy:
                 headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
                 return web.Response(status=fault.status, text="fault injected", headers=headers)
         status, answer = await self._forward(body)
+        if self.max_log_blocks:
+            answer = self._cap_log_ranges(body, answer)
         if self.reverse_batches and answer.startswith(b"["):
             answer = json.dumps(json.loads(answer)[::-1]).encode()
         return web.Response(body=answer, status=status, content_type="application/json")
+
+    def _cap_log_ranges(self, body: bytes, answer: bytes) -> bytes:
+        """`answer` with each eth_getLogs over more than `max_log_blocks` blocks refused."""
+        asked, answered = json.loads(body), json.loads(answer)
+        calls = asked if isinstance(asked, list) else [asked]
+        replies = answered if isinstance(answered, list) else [answered]
+        too_wide = {
+            call["id"]
+            for call in calls
+            if call.get("method") == "eth_getLogs" and _log_blocks(call) > self.max_log_blocks
+        }
+        if not too_wide:
+            return answer
+        self.refused_log_queries += len(too_wide)
+        refusal = {"code": -32005, "message": f"query exceeds {self.max_log_blocks} blocks"}
+        capped = [
+            {"jsonrpc": "2.0", "id": reply["id"], "error": refusal}
+            if reply.get("id") in too_wide
+            else reply
+            for reply in replies
+        ]
+        return json.dumps(capped if isinstance(answered, list) else capped[0]).encode()
 
     def _asks_lagging_node(self, body: bytes) -> bool:
         if self.lag_everything:
@@ -205,3 +234,12 @@ class RpcFaultProxy:
         while self.faulted < count and time.monotonic() < deadline:
             time.sleep(0.05)
         return self.faulted >= count
+
+
+def _log_blocks(call: dict[str, Any]) -> int:
+    """How many blocks an eth_getLogs call covers (hex numbers only; tags count as one)."""
+    query = call["params"][0]
+    bounds = [query.get("fromBlock"), query.get("toBlock")]
+    if not all(isinstance(bound, str) and bound.startswith("0x") for bound in bounds):
+        return 1
+    return int(bounds[1], 16) - int(bounds[0], 16) + 1

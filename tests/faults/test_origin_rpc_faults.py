@@ -6,6 +6,7 @@ import time
 
 import httpx
 
+from crossfill.devnet.anvil import anvil_rpc
 from tests.e2e.bridging import (
     DESTINATION,
     ORIGIN,
@@ -23,6 +24,7 @@ from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
 
 HASH = "0x" + "cd" * 32
 USDC_HELD = 40_000_000
+LOG_BLOCKS_CAP = 20
 GATEWAY_PAGE = "<html><body><h1>502 Bad Gateway</h1></body></html>"
 
 
@@ -115,3 +117,24 @@ def test_an_origin_rpc_answering_a_page_that_is_not_json_is_a_chain_failure(
         assert ready.json()["checks"]["chains"][str(ORIGIN)] != "ok"
         origin_proxy.heal()
         assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
+
+
+def test_a_node_capping_log_queries_narrows_the_catch_up_scan_and_finds_the_deposit(
+    start_service: StartService, devnet, origin_proxy: RpcFaultProxy
+) -> None:
+    """Providers cap the blocks one eth_getLogs covers. A service restarted after a spell
+    down catches up over more blocks than that: the scan narrows until the node answers,
+    instead of asking the same refused range for ever, and the deposit made meanwhile fills."""
+    proxied = behind_proxy(devnet, origin_proxy)
+    first = start_service(proxied, run_workers=True)
+    user = funded_user(devnet)
+    with httpx.Client(base_url=first.base_url, timeout=10) as http:
+        quote = request_quote(http, native_bridge(user.address))
+    first.stop()
+    execute_steps(quote, user, devnet_rpc_urls(devnet))
+    anvil_rpc(devnet_rpc_urls(devnet)[ORIGIN], "anvil_mine", [hex(4 * LOG_BLOCKS_CAP)])
+    origin_proxy.max_log_blocks = LOG_BLOCKS_CAP
+    second = start_service(proxied, run_workers=True)
+    with httpx.Client(base_url=second.base_url, timeout=10) as http:
+        assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
+    assert origin_proxy.refused_log_queries > 0

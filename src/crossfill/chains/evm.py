@@ -21,6 +21,7 @@ from crossfill.contracts.reverts import decode_revert
 from crossfill.errors import (
     ChainError,
     ChainUnreachable,
+    LogsRefused,
     NodeBehind,
     RateLimited,
     Reverted,
@@ -101,6 +102,12 @@ _OUTCOMES: tuple[tuple[str, type[ChainError]], ...] = (
     ("unreachable", ChainUnreachable),
     ("node_behind", NodeBehind),
 )
+
+
+def _errors_of(replies: list[Any]) -> str:
+    """The JSON-RPC errors among `replies`, short enough for a log line."""
+    errors = [reply.get("error") for reply in replies if "result" not in reply]
+    return str(errors)[:300]
 
 
 def _transport_failure(exc: BaseException) -> str:
@@ -261,6 +268,13 @@ class EvmClient:
     async def _replies(
         self, calls: list[tuple[RPCEndpoint, Any]], what: str, *, partial: bool = False
     ) -> list[Any]:
+        replies = await self._answers(calls, what)
+        if not partial and any("result" not in reply for reply in replies):
+            raise ChainError(f"chain {self.chain_id}: {what} failed: {_errors_of(replies)}")
+        return [reply.get("result") for reply in replies]
+
+    async def _answers(self, calls: list[tuple[RPCEndpoint, Any]], what: str) -> list[Any]:
+        """Each call's JSON-RPC answer (a result or an error), in the calls' order."""
         provider = self.web3.provider
         assert isinstance(provider, JsonRpcProvider)
         try:
@@ -268,10 +282,8 @@ class EvmClient:
         except TRANSPORT_ERRORS as exc:
             raise self._unreachable(exc) from exc
         if not isinstance(replies, list) or len(replies) != len(calls):
-            raise ChainError(f"chain {self.chain_id}: {what} failed: {replies}")
-        if not partial and any("result" not in reply for reply in replies):
-            raise ChainError(f"chain {self.chain_id}: {what} failed: {replies}")
-        return [reply.get("result") for reply in replies]
+            raise ChainError(f"chain {self.chain_id}: {what} failed: {str(replies)[:300]}")
+        return replies
 
     async def scan(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
         """Logs of every filter over [start, end] and block `end`, in one JSON-RPC batch: one
@@ -293,7 +305,18 @@ class EvmClient:
         ]
         calls.append((RPCEndpoint("eth_getBlockByNumber"), [hex(end), False]))
         with self._counted("log_scan"):
-            *logs, block = await self._replies(calls, "log scan")
+            *log_answers, block_answer = await self._answers(calls, "log scan")
+            refused = [answer for answer in log_answers if "result" not in answer]
+            if refused:
+                raise LogsRefused(
+                    f"chain {self.chain_id}: logs of blocks {start}-{end} refused: "
+                    f"{_errors_of(refused)}"
+                )
+            if "result" not in block_answer:
+                raise ChainError(
+                    f"chain {self.chain_id}: block {end} not read: {_errors_of([block_answer])}"
+                )
+            logs, block = [answer["result"] for answer in log_answers], block_answer["result"]
             if block is None:
                 raise NodeBehind(
                     f"chain {self.chain_id}: the node answering has not reached block {end}",
