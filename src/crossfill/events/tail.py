@@ -12,13 +12,12 @@ from __future__ import annotations
 import asyncio
 import time
 
-import asyncpg
 import structlog
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.events.hub import StatusHub
-from crossfill.loops import run_forever, wait_interval
+from crossfill.loops import run_forever, stop_tasks, wait_interval
 from crossfill.store import outbox_signal, pg_notify
 from crossfill.store.tables import OutboxEvent
 
@@ -57,22 +56,18 @@ class OutboxTail:
         self._priming = asyncio.Lock()
         self._floor = 0  # events up to here predate every current subscription
         self._wakeup = asyncio.Event()
-        self._listener: asyncpg.Connection | None = None
 
     async def run(self) -> None:
-        await self._listen()
+        listening = asyncio.create_task(
+            pg_notify.listen(self.database_url, CHANNEL, lambda _payload: self._wakeup.set()),
+            name="outbox-listen",
+        )
         outbox_signal.register(self._wakeup)
         try:
             await run_forever("outbox-tail", self.tick, self._wait)
         finally:
             outbox_signal.unregister(self._wakeup)
-            if self._listener is not None:
-                await self._listener.close()
-
-    async def _listen(self) -> None:
-        self._listener = await pg_notify.listen(
-            self.database_url, CHANNEL, lambda _payload: self._wakeup.set()
-        )
+            await stop_tasks([listening])
 
     async def _wait(self) -> bool:
         return await wait_interval(self._wakeup, self.poll_seconds)

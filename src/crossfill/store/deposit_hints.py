@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import asyncpg
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -28,15 +27,13 @@ async def forward(engine: AsyncEngine, chain_id: int, tx_hash: str) -> None:
         log.warning("deposit_hint_not_forwarded", chain_id=chain_id, error=str(exc))
 
 
-async def listen(
-    database_url: str, on_hint: Callable[[int, str], object]
-) -> asyncpg.Connection | None:
-    """Calls `on_hint(chain_id, tx_hash)` for every forwarded hint; close the connection
-    when done (None on SQLite)."""
+async def listen(database_url: str, on_hint: Callable[[int, str], object]) -> None:
+    """Calls `on_hint(chain_id, tx_hash)` for every forwarded hint until cancelled (returns at
+    once on SQLite)."""
 
     def received(payload: str) -> None:
         chain_id, _, tx_hash = payload.partition(":")
         if is_decimal(chain_id) and len(chain_id) < 20 and is_hash32(tx_hash):
             on_hint(int(chain_id), tx_hash)
 
-    return await pg_notify.listen(database_url, CHANNEL, received)
+    await pg_notify.listen(database_url, CHANNEL, received)

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypedDict, TypeVar
 
-import asyncpg
 from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -87,7 +86,6 @@ class Workers:
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # Removals of the workers' head listeners (see `start`).
     _unlisten: list[Callable[[], None]] = field(default_factory=list)
-    _hint_listener: asyncpg.Connection | None = None
 
     @classmethod
     def build(cls, runtime: Runtime) -> Workers:
@@ -277,15 +275,13 @@ class Workers:
 
     async def listen_for_hints(self, database_url: str) -> None:
         """Hints that API replicas forward (see store.deposit_hints) reach these indexers."""
-        self._hint_listener = await deposit_hints.listen(database_url, self.hint)
+        listening = deposit_hints.listen(database_url, self.hint)
+        self._tasks.append(asyncio.create_task(listening, name="deposit-hints-listen"))
 
     async def stop(self) -> None:
         for unlisten in self._unlisten:
             unlisten()
         self._unlisten.clear()
-        if self._hint_listener is not None:
-            await self._hint_listener.close()
-            self._hint_listener = None
         await stop_tasks(self._tasks)
         self._tasks.clear()
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from crossfill.devnet.child_process import free_port
+from crossfill.loops import stop_tasks
 from crossfill.store import deposit_hints
 from crossfill.store.db import create_engine
 from tests.integration.storage.conftest import _postgres_url
@@ -16,24 +18,71 @@ from tests.integration.storage.conftest import _postgres_url
 TX_HASH = "0x" + "ab" * 32
 
 
+async def _listening(
+    engine: AsyncEngine,
+) -> tuple[asyncio.Task[None], asyncio.Queue[tuple[int, str]]]:
+    received: asyncio.Queue[tuple[int, str]] = asyncio.Queue()
+    listening = asyncio.create_task(
+        deposit_hints.listen(
+            engine.url.render_as_string(hide_password=False),
+            lambda chain_id, tx_hash: received.put_nowait((chain_id, tx_hash)),
+        )
+    )
+    return listening, received
+
+
+async def _forwarded_until_received(
+    engine: AsyncEngine, received: asyncio.Queue[tuple[int, str]]
+) -> tuple[int, str]:
+    """Forward a hint until the listener gets one (it may not be listening yet: notifications
+    sent before are lost, by design)."""
+    async with asyncio.timeout(10):
+        while True:
+            await deposit_hints.forward(engine, 900001, TX_HASH)
+            try:
+                async with asyncio.timeout(0.2):
+                    return await received.get()
+            except TimeoutError:
+                continue
+
+
 @pytest.mark.postgres
 async def test_a_forwarded_hint_reaches_the_listener(postgres_engine: AsyncEngine) -> None:
-    received: asyncio.Queue[tuple[int, str]] = asyncio.Queue()
-    listener = await deposit_hints.listen(
-        postgres_engine.url.render_as_string(hide_password=False),
-        lambda chain_id, tx_hash: received.put_nowait((chain_id, tx_hash)),
-    )
-    assert listener is not None
+    listening, received = await _listening(postgres_engine)
     try:
-        await deposit_hints.forward(postgres_engine, 900001, TX_HASH)
-        assert await asyncio.wait_for(received.get(), 5) == (900001, TX_HASH)
+        assert await _forwarded_until_received(postgres_engine, received) == (900001, TX_HASH)
     finally:
-        await listener.close()
+        await stop_tasks([listening])
+
+
+@pytest.mark.postgres
+async def test_the_listener_listens_again_after_the_server_ends_its_connection(
+    postgres_engine: AsyncEngine,
+) -> None:
+    """A server restart or failover ends the LISTEN connection: hints forwarded after it is
+    back reach the listener again (before, they were lost until the process restarted)."""
+    listening, received = await _listening(postgres_engine)
+    try:
+        await _forwarded_until_received(postgres_engine, received)
+        async with postgres_engine.connect() as connection:
+            ended = await connection.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                    "AND query LIKE 'LISTEN%'"
+                )
+            )
+            assert ended.all() == [(True,)]
+        assert await _forwarded_until_received(postgres_engine, received) == (900001, TX_HASH)
+        assert not listening.done()
+    finally:
+        await stop_tasks([listening])
 
 
 async def test_sqlite_has_no_listener_and_forwarding_is_a_no_op(tmp_path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'x.db'}"
-    assert await deposit_hints.listen(url, lambda *_: None) is None
+    async with asyncio.timeout(5):
+        await deposit_hints.listen(url, lambda *_: None)  # returns at once
     engine = create_engine(url)
     try:
         await deposit_hints.forward(engine, 900001, TX_HASH)
