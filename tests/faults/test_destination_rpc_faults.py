@@ -3,12 +3,17 @@ revert may refuse an order."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import httpx
 import pytest
 from eth_account import Account
 
+from crossfill.chains.evm import EvmClient
+from crossfill.devnet.anvil import anvil_rpc
+from crossfill.metrics import Metrics
+from crossfill.types import ChainId
 from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
@@ -23,6 +28,8 @@ from tests.e2e.conftest import StartService, wait_for
 from tests.e2e.wallet import execute_steps
 from tests.faults.conftest import behind_proxy
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
+
+LOG_BLOCKS_CAP = 20
 
 
 def _status(http: httpx.Client, request_id: str) -> str:
@@ -115,3 +122,41 @@ def test_chains_show_a_chain_the_service_cannot_read_and_when_it_recovers(
         assert "127.0.0.1" not in str(message())  # no endpoint shown to clients
         destination_proxy.heal()
         assert wait_for(lambda: message() is None, timeout=10)
+
+
+def test_an_orders_fill_is_found_through_a_node_capping_log_queries(
+    start_service: StartService, devnet, destination_proxy: RpcFaultProxy
+) -> None:
+    """The solver looks up an order's fill by its OrderFilled log when its own journal has
+    none (the Filler says AlreadyFilled, or the fill's nonce went elsewhere). Through a node
+    that caps the blocks one log query covers, the search narrows its windows and stops at
+    the request's creation instead of asking from block 0 (refused for ever)."""
+    service = start_service(run_workers=True)
+    user, recipient = funded_user(devnet), Account.create().address
+    started = int(time.time()) - 1
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, native_bridge(user.address, recipient=recipient))
+        execute_steps(quote, user, rpc_urls(devnet))
+        status = final_status(http, quote["steps"][0]["requestId"])
+    anvil_rpc(rpc_urls(devnet)[DESTINATION], "anvil_mine", [hex(3 * LOG_BLOCKS_CAP)])
+    destination_proxy.max_log_blocks = LOG_BLOCKS_CAP
+    destination = devnet.deployment.chain(DESTINATION)
+    assert destination is not None
+    found = asyncio.run(
+        _fills_of(
+            destination_proxy.url,
+            destination.contracts.filler,
+            quote["protocol"]["v2"]["orderId"],
+            not_before=started,
+        )
+    )
+    assert found == [status["txHashes"][0]]
+    assert destination_proxy.refused_log_queries > 0
+
+
+async def _fills_of(rpc_url: str, filler: str, order_id: str, *, not_before: int) -> list[str]:
+    client = EvmClient(ChainId(DESTINATION), rpc_url, timeout_seconds=5, metrics=Metrics())
+    try:
+        return await client.fill_tx_hashes(filler, order_id, not_before=not_before)
+    finally:
+        await client.close()

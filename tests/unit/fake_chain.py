@@ -152,7 +152,7 @@ class FakeChain:
         self._called("transaction_sender")
         return self.transactions.get(tx_hash)
 
-    async def fill_tx_hashes(self, filler: str, order_id: str) -> list[str]:
+    async def fill_tx_hashes(self, filler: str, order_id: str, *, not_before: int) -> list[str]:
         self._called("fill_tx_hashes")
         found = self.filled.get(order_id)
         return [found] if found else []

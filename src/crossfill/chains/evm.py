@@ -104,6 +104,10 @@ _OUTCOMES: tuple[tuple[str, type[ChainError]], ...] = (
 )
 
 
+# Blocks one search for an order's fill asks for at a time, before any narrowing.
+FILL_SEARCH_BLOCKS = 2_000
+
+
 def _errors_of(replies: list[Any]) -> str:
     """The JSON-RPC errors among `replies`, short enough for a log line."""
     errors = [reply.get("error") for reply in replies if "result" not in reply]
@@ -326,20 +330,27 @@ class EvmClient:
             [[_raw_log(entry) for entry in found] for found in logs], _block_head(block)
         )
 
-    async def fill_tx_hashes(self, filler: str, order_id: str) -> list[str]:
-        """Transactions whose Filler emitted OrderFilled for this order (indexed topic)."""
-        logs = await self._read(
-            "eth_getLogs",
-            self.web3.eth.get_logs(
-                {
-                    "address": Web3.to_checksum_address(filler),
-                    "fromBlock": 0,
-                    "toBlock": "latest",
-                    "topics": [event("Filler", "OrderFilled").topic, order_id],
-                }
-            ),
-        )
-        return [entry["transactionHash"].to_0x_hex() for entry in logs]
+    async def fill_tx_hashes(self, filler: str, order_id: str, *, not_before: int) -> list[str]:
+        """Transactions whose Filler emitted OrderFilled for this order (indexed topic), searched
+        from the head back a window of blocks at a time, to the first window wholly older than
+        `not_before` (unix seconds: the request's creation, before which no fill can be).
+        Providers cap the blocks one log query covers: a refused window is halved and asked
+        again, as the indexer's scan is (a search from block 0 was refused for good)."""
+        log_filter = LogFilter((filler,), (event("Filler", "OrderFilled").topic, order_id))
+        end, span = (await self.head()).number, FILL_SEARCH_BLOCKS
+        while True:
+            start = max(0, end - span + 1)
+            try:
+                scanned = await self.scan([log_filter], start, end)
+            except LogsRefused:
+                if start == end:
+                    raise
+                span = (end - start + 1) // 2
+                continue
+            found = [str(entry["transactionHash"]) for entry in scanned.logs[0]]
+            if found or start == 0 or scanned.end_block.timestamp < not_before:
+                return found
+            end = start - 1
 
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]:
         """The transaction's calldata and its `to` address."""

@@ -56,7 +56,8 @@ class EvmPort(Protocol):
         """The transaction's sender and nonce, mined or pending; None if the node has not
         seen it."""
 
-    async def fill_tx_hashes(self, filler: str, order_id: str) -> list[str]: ...
+    async def fill_tx_hashes(self, filler: str, order_id: str, *, not_before: int) -> list[str]:
+        """Transactions that filled the order, searched back to `not_before` (unix seconds)."""
 
     async def estimate_gas(self, tx: dict[str, Any]) -> int:
         """Simulates the call: `Reverted` when the contract refuses it."""

@@ -329,7 +329,7 @@ class Solver(JournalledWorker):
         """Our fill's nonce went to another transaction (the key was used elsewhere): the order
         is filled already (by a fill not in our journal), or its fill is signed again."""
         on_chain = await self.chain.client.fill_tx_hashes(
-            self.config.contracts.filler, request.order_id
+            self.config.contracts.filler, request.order_id, not_before=_created(request)
         )
         if on_chain:
             new_hash = on_chain[0]
@@ -357,7 +357,7 @@ class Solver(JournalledWorker):
         if revert.reason.name == "AlreadyFilled":
             # Filled on-chain already (by us: only our solver may call the Filler). Never refund.
             fills = await self.chain.client.fill_tx_hashes(
-                self.config.contracts.filler, request.order_id
+                self.config.contracts.filler, request.order_id, not_before=_created(request)
             )
             if fills:
                 await self._submitted(request.id, fills[0])
@@ -522,3 +522,8 @@ class FillClaim:
     def dropped(self) -> None:
         if self.signed is not None:
             self.solver.txmanager.journalled_dropped()
+
+
+def _created(request: Request) -> int:
+    """When the request was quoted, in unix seconds: no fill of its order is older."""
+    return int(as_utc(request.created_at).timestamp())
