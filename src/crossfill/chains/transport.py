@@ -69,14 +69,17 @@ class JsonRpcProvider(AsyncJSONBaseProvider):
         decoded = _decoded(await self._post(self.encode_batch_request_dicts(requests)))
         if not isinstance(decoded, list):
             return cast(RPCResponse, decoded)
+        # Ids as text: a proxy may echo them as strings.
         by_id = {
-            answer["id"]: answer
+            str(answer["id"]): answer
             for answer in decoded
-            if isinstance(answer, dict) and isinstance(answer.get("id"), int)
+            if isinstance(answer, dict) and answer.get("id") is not None
         }
+        if not by_id and len(decoded) == len(requests):
+            return cast(list[RPCResponse], decoded)  # no ids at all: in order, as web3 reads it
         answers = []
         for request in requests:
-            answer = by_id.get(request["id"]) or {**_UNANSWERED, "id": request["id"]}
+            answer = by_id.get(str(request["id"])) or {**_UNANSWERED, "id": request["id"]}
             answers.append(cast(RPCResponse, answer))
         return answers
 
