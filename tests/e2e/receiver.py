@@ -32,6 +32,9 @@ class Receiver:
     fail_first: int = 0
     always_fail: bool = False
     delay_seconds: float = 0.0  # a slow receiver: each answer waits this long
+    # A hostile receiver: its answers' bodies never end (sent until the sender hangs up).
+    endless_body: bool = False
+    body_bytes_sent: int = 0
     deliveries: list[Delivery] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -74,8 +77,19 @@ class Receiver:
                 Delivery(time.monotonic(), event_id, headers, json.loads(raw), answered, authentic)
             )
         handler.send_response(answered)
-        handler.send_header("Content-Length", "0")
+        if not self.endless_body:
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return
         handler.end_headers()
+        chunk = b"x" * 65536
+        try:
+            while True:
+                handler.wfile.write(chunk)
+                with self._lock:
+                    self.body_bytes_sent += len(chunk)
+        except OSError:
+            return  # the sender hung up
 
     def accepted(self, request_id: str | None = None) -> list[Delivery]:
         with self._lock:

@@ -260,3 +260,19 @@ def test_a_slow_receiver_does_not_hold_up_others(start_service, devnet, receiver
     # Meanwhile the slow receiver has not yet taken all of its four events.
     assert len(slow.accepted(slow_request)) <= 3
     assert wait_for(lambda: _statuses(slow, slow_request) == BRIDGED, timeout=40)
+
+
+def test_a_receiver_whose_answer_never_ends_is_delivered_to_and_let_go(
+    start_service, devnet, receivers
+) -> None:
+    """The status is the answer: a receiver streaming an endless body after its 200 (a hostile
+    integrator's endpoint) gets every event in order, and the service reads none of that body
+    (reading it whole once filled the process's memory for as long as the receiver sent)."""
+    service, key = _keyed_service(start_service)
+    hostile = Receiver(key, endless_body=True)
+    receivers.append(hostile)
+    _crossfill(service, "webhooks", "set", key, hostile.url)
+    request_id = _bridge(service, devnet, key)
+    assert wait_for(lambda: _statuses(hostile, request_id) == BRIDGED, timeout=30)
+    # Per delivery, what the kernel's buffers took before the sender hung up: not megabytes.
+    assert hostile.body_bytes_sent < len(BRIDGED) * 8 * 2**20

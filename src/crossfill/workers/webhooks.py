@@ -161,8 +161,13 @@ class WebhookDispatcher:
         async with slots:
             started = time.perf_counter()
             try:
-                response = await self._http.send(request)
-            except httpx.HTTPError as exc:
+                # The status is the whole answer: the body is never read (a receiver's endless
+                # or huge one filled the process's memory), and the attempt has one deadline
+                # (httpx's own timeout is per read: headers dribbled in slowly never met it).
+                async with asyncio.timeout(self.settings.webhook_timeout_seconds):
+                    response = await self._http.send(request, stream=True)
+                    await response.aclose()
+            except (httpx.HTTPError, TimeoutError) as exc:
                 self._attempted(started, NOT_SENT)
                 return _problem("not sent", exc)
         if 200 <= response.status_code < 300:
