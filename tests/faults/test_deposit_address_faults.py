@@ -10,6 +10,7 @@ import httpx
 from eth_account import Account
 from web3 import Web3
 
+from crossfill.devnet.anvil import anvil_rpc
 from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
@@ -19,6 +20,7 @@ from tests.e2e.bridging import (
     funded_user,
     request_quote,
     rpc_urls,
+    usdc,
 )
 from tests.e2e.conftest import StartService
 from tests.e2e.wallet import send_item
@@ -26,6 +28,9 @@ from tests.faults.conftest import behind_proxy
 from tests.faults.rpc_proxy import Fault, RpcFaultProxy
 
 ETH = 10**18
+USDC = 10**6
+# Below the watcher's own batch of blocks (100).
+LOG_BLOCKS_CAP = 20
 
 
 def _sweeps_sent(web3: Web3, factory: str, since_block: int) -> int:
@@ -74,3 +79,30 @@ def test_a_sweep_whose_answers_are_lost_or_refused_is_sent_once_and_fills(
         quote["details"]["currencyOut"]["amount"]
     )
     assert _sweeps_sent(web3, factory, start) == 1
+
+
+def test_a_transfer_made_while_the_service_was_down_is_found_through_a_node_capping_log_queries(
+    start_service: StartService, devnet, origin_proxy: RpcFaultProxy
+) -> None:
+    """A USDC transfer to a deposit address while the service was down: once it is back, its
+    watcher catches up over more blocks than the node lets one log query cover, narrows its
+    batches until the node answers, and the request fills."""
+    proxied = behind_proxy(devnet, origin_proxy)
+    user, recipient = funded_user(devnet, usdc_amount=50 * USDC), Account.create().address
+    body = {
+        "user": user.address, "recipient": recipient,
+        "originChainId": ORIGIN, "destinationChainId": DESTINATION,
+        "originCurrency": usdc(devnet, ORIGIN), "destinationCurrency": usdc(devnet, DESTINATION),
+        "amount": str(20 * USDC), "tradeType": "EXACT_INPUT", "useDepositAddress": True,
+    }  # fmt: skip
+    first = start_service(proxied, run_workers=True)
+    with httpx.Client(base_url=first.base_url, timeout=10) as http:
+        (step,) = request_quote(http, body)["steps"]
+    first.stop()
+    send_item(Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN])), user, step["items"][0]["data"])
+    anvil_rpc(rpc_urls(devnet)[ORIGIN], "anvil_mine", [hex(4 * LOG_BLOCKS_CAP)])
+    origin_proxy.max_log_blocks = LOG_BLOCKS_CAP
+    second = start_service(proxied, run_workers=True)
+    with httpx.Client(base_url=second.base_url, timeout=10) as http:
+        assert final_status(http, step["requestId"], timeout=60)["status"] == "success"
+    assert origin_proxy.refused_log_queries > 0

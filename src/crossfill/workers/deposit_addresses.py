@@ -43,7 +43,7 @@ from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_addresses import SeenTransfer
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.status import RequestStatus
-from crossfill.errors import Reverted
+from crossfill.errors import LogsRefused, Reverted
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.quoting.deposit_address import DepositAddressTerms
 from crossfill.quoting.errors import QuoteError
@@ -76,6 +76,7 @@ class DepositAddressSweeper(JournalledWorker):
         self._tokens = tuple(sorted(c.address.lower() for c in self.config.erc20_currencies))
         self._wakeup = asyncio.Event()
         self._name = f"deposit-addresses-{self.config.id}"
+        self._span = BATCH_BLOCKS  # narrowed while the node refuses a batch's log query
         # The block (number, hash) this sweeper last committed its cursor at: a tick at that
         # same head has nothing to scan, and reads neither the addresses nor the cursor.
         self._scanned_to: tuple[int, str] | None = None
@@ -118,8 +119,7 @@ class DepositAddressSweeper(JournalledWorker):
             start = await self._after(cursor.block_number, cursor.block_hash, head)
         if start > head.number:
             return
-        end = min(head.number, start + BATCH_BLOCKS - 1)
-        found = await self._transfers(frozenset(watched), start, end) if watched else []
+        end, found = await self._transfers_within_caps(frozenset(watched), start, head)
         end_block = head if end == head.number else await self.chain.client.block_at(end)
         if end_block is None:
             return
@@ -137,6 +137,26 @@ class DepositAddressSweeper(JournalledWorker):
                 session, self.config.id, end_block.number, end_block.hash, now
             )
         self._scanned_to = (end_block.number, end_block.hash)
+
+    async def _transfers_within_caps(
+        self, watched: frozenset[str], start: int, head: BlockHead
+    ) -> tuple[int, list[SeenTransfer]]:
+        """The last block scanned and the transfers to `watched` found from `start` on: one
+        batch, halved while the node refuses its log query (a provider's cap), as the
+        indexer's scan is; back to `BATCH_BLOCKS` once a batch reaches the head."""
+        while True:
+            end = min(head.number, start + self._span - 1)
+            try:
+                found = await self._transfers(watched, start, end) if watched else []
+            except LogsRefused:
+                if end == start:
+                    raise
+                self._span = (end - start + 1) // 2
+                log.info("log scan narrowed", chain_id=self.config.id, blocks=self._span)
+                continue
+            if end == head.number:
+                self._span = BATCH_BLOCKS
+            return end, found
 
     async def _after(self, number: int, block_hash: str, head: BlockHead) -> int:
         """After the cursor's block if it is still canonical; else from `REWIND_BLOCKS` back (a
