@@ -15,6 +15,7 @@ from web3.exceptions import ContractLogicError, TransactionNotFound, Web3Excepti
 from web3.types import RPCEndpoint, RPCResponse
 
 from crossfill.chains.http_failures import retry_after_seconds
+from crossfill.chains.log_ranges import LogRange
 from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
 from crossfill.contracts.abi import ERC20, event, function
 from crossfill.contracts.reverts import decode_revert
@@ -337,15 +338,14 @@ class EvmClient:
         Providers cap the blocks one log query covers: a refused window is halved and asked
         again, as the indexer's scan is (a search from block 0 was refused for good)."""
         log_filter = LogFilter((filler,), (event("Filler", "OrderFilled").topic, order_id))
-        end, span = (await self.head()).number, FILL_SEARCH_BLOCKS
+        end, window = (await self.head()).number, LogRange(FILL_SEARCH_BLOCKS)
         while True:
-            start = max(0, end - span + 1)
+            start = window.start(end, 0)
             try:
                 scanned = await self.scan([log_filter], start, end)
             except LogsRefused:
-                if start == end:
+                if not window.narrowed(start, end):
                     raise
-                span = (end - start + 1) // 2
                 continue
             found = [str(entry["transactionHash"]) for entry in scanned.logs[0]]
             if found or start == 0 or scanned.end_block.timestamp < not_before:

@@ -39,6 +39,7 @@ from crossfill.app.deposit_addresses import (
 )
 from crossfill.chains.depository_logs import address_topic, decode_transfer, erc20_transfer_event
 from crossfill.chains.evm import BlockHead, LogFilter
+from crossfill.chains.log_ranges import LogRange
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_addresses import SeenTransfer
 from crossfill.domain.gas import with_gas_headroom
@@ -76,7 +77,7 @@ class DepositAddressSweeper(JournalledWorker):
         self._tokens = tuple(sorted(c.address.lower() for c in self.config.erc20_currencies))
         self._wakeup = asyncio.Event()
         self._name = f"deposit-addresses-{self.config.id}"
-        self._span = BATCH_BLOCKS  # narrowed while the node refuses a batch's log query
+        self._range = LogRange(BATCH_BLOCKS)  # narrowed while the node refuses
         # The block (number, hash) this sweeper last committed its cursor at: a tick at that
         # same head has nothing to scan, and reads neither the addresses nor the cursor.
         self._scanned_to: tuple[int, str] | None = None
@@ -145,17 +146,16 @@ class DepositAddressSweeper(JournalledWorker):
         batch, halved while the node refuses its log query (a provider's cap), as the
         indexer's scan is; back to `BATCH_BLOCKS` once a batch reaches the head."""
         while True:
-            end = min(head.number, start + self._span - 1)
+            end = self._range.end(start, head.number)
             try:
                 found = await self._transfers(watched, start, end) if watched else []
             except LogsRefused:
-                if end == start:
+                if not self._range.narrowed(start, end):
                     raise
-                self._span = (end - start + 1) // 2
-                log.info("log scan narrowed", chain_id=self.config.id, blocks=self._span)
+                log.info("log scan narrowed", chain_id=self.config.id, blocks=self._range.span)
                 continue
             if end == head.number:
-                self._span = BATCH_BLOCKS
+                self._range.reached()
             return end, found
 
     async def _after(self, number: int, block_hash: str, head: BlockHead) -> int:

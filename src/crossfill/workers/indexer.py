@@ -29,6 +29,7 @@ from crossfill.chains.depository_logs import (
     to_hex,
 )
 from crossfill.chains.evm import BlockHead, LogFilter
+from crossfill.chains.log_ranges import LogRange
 from crossfill.chains.receiver_logs import decode_receiver_deposit, forwarded_event, is_forwarded
 from crossfill.chains.router_logs import RouterBatch, decode_batch, multicall_event
 from crossfill.domain.confirmations import confirmations, required_confirmations
@@ -112,9 +113,8 @@ class Indexer:
         self.now = now
         self.interval_seconds = interval_seconds
         self.batch_blocks = batch_blocks
-        # The blocks one scan covers now: `batch_blocks`, narrowed while the node refuses
-        # (providers cap a log query's range or results), until the scan reaches the head.
-        self._span = batch_blocks
+        # The blocks one scan covers: `batch_blocks`, narrowed while the node refuses.
+        self._range = LogRange(batch_blocks)
         self.initial_lookback_blocks = initial_lookback_blocks
         self._wakeup = asyncio.Event()
         self.hints = HintWatch(chain.client, now=now, on_hint=self._wakeup.set)
@@ -288,17 +288,16 @@ class Indexer:
         filters = self._log_filters()
         self._scanned, self._scanned_txs = {}, set()
         while start <= head.number:
-            end = min(head.number, start + self._span - 1)
+            end = self._range.end(start, head.number)
             try:
                 scanned = await self.chain.client.scan(filters, start, end)
             except LogsRefused as refused:
-                if end == start:
-                    raise  # a single block refused: not a matter of range
-                self._span = (end - start + 1) // 2
+                if not self._range.narrowed(start, end):
+                    raise
                 log.info(
                     "log scan narrowed",
                     chain_id=self.config.id,
-                    blocks=self._span,
+                    blocks=self._range.span,
                     refusal=str(refused),
                 )
                 continue
@@ -323,7 +322,7 @@ class Indexer:
             )
             self._lag.set(head.number - end)
             start = end + 1
-        self._span = self.batch_blocks
+        self._range.reached()
 
     async def _implicit(self, transfers: list[Any]) -> list[DepositLog]:
         """Tagged token transfers into the Depository (`explicitDeposit: false`)."""

@@ -1,0 +1,45 @@
+"""The blocks a log query covers on a node that caps them: halved on each refusal, one block
+refused is final, wide again once a scan reached its goal."""
+
+from __future__ import annotations
+
+from crossfill.chains.log_ranges import LogRange
+
+
+def _covered_until_accepted(log_range: LogRange, start: int, last: int, cap: int) -> list[int]:
+    """The widths asked from `start` until a node capping queries at `cap` blocks answers."""
+    asked = []
+    while True:
+        end = log_range.end(start, last)
+        asked.append(end - start + 1)
+        if end - start + 1 <= cap:
+            return asked
+        assert log_range.narrowed(start, end)
+
+
+def test_each_refusal_halves_the_range_that_was_refused() -> None:
+    log_range = LogRange(2_000)
+    # 62 blocks to the head: the first query asks all of them, not 2,000 halved.
+    assert _covered_until_accepted(log_range, 100, 161, cap=20) == [62, 31, 15]
+    assert log_range.span == 15  # the rest of this catch-up goes 15 at a time
+
+
+def test_one_block_refused_is_not_a_matter_of_range() -> None:
+    log_range = LogRange(8)
+    assert not log_range.narrowed(5, 5)
+    assert log_range.span == 8
+
+
+def test_a_scan_that_reached_its_goal_starts_wide_again() -> None:
+    log_range = LogRange(2_000)
+    assert log_range.narrowed(0, 99)
+    log_range.reached()
+    assert log_range.end(0, 10_000) == 1_999
+
+
+def test_backwards_the_window_ends_where_asked_and_stops_at_the_first_block() -> None:
+    log_range = LogRange(100)
+    assert log_range.start(250, 0) == 151
+    assert log_range.narrowed(151, 250)
+    assert log_range.start(250, 0) == 201
+    assert log_range.start(30, 0) == 0
