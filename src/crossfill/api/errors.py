@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from crossfill.api.openapi import documented_methods
 from crossfill.errors import ApiError, ChainError
+from crossfill.log_throttle import LogThrottle
 from crossfill.store.db import UNAVAILABLE
 
 log = structlog.get_logger(__name__)
@@ -105,14 +106,20 @@ async def _api_error(request: Request, exc: Exception) -> JSONResponse:
 UNAVAILABLE_RETRY_AFTER_SECONDS = 1
 
 
+_UNAVAILABLE_LOG = LogThrottle()
+
+
 async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
     backend = "a chain's RPC" if isinstance(exc, ChainError) else "the database"
-    log.warning(
-        "request failed: backend unavailable",
-        path=request.url.path,
-        backend=backend,
-        error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
-    )
+    held_back = _UNAVAILABLE_LOG.let_through(backend)
+    if held_back is not None:
+        log.warning(
+            "request failed: backend unavailable",
+            path=request.url.path,
+            backend=backend,
+            error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
+            like_it_since_last_entry=held_back,
+        )
     response = error_response(request, 503, f"{backend} did not answer; try again")
     response.headers["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_SECONDS)
     return response

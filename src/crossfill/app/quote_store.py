@@ -8,11 +8,14 @@ from collections.abc import Sequence
 import structlog
 
 from crossfill.errors import StoreError
+from crossfill.log_throttle import LogThrottle
 from crossfill.quoting.errors import QuoteUnavailable
 from crossfill.runtime import Runtime
 from crossfill.store.group_commit import Row
 
 log = structlog.get_logger(__name__)
+# While the database refuses rows, every quote fails alike: one entry a second says so.
+_NOT_STORED_LOG = LogThrottle()
 
 
 async def store_quote(runtime: Runtime, rows: Sequence[Row], *, request_id: str) -> None:
@@ -21,7 +24,14 @@ async def store_quote(runtime: Runtime, rows: Sequence[Row], *, request_id: str)
     try:
         await runtime.quote_rows.add(rows)
     except StoreError as exc:
-        log.error("quote not stored", request_id=request_id, error=str(exc))
+        held_back = _NOT_STORED_LOG.let_through("quote not stored")
+        if held_back is not None:
+            log.error(
+                "quote not stored",
+                request_id=request_id,
+                error=str(exc),
+                like_it_since_last_entry=held_back,
+            )
         raise QuoteUnavailable(
             "SERVICE_UNAVAILABLE", "the quote could not be stored; try again"
         ) from None
