@@ -31,8 +31,8 @@ class Settings(BaseSettings):
     home: Path = Path(".crossfill")
     deployment_file: Path | None = None
     database_url: str | None = None
-    # PostgreSQL: a connection attempt, a statement's answer or a free pooled connection
-    # awaited longer than this fails (a 503 to a client, a retried tick to a worker).
+    # PostgreSQL: a connection attempt or a statement's answer awaited longer than this fails
+    # (a 503 to a client, a retried tick to a worker).
     database_timeout_seconds: float = Field(default=5.0, gt=0)
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)

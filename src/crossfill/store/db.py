@@ -100,11 +100,13 @@ def create_engine(
     """`autocheckpoint_pages` (SQLite): how long the write-ahead log may grow before a commit
     checkpoints it, when another thread usually does (`store.wal_checkpoints`).
 
-    `timeout_seconds` (PostgreSQL): how long a connection attempt, a statement's answer or a
-    free pooled connection is awaited before the call fails with one of `UNAVAILABLE`. Without
-    it, a server behind a network cut that loses packets silently held every request and
-    worker that touched the database until the cut ended, or until TCP gave up on the
-    connection (about a quarter of an hour). None (migrations, one-off commands): wait."""
+    `timeout_seconds` (PostgreSQL): how long a connection attempt or a statement's answer is
+    awaited before the call fails with one of `UNAVAILABLE`. Without it, a server behind a
+    network cut that loses packets silently held every request and worker that touched the
+    database until the cut ended, or until TCP gave up on the connection (about a quarter of
+    an hour). A free pooled connection is awaited SQLAlchemy's 30 s: each is held that long
+    at most, and a busy process's workers must queue for one rather than fail. None
+    (migrations, one-off commands): wait."""
     engine_options = {"json_serializer": json_text, **engine_options}
     if is_sqlite(url):
         # SQLite has one writer. Connections racing for its lock wait in SQLite's busy handler,
@@ -123,7 +125,6 @@ def create_engine(
         return engine
     if timeout_seconds is not None:
         engine_options = {
-            "pool_timeout": timeout_seconds,
             "connect_args": {"timeout": timeout_seconds, "command_timeout": timeout_seconds},
             **engine_options,
         }
