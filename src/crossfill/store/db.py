@@ -104,9 +104,8 @@ def create_engine(
     awaited before the call fails with one of `UNAVAILABLE`. Without it, a server behind a
     network cut that loses packets silently held every request and worker that touched the
     database until the cut ended, or until TCP gave up on the connection (about a quarter of
-    an hour). A free pooled connection is awaited SQLAlchemy's 30 s: each is held that long
-    at most, and a busy process's workers must queue for one rather than fail. None
-    (migrations, one-off commands): wait."""
+    an hour). A free pooled connection is awaited SQLAlchemy's 30 s: a busy process's workers
+    queue for one rather than fail. None (migrations, one-off commands): wait."""
     engine_options = {"json_serializer": json_text, **engine_options}
     if is_sqlite(url):
         # SQLite has one writer. Connections racing for its lock wait in SQLite's busy handler,
