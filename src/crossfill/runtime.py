@@ -10,7 +10,6 @@ from functools import cached_property
 
 import structlog
 from eth_account.signers.local import LocalAccount
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.chains.evm import EvmClient
@@ -26,12 +25,11 @@ from crossfill.config import ChainConfig, Deployment, load_deployment
 from crossfill.config.perps import PerpsExchangeConfig
 from crossfill.config.secrets import resolve_holder
 from crossfill.config.svm import SvmChainConfig
-from crossfill.errors import StoreError
 from crossfill.loops import stop_tasks
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings
 from crossfill.store import chain_controls
-from crossfill.store.db import create_engine, session_factory
+from crossfill.store.db import DATABASE_FAILURES, create_engine, session_factory
 from crossfill.store.group_commit import GroupCommit
 from crossfill.store.wal_checkpoints import BACKSTOP_PAGES, WalCheckpoints, sqlite_file
 from crossfill.types import ChainId
@@ -116,7 +114,7 @@ class Runtime:
         while True:
             try:
                 await self.refresh_overrides()
-            except (StoreError, SQLAlchemyError, OSError) as exc:
+            except DATABASE_FAILURES as exc:
                 # The database is away: keep the last overrides and read them again soon;
                 # this task must outlive any outage (`crossfill chains disable` relies on it).
                 log.warning("chain overrides not refreshed", error=str(exc))

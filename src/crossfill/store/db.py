@@ -134,12 +134,13 @@ def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
 
 
-_PING_FAILURES: tuple[type[Exception], ...] = (SQLAlchemyError, OSError, *UNAVAILABLE)
+# Whatever a database call may raise that is the database's (or the way to it) failing.
+DATABASE_FAILURES: tuple[type[Exception], ...] = (SQLAlchemyError, OSError, *UNAVAILABLE)
 
 
 async def ping(engine: AsyncEngine) -> None:
     try:
         async with engine.connect() as connection:
             await connection.execute(text("SELECT 1"))
-    except _PING_FAILURES as exc:
+    except DATABASE_FAILURES as exc:
         raise StoreError(f"database unreachable: {type(exc).__name__}") from exc

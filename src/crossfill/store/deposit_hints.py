@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import structlog
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from crossfill.domain.identifiers import is_decimal, is_hash32
 from crossfill.store import pg_notify
+from crossfill.store.db import DATABASE_FAILURES
 
 log = structlog.get_logger(__name__)
 CHANNEL = "crossfill_deposit_hints"
@@ -23,7 +23,7 @@ async def forward(engine: AsyncEngine, chain_id: int, tx_hash: str) -> None:
         return
     try:
         await pg_notify.notify(engine, CHANNEL, f"{chain_id}:{tx_hash}")
-    except (SQLAlchemyError, OSError) as exc:
+    except DATABASE_FAILURES as exc:
         log.warning("deposit_hint_not_forwarded", chain_id=chain_id, error=str(exc))
 
 

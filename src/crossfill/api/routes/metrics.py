@@ -12,15 +12,14 @@ import time
 import structlog
 from fastapi import APIRouter, Depends, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST
-from sqlalchemy.exc import SQLAlchemyError
 
 from crossfill.api.auth import require_bearer
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.domain.status import RequestStatus
-from crossfill.errors import StoreError
 from crossfill.runtime import Runtime
 from crossfill.store import requests
+from crossfill.store.db import DATABASE_FAILURES
 
 log = structlog.get_logger(__name__)
 router = APIRouter(tags=["metrics"])
@@ -44,7 +43,7 @@ class RequestCounts:
                 try:
                     async with runtime.sessions() as session:
                         found = await requests.count_by_status(session)
-                except (StoreError, SQLAlchemyError, OSError) as exc:
+                except DATABASE_FAILURES as exc:
                     # The other series are still worth a scrape; this one goes missing.
                     log.warning("requests by status not read", error=str(exc))
                     return None
