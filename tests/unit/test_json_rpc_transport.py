@@ -58,6 +58,12 @@ async def test_answers_without_ids_are_read_in_order() -> None:
     assert [a["result"] for a in answers] == ["eth_getBalance", "eth_call"]  # type: ignore[index]
 
 
+async def test_answers_that_are_not_objects_are_no_answers() -> None:
+    answers = await _Answering(lambda _requests: [1, "two"]).make_batch_request(CALLS)
+    assert isinstance(answers, list)
+    assert all("error" in answer and "result" not in answer for answer in answers)
+
+
 async def test_a_batch_refused_whole_comes_back_as_the_error_it_is() -> None:
     refusal = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "no batches"}}
     assert await _Answering(lambda _requests: refusal).make_batch_request(CALLS) == refusal

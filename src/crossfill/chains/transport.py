@@ -75,7 +75,11 @@ class JsonRpcProvider(AsyncJSONBaseProvider):
             for answer in decoded
             if isinstance(answer, dict) and answer.get("id") is not None
         }
-        if not by_id and len(decoded) == len(requests):
+        if (
+            not by_id
+            and len(decoded) == len(requests)
+            and all(isinstance(answer, dict) for answer in decoded)
+        ):
             return cast(list[RPCResponse], decoded)  # no ids at all: in order, as web3 reads it
         answers = []
         for request in requests:
