@@ -1,5 +1,5 @@
 """The blocks a log query covers on a node that caps them: halved on each refusal, one block
-refused is final, wide again once a scan reached its goal."""
+refused is final."""
 
 from __future__ import annotations
 
@@ -28,18 +28,3 @@ def test_one_block_refused_is_not_a_matter_of_range() -> None:
     log_range = LogRange(8)
     assert not log_range.narrowed(5, 5)
     assert log_range.span == 8
-
-
-def test_a_scan_that_reached_its_goal_starts_wide_again() -> None:
-    log_range = LogRange(2_000)
-    assert log_range.narrowed(0, 99)
-    log_range.reached()
-    assert log_range.end(0, 10_000) == 1_999
-
-
-def test_backwards_the_window_ends_where_asked_and_stops_at_the_first_block() -> None:
-    log_range = LogRange(100)
-    assert log_range.start(250, 0) == 151
-    assert log_range.narrowed(151, 250)
-    assert log_range.start(250, 0) == 201
-    assert log_range.start(30, 0) == 0

@@ -293,7 +293,31 @@ class EvmClient:
     async def scan(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
         """Logs of every filter over [start, end] and block `end`, in one JSON-RPC batch: one
         node answers it all, so a node that has not reached `end` (it would clamp the logs
-        to its own head and say nothing) is caught by its missing block: NodeBehind."""
+        to its own head and say nothing) is caught by its missing block: NodeBehind.
+
+        A node that refuses a batch's logs (providers cap the blocks or results one log query
+        covers) is asked for the first half of it, and so on down to single blocks, then for
+        the rest a batch of that width at a time (`chains.log_ranges`). Each batch is still
+        one node's answer checked by its own last block; a single block refused raises
+        LogsRefused."""
+        parts: list[ScannedRange] = []
+        widths, first = LogRange(end - start + 1), start
+        while first <= end:
+            last = widths.end(first, end)
+            try:
+                parts.append(await self._scan_batch(filters, first, last))
+            except LogsRefused:
+                if not widths.narrowed(first, last):
+                    raise
+                continue
+            first = last + 1
+        each_filter = zip(*(part.logs for part in parts), strict=True)
+        logs = [[entry for found in parts_found for entry in found] for parts_found in each_filter]
+        return ScannedRange(logs, parts[-1].end_block)
+
+    async def _scan_batch(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
+        """`scan` of [start, end] in one JSON-RPC batch; LogsRefused if the node refuses its
+        logs."""
         calls: list[tuple[RPCEndpoint, Any]] = [
             (
                 RPCEndpoint("eth_getLogs"),
@@ -334,19 +358,14 @@ class EvmClient:
     async def fill_tx_hashes(self, filler: str, order_id: str, *, not_before: int) -> list[str]:
         """Transactions whose Filler emitted OrderFilled for this order (indexed topic), searched
         from the head back a window of blocks at a time, to the first window wholly older than
-        `not_before` (unix seconds: the request's creation, before which no fill can be).
-        Providers cap the blocks one log query covers: a refused window is halved and asked
-        again, as the indexer's scan is (a search from block 0 was refused for good)."""
+        `not_before` (unix seconds: the request's creation, before which no fill can be); each
+        window is a `scan`, narrowed as a node capping log queries needs (a search from block
+        0 was refused for good)."""
         log_filter = LogFilter((filler,), (event("Filler", "OrderFilled").topic, order_id))
-        end, window = (await self.head()).number, LogRange(FILL_SEARCH_BLOCKS)
+        end = (await self.head()).number
         while True:
-            start = window.start(end, 0)
-            try:
-                scanned = await self.scan([log_filter], start, end)
-            except LogsRefused:
-                if not window.narrowed(start, end):
-                    raise
-                continue
+            start = max(0, end - FILL_SEARCH_BLOCKS + 1)
+            scanned = await self.scan([log_filter], start, end)
             found = [str(entry["transactionHash"]) for entry in scanned.logs[0]]
             if found or start == 0 or scanned.end_block.timestamp < not_before:
                 return found

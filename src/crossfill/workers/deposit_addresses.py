@@ -39,12 +39,11 @@ from crossfill.app.deposit_addresses import (
 )
 from crossfill.chains.depository_logs import address_topic, decode_transfer, erc20_transfer_event
 from crossfill.chains.evm import BlockHead, LogFilter
-from crossfill.chains.log_ranges import LogRange
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_addresses import SeenTransfer
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.status import RequestStatus
-from crossfill.errors import LogsRefused, Reverted
+from crossfill.errors import Reverted
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.quoting.deposit_address import DepositAddressTerms
 from crossfill.quoting.errors import QuoteError
@@ -77,7 +76,6 @@ class DepositAddressSweeper(JournalledWorker):
         self._tokens = tuple(sorted(c.address.lower() for c in self.config.erc20_currencies))
         self._wakeup = asyncio.Event()
         self._name = f"deposit-addresses-{self.config.id}"
-        self._range = LogRange(BATCH_BLOCKS)  # narrowed while the node refuses
         # The block (number, hash) this sweeper last committed its cursor at: a tick at that
         # same head has nothing to scan, and reads neither the addresses nor the cursor.
         self._scanned_to: tuple[int, str] | None = None
@@ -120,7 +118,8 @@ class DepositAddressSweeper(JournalledWorker):
             start = await self._after(cursor.block_number, cursor.block_hash, head)
         if start > head.number:
             return
-        end, found = await self._transfers_within_caps(frozenset(watched), start, head)
+        end = min(head.number, start + BATCH_BLOCKS - 1)
+        found = await self._transfers(frozenset(watched), start, end) if watched else []
         end_block = head if end == head.number else await self.chain.client.block_at(end)
         if end_block is None:
             return
@@ -138,25 +137,6 @@ class DepositAddressSweeper(JournalledWorker):
                 session, self.config.id, end_block.number, end_block.hash, now
             )
         self._scanned_to = (end_block.number, end_block.hash)
-
-    async def _transfers_within_caps(
-        self, watched: frozenset[str], start: int, head: BlockHead
-    ) -> tuple[int, list[SeenTransfer]]:
-        """The last block scanned and the transfers to `watched` found from `start` on: one
-        batch, halved while the node refuses its log query (a provider's cap), as the
-        indexer's scan is; back to `BATCH_BLOCKS` once a batch reaches the head."""
-        while True:
-            end = self._range.end(start, head.number)
-            try:
-                found = await self._transfers(watched, start, end) if watched else []
-            except LogsRefused:
-                if not self._range.narrowed(start, end):
-                    raise
-                log.info("log scan narrowed", chain_id=self.config.id, blocks=self._range.span)
-                continue
-            if end == head.number:
-                self._range.reached()
-            return end, found
 
     async def _after(self, number: int, block_hash: str, head: BlockHead) -> int:
         """After the cursor's block if it is still canonical; else from `REWIND_BLOCKS` back (a

@@ -29,7 +29,6 @@ from crossfill.chains.depository_logs import (
     to_hex,
 )
 from crossfill.chains.evm import BlockHead, LogFilter
-from crossfill.chains.log_ranges import LogRange
 from crossfill.chains.receiver_logs import decode_receiver_deposit, forwarded_event, is_forwarded
 from crossfill.chains.router_logs import RouterBatch, decode_batch, multicall_event
 from crossfill.domain.confirmations import confirmations, required_confirmations
@@ -41,7 +40,7 @@ from crossfill.domain.deposit_checks import (
 )
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
-from crossfill.errors import ChainError, LogsRefused
+from crossfill.errors import ChainError
 from crossfill.first_on_loop import fill_path
 from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
@@ -113,8 +112,6 @@ class Indexer:
         self.now = now
         self.interval_seconds = interval_seconds
         self.batch_blocks = batch_blocks
-        # The blocks one scan covers: `batch_blocks`, narrowed while the node refuses.
-        self._range = LogRange(batch_blocks)
         self.initial_lookback_blocks = initial_lookback_blocks
         self._wakeup = asyncio.Event()
         self.hints = HintWatch(chain.client, now=now, on_hint=self._wakeup.set)
@@ -280,27 +277,15 @@ class Indexer:
 
     async def _scan(self, head: BlockHead) -> None:
         """Up to `head`, a batch of blocks at a time; the cursor moves only past blocks whose
-        logs one node answered for together with the batch's last block (see EvmClient.scan).
-        A batch whose logs the node refuses is halved and asked again: a provider's cap on a
-        log query's range (or results) narrows the scans of this catch-up, never stalls it."""
+        logs one node answered for together with the batch's last block (see EvmClient.scan,
+        which also narrows a batch whose logs the node refuses)."""
         start, parent_hash = await self._start_block(head)
         self._lag.set(head.number - (start - 1))
         filters = self._log_filters()
         self._scanned, self._scanned_txs = {}, set()
         while start <= head.number:
-            end = self._range.end(start, head.number)
-            try:
-                scanned = await self.chain.client.scan(filters, start, end)
-            except LogsRefused as refused:
-                if not self._range.narrowed(start, end):
-                    raise
-                log.info(
-                    "log scan narrowed",
-                    chain_id=self.config.id,
-                    blocks=self._range.span,
-                    refusal=str(refused),
-                )
-                continue
+            end = min(head.number, start + self.batch_blocks - 1)
+            scanned = await self.chain.client.scan(filters, start, end)
             if parent_hash is not None and scanned.end_block.parent_hash != parent_hash:
                 # Not (provably) the cursor's child: check the cursor as a longer gap would.
                 start, parent_hash = await self._resume_after(start - 1, parent_hash), None
@@ -322,7 +307,6 @@ class Indexer:
             )
             self._lag.set(head.number - end)
             start = end + 1
-        self._range.reached()
 
     async def _implicit(self, transfers: list[Any]) -> list[DepositLog]:
         """Tagged token transfers into the Depository (`explicitDeposit: false`)."""
