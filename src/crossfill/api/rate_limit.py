@@ -12,6 +12,7 @@ are logged once each.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 import redis.asyncio as aioredis
@@ -120,19 +121,24 @@ class RedisLimiter:
         self._down_until: float | None = None
 
     async def take(self, bucket: str, per_minute: int) -> float:
-        if self._redis_down():
-            return await self._local.take(bucket, per_minute)
-        wait = await self._run(self._take, bucket, per_minute)
-        return await self._local.take(bucket, per_minute) if wait is None else wait
+        return await self._shared_or_local(self._take, self._local.take, bucket, per_minute)
 
     async def wait(self, bucket: str, per_minute: int) -> float:
-        if self._redis_down():
-            return await self._local.wait(bucket, per_minute)
-        wait = await self._run(self._peek, bucket, per_minute)
-        return await self._local.wait(bucket, per_minute) if wait is None else wait
+        return await self._shared_or_local(self._peek, self._local.wait, bucket, per_minute)
 
-    def _redis_down(self) -> bool:
-        return self._down_until is not None and time.monotonic() < self._down_until
+    async def _shared_or_local(
+        self,
+        script: AsyncScript,
+        local: Callable[[str, int], Awaitable[float]],
+        bucket: str,
+        per_minute: int,
+    ) -> float:
+        """Redis's bucket; this process's own while Redis is down."""
+        if self._down_until is None or time.monotonic() >= self._down_until:
+            wait = await self._run(script, bucket, per_minute)
+            if wait is not None:
+                return wait
+        return await local(bucket, per_minute)
 
     async def _run(self, script: AsyncScript, bucket: str, per_minute: int) -> float | None:
         """Seconds to wait by Redis's bucket; None when Redis failed."""
