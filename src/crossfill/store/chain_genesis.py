@@ -9,31 +9,13 @@ from sqlalchemy import delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.store.tables import (
-    AppFee,
+    REQUEST_CHILDREN,
+    AddressTransfer,
     AppFeeClaim,
     ChainCursor,
     ChainGenesis,
     Deposit,
-    GaslessExecution,
-    NonceMapping,
-    OutboxEvent,
-    PermitDeposit,
     Request,
-    RequestTransaction,
-    SentTransaction,
-    SponsorPayment,
-)
-
-# Rows that hang off a request, deleted before it.
-_REQUEST_CHILDREN = (
-    OutboxEvent,
-    RequestTransaction,
-    SponsorPayment,
-    PermitDeposit,
-    GaslessExecution,
-    NonceMapping,
-    AppFee,
-    Deposit,
     SentTransaction,
 )
 
@@ -54,17 +36,17 @@ async def record(session: AsyncSession, chain_id: int, genesis_hash: str, now: d
 
 async def forget_chain_state(session: AsyncSession, chain_id: int) -> int:
     """Delete everything learnt from `chain_id`: requests from or to it (with their deposits,
-    transactions, events, fees and journal), its deposits, app-fee claims, journal and
-    cursors. Operator settings (chain controls, API keys, webhooks) stay. Returns the requests
-    deleted."""
+    transfers to deposit addresses, transactions, events, fees and journal), its deposits,
+    transfers, app-fee claims, journal and cursors. Operator settings (chain controls, API
+    keys, webhooks) stay. Returns the requests deleted."""
     on_chain = or_(Request.origin_chain_id == chain_id, Request.destination_chain_id == chain_id)
     count = await session.scalar(select(func.count()).select_from(Request).where(on_chain))
-    for child in _REQUEST_CHILDREN:
+    for child in REQUEST_CHILDREN:
         await session.execute(
             delete(child).where(child.request_id.in_(select(Request.id).where(on_chain)))
         )
     await session.execute(delete(Request).where(on_chain))
     # Claims after the shares they carried (deleted with their requests above).
-    for table in (AppFeeClaim, Deposit, SentTransaction, ChainCursor):
+    for table in (AppFeeClaim, Deposit, AddressTransfer, SentTransaction, ChainCursor):
         await session.execute(delete(table).where(table.chain_id == chain_id))
     return count or 0

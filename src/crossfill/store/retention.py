@@ -27,34 +27,14 @@ from sqlalchemy import ColumnElement, and_, delete, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.domain.status import RequestStatus
-from crossfill.store.tables import (
-    AddressTransfer,
-    AppFee,
-    Deposit,
-    GaslessExecution,
-    NonceMapping,
-    OutboxEvent,
-    PermitDeposit,
-    Request,
-    RequestTransaction,
-    SentTransaction,
-    SponsorPayment,
-)
+from crossfill.store.tables import REQUEST_CHILDREN, AppFee, Deposit, Request, SponsorPayment
 
 # Requests deleted per transaction: short enough not to hold the writer long.
 BATCH = 500
 QUOTED = "quoted"  # the state of an app-fee share and a sponsor payment until a deposit
 
-_REFERRING = (
-    Deposit,
-    AddressTransfer,
-    RequestTransaction,
-    SentTransaction,
-    GaslessExecution,
-    PermitDeposit,
-    NonceMapping,
-    OutboxEvent,
-)
+# Allowed to refer to a prunable request, in their `quoted` state only: they go with it.
+_QUOTED_WITH_IT = (AppFee, SponsorPayment)
 
 
 def _prunable(expired_before: datetime) -> ColumnElement[bool]:
@@ -64,7 +44,11 @@ def _prunable(expired_before: datetime) -> ColumnElement[bool]:
         Request.deposit_address.is_(None),
         Request.parent_request_id.is_(None),
         ~exists().where(Deposit.order_id == Request.order_id),
-        *(~exists().where(table.request_id == Request.id) for table in _REFERRING),
+        *(
+            ~exists().where(table.request_id == Request.id)
+            for table in REQUEST_CHILDREN
+            if table not in _QUOTED_WITH_IT
+        ),
         ~exists().where(AppFee.request_id == Request.id, AppFee.state != QUOTED),
         ~exists().where(SponsorPayment.request_id == Request.id, SponsorPayment.state != QUOTED),
     )

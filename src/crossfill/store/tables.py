@@ -571,3 +571,20 @@ class PerpsPayment(Base):
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+# Every table whose rows refer to a request (`request_id`), children before parents: what
+# must go before a request can (`store.chain_genesis`), and what keeps a quote from being
+# pruned unless it is only its quoted fee shares and sponsor payment (`store.retention`).
+REQUEST_CHILDREN = (
+    OutboxEvent,
+    RequestTransaction,
+    SponsorPayment,
+    PermitDeposit,
+    GaslessExecution,
+    NonceMapping,
+    AppFee,
+    Deposit,
+    AddressTransfer,
+    SentTransaction,
+)
