@@ -58,6 +58,17 @@ class ChainGenesis(Base):
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
+class WriteProbe(Base):
+    """The one row /readyz rewrites, about a large quote's size, to learn whether the
+    database takes writes now (`store.write_probe`)."""
+
+    __tablename__ = "write_probes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    payload: Mapped[str] = mapped_column(Text, nullable=False)
+    written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
 class SignerLease(Base):
     """Which process may sign with a key on a chain: one writer at a time. `token` grows with
     every change of holder; each journal write checks it (fencing), so a process that lost the

@@ -1,0 +1,133 @@
+"""The disk under `crossfill run`'s SQLite database fills up (a tmpfs of its own, filled by
+another file): reads go on, quotes are refused 503 in the error shape, /readyz says the
+database refuses writes, and a deposit sent meanwhile is filled once after room is made.
+
+Mounting a tmpfs needs root with the mount capability (CI runs as root here); without it the
+test is skipped and says why."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from crossfill.store.tables import SentTransaction
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import (
+    final_status,
+    funded_user,
+    native_bridge,
+    request_quote,
+    rows_in,
+    rpc_urls,
+)
+from tests.e2e.conftest import validate_against, wait_for
+from tests.e2e.service_process import ServiceProcess
+from tests.e2e.wallet import execute_steps
+
+DISK_BYTES = 32 * 1024 * 1024
+CHUNK = b"\0" * (1024 * 1024)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={DISK_BYTES}", "tmpfs", str(mount_point)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip() or mounted.returncode}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+@pytest.fixture
+def service(devnet: RunningDevnet, small_disk: Path, tmp_path: Path) -> Iterator[ServiceProcess]:
+    service = ServiceProcess(small_disk, devnet.deployment_path)
+    service.log_path = tmp_path / "service.log"  # the log is not on the disk that fills
+    service.start()
+    try:
+        yield service
+    finally:
+        service.stop()
+        print(service.log_tail(120))  # shown when the test failed
+
+
+def _fill(disk: Path) -> Path:
+    """Write zeros to a file on `disk` until it has no room left."""
+    filler = disk / "filler"
+    with filler.open("wb") as out:
+        try:
+            while True:
+                out.write(CHUNK)
+                out.flush()
+        except OSError:
+            pass
+    return filler
+
+
+def _request_id(quote: dict[str, Any]) -> str:
+    request_id: str = quote["steps"][0]["requestId"]
+    return request_id
+
+
+def _readiness(http: httpx.Client) -> httpx.Response:
+    return http.get("/readyz")
+
+
+def test_full_disk_refuses_quotes_says_not_ready_and_loses_no_deposit(
+    devnet: RunningDevnet, small_disk: Path, service: ServiceProcess
+) -> None:
+    user = funded_user(devnet)
+    with httpx.Client(base_url=service.base_url, timeout=30) as http:
+        ready = _readiness(http)
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["checks"]["database"] == "ok"
+        during = request_quote(http, native_bridge(user.address))
+
+        filler = _fill(small_disk)
+        # Deposited while the disk is full: filled once room is made, if not before.
+        execute_steps(during, user, rpc_urls(devnet))
+        refused = http.post("/quote/v2", json=native_bridge(user.address))
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["errorCode"] == "SERVICE_UNAVAILABLE"
+        validate_against("quote-error", refused.json())
+        # Probes share one result a second: the first may still be the one from before.
+        assert wait_for(lambda: _readiness(http).status_code == 503, timeout=5)
+        not_ready = _readiness(http).json()
+        assert not_ready["checks"]["database"] == "database refuses writes: OperationalError"
+        assert not_ready["message"] == "database refuses writes: OperationalError"
+        assert not_ready["checks"]["chains"] == {
+            str(chain.id): "ok" for chain in devnet.deployment.chains
+        }
+        assert http.get("/chains").status_code == 200
+        assert http.get("/healthz").status_code == 200
+
+        filler.unlink()
+        assert wait_for(lambda: _readiness(http).status_code == 200, timeout=10)
+        assert final_status(http, _request_id(during), timeout=60)["status"] == "success"
+        after = request_quote(http, native_bridge(user.address))
+        execute_steps(after, user, rpc_urls(devnet))
+        assert final_status(http, _request_id(after))["status"] == "success"
+    fills = rows_in(
+        service.database,
+        select(SentTransaction).where(
+            SentTransaction.request_id == _request_id(during), SentTransaction.purpose == "fill"
+        ),
+    )
+    assert len(fills) == 1
+    log = service.log_path.read_text(errors="replace")
+    assert "unhandled error" not in log, service.log_tail()
+    assert "Exception in ASGI application" not in log, service.log_tail()
+    assert "the database refused the write probe: database or disk is full" in log
