@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ class Receiver:
     delay_seconds: float = 0.0  # a slow receiver: each answer waits this long
     # A hostile receiver: its answers' bodies never end (sent until the sender hangs up).
     endless_body: bool = False
+    # Served over TLS with this context (its certificate's name is the test's to choose).
+    tls: ssl.SSLContext | None = None
     body_bytes_sent: int = 0
     deliveries: list[Delivery] = field(default_factory=list)
 
@@ -55,6 +58,9 @@ class Receiver:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/hooks"
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        if self.tls is not None:
+            self.url = f"https://127.0.0.1:{self.port}/hooks"
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
     def _authentic(self, headers: dict[str, str], raw: bytes) -> bool:

@@ -10,7 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crossfill.domain.webhook_url import EndpointRefused, check_endpoint, embedded_ipv4
+from crossfill.domain.webhook_url import (
+    EndpointRefused,
+    check_addresses,
+    check_endpoint,
+    embedded_ipv4,
+)
 from crossfill.workers.webhooks import retry_delay
 
 
@@ -109,3 +114,11 @@ def test_retry_delays_grow_within_half_jittered_bounds(attempt: int, seed: int) 
     ceiling = min(300.0, 1.0 * 2 ** (attempt - 1))
     delay = retry_delay(attempt, base=1.0, cap=300.0, rng=random.Random(seed))
     assert ceiling / 2 <= delay <= ceiling
+
+
+def test_a_name_is_refused_by_any_one_of_its_addresses_and_without_any() -> None:
+    check_addresses("hooks.example", ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"])
+    with pytest.raises(EndpointRefused, match=r"hooks.example is a private .*\(10.0.0.7\)"):
+        check_addresses("hooks.example", ["93.184.216.34", "10.0.0.7"])
+    with pytest.raises(EndpointRefused, match="does not resolve"):
+        check_addresses("hooks.example", [])

@@ -5,14 +5,15 @@ or otherwise non-public address (by IP literal or by what the name resolves to n
 `CROSSFILL_WEBHOOK_ALLOW_PRIVATE` is set. An IPv6 address that carries an IPv4 one (mapped,
 compatible, translated, 6to4, Teredo, NAT64 64:ff9b::/96) is judged by that IPv4 address too,
 since the packets end up there; the local-use NAT64 prefix 64:ff9b:1::/48 is never public.
-DNS may change later; this check stops mistakes and casual abuse, not a determined
-DNS-rebinding attacker.
+DNS may change later: deliveries resolve the name again and check what it resolves to then,
+and connect to the address they checked (`crossfill.webhooks.destination`), so a name
+re-pointed at a private address after it was set (DNS rebinding) is refused at delivery.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 
@@ -80,8 +81,15 @@ def check_endpoint(
         if resolve is None:
             raise EndpointRefused(f"host {host!r} cannot be checked without a resolver") from None
         addresses = resolve(host)
+    check_addresses(host, addresses)
+    return url
+
+
+def check_addresses(host: str, addresses: Sequence[str]) -> None:
+    """EndpointRefused unless `host` has addresses and every one of them is public."""
+    if not addresses:
+        raise EndpointRefused(f"host {host!r} does not resolve")
     for address in addresses:
         reason = _non_public_reason(ipaddress.ip_address(address.split("%")[0]))
         if reason is not None:
             raise EndpointRefused(f"{host} is a private or local address ({reason})")
-    return url

@@ -5,6 +5,9 @@ timeout) → retried with exponential backoff and jitter, up to `webhook_max_ret
 then kept as `failed` (`crossfill webhooks replay` sends it again). Attempts and the next
 due time are in the database, so a restart loses and reorders nothing; an event whose
 delivery was under way at a crash is sent again (receivers de-duplicate on X-Webhook-Id).
+Where only public addresses may receive webhooks (production), each delivery resolves the
+endpoint's name again and connects to an address it checked (`webhooks.destination`): a
+name re-pointed at a private address since it was set is refused, a failed attempt too.
 Deliveries run as concurrent tasks, at most 16 at a time per endpoint; a slow receiver
 only holds up its own events. A delivery that cannot even be built (say a stored header that
 does not encode, from before headers were checked when set) or that fails unexpectedly is a
@@ -25,12 +28,14 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config.webhook_secret import SigningKeyBox
+from crossfill.domain.webhook_url import EndpointRefused
 from crossfill.loops import run_forever, stop_tasks, wait_interval
 from crossfill.metrics import DELIVERED, NOT_DELIVERED, Metrics
-from crossfill.settings import Settings
+from crossfill.settings import Mode, Settings
 from crossfill.store import outbox, outbox_signal
 from crossfill.store.db import as_utc
 from crossfill.store.tables import OutboxEvent, WebhookEndpoint
+from crossfill.webhooks.destination import PinnedDestinations
 from crossfill.webhooks.signing import EVENT_ID_HEADER, signed_headers
 
 log = structlog.get_logger(__name__)
@@ -42,6 +47,7 @@ SLOTS_PER_ENDPOINT = 16
 MAX_IN_FLIGHT = 2000
 # Why an attempt failed, as the failures counter labels it.
 NOT_BUILT, NOT_SENT, REFUSED, UNEXPECTED = "not_built", "not_sent", "http_status", "unexpected"
+ENDPOINT_REFUSED = "endpoint_refused"
 
 
 def retry_delay(attempt: int, *, base: float, cap: float, rng: random.Random) -> float:
@@ -87,6 +93,11 @@ class WebhookDispatcher:
             timeout=settings.webhook_timeout_seconds,
             limits=httpx.Limits(max_connections=100, max_keepalive_connections=100),
         )
+        # Where deliveries connect, when only public addresses may receive them: the name
+        # resolved and checked at each delivery (`webhooks.destination`).
+        self.destinations: PinnedDestinations | None = None
+        if settings.mode is Mode.PRODUCTION and not settings.webhook_allow_private:
+            self.destinations = PinnedDestinations()
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._finished: dict[int, str | None] = {}  # event id → outcome, not yet recorded
@@ -165,8 +176,13 @@ class WebhookDispatcher:
                 # or huge one filled the process's memory), and the attempt has one deadline
                 # (httpx's own timeout is per read: headers dribbled in slowly never met it).
                 async with asyncio.timeout(self.settings.webhook_timeout_seconds):
+                    if self.destinations is not None:
+                        request = await self.destinations.pin(request)
                     response = await self._http.send(request, stream=True)
                     await response.aclose()
+            except EndpointRefused as exc:
+                self.metrics.webhook_failures.labels(ENDPOINT_REFUSED).inc()
+                return f"endpoint refused: {exc}"[:500]
             except (httpx.HTTPError, TimeoutError) as exc:
                 self._attempted(started, NOT_SENT)
                 return _problem("not sent", exc)

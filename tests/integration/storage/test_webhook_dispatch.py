@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+import ssl
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+import trustme
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.config.webhook_secret import SigningKeyBox
@@ -20,7 +23,14 @@ from crossfill.settings import Settings, load_settings
 from crossfill.store import api_keys, outbox, webhook_endpoints
 from crossfill.store.db import session_factory
 from crossfill.store.tables import OutboxEvent, Request, WebhookEndpoint
-from crossfill.workers.webhooks import NOT_BUILT, NOT_SENT, UNEXPECTED, WebhookDispatcher
+from crossfill.webhooks.destination import PinnedDestinations
+from crossfill.workers.webhooks import (
+    ENDPOINT_REFUSED,
+    NOT_BUILT,
+    NOT_SENT,
+    UNEXPECTED,
+    WebhookDispatcher,
+)
 from tests.e2e.receiver import Receiver
 
 ADDRESS = "0x" + "22" * 20
@@ -120,20 +130,22 @@ def _event(api_key_id: int, status: str) -> OutboxEvent:
     )
 
 
-@pytest.fixture
-async def hooked(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Hooked]:
-    """A key with a webhook to a live receiver, and two pending events of one request."""
-    settings = load_settings(home=tmp_path, webhook_max_retries=MAX_RETRIES)
+@contextlib.asynccontextmanager
+async def _hooked(
+    engine: AsyncEngine, settings: Settings, receiver: Receiver, url: str
+) -> AsyncIterator[Hooked]:
+    """A key with a webhook to `url`, served by `receiver`, and two pending events of one
+    request."""
     sessions = session_factory(engine)
     async with sessions() as session, session.begin():
         created = await api_keys.create(session, "hooks", now=START)
+        receiver.key = created.secret
         session.add(_request())
         await session.flush()
-        receiver = Receiver(created.secret)
         await webhook_endpoints.put(
             session,
             created.row.id,
-            url=receiver.url,
+            url=url,
             headers={},
             encrypted_key=SigningKeyBox.from_settings(settings).seal(created.secret),
             now=START,
@@ -152,6 +164,14 @@ async def hooked(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Hooked]:
     finally:
         await hooked.dispatcher.close()
         receiver.stop()
+
+
+@pytest.fixture
+async def hooked(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Hooked]:
+    settings = load_settings(home=tmp_path, webhook_max_retries=MAX_RETRIES)
+    receiver = Receiver("set once the key is made")
+    async with _hooked(engine, settings, receiver, receiver.url) as hooked:
+        yield hooked
 
 
 async def _assert_given_up_after_counted_attempts(
@@ -222,4 +242,90 @@ async def test_an_unexpected_error_in_a_delivery_is_a_counted_attempt(hooked: Ho
     )
     await _assert_given_up_after_counted_attempts(
         hooked, "unexpected error: RuntimeError: a bug", UNEXPECTED
+    )
+
+
+# A name no DNS knows: only the test's resolver gives it an address.
+NAME = "hooks.example"
+
+
+@pytest.fixture
+def test_ca(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> trustme.CA:
+    """A certificate authority the dispatcher's HTTP client trusts (httpx reads
+    SSL_CERT_FILE when the client is made)."""
+    ca = trustme.CA()
+    bundle = tmp_path / "test-ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    return ca
+
+
+@pytest.fixture
+async def pinned(engine: AsyncEngine, tmp_path: Path, test_ca: trustme.CA) -> AsyncIterator[Hooked]:
+    """Production: a webhook to https://hooks.example:PORT/hooks, served over TLS by a
+    receiver on 127.0.0.1 whose certificate names hooks.example only."""
+    settings = load_settings(
+        home=tmp_path,
+        mode="production",
+        webhook_secret="a webhook secret for the test",
+        webhook_max_retries=MAX_RETRIES,
+    )
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    test_ca.issue_cert(NAME).configure_cert(tls)
+    receiver = Receiver("set once the key is made", tls=tls)
+    url = f"https://{NAME}:{receiver.port}/hooks"
+    async with _hooked(engine, settings, receiver, url) as hooked:
+        yield hooked
+
+
+@dataclass
+class Resolver:
+    """The name's addresses, as the test says; how many times it was asked."""
+
+    addresses: list[str]
+    asked: int = 0
+
+    async def __call__(self, host: str, port: int) -> list[str]:
+        assert host == NAME
+        self.asked += 1
+        return list(self.addresses)
+
+
+async def test_a_delivery_connects_to_the_address_it_checked_under_the_name(
+    pinned: Hooked,
+) -> None:
+    assert pinned.dispatcher.destinations is not None  # production pins every delivery
+    resolver = Resolver(["127.0.0.1"])
+    checked: list[tuple[str, list[str]]] = []
+
+    def loopback_allowed(host: str, addresses: Sequence[str]) -> None:
+        checked.append((host, list(addresses)))
+
+    pinned.dispatcher.destinations = PinnedDestinations(resolve=resolver, check=loopback_allowed)
+    for event_id in pinned.event_ids:
+        await pinned.rounds_until(event_id, outbox.DELIVERED)
+
+    # Delivered over TLS to a certificate for the name, not the address: the handshake
+    # carried the name; the Host header too.
+    deliveries = pinned.receiver.accepted()
+    assert [delivery.event_id for delivery in deliveries] == [str(i) for i in pinned.event_ids]
+    for delivery in deliveries:
+        assert delivery.authentic
+        assert delivery.headers["Host"] == f"{NAME}:{pinned.receiver.port}"
+    # The second delivery went to the address checked for the first.
+    assert checked == [(NAME, ["127.0.0.1"])]
+    assert resolver.asked == 1
+
+
+@pytest.mark.parametrize(
+    "addresses",
+    [["127.0.0.1"], ["93.184.216.34", "10.0.0.7"], ["169.254.169.254"], ["::ffff:192.168.1.9"]],
+)
+async def test_a_name_resolving_to_a_private_address_at_delivery_is_not_sent_to(
+    pinned: Hooked, addresses: list[str]
+) -> None:
+    # The name was public when the endpoint was set; it resolves elsewhere now (rebinding).
+    pinned.dispatcher.destinations = PinnedDestinations(resolve=Resolver(addresses))
+    await _assert_given_up_after_counted_attempts(
+        pinned, f"endpoint refused: {NAME} is a private or local address", ENDPOINT_REFUSED
     )

@@ -1,0 +1,91 @@
+"""Where a webhook delivery connects, when only public addresses may receive webhooks
+(production, unless `CROSSFILL_WEBHOOK_ALLOW_PRIVATE` is set).
+
+The endpoint's URL was checked when it was set, but its name may resolve elsewhere by the
+time a delivery goes out: a receiver's DNS re-pointed at 127.0.0.1, a cloud metadata address
+or the operator's own network (DNS rebinding) would have had the service POST there. So each
+delivery resolves the name again, checks every address as the endpoint was checked
+(`crossfill.domain.webhook_url`), and connects to the first of the addresses it checked:
+the request's URL carries that address, its Host header the name, and over https the TLS
+handshake the name too (httpx's `sni_hostname` extension: the server's certificate is
+verified against the name, not the address). Nothing resolves the name a second time
+between the check and the connection.
+
+A name's checked addresses are kept for `TTL_SECONDS`: a receiver's deliveries then reuse
+one pooled connection rather than each resolve and connect anew, and what is kept was
+checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+import httpx
+
+from crossfill.domain.webhook_url import EndpointRefused, check_addresses
+
+# A name → its addresses (the system's resolver, or a test's).
+Resolve = Callable[[str, int], Awaitable[list[str]]]
+# A name and its addresses → EndpointRefused unless they may receive webhooks.
+Check = Callable[[str, Sequence[str]], None]
+
+TTL_SECONDS = 30.0
+MAX_NAMES = 1000
+
+
+async def system_resolve(host: str, port: int) -> list[str]:
+    """The addresses the system's resolver gives `host`, in its order of preference."""
+    try:
+        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise EndpointRefused(f"host {host!r} does not resolve") from exc
+    return list(dict.fromkeys(str(info[4][0]) for info in found))
+
+
+@dataclass
+class PinnedDestinations:
+    resolve: Resolve = system_resolve
+    check: Check = check_addresses
+    _checked: dict[str, tuple[float, str]] = field(default_factory=dict)
+
+    async def pin(self, request: httpx.Request) -> httpx.Request:
+        """`request` sent to an address its host resolves to and that passed the check;
+        EndpointRefused if none may be used."""
+        host = request.url.host
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            pass
+        else:
+            self.check(host, [host])  # an address in the URL: nothing to resolve
+            return request
+        address = await self._checked_address(host, request.url.port or _default_port(request))
+        pinned = httpx.Request(
+            request.method,
+            request.url.copy_with(host=address),
+            headers=request.headers,  # Host: the name, as built from the endpoint's URL
+            stream=request.stream,
+            extensions={**request.extensions, "sni_hostname": host},
+        )
+        return pinned
+
+    async def _checked_address(self, host: str, port: int) -> str:
+        now = time.monotonic()
+        kept = self._checked.get(host)
+        if kept is not None and now - kept[0] < TTL_SECONDS:
+            return kept[1]
+        addresses = await self.resolve(host, port)
+        self.check(host, addresses)
+        if len(self._checked) >= MAX_NAMES:
+            self._checked.clear()
+        self._checked[host] = (now, addresses[0])
+        return addresses[0]
+
+
+def _default_port(request: httpx.Request) -> int:
+    return 443 if request.url.scheme == "https" else 80
