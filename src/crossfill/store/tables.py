@@ -59,8 +59,8 @@ class ChainGenesis(Base):
 
 
 class WriteProbe(Base):
-    """The one row /readyz rewrites, about a large quote's size, to learn whether the
-    database takes writes now (`store.write_probe`)."""
+    """The one row /readyz rewrites to learn whether the database takes writes now (on
+    SQLite about a large quote's size: `store.write_probe`)."""
 
     __tablename__ = "write_probes"
 

@@ -1,6 +1,6 @@
-"""The readiness write probe: one row rewritten each time, about a large quote's size; a
-database that refuses writes (opened read-only, or a read-only PostgreSQL session) is named
-as such, with only the failure's kind."""
+"""The readiness write probe: one row rewritten each time (on SQLite about a large quote's
+size); a database that refuses writes (opened read-only, or a read-only PostgreSQL session)
+is named as such, with only the failure's kind."""
 
 from __future__ import annotations
 
@@ -22,13 +22,13 @@ async def _probe_rows(engine: AsyncEngine) -> list[WriteProbe]:
         return list((await connection.execute(select(WriteProbe))).all())  # type: ignore[arg-type]
 
 
-async def test_probe_rewrites_one_row(engine: AsyncEngine) -> None:
+async def test_probe_rewrites_one_row(engine: AsyncEngine, backend: str) -> None:
     await probe_write(engine)
     [first] = await _probe_rows(engine)
     await probe_write(engine)
     [second] = await _probe_rows(engine)
     assert first.id == second.id == 1
-    assert len(second.payload) == PAYLOAD_BYTES
+    assert len(second.payload) == PAYLOAD_BYTES[backend]
     assert second.payload != first.payload
     assert as_utc(second.written_at) > as_utc(first.written_at)
 
