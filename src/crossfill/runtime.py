@@ -96,15 +96,17 @@ class Runtime:
             keystore_password=settings.keystore_password,
         )
 
-    def chain_disabled(self, chain_id: int) -> bool:
+    def configured_disabled(self, chain_id: int) -> bool:
+        """Whether the deployment file disables the chain (the operator may override it)."""
         svm = self.svm_chains.get(ChainId(chain_id))
         if self.perps is not None and chain_id == self.perps.config.id:
-            configured = not self.perps.config.enabled
-        elif svm is not None:
-            configured = svm.config.disabled
-        else:
-            configured = self.chains[ChainId(chain_id)].config.disabled
-        return self.disabled_overrides.get(chain_id, configured)
+            return not self.perps.config.enabled
+        if svm is not None:
+            return svm.config.disabled
+        return self.chains[ChainId(chain_id)].config.disabled
+
+    def chain_disabled(self, chain_id: int) -> bool:
+        return self.disabled_overrides.get(chain_id, self.configured_disabled(chain_id))
 
     async def refresh_overrides(self) -> None:
         async with self.sessions() as session:

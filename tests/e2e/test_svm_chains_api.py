@@ -53,6 +53,11 @@ def test_chains_lists_the_svm_chain_and_reports_its_node_going_away(
             }
             assert svm["blockProductionLagging"] is False and svm["statusMessage"] is None
             assert sorted(_chains(client, includeChains=str(SVM_ID))) == [SVM_ID]
+            ready = client.get("/readyz")
+            assert ready.status_code == 200, ready.text
+            assert ready.json()["checks"]["chains"] == {
+                "900001": "ok", "900002": "ok", str(SVM_ID): "ok"
+            }  # fmt: skip
 
             node.stop()
             assert wait_for(
@@ -60,6 +65,12 @@ def test_chains_lists_the_svm_chain_and_reports_its_node_going_away(
             )
             # The EVM chains are unaffected.
             assert _chains(client)[900001]["statusMessage"] is None
+            # Not ready: the SVM node is named (probes share one result a second).
+            assert wait_for(lambda: client.get("/readyz").status_code == 503, timeout=5)
+            not_ready = client.get("/readyz").json()
+            assert not_ready["message"] == f"chains not reachable: {SVM_ID}"
+            assert not_ready["checks"]["chains"]["900001"] == "ok"
+            assert not_ready["checks"]["chains"][str(SVM_ID)].startswith("getHealth: ")
     finally:
         node.stop()
 

@@ -41,6 +41,9 @@ class FakeSvm:
     async def genesis_hash(self) -> str:
         return "fake-genesis"
 
+    async def health(self) -> None:
+        self._check()
+
     async def latest_blockhash(self) -> Blockhash:
         self._check()
         blockhash = Hash.hash(self.height.to_bytes(8, "little"))

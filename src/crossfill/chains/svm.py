@@ -60,6 +60,9 @@ class SvmPort(Protocol):
 
     async def genesis_hash(self) -> str: ...
 
+    async def health(self) -> None:
+        """ChainError unless the node says it is healthy (a node behind the cluster says not)."""
+
     async def latest_blockhash(self) -> Blockhash: ...
 
     async def balance(self, address: Pubkey) -> int: ...
@@ -150,6 +153,12 @@ class SvmClient:
     async def genesis_hash(self) -> str:
         genesis: str = await self._call("getGenesisHash")
         return genesis
+
+    async def health(self) -> None:
+        # A node behind answers an error (-32005, "Node is behind by N slots"): ChainError.
+        answer = await self._call("getHealth")
+        if answer != "ok":
+            raise ChainError(f"getHealth: the node answered {str(answer)[:100]!r}")
 
     async def latest_blockhash(self) -> Blockhash:
         value = (await self._call("getLatestBlockhash", {"commitment": "confirmed"}))["value"]

@@ -15,7 +15,7 @@ from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.responses import Alive, Ready
 from crossfill.errors import ChainError, StoreError
-from crossfill.runtime import ChainRuntime
+from crossfill.runtime import Runtime
 from crossfill.store import chain_controls
 from crossfill.store.db import ping
 from crossfill.store.write_probe import probe_write
@@ -31,9 +31,26 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-async def _chain_check(chain: ChainRuntime) -> str:
+# A chain's readiness check: raises ChainError unless its endpoint serves it.
+ChainCheck = Callable[[], Awaitable[object]]
+
+
+def _checks_of(runtime: Runtime) -> dict[int, ChainCheck]:
+    """Every configured chain's check, by chain id: an EVM node serves the configured chain
+    id; an SVM node says it is healthy (`getHealth`: one behind the cluster says not); the
+    perps exchange answers its token list."""
+    checks: dict[int, ChainCheck] = {
+        chain.config.id: chain.client.check_identity for chain in runtime.chains.values()
+    }
+    checks.update({chain.config.id: chain.client.health for chain in runtime.svm_chains.values()})
+    if runtime.perps is not None:
+        checks[runtime.perps.config.id] = runtime.perps.client.spot_meta
+    return checks
+
+
+async def _chain_check(check: ChainCheck) -> str:
     try:
-        await chain.client.check_identity()
+        await check()
     except ChainError as exc:
         return str(exc)
     return "ok"
@@ -66,17 +83,16 @@ class ChainChecks:
         self._chains: Fresh[dict[int, str]] = Fresh()
         self._write: Fresh[str] = Fresh()
 
-    async def results(self, chains: list[ChainRuntime]) -> dict[int, str]:
-        checked = await self._chains.get(lambda: _check_chains(chains))
-        return {chain.config.id: checked.get(chain.config.id, "not checked") for chain in chains}
+    async def results(self, checks: dict[int, ChainCheck]) -> dict[int, str]:
+        return await self._chains.get(lambda: _check_chains(checks))
 
     async def database_write(self, engine: AsyncEngine) -> str:
         return await self._write.get(lambda: _check_write(engine))
 
 
-async def _check_chains(chains: list[ChainRuntime]) -> dict[int, str]:
-    found = await asyncio.gather(*(_chain_check(chain) for chain in chains))
-    return {chain.config.id: result for chain, result in zip(chains, found, strict=True)}
+async def _check_chains(checks: dict[int, ChainCheck]) -> dict[int, str]:
+    found = await asyncio.gather(*(_chain_check(check) for check in checks.values()))
+    return dict(zip(checks, found, strict=True))
 
 
 async def _check_write(engine: AsyncEngine) -> str:
@@ -87,33 +103,35 @@ async def _check_write(engine: AsyncEngine) -> str:
     return "ok"
 
 
-async def _enabled_chains(runtime: RuntimeDep) -> list[ChainRuntime]:
+async def _enabled_chain_ids(runtime: Runtime, chain_ids: list[int]) -> list[int]:
+    """Those of `chain_ids` not disabled, by the operator's overrides as stored now."""
     async with runtime.sessions() as session:
         overrides = await chain_controls.disabled_overrides(session)
     return [
-        chain
-        for chain in runtime.chains.values()
-        if not overrides.get(chain.config.id, chain.config.disabled)
+        chain_id
+        for chain_id in chain_ids
+        if not overrides.get(chain_id, runtime.configured_disabled(chain_id))
     ]
 
 
 @router.get("/readyz", response_model=None, responses=responses(Ready, 503))
 async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
-    """Ready when the database answers and takes a write, and every enabled chain serves its
-    configured id."""
+    """Ready when the database answers and takes a write, and every enabled chain's endpoint
+    serves it (EVM, SVM and the perps exchange alike)."""
+    checks_by_chain = _checks_of(runtime)
     try:
         await ping(runtime.engine)
-        chains = await _enabled_chains(runtime)
+        enabled = await _enabled_chain_ids(runtime, list(checks_by_chain))
     except StoreError as exc:
         return JSONResponse(
             {"message": str(exc), "statusCode": 503, "checks": {"database": str(exc)}}, 503
         )
     checker: ChainChecks = request.app.state.chain_checks
     database = await checker.database_write(runtime.engine)
-    results = await checker.results(list(runtime.chains.values()))
-    chain_checks = {str(chain.config.id): results[chain.config.id] for chain in chains}
-    checks = {"database": database, "chains": chain_checks}
-    failing = sorted(chain_id for chain_id, result in chain_checks.items() if result != "ok")
+    results = await checker.results(checks_by_chain)
+    by_chain = {str(chain_id): results[chain_id] for chain_id in enabled}
+    checks = {"database": database, "chains": by_chain}
+    failing = sorted(chain_id for chain_id, result in by_chain.items() if result != "ok")
     problems = [database] if database != "ok" else []
     if failing:
         problems.append(f"chains not reachable: {', '.join(failing)}")
