@@ -23,6 +23,8 @@ class Delivery:
     body: dict[str, Any]
     answered: int
     authentic: bool
+    # Over TLS: the name the sender's handshake asked for (SNI) on the delivery's connection.
+    sni: str | None = None
 
 
 @dataclass
@@ -37,6 +39,8 @@ class Receiver:
     endless_body: bool = False
     # Served over TLS with this context (its certificate's name is the test's to choose).
     tls: ssl.SSLContext | None = None
+    # HTTP/1.1 connections kept open between deliveries (by default each answer closes it).
+    keep_alive: bool = False
     body_bytes_sent: int = 0
     deliveries: list[Delivery] = field(default_factory=list)
 
@@ -55,11 +59,15 @@ class Receiver:
             def log_message(self, *_args: object) -> None:
                 pass
 
+        if self.keep_alive:
+            Handler.protocol_version = "HTTP/1.1"
+
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/hooks"
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         if self.tls is not None:
             self.url = f"https://127.0.0.1:{self.port}/hooks"
+            self.tls.sni_callback = _remember_sni
             self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
@@ -80,7 +88,15 @@ class Receiver:
             failing = self.always_fail or tries < self.fail_first
             answered = 401 if not authentic else 500 if failing else 200
             self.deliveries.append(
-                Delivery(time.monotonic(), event_id, headers, json.loads(raw), answered, authentic)
+                Delivery(
+                    time.monotonic(),
+                    event_id,
+                    headers,
+                    json.loads(raw),
+                    answered,
+                    authentic,
+                    sni=getattr(handler.connection, "sni", None),
+                )
             )
         handler.send_response(answered)
         if not self.endless_body:
@@ -108,3 +124,9 @@ class Receiver:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def _remember_sni(connection: ssl.SSLObject, name: str, _context: ssl.SSLContext) -> None:
+    """The TLS server's SNI callback: the name the client asked for, kept on its socket (an
+    SSLSocket here, the server's socket being wrapped)."""
+    connection.sni = name  # type: ignore[attr-defined]

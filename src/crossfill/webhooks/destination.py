@@ -11,9 +11,11 @@ handshake the name too (httpx's `sni_hostname` extension: the server's certifica
 verified against the name, not the address). Nothing resolves the name a second time
 between the check and the connection.
 
-A name's checked addresses are kept for `TTL_SECONDS`: a receiver's deliveries then reuse
-one pooled connection rather than each resolve and connect anew, and what is kept was
-checked.
+A name's checked address is kept for `TTL_SECONDS`. Each name has its own HTTP client: a
+pool knows a connection by the address it went to, so names sharing an address (receivers
+behind one CDN) would otherwise share a kept-alive connection whose TLS session was made for
+one of them, and the others' deliveries would go out under that name's handshake (a CDN
+answers 421 to a Host that is not its SNI).
 """
 
 from __future__ import annotations
@@ -49,13 +51,34 @@ async def system_resolve(host: str, port: int) -> list[str]:
 
 @dataclass
 class PinnedDestinations:
+    # A new HTTP client (the dispatcher's timeouts and limits), made for each name.
+    new_client: Callable[[], httpx.AsyncClient]
     resolve: Resolve = system_resolve
     check: Check = check_addresses
     _checked: dict[str, tuple[float, str]] = field(default_factory=dict)
+    _clients: dict[str, httpx.AsyncClient] = field(default_factory=dict)
+
+    async def send(self, request: httpx.Request) -> httpx.Response:
+        """`request` sent to a checked address of its host, on the host's own client; the
+        answer streamed (the caller closes it). EndpointRefused if no address may be used."""
+        pinned = await self.pin(request)
+        client = self._clients.get(request.url.host)
+        if client is None:
+            if len(self._clients) >= MAX_NAMES:
+                # Thousands of receivers' names: start over rather than grow (a delivery
+                # under way on a closed client fails, and is retried).
+                await self.aclose()
+            client = self._clients[request.url.host] = self.new_client()
+        return await client.send(pinned, stream=True)
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()
 
     async def pin(self, request: httpx.Request) -> httpx.Request:
-        """`request` sent to an address its host resolves to and that passed the check;
-        EndpointRefused if none may be used."""
+        """`request` addressed to an address its host resolves to and that passed the
+        check, under its host's name; EndpointRefused if none may be used."""
         host = request.url.host
         try:
             ipaddress.ip_address(host)

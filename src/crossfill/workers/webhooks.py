@@ -89,20 +89,23 @@ class WebhookDispatcher:
         self.rng = rng or random.Random()
         self.lease = timedelta(seconds=settings.webhook_timeout_seconds + 5)
         self._box: SigningKeyBox | None = None
-        self._http = httpx.AsyncClient(
-            timeout=settings.webhook_timeout_seconds,
-            limits=httpx.Limits(max_connections=100, max_keepalive_connections=100),
-        )
+        self._http = self._new_client()
         # Where deliveries connect, when only public addresses may receive them: the name
         # resolved and checked at each delivery (`webhooks.destination`).
         self.destinations: PinnedDestinations | None = None
         if settings.mode is Mode.PRODUCTION and not settings.webhook_allow_private:
-            self.destinations = PinnedDestinations()
+            self.destinations = PinnedDestinations(new_client=self._new_client)
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._finished: dict[int, str | None] = {}  # event id → outcome, not yet recorded
         self._keys: dict[str, str] = {}  # sealed → signing key, a small cache
         self._wakeup = asyncio.Event()
+
+    def _new_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            timeout=self.settings.webhook_timeout_seconds,
+            limits=httpx.Limits(max_connections=100, max_keepalive_connections=100),
+        )
 
     def wake(self) -> None:
         self._wakeup.set()
@@ -123,6 +126,8 @@ class WebhookDispatcher:
         # Their leases run out; they are sent again (at least once).
         await stop_tasks(list(self._in_flight.values()))
         await self._http.aclose()
+        if self.destinations is not None:
+            await self.destinations.aclose()
 
     async def tick(self) -> None:
         """Record finished deliveries, then start the ones that came due. Deliveries run as
@@ -176,9 +181,10 @@ class WebhookDispatcher:
                 # or huge one filled the process's memory), and the attempt has one deadline
                 # (httpx's own timeout is per read: headers dribbled in slowly never met it).
                 async with asyncio.timeout(self.settings.webhook_timeout_seconds):
-                    if self.destinations is not None:
-                        request = await self.destinations.pin(request)
-                    response = await self._http.send(request, stream=True)
+                    if self.destinations is None:
+                        response = await self._http.send(request, stream=True)
+                    else:
+                        response = await self.destinations.send(request)
                     await response.aclose()
             except EndpointRefused as exc:
                 self.metrics.webhook_failures.labels(ENDPOINT_REFUSED).inc()

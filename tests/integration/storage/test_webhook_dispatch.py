@@ -301,7 +301,9 @@ async def test_a_delivery_connects_to_the_address_it_checked_under_the_name(
     def loopback_allowed(host: str, addresses: Sequence[str]) -> None:
         checked.append((host, list(addresses)))
 
-    pinned.dispatcher.destinations = PinnedDestinations(resolve=resolver, check=loopback_allowed)
+    pinned.dispatcher.destinations = PinnedDestinations(
+        new_client=httpx.AsyncClient, resolve=resolver, check=loopback_allowed
+    )
     for event_id in pinned.event_ids:
         await pinned.rounds_until(event_id, outbox.DELIVERED)
 
@@ -325,7 +327,41 @@ async def test_a_name_resolving_to_a_private_address_at_delivery_is_not_sent_to(
     pinned: Hooked, addresses: list[str]
 ) -> None:
     # The name was public when the endpoint was set; it resolves elsewhere now (rebinding).
-    pinned.dispatcher.destinations = PinnedDestinations(resolve=Resolver(addresses))
+    pinned.dispatcher.destinations = PinnedDestinations(
+        new_client=httpx.AsyncClient, resolve=Resolver(addresses)
+    )
     await _assert_given_up_after_counted_attempts(
         pinned, f"endpoint refused: {NAME} is a private or local address", ENDPOINT_REFUSED
     )
+
+
+async def test_names_sharing_an_address_each_have_their_own_handshake(
+    test_ca: trustme.CA,
+) -> None:
+    """Two receivers behind one address (one CDN): each name's deliveries go out on a
+    connection whose TLS handshake named it, never on the other's pooled one."""
+    names = ["a.hooks.example", "b.hooks.example"]
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    test_ca.issue_cert(*names).configure_cert(tls)
+    receiver = Receiver("not checked here", tls=tls, keep_alive=True)
+
+    async def one_address(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"]
+
+    def loopback_allowed(host: str, addresses: Sequence[str]) -> None:
+        pass
+
+    destinations = PinnedDestinations(
+        new_client=httpx.AsyncClient, resolve=one_address, check=loopback_allowed
+    )
+    try:
+        for name in names * 2:
+            url = f"https://{name}:{receiver.port}/hooks"
+            answer = await destinations.send(httpx.Request("POST", url, json={"data": {}}))
+            await answer.aread()  # read to its end: the connection may then serve another
+            await answer.aclose()
+        seen = [(d.headers["Host"].split(":")[0], d.sni) for d in receiver.deliveries]
+        assert seen == [(name, name) for name in names * 2]
+    finally:
+        await destinations.aclose()
+        receiver.stop()
