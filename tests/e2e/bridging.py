@@ -172,6 +172,22 @@ def stored_rows(service: ServiceThread, statement: Select[Any]) -> list[Any]:
     return rows_in(service.settings.database, statement)
 
 
+def quote_request_id(quote: dict[str, Any]) -> str:
+    """The request id a quote's first step carries."""
+    request_id: str = quote["steps"][0]["requestId"]
+    return request_id
+
+
+def fills_journalled(database_url: str, request_id: str) -> list[Any]:
+    """The fill transactions the service journalled for `request_id` (`sent_transactions`)."""
+    return rows_in(
+        database_url,
+        select(SentTransaction).where(
+            SentTransaction.request_id == request_id, SentTransaction.purpose == "fill"
+        ),
+    )
+
+
 def rows_in(database_url: str, statement: Select[Any]) -> list[Any]:
     """Run one ORM select against the database at `database_url`."""
 

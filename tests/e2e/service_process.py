@@ -53,6 +53,12 @@ class ServiceProcess:
             return "(no log)"
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
+    def assert_log_clean(self) -> None:
+        """No request or task of any run so far failed in a way nobody expected."""
+        log = self.log_path.read_text(errors="replace")
+        assert "unhandled error" not in log, self.log_tail()
+        assert "Exception in ASGI application" not in log, self.log_tail()
+
     def _up(self) -> bool:
         try:
             return httpx.get(f"{self.base_url}/healthz", timeout=1).status_code == 200

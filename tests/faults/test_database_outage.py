@@ -14,16 +14,15 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import pytest
 from eth_account import Account
-from sqlalchemy import select
 
-from crossfill.store.tables import SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
+    fills_journalled,
     final_status,
     funded_user,
     native_bridge,
+    quote_request_id,
     request_quote,
-    rows_in,
     rpc_urls,
 )
 from tests.e2e.conftest import validate_against
@@ -71,11 +70,6 @@ def _bridge_quote(http: httpx.Client, user: Any) -> dict[str, Any]:
     return request_quote(http, native_bridge(user.address, recipient=Account.create().address))
 
 
-def _request_id(quote: dict[str, Any]) -> str:
-    request_id: str = quote["steps"][0]["requestId"]
-    return request_id
-
-
 def _answers_during_outage(http: httpx.Client, user: str, request_id: str) -> None:
     """Every route that reads or writes the database: 503 in the error shape."""
     quoted = http.post("/quote/v2", json=native_bridge(user))
@@ -100,15 +94,6 @@ def _answers_during_outage(http: httpx.Client, user: str, request_id: str) -> No
     assert http.get("/healthz").status_code == 200
 
 
-def _fills_of(postgres_url: str, request_id: str) -> list[SentTransaction]:
-    return rows_in(
-        postgres_url,
-        select(SentTransaction).where(
-            SentTransaction.request_id == request_id, SentTransaction.purpose == "fill"
-        ),
-    )
-
-
 @pytest.mark.parametrize("outage", ["restart", "network cut"])
 def test_database_outage_answers_503_and_loses_no_deposit(
     devnet: RunningDevnet,
@@ -121,7 +106,7 @@ def test_database_outage_answers_503_and_loses_no_deposit(
     with httpx.Client(base_url=service.base_url, timeout=CLIENT_TIMEOUT_SECONDS) as http:
         before = _bridge_quote(http, user)
         execute_steps(before, user, rpc_urls(devnet))
-        assert final_status(http, _request_id(before))["status"] == "success"
+        assert final_status(http, quote_request_id(before))["status"] == "success"
 
         during = _bridge_quote(http, user)
         if outage == "restart":
@@ -130,15 +115,13 @@ def test_database_outage_answers_503_and_loses_no_deposit(
             relay.stall()
         # Deposited while the service cannot record it: found when the database is back.
         execute_steps(during, user, rpc_urls(devnet))
-        _answers_during_outage(http, user.address, _request_id(during))
+        _answers_during_outage(http, user.address, quote_request_id(during))
         relay.restore()
 
-        assert final_status(http, _request_id(during), timeout=60)["status"] == "success"
+        assert final_status(http, quote_request_id(during), timeout=60)["status"] == "success"
         assert http.get("/readyz").status_code == 200
         after = _bridge_quote(http, user)
         execute_steps(after, user, rpc_urls(devnet))
-        assert final_status(http, _request_id(after))["status"] == "success"
-    assert len(_fills_of(postgres_url, _request_id(during))) == 1
-    log = service.log_path.read_text(errors="replace")
-    assert "unhandled error" not in log, service.log_tail()
-    assert "Exception in ASGI application" not in log, service.log_tail()
+        assert final_status(http, quote_request_id(after))["status"] == "success"
+    assert len(fills_journalled(postgres_url, quote_request_id(during))) == 1
+    service.assert_log_clean()

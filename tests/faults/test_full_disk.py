@@ -11,20 +11,18 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
 
-from crossfill.store.tables import SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
+    fills_journalled,
     final_status,
     funded_user,
     native_bridge,
+    quote_request_id,
     request_quote,
-    rows_in,
     rpc_urls,
 )
 from tests.e2e.conftest import validate_against, wait_for
@@ -78,11 +76,6 @@ def _fill(disk: Path) -> Path:
     return filler
 
 
-def _request_id(quote: dict[str, Any]) -> str:
-    request_id: str = quote["steps"][0]["requestId"]
-    return request_id
-
-
 def _readiness(http: httpx.Client) -> httpx.Response:
     return http.get("/readyz")
 
@@ -132,18 +125,12 @@ def test_full_disk_refuses_quotes_says_not_ready_and_loses_no_deposit(
 
         filler.unlink()
         assert wait_for(lambda: _readiness(http).status_code == 200, timeout=10)
-        assert final_status(http, _request_id(during), timeout=60)["status"] == "success"
+        assert final_status(http, quote_request_id(during), timeout=60)["status"] == "success"
         after = request_quote(http, native_bridge(user.address))
         execute_steps(after, user, rpc_urls(devnet))
-        assert final_status(http, _request_id(after))["status"] == "success"
-    fills = rows_in(
-        service.database,
-        select(SentTransaction).where(
-            SentTransaction.request_id == _request_id(during), SentTransaction.purpose == "fill"
-        ),
-    )
+        assert final_status(http, quote_request_id(after))["status"] == "success"
+    fills = fills_journalled(service.database, quote_request_id(during))
     assert len(fills) == 1
+    service.assert_log_clean()
     log = service.log_path.read_text(errors="replace")
-    assert "unhandled error" not in log, service.log_tail()
-    assert "Exception in ASGI application" not in log, service.log_tail()
     assert "the database refused the write probe: database or disk is full" in log
