@@ -7,6 +7,8 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -46,6 +48,16 @@ class ServiceProcess:
         if not wait_for(self._up, timeout=60, interval=0.2):
             self.stop()  # not left running behind the failure (nor warned about when collected)
             raise AssertionError("service did not come up")
+
+    @contextmanager
+    def running(self) -> Iterator[ServiceProcess]:
+        """Started, then stopped; the end of its log printed (pytest shows it on a failure)."""
+        self.start()
+        try:
+            yield self
+        finally:
+            self.stop()
+            print(self.log_tail(120))
 
     def log_tail(self, lines: int = 60) -> str:
         """The end of the service's log (every run so far), for a failing test's message."""

@@ -58,12 +58,8 @@ def service(
     service = ServiceProcess(tmp_path, devnet.deployment_path)
     service.env["CROSSFILL_DATABASE_URL"] = _through(postgres_url, relay.port)
     service.env["CROSSFILL_DATABASE_TIMEOUT_SECONDS"] = str(DATABASE_TIMEOUT_SECONDS)
-    service.start()
-    try:
+    with service.running():
         yield service
-    finally:
-        service.stop()
-        print(service.log_tail(120))  # shown when the test failed
 
 
 def _bridge_quote(http: httpx.Client, user: Any) -> dict[str, Any]:

@@ -55,12 +55,8 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 def service(devnet: RunningDevnet, small_disk: Path, tmp_path: Path) -> Iterator[ServiceProcess]:
     service = ServiceProcess(small_disk, devnet.deployment_path)
     service.log_path = tmp_path / "service.log"  # the log is not on the disk that fills
-    service.start()
-    try:
+    with service.running():
         yield service
-    finally:
-        service.stop()
-        print(service.log_tail(120))  # shown when the test failed
 
 
 def _fill(disk: Path) -> Path:
