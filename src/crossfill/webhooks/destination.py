@@ -61,7 +61,7 @@ class PinnedDestinations:
     async def send(self, request: httpx.Request) -> httpx.Response:
         """`request` sent to a checked address of its host, on the host's own client; the
         answer streamed (the caller closes it). EndpointRefused if no address may be used."""
-        pinned = await self.pin(request)
+        pinned = await self._pin(request)
         client = self._clients.get(request.url.host)
         if client is None:
             if len(self._clients) >= MAX_NAMES:
@@ -76,7 +76,7 @@ class PinnedDestinations:
         for client in clients:
             await client.aclose()
 
-    async def pin(self, request: httpx.Request) -> httpx.Request:
+    async def _pin(self, request: httpx.Request) -> httpx.Request:
         """`request` addressed to an address its host resolves to and that passed the
         check, under its host's name; EndpointRefused if none may be used."""
         host = request.url.host
