@@ -4,7 +4,10 @@ A local receiver (uvicorn, its own process) logs each delivery's arrival. The di
 as in `crossfill run`, on SQLite (default) or PostgreSQL (`--postgres`). Two phases:
 - latency: status changes published one at a time at a steady rate; arrival minus commit time;
 - throughput: a burst of events already committed; deliveries per second until all arrived.
-Run: `.venv/bin/python -m bench.webhooks [--latency-events 300] [--burst 5000]`.
+With `--tls` the receiver serves https with a certificate from a test authority (`trustme`)
+that the dispatcher is told to trust (`SSL_CERT_FILE`): each delivery then pays what a
+production one does for its connection, the handshake included.
+Run: `.venv/bin/python -m bench.webhooks [--latency-events 300] [--burst 5000] [--tls]`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import trustme
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bench.common import report, throwaway_postgres
@@ -35,9 +39,22 @@ from crossfill.store.tables import Request
 from crossfill.workers.webhooks import WebhookDispatcher
 
 
-def _start_receiver(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _start_receiver(log: Path, tls: Path | None) -> tuple[subprocess.Popen[bytes], str]:
+    """The receiver, over https when `tls` is a folder to hold its certificate (the
+    authority's certificate, `ca.pem`, is what the dispatcher must trust)."""
     port = free_port()
     env = {**os.environ, "CROSSFILL_BENCH_RECEIVER_LOG": str(log)}
+    options = []
+    scheme = "http"
+    verify: bool | str = True
+    if tls is not None:
+        authority = trustme.CA()
+        authority.cert_pem.write_to_path(str(tls / "ca.pem"))
+        issued = authority.issue_cert("127.0.0.1")
+        issued.private_key_pem.write_to_path(str(tls / "key.pem"))
+        issued.cert_chain_pems[0].write_to_path(str(tls / "cert.pem"))
+        options = ["--ssl-keyfile", str(tls / "key.pem"), "--ssl-certfile", str(tls / "cert.pem")]
+        scheme, verify = "https", str(tls / "ca.pem")
     process = subprocess.Popen(
         [
             sys.executable,
@@ -49,13 +66,14 @@ def _start_receiver(log: Path) -> tuple[subprocess.Popen[bytes], str]:
             "--log-level",
             "warning",
             "--no-access-log",
+            *options,
         ],
         env=env,
     )
-    url = f"http://127.0.0.1:{port}/hooks"
+    url = f"{scheme}://127.0.0.1:{port}/hooks"
     for _ in range(100):
         try:
-            httpx.post(url, timeout=1)
+            httpx.post(url, timeout=1, verify=verify)
             return process, url
         except httpx.HTTPError:
             time.sleep(0.1)
@@ -112,7 +130,7 @@ async def _wait_for(log: Path, ids: set[int], seconds: float) -> dict[int, float
     raise RuntimeError(f"only {len(ids & _arrivals(log).keys())} of {len(ids)} arrived")
 
 
-async def run(database_url: str, home: Path, latency_events: int, burst: int) -> None:
+async def run(database_url: str, home: Path, latency_events: int, burst: int, *, tls: bool) -> None:
     await upgrade_async(database_url)
     settings = Settings(home=home, database_url=database_url)
     engine = create_engine(database_url)
@@ -120,7 +138,9 @@ async def run(database_url: str, home: Path, latency_events: int, burst: int) ->
     log = home / "arrivals.log"
     log.touch()
     metrics = Metrics()
-    receiver, url = _start_receiver(log)
+    receiver, url = _start_receiver(log, home if tls else None)
+    if tls:  # read by the dispatcher's HTTP client when it is made
+        os.environ["SSL_CERT_FILE"] = str(home / "ca.pem")
     dispatcher = WebhookDispatcher(
         sessions,
         settings,
@@ -164,13 +184,14 @@ async def run(database_url: str, home: Path, latency_events: int, burst: int) ->
         await engine.dispose()
 
 
-async def main_async(postgres: bool, latency_events: int, burst: int) -> None:
+async def main_async(postgres: bool, latency_events: int, burst: int, *, tls: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="crossfill-bench-") as home:
         if not postgres:
-            await run(f"sqlite+aiosqlite:///{home}/bench.db", Path(home), latency_events, burst)
+            url = f"sqlite+aiosqlite:///{home}/bench.db"
+            await run(url, Path(home), latency_events, burst, tls=tls)
             return
         async with throwaway_postgres() as url:
-            await run(url, Path(home), latency_events, burst)
+            await run(url, Path(home), latency_events, burst, tls=tls)
 
 
 def main() -> None:
@@ -178,8 +199,9 @@ def main() -> None:
     parser.add_argument("--latency-events", type=int, default=300)
     parser.add_argument("--burst", type=int, default=5000)
     parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--tls", action="store_true", help="the receiver serves https")
     args = parser.parse_args()
-    asyncio.run(main_async(args.postgres, args.latency_events, args.burst))
+    asyncio.run(main_async(args.postgres, args.latency_events, args.burst, tls=args.tls))
 
 
 if __name__ == "__main__":

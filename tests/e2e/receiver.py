@@ -25,6 +25,8 @@ class Delivery:
     authentic: bool
     # Over TLS: the name the sender's handshake asked for (SNI) on the delivery's connection.
     sni: str | None = None
+    # The sender's end of the connection the delivery came on (address, port).
+    peer: tuple[str, int] | None = None
 
 
 @dataclass
@@ -96,6 +98,7 @@ class Receiver:
                     answered,
                     authentic,
                     sni=getattr(handler.connection, "sni", None),
+                    peer=handler.client_address[:2],
                 )
             )
         handler.send_response(answered)

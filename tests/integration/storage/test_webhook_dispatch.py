@@ -174,6 +174,18 @@ async def hooked(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Hooked]:
         yield hooked
 
 
+async def test_a_short_answer_is_read_and_its_connection_serves_the_next_delivery(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    settings = load_settings(home=tmp_path, webhook_max_retries=MAX_RETRIES)
+    receiver = Receiver("set once the key is made", keep_alive=True)
+    async with _hooked(engine, settings, receiver, receiver.url) as hooked:
+        for event_id in hooked.event_ids:
+            await hooked.rounds_until(event_id, outbox.DELIVERED)
+        first, second = hooked.receiver.accepted()
+        assert first.peer is not None and first.peer == second.peer  # one connection
+
+
 async def _assert_given_up_after_counted_attempts(
     hooked: Hooked, reason: str, failure: str
 ) -> None:
