@@ -123,7 +123,7 @@ def create_app(
     app.state.workers = background
     app.state.wall_clock = wall_clock
     app.state.key_cache = KeyCache()
-    app.state.chain_checks = health.ChainChecks()
+    app.state.readiness_checks = health.ReadinessChecks()
     app.state.request_counts = metrics.RequestCounts()
     app.state.hub = StatusHub()
     app.state.ws_connections = ConnectionsByAddress()

@@ -16,10 +16,10 @@ small rewrite while new rows fail: the quotes' own 503s show that case.
 
 from __future__ import annotations
 
-import logging
 import os
 from datetime import UTC, datetime
 
+import structlog
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -27,7 +27,7 @@ from crossfill.errors import StoreError
 from crossfill.store.db import DATABASE_FAILURES
 from crossfill.store.tables import WriteProbe
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger(__name__)
 
 PROBE_ID = 1
 # The payload's size by dialect; random, so that nothing compresses it.
@@ -54,5 +54,5 @@ async def probe_write(engine: AsyncEngine) -> None:
             await connection.execute(upsert)
     except DATABASE_FAILURES as exc:
         cause = getattr(exc, "orig", None) or exc
-        log.warning("the database refused the write probe: %s", str(cause)[:300])
+        log.warning(f"the database refused the write probe: {str(cause)[:300]}")
         raise StoreError(f"database refuses writes: {type(exc).__name__}") from exc

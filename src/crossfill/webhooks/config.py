@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import socket
+import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -11,10 +11,11 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.config.webhook_secret import SigningKeyBox
-from crossfill.domain.webhook_url import EndpointRefused, check_endpoint
+from crossfill.domain.webhook_url import check_endpoint
 from crossfill.settings import Mode, Settings
 from crossfill.store import api_keys, webhook_endpoints
 from crossfill.store.tables import ApiKey, OutboxEvent, WebhookEndpoint
+from crossfill.webhooks.destination import resolved_addresses
 from crossfill.webhooks.headers import HeaderRefused, check_headers
 
 
@@ -39,14 +40,6 @@ def parse_headers(pairs: list[str]) -> list[tuple[str, str]]:
     return headers
 
 
-def resolved_addresses(host: str) -> list[str]:
-    """The addresses `host` resolves to (DNS): what the production URL check inspects."""
-    try:
-        return [str(info[4][0]) for info in socket.getaddrinfo(host, None)]
-    except OSError as exc:
-        raise EndpointRefused(f"host {host!r} does not resolve") from exc
-
-
 async def set_endpoint(
     session: AsyncSession,
     settings: Settings,
@@ -67,7 +60,9 @@ async def set_endpoint(
     except HeaderRefused as exc:
         raise WebhookConfigError(str(exc)) from exc
     try:
-        check_endpoint(
+        # On a thread: resolving the endpoint's name (production) waits on DNS.
+        await asyncio.to_thread(
+            check_endpoint,
             url,
             production=settings.mode is Mode.PRODUCTION,
             allow_private=settings.webhook_allow_private,

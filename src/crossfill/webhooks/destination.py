@@ -32,7 +32,7 @@ import httpx
 from crossfill.domain.webhook_url import EndpointRefused, check_addresses
 
 # A name → its addresses (the system's resolver, or a test's).
-Resolve = Callable[[str, int], Awaitable[list[str]]]
+Resolve = Callable[[str], Awaitable[list[str]]]
 # A name and its addresses → EndpointRefused unless they may receive webhooks.
 Check = Callable[[str, Sequence[str]], None]
 
@@ -40,13 +40,19 @@ TTL_SECONDS = 30.0
 MAX_NAMES = 1000
 
 
-async def system_resolve(host: str, port: int) -> list[str]:
-    """The addresses the system's resolver gives `host`, in its order of preference."""
+def resolved_addresses(host: str) -> list[str]:
+    """The addresses the system's resolver gives `host`, in its order of preference (DNS:
+    blocks while it asks); EndpointRefused if it does not resolve."""
     try:
-        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
     except OSError as exc:
         raise EndpointRefused(f"host {host!r} does not resolve") from exc
     return list(dict.fromkeys(str(info[4][0]) for info in found))
+
+
+async def system_resolve(host: str) -> list[str]:
+    """`resolved_addresses` on a thread, the event loop not waiting on DNS."""
+    return await asyncio.to_thread(resolved_addresses, host)
 
 
 @dataclass
@@ -87,7 +93,7 @@ class PinnedDestinations:
         else:
             self.check(host, [host])  # an address in the URL: nothing to resolve
             return request
-        address = await self._checked_address(host, request.url.port or _default_port(request))
+        address = await self._checked_address(host)
         pinned = httpx.Request(
             request.method,
             request.url.copy_with(host=address),
@@ -97,18 +103,14 @@ class PinnedDestinations:
         )
         return pinned
 
-    async def _checked_address(self, host: str, port: int) -> str:
+    async def _checked_address(self, host: str) -> str:
         now = time.monotonic()
         kept = self._checked.get(host)
         if kept is not None and now - kept[0] < TTL_SECONDS:
             return kept[1]
-        addresses = await self.resolve(host, port)
+        addresses = await self.resolve(host)
         self.check(host, addresses)
         if len(self._checked) >= MAX_NAMES:
             self._checked.clear()
         self._checked[host] = (now, addresses[0])
         return addresses[0]
-
-
-def _default_port(request: httpx.Request) -> int:
-    return 443 if request.url.scheme == "https" else 80

@@ -18,6 +18,7 @@ import trustme
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.config.webhook_secret import SigningKeyBox
+from crossfill.domain.webhook_url import EndpointRefused
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings, load_settings
 from crossfill.store import api_keys, outbox, webhook_endpoints
@@ -297,7 +298,7 @@ class Resolver:
     addresses: list[str]
     asked: int = 0
 
-    async def __call__(self, host: str, port: int) -> list[str]:
+    async def __call__(self, host: str) -> list[str]:
         assert host == NAME
         self.asked += 1
         return list(self.addresses)
@@ -357,7 +358,7 @@ async def test_names_sharing_an_address_each_have_their_own_handshake(
     test_ca.issue_cert(*names).configure_cert(tls)
     receiver = Receiver("not checked here", tls=tls, keep_alive=True)
 
-    async def one_address(host: str, port: int) -> list[str]:
+    async def one_address(host: str) -> list[str]:
         return ["127.0.0.1"]
 
     def loopback_allowed(host: str, addresses: Sequence[str]) -> None:
@@ -377,3 +378,13 @@ async def test_names_sharing_an_address_each_have_their_own_handshake(
     finally:
         await destinations.aclose()
         receiver.stop()
+
+
+async def test_a_name_that_no_longer_resolves_is_a_counted_refused_attempt(pinned: Hooked) -> None:
+    async def gone(host: str) -> list[str]:
+        raise EndpointRefused(f"host {host!r} does not resolve")
+
+    pinned.dispatcher.destinations = PinnedDestinations(new_client=httpx.AsyncClient, resolve=gone)
+    await _assert_given_up_after_counted_attempts(
+        pinned, f"endpoint refused: host '{NAME}' does not resolve", ENDPOINT_REFUSED
+    )

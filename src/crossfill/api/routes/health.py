@@ -75,9 +75,9 @@ class Fresh(Generic[T]):
             return self._checked[1]
 
 
-class ChainChecks:
-    """The chains' identity checks and the database's write probe, each shared by the probes
-    of one second."""
+class ReadinessChecks:
+    """The chains' checks and the database's write probe, each shared by the probes of one
+    second."""
 
     def __init__(self) -> None:
         self._chains: Fresh[dict[int, str]] = Fresh()
@@ -126,7 +126,7 @@ async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
         return JSONResponse(
             {"message": str(exc), "statusCode": 503, "checks": {"database": str(exc)}}, 503
         )
-    checker: ChainChecks = request.app.state.chain_checks
+    checker: ReadinessChecks = request.app.state.readiness_checks
     database = await checker.database_write(runtime.engine)
     results = await checker.results(checks_by_chain)
     by_chain = {str(chain_id): results[chain_id] for chain_id in enabled}
