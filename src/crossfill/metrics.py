@@ -71,6 +71,12 @@ class Metrics:
             ["chain_id", "call", "outcome"],
             registry=registry,
         )
+        self.rpc_batches_refused = Counter(
+            "crossfill_rpc_batches_refused",
+            "JSON-RPC batches an endpoint refused as a whole (its calls then go one by one)",
+            ["chain_id"],
+            registry=registry,
+        )
         self.webhook_delivery = Histogram(
             "crossfill_webhook_delivery_duration_seconds",
             "Webhook delivery attempts, request sent to answer (or failure), by outcome",

@@ -33,11 +33,12 @@ def destination_proxy(devnet: RunningDevnet) -> Iterator[RpcFaultProxy]:
     yield from _proxy(devnet, 1)
 
 
-def behind_proxy(devnet: RunningDevnet, proxy: RpcFaultProxy) -> Deployment:
-    """The devnet's deployment with the proxied chain's RPC going through `proxy`."""
+def behind_proxy(devnet: RunningDevnet, *proxies: RpcFaultProxy) -> Deployment:
+    """The devnet's deployment with each proxied chain's RPC going through its proxy."""
+    proxy_of = {proxy.upstream: proxy.url for proxy in proxies}
     chains = tuple(
-        chain.model_copy(update={"internal_rpc_url": proxy.url})
-        if chain.rpc_url == proxy.upstream
+        chain.model_copy(update={"internal_rpc_url": proxy_of[chain.rpc_url]})
+        if chain.rpc_url in proxy_of
         else chain
         for chain in devnet.deployment.chains
     )

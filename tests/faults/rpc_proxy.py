@@ -1,6 +1,7 @@
 """A JSON-RPC proxy between the service and one anvil chain that misbehaves on demand: HTTP
 errors, 429 with Retry-After, dropped connections, delays, a page that is not JSON, for chosen
-methods or for all; and batch answers in another order than asked (as JSON-RPC allows)."""
+methods or for all; batch answers in another order than asked (as JSON-RPC allows); batches
+refused whole, as providers taking none answer them."""
 
 from __future__ import annotations
 
@@ -52,8 +53,14 @@ class RpcFaultProxy:
     # head), not only the requests for logs and receipts.
     lag_everything: bool = False
     lagged: int = 0
+    # The highest block whose logs the lagging node was asked for.
+    lagged_log_block: int = -1
     # Batches answered last call first (JSON-RPC 2.0 lets a server answer in any order).
     reverse_batches: bool = False
+    # Every batch answered with one error for the whole array, as a provider taking no
+    # batches answers it.
+    refuse_batches: bool = False
+    batches_refused: int = 0
     # A provider's cap on the blocks one eth_getLogs may cover (0: none): a call over more is
     # answered with an error, as such providers answer.
     max_log_blocks: int = 0
@@ -77,6 +84,7 @@ class RpcFaultProxy:
         self.lag_blocks = 0
         self.lag_everything = False
         self.reverse_batches = False
+        self.refuse_batches = False
         self.max_log_blocks = 0
 
     def _fault_for(self, body: bytes) -> Fault | None:
@@ -95,6 +103,9 @@ class RpcFaultProxy:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
+        if self.refuse_batches and body.lstrip().startswith(b"["):
+            self.batches_refused += 1
+            return web.json_response(_BATCH_REFUSAL)
         if self.lag_blocks and self._asks_lagging_node(body):
             self.lagged += 1
             return web.json_response(await self._lagging_answer(json.loads(body)))
@@ -165,8 +176,14 @@ class RpcFaultProxy:
         calls = document if isinstance(document, list) else [document]
         answers = []
         for call in calls:
-            result = await self._lagging_result(call["method"], call.get("params", []), own_head)
-            answers.append({"jsonrpc": "2.0", "id": call.get("id"), "result": result})
+            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": call.get("id")}
+            try:
+                answer["result"] = await self._lagging_result(
+                    call["method"], call.get("params", []), own_head
+                )
+            except _UnknownBlock as unknown:
+                answer["error"] = {"code": -32000, "message": str(unknown)}
+            answers.append(answer)
         return answers if isinstance(document, list) else answers[0]
 
     async def _lagging_result(self, method: str, params: list[object], own_head: int) -> object:
@@ -180,6 +197,14 @@ class RpcFaultProxy:
             return await self._call(method, [hex(number), *params[1:]])
         if method == "eth_getLogs":
             query = dict(params[0])  # type: ignore[call-overload]
+            if "blockHash" in query:
+                block = await self._call("eth_getBlockByHash", [query["blockHash"], False])
+                number = int(block["number"], 16) if isinstance(block, dict) else -1
+                self.lagged_log_block = max(self.lagged_log_block, number)
+                if not 0 <= number <= own_head:
+                    raise _UnknownBlock("unknown block")
+                return await self._call(method, [query])
+            self.lagged_log_block = max(self.lagged_log_block, int(query["toBlock"], 16))
             if int(query["fromBlock"], 16) > own_head:
                 return []
             query["toBlock"] = hex(min(own_head, int(query["toBlock"], 16)))
@@ -234,6 +259,17 @@ class RpcFaultProxy:
         while self.faulted < count and time.monotonic() < deadline:
             time.sleep(0.05)
         return self.faulted >= count
+
+
+_BATCH_REFUSAL = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32600, "message": "batch requests are not supported"},
+}
+
+
+class _UnknownBlock(Exception):
+    """What a node answers for a block it does not have, asked by its hash."""
 
 
 def _log_blocks(call: dict[str, Any]) -> int:

@@ -7,10 +7,11 @@ A devnet (1 s blocks) with an RPC fault proxy in front of each chain; the servic
 chains only through them; clients (funding, deposits) reach anvil directly. While intents
 run, a chaos loop injects a fault at a time (HTTP 502 on everything, 429 with Retry-After,
 dropped connections, lost answers of eth_sendRawTransaction, a node lagging two blocks,
-slow answers, a stale head, a SIGSTOP of a few seconds, `anvil_reorg` of 1-3 blocks on either
-chain (their transactions mined again later, as after a real reorg), and on PostgreSQL a second
-`crossfill run` on the same database for a while) and SIGKILLs the service now and then
-(restarted at once).
+batches refused (with or without that lagging node: the service then reads one call at a
+time, and goes on so for a while after the fault), slow answers, a stale head, a SIGSTOP of a
+few seconds, `anvil_reorg` of 1-3 blocks on either chain (their transactions mined again
+later, as after a real reorg), and on PostgreSQL a second `crossfill run` on the same
+database for a while) and SIGKILLs the service now and then (restarted at once).
 Every sixth deposit pays half: it must be refunded; the others must be filled. At the end,
 per order, on chain: filled exactly once or refunded exactly once, never both, never neither;
 the final status as the chain says; the key's webhooks all delivered, in an order the status
@@ -101,6 +102,8 @@ class Chaos:
             ("slow", lambda p: p.fail(EVERY_METHOD, Fault(delay_seconds=1.5))),
             ("lagging node", lambda p: setattr(p, "lag_blocks", 2)),
             ("stale head", _stale_head),
+            ("no batches", lambda p: setattr(p, "refuse_batches", True)),
+            ("no batches, lagging node", _lagging_without_batches),
         ]
         return self.rng.choice(choices)
 
@@ -168,6 +171,11 @@ class Chaos:
 def _stale_head(proxy: RpcFaultProxy) -> None:
     """Every answer from a node three blocks behind the chain."""
     proxy.lag_blocks, proxy.lag_everything = 3, True
+
+
+def _lagging_without_batches(proxy: RpcFaultProxy) -> None:
+    """An endpoint taking no batches, behind which logs come from a node two blocks behind."""
+    proxy.refuse_batches, proxy.lag_blocks = True, 2
 
 
 def _proxied_deployment(path: Path, proxies: list[RpcFaultProxy]) -> Path:

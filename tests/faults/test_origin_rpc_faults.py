@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import httpx
+import pytest
 
 from crossfill.devnet.anvil import anvil_rpc
 from tests.e2e.bridging import (
@@ -51,24 +52,35 @@ def test_the_indexer_backs_off_while_the_origin_rpc_fails_and_catches_up(
     assert status["status"] == "success"
 
 
+@pytest.mark.parametrize("batches", ["batched", "refused"])
 def test_a_deposit_answered_for_by_a_lagging_node_is_not_skipped(
-    start_service: StartService, devnet, origin_proxy: RpcFaultProxy
+    start_service: StartService, devnet, origin_proxy: RpcFaultProxy, batches: str
 ) -> None:
     """Logs come from a node two blocks behind the one that gives the head: the indexer must
     not move its cursor past blocks that node never saw, and finds the deposit once the
-    lagging node is gone."""
+    lagging node is gone. Also on an endpoint that takes no batches, where the header and
+    the logs of a block are separate calls, reaching different nodes."""
+    origin_proxy.refuse_batches = batches == "refused"
     service = start_service(behind_proxy(devnet, origin_proxy), run_workers=True)
     user = funded_user(devnet)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, native_bridge(user.address))
         request_id = quote["steps"][0]["requestId"]
         origin_proxy.lag_blocks = 2
-        execute_steps(quote, user, devnet_rpc_urls(devnet))
-        assert wait_for(lambda: origin_proxy.lagged >= 5, timeout=20)
+        sent = execute_steps(quote, user, devnet_rpc_urls(devnet))
+        receipt = anvil_rpc(
+            devnet_rpc_urls(devnet)[ORIGIN], "eth_getTransactionReceipt", [sent["deposit"]]
+        )
+        deposit_block = int(receipt["blockNumber"], 16)  # type: ignore[index]
+        # The lagging node has been asked for the deposit block's logs, and the scan gone on.
+        assert wait_for(lambda: origin_proxy.lagged_log_block >= deposit_block, timeout=20)
+        lagged = origin_proxy.lagged
+        assert wait_for(lambda: origin_proxy.lagged >= lagged + 5, timeout=20)
         status = http.get("/intents/status/v3", params={"requestId": request_id}).json()
         assert status["status"] == "waiting"
         origin_proxy.lag_blocks = 0
         assert final_status(http, request_id)["status"] == "success"
+    assert (origin_proxy.batches_refused > 0) == (batches == "refused")
 
 
 def test_batch_answers_in_another_order_are_matched_to_their_calls(
@@ -94,6 +106,41 @@ def test_batch_answers_in_another_order_are_matched_to_their_calls(
         execute_steps(quote, user, devnet_rpc_urls(devnet))
         assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
     assert origin_proxy.calls["eth_getLogs"] > 0  # the scans went through the proxy
+
+
+def test_endpoints_refusing_batches_are_read_one_call_at_a_time(
+    start_service: StartService,
+    devnet,
+    origin_proxy: RpcFaultProxy,
+    destination_proxy: RpcFaultProxy,
+) -> None:
+    """Some providers take no JSON-RPC batches and answer one error for the whole array. With
+    both chains' endpoints so, the service reads one call at a time: a USDC quote still reads
+    the user's balance and allowance (its approve step stays), the deposit is found by a scan
+    block by block and filled on the destination. Each refusal is counted, and a batch is not
+    tried again on every read."""
+    origin_proxy.refuse_batches = destination_proxy.refuse_batches = True
+    service = start_service(behind_proxy(devnet, origin_proxy, destination_proxy), run_workers=True)
+    user = funded_user(devnet, usdc_amount=USDC_HELD)
+    body = native_bridge(
+        user.address,
+        originCurrency=usdc(devnet, ORIGIN),
+        destinationCurrency=usdc(devnet, DESTINATION),
+        amount=str(USDC_HELD // 2),
+    )
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        quote = request_quote(http, body)
+        assert [step["id"] for step in quote["steps"]] == ["approve", "deposit"]
+        assert quote["details"]["userBalance"] == str(USDC_HELD)
+        execute_steps(quote, user, devnet_rpc_urls(devnet))
+        assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
+        metrics = http.get("/metrics").text
+    assert origin_proxy.calls["eth_getLogs"] > 0  # one block's logs at a time, by its hash
+    for proxy, chain_id in ((origin_proxy, ORIGIN), (destination_proxy, DESTINATION)):
+        # Noted once per chain client, not once per read (hundreds were made).
+        assert 1 <= proxy.batches_refused <= 3, (chain_id, proxy.batches_refused)
+        refusals = f'crossfill_rpc_batches_refused_total{{chain_id="{chain_id}"}}'
+        assert f"{refusals} {float(proxy.batches_refused)}" in metrics, metrics
 
 
 def test_an_origin_rpc_answering_a_page_that_is_not_json_is_a_chain_failure(

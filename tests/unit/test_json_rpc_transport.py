@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import aiohttp
 import pytest
+from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
 from web3.types import RPCEndpoint
 
-from crossfill.chains.transport import JsonRpcProvider, MalformedReply
+from crossfill.chains.transport import BatchRefused, JsonRpcProvider, MalformedReply
 
 CALLS = [(RPCEndpoint("eth_getBalance"), ["0x1", "latest"]), (RPCEndpoint("eth_call"), [{}])]
 
@@ -64,9 +67,37 @@ async def test_answers_that_are_not_objects_are_no_answers() -> None:
     assert all("error" in answer and "result" not in answer for answer in answers)
 
 
-async def test_a_batch_refused_whole_comes_back_as_the_error_it_is() -> None:
+async def test_a_batch_refused_whole_is_batch_refused_in_the_servers_words() -> None:
     refusal = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "no batches"}}
-    assert await _Answering(lambda _requests: refusal).make_batch_request(CALLS) == refusal
+    with pytest.raises(BatchRefused, match="a batch of 2 answered no batches"):
+        await _Answering(lambda _requests: refusal).make_batch_request(CALLS)
+
+
+@pytest.mark.parametrize(
+    ("status", "refused"), [(400, True), (413, True), (429, False), (502, False)]
+)
+async def test_a_batch_answered_a_refusing_status_is_batch_refused(
+    status: int, refused: bool
+) -> None:
+    """400, 405, 413 and 501 say the endpoint takes no such request; 429 and a gateway's 5xx
+    are the endpoint's trouble, retried as such."""
+
+    def failing(_requests: object) -> bytes:
+        raise aiohttp.ClientResponseError(
+            aiohttp.RequestInfo(
+                URL("http://node.invalid"), "POST", CIMultiDictProxy(CIMultiDict())
+            ),
+            (),
+            status=status,
+        )
+
+    with pytest.raises(BatchRefused if refused else aiohttp.ClientResponseError):
+        await _Answering(failing).make_batch_request(CALLS)
+
+
+async def test_a_batch_answered_an_object_that_is_no_error_is_malformed() -> None:
+    with pytest.raises(MalformedReply):
+        await _Answering(lambda _requests: {"jsonrpc": "2.0", "id": 1}).make_batch_request(CALLS)
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -9,14 +10,16 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
+import structlog
 from web3 import AsyncWeb3, Web3
 from web3._utils.error_formatters_utils import raise_contract_logic_error_on_revert
 from web3.exceptions import ContractLogicError, TransactionNotFound, Web3Exception
 from web3.types import RPCEndpoint, RPCResponse
 
+from crossfill.chains.batching import Batching
 from crossfill.chains.http_failures import retry_after_seconds
 from crossfill.chains.log_ranges import LogRange
-from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
+from crossfill.chains.transport import TRANSPORT_ERRORS, BatchRefused, JsonRpcProvider
 from crossfill.contracts.abi import ERC20, event, function
 from crossfill.contracts.reverts import decode_revert
 from crossfill.errors import (
@@ -31,6 +34,10 @@ from crossfill.metrics import RPC_OK, Metrics
 from crossfill.types import ChainId
 
 T = TypeVar("T")
+log = structlog.get_logger(__name__)
+# Blocks whose headers (then logs) are asked at once by a scan on an endpoint that takes no
+# batches: the calls are concurrent, on the session's connections.
+BLOCKS_AT_ONCE = 32
 
 
 def _eth_call(to: str, data: bytes) -> tuple[RPCEndpoint, Any]:
@@ -207,6 +214,8 @@ class EvmClient:
         # query or user info, so only the scheme, host and port are ever shown.
         self.endpoint = shown_endpoint(rpc_url)
         self.web3 = AsyncWeb3(JsonRpcProvider(rpc_url, timeout_seconds=timeout_seconds))
+        self.batching = Batching()
+        self._batches_refused = metrics.rpc_batches_refused.labels(chain_id)
 
     async def remote_chain_id(self) -> int:
         return int(await self._read("eth_chainId", self.web3.eth.chain_id))
@@ -279,16 +288,59 @@ class EvmClient:
         return [reply.get("result") for reply in replies]
 
     async def _answers(self, calls: list[tuple[RPCEndpoint, Any]], what: str) -> list[Any]:
-        """Each call's JSON-RPC answer (a result or an error), in the calls' order."""
-        provider = self.web3.provider
-        assert isinstance(provider, JsonRpcProvider)
+        """Each call's JSON-RPC answer (a result or an error), in the calls' order: one batch,
+        or the calls one by one while the endpoint refuses batches."""
+        try:
+            return await self._batch_answers(calls, what)
+        except BatchRefused:
+            return await self._one_by_one(calls)
+
+    async def _batch_answers(self, calls: list[tuple[RPCEndpoint, Any]], what: str) -> list[Any]:
+        """`_answers` as one batch, one node's answer; BatchRefused (noted) when the endpoint
+        refuses batches."""
+        if not self.batching.allowed():
+            raise BatchRefused("batches refused earlier")
+        provider = self._provider()
         try:
             replies = await provider.make_batch_request(calls)
+        except BatchRefused as refusal:
+            self._note_refusal(refusal)
+            raise
         except TRANSPORT_ERRORS as exc:
             raise self._unreachable(exc) from exc
         if not isinstance(replies, list) or len(replies) != len(calls):
             raise ChainError(f"chain {self.chain_id}: {what} failed: {str(replies)[:300]}")
         return replies
+
+    async def _one_by_one(self, calls: list[tuple[RPCEndpoint, Any]]) -> list[Any]:
+        """Each call's answer, the calls sent at once, each on its own."""
+        provider = self._provider()
+        answers = await asyncio.gather(
+            *(provider.make_request(method, params) for method, params in calls),
+            return_exceptions=True,
+        )
+        for answer in answers:
+            if isinstance(answer, TRANSPORT_ERRORS):
+                raise self._unreachable(answer) from answer
+            if isinstance(answer, BaseException):
+                raise answer
+        return answers
+
+    def _note_refusal(self, refusal: BatchRefused) -> None:
+        self.batching.refused()
+        self._batches_refused.inc()
+        log.warning(
+            "the chain's endpoint refuses JSON-RPC batches: calls go one by one",
+            chain_id=self.chain_id,
+            endpoint=self.endpoint,
+            refusal=str(refusal),
+            batches_tried_again_in_seconds=self.batching.retry_after_seconds,
+        )
+
+    def _provider(self) -> JsonRpcProvider:
+        provider = self.web3.provider
+        assert isinstance(provider, JsonRpcProvider)
+        return provider
 
     async def scan(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
         """Logs of every filter over [start, end] and block `end`, in one JSON-RPC batch: one
@@ -299,17 +351,23 @@ class EvmClient:
         covers) is asked for the first half of it, and so on down to single blocks, then for
         the rest a batch of that width at a time (`chains.log_ranges`). Each batch is still
         one node's answer checked by its own last block; a single block refused raises
-        LogsRefused."""
+        LogsRefused. On an endpoint that refuses batches the range is read block by block
+        (`_scan_blocks`)."""
         parts: list[ScannedRange] = []
         widths, first = LogRange(end - start + 1), start
         while first <= end:
             last = widths.end(first, end)
             try:
-                parts.append(await self._scan_batch(filters, first, last))
+                if self.batching.allowed():
+                    parts.append(await self._scan_batch(filters, first, last))
+                else:
+                    parts.append(await self._scan_blocks(filters, first, last))
             except LogsRefused:
                 if not widths.narrowed(first, last):
                     raise
                 continue
+            except BatchRefused:
+                continue  # noted: the same range again, block by block
             first = last + 1
         each_filter = zip(*(part.logs for part in parts), strict=True)
         logs = [[entry for found in parts_found for entry in found] for parts_found in each_filter]
@@ -334,7 +392,7 @@ class EvmClient:
         ]
         calls.append((RPCEndpoint("eth_getBlockByNumber"), [hex(end), False]))
         with self._counted("log_scan"):
-            *log_answers, block_answer = await self._answers(calls, "log scan")
+            *log_answers, block_answer = await self._batch_answers(calls, "log scan")
             refused = [answer for answer in log_answers if "result" not in answer]
             if refused:
                 raise LogsRefused(
@@ -354,6 +412,81 @@ class EvmClient:
         return ScannedRange(
             [[_raw_log(entry) for entry in found] for found in logs], _block_head(block)
         )
+
+    async def _scan_blocks(self, filters: list[LogFilter], start: int, end: int) -> ScannedRange:
+        """`scan` of [start, end] without batches: single calls may each reach another node
+        behind a load balancer, and a range's logs from one that has not reached `end` would
+        come back clamped with nothing to tell. So each block's header is read by its number
+        (a node without it answers none: NodeBehind), the headers must link into one chain
+        (else the chain reorganised meanwhile: try again), and each block's logs are asked by
+        its hash, which a node without that very block refuses instead of answering empty."""
+        with self._counted("log_scan"):
+            heads: list[BlockHead] = []
+            logs: list[list[dict[str, Any]]] = [[] for _ in filters]
+            for first in range(start, end + 1, BLOCKS_AT_ONCE):
+                numbers = range(first, min(end, first + BLOCKS_AT_ONCE - 1) + 1)
+                window = await self._linked_heads(numbers, heads[-1] if heads else None)
+                for found, more in zip(
+                    logs, await self._logs_by_hash(filters, window), strict=True
+                ):
+                    found.extend(more)
+                heads.extend(window)
+        return ScannedRange(logs, heads[-1])
+
+    async def _linked_heads(self, numbers: range, parent: BlockHead | None) -> list[BlockHead]:
+        """Blocks `numbers`, each the child of the one before (`parent` before the first)."""
+        calls = [(RPCEndpoint("eth_getBlockByNumber"), [hex(n), False]) for n in numbers]
+        blocks = await self._replies(calls, "log scan")
+        heads: list[BlockHead] = []
+        for number, block in zip(numbers, blocks, strict=True):
+            if block is None:
+                raise NodeBehind(
+                    f"chain {self.chain_id}: the node answering has not reached block {number}",
+                    block_number=number,
+                )
+            head = _block_head(block)
+            before = heads[-1] if heads else parent
+            if before is not None and head.parent_hash != before.hash:
+                raise ChainError(
+                    f"chain {self.chain_id}: blocks {before.number} and {number} read from "
+                    "different forks (the chain reorganised while scanned)"
+                )
+            heads.append(head)
+        return heads
+
+    async def _logs_by_hash(
+        self, filters: list[LogFilter], heads: list[BlockHead]
+    ) -> list[list[dict[str, Any]]]:
+        """Each filter's logs in `heads`, in block order, each block's asked by its hash."""
+        calls = [
+            (
+                RPCEndpoint("eth_getLogs"),
+                [
+                    {
+                        "address": list(log_filter.addresses),
+                        "blockHash": head.hash,
+                        "topics": list(log_filter.topics),
+                    }
+                ],
+            )
+            for log_filter in filters
+            for head in heads
+        ]
+        answers = iter(await self._answers(calls, "log scan"))
+        logs: list[list[dict[str, Any]]] = []
+        for _ in filters:
+            found: list[dict[str, Any]] = []
+            for head in heads:
+                answer = next(answers)
+                if "result" not in answer:
+                    raise NodeBehind(
+                        f"chain {self.chain_id}: logs of block {head.number} ({head.hash}) not "
+                        f"read: {_errors_of([answer])}",
+                        block_number=head.number,
+                    )
+                found.extend(_raw_log(entry) for entry in answer["result"])
+            logs.append(found)
+        return logs
 
     async def fill_tx_hashes(self, filler: str, order_id: str, *, not_before: int) -> list[str]:
         """Transactions whose Filler emitted OrderFilled for this order (indexed topic), searched
@@ -501,9 +634,7 @@ class EvmClient:
         """One call whose params are in JSON-RPC form already and whose answer is a hex string,
         without web3's request and result formatting; its errors raised by web3's own rules
         (`error_formatters` as web3 has them for `method`), for `_read` to type."""
-        provider = self.web3.provider
-        assert isinstance(provider, JsonRpcProvider)
-        response = await provider.make_request(RPCEndpoint(method), params)
+        response = await self._provider().make_request(RPCEndpoint(method), params)
         answer = self.web3.manager.formatted_response(
             response, params, error_formatters=error_formatters
         )

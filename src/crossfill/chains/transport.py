@@ -12,7 +12,9 @@ What comes back is checked before anyone reads it: a body that is not JSON (a ga
 page, answered 200) is a transport failure like a 502, not an exception nobody expects; and a
 batch's answers are matched to its calls by id, since JSON-RPC lets a server answer a batch in
 any order (a load balancer spreading one over several nodes does), and a balance read as an
-allowance would drop an approval a deposit needs.
+allowance would drop an approval a deposit needs. A batch the endpoint refuses as a whole (one
+error answered for the array, or an HTTP status saying it takes no such request) is
+`BatchRefused`: some providers take no batches, or none as large.
 """
 
 from __future__ import annotations
@@ -29,7 +31,15 @@ class MalformedReply(Exception):
     """The endpoint answered, but not with JSON-RPC."""
 
 
+class BatchRefused(Exception):
+    """The endpoint refused a JSON-RPC batch as a whole, not any call in it."""
+
+
 TRANSPORT_ERRORS = (OSError, TimeoutError, aiohttp.ClientError, MalformedReply)
+# What a provider taking no batches (or none this large) answers a batch with: bad request,
+# method not allowed, payload too large, not implemented. Not 429 or a gateway's 5xx: those
+# are the endpoint's trouble, retried as such.
+_BATCH_REFUSING_STATUSES = frozenset({400, 405, 413, 501})
 
 
 class JsonRpcProvider(AsyncJSONBaseProvider):
@@ -63,12 +73,19 @@ class JsonRpcProvider(AsyncJSONBaseProvider):
         self, batch_requests: list[tuple[RPCEndpoint, Any]]
     ) -> list[RPCResponse] | RPCResponse:
         """Each call's answer in the calls' order; a call the server left unanswered gets an
-        error answer. Not a list (a server refusing the whole batch answers one error): as
-        it came."""
+        error answer. BatchRefused when the server refuses the batch as a whole."""
         requests = [self.form_request(method, params) for method, params in batch_requests]
-        decoded = _decoded(await self._post(self.encode_batch_request_dicts(requests)))
+        try:
+            body = await self._post(self.encode_batch_request_dicts(requests))
+        except aiohttp.ClientResponseError as exc:
+            if exc.status in _BATCH_REFUSING_STATUSES:
+                raise BatchRefused(f"a batch of {len(requests)} answered {exc.status}") from exc
+            raise
+        decoded = _decoded(body)
+        if isinstance(decoded, dict) and "error" in decoded:
+            raise BatchRefused(f"a batch of {len(requests)} answered {_error_text(decoded)}")
         if not isinstance(decoded, list):
-            return cast(RPCResponse, decoded)
+            raise MalformedReply(f"a batch answered a {type(decoded).__name__}")
         # Ids as text: a proxy may echo them as strings.
         by_id = {
             str(answer["id"]): answer
@@ -97,6 +114,13 @@ _UNANSWERED: dict[str, Any] = {
     "jsonrpc": "2.0",
     "error": {"code": -32603, "message": "no answer to this call in the batch's answer"},
 }
+
+
+def _error_text(answer: dict[str, Any]) -> str:
+    """A refusal's own words, cut short (a provider's message is text of its choosing)."""
+    error = answer["error"]
+    message = error.get("message") if isinstance(error, dict) else error
+    return str(message)[:200]
 
 
 def _decoded(body: bytes) -> Any:
