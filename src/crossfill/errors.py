@@ -13,6 +13,7 @@
     │   ├── ActionRefused                   the perps exchange refused a signed action
     │   ├── NodeBehind                      the node that answered has not reached that block
     │   ├── LogsRefused                     the node refused a log query (its range or result limit)
+    │   ├── BatchRefused                    the node refused a JSON-RPC batch whole (sent singly)
     │   └── ChainUnreachable (ConnectionError)
     │       └── RateLimited                 the node asked us to slow down (HTTP 429)
     ├── StoreError                          the database failed or is not migrated
@@ -92,6 +93,11 @@ class NodeBehind(ChainError):
 class LogsRefused(ChainError):
     """The node answered a log query with an error instead of logs: providers cap the blocks
     or the results one `eth_getLogs` may cover, and a smaller range may pass."""
+
+
+class BatchRefused(ChainError):
+    """The endpoint refused a JSON-RPC batch as a whole, not any call in it: some providers take
+    no batches, or none as large. The chain clients then send the calls one by one."""
 
 
 class Reverted(ChainError):

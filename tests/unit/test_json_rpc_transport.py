@@ -8,10 +8,11 @@ from typing import Any
 import aiohttp
 import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
-from yarl import URL
 from web3.types import RPCEndpoint
+from yarl import URL
 
-from crossfill.chains.transport import BatchRefused, JsonRpcProvider, MalformedReply
+from crossfill.chains.transport import JsonRpcProvider, MalformedReply
+from crossfill.errors import BatchRefused
 
 CALLS = [(RPCEndpoint("eth_getBalance"), ["0x1", "latest"]), (RPCEndpoint("eth_call"), [{}])]
 

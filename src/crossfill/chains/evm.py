@@ -19,10 +19,11 @@ from web3.types import RPCEndpoint, RPCResponse
 from crossfill.chains.batching import Batching
 from crossfill.chains.http_failures import retry_after_seconds
 from crossfill.chains.log_ranges import LogRange
-from crossfill.chains.transport import TRANSPORT_ERRORS, BatchRefused, JsonRpcProvider
+from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
 from crossfill.contracts.abi import ERC20, event, function
 from crossfill.contracts.reverts import decode_revert
 from crossfill.errors import (
+    BatchRefused,
     ChainError,
     ChainUnreachable,
     LogsRefused,

@@ -21,7 +21,13 @@ from solders.transaction import VersionedTransaction
 
 from crossfill.chains.http_failures import service_failure
 from crossfill.chains.svm_programs import token_account
-from crossfill.errors import ChainError, ChainNotFound, ChainUnreachable, ProgramFailed
+from crossfill.errors import (
+    BatchRefused,
+    ChainError,
+    ChainNotFound,
+    ChainUnreachable,
+    ProgramFailed,
+)
 from crossfill.types import ChainId
 
 PREFLIGHT_FAILURE: Final = -32002
@@ -252,11 +258,6 @@ def _result(method: str, answer: dict[str, Any]) -> Any:
     if "error" in answer:
         raise _outcome(method, answer["error"])
     return answer.get("result")
-
-
-class BatchRefused(ChainError):
-    """The node answered a JSON-RPC batch with something other than a batch (a provider that
-    takes single calls only)."""
 
 
 class RpcError(ChainError):

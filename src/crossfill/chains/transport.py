@@ -26,13 +26,11 @@ import aiohttp
 from web3.providers.async_base import AsyncJSONBaseProvider
 from web3.types import RPCEndpoint, RPCResponse
 
+from crossfill.errors import BatchRefused
+
 
 class MalformedReply(Exception):
     """The endpoint answered, but not with JSON-RPC."""
-
-
-class BatchRefused(Exception):
-    """The endpoint refused a JSON-RPC batch as a whole, not any call in it."""
 
 
 TRANSPORT_ERRORS = (OSError, TimeoutError, aiohttp.ClientError, MalformedReply)
