@@ -267,9 +267,13 @@ class EvmClient:
 
     @contextmanager
     def _counted(self, call: str) -> Iterator[None]:
-        """Count the JSON-RPC call made inside, by its outcome (a typed ChainError or ok)."""
+        """Count the JSON-RPC call made inside, by its outcome (a typed ChainError or ok); a
+        batch refused whole is not counted here (`rpc_batches_refused`): its calls go again
+        one by one."""
         try:
             yield
+        except BatchRefused:
+            raise
         except ChainError as failure:
             self._rpc_calls.labels(self.chain_id, call, rpc_outcome(failure)).inc()
             raise
