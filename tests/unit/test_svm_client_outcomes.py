@@ -12,6 +12,7 @@ from solders.keypair import Keypair
 from solders.message import Message
 from solders.transaction import VersionedTransaction
 
+from crossfill.chains.batching import Batching
 from crossfill.chains.svm import BlockhashNotFound, RpcError, SvmClient
 from crossfill.chains.svm_programs import memo
 from crossfill.errors import ChainError, ChainNotFound, ChainUnreachable, ProgramFailed, RateLimited
@@ -137,9 +138,15 @@ async def test_a_node_that_refuses_batches_is_asked_one_call_at_a_time() -> None
             return _error(-32600, "batch requests are not supported")
         return _result([{"signature": body["params"][0]}])
 
+    now = [0.0]
     client = _client(single_calls_only)
+    client.batching = Batching(clock=lambda: now[0])
     expected = [[{"signature": str(OWNER)}], [{"signature": str(MINT)}]]
     assert await client.signatures_for_each([(OWNER, None), (MINT, None)], limit=5) == expected
     assert await client.signatures_for_each([(OWNER, None), (MINT, None)], limit=5) == expected
     # One refused batch, then single calls only (two per listing).
     assert [isinstance(body, list) for body in bodies] == [True] + [False] * 4
+    # After a while a batch is tried again (a refusal may have been a limit that passed).
+    now[0] += client.batching.retry_after_seconds
+    assert await client.signatures_for_each([(OWNER, None), (MINT, None)], limit=5) == expected
+    assert [isinstance(body, list) for body in bodies[5:]] == [True, False, False]

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
 import httpx
+import structlog
 from solders.hash import Hash
 from solders.pubkey import Pubkey
 from solders.transaction import VersionedTransaction
 
+from crossfill.chains.batching import Batching
 from crossfill.chains.http_failures import service_failure
 from crossfill.chains.svm_programs import token_account
 from crossfill.errors import (
@@ -30,6 +32,7 @@ from crossfill.errors import (
 )
 from crossfill.types import ChainId
 
+log = structlog.get_logger(__name__)
 PREFLIGHT_FAILURE: Final = -32002
 # Token accounts the node does not know answer this (getTokenAccountBalance).
 INVALID_PARAMS: Final = -32602
@@ -110,8 +113,8 @@ class SvmClient:
         self._http = httpx.AsyncClient(timeout=timeout_seconds, transport=transport)
         self._url = rpc_url
         self._next_id = 0
-        # Some providers refuse JSON-RPC batches: after the first refusal, calls go one by one.
-        self._batches_refused = False
+        # Some providers refuse JSON-RPC batches: after a refusal, calls go one by one.
+        self.batching = Batching()
 
     def _body(self, method: str, params: Sequence[Any]) -> dict[str, Any]:
         self._next_id += 1
@@ -229,15 +232,21 @@ class SvmClient:
     async def signatures_for_each(
         self, queries: Sequence[tuple[Pubkey, str | None]], *, limit: int
     ) -> list[list[dict[str, Any]]]:
-        if not self._batches_refused:
+        if self.batching.allowed():
             try:
                 listed: list[list[dict[str, Any]]] = await self._calls(
                     "getSignaturesForAddress",
                     [_listing(address, until, limit) for address, until in queries],
                 )
                 return listed
-            except BatchRefused:
-                self._batches_refused = True
+            except BatchRefused as refusal:
+                self.batching.refused()
+                log.warning(
+                    "the chain's endpoint refuses JSON-RPC batches: calls go one by one",
+                    chain_id=self.chain_id,
+                    refusal=str(refusal),
+                    batches_tried_again_in_seconds=self.batching.retry_after_seconds,
+                )
         return [
             await self.signatures_for(address, until=until, limit=limit)
             for address, until in queries
