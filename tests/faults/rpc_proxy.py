@@ -61,6 +61,11 @@ class RpcFaultProxy:
     # batches answers it.
     refuse_batches: bool = False
     batches_refused: int = 0
+    # A provider's limit on requests a second (0: none): the rest of each second's are
+    # answered 429 with Retry-After: 1.
+    max_requests_per_second: int = 0
+    rate_limited: int = 0
+    _this_second: tuple[int, int] = (0, 0)  # (the second, requests in it)
     # A provider's cap on the blocks one eth_getLogs may cover (0: none): a call over more is
     # answered with an error, as such providers answer.
     max_log_blocks: int = 0
@@ -85,6 +90,7 @@ class RpcFaultProxy:
         self.lag_everything = False
         self.reverse_batches = False
         self.refuse_batches = False
+        self.max_requests_per_second = 0
         self.max_log_blocks = 0
 
     def _fault_for(self, body: bytes) -> Fault | None:
@@ -103,9 +109,9 @@ class RpcFaultProxy:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
-        if self.refuse_batches and body.lstrip().startswith(b"["):
-            self.batches_refused += 1
-            return web.json_response(_BATCH_REFUSAL)
+        refusal = self._provider_refusal(body)
+        if refusal is not None:
+            return refusal
         if self.lag_blocks and self._asks_lagging_node(body):
             self.lagged += 1
             return web.json_response(await self._lagging_answer(json.loads(body)))
@@ -130,6 +136,26 @@ class RpcFaultProxy:
         if self.reverse_batches and answer.startswith(b"["):
             answer = json.dumps(json.loads(answer)[::-1]).encode()
         return web.Response(body=answer, status=status, content_type="application/json")
+
+    def _provider_refusal(self, body: bytes) -> web.Response | None:
+        """The provider's own refusals, before any node is asked: over its rate limit, or a
+        batch where it takes none."""
+        if self._over_rate_limit():
+            self.rate_limited += 1
+            return web.Response(status=429, text="rate limited", headers={"Retry-After": "1"})
+        if self.refuse_batches and body.lstrip().startswith(b"["):
+            self.batches_refused += 1
+            return web.json_response(_BATCH_REFUSAL)
+        return None
+
+    def _over_rate_limit(self) -> bool:
+        if not self.max_requests_per_second:
+            return False
+        second, requests = self._this_second
+        now = int(time.monotonic())
+        requests = requests + 1 if now == second else 1
+        self._this_second = (now, requests)
+        return requests > self.max_requests_per_second
 
     def _cap_log_ranges(self, body: bytes, answer: bytes) -> bytes:
         """`answer` with each eth_getLogs over more than `max_log_blocks` blocks refused."""

@@ -26,6 +26,8 @@ from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
 HASH = "0x" + "cd" * 32
 USDC_HELD = 40_000_000
 LOG_BLOCKS_CAP = 20
+CAUGHT_UP_BLOCKS = 60
+MAX_REQUESTS_PER_SECOND = 40
 GATEWAY_PAGE = "<html><body><h1>502 Bad Gateway</h1></body></html>"
 
 
@@ -141,6 +143,29 @@ def test_endpoints_refusing_batches_are_read_one_call_at_a_time(
         assert 1 <= proxy.batches_refused <= 3, (chain_id, proxy.batches_refused)
         refusals = f'crossfill_rpc_batches_refused_total{{chain_id="{chain_id}"}}'
         assert f"{refusals} {float(proxy.batches_refused)}" in metrics, metrics
+
+
+def test_a_catch_up_without_batches_keeps_to_the_providers_rate_limit(
+    start_service: StartService, devnet, origin_proxy: RpcFaultProxy
+) -> None:
+    """Providers taking no batches often limit requests a second too. A service restarted after
+    a spell down catches up block by block (five calls a block): the calls answered 429 wait
+    and go again, so the scan gets through instead of failing on its first refused call and
+    meeting the same limit each time it is asked again."""
+    proxied = behind_proxy(devnet, origin_proxy)
+    first = start_service(proxied, run_workers=True)
+    user = funded_user(devnet)
+    with httpx.Client(base_url=first.base_url, timeout=10) as http:
+        quote = request_quote(http, native_bridge(user.address))
+    first.stop()
+    execute_steps(quote, user, devnet_rpc_urls(devnet))
+    anvil_rpc(devnet_rpc_urls(devnet)[ORIGIN], "anvil_mine", [hex(CAUGHT_UP_BLOCKS)])
+    origin_proxy.refuse_batches = True
+    origin_proxy.max_requests_per_second = MAX_REQUESTS_PER_SECOND
+    second = start_service(proxied, run_workers=True)
+    with httpx.Client(base_url=second.base_url, timeout=10) as http:
+        assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
+    assert origin_proxy.rate_limited > 0 and origin_proxy.batches_refused > 0
 
 
 def test_an_origin_rpc_answering_a_page_that_is_not_json_is_a_chain_failure(

@@ -3,16 +3,20 @@ asked by its hash, the headers linked into one chain; batches tried again after 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 import pytest
+from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
 
 from crossfill.chains.batching import Batching
-from crossfill.chains.evm import BLOCKS_AT_ONCE, EvmClient, LogFilter
+from crossfill.chains.evm import BLOCKS_AT_ONCE, CALLS_IN_FLIGHT, EvmClient, LogFilter
 from crossfill.chains.transport import JsonRpcProvider
-from crossfill.errors import ChainError, NodeBehind
+from crossfill.errors import ChainError, NodeBehind, RateLimited
 from crossfill.metrics import Metrics
 from crossfill.types import ChainId
 
@@ -83,12 +87,36 @@ class _Chain:
 
 
 class _Provider(JsonRpcProvider):
-    def __init__(self, chain: _Chain) -> None:
+    """The node's HTTP side: every `limit_every`th single call is answered 429 (a provider's
+    calls-a-second limit); the calls in flight are counted."""
+
+    def __init__(self, chain: _Chain, *, limit_every: int = 0) -> None:
         super().__init__("http://node.invalid", timeout_seconds=1)
         self.chain = chain
+        self.limit_every = limit_every
+        self.single_calls = self.rate_limited = self.in_flight = self.most_in_flight = 0
 
     async def _post(self, body: bytes) -> bytes:
-        return json.dumps(self.chain.answer(json.loads(body))).encode()
+        request = json.loads(body)
+        if isinstance(request, dict):
+            self.single_calls += 1
+            if self.limit_every and self.single_calls % self.limit_every == 0:
+                self.rate_limited += 1
+                raise aiohttp.ClientResponseError(
+                    aiohttp.RequestInfo(
+                        URL(self.endpoint_uri), "POST", CIMultiDictProxy(CIMultiDict())
+                    ),
+                    (),
+                    status=429,
+                    headers=CIMultiDictProxy(CIMultiDict({"Retry-After": "0"})),
+                )
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(0)  # other calls may start meanwhile
+            return json.dumps(self.chain.answer(request)).encode()
+        finally:
+            self.in_flight -= 1
 
 
 class _Clock:
@@ -99,9 +127,17 @@ class _Clock:
         return self.now
 
 
-def _client(chain: _Chain, clock: _Clock | None = None) -> EvmClient:
-    client = EvmClient(ChainId(1), "http://node.invalid", timeout_seconds=1, metrics=Metrics())
-    client.web3.provider = _Provider(chain)
+def _client(
+    chain: _Chain,
+    clock: _Clock | None = None,
+    *,
+    limit_every: int = 0,
+    metrics: Metrics | None = None,
+) -> EvmClient:
+    client = EvmClient(
+        ChainId(1), "http://node.invalid", timeout_seconds=1, metrics=metrics or Metrics()
+    )
+    client.web3.provider = _Provider(chain, limit_every=limit_every)
     if clock is not None:
         client.batching = Batching(clock=clock)
     return client
@@ -151,3 +187,50 @@ async def test_a_batch_is_tried_again_after_a_while() -> None:
     scanned = await client.scan([DEPOSITS], 10, 12)
     assert chain.batches == 2
     assert [entry["blockNumber"] for entry in scanned.logs[0]] == [12]
+
+
+async def test_single_calls_go_a_few_at_a_time() -> None:
+    client = _client(_Chain(blocks=100))
+    await client.scan([DEPOSITS, TRANSFERS], 0, 2 * BLOCKS_AT_ONCE)
+    provider = client.web3.provider
+    assert isinstance(provider, _Provider)
+    assert 1 < provider.most_in_flight <= CALLS_IN_FLIGHT
+
+
+async def test_a_call_answered_429_waits_and_goes_again_alone() -> None:
+    """One call in seven is refused by the provider's rate limit: the scan still completes,
+    each refused call sent again (and counted), not the whole scan failed."""
+    metrics = Metrics()
+    client = _client(_Chain(blocks=100), limit_every=7, metrics=metrics)
+    scanned = await client.scan([DEPOSITS], 0, 40)
+    assert [entry["blockNumber"] for entry in scanned.logs[0]] == list(range(0, 41, 3))
+    provider = client.web3.provider
+    assert isinstance(provider, _Provider) and provider.rate_limited > 5
+    counted = {"chain_id": "1", "outcome": "rate_limited"}
+    assert (
+        sum(
+            metrics.registry.get_sample_value(
+                "crossfill_rpc_calls_total", {**counted, "call": call}
+            )
+            or 0
+            for call in ("eth_getBlockByNumber", "eth_getLogs")
+        )
+        == provider.rate_limited
+    )
+
+
+async def test_a_call_answered_429_every_time_fails_as_rate_limited() -> None:
+    client = _client(_Chain(blocks=100), limit_every=1)
+    with pytest.raises(RateLimited):
+        await client.scan([DEPOSITS], 0, 3)
+
+
+async def test_a_quotes_read_answered_429_fails_at_once() -> None:
+    """Only a scan's calls wait out a rate limit: a quote's read of the user's balance is
+    not held up by it (the quote goes out without the balance instead)."""
+    client = _client(_Chain(blocks=100), limit_every=1)
+    client.batching.refused()
+    with pytest.raises(RateLimited):
+        await client.balance_and_allowance("0x" + "00" * 20, "0x" + "33" * 20, "0x" + "44" * 20)
+    provider = client.web3.provider
+    assert isinstance(provider, _Provider) and provider.rate_limited == 1

@@ -37,8 +37,17 @@ from crossfill.types import ChainId
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
 # Blocks whose headers (then logs) are asked at once by a scan on an endpoint that takes no
-# batches: the calls are concurrent, on the session's connections.
+# batches.
 BLOCKS_AT_ONCE = 32
+# A scan's single calls in flight at a time, per chain client: providers that take no batches
+# are often the ones that limit calls a second.
+CALLS_IN_FLIGHT = 8
+# A scan's single call answered 429 waits (the endpoint's Retry-After, at most
+# RATE_LIMIT_WAIT_SECONDS) and goes again, this many times in all, before it fails as
+# RateLimited: one rate-limited call of a scan's hundreds would otherwise fail them all, and
+# the scan, asked again, would meet the same limit again.
+RATE_LIMITED_ATTEMPTS = 5
+RATE_LIMIT_WAIT_SECONDS = 5.0
 
 
 def _eth_call(to: str, data: bytes) -> tuple[RPCEndpoint, Any]:
@@ -216,6 +225,7 @@ class EvmClient:
         self.endpoint = shown_endpoint(rpc_url)
         self.web3 = AsyncWeb3(JsonRpcProvider(rpc_url, timeout_seconds=timeout_seconds))
         self.batching = Batching()
+        self._in_flight = asyncio.Semaphore(CALLS_IN_FLIGHT)
         self._batches_refused = metrics.rpc_batches_refused.labels(chain_id)
 
     async def remote_chain_id(self) -> int:
@@ -285,20 +295,28 @@ class EvmClient:
             return await self._replies(calls, call)
 
     async def _replies(
-        self, calls: list[tuple[RPCEndpoint, Any]], what: str, *, partial: bool = False
+        self,
+        calls: list[tuple[RPCEndpoint, Any]],
+        what: str,
+        *,
+        partial: bool = False,
+        patient: bool = False,
     ) -> list[Any]:
-        replies = await self._answers(calls, what)
+        replies = await self._answers(calls, what, patient=patient)
         if not partial and any("result" not in reply for reply in replies):
             raise ChainError(f"chain {self.chain_id}: {what} failed: {_errors_of(replies)}")
         return [reply.get("result") for reply in replies]
 
-    async def _answers(self, calls: list[tuple[RPCEndpoint, Any]], what: str) -> list[Any]:
+    async def _answers(
+        self, calls: list[tuple[RPCEndpoint, Any]], what: str, *, patient: bool = False
+    ) -> list[Any]:
         """Each call's JSON-RPC answer (a result or an error), in the calls' order: one batch,
-        or the calls one by one while the endpoint refuses batches."""
+        or the calls one by one while the endpoint refuses batches (`patient`: see
+        `_one_by_one`)."""
         try:
             return await self._batch_answers(calls, what)
         except BatchRefused:
-            return await self._one_by_one(calls)
+            return await self._one_by_one(calls, patient=patient)
 
     async def _batch_answers(self, calls: list[tuple[RPCEndpoint, Any]], what: str) -> list[Any]:
         """`_answers` as one batch, one node's answer; BatchRefused (noted) when the endpoint
@@ -317,12 +335,16 @@ class EvmClient:
             raise ChainError(f"chain {self.chain_id}: {what} failed: {str(replies)[:300]}")
         return replies
 
-    async def _one_by_one(self, calls: list[tuple[RPCEndpoint, Any]]) -> list[Any]:
-        """Each call's answer, the calls sent at once, each on its own."""
+    async def _one_by_one(
+        self, calls: list[tuple[RPCEndpoint, Any]], *, patient: bool = False
+    ) -> list[Any]:
+        """Each call's answer, the calls sent each on its own, at once; or, `patient` (a scan's
+        hundreds of calls, every one needed), `CALLS_IN_FLIGHT` at a time, each answered 429
+        sent again after a wait (`_patient_call`). A quote's read is never kept waiting so."""
         provider = self._provider()
+        send = self._patient_call if patient else provider.make_request
         answers = await asyncio.gather(
-            *(provider.make_request(method, params) for method, params in calls),
-            return_exceptions=True,
+            *(send(method, params) for method, params in calls), return_exceptions=True
         )
         for answer in answers:
             if isinstance(answer, TRANSPORT_ERRORS):
@@ -330,6 +352,24 @@ class EvmClient:
             if isinstance(answer, BaseException):
                 raise answer
         return answers
+
+    async def _patient_call(self, method: RPCEndpoint, params: Any) -> RPCResponse:
+        """One call, sent again after the wait the endpoint asks for when it answers 429."""
+        provider = self._provider()
+        attempts = 1
+        async with self._in_flight:
+            while True:
+                try:
+                    return await provider.make_request(method, params)
+                except aiohttp.ClientResponseError as exc:
+                    if exc.status != 429 or attempts == RATE_LIMITED_ATTEMPTS:
+                        raise
+                    self._rpc_calls.labels(self.chain_id, method, "rate_limited").inc()
+                    asked = _retry_after(exc)
+                    await asyncio.sleep(
+                        min(RATE_LIMIT_WAIT_SECONDS, 1.0 if asked is None else asked)
+                    )
+                attempts += 1
 
     def _note_refusal(self, refusal: BatchRefused) -> None:
         self.batching.refused()
@@ -441,7 +481,7 @@ class EvmClient:
     async def _linked_heads(self, numbers: range, parent: BlockHead | None) -> list[BlockHead]:
         """Blocks `numbers`, each the child of the one before (`parent` before the first)."""
         calls = [(RPCEndpoint("eth_getBlockByNumber"), [hex(n), False]) for n in numbers]
-        blocks = await self._replies(calls, "log scan")
+        blocks = await self._replies(calls, "log scan", patient=True)
         heads: list[BlockHead] = []
         for number, block in zip(numbers, blocks, strict=True):
             if block is None:
@@ -477,7 +517,7 @@ class EvmClient:
             for log_filter in filters
             for head in heads
         ]
-        answers = iter(await self._answers(calls, "log scan"))
+        answers = iter(await self._answers(calls, "log scan", patient=True))
         logs: list[list[dict[str, Any]]] = []
         for _ in filters:
             found: list[dict[str, Any]] = []
