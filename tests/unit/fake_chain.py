@@ -56,6 +56,8 @@ class FakeChain:
     codes: dict[str, bytes] = field(default_factory=dict)  # account -> its code
     # block number -> the Depository logs in it (what the scan's first filter finds)
     deposit_logs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    # block number -> the block a reorg put there (below the head; see `block_at`)
+    replaced_blocks: dict[int, BlockHead] = field(default_factory=dict)
     # block number -> ether paid straight to addresses in it
     ether_transfers: dict[int, list[ValueTransfer]] = field(default_factory=dict)
 
@@ -73,6 +75,7 @@ class FakeChain:
             "transactionHash": tx_hash,
             "status": status,
             "blockNumber": self.head_block.number,
+            "blockHash": self.head_block.hash,
             "gasUsed": 50_000,
             "effectiveGasPrice": 2,
             "logs": list(logs),
@@ -111,6 +114,8 @@ class FakeChain:
         self._called("block_at")
         if number == self.head_block.number:
             return self.head_block
+        if number in self.replaced_blocks:
+            return self.replaced_blocks[number]
         return BlockHead(
             number, self.head_block.timestamp, _block_hash(number), 1, _block_hash(number - 1)
         )

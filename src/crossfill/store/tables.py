@@ -497,7 +497,11 @@ class SentTransaction(Base):
     """The transaction manager's journal: every signed transaction, recorded before broadcast."""
 
     __tablename__ = "sent_transactions"
-    __table_args__ = (UniqueConstraint("chain_id", "tx_hash"),)
+    __table_args__ = (
+        UniqueConstraint("chain_id", "tx_hash"),
+        # A signer's transactions mined since a block: watched until final (`mined_watch`).
+        Index("ix_sent_transactions_mined", "chain_id", "sender", "status", "block_number"),
+    )
 
     id: Mapped[int] = mapped_column(SerialId, primary_key=True)
     chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
@@ -511,6 +515,8 @@ class SentTransaction(Base):
     max_priority_fee_per_gas: Mapped[str] = mapped_column(AmountColumn, nullable=False)
     status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
     block_number: Mapped[int | None] = mapped_column(BigInteger)
+    # The block it was mined in (None before it was, or when mined before this was recorded).
+    block_hash: Mapped[str | None] = mapped_column(TxHashColumn)
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 

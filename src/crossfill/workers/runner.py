@@ -30,6 +30,7 @@ from crossfill.workers.deposit_addresses import DepositAddressSweeper
 from crossfill.workers.gasless_executor import GaslessExecutor
 from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.indexer import Claim, Indexer
+from crossfill.workers.mined_watch import MinedWatch
 from crossfill.workers.permit_depositor import PermitDepositor
 from crossfill.workers.perps_payer import PerpsPayer
 from crossfill.workers.perps_refunder import PerpsRefunder
@@ -83,6 +84,8 @@ class Workers:
     # Withdrawals from the exchange: its transfers in, and the refunds of those that paid nothing.
     perps_watcher: PerpsWatcher | None = None
     perps_refunder: PerpsRefunder | None = None
+    # One per signer and chain: its mined transactions kept in the chain until final.
+    mined_watches: list[MinedWatch] = field(default_factory=list)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # Removals of the workers' head listeners (see `start`).
     _unlisten: list[Callable[[], None]] = field(default_factory=list)
@@ -203,6 +206,11 @@ class Workers:
             svm_refunders[chain_id] = SvmRefunder(
                 chain, payer, sessions, now=utc_now, interval_seconds=interval
             )
+        gasless_executors = _gasless_executors(runtime, owner)
+        mined_watches = [
+            MinedWatch(worker.chain, worker.txmanager, interval_seconds=interval)
+            for worker in (*solvers.values(), *gasless_executors)
+        ]
         return cls(
             indexers,
             solvers,
@@ -211,7 +219,8 @@ class Workers:
             collectors,
             payers,
             depositors,
-            gasless_executors=_gasless_executors(runtime, owner),
+            gasless_executors=gasless_executors,
+            mined_watches=mined_watches,
             deposit_address_sweepers=sweepers,
             svm_solvers=svm_solvers,
             svm_indexers=svm_indexers,
@@ -241,6 +250,9 @@ class Workers:
             sweeper = self.deposit_address_sweepers.get(chain_id)
             if sweeper is not None:
                 indexer.on_scanned = sweeper.new_head
+        for watch in self.mined_watches:
+            self._unlisten.append(watch.chain.follower.on_new_head(watch.new_head))
+            self._tasks.append(asyncio.create_task(watch.run(), name=watch.name))
         per_chain: list[tuple[str, dict[ChainId, Any]]] = [
             ("indexer", self.indexers),
             ("solver", self.solvers),

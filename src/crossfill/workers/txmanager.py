@@ -386,12 +386,19 @@ class TxManager:
                 .values(status="broadcast", updated_at=self.now())
             )
 
-    async def _set_status(self, row_id: int, status: str, block_number: int | None = None) -> None:
+    async def _set_status(
+        self,
+        row_id: int,
+        status: str,
+        block_number: int | None = None,
+        block_hash: str | None = None,
+    ) -> None:
         async with self.sessions() as session, session.begin():
             row = await session.get(SentTransaction, row_id)
             assert row is not None
             row.status = status
             row.block_number = block_number
+            row.block_hash = block_hash
             row.updated_at = self.now()
 
     async def in_flight(self) -> list[SentTransaction]:
@@ -451,7 +458,10 @@ class TxManager:
             if receipt is None:
                 continue
             await self._set_status(
-                row.id, "mined" if receipt["status"] == 1 else "failed", int(receipt["blockNumber"])
+                row.id,
+                "mined" if receipt["status"] == 1 else "failed",
+                int(receipt["blockNumber"]),
+                HexBytes(receipt["blockHash"]).to_0x_hex(),
             )
             for sibling in versions:
                 if sibling.id != row.id and sibling.nonce == row.nonce:
@@ -472,6 +482,32 @@ class TxManager:
             )
         newest = max((row.nonce for row in versions), default=None)
         return [row for row in versions if row.nonce == newest and row.status != "dropped"]
+
+    async def mined_since(self, block_number: int) -> list[SentTransaction]:
+        """This signer's transactions on this chain mined in `block_number` or later, reverted
+        (`failed`) or not, the newest block first (`mined_watch`)."""
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(SentTransaction)
+                .where(
+                    SentTransaction.chain_id == self.client.chain_id,
+                    SentTransaction.sender == self.sender,
+                    SentTransaction.status.in_(("mined", "failed")),
+                    SentTransaction.block_number >= block_number,
+                )
+                .order_by(SentTransaction.block_number.desc(), SentTransaction.nonce.desc())
+            )
+            return list(rows)
+
+    async def mined_in(self, row: SentTransaction, block_number: int, block_hash: str) -> None:
+        """A mined transaction found in another block than recorded (a reorg included it
+        again)."""
+        await self._set_status(row.id, row.status, block_number, block_hash)
+
+    async def send_again(self, row: SentTransaction) -> None:
+        """Broadcast a journalled transaction once more: the same signed bytes, so the same
+        transaction (a node that has it already is no failure)."""
+        await self._broadcast(row)
 
     async def nonce_taken(self, request_id: str, purpose: str) -> bool:
         """True when the latest attempt for this purpose can never be mined: none of its

@@ -1,0 +1,124 @@
+"""A signer's mined transactions stay watched until final (`finality_blocks` deep).
+
+A reorg can take a mined transaction of ours out of the chain. Nodes usually put it back in
+their pool and it is mined again, but not always. If none does, the order it filled (or the
+refund it paid) is left unpaid while its request says it succeeded, and every later
+transaction of the signer waits behind its nonce, for ever: that chain's fills stop.
+
+So a head that does not extend the last head checked (a reorg, or heads skipped) has the
+signer's transactions mined since `finality_blocks` ago checked, newest block first, as the
+deposits' reorg watch does: a block still canonical vouches for every block below it. A
+transaction whose block was replaced is looked up by hash. Mined elsewhere, its block is
+recorded. Found nowhere, its signed bytes are broadcast again, in nonce order: the same
+transaction (same nonce, same hash), so nothing can be paid twice, and the nonces after it
+are freed. Until it is seen mined again, every head checks again.
+
+Only transactions mined successfully are sent again: one that reverted was acted on as a
+revert (a refund, say), and mined again on the new fork it might not revert. Such a one is
+logged as an error for the operator, once: the signer's later transactions wait behind its
+nonce until the operator sends one with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from itertools import groupby
+
+import structlog
+from hexbytes import HexBytes
+
+from crossfill.chains.evm import BlockHead
+from crossfill.loops import run_forever, wait_interval
+from crossfill.runtime import ChainRuntime
+from crossfill.store.tables import SentTransaction
+from crossfill.workers.txmanager import TxManager
+
+log = structlog.get_logger(__name__)
+
+
+class MinedWatch:
+    def __init__(self, chain: ChainRuntime, txmanager: TxManager, *, interval_seconds: float):
+        self.chain = chain
+        self.txmanager = txmanager
+        self.interval_seconds = interval_seconds
+        self._announced: BlockHead | None = None
+        # The last head whose chain was checked with nothing left to see mined again.
+        self._settled: BlockHead | None = None
+        self._wakeup = asyncio.Event()
+        # Reverted transactions found gone, already reported to the operator.
+        self._reported: set[str] = set()
+
+    @property
+    def name(self) -> str:
+        return f"mined-watch-{self.chain.config.id}-{self.txmanager.sender[:10]}"
+
+    def new_head(self, head: BlockHead) -> None:
+        self._announced = head
+        self._wakeup.set()
+
+    async def run(self) -> None:
+        await run_forever(self.name, self.tick, self._wait)
+
+    async def _wait(self) -> None:
+        await wait_interval(self._wakeup, self.interval_seconds)
+
+    async def tick(self) -> None:
+        head = self._announced
+        if head is None or not self.txmanager.holds_signer():
+            return
+        settled = self._settled
+        if settled is not None and settled.hash in (head.hash, head.parent_hash):
+            self._settled = head  # the chain checked, or it one block longer
+            return
+        self._settled = head if await self.check(head) else None
+
+    async def check(self, head: BlockHead) -> bool:
+        """True when every transaction mined since `finality_blocks` before `head` is in the
+        chain; False when some were sent again (to be checked at the next head)."""
+        since = head.number - self.chain.config.finality_blocks + 1
+        rows = await self.txmanager.mined_since(since)
+        gone: list[SentTransaction] = []
+        for number, in_block in groupby(rows, key=lambda row: row.block_number):
+            assert number is not None
+            block = await self.chain.client.block_at(number)
+            moved = [row for row in in_block if block is None or row.block_hash != block.hash]
+            if not moved:
+                break  # a canonical block vouches for every block below it
+            for row in moved:
+                receipt = await self.chain.client.receipt(row.tx_hash)
+                if receipt is None:
+                    gone.append(row)
+                    continue
+                await self.txmanager.mined_in(
+                    row, int(receipt["blockNumber"]), HexBytes(receipt["blockHash"]).to_0x_hex()
+                )
+        reverted = [row for row in gone if row.status != "mined"]
+        for row in reverted:
+            self._report(row)
+        gone = [row for row in gone if row.status == "mined"]
+        for row in sorted(gone, key=lambda row: row.nonce):
+            log.warning(
+                "a mined transaction left the chain in a reorg: sent again",
+                chain_id=self.chain.config.id,
+                tx_hash=row.tx_hash,
+                nonce=row.nonce,
+                purpose=row.purpose,
+                request_id=row.request_id,
+            )
+            await self.txmanager.send_again(row)
+        return not gone
+
+    def _report(self, row: SentTransaction) -> None:
+        if row.tx_hash in self._reported:
+            return
+        self._reported.add(row.tx_hash)
+        log.error(
+            "a reverted transaction left the chain in a reorg: not sent again; the signer's "
+            "later transactions wait behind its nonce until one is sent with it (a transfer "
+            "of nothing to itself, say)",
+            chain_id=self.chain.config.id,
+            tx_hash=row.tx_hash,
+            nonce=row.nonce,
+            purpose=row.purpose,
+            request_id=row.request_id,
+        )
