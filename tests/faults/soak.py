@@ -10,7 +10,8 @@ dropped connections, lost answers of eth_sendRawTransaction, a node lagging two 
 batches refused (with or without that lagging node: the service then reads one call at a
 time, and goes on so for a while after the fault), slow answers, a stale head, a SIGSTOP of a
 few seconds, `anvil_reorg` of 1-3 blocks on either chain (their transactions mined again
-later, as after a real reorg), and on PostgreSQL a second `crossfill run` on the same
+later, as after a real reorg, or in half of them all but the solver's, which the service must
+send again), and on PostgreSQL a second `crossfill run` on the same
 database for a while) and SIGKILLs the service now and then (restarted at once).
 Every sixth deposit pays half: it must be refunded; the others must be filled. At the end,
 per order, on chain: filled exactly once or refunded exactly once, never both, never neither;
@@ -44,6 +45,7 @@ from eth_account import Account
 from web3 import Web3
 from web3.exceptions import Web3RPCError
 
+from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at
 from crossfill.devnet.network import DevnetOptions, start_devnet
@@ -130,10 +132,17 @@ class Chaos:
 
     def reorg(self) -> None:
         """A reorg of 1 to 3 blocks on either chain (deposits, fills, refunds in them are
-        mined again later, as on a real chain)."""
+        mined again later, as on a real chain); in half of them no node puts the solver's
+        transactions back (the service must send them again)."""
         depth = self.rng.randint(1, 3)
-        returned = reorg_returning_transactions(self.rng.choice(self.rpc_urls), depth, 1)
-        self.injected[f"reorg {depth}"] += 1
+        lost = self.rng.random() < 0.5
+        returned = reorg_returning_transactions(
+            self.rng.choice(self.rpc_urls),
+            depth,
+            1,
+            lost_from=frozenset({accounts.solver().address.lower()}) if lost else frozenset(),
+        )
+        self.injected[f"reorg {depth}" + (", the solver's transactions lost" if lost else "")] += 1
         self.reorged_transactions += returned
         self.stop.wait(self.rng.uniform(1.0, 3.0))
 
