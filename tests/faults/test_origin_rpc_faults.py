@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import httpx
 import pytest
 
+from crossfill.config import Deployment
 from crossfill.devnet.anvil import anvil_rpc
+from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     ORIGIN,
@@ -94,6 +97,14 @@ def test_batch_answers_in_another_order_are_matched_to_their_calls(
     still find the deposit."""
     service = start_service(behind_proxy(devnet, origin_proxy), run_workers=True)
     origin_proxy.reverse_batches = True
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        _bridge_usdc_without_allowance(http, devnet)
+    assert origin_proxy.calls["eth_getLogs"] > 0  # the scans went through the proxy
+
+
+def _bridge_usdc_without_allowance(http: httpx.Client, devnet: RunningDevnet) -> None:
+    """A USDC bridge by a user who has approved nothing: the quote must read their balance
+    and allowance right (the approve step stays), and the bridge succeed."""
     user = funded_user(devnet, usdc_amount=USDC_HELD)
     body = native_bridge(
         user.address,
@@ -101,13 +112,11 @@ def test_batch_answers_in_another_order_are_matched_to_their_calls(
         destinationCurrency=usdc(devnet, DESTINATION),
         amount=str(USDC_HELD // 2),
     )
-    with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        quote = request_quote(http, body)
-        assert [step["id"] for step in quote["steps"]] == ["approve", "deposit"]
-        assert quote["details"]["userBalance"] == str(USDC_HELD)
-        execute_steps(quote, user, devnet_rpc_urls(devnet))
-        assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
-    assert origin_proxy.calls["eth_getLogs"] > 0  # the scans went through the proxy
+    quote = request_quote(http, body)
+    assert [step["id"] for step in quote["steps"]] == ["approve", "deposit"]
+    assert quote["details"]["userBalance"] == str(USDC_HELD)
+    execute_steps(quote, user, devnet_rpc_urls(devnet))
+    assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
 
 
 def test_endpoints_refusing_batches_are_read_one_call_at_a_time(
@@ -123,19 +132,8 @@ def test_endpoints_refusing_batches_are_read_one_call_at_a_time(
     tried again on every read."""
     origin_proxy.refuse_batches = destination_proxy.refuse_batches = True
     service = start_service(behind_proxy(devnet, origin_proxy, destination_proxy), run_workers=True)
-    user = funded_user(devnet, usdc_amount=USDC_HELD)
-    body = native_bridge(
-        user.address,
-        originCurrency=usdc(devnet, ORIGIN),
-        destinationCurrency=usdc(devnet, DESTINATION),
-        amount=str(USDC_HELD // 2),
-    )
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        quote = request_quote(http, body)
-        assert [step["id"] for step in quote["steps"]] == ["approve", "deposit"]
-        assert quote["details"]["userBalance"] == str(USDC_HELD)
-        execute_steps(quote, user, devnet_rpc_urls(devnet))
-        assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
+        _bridge_usdc_without_allowance(http, devnet)
         metrics = http.get("/metrics").text
     assert origin_proxy.calls["eth_getLogs"] > 0  # one block's logs at a time, by its hash
     for proxy, chain_id in ((origin_proxy, ORIGIN), (destination_proxy, DESTINATION)):
@@ -153,13 +151,7 @@ def test_a_catch_up_without_batches_keeps_to_the_providers_rate_limit(
     and go again, so the scan gets through instead of failing on its first refused call and
     meeting the same limit each time it is asked again."""
     proxied = behind_proxy(devnet, origin_proxy)
-    first = start_service(proxied, run_workers=True)
-    user = funded_user(devnet)
-    with httpx.Client(base_url=first.base_url, timeout=10) as http:
-        quote = request_quote(http, native_bridge(user.address))
-    first.stop()
-    execute_steps(quote, user, devnet_rpc_urls(devnet))
-    anvil_rpc(devnet_rpc_urls(devnet)[ORIGIN], "anvil_mine", [hex(CAUGHT_UP_BLOCKS)])
+    quote = _deposited_while_down(start_service, devnet, proxied, blocks_after=CAUGHT_UP_BLOCKS)
     origin_proxy.refuse_batches = True
     origin_proxy.max_requests_per_second = MAX_REQUESTS_PER_SECOND
     second = start_service(proxied, run_workers=True)
@@ -198,15 +190,24 @@ def test_a_node_capping_log_queries_narrows_the_catch_up_scan_and_finds_the_depo
     down catches up over more blocks than that: the scan narrows until the node answers,
     instead of asking the same refused range for ever, and the deposit made meanwhile fills."""
     proxied = behind_proxy(devnet, origin_proxy)
-    first = start_service(proxied, run_workers=True)
-    user = funded_user(devnet)
-    with httpx.Client(base_url=first.base_url, timeout=10) as http:
-        quote = request_quote(http, native_bridge(user.address))
-    first.stop()
-    execute_steps(quote, user, devnet_rpc_urls(devnet))
-    anvil_rpc(devnet_rpc_urls(devnet)[ORIGIN], "anvil_mine", [hex(4 * LOG_BLOCKS_CAP)])
+    quote = _deposited_while_down(start_service, devnet, proxied, blocks_after=4 * LOG_BLOCKS_CAP)
     origin_proxy.max_log_blocks = LOG_BLOCKS_CAP
     second = start_service(proxied, run_workers=True)
     with httpx.Client(base_url=second.base_url, timeout=10) as http:
         assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
     assert origin_proxy.refused_log_queries > 0
+
+
+def _deposited_while_down(
+    start_service: StartService, devnet: RunningDevnet, deployment: Deployment, *, blocks_after: int
+) -> dict[str, Any]:
+    """A bridge quoted by a service that then stops; its deposit made while it is down, and
+    `blocks_after` more blocks mined: what a service started again must catch up over."""
+    first = start_service(deployment, run_workers=True)
+    user = funded_user(devnet)
+    with httpx.Client(base_url=first.base_url, timeout=10) as http:
+        quote = request_quote(http, native_bridge(user.address))
+    first.stop()
+    execute_steps(quote, user, devnet_rpc_urls(devnet))
+    anvil_rpc(devnet_rpc_urls(devnet)[ORIGIN], "anvil_mine", [hex(blocks_after)])
+    return quote

@@ -98,12 +98,7 @@ class MinedWatch:
         gone = [row for row in gone if row.status == "mined"]
         for row in sorted(gone, key=lambda row: row.nonce):
             log.warning(
-                "a mined transaction left the chain in a reorg: sent again",
-                chain_id=self.chain.config.id,
-                tx_hash=row.tx_hash,
-                nonce=row.nonce,
-                purpose=row.purpose,
-                request_id=row.request_id,
+                "a mined transaction left the chain in a reorg: sent again", **self._named(row)
             )
             await self.txmanager.send_again(row)
         return not gone
@@ -116,9 +111,15 @@ class MinedWatch:
             "a reverted transaction left the chain in a reorg: not sent again; the signer's "
             "later transactions wait behind its nonce until one is sent with it (a transfer "
             "of nothing to itself, say)",
-            chain_id=self.chain.config.id,
-            tx_hash=row.tx_hash,
-            nonce=row.nonce,
-            purpose=row.purpose,
-            request_id=row.request_id,
+            **self._named(row),
         )
+
+    def _named(self, row: SentTransaction) -> dict[str, object]:
+        """What a log entry names of a transaction."""
+        return {
+            "chain_id": self.chain.config.id,
+            "tx_hash": row.tx_hash,
+            "nonce": row.nonce,
+            "purpose": row.purpose,
+            "request_id": row.request_id,
+        }
