@@ -77,6 +77,12 @@ class Metrics:
             ["chain_id"],
             registry=registry,
         )
+        self.reorged_transactions = Counter(
+            "crossfill_reorged_transactions",
+            "Mined transactions of ours a reorg took out of their block, by what became of them",
+            ["chain_id", "outcome"],
+            registry=registry,
+        )
         self.webhook_delivery = Histogram(
             "crossfill_webhook_delivery_duration_seconds",
             "Webhook delivery attempts, request sent to answer (or failure), by outcome",

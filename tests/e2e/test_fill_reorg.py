@@ -62,7 +62,12 @@ def test_a_fill_reorged_out_for_good_is_sent_again_and_the_next_fills_go_on(
         assert status["status"] == "success" and status["txHashes"] == [fill_hash]
 
         next_quote, _, _ = _fill_of(http, devnet, destination)  # not stuck behind its nonce
+        metrics = http.get("/metrics").text
     assert _filled(devnet, next_quote)
+    sent_again = (
+        f'crossfill_reorged_transactions_total{{chain_id="{DESTINATION}",outcome="sent_again"}}'
+    )
+    assert sent_again in metrics, metrics
     assert wait_for(
         lambda: _journalled(service, fill_hash).block_hash == receipt["blockHash"].to_0x_hex(),
         timeout=10,

@@ -11,6 +11,7 @@ import pytest
 from eth_account import Account
 
 from crossfill.chains.evm import BlockHead
+from crossfill.metrics import Metrics
 from crossfill.store.tables import SentTransaction
 from crossfill.workers.mined_watch import MinedWatch
 from crossfill.workers.txmanager import TxManager
@@ -25,6 +26,14 @@ class World:
     chain: FakeChain
     txmanager: TxManager
     watch: MinedWatch
+    metrics: Metrics
+
+    def counted(self, outcome: str) -> float:
+        labels = {"chain_id": str(self.watch.chain.config.id), "outcome": outcome}
+        found = self.metrics.registry.get_sample_value(
+            "crossfill_reorged_transactions_total", labels
+        )
+        return found or 0.0
 
     async def mined(self, purpose: str, *, status: int = 1) -> SentTransaction:
         """A transaction sent and mined in a new block on top of the head."""
@@ -61,7 +70,8 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
             base.chain, base.state, Account.create(), base.sessions, now=base.clock, holder="me"
         )
         await txmanager.hold_signer()
-        yield World(base.chain, txmanager, MinedWatch(base.runtime, txmanager, interval_seconds=1))
+        watch = MinedWatch(base.runtime, txmanager, interval_seconds=1, metrics=base.metrics)
+        yield World(base.chain, txmanager, watch, base.metrics)
 
 
 async def test_heads_that_extend_the_checked_one_read_nothing_of_the_chain(world: World) -> None:
@@ -87,6 +97,7 @@ async def test_a_transaction_gone_in_a_reorg_is_sent_again_in_nonce_order(world:
     world.chain.push_head()
     await world.settle()
     assert world.chain.sent == [first.tx_hash, second.tx_hash]
+    assert world.counted("sent_again") == 4
 
 
 async def test_a_transaction_mined_again_elsewhere_is_followed_not_sent(world: World) -> None:
@@ -99,6 +110,7 @@ async def test_a_transaction_mined_again_elsewhere_is_followed_not_sent(world: W
     assert world.chain.sent == []
     (moved,) = await world.txmanager.mined_since(0)
     assert (moved.block_number, moved.block_hash) == (head.number, head.hash)
+    assert world.counted("mined_again") == 1
 
 
 async def test_a_reverted_transaction_gone_is_reported_not_sent_again(world: World) -> None:
@@ -109,7 +121,9 @@ async def test_a_reverted_transaction_gone_is_reported_not_sent_again(world: Wor
     world.chain.sent.clear()
     await world.settle()
     assert world.chain.sent == []
-    assert row.tx_hash in world.watch._reported
+    world.chain.push_head()
+    await world.settle()  # reported once, not at every head
+    assert world.counted("reverted_gone") == 1 and world.counted("sent_again") == 0
 
 
 async def test_only_the_signer_lease_holder_watches(tmp_path: Path) -> None:
@@ -117,7 +131,7 @@ async def test_only_the_signer_lease_holder_watches(tmp_path: Path) -> None:
         txmanager = TxManager(
             base.chain, base.state, Account.create(), base.sessions, now=base.clock, holder="me"
         )
-        watch = MinedWatch(base.runtime, txmanager, interval_seconds=1)
+        watch = MinedWatch(base.runtime, txmanager, interval_seconds=1, metrics=base.metrics)
         watch.new_head(base.chain.head_block)
         await watch.tick()
         assert "block_at" not in base.chain.calls

@@ -29,6 +29,7 @@ from hexbytes import HexBytes
 
 from crossfill.chains.evm import BlockHead
 from crossfill.loops import run_forever, wait_interval
+from crossfill.metrics import Metrics
 from crossfill.runtime import ChainRuntime
 from crossfill.store.tables import SentTransaction
 from crossfill.workers.txmanager import TxManager
@@ -37,10 +38,18 @@ log = structlog.get_logger(__name__)
 
 
 class MinedWatch:
-    def __init__(self, chain: ChainRuntime, txmanager: TxManager, *, interval_seconds: float):
+    def __init__(
+        self,
+        chain: ChainRuntime,
+        txmanager: TxManager,
+        *,
+        interval_seconds: float,
+        metrics: Metrics,
+    ) -> None:
         self.chain = chain
         self.txmanager = txmanager
         self.interval_seconds = interval_seconds
+        self._reorged = metrics.reorged_transactions
         self._announced: BlockHead | None = None
         # The last head whose chain was checked with nothing left to see mined again.
         self._settled: BlockHead | None = None
@@ -92,6 +101,7 @@ class MinedWatch:
                 await self.txmanager.mined_in(
                     row, int(receipt["blockNumber"]), HexBytes(receipt["blockHash"]).to_0x_hex()
                 )
+                self._count("mined_again")
         reverted = [row for row in gone if row.status != "mined"]
         for row in reverted:
             self._report(row)
@@ -101,12 +111,17 @@ class MinedWatch:
                 "a mined transaction left the chain in a reorg: sent again", **self._named(row)
             )
             await self.txmanager.send_again(row)
+            self._count("sent_again")
         return not gone
+
+    def _count(self, outcome: str) -> None:
+        self._reorged.labels(self.chain.config.id, outcome).inc()
 
     def _report(self, row: SentTransaction) -> None:
         if row.tx_hash in self._reported:
             return
         self._reported.add(row.tx_hash)
+        self._count("reverted_gone")
         log.error(
             "a reverted transaction left the chain in a reorg: not sent again; the signer's "
             "later transactions wait behind its nonce until one is sent with it (a transfer "

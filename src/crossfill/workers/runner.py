@@ -208,7 +208,9 @@ class Workers:
             )
         gasless_executors = _gasless_executors(runtime, owner)
         mined_watches = [
-            MinedWatch(worker.chain, worker.txmanager, interval_seconds=interval)
+            MinedWatch(
+                worker.chain, worker.txmanager, interval_seconds=interval, metrics=runtime.metrics
+            )
             for worker in (*solvers.values(), *gasless_executors)
         ]
         return cls(
