@@ -126,6 +126,19 @@ async def test_a_reverted_transaction_gone_is_reported_not_sent_again(world: Wor
     assert world.counted("reverted_gone") == 1 and world.counted("sent_again") == 0
 
 
+async def test_a_transaction_that_does_otherwise_when_mined_again_is_recorded_so(
+    world: World,
+) -> None:
+    row = await world.mined("fill")
+    await world.settle()
+    world.reorg()
+    world.chain.mine(row.tx_hash, status=0)  # mined again, and reverted this time
+    await world.settle()
+    (moved,) = await world.txmanager.mined_since(0)
+    assert moved.status == "failed"
+    assert world.counted("outcome_changed") == 1 and world.counted("mined_again") == 0
+
+
 async def test_only_the_signer_lease_holder_watches(tmp_path: Path) -> None:
     async with chain_world(tmp_path) as base:
         txmanager = TxManager(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from itertools import groupby
+from typing import Any
 
 import structlog
 from hexbytes import HexBytes
@@ -98,10 +99,7 @@ class MinedWatch:
                 if receipt is None:
                     gone.append(row)
                     continue
-                await self.txmanager.mined_in(
-                    row, int(receipt["blockNumber"]), HexBytes(receipt["blockHash"]).to_0x_hex()
-                )
-                self._count("mined_again")
+                await self._followed(row, receipt)
         reverted = [row for row in gone if row.status != "mined"]
         for row in reverted:
             self._report(row)
@@ -113,6 +111,26 @@ class MinedWatch:
             await self.txmanager.send_again(row)
             self._count("sent_again")
         return not gone
+
+    async def _followed(self, row: SentTransaction, receipt: Any) -> None:
+        """A transaction mined again in another block: recorded there. Should it have done
+        otherwise there (reverted where it had succeeded, or the reverse), what was done on
+        its first outcome cannot be undone here: the operator is told, loudly."""
+        succeeded = int(receipt["status"]) == 1
+        block_hash = HexBytes(receipt["blockHash"]).to_0x_hex()
+        await self.txmanager.mined_in(
+            row, int(receipt["blockNumber"]), block_hash, succeeded=succeeded
+        )
+        if succeeded == (row.status == "mined"):
+            self._count("mined_again")
+            return
+        self._count("outcome_changed")
+        log.error(
+            "a transaction mined again after a reorg did otherwise than the first time: what "
+            "was done on its first outcome stands; the operator must check this request",
+            succeeded_now=succeeded,
+            **self._named(row),
+        )
 
     def _count(self, outcome: str) -> None:
         self._reorged.labels(self.chain.config.id, outcome).inc()

@@ -499,10 +499,12 @@ class TxManager:
             )
             return list(rows)
 
-    async def mined_in(self, row: SentTransaction, block_number: int, block_hash: str) -> None:
+    async def mined_in(
+        self, row: SentTransaction, block_number: int, block_hash: str, *, succeeded: bool
+    ) -> None:
         """A mined transaction found in another block than recorded (a reorg included it
-        again)."""
-        await self._set_status(row.id, row.status, block_number, block_hash)
+        again), with what it did there."""
+        await self._set_status(row.id, "mined" if succeeded else "failed", block_number, block_hash)
 
     async def send_again(self, row: SentTransaction) -> None:
         """Broadcast a journalled transaction once more: the same signed bytes, so the same
