@@ -11,6 +11,7 @@ import pytest
 from eth_account import Account
 
 from crossfill.chains.evm import BlockHead
+from crossfill.errors import ChainError, ChainUnreachable, NodeBehind
 from crossfill.metrics import Metrics
 from crossfill.store.tables import SentTransaction
 from crossfill.workers.mined_watch import MinedWatch
@@ -148,3 +149,67 @@ async def test_only_the_signer_lease_holder_watches(tmp_path: Path) -> None:
         watch.new_head(base.chain.head_block)
         await watch.tick()
         assert "block_at" not in base.chain.calls
+
+
+@pytest.mark.parametrize(
+    ("method", "failure"),
+    [
+        ("block_at", ChainUnreachable("chain 1: node unreachable: 502")),
+        ("block_at", NodeBehind("the node answering has not reached it", block_number=0)),
+        ("receipt", ChainUnreachable("chain 1: node unreachable: connection reset")),
+        ("send_raw", ChainUnreachable("chain 1: node unreachable: 503")),
+    ],
+)
+async def test_a_chain_failure_mid_check_leaves_it_to_the_next_tick(
+    world: World, method: str, failure: ChainError
+) -> None:
+    """The tick fails (its loop backs off) with nothing taken as settled: the same head,
+    looked at again once the node answers, finds the fill gone and sends it."""
+    row = await world.mined("fill")
+    await world.settle()
+    del world.chain.receipts[row.tx_hash]
+    world.reorg()
+    world.chain.sent.clear()
+    world.chain.fail(method, failure)
+    with pytest.raises(ChainError):
+        await world.settle()
+    assert world.chain.sent == []
+    await world.settle()
+    assert world.chain.sent == [row.tx_hash]
+
+
+async def test_a_send_whose_answer_is_lost_goes_again_until_the_fill_is_seen_mined(
+    world: World,
+) -> None:
+    row = await world.mined("fill")
+    await world.settle()
+    del world.chain.receipts[row.tx_hash]
+    world.reorg()
+    world.chain.sent.clear()
+    world.chain.fail("send_raw_after_taking", ChainUnreachable("connection reset"))
+    with pytest.raises(ChainError):
+        await world.settle()
+    assert world.chain.sent == [row.tx_hash]  # the node took it; nobody heard
+    world.chain.push_head()
+    await world.settle()
+    assert world.chain.sent == [row.tx_hash, row.tx_hash]
+    world.chain.mine(row.tx_hash)  # mined again, in the head block
+    world.chain.push_head()
+    await world.settle()
+    assert world.chain.sent == [row.tx_hash, row.tx_hash]
+    assert world.counted("mined_again") == 1
+
+
+async def test_a_watch_started_after_the_reorg_finds_what_left(world: World) -> None:
+    """A process restarted (or killed) after the reorg: its first look checks every
+    transaction mined since `finality_blocks` ago."""
+    row = await world.mined("fill")
+    del world.chain.receipts[row.tx_hash]
+    world.reorg()
+    world.chain.sent.clear()
+    started = MinedWatch(
+        world.watch.chain, world.txmanager, interval_seconds=1, metrics=world.metrics
+    )
+    started.new_head(world.chain.head_block)
+    await started.tick()
+    assert world.chain.sent == [row.tx_hash]

@@ -16,7 +16,7 @@ from yarl import URL
 from crossfill.chains.batching import Batching
 from crossfill.chains.evm import BLOCKS_AT_ONCE, CALLS_IN_FLIGHT, EvmClient, LogFilter
 from crossfill.chains.transport import JsonRpcProvider
-from crossfill.errors import ChainError, NodeBehind, RateLimited
+from crossfill.errors import ChainError, ChainUnreachable, NodeBehind, RateLimited
 from crossfill.metrics import Metrics
 from crossfill.types import ChainId
 
@@ -88,28 +88,27 @@ class _Chain:
 
 class _Provider(JsonRpcProvider):
     """The node's HTTP side: every `limit_every`th single call is answered 429 (a provider's
-    calls-a-second limit); the calls in flight are counted."""
+    calls-a-second limit); with `failing`, every single call meets that instead of the node
+    (an HTTP status, or a page that is not JSON); the calls in flight are counted."""
 
     def __init__(self, chain: _Chain, *, limit_every: int = 0) -> None:
         super().__init__("http://node.invalid", timeout_seconds=1)
         self.chain = chain
         self.limit_every = limit_every
+        self.failing: int | bytes | None = None
         self.single_calls = self.rate_limited = self.in_flight = self.most_in_flight = 0
 
     async def _post(self, body: bytes) -> bytes:
         request = json.loads(body)
         if isinstance(request, dict):
             self.single_calls += 1
+            if isinstance(self.failing, bytes):
+                return self.failing
+            if self.failing is not None:
+                raise self._answered(self.failing)
             if self.limit_every and self.single_calls % self.limit_every == 0:
                 self.rate_limited += 1
-                raise aiohttp.ClientResponseError(
-                    aiohttp.RequestInfo(
-                        URL(self.endpoint_uri), "POST", CIMultiDictProxy(CIMultiDict())
-                    ),
-                    (),
-                    status=429,
-                    headers=CIMultiDictProxy(CIMultiDict({"Retry-After": "0"})),
-                )
+                raise self._answered(429, retry_after="0")
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         try:
@@ -117,6 +116,13 @@ class _Provider(JsonRpcProvider):
             return json.dumps(self.chain.answer(request)).encode()
         finally:
             self.in_flight -= 1
+
+    def _answered(self, status: int, **headers: str) -> aiohttp.ClientResponseError:
+        info = aiohttp.RequestInfo(URL(self.endpoint_uri), "POST", CIMultiDictProxy(CIMultiDict()))
+        named = {name.replace("_", "-").title(): value for name, value in headers.items()}
+        return aiohttp.ClientResponseError(
+            info, (), status=status, headers=CIMultiDictProxy(CIMultiDict(named))
+        )
 
 
 class _Clock:
@@ -234,3 +240,19 @@ async def test_a_quotes_read_answered_429_fails_at_once() -> None:
         await client.balance_and_allowance("0x" + "00" * 20, "0x" + "33" * 20, "0x" + "44" * 20)
     provider = client.web3.provider
     assert isinstance(provider, _Provider) and provider.rate_limited == 1
+
+
+@pytest.mark.parametrize("failing", [502, 503, b"<html>502 Bad Gateway</html>"])
+async def test_single_calls_meeting_a_failing_node_are_the_node_unreachable(
+    failing: int | bytes,
+) -> None:
+    """A 5xx or a gateway's page to a scan's single call is the chain unreachable (retried
+    with backoff by the caller), not a reply read as logs or as no block."""
+    client = _client(_Chain(blocks=100))
+    client.batching.refused()
+    provider = client.web3.provider
+    assert isinstance(provider, _Provider)
+    provider.failing = failing
+    with pytest.raises(ChainUnreachable):
+        await client.scan([DEPOSITS], 0, 3)
+    assert provider.rate_limited == 0
