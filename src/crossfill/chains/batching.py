@@ -13,6 +13,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import structlog
+
+log = structlog.get_logger(__name__)
 RETRY_BATCHES_AFTER_SECONDS = 600.0
 
 
@@ -28,3 +31,13 @@ class Batching:
     def refused(self) -> None:
         """The endpoint refused a batch: calls go one by one for a while."""
         self._refused_until = self.clock() + self.retry_after_seconds
+
+    def note(self, refusal: Exception, **named: object) -> None:
+        """`refused`, and logged with what `named` says of the endpoint (its chain...)."""
+        self.refused()
+        log.warning(
+            "the chain's endpoint refuses JSON-RPC batches: calls go one by one",
+            refusal=str(refusal),
+            batches_tried_again_in_seconds=self.retry_after_seconds,
+            **named,
+        )

@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
-import structlog
 from web3 import AsyncWeb3, Web3
 from web3._utils.error_formatters_utils import raise_contract_logic_error_on_revert
 from web3.exceptions import ContractLogicError, TransactionNotFound, Web3Exception
@@ -35,7 +34,6 @@ from crossfill.metrics import RPC_OK, Metrics
 from crossfill.types import ChainId
 
 T = TypeVar("T")
-log = structlog.get_logger(__name__)
 # Blocks whose headers (then logs) are asked at once by a scan on an endpoint that takes no
 # batches.
 BLOCKS_AT_ONCE = 32
@@ -372,15 +370,8 @@ class EvmClient:
                 attempts += 1
 
     def _note_refusal(self, refusal: BatchRefused) -> None:
-        self.batching.refused()
+        self.batching.note(refusal, chain_id=self.chain_id, endpoint=self.endpoint)
         self._batches_refused.inc()
-        log.warning(
-            "the chain's endpoint refuses JSON-RPC batches: calls go one by one",
-            chain_id=self.chain_id,
-            endpoint=self.endpoint,
-            refusal=str(refusal),
-            batches_tried_again_in_seconds=self.batching.retry_after_seconds,
-        )
 
     def _provider(self) -> JsonRpcProvider:
         provider = self.web3.provider

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
 import httpx
-import structlog
 from solders.hash import Hash
 from solders.pubkey import Pubkey
 from solders.transaction import VersionedTransaction
@@ -32,7 +31,6 @@ from crossfill.errors import (
 )
 from crossfill.types import ChainId
 
-log = structlog.get_logger(__name__)
 PREFLIGHT_FAILURE: Final = -32002
 # Token accounts the node does not know answer this (getTokenAccountBalance).
 INVALID_PARAMS: Final = -32602
@@ -240,13 +238,7 @@ class SvmClient:
                 )
                 return listed
             except BatchRefused as refusal:
-                self.batching.refused()
-                log.warning(
-                    "the chain's endpoint refuses JSON-RPC batches: calls go one by one",
-                    chain_id=self.chain_id,
-                    refusal=str(refusal),
-                    batches_tried_again_in_seconds=self.batching.retry_after_seconds,
-                )
+                self.batching.note(refusal, chain_id=self.chain_id)
         return [
             await self.signatures_for(address, until=until, limit=limit)
             for address, until in queries
