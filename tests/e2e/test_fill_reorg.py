@@ -4,18 +4,28 @@ must end in the chain whatever the reorg did with it."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from eth_account import Account
 from eth_typing import HexStr
+from sqlalchemy import select
 from web3 import Web3
+from web3.exceptions import TransactionNotFound
 
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.runtime import Runtime
+from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import SentTransaction
+from crossfill.types import ChainId
+from crossfill.workers.mined_watch import MinedWatch
+from crossfill.workers.runner import utc_now
+from crossfill.workers.txmanager import VOID, TxManager
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, final_status, rpc_urls
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
+from tests.e2e.conftest import ServiceThread, StartService, service_settings, wait_for
 from tests.e2e.test_reorg import SMALL, _deposit_for, _filled, _read, _reorg_back_to, _user
 
 
@@ -100,3 +110,71 @@ def test_a_fill_mined_again_in_another_block_is_followed_there(
     assert _filled(devnet, quote)
     time.sleep(0.5)
     assert destination.eth.get_transaction_receipt(HexStr(fill_hash)) == again
+
+
+async def test_a_reverted_transaction_reorged_out_for_good_has_its_nonce_voided(
+    devnet: RunningDevnet, tmp_path: Path
+) -> None:
+    """A signer's reverted transaction (acted on as a revert) that no node puts back: sent
+    again, on the new fork it might not revert. Its nonce is used by a void instead, and the
+    signer's later transaction, reorged out with it, is mined after the void."""
+    settings = service_settings(tmp_path, devnet.deployment_path)
+    await upgrade_async(settings.database)
+    runtime = Runtime.build(settings, devnet.deployment)
+    chain = runtime.chains[ChainId(DESTINATION)]
+    rpc = rpc_urls(devnet)[DESTINATION]
+    web3 = Web3(Web3.HTTPProvider(rpc))
+    signer = Account.create()
+    anvil_rpc(rpc, "anvil_setBalance", [signer.address, hex(10**18)])
+    try:
+        chain.state.head = await chain.client.head()
+        txmanager = TxManager(
+            chain.client, chain.state, signer, runtime.sessions, now=utc_now, holder="test"
+        )
+        await txmanager.hold_signer()
+        reverting = await txmanager.send(
+            to=chain.config.contracts.filler,
+            data=bytes.fromhex("deadbeef"),  # no such function: the Filler reverts
+            value=0,
+            gas_limit=100_000,
+            purpose="test-revert",
+            request_id=None,
+        )
+        later = await txmanager.send(
+            to=Account.create().address,
+            data=b"",
+            value=1,
+            gas_limit=21_000,
+            purpose="test-later",
+            request_id=None,
+        )
+        mined = await txmanager.mined_for(None, "test-revert")
+        assert mined is not None and mined[1]["status"] == 0
+        assert await txmanager.mined_for(None, "test-later") is not None
+
+        _reorg_back_to(rpc, mined[1]["blockNumber"], reinclude=[])
+        assert web3.eth.get_transaction_count(signer.address) == reverting.nonce
+        watch = MinedWatch(chain, txmanager, interval_seconds=1, metrics=runtime.metrics)
+        watch.new_head(await chain.client.head())
+        await watch.tick()
+
+        async with runtime.sessions() as session:
+            (void,) = await session.scalars(
+                select(SentTransaction).where(SentTransaction.purpose == VOID)
+            )
+        sent = web3.eth.get_transaction(HexStr(void.tx_hash))
+        assert (sent["from"], sent["to"], sent["value"]) == (signer.address, signer.address, 0)
+        assert sent["nonce"] == reverting.nonce
+        assert web3.eth.get_transaction_receipt(HexStr(void.tx_hash))["status"] == 1
+        assert web3.eth.get_transaction_receipt(HexStr(later.tx_hash))["status"] == 1
+        with pytest.raises(TransactionNotFound):
+            web3.eth.get_transaction_receipt(HexStr(reverting.tx_hash))
+        assert web3.eth.get_transaction_count(signer.address) == later.nonce + 1
+
+        watch.new_head(await chain.client.head())
+        await watch.tick()
+        async with runtime.sessions() as session:
+            recorded = await session.get(SentTransaction, void.id)
+        assert recorded is not None and recorded.status == "mined"
+    finally:
+        await runtime.close()

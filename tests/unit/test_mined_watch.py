@@ -9,13 +9,16 @@ from pathlib import Path
 
 import pytest
 from eth_account import Account
+from eth_account.typed_transactions.typed_transaction import TypedTransaction
+from hexbytes import HexBytes
+from sqlalchemy import select
 
 from crossfill.chains.evm import BlockHead
 from crossfill.errors import ChainError, ChainUnreachable, NodeBehind
 from crossfill.metrics import Metrics
 from crossfill.store.tables import SentTransaction
 from crossfill.workers.mined_watch import MinedWatch
-from crossfill.workers.txmanager import TxManager
+from crossfill.workers.txmanager import VOID, TxManager
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import chain_world
 
@@ -114,17 +117,107 @@ async def test_a_transaction_mined_again_elsewhere_is_followed_not_sent(world: W
     assert world.counted("mined_again") == 1
 
 
-async def test_a_reverted_transaction_gone_is_reported_not_sent_again(world: World) -> None:
-    row = await world.mined("refund", status=0)
+async def _voids(world: World) -> list[SentTransaction]:
+    async with world.txmanager.sessions() as session:
+        rows = await session.scalars(select(SentTransaction).where(SentTransaction.purpose == VOID))
+        return list(rows)
+
+
+async def test_a_reverted_transaction_gone_is_not_sent_again_its_nonce_is_voided(
+    world: World,
+) -> None:
+    refund = await world.mined("refund", status=0)
+    later = await world.mined("fill")
     await world.settle()
-    del world.chain.receipts[row.tx_hash]
+    del world.chain.receipts[refund.tx_hash], world.chain.receipts[later.tx_hash]
     world.reorg()
     world.chain.sent.clear()
     await world.settle()
-    assert world.chain.sent == []
+    (void,) = await _voids(world)
+    # The refund's nonce used by a transfer of nothing to the signer itself, priced to
+    # displace the refund from any pool still holding it; the later fill sent again after it.
+    assert world.chain.sent[0] == void.tx_hash and refund.tx_hash not in world.chain.sent
+    assert world.chain.sent.index(later.tx_hash) > 0
+    sent = TypedTransaction.from_bytes(HexBytes(void.raw_transaction)).as_dict()
+    assert (sent["nonce"], sent["value"], sent["data"]) == (refund.nonce, 0, b"")
+    assert HexBytes(sent["to"]).to_0x_hex() == world.txmanager.sender
+    assert sent["maxPriorityFeePerGas"] * 8 >= int(refund.max_priority_fee_per_gas) * 9
+    assert sent["maxFeePerGas"] * 8 >= int(refund.max_fee_per_gas) * 9
+    assert (void.request_id, void.status) == (refund.request_id, "broadcast")
+    assert world.counted("voided") == 1 and world.counted("sent_again") == 1
+
+    # Unmined yet: the next head, though it extends this one, sends the same void again.
+    world.chain.sent.clear()
     world.chain.push_head()
-    await world.settle()  # reported once, not at every head
-    assert world.counted("reverted_gone") == 1 and world.counted("sent_again") == 0
+    await world.settle()
+    assert void.tx_hash in world.chain.sent and len(await _voids(world)) == 1
+    # Mined (with the fill after it): recorded, and later heads that extend it read nothing.
+    world.chain.mine(void.tx_hash)
+    world.chain.mine(later.tx_hash)
+    world.chain.push_head()
+    await world.settle()
+    (mined,) = await _voids(world)
+    assert (mined.status, mined.block_number) == ("mined", world.chain.head_block.number - 1)
+    reads = world.chain.calls.count("block_at")
+    world.chain.push_head()
+    await world.settle()
+    assert world.chain.calls.count("block_at") == reads
+    assert world.counted("voided") == 1
+
+
+async def test_a_void_is_signed_once_whatever_restarts(world: World) -> None:
+    """The journal, not the watch's memory, says a nonce has its void: a watch started
+    afresh (a restart) sends the same one again."""
+    refund = await world.mined("refund", status=0)
+    await world.settle()
+    del world.chain.receipts[refund.tx_hash]
+    world.reorg()
+    await world.settle()
+    (void,) = await _voids(world)
+    world.chain.sent.clear()
+    started = MinedWatch(
+        world.watch.chain, world.txmanager, interval_seconds=1, metrics=world.metrics
+    )
+    started.new_head(world.chain.push_head())
+    await started.tick()
+    assert world.chain.sent == [void.tx_hash] and len(await _voids(world)) == 1
+
+
+async def test_a_reverted_transaction_mined_again_before_its_void_drops_the_void(
+    world: World,
+) -> None:
+    refund = await world.mined("refund", status=0)
+    await world.settle()
+    del world.chain.receipts[refund.tx_hash]
+    world.reorg()
+    await world.settle()
+    world.chain.push_head()
+    world.chain.mine(refund.tx_hash)  # some pool kept it: mined, and it succeeds this time
+    world.chain.sent.clear()
+    await world.settle()
+    (void,) = await _voids(world)
+    assert void.status == "dropped" and world.chain.sent == []
+    (followed,) = await world.txmanager.mined_since(0)
+    assert (followed.tx_hash, followed.status) == (refund.tx_hash, "mined")
+    assert world.counted("outcome_changed") == 1
+
+
+async def test_a_void_gone_in_a_reorg_is_sent_again(world: World) -> None:
+    refund = await world.mined("refund", status=0)
+    await world.settle()
+    del world.chain.receipts[refund.tx_hash]
+    world.reorg()
+    await world.settle()
+    (void,) = await _voids(world)
+    world.chain.push_head()
+    world.chain.mine(void.tx_hash)
+    world.chain.push_head()
+    await world.settle()
+    del world.chain.receipts[void.tx_hash]
+    world.reorg()
+    world.chain.sent.clear()
+    await world.settle()
+    assert world.chain.sent == [void.tx_hash] and len(await _voids(world)) == 1
 
 
 async def test_a_transaction_that_does_otherwise_when_mined_again_is_recorded_so(

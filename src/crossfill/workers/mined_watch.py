@@ -13,10 +13,14 @@ recorded. Found nowhere, its signed bytes are broadcast again, in nonce order: t
 transaction (same nonce, same hash), so nothing can be paid twice, and the nonces after it
 are freed. Until it is seen mined again, every head checks again.
 
-Only transactions mined successfully are sent again: one that reverted was acted on as a
-revert (a refund, say), and mined again on the new fork it might not revert. Such a one is
-logged as an error for the operator, once: the signer's later transactions wait behind its
-nonce until the operator sends one with it.
+Only transactions that did not revert are sent again (and voids, which do nothing): one that
+reverted was acted on as a revert (a refund, say), and mined again on the new fork it might
+not revert. Its nonce is voided instead: a transfer of nothing from the signer to itself,
+with fees raised over the reverted one's so that it displaces it from any pool still holding
+it (`TxManager.void`). Either way the nonce is used, and nothing the revert was acted on can
+happen after all. The void is watched until mined like the rest; should the reverted
+transaction be mined again first, the void is dropped and that transaction recorded where it
+now is (a changed outcome told to the operator, as below).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.runtime import ChainRuntime
 from crossfill.store.tables import SentTransaction
-from crossfill.workers.txmanager import TxManager
+from crossfill.workers.txmanager import VOID, TxManager
 
 log = structlog.get_logger(__name__)
 
@@ -55,8 +59,6 @@ class MinedWatch:
         # The last head whose chain was checked with nothing left to see mined again.
         self._settled: BlockHead | None = None
         self._wakeup = asyncio.Event()
-        # Reverted transactions found gone, already reported to the operator.
-        self._reported: set[str] = set()
 
     @property
     def name(self) -> str:
@@ -84,7 +86,8 @@ class MinedWatch:
 
     async def check(self, head: BlockHead) -> bool:
         """True when every transaction mined since `finality_blocks` before `head` is in the
-        chain; False when some were sent again (to be checked at the next head)."""
+        chain, or voided by a void mined; False when some were sent again or a void is not
+        mined yet (to be checked at the next head)."""
         since = head.number - self.chain.config.finality_blocks + 1
         rows = await self.txmanager.mined_since(since)
         gone: list[SentTransaction] = []
@@ -100,17 +103,39 @@ class MinedWatch:
                     gone.append(row)
                     continue
                 await self._followed(row, receipt)
-        reverted = [row for row in gone if row.status != "mined"]
-        for row in reverted:
-            self._report(row)
-        gone = [row for row in gone if row.status == "mined"]
+        sent_again = [row for row in gone if row.status == "mined" or row.purpose == VOID]
         for row in sorted(gone, key=lambda row: row.nonce):
-            log.warning(
-                "a mined transaction left the chain in a reorg: sent again", **self._named(row)
-            )
-            await self.txmanager.send_again(row)
-            self._count("sent_again")
-        return not gone
+            if row in sent_again:
+                log.warning(
+                    "a mined transaction left the chain in a reorg: sent again", **self._named(row)
+                )
+                await self.txmanager.send_again(row)
+                self._count("sent_again")
+            elif await self.txmanager.void(row) is not None:
+                log.warning(
+                    "a reverted transaction left the chain in a reorg: its nonce voided",
+                    **self._named(row),
+                )
+                self._count("voided")
+        waiting = await self._voids_waiting()
+        return not sent_again and not waiting
+
+    async def _voids_waiting(self) -> bool:
+        """Each void not yet seen mined sent again, unless the transaction it was to displace
+        was mined after all (then followed there, and the void dropped). True while any
+        waits."""
+        waiting = False
+        for void in await self.txmanager.settle_voids():
+            voided = await self.txmanager.voided(void.nonce)
+            receipt = None if voided is None else await self.chain.client.receipt(voided.tx_hash)
+            if voided is not None and receipt is not None:
+                if HexBytes(receipt["blockHash"]).to_0x_hex() != voided.block_hash:
+                    await self._followed(voided, receipt)
+                await self.txmanager.drop_voids(void.nonce)
+                continue
+            await self.txmanager.send_again(void)
+            waiting = True
+        return waiting
 
     async def _followed(self, row: SentTransaction, receipt: Any) -> None:
         """A transaction mined again in another block: recorded there. Should it have done
@@ -134,18 +159,6 @@ class MinedWatch:
 
     def _count(self, outcome: str) -> None:
         self._reorged.labels(self.chain.config.id, outcome).inc()
-
-    def _report(self, row: SentTransaction) -> None:
-        if row.tx_hash in self._reported:
-            return
-        self._reported.add(row.tx_hash)
-        self._count("reverted_gone")
-        log.error(
-            "a reverted transaction left the chain in a reorg: not sent again; the signer's "
-            "later transactions wait behind its nonce until one is sent with it (a transfer "
-            "of nothing to itself, say)",
-            **self._named(row),
-        )
 
     def _named(self, row: SentTransaction) -> dict[str, object]:
         """What a log entry names of a transaction."""

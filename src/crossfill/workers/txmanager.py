@@ -24,6 +24,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import groupby
 from typing import Any
 
 import structlog
@@ -59,6 +60,10 @@ _ALREADY_SENT = ("already known", "nonce too low", "already imported")
 # wait doubles up to `RESEND_AT_MOST`.
 RESEND_FIRST_AFTER = timedelta(seconds=2)
 RESEND_AT_MOST = timedelta(seconds=30)
+# A void: a transfer of nothing from the signer to itself, sent to use a nonce whose
+# transaction must not run again (`void`). Its journal rows carry this purpose.
+VOID = "void"
+VOID_GAS = 21_000
 
 
 @dataclass(frozen=True)
@@ -367,6 +372,99 @@ class TxManager:
             log.warning("replacement broadcast failed", tx_hash=replacement.tx_hash, error=str(exc))
         return Replacement(row, replacement)
 
+    async def void(self, gone: SentTransaction) -> SentTransaction | None:
+        """Use `gone`'s nonce with a void (a transfer of nothing to the signer itself), fees
+        raised as a replacement's over `gone`'s so that it also displaces `gone` from a pool
+        still holding it: journalled, then broadcast. For a transaction that left the chain
+        and must not run again (one that reverted: its revert was acted on). None, with
+        nothing signed, when a void for that nonce was signed already (see `settle_voids`).
+        Raises ChainError if the node refuses it (it stays journalled)."""
+        async with self._lock:
+            token = await self._hold_signer()
+            async with self.sessions() as session, session.begin():
+                if await self._void_versions(session, gone.nonce):
+                    return None
+                await self._journal(session, token)
+                fields = self._fields(Call(self.sender, b"", 0, VOID_GAS), gone.nonce)
+                fields["maxPriorityFeePerGas"] = _bumped(
+                    int(gone.max_priority_fee_per_gas), fields["maxPriorityFeePerGas"]
+                )
+                fields["maxFeePerGas"] = max(
+                    _bumped(int(gone.max_fee_per_gas), fields["maxFeePerGas"]),
+                    fields["maxPriorityFeePerGas"],
+                )
+                row = self._signed_row(fields, purpose=VOID, request_id=gone.request_id)
+                session.add(row)
+        log.warning(
+            "nonce voided",
+            chain_id=self.client.chain_id,
+            nonce=row.nonce,
+            voided=gone.tx_hash,
+            void=row.tx_hash,
+        )
+        await self._broadcast(row)
+        return row
+
+    async def _void_versions(self, session: AsyncSession, nonce: int) -> list[SentTransaction]:
+        """The voids signed for `nonce` (an original and its replacements), dropped ones
+        aside."""
+        rows = await session.scalars(
+            select(SentTransaction).where(
+                SentTransaction.chain_id == self.client.chain_id,
+                SentTransaction.sender == self.sender,
+                SentTransaction.nonce == nonce,
+                SentTransaction.purpose == VOID,
+                SentTransaction.status != "dropped",
+            )
+        )
+        return list(rows)
+
+    async def settle_voids(self) -> list[SentTransaction]:
+        """Each void not yet seen mined, looked for on chain (a void's version mined is
+        recorded as `mined_for` records a transaction's); the newest version of each void
+        still unmined, in nonce order."""
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(SentTransaction)
+                .where(
+                    SentTransaction.chain_id == self.client.chain_id,
+                    SentTransaction.sender == self.sender,
+                    SentTransaction.purpose == VOID,
+                    SentTransaction.status.in_(WATCHED),
+                )
+                .order_by(SentTransaction.nonce, SentTransaction.id)
+            )
+            in_flight = list(rows)
+        waiting = []
+        for _nonce, versions in groupby(in_flight, key=lambda row: row.nonce):
+            same_nonce = list(versions)
+            if await self._mined_version(same_nonce) is None:
+                waiting.append(same_nonce[-1])
+        return waiting
+
+    async def voided(self, nonce: int) -> SentTransaction | None:
+        """The transaction that a void of `nonce` is to displace: the one recorded as mined
+        with that nonce (reverted, unless it was mined again since and succeeded)."""
+        async with self.sessions() as session:
+            return await session.scalar(
+                select(SentTransaction).where(
+                    SentTransaction.chain_id == self.client.chain_id,
+                    SentTransaction.sender == self.sender,
+                    SentTransaction.nonce == nonce,
+                    SentTransaction.purpose != VOID,
+                    SentTransaction.status.in_(("mined", "failed")),
+                )
+            )
+
+    async def drop_voids(self, nonce: int) -> None:
+        """The voids of `nonce` will never be mined: the transaction they were to displace
+        was mined after all (`mined_watch` records it)."""
+        async with self.sessions() as session, session.begin():
+            for row in await self._void_versions(session, nonce):
+                if row.status in WATCHED:
+                    row.status = "dropped"
+                    row.updated_at = self.now()
+
     async def _broadcast(self, row: SentTransaction) -> None:
         try:
             await self.client.send_raw(bytes.fromhex(row.raw_transaction[2:]))
@@ -452,7 +550,13 @@ class TxManager:
         one nonce, so at most one is ever mined) and marks the rest dropped. An attempt that
         reverted and was signed afresh (a refund) leaves older nonces behind: ignored.
         """
-        versions = await self._latest_attempt(request_id, purpose)
+        return await self._mined_version(await self._latest_attempt(request_id, purpose))
+
+    async def _mined_version(
+        self, versions: Sequence[SentTransaction]
+    ) -> tuple[SentTransaction, dict[str, Any]] | None:
+        """Of one nonce's versions, the one with a receipt, recorded mined (or failed) and the
+        others dropped; with its receipt. None when none has one."""
         for row in versions:
             receipt = await self.client.receipt(row.tx_hash)
             if receipt is None:
