@@ -215,9 +215,23 @@ def run(
     workers_only: Annotated[
         bool, typer.Option(help="Run the workers without the API (beside `crossfill api`)")
     ] = False,
+    ops_port: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=65535,
+            help="With --workers-only: serve /metrics, /healthz and /readyz on this port",
+        ),
+    ] = None,
 ) -> None:
     """Serve the API, the chain followers and the workers on the configured deployment."""
-    settings = _settings(port=port, api_processes=api_processes)
+    if ops_port is not None and not workers_only:
+        raise typer.BadParameter(
+            "the API serves /metrics, /healthz and /readyz on its own port; --ops-port is "
+            "for --workers-only",
+            param_hint="--ops-port",
+        )
+    settings = _settings(port=port, api_processes=api_processes, ops_port=ops_port)
     load_deployment(settings.deployment_path, mode=settings.mode)  # fail fast, naming the field
     _exit_on_sigterm()
     if workers_only:

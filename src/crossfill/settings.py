@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     # API processes on this host sharing `port`; beyond one they need PostgreSQL (SQLite has
     # a single writer) and, for shared rate limits, Redis.
     api_processes: int = Field(default=1, ge=1, le=64)
+    # `crossfill run --workers-only`: serve /metrics, /healthz and /readyz on this port of
+    # `host` (unset: no HTTP at all). The API's processes serve them on `port` already.
+    ops_port: int | None = Field(default=None, ge=0, le=65535)
     redis_url: str | None = None
     log_format: Literal["console", "json"] | None = None
     log_level: str = "INFO"

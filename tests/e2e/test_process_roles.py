@@ -1,16 +1,20 @@
 """`crossfill run --workers-only` beside an API-only process on one PostgreSQL: the API
-answers, the hint it forwards reaches the workers, the bridge completes."""
+answers, the hint it forwards reaches the workers, the bridge completes; the workers' own
+series are scraped from their ops listener."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import httpx
 
+from crossfill.devnet.child_process import free_port
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
+    DESTINATION,
     ORIGIN,
     final_status,
     funded_user,
@@ -29,8 +33,13 @@ def test_workers_only_beside_an_api_process_complete_a_bridge(
     api = start_service(run_workers=False, settings={"database_url": postgres_url})
     workers = ServiceProcess(tmp_path, devnet.deployment_path)
     workers.env["CROSSFILL_DATABASE_URL"] = postgres_url
+    workers.env["CROSSFILL_METRICS_TOKEN"] = "scrape-token"
+    ops = f"http://127.0.0.1:{free_port()}"
     process = subprocess.Popen(
-        [sys.executable, "-m", "crossfill", "run", "--workers-only"],
+        [
+            *(sys.executable, "-m", "crossfill", "run", "--workers-only"),
+            *("--ops-port", ops.rsplit(":", 1)[1]),
+        ],
         env=workers.env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -45,7 +54,51 @@ def test_workers_only_beside_an_api_process_complete_a_bridge(
             status = final_status(http, quote["steps"][0]["requestId"], timeout=60)
         assert status["status"] == "success"
         assert process.poll() is None, "the workers process exited"
+        _scrape_the_workers(ops, api.base_url)
     finally:
         process.terminate()
         _, errors = process.communicate(timeout=20)
     assert process.returncode == 0, errors.decode()[-2000:]
+
+
+def _scrape_the_workers(ops: str, api_url: str) -> None:
+    """The fill was the workers': its series are on their listener, not on the API's
+    `/metrics`. The listener serves the probes too, and nothing else."""
+    bearer = {"Authorization": "Bearer scrape-token"}
+    with httpx.Client(base_url=ops, timeout=10) as http:
+        assert http.get("/metrics").status_code == 401  # the metrics token holds here too
+        scraped = http.get("/metrics", headers=bearer)
+        assert scraped.status_code == 200, scraped.text
+        assert http.get("/healthz").json() == {"status": "ok"}
+        ready = http.get("/readyz")
+        assert ready.status_code == 200, ready.text
+        assert set(ready.json()["checks"]["chains"]) == {str(ORIGIN), str(DESTINATION)}
+        missing = http.post("/quote/v2", json={})
+        assert missing.status_code == 404
+        assert set(missing.json()) >= {"message", "errorCode"}
+    filled = (
+        "crossfill_fill_service_seconds_count"
+        f'{{destination_chain_id="{DESTINATION}",origin_chain_id="{ORIGIN}"}} 1.0'
+    )
+    assert filled in scraped.text, scraped.text
+    api_series = httpx.get(f"{api_url}/metrics", timeout=10).text
+    assert filled not in api_series
+
+
+def test_workers_only_with_its_ops_port_taken_stops_saying_so(
+    devnet: RunningDevnet, tmp_path: Path
+) -> None:
+    workers = ServiceProcess(tmp_path, devnet.deployment_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        finished = subprocess.run(
+            [sys.executable, "-m", "crossfill", "run", "--workers-only", "--ops-port", str(port)],
+            env=workers.env,
+            capture_output=True,
+            timeout=60,
+        )
+    said = finished.stdout.decode() + finished.stderr.decode()
+    assert finished.returncode == 1, said
+    assert f"cannot listen on 127.0.0.1:{port}" in said and "Traceback" not in said

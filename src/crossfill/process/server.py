@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import structlog
 import uvicorn
 from fastapi import FastAPI
 
 from crossfill.api.limits import uvicorn_limits
+from crossfill.api.ops_app import create_ops_app
+from crossfill.errors import ConfigError
 from crossfill.loops import stop_tasks
 from crossfill.metrics import clear_multiprocess_dir
 from crossfill.process.late_stop import reported_if_late
@@ -67,14 +72,19 @@ async def run_workers_only(settings: Settings) -> None:
     await upgrade_async(settings.database)
     runtime = Runtime.build(settings)
     workers = ProcessWorkers(runtime)
+    listener = None
     try:
         runtime.start_wal_checkpoints()
         await runtime.start_followers()
         await workers.start()
-        log.info("workers running", chains=sorted(runtime.chains))
+        if settings.ops_port is not None:
+            listener = await OpsListener.start(runtime, settings.ops_port)
+        log.info("workers running", chains=sorted(runtime.chains), ops_port=settings.ops_port)
         await asyncio.Event().wait()
     finally:
         with reported_if_late():
+            if listener is not None:
+                await listener.stop()
             await workers.stop()
             await runtime.close()
 
@@ -151,6 +161,44 @@ class _Server(uvicorn.Server):
         database closed): what is still awaited is logged should that take too long."""
         with reported_if_late():
             await super().shutdown(sockets)
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn serving beside the process's own work: the process, not uvicorn, handles its
+    signals (uvicorn's handlers would replace the runner's, and re-raise on exit)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+@dataclass
+class OpsListener:
+    """A workers-only process's `/metrics`, `/healthz` and `/readyz` (`api.ops_app`)."""
+
+    server: uvicorn.Server
+    serving: asyncio.Task[None]
+
+    @classmethod
+    async def start(cls, runtime: Runtime, port: int) -> OpsListener:
+        """Serving on the API's host and `port` once this returns; ConfigError when the port
+        cannot be bound."""
+        settings = runtime.settings
+        sock = listening_socket(settings.host, port, shared=False)
+        config = uvicorn_config(create_ops_app(runtime), settings, port=sock.getsockname()[1])
+        server = _QuietServer(config)
+        serving = asyncio.create_task(server.serve(sockets=[sock]), name="ops-listener")
+        while not server.started:
+            if serving.done():
+                serving.result()  # its failure, raised here
+                raise ConfigError(f"the ops listener on port {port} did not start")
+            await asyncio.sleep(0.05)
+        log.info("ops listener serving", host=settings.host, port=sock.getsockname()[1])
+        return cls(server, serving)
+
+    async def stop(self) -> None:
+        self.server.should_exit = True
+        await self.serving
 
 
 def _tune_garbage_collector() -> None:
