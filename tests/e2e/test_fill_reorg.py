@@ -113,12 +113,14 @@ def test_a_fill_mined_again_in_another_block_is_followed_there(
 
 
 async def test_a_reverted_transaction_reorged_out_for_good_has_its_nonce_voided(
-    devnet: RunningDevnet, tmp_path: Path
+    devnet: RunningDevnet, tmp_path: Path, database: str | None
 ) -> None:
     """A signer's reverted transaction (acted on as a revert) that no node puts back: sent
     again, on the new fork it might not revert. Its nonce is used by a void instead, and the
     signer's later transaction, reorged out with it, is mined after the void."""
-    settings = service_settings(tmp_path, devnet.deployment_path)
+    settings = service_settings(tmp_path, devnet.deployment_path).model_copy(
+        update={"database_url": database}
+    )
     await upgrade_async(settings.database)
     runtime = Runtime.build(settings, devnet.deployment)
     chain = runtime.chains[ChainId(DESTINATION)]
