@@ -123,6 +123,17 @@ async def _voids(world: World) -> list[SentTransaction]:
         return list(rows)
 
 
+async def _voided_refund(world: World) -> tuple[SentTransaction, SentTransaction]:
+    """A reverted refund reorged out for good, and the void the watch sent for its nonce."""
+    refund = await world.mined("refund", status=0)
+    await world.settle()
+    del world.chain.receipts[refund.tx_hash]
+    world.reorg()
+    await world.settle()
+    (void,) = await _voids(world)
+    return refund, void
+
+
 async def test_a_reverted_transaction_gone_is_not_sent_again_its_nonce_is_voided(
     world: World,
 ) -> None:
@@ -168,12 +179,7 @@ async def test_a_reverted_transaction_gone_is_not_sent_again_its_nonce_is_voided
 async def test_a_void_is_signed_once_whatever_restarts(world: World) -> None:
     """The journal, not the watch's memory, says a nonce has its void: a watch started
     afresh (a restart) sends the same one again."""
-    refund = await world.mined("refund", status=0)
-    await world.settle()
-    del world.chain.receipts[refund.tx_hash]
-    world.reorg()
-    await world.settle()
-    (void,) = await _voids(world)
+    _, void = await _voided_refund(world)
     world.chain.sent.clear()
     started = MinedWatch(
         world.watch.chain, world.txmanager, interval_seconds=1, metrics=world.metrics
@@ -186,11 +192,7 @@ async def test_a_void_is_signed_once_whatever_restarts(world: World) -> None:
 async def test_a_reverted_transaction_mined_again_before_its_void_drops_the_void(
     world: World,
 ) -> None:
-    refund = await world.mined("refund", status=0)
-    await world.settle()
-    del world.chain.receipts[refund.tx_hash]
-    world.reorg()
-    await world.settle()
+    refund, _ = await _voided_refund(world)
     world.chain.push_head()
     world.chain.mine(refund.tx_hash)  # some pool kept it: mined, and it succeeds this time
     world.chain.sent.clear()
@@ -203,12 +205,7 @@ async def test_a_reverted_transaction_mined_again_before_its_void_drops_the_void
 
 
 async def test_a_void_gone_in_a_reorg_is_sent_again(world: World) -> None:
-    refund = await world.mined("refund", status=0)
-    await world.settle()
-    del world.chain.receipts[refund.tx_hash]
-    world.reorg()
-    await world.settle()
-    (void,) = await _voids(world)
+    _, void = await _voided_refund(world)
     world.chain.push_head()
     world.chain.mine(void.tx_hash)
     world.chain.push_head()

@@ -343,11 +343,7 @@ class TxManager:
         fields = dict(TypedTransaction.from_bytes(HexBytes(row.raw_transaction)).as_dict())
         for signature_part in ("v", "r", "s"):
             fields.pop(signature_part)
-        max_fee, tip = self._fees()
-        fields["maxPriorityFeePerGas"] = _bumped(int(row.max_priority_fee_per_gas), tip)
-        fields["maxFeePerGas"] = max(
-            _bumped(int(row.max_fee_per_gas), max_fee), fields["maxPriorityFeePerGas"]
-        )
+        self._outbid(fields, row)
         fields["to"] = to_checksum_address(fields["to"])
         replacement = self._signed_row(fields, purpose=row.purpose, request_id=row.request_id)
         async with self.sessions() as session, session.begin():
@@ -372,6 +368,15 @@ class TxManager:
             log.warning("replacement broadcast failed", tx_hash=replacement.tx_hash, error=str(exc))
         return Replacement(row, replacement)
 
+    def _outbid(self, fields: dict[str, Any], row: SentTransaction) -> None:
+        """`fields`' fees set to replace `row` (the same nonce) in a node's pool: raised by
+        at least 12.5% over its fees, and never below today's."""
+        max_fee, tip = self._fees()
+        fields["maxPriorityFeePerGas"] = _bumped(int(row.max_priority_fee_per_gas), tip)
+        fields["maxFeePerGas"] = max(
+            _bumped(int(row.max_fee_per_gas), max_fee), fields["maxPriorityFeePerGas"]
+        )
+
     async def void(self, gone: SentTransaction) -> SentTransaction | None:
         """Use `gone`'s nonce with a void (a transfer of nothing to the signer itself), fees
         raised as a replacement's over `gone`'s so that it also displaces `gone` from a pool
@@ -386,13 +391,7 @@ class TxManager:
                     return None
                 await self._journal(session, token)
                 fields = self._fields(Call(self.sender, b"", 0, VOID_GAS), gone.nonce)
-                fields["maxPriorityFeePerGas"] = _bumped(
-                    int(gone.max_priority_fee_per_gas), fields["maxPriorityFeePerGas"]
-                )
-                fields["maxFeePerGas"] = max(
-                    _bumped(int(gone.max_fee_per_gas), fields["maxFeePerGas"]),
-                    fields["maxPriorityFeePerGas"],
-                )
+                self._outbid(fields, gone)
                 row = self._signed_row(fields, purpose=VOID, request_id=gone.request_id)
                 session.add(row)
         log.warning(
