@@ -51,6 +51,13 @@ class Metrics:
             buckets=_QUOTE_BUCKETS,
             registry=registry,
         )
+        self.http_responses = Counter(
+            "crossfill_http_responses",
+            "HTTP answers of the API by route (its path template; 'unmatched' when no route "
+            "took the request) and status code",
+            ["route", "code"],
+            registry=registry,
+        )
         self.fill_service = Histogram(
             "crossfill_fill_service_seconds",
             "The service's share of a fill: deposit accepted by the indexer to fill broadcast",

@@ -100,6 +100,10 @@ def test_every_series_appears_after_one_bridge(
         str(status) for status in RequestStatus
     }
     assert _value(samples, "crossfill_requests", status="success") == 1
+    answers = "crossfill_http_responses_total"
+    print([(s.labels, s.value) for s in samples if s.name == answers])
+    assert _value(samples, answers, route="/quote/v2", code="200") == 1
+    assert (_value(samples, answers, route="/intents/status/v3", code="200") or 0) >= 1
     assert _value(samples, "crossfill_requests", status="pending") == 0
     assert _value(samples, "crossfill_fill_service_seconds_count", **ROUTE) == 1
     assert _value(samples, "crossfill_fill_end_to_end_seconds_count", **ROUTE) == 1
@@ -154,3 +158,26 @@ def test_a_metrics_token_guards_the_scrape(start_service: StartService) -> None:
         assert refused.json()["statusCode"] == 401 and "metrics token" in refused.json()["message"]
     samples = _scrape(service, Authorization="Bearer scrape-token")
     assert _value(samples, "crossfill_requests", status="waiting") == 0
+
+
+def test_every_answer_is_counted_by_route_and_code(start_service: StartService) -> None:
+    """By the route's template, never the path sent: random paths are one series."""
+    service = start_service()
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        assert http.post("/quote/v2", json={"user": "nobody"}).status_code == 400
+        assert http.get("/requests/v3").status_code == 401
+        assert http.delete("/admin/api-keys/7").status_code == 403  # no operator token set
+        assert http.get("/chains").status_code == 200
+        unknown = {"requestId": "0x" + "00" * 32}
+        assert http.get("/intents/status/v3", params=unknown).status_code == 404
+        for attempt in range(3):
+            assert http.get(f"/no-such-path-{attempt}").status_code == 404
+    samples = _scrape(service)
+    answers = "crossfill_http_responses_total"
+    assert _value(samples, answers, route="/quote/v2", code="400") == 1
+    assert _value(samples, answers, route="/requests/v3", code="401") == 1
+    assert _value(samples, answers, route="/admin/api-keys/{key_id}", code="403") == 1
+    assert _value(samples, answers, route="/chains", code="200") == 1
+    assert _value(samples, answers, route="/intents/status/v3", code="404") == 1
+    assert _value(samples, answers, route="unmatched", code="404") == 3
+    assert not [s for s in samples if s.name == answers and "no-such" in s.labels["route"]]

@@ -18,6 +18,7 @@ from crossfill.api.errors import install_error_handlers
 from crossfill.api.limits import RequestLimits, RequestLimitsMiddleware
 from crossfill.api.openapi import install_openapi
 from crossfill.api.rate_limit import RateLimited, build_limiter
+from crossfill.api.response_counts import ResponseCounts
 from crossfill.api.routes import (
     admin,
     app_fees,
@@ -37,6 +38,7 @@ from crossfill.api.routes import (
     transactions,
     ws,
 )
+from crossfill.api.routes.quote_fast import PATHS as QUOTE_PATHS
 from crossfill.api.routes.quote_fast import QuoteFront
 from crossfill.api.ws_limits import ConnectionsByAddress
 from crossfill.domain.deprecation import V2Schedule, parse_reductions
@@ -70,16 +72,17 @@ CORS_OPTIONS: dict[str, Any] = {
 
 class _Api(FastAPI):
     """FastAPI with the quote paths' front (`api.routes.quote_fast.QuoteFront`) outside its
-    middleware stack."""
+    middleware stack, and every answer counted outside both (`api.response_counts`)."""
 
     def build_middleware_stack(self) -> ASGIApp:
         stack = super().build_middleware_stack()
-        return QuoteFront(
+        front = QuoteFront(
             stack,
             limits=RequestLimits.from_settings(self.state.runtime.settings),
             cors=CORSMiddleware(stack, **CORS_OPTIONS),
             exception_handlers=self.exception_handlers,
         )
+        return ResponseCounts(front, self.state.runtime.metrics.http_responses, QUOTE_PATHS)
 
 
 def create_app(
