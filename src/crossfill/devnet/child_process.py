@@ -61,14 +61,20 @@ class ChildProcess:
 
 
 def spawn(command: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
-    """The command with its output appended to `log_path`, dying with this process."""
+    """The command with its output appended to `log_path`, dying with this process.
+
+    In a process group of its own: a Ctrl-C at the terminal reaches the devnet process alone,
+    which stops the service first (its workers still reaching the chains) and then its
+    children, instead of the chains vanishing under the running workers."""
+    posix = os.name == "posix"
     with log_path.open("ab") as log:
         return subprocess.Popen(
             list(command),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            preexec_fn=die_with_parent if os.name == "posix" else None,
+            preexec_fn=die_with_parent if posix else None,
+            process_group=0 if posix else None,
         )
 
 
