@@ -69,6 +69,12 @@ async def run_workers_only(settings: Settings) -> None:
     PostgreSQL database forward clients' deposit hints here; a second workers process waits
     on the signer lease instead of signing."""
     raise_open_files_limit()
+    # Bound first: a port taken stops the process before it touches the database or chains.
+    ops_socket = (
+        None
+        if settings.ops_port is None
+        else listening_socket(settings.host, settings.ops_port, shared=False)
+    )
     await upgrade_async(settings.database)
     runtime = Runtime.build(settings)
     workers = ProcessWorkers(runtime)
@@ -77,14 +83,16 @@ async def run_workers_only(settings: Settings) -> None:
         runtime.start_wal_checkpoints()
         await runtime.start_followers()
         await workers.start()
-        if settings.ops_port is not None:
-            listener = await OpsListener.start(runtime, settings.ops_port)
+        if ops_socket is not None:
+            listener = await OpsListener.start(runtime, ops_socket)
         log.info("workers running", chains=sorted(runtime.chains), ops_port=settings.ops_port)
         await asyncio.Event().wait()
     finally:
         with reported_if_late():
             if listener is not None:
                 await listener.stop()
+            elif ops_socket is not None:
+                ops_socket.close()
             await workers.stop()
             await runtime.close()
 
@@ -180,12 +188,11 @@ class OpsListener:
     serving: asyncio.Task[None]
 
     @classmethod
-    async def start(cls, runtime: Runtime, port: int) -> OpsListener:
-        """Serving on the API's host and `port` once this returns; ConfigError when the port
-        cannot be bound."""
+    async def start(cls, runtime: Runtime, sock: socket.socket) -> OpsListener:
+        """Serving on `sock` (bound: `listening_socket`) once this returns."""
         settings = runtime.settings
-        sock = listening_socket(settings.host, port, shared=False)
-        config = uvicorn_config(create_ops_app(runtime), settings, port=sock.getsockname()[1])
+        port = sock.getsockname()[1]
+        config = uvicorn_config(create_ops_app(runtime), settings, port=port)
         server = _QuietServer(config)
         serving = asyncio.create_task(server.serve(sockets=[sock]), name="ops-listener")
         while not server.started:
@@ -193,7 +200,7 @@ class OpsListener:
                 serving.result()  # its failure, raised here
                 raise ConfigError(f"the ops listener on port {port} did not start")
             await asyncio.sleep(0.05)
-        log.info("ops listener serving", host=settings.host, port=sock.getsockname()[1])
+        log.info("ops listener serving", host=settings.host, port=port)
         return cls(server, serving)
 
     async def stop(self) -> None:
