@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import base58
+from solders.address_lookup_table_account import AddressLookupTableAccount
 from solders.hash import Hash
-from solders.instruction import Instruction
+from solders.instruction import CompiledInstruction, Instruction
 from solders.keypair import Keypair
-from solders.message import Message
+from solders.message import Message, MessageV0
+from solders.pubkey import Pubkey
 
 from crossfill.chains import svm_programs as programs
 from crossfill.chains.svm_deposits import TOPUP_MEMO, read_vault_deposit
@@ -73,3 +75,93 @@ def test_failed_outgoing_and_topup_transactions_are_no_deposits() -> None:
     elsewhere = programs.transfer_sol(USER, Keypair().pubkey(), 1)
     assert read_vault_deposit(_landed([elsewhere, programs.memo(ORDER_ID)]), str(VAULT)) is None
     assert read_vault_deposit(_landed([to_vault, programs.memo(TOPUP_MEMO)]), str(VAULT)) is None
+
+
+def _compiled(ix: CompiledInstruction) -> dict[str, Any]:
+    return {
+        "programIdIndex": ix.program_id_index,
+        "accounts": list(ix.accounts),
+        "data": base58.b58encode(bytes(ix.data)).decode(),
+    }
+
+
+def _landed_v0(instructions: list[Instruction], table: list[Pubkey]) -> dict[str, Any]:
+    """A versioned transaction of these instructions whose other accounts come from a
+    lookup table holding `table`, as the node answers it (loaded addresses in `meta`)."""
+    lookup = AddressLookupTableAccount(Keypair().pubkey(), table)
+    message = MessageV0.try_compile(USER, instructions, [lookup], Hash.default())
+    (used,) = message.address_table_lookups
+    return {
+        "slot": 9,
+        "blockTime": 1_800_000_000,
+        "version": 0,
+        "transaction": {
+            "signatures": ["sig"],
+            "message": {
+                "accountKeys": [str(key) for key in message.account_keys],
+                "recentBlockhash": str(Hash.default()),
+                "instructions": [_compiled(ix) for ix in message.instructions],
+            },
+        },
+        "meta": {
+            "err": None,
+            "postTokenBalances": [],
+            "loadedAddresses": {
+                "writable": [str(table[index]) for index in used.writable_indexes],
+                "readonly": [str(table[index]) for index in used.readonly_indexes],
+            },
+        },
+    }
+
+
+def test_a_versioned_transaction_paying_the_vault_from_a_lookup_table_is_a_deposit() -> None:
+    landed = _landed_v0(
+        [programs.transfer_sol(USER, VAULT, 10**9), programs.memo(ORDER_ID)], [VAULT]
+    )
+    assert str(VAULT) not in landed["transaction"]["message"]["accountKeys"]
+    deposit = read_vault_deposit(landed, str(VAULT))
+    assert deposit is not None and deposit.amount == 10**9 and deposit.order_id == ORDER_ID
+
+
+def test_a_deposit_beside_instructions_on_looked_up_accounts_is_read() -> None:
+    """Before: the other instruction's looked-up account was an IndexError, raised at every
+    tick of the indexer, which then read no later deposit."""
+    other = Keypair().pubkey()
+    landed = _landed_v0(
+        [
+            programs.transfer_sol(USER, other, 1),
+            programs.transfer_sol(USER, VAULT, 10**9),
+            programs.memo(ORDER_ID),
+        ],
+        [other],
+    )
+    deposit = read_vault_deposit(landed, str(VAULT))
+    assert deposit is not None and deposit.amount == 10**9 and deposit.order_id == ORDER_ID
+
+
+def test_a_transfer_and_memo_made_by_a_wallet_program_are_a_deposit() -> None:
+    """A smart wallet's one instruction, which ran the transfer and the memo itself."""
+    landed = _landed([programs.transfer_sol(USER, VAULT, 10**9), programs.memo(ORDER_ID)])
+    message = landed["transaction"]["message"]
+    inner, message["accountKeys"] = (
+        message["instructions"],
+        [
+            *message["accountKeys"],
+            str(Keypair().pubkey()),  # the wallet program
+        ],
+    )
+    wallet = len(message["accountKeys"]) - 1
+    message["instructions"] = [{"programIdIndex": wallet, "accounts": [0], "data": "3Bxs"}]
+    landed["meta"]["innerInstructions"] = [{"index": 0, "instructions": inner}]
+    deposit = read_vault_deposit(landed, str(VAULT))
+    assert deposit is not None and deposit.amount == 10**9 and deposit.order_id == ORDER_ID
+    assert deposit.sender == str(USER)
+
+
+def test_an_instruction_the_answer_cannot_name_is_passed_over() -> None:
+    landed = _landed([programs.transfer_sol(USER, VAULT, 10**9), programs.memo(ORDER_ID)])
+    instructions = landed["transaction"]["message"]["instructions"]
+    instructions.insert(0, {"programIdIndex": 0, "accounts": [99], "data": "1"})
+    instructions.insert(0, {"programIdIndex": 0, "accounts": [0], "data": "not base58: 0OIl"})
+    deposit = read_vault_deposit(landed, str(VAULT))
+    assert deposit is not None and deposit.amount == 10**9

@@ -2,8 +2,16 @@
 
 A deposit is a System transfer to the vault, or an SPL Token transfer into one of the vault's
 associated token accounts, in a transaction that succeeded; the Memo program's data in the
-same transaction is its order id. Only top-level instructions count (the quote hands out
-exactly those). The first incoming transfer of a transaction is its deposit.
+same transaction is its order id. The first incoming transfer of a transaction is its
+deposit.
+
+The quote hands out top-level instructions, but a wallet that is a program (a multisig, a
+smart account) makes the same transfer and memo from within its own instruction: inner
+instructions count too, in the order they ran. A versioned transaction's instructions may
+name accounts loaded from lookup tables (`meta.loadedAddresses`, after the message's own
+keys): they are resolved as the node lists them. An instruction naming an account the answer
+does not list is not a transfer this reader knows, and is passed over: one transaction that
+cannot be read must never stop the reading of every later deposit.
 """
 
 from __future__ import annotations
@@ -51,13 +59,19 @@ def read_vault_deposit(landed: dict[str, Any], vault: str) -> VaultDeposit | Non
     if meta.get("err") is not None:
         return None
     message = landed["transaction"]["message"]
-    keys: list[str] = message["accountKeys"]
+    loaded = meta.get("loadedAddresses") or {}
+    keys: list[str] = [
+        *message["accountKeys"],
+        *(loaded.get("writable") or []),
+        *(loaded.get("readonly") or []),
+    ]
     mints = {b["accountIndex"]: b["mint"] for b in meta.get("postTokenBalances") or []}
     memo, incoming = None, None
-    for instruction in message["instructions"]:
-        program = keys[instruction["programIdIndex"]]
-        accounts = [keys[index] for index in instruction["accounts"]]
-        data = base58.b58decode(instruction["data"])
+    for instruction in _in_order_run(message["instructions"], meta.get("innerInstructions")):
+        named = _named(instruction, keys)
+        if named is None:
+            continue
+        program, accounts, data = named
         if program == str(programs.MEMO_PROGRAM_ID):
             memo = data.decode(errors="replace")
         elif incoming is None:
@@ -75,6 +89,35 @@ def read_vault_deposit(landed: dict[str, Any], vault: str) -> VaultDeposit | Non
         amount=amount,
         memo=memo,
     )
+
+
+def _in_order_run(
+    top_level: list[dict[str, Any]], inner: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """Every instruction of the transaction in the order they ran: each top-level one, then
+    those it invoked (`meta.innerInstructions`, by its index)."""
+    invoked: dict[int, list[dict[str, Any]]] = {}
+    for group in inner or []:
+        invoked.setdefault(int(group["index"]), []).extend(group["instructions"])
+    ran = []
+    for index, instruction in enumerate(top_level):
+        ran.append(instruction)
+        ran.extend(invoked.get(index, []))
+    return ran
+
+
+def _named(instruction: dict[str, Any], keys: list[str]) -> tuple[str, list[str], bytes] | None:
+    """(program, accounts, data) of a compiled instruction; None when it names an account
+    index the answer does not list."""
+    indexes = [instruction["programIdIndex"], *instruction["accounts"]]
+    if not all(isinstance(index, int) and 0 <= index < len(keys) for index in indexes):
+        return None
+    program, *accounts = (keys[index] for index in indexes)
+    try:
+        data = base58.b58decode(instruction["data"])
+    except ValueError:
+        return None
+    return program, accounts, data
 
 
 def _incoming(

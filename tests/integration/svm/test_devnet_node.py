@@ -11,6 +11,7 @@ import websockets
 from solders.keypair import Keypair
 
 from crossfill.chains import svm_programs as programs
+from crossfill.chains.svm_deposits import read_vault_deposit
 from crossfill.devnet.svm import accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SOL_PER_HOLDER, USDC_PER_HOLDER, SeededSvm
@@ -150,3 +151,24 @@ async def test_signature_and_slot_subscriptions_fire(
             seen.add(message["method"])
             if message["method"] == "signatureNotification":
                 assert message["params"]["result"]["value"] == {"err": None}
+
+
+def test_what_an_instruction_invoked_is_listed_as_its_inner_instructions(
+    svm_node: SvmNodeProcess, seeded: SeededSvm
+) -> None:
+    """Creating a token account runs the System and Token programs from within the
+    associated-token program: a node lists those under the instruction's index."""
+    url = svm_node.rpc_url
+    user, owner = accounts.users()[2], Keypair().pubkey()
+    create = programs.create_token_account(user.pubkey(), owner, seeded.usdc_mint)
+    tx = signed(url, [programs.memo("first"), create], [user])
+    signature = rpc(url, "sendTransaction", encoded(tx), BASE64)
+    landed = rpc(url, "getTransaction", signature, {"encoding": "json"})
+    keys = landed["transaction"]["message"]["accountKeys"]
+    (group,) = landed["meta"]["innerInstructions"]
+    assert group["index"] == 1
+    invoked = {keys[ix["programIdIndex"]] for ix in group["instructions"]}
+    assert invoked == {str(programs.SYSTEM_PROGRAM_ID), str(programs.TOKEN_PROGRAM_ID)}
+    assert all(ix["stackHeight"] == 2 for ix in group["instructions"])
+    # Nothing paid into the vault: no deposit, though inner instructions are read.
+    assert read_vault_deposit(landed, str(accounts.solver().pubkey())) is None

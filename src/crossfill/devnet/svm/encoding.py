@@ -126,7 +126,7 @@ def transaction_json(landed: Landed, encoding: str) -> JsonValue:
             "preTokenBalances": landed.pre_token_balances,
             "postTokenBalances": landed.post_token_balances,
             "logMessages": landed.logs,
-            "innerInstructions": [],
+            "innerInstructions": landed.inner_instructions,
             "rewards": [],
             "loadedAddresses": {"readonly": [], "writable": []},
             "computeUnitsConsumed": landed.units,

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import base58
 from solders.account import Account
 from solders.hash import Hash
 from solders.keypair import Keypair
@@ -23,7 +24,11 @@ from solders.pubkey import Pubkey
 from solders.system_program import ID as SYSTEM_PROGRAM_ID
 from solders.token.state import Mint, TokenAccount
 from solders.transaction import VersionedTransaction
-from solders.transaction_metadata import FailedTransactionMetadata, TransactionMetadata
+from solders.transaction_metadata import (
+    FailedTransactionMetadata,
+    InnerInstruction,
+    TransactionMetadata,
+)
 
 from crossfill.chains.svm_programs import (
     MINT_ACCOUNT_SIZE,
@@ -69,6 +74,8 @@ class Landed:
     pre_token_balances: list[JsonValue]
     post_token_balances: list[JsonValue]
     memo: str | None
+    # What each top-level instruction invoked, by its index (`meta.innerInstructions`).
+    inner_instructions: list[JsonValue] = field(default_factory=list)
 
 
 @dataclass
@@ -205,6 +212,7 @@ class Ledger:
             pre_token_balances=pre_tokens,
             post_token_balances=self._token_balances(keys),
             memo=_memo_of(list(meta.logs())),
+            inner_instructions=_inner_json(meta.inner_instructions()),
         )
         self._keep(landed, keys)
         return landed
@@ -248,6 +256,28 @@ class Ledger:
                 }
             )
         return balances
+
+
+def _inner_json(invoked: list[list[InnerInstruction]]) -> list[JsonValue]:
+    """LiteSVM's inner instructions as a node's json encoding lists them: for each top-level
+    instruction that invoked others, its index and theirs, in the order they ran."""
+    return [
+        {
+            "index": index,
+            "instructions": [
+                {
+                    "programIdIndex": compiled.program_id_index,
+                    "accounts": list(compiled.accounts),
+                    "data": base58.b58encode(bytes(compiled.data)).decode(),
+                    "stackHeight": inner.stack_height(),
+                }
+                for inner in instructions
+                for compiled in (inner.instruction(),)
+            ],
+        }
+        for index, instructions in enumerate(invoked)
+        if instructions
+    ]
 
 
 def _error_json(result: FailedTransactionMetadata) -> JsonValue:
