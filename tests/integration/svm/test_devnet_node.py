@@ -9,6 +9,7 @@ import time
 import orjson
 import websockets
 from solders.keypair import Keypair
+from solders.system_program import ID as SYSTEM_PROGRAM_ID
 
 from crossfill.chains import svm_programs as programs
 from crossfill.chains.svm_deposits import read_vault_deposit
@@ -168,7 +169,7 @@ def test_what_an_instruction_invoked_is_listed_as_its_inner_instructions(
     (group,) = landed["meta"]["innerInstructions"]
     assert group["index"] == 1
     invoked = {keys[ix["programIdIndex"]] for ix in group["instructions"]}
-    assert invoked == {str(programs.SYSTEM_PROGRAM_ID), str(programs.TOKEN_PROGRAM_ID)}
+    assert invoked == {str(SYSTEM_PROGRAM_ID), str(programs.TOKEN_PROGRAM_ID)}
     assert all(ix["stackHeight"] == 2 for ix in group["instructions"])
     # Nothing paid into the vault: no deposit, though inner instructions are read.
     assert read_vault_deposit(landed, str(accounts.solver().pubkey())) is None
