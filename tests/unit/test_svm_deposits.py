@@ -13,7 +13,7 @@ from solders.message import Message, MessageV0
 from solders.pubkey import Pubkey
 
 from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm_deposits import TOPUP_MEMO, read_vault_deposit
+from crossfill.chains.svm_deposits import TOPUP_MEMO, VaultDeposit, read_vault_deposits
 
 USER, VAULT, MINT = Keypair().pubkey(), Keypair().pubkey(), Keypair().pubkey()
 ORDER_ID = "0x" + "ab" * 32
@@ -42,39 +42,37 @@ def _landed(instructions: list[Instruction], *, err: object = None) -> dict[str,
     }  # fmt: skip
 
 
+def _one(landed: dict[str, Any]) -> VaultDeposit:
+    (deposit,) = read_vault_deposits(landed, str(VAULT))
+    return deposit
+
+
 def test_a_sol_transfer_with_a_memo_is_a_deposit_of_that_order() -> None:
     landed = _landed([programs.transfer_sol(USER, VAULT, 10**9), programs.memo(ORDER_ID)])
-    deposit = read_vault_deposit(landed, str(VAULT))
-    assert deposit is not None
+    deposit = _one(landed)
     assert (deposit.sender, deposit.currency, deposit.amount) == (str(USER), "1" * 32, 10**9)
     assert deposit.order_id == ORDER_ID and deposit.slot == 7
 
 
 def test_a_token_transfer_into_the_vault_account_names_its_mint() -> None:
     pay = programs.transfer_token(USER, VAULT, MINT, 5_000_000, 6)
-    deposit = read_vault_deposit(_landed([pay, programs.memo(ORDER_ID)]), str(VAULT))
-    assert deposit is not None and deposit.currency == str(MINT) and deposit.amount == 5_000_000
+    deposit = _one(_landed([pay, programs.memo(ORDER_ID)]))
+    assert deposit.currency == str(MINT) and deposit.amount == 5_000_000
 
 
 def test_no_memo_or_a_memo_that_is_no_order_id_reads_as_no_order() -> None:
-    bare = read_vault_deposit(_landed([programs.transfer_sol(USER, VAULT, 1)]), str(VAULT))
-    assert bare is not None and bare.order_id is None
-    upper = read_vault_deposit(
-        _landed([programs.transfer_sol(USER, VAULT, 1), programs.memo(ORDER_ID.upper())]),
-        str(VAULT),
-    )
-    assert upper is not None and upper.order_id is None
+    assert _one(_landed([programs.transfer_sol(USER, VAULT, 1)])).order_id is None
+    upper = _one(_landed([programs.transfer_sol(USER, VAULT, 1), programs.memo(ORDER_ID.upper())]))
+    assert upper.order_id is None
 
 
 def test_failed_outgoing_and_topup_transactions_are_no_deposits() -> None:
     to_vault = programs.transfer_sol(USER, VAULT, 1)
-    assert (
-        read_vault_deposit(_landed([to_vault], err={"InstructionError": [0, "x"]}), str(VAULT))
-        is None
-    )
+    failed = _landed([to_vault], err={"InstructionError": [0, "x"]})
+    assert read_vault_deposits(failed, str(VAULT)) == []
     elsewhere = programs.transfer_sol(USER, Keypair().pubkey(), 1)
-    assert read_vault_deposit(_landed([elsewhere, programs.memo(ORDER_ID)]), str(VAULT)) is None
-    assert read_vault_deposit(_landed([to_vault, programs.memo(TOPUP_MEMO)]), str(VAULT)) is None
+    assert read_vault_deposits(_landed([elsewhere, programs.memo(ORDER_ID)]), str(VAULT)) == []
+    assert read_vault_deposits(_landed([to_vault, programs.memo(TOPUP_MEMO)]), str(VAULT)) == []
 
 
 def _compiled(ix: CompiledInstruction) -> dict[str, Any]:
@@ -119,8 +117,8 @@ def test_a_versioned_transaction_paying_the_vault_from_a_lookup_table_is_a_depos
         [programs.transfer_sol(USER, VAULT, 10**9), programs.memo(ORDER_ID)], [VAULT]
     )
     assert str(VAULT) not in landed["transaction"]["message"]["accountKeys"]
-    deposit = read_vault_deposit(landed, str(VAULT))
-    assert deposit is not None and deposit.amount == 10**9 and deposit.order_id == ORDER_ID
+    deposit = _one(landed)
+    assert deposit.amount == 10**9 and deposit.order_id == ORDER_ID
 
 
 def test_a_deposit_beside_instructions_on_looked_up_accounts_is_read() -> None:
@@ -135,8 +133,8 @@ def test_a_deposit_beside_instructions_on_looked_up_accounts_is_read() -> None:
         ],
         [other],
     )
-    deposit = read_vault_deposit(landed, str(VAULT))
-    assert deposit is not None and deposit.amount == 10**9 and deposit.order_id == ORDER_ID
+    deposit = _one(landed)
+    assert deposit.amount == 10**9 and deposit.order_id == ORDER_ID
 
 
 def test_a_transfer_and_memo_made_by_a_wallet_program_are_a_deposit() -> None:
@@ -153,8 +151,8 @@ def test_a_transfer_and_memo_made_by_a_wallet_program_are_a_deposit() -> None:
     wallet = len(message["accountKeys"]) - 1
     message["instructions"] = [{"programIdIndex": wallet, "accounts": [0], "data": "3Bxs"}]
     landed["meta"]["innerInstructions"] = [{"index": 0, "instructions": inner}]
-    deposit = read_vault_deposit(landed, str(VAULT))
-    assert deposit is not None and deposit.amount == 10**9 and deposit.order_id == ORDER_ID
+    deposit = _one(landed)
+    assert deposit.amount == 10**9 and deposit.order_id == ORDER_ID
     assert deposit.sender == str(USER)
 
 
@@ -163,5 +161,20 @@ def test_an_instruction_the_answer_cannot_name_is_passed_over() -> None:
     instructions = landed["transaction"]["message"]["instructions"]
     instructions.insert(0, {"programIdIndex": 0, "accounts": [99], "data": "1"})
     instructions.insert(0, {"programIdIndex": 0, "accounts": [0], "data": "not base58: 0OIl"})
-    deposit = read_vault_deposit(landed, str(VAULT))
-    assert deposit is not None and deposit.amount == 10**9
+    deposit = _one(landed)
+    assert deposit.amount == 10**9
+
+
+def test_each_transfer_into_the_vault_is_a_deposit_of_its_own() -> None:
+    """Before: only the first was read; the second was neither credited nor refunded."""
+    landed = _landed(
+        [
+            programs.transfer_sol(USER, VAULT, 10**9),
+            programs.transfer_token(USER, VAULT, MINT, 5_000_000, 6),
+            programs.memo(ORDER_ID),
+        ]
+    )
+    first, second = read_vault_deposits(landed, str(VAULT))
+    assert (first.index, first.currency, first.amount) == (0, "1" * 32, 10**9)
+    assert (second.index, second.currency, second.amount) == (1, str(MINT), 5_000_000)
+    assert first.order_id == second.order_id == ORDER_ID

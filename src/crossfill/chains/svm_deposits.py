@@ -2,8 +2,10 @@
 
 A deposit is a System transfer to the vault, or an SPL Token transfer into one of the vault's
 associated token accounts, in a transaction that succeeded; the Memo program's data in the
-same transaction is its order id. The first incoming transfer of a transaction is its
-deposit.
+same transaction is its order id. Each incoming transfer of a transaction is a deposit of
+its own, numbered in the order they ran (`index`: 0 for the first): the one the quote asked
+for is paid for, a second one for the same order is refunded, as a second transaction would
+be.
 
 The quote hands out top-level instructions, but a wallet that is a program (a multisig, a
 smart account) makes the same transfer and memo from within its own instruction: inner
@@ -44,6 +46,7 @@ class VaultDeposit:
     currency: str  # the native address (thirty-two `1`s) or the mint, base58 as is
     amount: int
     memo: str | None
+    index: int = 0  # among the transaction's deposits, in the order they ran
 
     @property
     def order_id(self) -> str | None:
@@ -53,11 +56,12 @@ class VaultDeposit:
         return self.memo
 
 
-def read_vault_deposit(landed: dict[str, Any], vault: str) -> VaultDeposit | None:
-    """The deposit to `vault` in a `getTransaction` (json encoding) answer, if any."""
+def read_vault_deposits(landed: dict[str, Any], vault: str) -> list[VaultDeposit]:
+    """The deposits to `vault` in a `getTransaction` (json encoding) answer, in the order
+    they ran."""
     meta = landed.get("meta") or {}
     if meta.get("err") is not None:
-        return None
+        return []
     message = landed["transaction"]["message"]
     loaded = meta.get("loadedAddresses") or {}
     keys: list[str] = [
@@ -66,7 +70,7 @@ def read_vault_deposit(landed: dict[str, Any], vault: str) -> VaultDeposit | Non
         *(loaded.get("readonly") or []),
     ]
     mints = {b["accountIndex"]: b["mint"] for b in meta.get("postTokenBalances") or []}
-    memo, incoming = None, None
+    memo, incoming = None, []
     for instruction in _in_order_run(message["instructions"], meta.get("innerInstructions")):
         named = _named(instruction, keys)
         if named is None:
@@ -74,21 +78,24 @@ def read_vault_deposit(landed: dict[str, Any], vault: str) -> VaultDeposit | Non
         program, accounts, data = named
         if program == str(programs.MEMO_PROGRAM_ID):
             memo = data.decode(errors="replace")
-        elif incoming is None:
-            incoming = _incoming(program, accounts, data, vault, mints, keys)
-    if incoming is None or memo == TOPUP_MEMO:
-        return None
-    sender, currency, amount = incoming
-    return VaultDeposit(
-        signature=landed["transaction"]["signatures"][0],
-        slot=int(landed["slot"]),
-        block_time=int(landed.get("blockTime") or 0),
-        recent_blockhash=message["recentBlockhash"],
-        sender=sender,
-        currency=currency,
-        amount=amount,
-        memo=memo,
-    )
+        elif (transfer := _incoming(program, accounts, data, vault, mints, keys)) is not None:
+            incoming.append(transfer)
+    if memo == TOPUP_MEMO:
+        return []
+    return [
+        VaultDeposit(
+            signature=landed["transaction"]["signatures"][0],
+            slot=int(landed["slot"]),
+            block_time=int(landed.get("blockTime") or 0),
+            recent_blockhash=message["recentBlockhash"],
+            sender=sender,
+            currency=currency,
+            amount=amount,
+            memo=memo,
+            index=index,
+        )
+        for index, (sender, currency, amount) in enumerate(incoming)
+    ]
 
 
 def _in_order_run(

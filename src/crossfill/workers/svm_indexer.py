@@ -23,7 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm_deposits import VaultDeposit, read_vault_deposit
+from crossfill.chains.svm_deposits import VaultDeposit, read_vault_deposits
 from crossfill.domain.deposit_checks import (
     DepositFacts,
     DepositVerdict,
@@ -136,8 +136,7 @@ class SvmIndexer:
                 return  # later ones wait for it: the cursor never passes a signature
             if entry.get("err") is None:
                 landed = await self.chain.client.transaction(entry["signature"])
-                deposit = read_vault_deposit(landed, self.config.solver.address)
-                if deposit is not None:
+                for deposit in read_vault_deposits(landed, self.config.solver.address):
                     await self._record(deposit)
             self.settled.add(entry["signature"])
             await self._advance(role, slot - 1, genesis)
@@ -172,9 +171,9 @@ class SvmIndexer:
                 return int(entry["slot"]) - 1
             if entry.get("err") is None:
                 landed = await self.chain.client.transaction(entry["signature"])
-                deposit = read_vault_deposit(landed, self.config.solver.address)
-                if deposit is not None and await self._pays_a_known_order(deposit):
-                    await self._record(deposit)
+                for deposit in read_vault_deposits(landed, self.config.solver.address):
+                    if await self._pays_a_known_order(deposit):
+                        await self._record(deposit)
             self.settled.add(entry["signature"])
         return newest
 
@@ -217,7 +216,9 @@ class SvmIndexer:
         async with self.sessions() as session, session.begin():
             known = await session.scalar(
                 select(Deposit.id).where(
-                    Deposit.chain_id == self.config.id, Deposit.tx_hash == deposit.signature
+                    Deposit.chain_id == self.config.id,
+                    Deposit.tx_hash == deposit.signature,
+                    Deposit.log_index == deposit.index,
                 )
             )
             if known is not None:
@@ -227,14 +228,19 @@ class SvmIndexer:
             verdict = await self._verdict(session, deposit, request)
             session.add(
                 Deposit(
-                    chain_id=self.config.id, tx_hash=deposit.signature, log_index=0,
+                    chain_id=self.config.id, tx_hash=deposit.signature, log_index=deposit.index,
                     block_number=deposit.slot, block_hash=deposit.recent_blockhash,
                     order_id=order_id or "", depositor=deposit.sender, currency=deposit.currency,
                     amount=str(deposit.amount), state=deposits.CONFIRMED, outcome=verdict,
                     request_id=request.id if request is not None else None, created_at=now,
                 )
             )  # fmt: skip
-            log.info("svm deposit", signature=deposit.signature, verdict=str(verdict))
+            log.info(
+                "svm deposit",
+                signature=deposit.signature,
+                index=deposit.index,
+                verdict=str(verdict),
+            )
             if request is None or verdict is DepositVerdict.DOUBLE_SPEND:
                 return
             await requests.record_transaction(

@@ -52,7 +52,10 @@ class SvmRefunder(DueRefunds):
         native = currency is None or currency.is_native
         return SvmPaymentOrder(
             purpose=REFUND,
-            key=deposit.tx_hash,
+            # One refund per deposit: a transaction's later deposits have keys of their own.
+            key=deposit.tx_hash
+            if deposit.log_index == 0
+            else f"{deposit.tx_hash}:{deposit.log_index}",
             recipient=Pubkey.from_string(deposit.depositor),
             mint=None if native else Pubkey.from_string(deposit.currency),
             amount=int(deposit.amount),

@@ -190,3 +190,26 @@ def test_a_deposit_landed_before_the_first_scan_is_filled(
     assert balance(devnet, DESTINATION, token, recipient) == int(
         quote["details"]["currencyOut"]["amount"]
     )
+
+
+def test_a_second_transfer_in_the_deposit_transaction_is_refunded(
+    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+) -> None:
+    """Two transfers to the vault in one transaction: the quoted one fills, the other comes
+    back (before: it was read as no deposit at all, kept by the vault)."""
+    node, _seeded = svm_node
+    user, recipient = svm_accounts.users()[2], Account.create().address
+    quote = request_quote(http, _from_svm(user, recipient, SOL, NATIVE, 10**9))
+    before = sol_balance(node.rpc_url, user.pubkey())
+    vault = svm_accounts.solver().pubkey()
+    extra = programs.transfer_sol(user.pubkey(), vault, 3 * 10**8)
+    sign_and_send(node.rpc_url, [*item_instructions(quote["steps"][0]["items"][0]), extra], user)
+    status = final_status(http, quote["steps"][0]["requestId"])
+    assert status["status"] == "success", status
+    assert balance(devnet, DESTINATION, NATIVE, recipient) == int(
+        quote["details"]["currencyOut"]["amount"]
+    )
+    # The refund pays the extra back (its own transaction's fee is the vault's).
+    assert wait_for(
+        lambda: sol_balance(node.rpc_url, user.pubkey()) == before - 10**9 - FEE, timeout=30
+    ), sol_balance(node.rpc_url, user.pubkey())

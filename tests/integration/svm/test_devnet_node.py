@@ -12,7 +12,7 @@ from solders.keypair import Keypair
 from solders.system_program import ID as SYSTEM_PROGRAM_ID
 
 from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm_deposits import read_vault_deposit
+from crossfill.chains.svm_deposits import read_vault_deposits
 from crossfill.devnet.svm import accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SOL_PER_HOLDER, USDC_PER_HOLDER, SeededSvm
@@ -172,4 +172,4 @@ def test_what_an_instruction_invoked_is_listed_as_its_inner_instructions(
     assert invoked == {str(SYSTEM_PROGRAM_ID), str(programs.TOKEN_PROGRAM_ID)}
     assert all(ix["stackHeight"] == 2 for ix in group["instructions"])
     # Nothing paid into the vault: no deposit, though inner instructions are read.
-    assert read_vault_deposit(landed, str(accounts.solver().pubkey())) is None
+    assert read_vault_deposits(landed, str(accounts.solver().pubkey())) == []
