@@ -16,8 +16,8 @@ from web3.exceptions import ContractLogicError
 
 from crossfill.contracts import calldata
 from crossfill.contracts.deposit_addresses import Recovery
-from crossfill.devnet.deploy import contract_at
-from crossfill.store.tables import OutboxEvent
+from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.store.tables import AddressTransfer, OutboxEvent
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -358,3 +358,50 @@ def test_an_overpaid_strict_deposit_fills_the_quote_and_refunds_the_excess(
     refunded = balance(devnet, ORIGIN, NATIVE, refund_to)
     assert 0 < refunded < ETH // 20  # the excess, net of the refund's gas
     assert balance(devnet, ORIGIN, NATIVE, address) == 0
+
+
+def _pay_through_multicaller(
+    devnet: RunningDevnet, payer: LocalAccount, calls: list[tuple[str, bool, int, bytes]]
+) -> str:
+    """`payer` pays through the devnet's Multicaller (`aggregate3Value`), as a smart wallet
+    or an exchange's batch contract does: the addresses are paid by internal calls."""
+    web3 = signing_web3(rpc_urls(devnet)[ORIGIN], payer)
+    multicaller = contract_at(
+        web3, "Multicaller", devnet.deployment.chains[0].contracts.multicaller
+    )
+    value = sum(call[2] for call in calls)
+    receipt = send(web3, multicaller.functions.aggregate3Value(calls), value=value)
+    return str(receipt["transactionHash"].to_0x_hex())
+
+
+def test_ether_a_contract_pays_to_a_deposit_address_is_swept_and_filled(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    """No transaction is `to` the address: the node's call traces show the payment. One
+    made inside a call that reverted (its own call succeeded) is not a payment."""
+    user, recipient = funded_user(devnet), Account.create().address
+    quote = request_quote(client, _body(user, recipient))
+    (step,) = quote["steps"]
+    address, request_id = Web3.to_checksum_address(step["depositAddress"]), step["requestId"]
+    amount = ETH // 10
+    multicaller = Web3.to_checksum_address(devnet.deployment.chains[0].contracts.multicaller)
+    depository = Web3.to_checksum_address(devnet.deployment.chains[0].contracts.depository)
+    undone = contract_at(Web3(), "Multicaller", multicaller).encode_abi(
+        "aggregate3Value",
+        [[(address, False, amount, b""), (depository, False, 0, bytes.fromhex("deadbeef"))]],
+    )
+    _pay_through_multicaller(devnet, user, [(multicaller, True, amount, bytes.fromhex(undone[2:]))])
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0  # the payment was undone
+
+    paid = _pay_through_multicaller(devnet, user, [(address, False, amount, b"")])
+    status = final_status(client, request_id, timeout=60)
+    assert status["status"] == "success", status
+    assert balance(devnet, DESTINATION, NATIVE, recipient) == int(
+        quote["details"]["currencyOut"]["amount"]
+    )
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0
+    seen = stored_rows(
+        service, select(AddressTransfer).where(AddressTransfer.address == address.lower())
+    )
+    assert [(row.tx_hash, int(row.amount)) for row in seen] == [(paid, amount)]
+    assert seen[0].depositor == multicaller.lower()

@@ -18,6 +18,7 @@ from crossfill.chains.evm import (
     BlockHead,
     CallOutcome,
     ChainPoll,
+    InternalTransfer,
     LogFilter,
     Read,
     ScannedRange,
@@ -60,6 +61,8 @@ class FakeChain:
     replaced_blocks: dict[int, BlockHead] = field(default_factory=dict)
     # block number -> ether paid straight to addresses in it
     ether_transfers: dict[int, list[ValueTransfer]] = field(default_factory=dict)
+    # ether contracts' internal calls paid (`internal_transfers`)
+    internal_payments: list[InternalTransfer] = field(default_factory=list)
 
     def fail(self, method: str, *outcomes: BaseException) -> None:
         self.faults[method].extend(outcomes)
@@ -135,6 +138,16 @@ class FakeChain:
     async def value_transfers(self, number: int, to: frozenset[str]) -> list[ValueTransfer]:
         self._called("value_transfers")
         return [t for t in self.ether_transfers.get(number, []) if t.to in to]
+
+    async def internal_transfers(
+        self, start: int, end: int, to: frozenset[str]
+    ) -> list[InternalTransfer]:
+        self._called("internal_transfers")
+        return [
+            paid
+            for paid in self.internal_payments
+            if start <= paid.block_number <= end and paid.to in to
+        ]
 
     async def receipt(self, tx_hash: str) -> Any | None:
         self._called("receipt")

@@ -15,10 +15,10 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
-from sqlalchemy import insert, select
+from sqlalchemy import delete, insert, select
 
 from crossfill.chains.depository_logs import address_topic, erc20_transfer_event
-from crossfill.chains.evm import ValueTransfer
+from crossfill.chains.evm import InternalTransfer, ValueTransfer
 from crossfill.contracts.deposit_addresses import Sweep
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import Reverted
@@ -221,3 +221,32 @@ async def test_a_reorged_cursor_rewinds_and_finds_what_the_new_blocks_hold(world
     await world.sweeper.tick()
     (transfer,), (sweep,), _ = await world.rows()
     assert transfer.tx_hash == "0x" + "e4" * 32 and sweep.request_id == world.request["id"]
+
+
+async def test_ether_a_contract_paid_is_read_only_where_the_chain_has_traces(
+    world: World,
+) -> None:
+    head = await world.chain.block_at(BLOCK)
+    assert head is not None
+    world.chain.internal_payments.append(
+        InternalTransfer("0x" + "e3" * 32, PAYER, ADDRESS, AMOUNT, BLOCK, head.hash, ordinal=2)
+    )
+    await world.sweeper.tick()  # the chain's default: no traces asked for, nothing seen
+    assert "internal_transfers" not in world.chain.calls
+    assert (await world.rows())[0] == []
+
+    config = world.sweeper.chain.config.model_copy(update={"trace_internal_transfers": True})
+    traced = DepositAddressSweeper(
+        replace(world.sweeper.chain, config=config),
+        world.base.sessions,
+        world.txmanager,
+        now=world.base.clock,
+        interval_seconds=0.1,
+    )
+    async with world.base.sessions() as session, session.begin():
+        await session.execute(delete(ChainCursor))  # scan the same blocks again
+    await traced.tick()
+    (transfer,), (sweep,), _ = await world.rows()
+    assert (transfer.tx_hash, transfer.log_index) == ("0x" + "e3" * 32, -4)
+    assert (transfer.depositor, transfer.amount) == (PAYER, str(AMOUNT))
+    assert sweep.purpose == "sweep"

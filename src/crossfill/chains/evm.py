@@ -17,6 +17,7 @@ from web3.types import RPCEndpoint, RPCResponse
 
 from crossfill.chains.batching import Batching
 from crossfill.chains.http_failures import retry_after_seconds
+from crossfill.chains.internal_transfers import internal_payments
 from crossfill.chains.log_ranges import LogRange
 from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
 from crossfill.contracts.abi import ERC20, event, function
@@ -164,6 +165,26 @@ class ValueTransfer:
     to: str
     value: int
     block: BlockHead
+
+
+def _quantity(value: int | str) -> int:
+    """A number as traces give it: a JSON number, or a hex string from some nodes."""
+    return value if isinstance(value, int) else int(value, 16)
+
+
+@dataclass(frozen=True)
+class InternalTransfer:
+    """Ether a contract's internal call paid to an address (`to`, lower case), in a
+    transaction mined in block `block_number`; `ordinal` numbers it within the transaction
+    (`chains.internal_transfers`)."""
+
+    tx_hash: str
+    sender: str
+    to: str
+    value: int
+    block_number: int
+    block_hash: str
+    ordinal: int
 
 
 @dataclass(frozen=True)
@@ -591,6 +612,51 @@ class EvmClient:
             for tx in block.get("transactions", [])
             if tx.get("to") and str(tx["to"]).lower() in to and int(tx["value"], 16) > 0
         ]
+
+    async def internal_transfers(
+        self, start: int, end: int, to: frozenset[str]
+    ) -> list[InternalTransfer]:
+        """Ether paid to one of `to` (lower-case addresses) by contracts' internal calls in
+        blocks `start`..`end`, that took effect: `trace_filter` finds the transactions, each
+        one's `trace_transaction` tells which calls stood. Block `end` is asked in the same
+        batch, so a node that has not reached it (whose empty answer would prove nothing) is
+        NodeBehind."""
+        (block, traced) = await self._batch(
+            [
+                (RPCEndpoint("eth_getBlockByNumber"), [hex(end), False]),
+                (
+                    RPCEndpoint("trace_filter"),
+                    [{"fromBlock": hex(start), "toBlock": hex(end), "toAddress": sorted(to)}],
+                ),
+            ],
+            "trace_filter",
+        )
+        if block is None:
+            raise NodeBehind(
+                f"chain {self.chain_id}: the node answering has not reached block {end}",
+                block_number=end,
+            )
+        mined_in = {
+            str(trace["transactionHash"]): (
+                _quantity(trace["blockNumber"]),
+                str(trace["blockHash"]),
+            )
+            for trace in traced or []
+            if trace.get("traceAddress") and trace.get("transactionHash")
+        }
+        found: list[InternalTransfer] = []
+        for tx_hash, (number, block_hash) in mined_in.items():
+            (traces,) = await self._batch(
+                [(RPCEndpoint("trace_transaction"), [tx_hash])], "trace_transaction"
+            )
+            found.extend(
+                InternalTransfer(
+                    tx_hash, paid.sender, paid.to, paid.value, number, block_hash, paid.ordinal
+                )
+                for paid in internal_payments(traces or [])
+                if paid.to in to
+            )
+        return found
 
     async def _block(self, tag: str) -> BlockHead:
         """Raw JSON-RPC, without web3's block formatting; a block the node does not have is a

@@ -16,6 +16,7 @@ from crossfill.chains.evm import (
     BlockHead,
     CallOutcome,
     ChainPoll,
+    InternalTransfer,
     LogFilter,
     Read,
     ScannedRange,
@@ -40,6 +41,12 @@ class EvmPort(Protocol):
 
     async def value_transfers(self, number: int, to: frozenset[str]) -> list[ValueTransfer]:
         """Block `number`'s transactions paying ether straight to one of `to`."""
+
+    async def internal_transfers(
+        self, start: int, end: int, to: frozenset[str]
+    ) -> list[InternalTransfer]:
+        """Ether contracts' internal calls paid to one of `to` in blocks `start`..`end`, that
+        took effect (needs the node's `trace_filter` and `trace_transaction`)."""
 
     async def receipt(self, tx_hash: str) -> Any | None: ...
 

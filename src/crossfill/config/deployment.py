@@ -139,6 +139,10 @@ class ChainConfig(ChainListing):
     confirmations: tuple[ConfirmationTier, ...] = (ConfirmationTier(blocks=1),)
     # Confirmed deposits are re-checked for reorgs until this many blocks deep.
     finality_blocks: int = Field(default=64, ge=1)
+    # The RPC serves `trace_filter` and `trace_transaction` (Erigon, Nethermind, Reth, anvil):
+    # ether that contracts pay to deposit addresses (smart wallets, exchanges' batches) is
+    # seen too, not only plain transfers.
+    trace_internal_transfers: bool = False
     fees: FeeConfig = FeeConfig()
     pools: tuple[PoolConfig, ...] = ()
 

@@ -64,6 +64,9 @@ MAX_WATCHED = 1_000
 BATCH_BLOCKS = 100
 INITIAL_LOOKBACK_BLOCKS = 256
 REWIND_BLOCKS = 64
+# Where ether has no log: a transaction's own transfer is -1, the payments of its internal
+# calls (`chains.internal_transfers`) -2, -3, ... by their ordinal.
+INTERNAL_LOG_INDEX = -2
 
 
 @dataclass(eq=False)
@@ -186,6 +189,20 @@ class DepositAddressSweeper(JournalledWorker):
                         currency=NATIVE_EVM_ADDRESS,
                         amount=paid.value,
                         depositor=paid.sender,
+                    )
+                )
+        if self.config.trace_internal_transfers:
+            for internal in await self.chain.client.internal_transfers(start, end, addresses):
+                found.append(
+                    SeenTransfer(
+                        address=internal.to,
+                        tx_hash=internal.tx_hash,
+                        log_index=INTERNAL_LOG_INDEX - internal.ordinal,
+                        block_number=internal.block_number,
+                        block_hash=internal.block_hash,
+                        currency=NATIVE_EVM_ADDRESS,
+                        amount=internal.value,
+                        depositor=internal.sender,
                     )
                 )
         # In chain order, so the first transfer stored is the first one made.
