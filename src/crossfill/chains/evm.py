@@ -167,6 +167,19 @@ class ValueTransfer:
     block: BlockHead
 
 
+def _paid_to(
+    to: frozenset[str], tx_hash: str, number: int, block_hash: str, traces: list[dict[str, Any]]
+) -> list[InternalTransfer]:
+    """The internal payments to one of `to` that one transaction's traces show stood."""
+    return [
+        InternalTransfer(
+            tx_hash, paid.sender, paid.to, paid.value, number, block_hash, paid.ordinal
+        )
+        for paid in internal_payments(traces)
+        if paid.to in to
+    ]
+
+
 def _quantity(value: int | str) -> int:
     """A number as traces give it: a JSON number, or a hex string from some nodes."""
     return value if isinstance(value, int) else int(value, 16)
@@ -617,25 +630,31 @@ class EvmClient:
         self, start: int, end: int, to: frozenset[str]
     ) -> list[InternalTransfer]:
         """Ether paid to one of `to` (lower-case addresses) by contracts' internal calls in
-        blocks `start`..`end`, that took effect: `trace_filter` finds the transactions, each
-        one's `trace_transaction` tells which calls stood. Block `end` is asked in the same
-        batch, so a node that has not reached it (whose empty answer would prove nothing) is
-        NodeBehind."""
-        (block, traced) = await self._batch(
-            [
-                (RPCEndpoint("eth_getBlockByNumber"), [hex(end), False]),
-                (
-                    RPCEndpoint("trace_filter"),
-                    [{"fromBlock": hex(start), "toBlock": hex(end), "toAddress": sorted(to)}],
-                ),
-            ],
-            "trace_filter",
-        )
-        if block is None:
-            raise NodeBehind(
-                f"chain {self.chain_id}: the node answering has not reached block {end}",
-                block_number=end,
-            )
+        blocks `start`..`end`, that took effect (`chains.internal_transfers`).
+
+        `trace_filter` finds the transactions, each one's `trace_transaction` tells which
+        calls stood. Block `end` is asked in the same batch, so a node that has not reached it
+        (whose empty answer would prove nothing) is NodeBehind. On an endpoint that refuses
+        batches, each block's traces are read whole (`trace_block`: a node without the block
+        has none to give, NodeBehind)."""
+        calls: list[tuple[RPCEndpoint, Any]] = [
+            (RPCEndpoint("eth_getBlockByNumber"), [hex(end), False]),
+            (
+                RPCEndpoint("trace_filter"),
+                [{"fromBlock": hex(start), "toBlock": hex(end), "toAddress": sorted(to)}],
+            ),
+        ]
+        try:
+            if not self.batching.allowed():
+                raise BatchRefused("batches refused earlier")
+            with self._counted("trace_filter"):
+                replies = await self._batch_answers(calls, "trace_filter")
+        except BatchRefused:
+            return await self._traced_blocks(start, end, to)
+        if any("result" not in reply for reply in replies):
+            raise ChainError(f"chain {self.chain_id}: trace_filter failed: {_errors_of(replies)}")
+        block, traced = (reply["result"] for reply in replies)
+        self._reached(block, end)
         mined_in = {
             str(trace["transactionHash"]): (
                 _quantity(trace["blockNumber"]),
@@ -649,14 +668,45 @@ class EvmClient:
             (traces,) = await self._batch(
                 [(RPCEndpoint("trace_transaction"), [tx_hash])], "trace_transaction"
             )
-            found.extend(
-                InternalTransfer(
-                    tx_hash, paid.sender, paid.to, paid.value, number, block_hash, paid.ordinal
-                )
-                for paid in internal_payments(traces or [])
-                if paid.to in to
-            )
+            found.extend(_paid_to(to, tx_hash, number, block_hash, traces or []))
         return found
+
+    async def _traced_blocks(
+        self, start: int, end: int, to: frozenset[str]
+    ) -> list[InternalTransfer]:
+        """`internal_transfers` read block by block: each block's header, then, when it has
+        transactions, its traces whole. Calls may reach different nodes here, so the traces
+        must be of that very block (its hash on every trace, and some trace for a block with
+        transactions): else the node answering has not got it, NodeBehind."""
+        found: list[InternalTransfer] = []
+        for number in range(start, end + 1):
+            (header,) = await self._batch(
+                [(RPCEndpoint("eth_getBlockByNumber"), [hex(number), False])],
+                "eth_getBlockByNumber",
+            )
+            self._reached(header, number)
+            if not header.get("transactions"):
+                continue
+            (traces,) = await self._batch(
+                [(RPCEndpoint("trace_block"), [hex(number)])], "trace_block"
+            )
+            if not traces or any(trace.get("blockHash") != header["hash"] for trace in traces):
+                self._reached(None, number)
+            by_transaction: dict[str, list[dict[str, Any]]] = {}
+            for trace in traces:
+                if trace.get("transactionHash"):
+                    by_transaction.setdefault(str(trace["transactionHash"]), []).append(trace)
+            for tx_hash, of_tx in by_transaction.items():
+                found.extend(_paid_to(to, tx_hash, number, str(header["hash"]), of_tx))
+        return found
+
+    def _reached(self, answer: object, number: int) -> None:
+        """NodeBehind unless the node's answer about block `number` shows it has that block."""
+        if answer is None:
+            raise NodeBehind(
+                f"chain {self.chain_id}: the node answering has not reached block {number}",
+                block_number=number,
+            )
 
     async def _block(self, tag: str) -> BlockHead:
         """Raw JSON-RPC, without web3's block formatting; a block the node does not have is a
