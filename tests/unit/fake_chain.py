@@ -219,6 +219,9 @@ class FakeChain:
     async def check_identity(self) -> None:
         self._called("check_identity")
 
+    async def check_traces(self) -> None:
+        self._called("check_traces")
+
     async def close(self) -> None:
         return None
 

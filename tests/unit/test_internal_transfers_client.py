@@ -12,7 +12,7 @@ import pytest
 
 from crossfill.chains.evm import EvmClient, InternalTransfer
 from crossfill.chains.transport import JsonRpcProvider
-from crossfill.errors import NodeBehind
+from crossfill.errors import ChainError, NodeBehind
 from crossfill.metrics import Metrics
 from crossfill.types import ChainId
 
@@ -43,6 +43,7 @@ class _Node:
 
     head: int = 9
     batches: bool = True
+    traces_served: bool = True
     # block 5's traces, as the node answers them
     block_traces: list[dict[str, Any]] = field(default_factory=lambda: list(_PAYING))
     # trace_block's answer for a block the node has not got (anvil's: an empty list)
@@ -54,11 +55,14 @@ class _Node:
         self.asked.append(method)
         result: Any
         if method == "eth_getBlockByNumber":
-            number = int(params[0], 16)
+            number = self.head if params[0] == "latest" else int(params[0], 16)
             result = None
             if number <= self.head:
-                result = {"number": hex(number), "hash": _hash(number),
+                result = {"number": hex(number), "hash": _hash(number), "timestamp": hex(number),
                           "transactions": [PAYING_TX] if number == 5 else []}  # fmt: skip
+        elif method.startswith("trace_") and not self.traces_served:
+            missing = {"code": -32601, "message": f"the method {method} does not exist"}
+            return {"jsonrpc": "2.0", "id": request["id"], "error": missing}
         elif method == "trace_filter":
             wanted = set(params[0]["toAddress"])
             found = [t for t in self.block_traces if t["action"]["to"] in wanted]
@@ -124,3 +128,10 @@ async def test_block_by_block_a_trace_answer_of_another_block_is_behind() -> Non
         node = _Node(batches=False, block_traces=answered)
         with pytest.raises(NodeBehind):
             await _client(node).internal_transfers(5, 5, frozenset({ADDRESS}))
+
+
+async def test_an_endpoint_without_traces_fails_the_readiness_check() -> None:
+    """What /readyz asks of a chain configured to read traces."""
+    await _client(_Node()).check_traces()
+    with pytest.raises(ChainError, match="trace_filter does not exist"):
+        await _client(_Node(traces_served=False)).check_traces()

@@ -35,6 +35,7 @@ from crossfill.metrics import RPC_OK, Metrics
 from crossfill.types import ChainId
 
 T = TypeVar("T")
+ZERO_ADDRESS = "0x" + "00" * 20
 # Blocks whose headers (then logs) are asked at once by a scan on an endpoint that takes no
 # batches.
 BLOCKS_AT_ONCE = 32
@@ -864,6 +865,16 @@ class EvmClient:
         remote = await self.remote_chain_id()
         if remote != self.chain_id:
             raise ChainError(f"chain {self.chain_id}: {self.endpoint} serves chain id {remote}")
+
+    async def check_traces(self) -> None:
+        """Raise unless the endpoint serves `trace_filter` (what `internal_transfers` needs),
+        asked for the head block's calls to nobody (nodes take block numbers there, not
+        tags)."""
+        head = hex((await self.head()).number)
+        query = {"fromBlock": head, "toBlock": head, "toAddress": [ZERO_ADDRESS]}
+        (traced,) = await self._batch([(RPCEndpoint("trace_filter"), [query])], "trace_filter")
+        if not isinstance(traced, list):
+            raise ChainError(f"chain {self.chain_id}: trace_filter answered {str(traced)[:100]}")
 
     async def close(self) -> None:
         await self.web3.provider.disconnect()

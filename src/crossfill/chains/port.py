@@ -91,6 +91,9 @@ class EvmPort(Protocol):
 
     async def check_identity(self) -> None: ...
 
+    async def check_traces(self) -> None:
+        """Raise unless the endpoint serves the traces `internal_transfers` reads."""
+
     async def close(self) -> None: ...
 
 
