@@ -168,6 +168,21 @@ class ValueTransfer:
     block: BlockHead
 
 
+@dataclass(frozen=True)
+class InternalTransfer:
+    """Ether a contract's internal call paid to an address (`to`, lower case), in a
+    transaction mined in block `block_number`; `ordinal` numbers it within the transaction
+    (`chains.internal_transfers`)."""
+
+    tx_hash: str
+    sender: str
+    to: str
+    value: int
+    block_number: int
+    block_hash: str
+    ordinal: int
+
+
 def _paid_to(
     to: frozenset[str], tx_hash: str, number: int, block_hash: str, traces: list[dict[str, Any]]
 ) -> list[InternalTransfer]:
@@ -184,21 +199,6 @@ def _paid_to(
 def _quantity(value: int | str) -> int:
     """A number as traces give it: a JSON number, or a hex string from some nodes."""
     return value if isinstance(value, int) else int(value, 16)
-
-
-@dataclass(frozen=True)
-class InternalTransfer:
-    """Ether a contract's internal call paid to an address (`to`, lower case), in a
-    transaction mined in block `block_number`; `ordinal` numbers it within the transaction
-    (`chains.internal_transfers`)."""
-
-    tx_hash: str
-    sender: str
-    to: str
-    value: int
-    block_number: int
-    block_hash: str
-    ordinal: int
 
 
 @dataclass(frozen=True)
@@ -336,9 +336,15 @@ class EvmClient:
         patient: bool = False,
     ) -> list[Any]:
         replies = await self._answers(calls, what, patient=patient)
-        if not partial and any("result" not in reply for reply in replies):
+        if partial:
+            return [reply.get("result") for reply in replies]
+        return self._results(replies, what)
+
+    def _results(self, replies: list[Any], what: str) -> list[Any]:
+        """Each reply's result; ChainError if any is an error."""
+        if any("result" not in reply for reply in replies):
             raise ChainError(f"chain {self.chain_id}: {what} failed: {_errors_of(replies)}")
-        return [reply.get("result") for reply in replies]
+        return [reply["result"] for reply in replies]
 
     async def _answers(
         self, calls: list[tuple[RPCEndpoint, Any]], what: str, *, patient: bool = False
@@ -476,10 +482,7 @@ class EvmClient:
                 )
             logs, block = [answer["result"] for answer in log_answers], block_answer["result"]
             if block is None:
-                raise NodeBehind(
-                    f"chain {self.chain_id}: the node answering has not reached block {end}",
-                    block_number=end,
-                )
+                raise self._behind(end)
         return ScannedRange(
             [[_raw_log(entry) for entry in found] for found in logs], _block_head(block)
         )
@@ -511,10 +514,7 @@ class EvmClient:
         heads: list[BlockHead] = []
         for number, block in zip(numbers, blocks, strict=True):
             if block is None:
-                raise NodeBehind(
-                    f"chain {self.chain_id}: the node answering has not reached block {number}",
-                    block_number=number,
-                )
+                raise self._behind(number)
             head = _block_head(block)
             before = heads[-1] if heads else parent
             if before is not None and head.parent_hash != before.hash:
@@ -610,10 +610,7 @@ class EvmClient:
             [(RPCEndpoint("eth_getBlockByNumber"), [hex(number), True])], "eth_getBlockByNumber"
         )
         if block is None:
-            raise NodeBehind(
-                f"chain {self.chain_id}: the node answering has not reached block {number}",
-                block_number=number,
-            )
+            raise self._behind(number)
         head = _block_head(block)
         return [
             ValueTransfer(
@@ -646,16 +643,13 @@ class EvmClient:
             ),
         ]
         try:
-            if not self.batching.allowed():
-                raise BatchRefused("batches refused earlier")
             with self._counted("trace_filter"):
                 replies = await self._batch_answers(calls, "trace_filter")
         except BatchRefused:
             return await self._traced_blocks(start, end, to)
-        if any("result" not in reply for reply in replies):
-            raise ChainError(f"chain {self.chain_id}: trace_filter failed: {_errors_of(replies)}")
-        block, traced = (reply["result"] for reply in replies)
-        self._reached(block, end)
+        block, traced = self._results(replies, "trace_filter")
+        if block is None:
+            raise self._behind(end)
         mined_in = {
             str(trace["transactionHash"]): (
                 _quantity(trace["blockNumber"]),
@@ -685,14 +679,15 @@ class EvmClient:
                 [(RPCEndpoint("eth_getBlockByNumber"), [hex(number), False])],
                 "eth_getBlockByNumber",
             )
-            self._reached(header, number)
+            if header is None:
+                raise self._behind(number)
             if not header.get("transactions"):
                 continue
             (traces,) = await self._batch(
                 [(RPCEndpoint("trace_block"), [hex(number)])], "trace_block"
             )
             if not traces or any(trace.get("blockHash") != header["hash"] for trace in traces):
-                self._reached(None, number)
+                raise self._behind(number)
             by_transaction: dict[str, list[dict[str, Any]]] = {}
             for trace in traces:
                 if trace.get("transactionHash"):
@@ -701,13 +696,12 @@ class EvmClient:
                 found.extend(_paid_to(to, tx_hash, number, str(header["hash"]), of_tx))
         return found
 
-    def _reached(self, answer: object, number: int) -> None:
-        """NodeBehind unless the node's answer about block `number` shows it has that block."""
-        if answer is None:
-            raise NodeBehind(
-                f"chain {self.chain_id}: the node answering has not reached block {number}",
-                block_number=number,
-            )
+    def _behind(self, number: int) -> NodeBehind:
+        """The node that answered has not reached block `number`."""
+        return NodeBehind(
+            f"chain {self.chain_id}: the node answering has not reached block {number}",
+            block_number=number,
+        )
 
     async def _block(self, tag: str) -> BlockHead:
         """Raw JSON-RPC, without web3's block formatting; a block the node does not have is a

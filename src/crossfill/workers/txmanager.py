@@ -32,7 +32,7 @@ from eth_account.signers.local import LocalAccount
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from eth_utils.address import to_checksum_address
 from hexbytes import HexBytes
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.port import EvmPort
@@ -185,8 +185,7 @@ class TxManager:
     async def _journal_next_nonce(self, session: AsyncSession) -> int | None:
         highest = await session.scalar(
             select(func.max(SentTransaction.nonce)).where(
-                SentTransaction.chain_id == self.client.chain_id,
-                SentTransaction.sender == self.sender,
+                *self._own(),
             )
         )
         return None if highest is None else int(highest) + 1
@@ -203,6 +202,13 @@ class TxManager:
                 journal = await self._journal_next_nonce(session)
             self._next_nonce = max(on_chain, journal or 0)
         return self._next_nonce
+
+    def _own(self) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
+        """Conditions on journal rows: this key's, on this chain."""
+        return (
+            SentTransaction.chain_id == self.client.chain_id,
+            SentTransaction.sender == self.sender,
+        )
 
     def _fees(self) -> tuple[int, int]:
         return self.state.offered_fees()
@@ -409,8 +415,7 @@ class TxManager:
         aside."""
         rows = await session.scalars(
             select(SentTransaction).where(
-                SentTransaction.chain_id == self.client.chain_id,
-                SentTransaction.sender == self.sender,
+                *self._own(),
                 SentTransaction.nonce == nonce,
                 SentTransaction.purpose == VOID,
                 SentTransaction.status != "dropped",
@@ -426,8 +431,7 @@ class TxManager:
             rows = await session.scalars(
                 select(SentTransaction)
                 .where(
-                    SentTransaction.chain_id == self.client.chain_id,
-                    SentTransaction.sender == self.sender,
+                    *self._own(),
                     SentTransaction.purpose == VOID,
                     SentTransaction.status.in_(WATCHED),
                 )
@@ -447,8 +451,7 @@ class TxManager:
         async with self.sessions() as session:
             return await session.scalar(
                 select(SentTransaction).where(
-                    SentTransaction.chain_id == self.client.chain_id,
-                    SentTransaction.sender == self.sender,
+                    *self._own(),
                     SentTransaction.nonce == nonce,
                     SentTransaction.purpose != VOID,
                     SentTransaction.status.in_(("mined", "failed")),
@@ -502,8 +505,7 @@ class TxManager:
         async with self.sessions() as session:
             rows = await session.scalars(
                 select(SentTransaction).where(
-                    SentTransaction.chain_id == self.client.chain_id,
-                    SentTransaction.sender == self.sender,
+                    *self._own(),
                     SentTransaction.status.in_(IN_FLIGHT),
                 )
             )
@@ -593,8 +595,7 @@ class TxManager:
             rows = await session.scalars(
                 select(SentTransaction)
                 .where(
-                    SentTransaction.chain_id == self.client.chain_id,
-                    SentTransaction.sender == self.sender,
+                    *self._own(),
                     SentTransaction.status.in_(("mined", "failed")),
                     SentTransaction.block_number >= block_number,
                 )
