@@ -21,7 +21,7 @@ from crossfill.chains.depository_logs import address_topic, erc20_transfer_event
 from crossfill.chains.evm import InternalTransfer, ValueTransfer
 from crossfill.contracts.deposit_addresses import Sweep
 from crossfill.contracts.reverts import RevertReason
-from crossfill.errors import Reverted
+from crossfill.errors import ChainError, ChainUnreachable, NodeBehind, Reverted
 from crossfill.store.tables import AddressTransfer, ChainCursor, Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.deposit_addresses import DepositAddressSweeper
@@ -250,3 +250,34 @@ async def test_ether_a_contract_paid_is_read_only_where_the_chain_has_traces(
     assert (transfer.tx_hash, transfer.log_index) == ("0x" + "e3" * 32, -4)
     assert (transfer.depositor, transfer.amount) == (PAYER, str(AMOUNT))
     assert sweep.purpose == "sweep"
+
+
+async def test_a_trace_read_that_fails_advances_nothing(world: World) -> None:
+    """The node unreachable, or behind: the tick fails, the cursor stays, and the next tick
+    finds the payment."""
+    head = await world.chain.block_at(BLOCK)
+    assert head is not None
+    world.chain.internal_payments.append(
+        InternalTransfer("0x" + "e4" * 32, PAYER, ADDRESS, AMOUNT, BLOCK, head.hash, ordinal=1)
+    )
+    config = world.sweeper.chain.config.model_copy(update={"trace_internal_transfers": True})
+    traced = DepositAddressSweeper(
+        replace(world.sweeper.chain, config=config),
+        world.base.sessions,
+        world.txmanager,
+        now=world.base.clock,
+        interval_seconds=0.1,
+    )
+    for failure in (
+        ChainUnreachable("chain 1: node unreachable: 503"),
+        NodeBehind("the node answering has not reached block 100", block_number=100),
+    ):
+        world.chain.fail("internal_transfers", failure)
+        with pytest.raises(ChainError):
+            await traced.tick()
+        async with world.base.sessions() as session:
+            assert await session.scalar(select(ChainCursor)) is None
+        assert (await world.rows())[0] == []
+    await traced.tick()
+    (transfer,), _, _ = await world.rows()
+    assert (transfer.tx_hash, transfer.log_index) == ("0x" + "e4" * 32, -3)

@@ -303,3 +303,23 @@ async def test_a_watch_started_after_the_reorg_finds_what_left(world: World) -> 
     started.new_head(world.chain.head_block)
     await started.tick()
     assert world.chain.sent == [row.tx_hash]
+
+
+@pytest.mark.parametrize("fault", ["send_raw", "send_raw_after_taking"])
+async def test_a_void_whose_broadcast_fails_or_is_unanswered_goes_again_the_same(
+    world: World, fault: str
+) -> None:
+    """Journalled before its broadcast: the next tick sends that very void, none other."""
+    refund = await world.mined("refund", status=0)
+    await world.settle()
+    del world.chain.receipts[refund.tx_hash]
+    world.reorg()
+    world.chain.sent.clear()
+    world.chain.fail(fault, ChainUnreachable("chain 1: node unreachable: 502"))
+    with pytest.raises(ChainError):
+        await world.settle()
+    (void,) = await _voids(world)
+    world.chain.push_head()
+    await world.settle()
+    assert world.chain.sent[-1] == void.tx_hash and len(await _voids(world)) == 1
+    assert refund.tx_hash not in world.chain.sent
