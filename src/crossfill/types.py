@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal, NewType
 
 ChainId = NewType("ChainId", int)
@@ -17,3 +18,11 @@ NATIVE_EVM_ADDRESS = Address("0x0000000000000000000000000000000000000000")
 NATIVE_SVM_ADDRESS = SvmAddress("1" * 32)
 # The perps exchange's network a signed action names (`hyperliquidChain`).
 ExchangeChain = Literal["Mainnet", "Testnet"]
+
+
+class TraceApi(StrEnum):
+    """The call traces a chain's RPC serves, from which contracts' ether payments are read
+    (`chains.internal_transfers`)."""
+
+    PARITY = "parity"  # trace_filter, trace_transaction, trace_block: Erigon, Nethermind, Reth
+    GETH = "geth"  # debug_traceBlockByHash with the callTracer: geth and its forks

@@ -13,11 +13,13 @@ from eth_account.signers.local import LocalAccount
 from sqlalchemy import select
 from web3 import Web3
 from web3.exceptions import ContractLogicError
+from web3.types import Wei
 
 from crossfill.contracts import calldata
 from crossfill.contracts.deposit_addresses import Recovery
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.store.tables import AddressTransfer, OutboxEvent
+from crossfill.types import TraceApi
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -43,8 +45,20 @@ USDC = 10**6
 
 
 @pytest.fixture
-def service(start_service: StartService) -> ServiceThread:
-    return start_service(run_workers=True, settings={"admin_token": OPERATOR_TOKEN})
+def service(
+    request: pytest.FixtureRequest, start_service: StartService, devnet: RunningDevnet
+) -> ServiceThread:
+    """The service on the devnet; a test parametrized with a kind of traces (`EITHER_TRACES`)
+    has it read contracts' payments from the origin's traces of that kind (anvil serves
+    both)."""
+    origin, *others = devnet.deployment.chains
+    traces = getattr(request, "param", origin.trace_internal_transfers)
+    traced = origin.model_copy(update={"trace_internal_transfers": traces})
+    deployment = devnet.deployment.model_copy(update={"chains": (traced, *others)})
+    return start_service(deployment, run_workers=True, settings={"admin_token": OPERATOR_TOKEN})
+
+
+EITHER_TRACES = pytest.mark.parametrize("service", list(TraceApi), indirect=True)
 
 
 def _body(user: LocalAccount, recipient: str, **fields: Any) -> dict[str, Any]:
@@ -374,6 +388,7 @@ def _pay_through_multicaller(
     return str(receipt["transactionHash"].to_0x_hex())
 
 
+@EITHER_TRACES
 def test_ether_a_contract_pays_to_a_deposit_address_is_swept_and_filled(
     devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
 ) -> None:
@@ -405,3 +420,35 @@ def test_ether_a_contract_pays_to_a_deposit_address_is_swept_and_filled(
     )
     assert [(row.tx_hash, int(row.amount)) for row in seen] == [(paid, amount)]
     assert seen[0].depositor == multicaller.lower()
+
+
+@EITHER_TRACES
+def test_ether_a_self_destructing_contract_hands_over_is_swept_and_filled(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    """A contract created and destroyed in one transaction (creation code `PUSH20 address
+    SELFDESTRUCT`, sent with value) hands its balance to the address: no call pays it."""
+    user, recipient = funded_user(devnet), Account.create().address
+    quote = request_quote(client, _body(user, recipient))
+    (step,) = quote["steps"]
+    address, request_id = step["depositAddress"].lower(), step["requestId"]
+    amount = Wei(ETH // 10)
+    web3 = signing_web3(rpc_urls(devnet)[ORIGIN], user)
+    sent = web3.eth.send_transaction(
+        {"from": user.address, "data": "0x73" + address[2:] + "ff", "value": amount}
+    )
+    receipt = web3.eth.wait_for_transaction_receipt(sent, timeout=60)
+    assert receipt["status"] == 1 and receipt["to"] is None
+    assert balance(devnet, ORIGIN, NATIVE, address) == amount
+
+    status = final_status(client, request_id, timeout=60)
+    assert status["status"] == "success", status
+    assert balance(devnet, DESTINATION, NATIVE, recipient) == int(
+        quote["details"]["currencyOut"]["amount"]
+    )
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0
+    seen = stored_rows(service, select(AddressTransfer).where(AddressTransfer.address == address))
+    assert [(row.tx_hash, row.log_index, int(row.amount)) for row in seen] == [
+        (sent.to_0x_hex(), -2, amount)
+    ]
+    assert seen[0].depositor == str(receipt["contractAddress"]).lower()

@@ -26,7 +26,7 @@ from crossfill.chains.evm import (
     ValueTransfer,
 )
 from crossfill.errors import ChainUnreachable
-from crossfill.types import ChainId
+from crossfill.types import ChainId, TraceApi
 
 
 @dataclass
@@ -63,6 +63,8 @@ class FakeChain:
     ether_transfers: dict[int, list[ValueTransfer]] = field(default_factory=dict)
     # ether contracts' internal calls paid (`internal_transfers`)
     internal_payments: list[InternalTransfer] = field(default_factory=list)
+    # the kind of traces each `internal_transfers` read asked for
+    traces_read: list[TraceApi] = field(default_factory=list)
 
     def fail(self, method: str, *outcomes: BaseException) -> None:
         self.faults[method].extend(outcomes)
@@ -140,9 +142,10 @@ class FakeChain:
         return [t for t in self.ether_transfers.get(number, []) if t.to in to]
 
     async def internal_transfers(
-        self, start: int, end: int, to: frozenset[str]
+        self, start: int, end: int, to: frozenset[str], traces: TraceApi
     ) -> list[InternalTransfer]:
         self._called("internal_transfers")
+        self.traces_read.append(traces)
         return [
             paid
             for paid in self.internal_payments
@@ -219,7 +222,7 @@ class FakeChain:
     async def check_identity(self) -> None:
         self._called("check_identity")
 
-    async def check_traces(self) -> None:
+    async def check_traces(self, traces: TraceApi) -> None:
         self._called("check_traces")
 
     async def close(self) -> None:

@@ -8,6 +8,7 @@ from crossfill.config import parse_deployment
 from crossfill.config.loader import load_deployment
 from crossfill.errors import ConfigError
 from crossfill.settings import Mode
+from crossfill.types import TraceApi
 from tests.unit.deployment_samples import as_toml, deployment_document
 
 
@@ -116,3 +117,22 @@ def test_invalid_toml_is_reported_with_the_file_name() -> None:
 def test_missing_file_says_how_to_create_one(tmp_path) -> None:
     with pytest.raises(ConfigError, match="make run"):
         load_deployment(tmp_path / "absent.toml", mode=Mode.DEVNET)
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [(True, TraceApi.PARITY), ("parity", TraceApi.PARITY), ("geth", TraceApi.GETH), (False, None)],
+)
+def test_the_traces_a_chain_serves_are_named_or_true_as_before(written, read) -> None:
+    document = deployment_document()
+    document["chains"][0]["trace_internal_transfers"] = written
+    assert _parse(document).chains[0].trace_internal_transfers is read
+    assert _parse(deployment_document()).chains[0].trace_internal_transfers is None
+
+
+def test_an_unknown_kind_of_traces_is_refused_by_name() -> None:
+    document = deployment_document()
+    document["chains"][0]["trace_internal_transfers"] = "erigon"
+    message = _error(document)
+    assert "chains[0](crossfill-devnet-1).trace_internal_transfers" in message
+    assert "'parity' or 'geth'" in message

@@ -23,7 +23,7 @@ from crossfill.contracts.deposit_addresses import Sweep
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import ChainError, ChainUnreachable, NodeBehind, Reverted
 from crossfill.store.tables import AddressTransfer, ChainCursor, Request, SentTransaction
-from crossfill.types import NATIVE_EVM_ADDRESS
+from crossfill.types import NATIVE_EVM_ADDRESS, TraceApi
 from crossfill.workers.deposit_addresses import DepositAddressSweeper
 from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
@@ -223,8 +223,9 @@ async def test_a_reorged_cursor_rewinds_and_finds_what_the_new_blocks_hold(world
     assert transfer.tx_hash == "0x" + "e4" * 32 and sweep.request_id == world.request["id"]
 
 
+@pytest.mark.parametrize("traces", list(TraceApi))
 async def test_ether_a_contract_paid_is_read_only_where_the_chain_has_traces(
-    world: World,
+    world: World, traces: TraceApi
 ) -> None:
     head = await world.chain.block_at(BLOCK)
     assert head is not None
@@ -235,7 +236,7 @@ async def test_ether_a_contract_paid_is_read_only_where_the_chain_has_traces(
     assert "internal_transfers" not in world.chain.calls
     assert (await world.rows())[0] == []
 
-    config = world.sweeper.chain.config.model_copy(update={"trace_internal_transfers": True})
+    config = world.sweeper.chain.config.model_copy(update={"trace_internal_transfers": traces})
     traced = DepositAddressSweeper(
         replace(world.sweeper.chain, config=config),
         world.base.sessions,
@@ -250,6 +251,7 @@ async def test_ether_a_contract_paid_is_read_only_where_the_chain_has_traces(
     assert (transfer.tx_hash, transfer.log_index) == ("0x" + "e3" * 32, -4)
     assert (transfer.depositor, transfer.amount) == (PAYER, str(AMOUNT))
     assert sweep.purpose == "sweep"
+    assert world.chain.traces_read == [traces]  # the kind the chain's RPC serves
 
 
 async def test_a_trace_read_that_fails_advances_nothing(world: World) -> None:
@@ -260,7 +262,9 @@ async def test_a_trace_read_that_fails_advances_nothing(world: World) -> None:
     world.chain.internal_payments.append(
         InternalTransfer("0x" + "e4" * 32, PAYER, ADDRESS, AMOUNT, BLOCK, head.hash, ordinal=1)
     )
-    config = world.sweeper.chain.config.model_copy(update={"trace_internal_transfers": True})
+    config = world.sweeper.chain.config.model_copy(
+        update={"trace_internal_transfers": TraceApi.GETH}
+    )
     traced = DepositAddressSweeper(
         replace(world.sweeper.chain, config=config),
         world.base.sessions,

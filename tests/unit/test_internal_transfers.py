@@ -1,10 +1,15 @@
-"""Which internal payments of a transaction took effect, from its parity-style call traces."""
+"""Which internal payments of a transaction took effect, from its parity-style call traces or
+from geth's call frames: the same payments, numbered alike."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from crossfill.chains.internal_transfers import InternalPayment, internal_payments
+from crossfill.chains.internal_transfers import (
+    InternalPayment,
+    call_frame_payments,
+    internal_payments,
+)
 
 WALLET, MULTICALL, ADDRESS, OTHER = (
     "0x" + "a1" * 20,
@@ -59,3 +64,76 @@ def test_ordinals_do_not_depend_on_who_is_paid() -> None:
         _call([1], MULTICALL, ADDRESS, 5),
     ]
     assert [p.ordinal for p in internal_payments(traces)] == [1, 2]
+
+
+def _suicide(path: list[int], contract: str, beneficiary: str, balance: int) -> dict[str, Any]:
+    return {
+        "type": "suicide",
+        "traceAddress": path,
+        "action": {"address": contract, "refundAddress": beneficiary, "balance": hex(balance)},
+        "result": None,
+    }
+
+
+def _frame(
+    kind: str, sender: str, to: str, value: int | None, *calls: dict[str, Any], **more: Any
+) -> dict[str, Any]:
+    frame = {"type": kind, "from": sender, "to": to, "calls": list(calls), **more}
+    if value is not None:
+        frame["value"] = hex(value)
+    return frame  # fmt: skip
+
+
+def test_a_self_destruct_pays_its_balance_numbered_after_the_calls() -> None:
+    """A contract created and destroyed at once hands its balance over: a creation, then a
+    self-destruct (anvil's traces of `PUSH20 address SELFDESTRUCT` sent with value). Its
+    number comes after every call's, so the calls keep theirs."""
+    created = {"type": "create", "traceAddress": [], "action": {"from": WALLET, "value": hex(6)}}
+    assert internal_payments([created, _suicide([0], MULTICALL, ADDRESS, 6)]) == [
+        InternalPayment(0, MULTICALL, ADDRESS, 6)
+    ]
+    traces = [
+        _call([], WALLET, MULTICALL, 9),
+        _suicide([0], MULTICALL, ADDRESS, 4),
+        _call([1], MULTICALL, OTHER, 5),
+        _suicide([2], OTHER, ADDRESS, 0),  # nothing left to hand over
+    ]
+    assert internal_payments(traces) == [
+        InternalPayment(1, MULTICALL, OTHER, 5),
+        InternalPayment(2, MULTICALL, ADDRESS, 4),
+    ]
+
+
+def test_geths_call_frames_give_what_parity_traces_give() -> None:
+    """One transaction drawn both ways: a wallet paying through a contract, a payment undone
+    by its frame's revert, a delegate call's value (the caller's, not moved), a
+    self-destruct."""
+    traces = [
+        _call([], WALLET, MULTICALL, 20),
+        _call([0], MULTICALL, MULTICALL, 4, error="Reverted"),
+        _call([0, 0], MULTICALL, ADDRESS, 4),
+        _call([1], MULTICALL, OTHER, 7, call_type="delegatecall"),
+        _call([2], MULTICALL, ADDRESS, 5),
+        _suicide([3], MULTICALL, ADDRESS, 11),
+    ]
+    frame = _frame(
+        "CALL", WALLET, MULTICALL, 20,
+        _frame("CALL", MULTICALL, MULTICALL, 4, _frame("CALL", MULTICALL, ADDRESS, 4),
+               error="execution reverted"),
+        _frame("DELEGATECALL", MULTICALL, OTHER, 7),
+        _frame("STATICCALL", MULTICALL, OTHER, None),
+        _frame("CALL", MULTICALL, ADDRESS, 5),
+        _frame("SELFDESTRUCT", MULTICALL, ADDRESS, 11),
+    )  # fmt: skip
+    expected = [
+        InternalPayment(3, MULTICALL, ADDRESS, 5),
+        InternalPayment(4, MULTICALL, ADDRESS, 11),
+    ]
+    assert internal_payments(traces) == expected
+    assert call_frame_payments(frame) == expected
+    assert call_frame_payments({**frame, "error": "out of gas"}) == []
+
+
+def test_a_plain_transfer_has_no_internal_payment_in_either_shape() -> None:
+    assert call_frame_payments(_frame("CALL", WALLET, ADDRESS, 7)) == []
+    assert internal_payments([_call([], WALLET, ADDRESS, 7)]) == []

@@ -14,10 +14,12 @@ from crossfill.chains.evm import EvmClient, InternalTransfer
 from crossfill.chains.transport import JsonRpcProvider
 from crossfill.errors import ChainError, NodeBehind
 from crossfill.metrics import Metrics
-from crossfill.types import ChainId
+from crossfill.types import ChainId, TraceApi
 
 WALLET, ADDRESS, OTHER = "0x" + "a1" * 20, "0x" + "c3" * 20, "0x" + "d4" * 20
 PAYING_TX = "0x" + "77" * 32
+PARITY, GETH = TraceApi.PARITY, TraceApi.GETH
+ZERO = "0x" + "00" * 20
 REFUSAL = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "no batches"}}
 
 
@@ -34,6 +36,14 @@ def _call(path: list[int], to: str, value: int) -> dict[str, Any]:
 
 
 _PAYING = [_call([], WALLET, 10), _call([0], ADDRESS, 7), _call([1], OTHER, 3)]
+# The same transaction as geth's callTracer draws it.
+_PAYING_FRAME = {
+    "type": "CALL", "from": WALLET, "to": WALLET, "value": hex(10),
+    "calls": [
+        {"type": "CALL", "from": WALLET, "to": ADDRESS, "value": hex(7)},
+        {"type": "CALL", "from": WALLET, "to": OTHER, "value": hex(3)},
+    ],
+}  # fmt: skip
 
 
 @dataclass
@@ -48,36 +58,59 @@ class _Node:
     block_traces: list[dict[str, Any]] = field(default_factory=lambda: list(_PAYING))
     # trace_block's answer for a block the node has not got (anvil's: an empty list)
     unknown_block_traces: list[Any] = field(default_factory=list)
+    # block 5's call frames, as debug_traceBlockByHash answers them
+    block_frames: list[Any] = field(
+        default_factory=lambda: [{"txHash": PAYING_TX, "result": _PAYING_FRAME}]
+    )
     asked: list[str] = field(default_factory=list)
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         method, params = request["method"], request["params"]
         self.asked.append(method)
-        result: Any
+        try:
+            result = self._result(method, params)
+        except _Refused as refusal:
+            return {"jsonrpc": "2.0", "id": request["id"], "error": refusal.error}
+        return {"jsonrpc": "2.0", "id": request["id"], "result": result}
+
+    def _result(self, method: str, params: list[Any]) -> Any:
         if method == "eth_getBlockByNumber":
             number = self.head if params[0] == "latest" else int(params[0], 16)
-            result = None
-            if number <= self.head:
-                result = {"number": hex(number), "hash": _hash(number), "timestamp": hex(number),
-                          "transactions": [PAYING_TX] if number == 5 else []}  # fmt: skip
-        elif method.startswith("trace_") and not self.traces_served:
-            missing = {"code": -32601, "message": f"the method {method} does not exist"}
-            return {"jsonrpc": "2.0", "id": request["id"], "error": missing}
-        elif method == "trace_filter":
+            if number > self.head:
+                return None
+            return {"number": hex(number), "hash": _hash(number), "timestamp": hex(number),
+                    "transactions": [PAYING_TX] if number == 5 else []}  # fmt: skip
+        if method.startswith(("trace_", "debug_")) and not self.traces_served:
+            raise _Refused({"code": -32601, "message": f"the method {method} does not exist"})
+        if method.startswith("debug_"):
+            return self._geth_result(method, params)
+        if method == "trace_filter":
             wanted = set(params[0]["toAddress"])
             found = [t for t in self.block_traces if t["action"]["to"] in wanted]
-            result = found if int(params[0]["toBlock"], 16) >= 5 else []
-        elif method == "trace_transaction":
-            result = self.block_traces
-        elif method == "trace_block":
+            return found if int(params[0]["toBlock"], 16) >= 5 else []
+        if method == "trace_transaction":
+            return self.block_traces
+        if method == "trace_block":
             number = int(params[0], 16)
             if number > self.head:
-                result = self.unknown_block_traces
-            else:
-                result = self.block_traces if number == 5 else []
-        else:
-            return {"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601}}
-        return {"jsonrpc": "2.0", "id": request["id"], "result": result}
+                return self.unknown_block_traces
+            return self.block_traces if number == 5 else []
+        raise _Refused({"code": -32601})
+
+    def _geth_result(self, method: str, params: list[Any]) -> Any:
+        if method == "debug_traceBlockByHash":
+            known = {_hash(number): number for number in range(self.head + 1)}
+            if params[0] not in known:  # anvil's answer
+                raise _Refused({"code": -32001, "message": "Resource not found"})
+            return self.block_frames if known[params[0]] == 5 else []
+        if method == "debug_traceCall":
+            return {"type": "CALL", "from": ZERO, "to": params[0]["to"], "value": "0x0"}
+        raise _Refused({"code": -32601})
+
+
+class _Refused(Exception):
+    def __init__(self, error: dict[str, Any]) -> None:
+        self.error = error
 
 
 class _Provider(JsonRpcProvider):
@@ -106,7 +139,7 @@ PAID = InternalTransfer(PAYING_TX, WALLET, ADDRESS, 7, 5, _hash(5), ordinal=1)
 @pytest.mark.parametrize("batches", [True, False])
 async def test_a_payment_from_within_is_found_by_either_path(batches: bool) -> None:
     node = _Node(batches=batches)
-    found = await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}))
+    found = await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), PARITY)
     assert found == [PAID]
     if batches:
         assert "trace_block" not in node.asked
@@ -115,10 +148,40 @@ async def test_a_payment_from_within_is_found_by_either_path(batches: bool) -> N
 
 
 @pytest.mark.parametrize("batches", [True, False])
-async def test_a_node_without_the_blocks_is_behind_not_empty(batches: bool) -> None:
+async def test_geths_call_frames_show_the_same_payment(batches: bool) -> None:
+    """The same number as parity's traces give it; only the block with a transaction is
+    traced, by its hash."""
+    node = _Node(batches=batches)
+    found = await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), GETH)
+    assert found == [PAID]
+    assert node.asked.count("debug_traceBlockByHash") == 1
+    assert not [method for method in node.asked if method.startswith("trace_")]
+
+
+@pytest.mark.parametrize("traces", [PARITY, GETH])
+@pytest.mark.parametrize("batches", [True, False])
+async def test_a_node_without_the_blocks_is_behind_not_empty(
+    batches: bool, traces: TraceApi
+) -> None:
     node = _Node(head=4, batches=batches)
     with pytest.raises(NodeBehind):
-        await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}))
+        await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+
+
+@pytest.mark.parametrize(
+    "frames",
+    [
+        [],  # no frame for the block's transaction
+        [{"txHash": "0x" + "88" * 32, "result": _PAYING_FRAME}],  # another transaction's
+        [{"txHash": PAYING_TX, "error": "execution timeout"}],  # the tracer gave up
+    ],
+)
+async def test_call_frames_that_are_not_the_blocks_transactions_are_an_error(
+    frames: list[Any],
+) -> None:
+    node = _Node(block_frames=frames)
+    with pytest.raises(ChainError, match=r"debug_traceBlockByHash|not traced"):
+        await _client(node).internal_transfers(5, 5, frozenset({ADDRESS}), GETH)
 
 
 async def test_block_by_block_a_trace_answer_of_another_block_is_behind() -> None:
@@ -127,11 +190,16 @@ async def test_block_by_block_a_trace_answer_of_another_block_is_behind() -> Non
     for answered in ([], [{**trace, "blockHash": _hash(99)} for trace in _PAYING]):
         node = _Node(batches=False, block_traces=answered)
         with pytest.raises(NodeBehind):
-            await _client(node).internal_transfers(5, 5, frozenset({ADDRESS}))
+            await _client(node).internal_transfers(5, 5, frozenset({ADDRESS}), PARITY)
 
 
-async def test_an_endpoint_without_traces_fails_the_readiness_check() -> None:
+@pytest.mark.parametrize(
+    ("traces", "method"), [(PARITY, "trace_filter"), (GETH, "debug_traceCall")]
+)
+async def test_an_endpoint_without_traces_fails_the_readiness_check(
+    traces: TraceApi, method: str
+) -> None:
     """What /readyz asks of a chain configured to read traces."""
-    await _client(_Node()).check_traces()
-    with pytest.raises(ChainError, match="trace_filter does not exist"):
-        await _client(_Node(traces_served=False)).check_traces()
+    await _client(_Node()).check_traces(traces)
+    with pytest.raises(ChainError, match=f"{method} does not exist"):
+        await _client(_Node(traces_served=False)).check_traces(traces)

@@ -17,7 +17,11 @@ from web3.types import RPCEndpoint, RPCResponse
 
 from crossfill.chains.batching import Batching
 from crossfill.chains.http_failures import retry_after_seconds
-from crossfill.chains.internal_transfers import internal_payments
+from crossfill.chains.internal_transfers import (
+    InternalPayment,
+    call_frame_payments,
+    internal_payments,
+)
 from crossfill.chains.log_ranges import LogRange
 from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
 from crossfill.contracts.abi import ERC20, event, function
@@ -32,7 +36,7 @@ from crossfill.errors import (
     Reverted,
 )
 from crossfill.metrics import RPC_OK, Metrics
-from crossfill.types import ChainId
+from crossfill.types import ChainId, TraceApi
 
 T = TypeVar("T")
 ZERO_ADDRESS = "0x" + "00" * 20
@@ -184,16 +188,22 @@ class InternalTransfer:
 
 
 def _paid_to(
-    to: frozenset[str], tx_hash: str, number: int, block_hash: str, traces: list[dict[str, Any]]
+    to: frozenset[str], tx_hash: str, number: int, block_hash: str, paid: list[InternalPayment]
 ) -> list[InternalTransfer]:
-    """The internal payments to one of `to` that one transaction's traces show stood."""
+    """Those of one transaction's internal payments that went to one of `to`."""
     return [
         InternalTransfer(
-            tx_hash, paid.sender, paid.to, paid.value, number, block_hash, paid.ordinal
+            tx_hash, payment.sender, payment.to, payment.value, number, block_hash, payment.ordinal
         )
-        for paid in internal_payments(traces)
-        if paid.to in to
+        for payment in paid
+        if payment.to in to
     ]
+
+
+# geth's tracer of calls, as `debug_trace*` take it.
+CALL_TRACER = {"tracer": "callTracer"}
+# Blocks traced whole per batch (geth's tracer): a busy block's calls are megabytes.
+TRACED_BLOCKS_PER_BATCH = 4
 
 
 def _quantity(value: int | str) -> int:
@@ -625,12 +635,19 @@ class EvmClient:
         ]
 
     async def internal_transfers(
+        self, start: int, end: int, to: frozenset[str], traces: TraceApi
+    ) -> list[InternalTransfer]:
+        """Ether paid to one of `to` (lower-case addresses) by contracts' internal calls and
+        self-destructs in blocks `start`..`end`, that took effect, read from the node's
+        `traces` (`chains.internal_transfers`)."""
+        if traces is TraceApi.GETH:
+            return await self._frame_traced_blocks(start, end, to)
+        return await self._parity_traced(start, end, to)
+
+    async def _parity_traced(
         self, start: int, end: int, to: frozenset[str]
     ) -> list[InternalTransfer]:
-        """Ether paid to one of `to` (lower-case addresses) by contracts' internal calls in
-        blocks `start`..`end`, that took effect (`chains.internal_transfers`).
-
-        `trace_filter` finds the transactions, each one's `trace_transaction` tells which
+        """`trace_filter` finds the transactions, each one's `trace_transaction` tells which
         calls stood. Block `end` is asked in the same batch, so a node that has not reached it
         (whose empty answer would prove nothing) is NodeBehind. On an endpoint that refuses
         batches, each block's traces are read whole (`trace_block`: a node without the block
@@ -663,7 +680,8 @@ class EvmClient:
             (traces,) = await self._batch(
                 [(RPCEndpoint("trace_transaction"), [tx_hash])], "trace_transaction"
             )
-            found.extend(_paid_to(to, tx_hash, number, block_hash, traces or []))
+            paid = internal_payments(traces or [])
+            found.extend(_paid_to(to, tx_hash, number, block_hash, paid))
         return found
 
     async def _traced_blocks(
@@ -693,7 +711,61 @@ class EvmClient:
                 if trace.get("transactionHash"):
                     by_transaction.setdefault(str(trace["transactionHash"]), []).append(trace)
             for tx_hash, of_tx in by_transaction.items():
-                found.extend(_paid_to(to, tx_hash, number, str(header["hash"]), of_tx))
+                paid = internal_payments(of_tx)
+                found.extend(_paid_to(to, tx_hash, number, str(header["hash"]), paid))
+        return found
+
+    async def _frame_traced_blocks(
+        self, start: int, end: int, to: frozenset[str]
+    ) -> list[InternalTransfer]:
+        """`internal_transfers` from geth's callTracer: the range's headers in one batch (a
+        node that has not reached one is NodeBehind), then each block with transactions traced
+        whole, by its hash: a node without that very block cannot trace it, so its calls are
+        never another block's."""
+        numbers = range(start, end + 1)
+        headers = await self._batch(
+            [(RPCEndpoint("eth_getBlockByNumber"), [hex(number), False]) for number in numbers],
+            "eth_getBlockByNumber",
+        )
+        for number, header in zip(numbers, headers, strict=True):
+            if header is None:
+                raise self._behind(number)
+        busy = [header for header in headers if header.get("transactions")]
+        found: list[InternalTransfer] = []
+        for first in range(0, len(busy), TRACED_BLOCKS_PER_BATCH):
+            chunk = busy[first : first + TRACED_BLOCKS_PER_BATCH]
+            traced = await self._batch(
+                [
+                    (RPCEndpoint("debug_traceBlockByHash"), [header["hash"], CALL_TRACER])
+                    for header in chunk
+                ],
+                "debug_traceBlockByHash",
+            )
+            for header, frames in zip(chunk, traced, strict=True):
+                found.extend(self._framed_payments(header, frames, to))
+        return found
+
+    def _framed_payments(
+        self, header: dict[str, Any], frames: Any, to: frozenset[str]
+    ) -> list[InternalTransfer]:
+        """One block's payments to one of `to`, from its transactions' call frames, which
+        must be one per transaction, in the block's order."""
+        number, block_hash = _quantity(header["number"]), str(header["hash"])
+        hashes = [str(tx_hash).lower() for tx_hash in header["transactions"]]
+        if not isinstance(frames, list) or len(frames) != len(hashes):
+            raise ChainError(
+                f"chain {self.chain_id}: debug_traceBlockByHash of block {number} answered "
+                f"{str(frames)[:100]} for {len(hashes)} transactions"
+            )
+        found: list[InternalTransfer] = []
+        for tx_hash, traced in zip(hashes, frames, strict=True):
+            frame = traced.get("result") if isinstance(traced, dict) else None
+            if not isinstance(frame, dict) or str(traced.get("txHash", tx_hash)).lower() != tx_hash:
+                raise ChainError(
+                    f"chain {self.chain_id}: transaction {tx_hash} of block {number} was not "
+                    f"traced: {str(traced)[:100]}"
+                )
+            found.extend(_paid_to(to, tx_hash, number, block_hash, call_frame_payments(frame)))
         return found
 
     def _behind(self, number: int) -> NodeBehind:
@@ -860,10 +932,22 @@ class EvmClient:
         if remote != self.chain_id:
             raise ChainError(f"chain {self.chain_id}: {self.endpoint} serves chain id {remote}")
 
-    async def check_traces(self) -> None:
-        """Raise unless the endpoint serves `trace_filter` (what `internal_transfers` needs),
-        asked for the head block's calls to nobody (nodes take block numbers there, not
-        tags)."""
+    async def check_traces(self, traces: TraceApi) -> None:
+        """Raise unless the endpoint serves the `traces` `internal_transfers` reads: parity's
+        `trace_filter`, asked for the head block's calls to nobody (nodes take block numbers
+        there, not tags); geth's callTracer, asked to trace a call to nobody (tracing a whole
+        block would be a readiness check's cost)."""
+        if traces is TraceApi.GETH:
+            call = {"to": ZERO_ADDRESS}
+            (frame,) = await self._batch(
+                [(RPCEndpoint("debug_traceCall"), [call, "latest", CALL_TRACER])],
+                "debug_traceCall",
+            )
+            if not isinstance(frame, dict) or "type" not in frame:
+                raise ChainError(
+                    f"chain {self.chain_id}: debug_traceCall answered {str(frame)[:100]}"
+                )
+            return
         head = hex((await self.head()).number)
         query = {"fromBlock": head, "toBlock": head, "toAddress": [ZERO_ADDRESS]}
         (traced,) = await self._batch([(RPCEndpoint("trace_filter"), [query])], "trace_filter")

@@ -1,19 +1,27 @@
 """Ether that contracts paid within a transaction, read from its call traces (pure).
 
 A smart wallet (a Safe, an ERC-4337 account) or an exchange's batch contract pays ether by an
-internal call: no transaction is `to` the address paid, so reading blocks' transactions does
-not see it. A node's parity-style traces (`trace_filter`, `trace_transaction`: Erigon,
-Nethermind, Reth, anvil) list every call with its value. A call's payment took effect when
-its frame and every frame above it completed: a frame that reverted (its trace has an
-`error`) undoes every call it made, whatever their own traces say.
+internal call, and a contract can hand its whole balance over as it self-destructs: no
+transaction is `to` the address paid, so reading blocks' transactions does not see it. A
+node's traces list every call with its value, in one of two shapes:
+
+- parity-style (`trace_filter`, `trace_transaction`, `trace_block`: Erigon, Nethermind, Reth,
+  anvil): a flat list, each trace placed by its `traceAddress`; a self-destruct is a trace of
+  type `suicide` paying its `balance` to its `refundAddress`;
+- geth's `callTracer` (`debug_traceBlockByHash`: geth and its forks, most L2 nodes, anvil): one
+  tree of frames per transaction; a self-destruct is a `SELFDESTRUCT` frame.
+
+A payment took effect when its frame and every frame above it completed: a frame that
+reverted (its trace has an `error`) undoes every call it made, whatever their own traces say.
 
 Each payment is numbered by its place among the transaction's value-carrying calls, the
-transaction's own call included, in the order the trace lists them: the same number at every
-reading, whatever addresses are watched.
+transaction's own call included, in execution order, then its self-destructs after them: the
+same number at every reading, whatever addresses are watched, and in either shape.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,28 +34,76 @@ class InternalPayment:
     value: int
 
 
+@dataclass(frozen=True)
+class _Move:
+    """Ether a frame of the transaction moved."""
+
+    self_destruct: bool
+    own_call: bool  # the transaction's own call: a plain transfer, seen with its block
+    undone: bool  # in or under a frame that reverted
+    sender: str
+    to: str
+    value: int
+
+
 def internal_payments(traces: list[dict[str, Any]]) -> list[InternalPayment]:
-    """The ether paid by the internal calls of one transaction (`trace_transaction`'s answer)
-    that took effect."""
+    """The ether paid by the internal calls of one transaction that took effect, from its
+    parity-style traces (`trace_transaction`'s answer)."""
+    return _effective(list(_parity_moves(traces)))
+
+
+def call_frame_payments(frame: dict[str, Any]) -> list[InternalPayment]:
+    """The same, from the transaction's geth `callTracer` frame."""
+    return _effective(list(_frame_moves(frame, own_call=True, undone=False)))
+
+
+def _effective(moves: list[_Move]) -> list[InternalPayment]:
+    numbered = [move for move in moves if not move.self_destruct] + [
+        move for move in moves if move.self_destruct
+    ]
+    return [
+        InternalPayment(ordinal, move.sender.lower(), move.to.lower(), move.value)
+        for ordinal, move in enumerate(numbered)
+        if not move.own_call and not move.undone
+    ]
+
+
+def _parity_moves(traces: list[dict[str, Any]]) -> Iterator[_Move]:
     reverted = {_path(trace) for trace in traces if trace.get("error")}
-    payments, ordinal = [], 0
     for trace in traces:
         action = trace.get("action") or {}
-        if trace.get("type") != "call" or action.get("callType") != "call":
-            continue  # creations, self-destructs, delegate and static calls move no ether here
-        value = int(action.get("value") or "0x0", 16)
-        if value == 0:
+        kind = trace.get("type")
+        if kind == "call" and action.get("callType") == "call":
+            sender, to, value = action["from"], action["to"], action.get("value")
+        elif kind == "suicide":
+            sender, to, value = action["address"], action["refundAddress"], action.get("balance")
+        else:
+            continue  # creations, delegate and static calls move no ether to another account
+        amount = _amount(value)
+        if amount == 0:
             continue
-        path, position = _path(trace), ordinal
-        ordinal += 1
-        if not path:
-            continue  # the transaction's own call: a plain transfer, seen with its block
-        if any(path[:depth] in reverted for depth in range(len(path) + 1)):
-            continue
-        payments.append(
-            InternalPayment(position, str(action["from"]).lower(), str(action["to"]).lower(), value)
+        path = _path(trace)
+        undone = any(path[:depth] in reverted for depth in range(len(path) + 1))
+        yield _Move(kind == "suicide", not path, undone, str(sender), str(to), amount)
+
+
+def _frame_moves(frame: dict[str, Any], *, own_call: bool, undone: bool) -> Iterator[_Move]:
+    undone = undone or bool(frame.get("error"))
+    kind = frame.get("type")
+    amount = _amount(frame.get("value"))
+    if kind in ("CALL", "SELFDESTRUCT") and amount > 0:
+        yield _Move(
+            kind == "SELFDESTRUCT", own_call, undone, str(frame["from"]), str(frame["to"]), amount
         )
-    return payments
+    for inner in frame.get("calls") or ():
+        yield from _frame_moves(inner, own_call=False, undone=undone)
+
+
+def _amount(value: Any) -> int:
+    """A value as traces give it: a hex string, a JSON number, or nothing."""
+    if value is None:
+        return 0
+    return value if isinstance(value, int) else int(str(value), 16)
 
 
 def _path(trace: dict[str, Any]) -> tuple[int, ...]:

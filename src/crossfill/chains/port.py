@@ -23,7 +23,7 @@ from crossfill.chains.evm import (
     TransactionFacts,
     ValueTransfer,
 )
-from crossfill.types import ChainId
+from crossfill.types import ChainId, TraceApi
 
 
 class EvmPort(Protocol):
@@ -43,10 +43,10 @@ class EvmPort(Protocol):
         """Block `number`'s transactions paying ether straight to one of `to`."""
 
     async def internal_transfers(
-        self, start: int, end: int, to: frozenset[str]
+        self, start: int, end: int, to: frozenset[str], traces: TraceApi
     ) -> list[InternalTransfer]:
-        """Ether contracts' internal calls paid to one of `to` in blocks `start`..`end`, that
-        took effect (needs the node's `trace_filter` and `trace_transaction`)."""
+        """Ether contracts' internal calls and self-destructs paid to one of `to` in blocks
+        `start`..`end`, that took effect, read from the node's `traces`."""
 
     async def receipt(self, tx_hash: str) -> Any | None: ...
 
@@ -91,8 +91,8 @@ class EvmPort(Protocol):
 
     async def check_identity(self) -> None: ...
 
-    async def check_traces(self) -> None:
-        """Raise unless the endpoint serves the traces `internal_transfers` reads."""
+    async def check_traces(self, traces: TraceApi) -> None:
+        """Raise unless the endpoint serves the `traces` `internal_transfers` reads."""
 
     async def close(self) -> None: ...
 

@@ -16,7 +16,7 @@ from crossfill.config.listing import ChainListing, ConfigModel, ListedCurrency
 from crossfill.config.perps import PerpsExchangeConfig
 from crossfill.config.secrets import KeyRef
 from crossfill.config.svm import SvmChainConfig
-from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
+from crossfill.types import NATIVE_EVM_ADDRESS, ChainId, TraceApi
 
 
 class CurrencyConfig(ListedCurrency):
@@ -139,12 +139,22 @@ class ChainConfig(ChainListing):
     confirmations: tuple[ConfirmationTier, ...] = (ConfirmationTier(blocks=1),)
     # Confirmed deposits are re-checked for reorgs until this many blocks deep.
     finality_blocks: int = Field(default=64, ge=1)
-    # The RPC serves `trace_filter` and `trace_transaction` (Erigon, Nethermind, Reth, anvil):
-    # ether that contracts pay to deposit addresses (smart wallets, exchanges' batches) is
-    # seen too, not only plain transfers.
-    trace_internal_transfers: bool = False
+    # The call traces the RPC serves, if any: ether that contracts pay to deposit addresses
+    # (smart wallets, exchanges' batches, self-destructs) is then seen too, not only plain
+    # transfers. "parity" (`trace_filter`, `trace_transaction`: Erigon, Nethermind, Reth,
+    # anvil; `true` says the same) or "geth" (`debug_traceBlockByHash` with the callTracer:
+    # geth and its forks, most L2 nodes; every block with transactions is traced whole).
+    trace_internal_transfers: TraceApi | None = None
     fees: FeeConfig = FeeConfig()
     pools: tuple[PoolConfig, ...] = ()
+
+    @field_validator("trace_internal_transfers", mode="before")
+    @classmethod
+    def _traces_as_before(cls, traces: object) -> object:
+        """`true` and `false`, as deployment files said before there were two kinds."""
+        if traces is True:
+            return TraceApi.PARITY
+        return None if traces is False else traces
 
     @field_validator("native_currency")
     @classmethod

@@ -86,8 +86,8 @@ def chain_document(
             "uniswap_v2_router": contracts.uniswap_v2_router,
             "deposit_address_factory": contracts.deposit_address_factory,
         },
-        # anvil serves parity-style traces: contracts' payments to deposit addresses are seen.
-        "trace_internal_transfers": True,
+        # anvil serves both kinds of traces: contracts' payments to deposit addresses are seen.
+        "trace_internal_transfers": "parity",
         # Value-scaled policy in the shape production uses; devnet blocks are cheap.
         "confirmations": [
             {"max_usd": 1_000, "blocks": 1},

@@ -191,8 +191,11 @@ class DepositAddressSweeper(JournalledWorker):
                         depositor=paid.sender,
                     )
                 )
-        if self.config.trace_internal_transfers:
-            for internal in await self.chain.client.internal_transfers(start, end, addresses):
+        traces = self.config.trace_internal_transfers
+        if traces is not None:
+            for internal in await self.chain.client.internal_transfers(
+                start, end, addresses, traces
+            ):
                 found.append(
                     SeenTransfer(
                         address=internal.to,

@@ -51,12 +51,13 @@ def _checks_of(runtime: Runtime) -> dict[int, ChainCheck]:
 
 def _evm_check(chain: ChainRuntime) -> ChainCheck:
     """The node serves the configured chain, and the traces it is configured to read."""
-    if not chain.config.trace_internal_transfers:
+    traces = chain.config.trace_internal_transfers
+    if traces is None:
         return chain.client.check_identity
 
     async def both() -> None:
         await chain.client.check_identity()
-        await chain.client.check_traces()
+        await chain.client.check_traces(traces)
 
     return both
 
