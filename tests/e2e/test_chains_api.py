@@ -9,6 +9,7 @@ import pytest
 from web3 import Web3
 
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.types import TraceApi
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import run_cli
 from tests.e2e.conftest import StartService, validate_against, wait_for
@@ -107,6 +108,26 @@ def test_health_readiness_and_docs(client) -> None:
     assert ready.json()["checks"] == {"database": "ok", "chains": {"900001": "ok", "900002": "ok"}}
     assert "/chains" in client.get("/openapi.json").json()["paths"]
     assert client.get("/docs").status_code == 200
+
+
+@pytest.mark.parametrize("traces", list(TraceApi))
+def test_readiness_asks_the_traces_each_chain_is_configured_to_read(
+    start_service: StartService, devnet, traces: TraceApi
+) -> None:
+    """anvil serves both kinds; an endpoint without them is caught by the same check
+    (tests/unit/test_internal_transfers_client.py)."""
+    chains = tuple(
+        chain.model_copy(update={"trace_internal_transfers": traces})
+        for chain in devnet.deployment.chains
+    )
+    service = start_service(devnet.deployment.model_copy(update={"chains": chains}))
+    response = httpx.get(f"{service.base_url}/readyz")
+    assert response.status_code == 200, response.text
+    assert response.json()["checks"]["chains"] == {"900001": "ok", "900002": "ok"}
+    asked = "debug_traceCall" if traces is TraceApi.GETH else "trace_filter"
+    scraped = httpx.get(f"{service.base_url}/metrics").text
+    for chain_id in (900001, 900002):
+        assert f'chain_id="{chain_id}",call="{asked}",outcome="ok"' in scraped
 
 
 def test_readiness_fails_when_an_enabled_chain_is_unreachable(
