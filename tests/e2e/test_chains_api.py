@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from web3 import Web3
 
 from crossfill.devnet.anvil import anvil_rpc
@@ -125,9 +126,16 @@ def test_readiness_asks_the_traces_each_chain_is_configured_to_read(
     assert response.status_code == 200, response.text
     assert response.json()["checks"]["chains"] == {"900001": "ok", "900002": "ok"}
     asked = "debug_traceCall" if traces is TraceApi.GETH else "trace_filter"
-    scraped = httpx.get(f"{service.base_url}/metrics").text
-    for chain_id in (900001, 900002):
-        assert f'chain_id="{chain_id}",call="{asked}",outcome="ok"' in scraped
+    scraped = text_string_to_metric_families(httpx.get(f"{service.base_url}/metrics").text)
+    traced = {
+        sample.labels["chain_id"]
+        for family in scraped
+        for sample in family.samples
+        if sample.name == "crossfill_rpc_calls_total"
+        and sample.labels["call"] == asked
+        and sample.labels["outcome"] == "ok"
+    }
+    assert traced == {"900001", "900002"}
 
 
 def test_readiness_fails_when_an_enabled_chain_is_unreachable(
