@@ -7,10 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import httpx
+import pytest
 from eth_account import Account
 from web3 import Web3
+from web3.types import Wei
 
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.devnet.deploy import signing_web3
+from crossfill.types import TraceApi
 from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
@@ -22,7 +26,7 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
-from tests.e2e.conftest import StartService
+from tests.e2e.conftest import StartService, wait_for
 from tests.e2e.wallet import send_item
 from tests.faults.conftest import behind_proxy
 from tests.faults.rpc_proxy import Fault, RpcFaultProxy
@@ -106,3 +110,50 @@ def test_a_transfer_made_while_the_service_was_down_is_found_through_a_node_capp
     with httpx.Client(base_url=second.base_url, timeout=10) as http:
         assert final_status(http, step["requestId"], timeout=60)["status"] == "success"
     assert origin_proxy.refused_log_queries > 0
+
+
+@pytest.mark.parametrize("traces", list(TraceApi))
+def test_ether_a_contract_pays_is_found_once_the_nodes_traces_answer(
+    start_service: StartService, devnet, origin_proxy: RpcFaultProxy, traces: TraceApi
+) -> None:
+    """A self-destructing contract pays a deposit address while the origin's node answers
+    its traces 502, then from a node stuck behind, through an endpoint that takes no
+    batches: the watch waits (nothing is skipped, nothing refunded), and once the node
+    answers the payment is found, swept and filled."""
+    proxied = behind_proxy(devnet, origin_proxy)
+    origin, *others = proxied.chains
+    traced = origin.model_copy(update={"trace_internal_transfers": traces})
+    service = start_service(
+        proxied.model_copy(update={"chains": (traced, *others)}), run_workers=True
+    )
+    user, recipient = funded_user(devnet), Account.create().address
+    body = {
+        "user": user.address, "recipient": recipient,
+        "originChainId": ORIGIN, "destinationChainId": DESTINATION,
+        "originCurrency": NATIVE, "destinationCurrency": NATIVE,
+        "amount": str(ETH // 10), "tradeType": "EXACT_INPUT", "useDepositAddress": True,
+    }  # fmt: skip
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        (step,) = request_quote(http, body)["steps"]
+        # Without batches, parity's traces are read block by block (`trace_block`).
+        asked = ["debug_traceBlockByHash"] if traces is TraceApi.GETH else ["trace_block"]
+        origin_proxy.refuse_batches = True
+        for method in asked:
+            origin_proxy.fail(method, Fault(status=502))
+        payer = signing_web3(rpc_urls(devnet)[ORIGIN], user)
+        address = step["depositAddress"].lower()
+        sent = payer.eth.send_transaction(
+            {"from": user.address, "data": "0x73" + address[2:] + "ff", "value": Wei(ETH // 10)}
+        )
+        assert payer.eth.wait_for_transaction_receipt(sent, timeout=30)["status"] == 1
+        assert origin_proxy.wait_for_faults(3, timeout=30)
+        origin_proxy.faults.clear()
+        origin_proxy.lag_blocks, origin_proxy.lag_everything = 50, True
+        assert wait_for(lambda: origin_proxy.lagged > 3, timeout=30)
+        assert balance(devnet, ORIGIN, NATIVE, address) == ETH // 10  # not swept meanwhile
+        waiting = http.get("/intents/status/v3", params={"requestId": step["requestId"]})
+        assert waiting.json()["status"] == "waiting"
+        origin_proxy.heal()
+        assert final_status(http, step["requestId"], timeout=60)["status"] == "success"
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0
+    assert balance(devnet, DESTINATION, NATIVE, recipient) > 0
