@@ -452,3 +452,42 @@ def test_ether_a_self_destructing_contract_hands_over_is_swept_and_filled(
         (sent.to_0x_hex(), -2, amount)
     ]
     assert seen[0].depositor == str(receipt["contractAddress"]).lower()
+
+
+# A contract that calls itself with all its gas until the gas runs out: one transaction's
+# call frames nest hundreds deep (the 63/64 rule stops it near 530 with 29M gas). Runtime
+# `CALL(gas, address, 0, 0, 0, 0, 0) STOP`, returned by its creation code.
+_RECURSOR = "0x6d60006000600060006000305af100600052600e6012f3"
+
+
+@pytest.mark.parametrize("service", [TraceApi.GETH], indirect=True)
+def test_a_transaction_of_the_deepest_calls_does_not_stop_the_watch(
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+) -> None:
+    """geth's frames of such a transaction nest deeper than Python's decoder goes by default;
+    the watch reads that block and finds the payment made after it."""
+    user, recipient = funded_user(devnet), Account.create().address
+    quote = request_quote(client, _body(user, recipient))
+    (step,) = quote["steps"]
+    address = step["depositAddress"].lower()
+    origin_rpc = rpc_urls(devnet)[ORIGIN]
+    web3 = signing_web3(origin_rpc, user)
+    created = web3.eth.wait_for_transaction_receipt(
+        web3.eth.send_transaction({"from": user.address, "data": _RECURSOR}), timeout=30
+    )
+    deep = web3.eth.send_transaction(
+        {"from": user.address, "to": created["contractAddress"], "gas": 29_000_000}
+    )
+    assert web3.eth.wait_for_transaction_receipt(deep, timeout=30)["status"] == 1
+    frames = httpx.post(
+        origin_rpc,
+        json={"jsonrpc": "2.0", "id": 1, "method": "debug_traceTransaction",
+              "params": [deep.to_0x_hex(), {"tracer": "callTracer"}]},
+    ).text  # fmt: skip
+    assert frames.count('"calls"') > 500
+
+    paying = {"from": user.address, "data": "0x73" + address[2:] + "ff", "value": Wei(ETH // 10)}
+    web3.eth.wait_for_transaction_receipt(web3.eth.send_transaction(paying), timeout=30)
+    status = final_status(client, step["requestId"], timeout=60)
+    assert status["status"] == "success", status
+    assert balance(devnet, ORIGIN, NATIVE, address) == 0

@@ -137,3 +137,13 @@ def test_geths_call_frames_give_what_parity_traces_give() -> None:
 def test_a_plain_transfer_has_no_internal_payment_in_either_shape() -> None:
     assert call_frame_payments(_frame("CALL", WALLET, ADDRESS, 7)) == []
     assert internal_payments([_call([], WALLET, ADDRESS, 7)]) == []
+
+
+def test_a_payment_at_the_bottom_of_the_deepest_calls_is_read() -> None:
+    """1,024 nested calls (the EVM's limit; one cheap transaction makes them) with the
+    innermost paying: the frames are walked without recursion."""
+    frame = _frame("CALL", MULTICALL, ADDRESS, 5)
+    for _ in range(1_023):
+        frame = _frame("CALL", MULTICALL, MULTICALL, 0, frame)
+    frame = _frame("CALL", WALLET, MULTICALL, 5, frame)
+    assert call_frame_payments(frame) == [InternalPayment(1, MULTICALL, ADDRESS, 5)]

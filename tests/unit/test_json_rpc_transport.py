@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import aiohttp
@@ -108,3 +109,33 @@ async def test_an_answer_that_is_not_a_json_rpc_object_is_malformed(answer: byte
     provider = _Answering(lambda _request: answer)
     with pytest.raises(MalformedReply):
         await provider.make_request(RPCEndpoint("eth_chainId"), [])
+
+
+def _nested_answer(request_id: int, depth: int) -> bytes:
+    """A result nested `depth` objects deep, as geth's call frames of as many nested calls
+    are (built as text: the encoder has the decoder's limit)."""
+    frame = '{"type":"CALL"}'
+    for _ in range(depth):
+        frame = '{"type":"CALL","calls":[' + frame + "]}"
+    return f'{{"jsonrpc":"2.0","id":{request_id},"result":{frame}}}'.encode()
+
+
+async def test_the_call_frames_of_the_deepest_evm_calls_are_read() -> None:
+    """1,024 nested calls (the EVM's limit) pass the decoder's usual limit of nesting; the
+    interpreter's recursion limit is as it was after."""
+    limit = sys.getrecursionlimit()
+    provider = _Answering(lambda request: _nested_answer(request["id"], 1_024))
+    answer = await provider.make_request(RPCEndpoint("debug_traceTransaction"), ["0x1"])
+    depth, frame = 0, answer["result"]
+    while frame.get("calls"):
+        depth, frame = depth + 1, frame["calls"][0]
+    assert depth == 1_024
+    assert sys.getrecursionlimit() == limit
+
+
+async def test_an_answer_nested_deeper_than_any_trace_is_malformed() -> None:
+    limit = sys.getrecursionlimit()
+    provider = _Answering(lambda request: _nested_answer(request["id"], 5_000))
+    with pytest.raises(MalformedReply, match="nested deeper"):
+        await provider.make_request(RPCEndpoint("debug_traceTransaction"), ["0x1"])
+    assert sys.getrecursionlimit() == limit

@@ -54,7 +54,7 @@ def internal_payments(traces: list[dict[str, Any]]) -> list[InternalPayment]:
 
 def call_frame_payments(frame: dict[str, Any]) -> list[InternalPayment]:
     """The same, from the transaction's geth `callTracer` frame."""
-    return _effective(list(_frame_moves(frame, own_call=True, undone=False)))
+    return _effective(list(_frame_moves(frame)))
 
 
 def _effective(moves: list[_Move]) -> list[InternalPayment]:
@@ -87,16 +87,25 @@ def _parity_moves(traces: list[dict[str, Any]]) -> Iterator[_Move]:
         yield _Move(kind == "suicide", not path, undone, str(sender), str(to), amount)
 
 
-def _frame_moves(frame: dict[str, Any], *, own_call: bool, undone: bool) -> Iterator[_Move]:
-    undone = undone or bool(frame.get("error"))
-    kind = frame.get("type")
-    amount = _amount(frame.get("value"))
-    if kind in ("CALL", "SELFDESTRUCT") and amount > 0:
-        yield _Move(
-            kind == "SELFDESTRUCT", own_call, undone, str(frame["from"]), str(frame["to"]), amount
-        )
-    for inner in frame.get("calls") or ():
-        yield from _frame_moves(inner, own_call=False, undone=undone)
+def _frame_moves(top: dict[str, Any]) -> Iterator[_Move]:
+    """The frames in execution order (depth first), walked without recursion: one cheap
+    transaction can nest calls 1,024 deep."""
+    pending: list[tuple[dict[str, Any], bool]] = [(top, False)]  # a frame, and whether undone
+    while pending:
+        frame, undone = pending.pop()
+        undone = undone or bool(frame.get("error"))
+        kind = frame.get("type")
+        amount = _amount(frame.get("value"))
+        if kind in ("CALL", "SELFDESTRUCT") and amount > 0:
+            yield _Move(
+                kind == "SELFDESTRUCT",
+                frame is top,
+                undone,
+                str(frame["from"]),
+                str(frame["to"]),
+                amount,
+            )
+        pending.extend((inner, undone) for inner in reversed(frame.get("calls") or ()))
 
 
 def _amount(value: Any) -> int:

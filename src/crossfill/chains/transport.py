@@ -20,6 +20,7 @@ error answered for the array, or an HTTP status saying it takes no such request)
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, cast
 
 import aiohttp
@@ -121,10 +122,30 @@ def _error_text(answer: dict[str, Any]) -> str:
     return str(message)[:200]
 
 
+# How deep the decoder may go in a node's answer: geth's call frames of a transaction at the
+# EVM's deepest (1,024 nested calls, two JSON levels each), with room for the caller's stack.
+_DEEPEST_ANSWER = 4_000
+
+
 def _decoded(body: bytes) -> Any:
     """The body as JSON, read by the standard decoder as web3 reads it (integers wider than 64
-    bits stay exact)."""
+    bits stay exact).
+
+    The decoder recurses once per nesting level and stops at the interpreter's recursion limit
+    (1,000), which the call frames of one cheap transaction of nested calls pass: such an
+    answer is read again with the limit raised to `_DEEPEST_ANSWER` for the while. Anything
+    deeper is no node's honest answer."""
     try:
         return json.loads(body)
     except ValueError:  # not JSON, or not text
         raise MalformedReply(f"answered {len(body)} bytes that are not JSON") from None
+    except RecursionError:
+        pass
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _DEEPEST_ANSWER))
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise MalformedReply(f"answered JSON nested deeper than {_DEEPEST_ANSWER}") from None
+    finally:
+        sys.setrecursionlimit(limit)
