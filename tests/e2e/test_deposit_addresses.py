@@ -10,10 +10,11 @@ import httpx
 import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from eth_typing import HexStr
 from sqlalchemy import select
 from web3 import Web3
 from web3.exceptions import ContractLogicError
-from web3.types import Wei
+from web3.types import TxReceipt, Wei
 
 from crossfill.contracts import calldata
 from crossfill.contracts.deposit_addresses import Recovery
@@ -422,22 +423,27 @@ def test_ether_a_contract_pays_to_a_deposit_address_is_swept_and_filled(
     assert seen[0].depositor == multicaller.lower()
 
 
+def _pay_by_self_destruct(web3: Web3, payer: LocalAccount, address: str, amount: Wei) -> TxReceipt:
+    """A contract created and destroyed in one transaction (creation code `PUSH20 address
+    SELFDESTRUCT`, sent with `amount`) hands its balance to `address`: no call pays it."""
+    code = HexStr("0x73" + address.lower()[2:] + "ff")
+    sent = web3.eth.send_transaction({"from": payer.address, "data": code, "value": amount})
+    return web3.eth.wait_for_transaction_receipt(sent, timeout=60)
+
+
 @EITHER_TRACES
 def test_ether_a_self_destructing_contract_hands_over_is_swept_and_filled(
     devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
 ) -> None:
-    """A contract created and destroyed in one transaction (creation code `PUSH20 address
-    SELFDESTRUCT`, sent with value) hands its balance to the address: no call pays it."""
+    """A self-destructing contract hands its balance to the address."""
     user, recipient = funded_user(devnet), Account.create().address
     quote = request_quote(client, _body(user, recipient))
     (step,) = quote["steps"]
     address, request_id = step["depositAddress"].lower(), step["requestId"]
     amount = Wei(ETH // 10)
     web3 = signing_web3(rpc_urls(devnet)[ORIGIN], user)
-    sent = web3.eth.send_transaction(
-        {"from": user.address, "data": "0x73" + address[2:] + "ff", "value": amount}
-    )
-    receipt = web3.eth.wait_for_transaction_receipt(sent, timeout=60)
+    receipt = _pay_by_self_destruct(web3, user, address, amount)
+    sent = receipt["transactionHash"]
     assert receipt["status"] == 1 and receipt["to"] is None
     assert balance(devnet, ORIGIN, NATIVE, address) == amount
 
@@ -473,11 +479,11 @@ def test_a_transaction_of_the_deepest_calls_does_not_stop_the_watch(
     origin_rpc = rpc_urls(devnet)[ORIGIN]
     web3 = signing_web3(origin_rpc, user)
     created = web3.eth.wait_for_transaction_receipt(
-        web3.eth.send_transaction({"from": user.address, "data": _RECURSOR}), timeout=30
+        web3.eth.send_transaction({"from": user.address, "data": HexStr(_RECURSOR)}), timeout=30
     )
-    deep = web3.eth.send_transaction(
-        {"from": user.address, "to": created["contractAddress"], "gas": 29_000_000}
-    )
+    recursor = created["contractAddress"]
+    assert recursor is not None
+    deep = web3.eth.send_transaction({"from": user.address, "to": recursor, "gas": 29_000_000})
     assert web3.eth.wait_for_transaction_receipt(deep, timeout=30)["status"] == 1
     frames = httpx.post(
         origin_rpc,
@@ -486,8 +492,7 @@ def test_a_transaction_of_the_deepest_calls_does_not_stop_the_watch(
     ).text  # fmt: skip
     assert frames.count('"calls"') > 500
 
-    paying = {"from": user.address, "data": "0x73" + address[2:] + "ff", "value": Wei(ETH // 10)}
-    web3.eth.wait_for_transaction_receipt(web3.eth.send_transaction(paying), timeout=30)
+    assert _pay_by_self_destruct(web3, user, address, Wei(ETH // 10))["status"] == 1
     status = final_status(client, step["requestId"], timeout=60)
     assert status["status"] == "success", status
     assert balance(devnet, ORIGIN, NATIVE, address) == 0
