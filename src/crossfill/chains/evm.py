@@ -202,8 +202,6 @@ def _paid_to(
 
 # geth's tracer of calls, as `debug_trace*` take it.
 CALL_TRACER = {"tracer": "callTracer"}
-# Blocks traced whole per batch (geth's tracer): a busy block's calls are megabytes.
-TRACED_BLOCKS_PER_BATCH = 4
 
 
 def _quantity(value: int | str) -> int:
@@ -720,8 +718,9 @@ class EvmClient:
     ) -> list[InternalTransfer]:
         """`internal_transfers` from geth's callTracer: the range's headers in one batch (a
         node that has not reached one is NodeBehind), then each block with transactions traced
-        whole, by its hash: a node without that very block cannot trace it, so its calls are
-        never another block's."""
+        whole, by its hash (a node without that very block cannot trace it, so its calls are
+        never another block's), one block a call: a busy block's trace takes the node a good
+        part of the RPC timeout, and its answer is megabytes."""
         numbers = range(start, end + 1)
         headers = await self._batch(
             [(RPCEndpoint("eth_getBlockByNumber"), [hex(number), False]) for number in numbers],
@@ -730,19 +729,15 @@ class EvmClient:
         for number, header in zip(numbers, headers, strict=True):
             if header is None:
                 raise self._behind(number)
-        busy = [header for header in headers if header.get("transactions")]
         found: list[InternalTransfer] = []
-        for first in range(0, len(busy), TRACED_BLOCKS_PER_BATCH):
-            chunk = busy[first : first + TRACED_BLOCKS_PER_BATCH]
-            traced = await self._batch(
-                [
-                    (RPCEndpoint("debug_traceBlockByHash"), [header["hash"], CALL_TRACER])
-                    for header in chunk
-                ],
+        for header in headers:
+            if not header.get("transactions"):
+                continue
+            (frames,) = await self._batch(
+                [(RPCEndpoint("debug_traceBlockByHash"), [header["hash"], CALL_TRACER])],
                 "debug_traceBlockByHash",
             )
-            for header, frames in zip(chunk, traced, strict=True):
-                found.extend(self._framed_payments(header, frames, to))
+            found.extend(self._framed_payments(header, frames, to))
         return found
 
     def _framed_payments(
