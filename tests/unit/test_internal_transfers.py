@@ -147,3 +147,17 @@ def test_a_payment_at_the_bottom_of_the_deepest_calls_is_read() -> None:
         frame = _frame("CALL", MULTICALL, MULTICALL, 0, frame)
     frame = _frame("CALL", WALLET, MULTICALL, 5, frame)
     assert call_frame_payments(frame) == [InternalPayment(1, MULTICALL, ADDRESS, 5)]
+
+
+def test_a_revert_halfway_down_the_deepest_calls_undoes_what_lies_below_it() -> None:
+    """1,024 nested calls paying one wei each, the 500th reverting: the calls above it
+    stand, those below do not, in whatever order the traces come."""
+    traces = [_call([], WALLET, MULTICALL, 1)]
+    for depth in range(1, 1_024):
+        error = {"error": "Reverted"} if depth == 500 else {}
+        traces.append(_call([0] * depth, MULTICALL, MULTICALL, 1, **error))
+    standing = [InternalPayment(depth, MULTICALL, MULTICALL, 1) for depth in range(1, 500)]
+    assert internal_payments(traces) == standing
+    assert internal_payments(traces[::-1]) == [
+        InternalPayment(1023 - depth, MULTICALL, MULTICALL, 1) for depth in range(499, 0, -1)
+    ]

@@ -69,7 +69,7 @@ def _effective(moves: list[_Move]) -> list[InternalPayment]:
 
 
 def _parity_moves(traces: list[dict[str, Any]]) -> Iterator[_Move]:
-    reverted = {_path(trace) for trace in traces if trace.get("error")}
+    undone = _undone(traces)
     for trace in traces:
         action = trace.get("action") or {}
         kind = trace.get("type")
@@ -83,8 +83,28 @@ def _parity_moves(traces: list[dict[str, Any]]) -> Iterator[_Move]:
         if amount == 0:
             continue
         path = _path(trace)
-        undone = any(path[:depth] in reverted for depth in range(len(path) + 1))
-        yield _Move(kind == "suicide", not path, undone, str(sender), str(to), amount)
+        yield _Move(kind == "suicide", not path, undone[path], str(sender), str(to), amount)
+
+
+def _undone(traces: list[dict[str, Any]]) -> dict[tuple[int, ...], bool]:
+    """Each trace's place, and whether it or a frame above it reverted, whatever order the
+    traces come in. Each place is judged once, from the nearest one judged above it: the
+    traces of one transaction of nested calls go a thousand deep."""
+    reverted = {_path(trace) for trace in traces if trace.get("error")}
+    undone: dict[tuple[int, ...], bool] = {}
+    for trace in traces:
+        path = _path(trace)
+        unjudged = []
+        while path not in undone:
+            unjudged.append(path)
+            if not path:
+                break
+            path = path[:-1]
+        above = undone.get(path, False)
+        for place in reversed(unjudged):
+            above = above or place in reverted
+            undone[place] = above
+    return undone
 
 
 def _frame_moves(top: dict[str, Any]) -> Iterator[_Move]:
