@@ -37,10 +37,11 @@ USDC = 10**6
 LOG_BLOCKS_CAP = 20
 
 
-def _sweeps_sent(web3: Web3, factory: str, since_block: int) -> int:
-    """Mined transactions to the deposit-address factory since `since_block`."""
+def _sweeps_sent(web3: Web3, factory: str, after_block: int) -> int:
+    """Mined transactions to the deposit-address factory after `after_block` (the head before
+    the test's payment: an earlier test's sweep may be that very block)."""
     sent = 0
-    for number in range(since_block, web3.eth.block_number + 1):
+    for number in range(after_block + 1, web3.eth.block_number + 1):
         for tx in web3.eth.get_block(number, full_transactions=True)["transactions"]:
             assert isinstance(tx, Mapping)
             sent += str(tx.get("to") or "").lower() == factory.lower()
@@ -68,7 +69,7 @@ def test_a_sweep_whose_answers_are_lost_or_refused_is_sent_once_and_fills(
         # The broadcasts are refused, then dropped, then one reaches the node but its answer
         # is lost: the sweeper must find that one mined rather than sign another.
         origin_proxy.fail("eth_sendRawTransaction", Fault(status=502))
-        start = web3.eth.block_number
+        head_before = web3.eth.block_number
         send_item(web3, user, step["items"][0]["data"])
         assert origin_proxy.wait_for_faults(2, timeout=30), "the sweeper never broadcast"
         origin_proxy.fail("eth_sendRawTransaction", Fault(drop=True))
@@ -82,7 +83,7 @@ def test_a_sweep_whose_answers_are_lost_or_refused_is_sent_once_and_fills(
     assert balance(devnet, DESTINATION, NATIVE, recipient) == int(
         quote["details"]["currencyOut"]["amount"]
     )
-    assert _sweeps_sent(web3, factory, start) == 1
+    assert _sweeps_sent(web3, factory, head_before) == 1
 
 
 def test_a_transfer_made_while_the_service_was_down_is_found_through_a_node_capping_log_queries(

@@ -15,13 +15,14 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
-from sqlalchemy import delete, insert, select
+from sqlalchemy import insert, select
 
 from crossfill.chains.depository_logs import address_topic, erc20_transfer_event
 from crossfill.chains.evm import InternalTransfer, ValueTransfer
 from crossfill.contracts.deposit_addresses import Sweep
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import ChainError, ChainUnreachable, NodeBehind, Reverted
+from crossfill.store.address_transfers import ROLE, TRACES_ROLE
 from crossfill.store.tables import AddressTransfer, ChainCursor, Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS, TraceApi
 from crossfill.workers.deposit_addresses import DepositAddressSweeper
@@ -223,6 +224,23 @@ async def test_a_reorged_cursor_rewinds_and_finds_what_the_new_blocks_hold(world
     assert transfer.tx_hash == "0x" + "e4" * 32 and sweep.request_id == world.request["id"]
 
 
+def _traced(world: World, traces: TraceApi) -> DepositAddressSweeper:
+    """The world's sweeper on a chain whose RPC serves `traces`."""
+    config = world.sweeper.chain.config.model_copy(update={"trace_internal_transfers": traces})
+    return DepositAddressSweeper(
+        replace(world.sweeper.chain, config=config),
+        world.base.sessions,
+        world.txmanager,
+        now=world.base.clock,
+        interval_seconds=0.1,
+    )
+
+
+async def _cursor_blocks(world: World) -> dict[str, int]:
+    async with world.base.sessions() as session:
+        return {row.role: row.block_number for row in await session.scalars(select(ChainCursor))}
+
+
 @pytest.mark.parametrize("traces", list(TraceApi))
 async def test_ether_a_contract_paid_is_read_only_where_the_chain_has_traces(
     world: World, traces: TraceApi
@@ -236,52 +254,44 @@ async def test_ether_a_contract_paid_is_read_only_where_the_chain_has_traces(
     assert "internal_transfers" not in world.chain.calls
     assert (await world.rows())[0] == []
 
-    config = world.sweeper.chain.config.model_copy(update={"trace_internal_transfers": traces})
-    traced = DepositAddressSweeper(
-        replace(world.sweeper.chain, config=config),
-        world.base.sessions,
-        world.txmanager,
-        now=world.base.clock,
-        interval_seconds=0.1,
-    )
-    async with world.base.sessions() as session, session.begin():
-        await session.execute(delete(ChainCursor))  # scan the same blocks again
-    await traced.tick()
+    traced = _traced(world, traces)
+    await traced.traces_tick()  # the traces' own loop and cursor
+    await traced.tick()  # swept as any transfer
     (transfer,), (sweep,), _ = await world.rows()
     assert (transfer.tx_hash, transfer.log_index) == ("0x" + "e3" * 32, -4)
     assert (transfer.depositor, transfer.amount) == (PAYER, str(AMOUNT))
     assert sweep.purpose == "sweep"
     assert world.chain.traces_read == [traces]  # the kind the chain's RPC serves
+    assert set(await _cursor_blocks(world)) == {ROLE, TRACES_ROLE}
 
 
-async def test_a_trace_read_that_fails_advances_nothing(world: World) -> None:
-    """The node unreachable, or behind: the tick fails, the cursor stays, and the next tick
-    finds the payment."""
+async def test_a_trace_read_that_fails_holds_its_own_cursor_only(world: World) -> None:
+    """The node unreachable, behind, or unable to give a transaction's traces: the traces'
+    loop fails and its cursor stays, while plain transfers are still found and swept; the
+    next trace read that succeeds finds the payment."""
     head = await world.chain.block_at(BLOCK)
     assert head is not None
     world.chain.internal_payments.append(
         InternalTransfer("0x" + "e4" * 32, PAYER, ADDRESS, AMOUNT, BLOCK, head.hash, ordinal=1)
     )
-    config = world.sweeper.chain.config.model_copy(
-        update={"trace_internal_transfers": TraceApi.GETH}
-    )
-    traced = DepositAddressSweeper(
-        replace(world.sweeper.chain, config=config),
-        world.base.sessions,
-        world.txmanager,
-        now=world.base.clock,
-        interval_seconds=0.1,
-    )
+    traced = _traced(world, TraceApi.GETH)
+    await world.pay_ether("0x" + "e5" * 32)
     for failure in (
         ChainUnreachable("chain 1: node unreachable: 503"),
         NodeBehind("the node answering has not reached block 100", block_number=100),
+        ChainError("chain 1: transaction 0xe6... of block 40 was not traced: execution timeout"),
     ):
         world.chain.fail("internal_transfers", failure)
         with pytest.raises(ChainError):
-            await traced.tick()
-        async with world.base.sessions() as session:
-            assert await session.scalar(select(ChainCursor)) is None
-        assert (await world.rows())[0] == []
-    await traced.tick()
-    (transfer,), _, _ = await world.rows()
-    assert (transfer.tx_hash, transfer.log_index) == ("0x" + "e4" * 32, -3)
+            await traced.traces_tick()
+        await traced.tick()
+        assert TRACES_ROLE not in await _cursor_blocks(world)
+    (plain,), (sweep,), _ = await world.rows()
+    assert plain.tx_hash == "0x" + "e5" * 32 and sweep.purpose == "sweep"
+    await traced.traces_tick()
+    transfers, _, _ = await world.rows()
+    assert {(t.tx_hash, t.log_index) for t in transfers} == {
+        ("0x" + "e5" * 32, -1),
+        ("0x" + "e4" * 32, -3),
+    }
+    assert TRACES_ROLE in await _cursor_blocks(world)

@@ -19,6 +19,9 @@ SWEPT = "swept"
 FAILED = "failed"
 REORGED = "reorged"
 ROLE = "deposit_addresses"
+# The cursor of the read of contracts' payments from the node's traces, which goes at its own
+# pace (`workers.deposit_addresses`).
+TRACES_ROLE = "deposit_address_traces"
 # Columns a child request does not copy from its parent.
 _NOT_COPIED = frozenset(
     {
@@ -183,19 +186,24 @@ async def add_priced_child(session: AsyncSession, parent: Request, rows: QuoteRo
     return child
 
 
-async def cursor(session: AsyncSession, chain_id: int) -> ChainCursor | None:
-    return await session.get(ChainCursor, (chain_id, ROLE))
+async def cursor(session: AsyncSession, chain_id: int, role: str = ROLE) -> ChainCursor | None:
+    return await session.get(ChainCursor, (chain_id, role))
 
 
 async def advance_cursor(
-    session: AsyncSession, chain_id: int, block_number: int, block_hash: str, now: datetime
+    session: AsyncSession,
+    chain_id: int,
+    block_number: int,
+    block_hash: str,
+    now: datetime,
+    role: str = ROLE,
 ) -> None:
-    row = await cursor(session, chain_id)
+    row = await cursor(session, chain_id, role)
     if row is None:
         session.add(
             ChainCursor(
                 chain_id=chain_id,
-                role=ROLE,
+                role=role,
                 block_number=block_number,
                 block_hash=block_hash,
                 updated_at=now,

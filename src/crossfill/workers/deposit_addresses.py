@@ -4,8 +4,10 @@ Watch: at each head it scans the blocks since its cursor for transfers into the 
 addresses quoted recently (`WATCH_WINDOW`, at most `MAX_WATCHED` addresses): ERC-20 `Transfer`
 logs to them (one `eth_getLogs` over the range, the addresses as one topic list) and ether
 paid to them by a transaction (the range's blocks with their transactions: one
-`eth_getBlockByNumber` per block, none while no address is watched). Each transfer is stored
-once, and the request it pays shows its depositor and transaction.
+`eth_getBlockByNumber` per block, none while no address is watched). On a chain whose RPC
+serves traces, ether that contracts pay them is read from those (`chains.internal_transfers`)
+in a loop and from a cursor of its own, so a trace the node cannot give holds that read only.
+Each transfer is stored once, and the request it pays shows its depositor and transaction.
 
 Sweep: once a transfer has the confirmations its value calls for and its block is still
 canonical, it is assigned to a request (`app.deposit_addresses`: the first one to the quoted
@@ -19,7 +21,7 @@ as any other, and the solver fills or the refunder refunds.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -69,6 +71,10 @@ REWIND_BLOCKS = 64
 INTERNAL_LOG_INDEX = -2
 
 
+# What one watch reads of the watched addresses' payments in blocks `start`..`end`.
+_Read = Callable[[frozenset[str], int, int], Awaitable[list[SeenTransfer]]]
+
+
 @dataclass(eq=False)
 class DepositAddressSweeper(JournalledWorker):
     # Prices an open address's arrival (`app.quotes.arrival_rows`); None: never priced.
@@ -78,43 +84,67 @@ class DepositAddressSweeper(JournalledWorker):
         self.factory = self.config.contracts.deposit_address_factory
         self._tokens = tuple(sorted(c.address.lower() for c in self.config.erc20_currencies))
         self._wakeup = asyncio.Event()
+        self._traces_wakeup = asyncio.Event()
         self._name = f"deposit-addresses-{self.config.id}"
-        # The block (number, hash) this sweeper last committed its cursor at: a tick at that
-        # same head has nothing to scan, and reads neither the addresses nor the cursor.
-        self._scanned_to: tuple[int, str] | None = None
+        # By cursor role, the block (number, hash) this sweeper last committed that cursor at:
+        # a tick at that same head has nothing to scan, and reads neither the addresses nor
+        # the cursor.
+        self._scanned_to: dict[str, tuple[int, str]] = {}
 
     async def run(self) -> None:
+        """The watch of tokens and plain transfers with the sweeps, and, on a chain whose RPC
+        serves traces, the read of contracts' payments in a loop of its own: a trace the node
+        cannot give (a transaction of a hundred thousand calls makes megabytes of them) holds
+        that read and its own cursor only, never the other transfers or the sweeps."""
         if self.factory is None:
             return  # no deposit addresses on this chain
-        await run_forever(self._name, self.tick, self._wait)
+        loops = [run_forever(self._name, self.tick, self._wait)]
+        if self.config.trace_internal_transfers is not None:
+            loops.append(
+                run_forever(f"{self._name}-traces", self.traces_tick, self._wait_for_traces)
+            )
+        await asyncio.gather(*loops)
 
     def new_head(self, _head: BlockHead) -> None:
         self._wakeup.set()
+        self._traces_wakeup.set()
 
     async def _wait(self) -> None:
         await wait_interval(self._wakeup, self.interval_seconds)
 
+    async def _wait_for_traces(self) -> None:
+        await wait_interval(self._traces_wakeup, self.interval_seconds)
+
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave sweeps to it
         head = await self.chain.client.head()
-        await self._watch(head)
+        await self._watch(head, address_transfers.ROLE, self._transfers)
         async with self.sessions() as session:
             seen = await address_transfers.unswept(session, self.config.id, limit=20)
         await each_on_its_own(
             self._name, seen, lambda row: self._sweep(row, head), label=lambda row: row.tx_hash
         )
 
+    async def traces_tick(self) -> None:
+        """Contracts' payments, read from the node's traces; swept by `tick` as any other."""
+        await self.txmanager.hold_signer()
+        await self._watch(
+            await self.chain.client.head(), address_transfers.TRACES_ROLE, self._traced
+        )
+
     # -- watching ---------------------------------------------------------------------------
 
-    async def _watch(self, head: BlockHead) -> None:
-        if self._scanned_to == (head.number, head.hash):
+    async def _watch(self, head: BlockHead, role: str, read: _Read) -> None:
+        """From the `role` cursor to the head, at most `BATCH_BLOCKS`: what `read` finds
+        paid to the watched addresses is recorded, and the cursor moved, in one transaction."""
+        if self._scanned_to.get(role) == (head.number, head.hash):
             return  # as `_after` would find: the cursor is this head
         now = self.now()
         async with self.sessions() as session:
             watched = await address_transfers.watched(
                 session, self.config.id, since=now - WATCH_WINDOW, limit=MAX_WATCHED
             )
-            cursor = await address_transfers.cursor(session, self.config.id)
+            cursor = await address_transfers.cursor(session, self.config.id, role)
         if cursor is None:
             start = max(0, head.number - INITIAL_LOOKBACK_BLOCKS)
         else:
@@ -122,7 +152,7 @@ class DepositAddressSweeper(JournalledWorker):
         if start > head.number:
             return
         end = min(head.number, start + BATCH_BLOCKS - 1)
-        found = await self._transfers(frozenset(watched), start, end) if watched else []
+        found = await read(frozenset(watched), start, end) if watched else []
         end_block = head if end == head.number else await self.chain.client.block_at(end)
         if end_block is None:
             return
@@ -137,9 +167,9 @@ class DepositAddressSweeper(JournalledWorker):
                     )
                     await self._show_payer(session, watched[transfer.address], transfer, now)
             await address_transfers.advance_cursor(
-                session, self.config.id, end_block.number, end_block.hash, now
+                session, self.config.id, end_block.number, end_block.hash, now, role
             )
-        self._scanned_to = (end_block.number, end_block.hash)
+        self._scanned_to[role] = (end_block.number, end_block.hash)
 
     async def _after(self, number: int, block_hash: str, head: BlockHead) -> int:
         """After the cursor's block if it is still canonical; else from `REWIND_BLOCKS` back (a
@@ -191,25 +221,26 @@ class DepositAddressSweeper(JournalledWorker):
                         depositor=paid.sender,
                     )
                 )
-        traces = self.config.trace_internal_transfers
-        if traces is not None:
-            for internal in await self.chain.client.internal_transfers(
-                start, end, addresses, traces
-            ):
-                found.append(
-                    SeenTransfer(
-                        address=internal.to,
-                        tx_hash=internal.tx_hash,
-                        log_index=INTERNAL_LOG_INDEX - internal.ordinal,
-                        block_number=internal.block_number,
-                        block_hash=internal.block_hash,
-                        currency=NATIVE_EVM_ADDRESS,
-                        amount=internal.value,
-                        depositor=internal.sender,
-                    )
-                )
         # In chain order, so the first transfer stored is the first one made.
         return sorted(found, key=lambda seen: (seen.block_number, seen.log_index))
+
+    async def _traced(self, addresses: frozenset[str], start: int, end: int) -> list[SeenTransfer]:
+        traces = self.config.trace_internal_transfers
+        assert traces is not None  # the loop runs only then
+        paid = await self.chain.client.internal_transfers(start, end, addresses, traces)
+        return [
+            SeenTransfer(
+                address=internal.to,
+                tx_hash=internal.tx_hash,
+                log_index=INTERNAL_LOG_INDEX - internal.ordinal,
+                block_number=internal.block_number,
+                block_hash=internal.block_hash,
+                currency=NATIVE_EVM_ADDRESS,
+                amount=internal.value,
+                depositor=internal.sender,
+            )
+            for internal in paid
+        ]
 
     async def _show_payer(
         self, session: AsyncSession, request: Request, transfer: SeenTransfer, now: datetime
