@@ -22,6 +22,7 @@ from crossfill.chains.evm import (
     LogFilter,
     Read,
     ScannedRange,
+    TracedRange,
     TransactionFacts,
     ValueTransfer,
 )
@@ -65,6 +66,8 @@ class FakeChain:
     internal_payments: list[InternalTransfer] = field(default_factory=list)
     # the kind of traces each `internal_transfers` read asked for
     traces_read: list[TraceApi] = field(default_factory=list)
+    # transactions (hash -> block) whose traces the node cannot give
+    untraced: dict[str, int] = field(default_factory=dict)
 
     def fail(self, method: str, *outcomes: BaseException) -> None:
         self.faults[method].extend(outcomes)
@@ -143,14 +146,12 @@ class FakeChain:
 
     async def internal_transfers(
         self, start: int, end: int, to: frozenset[str], traces: TraceApi
-    ) -> list[InternalTransfer]:
+    ) -> TracedRange:
         self._called("internal_transfers")
         self.traces_read.append(traces)
-        return [
-            paid
-            for paid in self.internal_payments
-            if start <= paid.block_number <= end and paid.to in to
-        ]
+        paid = [p for p in self.internal_payments if start <= p.block_number <= end and p.to in to]
+        untraced = [tx for tx, block in self.untraced.items() if start <= block <= end]
+        return TracedRange(paid, untraced)
 
     async def receipt(self, tx_hash: str) -> Any | None:
         self._called("receipt")

@@ -25,7 +25,11 @@ from crossfill.errors import ChainError, ChainUnreachable, NodeBehind, Reverted
 from crossfill.store.address_transfers import ROLE, TRACES_ROLE
 from crossfill.store.tables import AddressTransfer, ChainCursor, Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS, TraceApi
-from crossfill.workers.deposit_addresses import DepositAddressSweeper
+from crossfill.workers.deposit_addresses import (
+    UNTRACED_GIVE_UP,
+    UNTRACED_TRIES,
+    DepositAddressSweeper,
+)
 from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import START, ChainWorld, chain_world
@@ -294,4 +298,33 @@ async def test_a_trace_read_that_fails_holds_its_own_cursor_only(world: World) -
         ("0x" + "e5" * 32, -1),
         ("0x" + "e4" * 32, -3),
     }
+    assert TRACES_ROLE in await _cursor_blocks(world)
+
+
+@pytest.mark.parametrize("tries_before_the_wait", [1, UNTRACED_TRIES])
+async def test_a_transaction_the_node_cannot_trace_holds_the_read_then_is_passed_over(
+    world: World, tries_before_the_wait: int
+) -> None:
+    """Anyone can make one transaction's traces more than a node gives in time: that read is
+    tried again, its cursor waiting, until the transaction has failed ten times and over half
+    an hour (either alone is not enough); then it is passed over (logged as an error) and the
+    payments beside it are found."""
+    head = await world.chain.block_at(BLOCK)
+    assert head is not None
+    world.chain.internal_payments.append(
+        InternalTransfer("0x" + "e7" * 32, PAYER, ADDRESS, AMOUNT, BLOCK, head.hash, ordinal=1)
+    )
+    world.chain.untraced["0x" + "e8" * 32] = BLOCK
+    traced = _traced(world, TraceApi.GETH)
+    held_tries = [tries_before_the_wait, max(0, UNTRACED_TRIES - tries_before_the_wait - 1)]
+    for held in held_tries:
+        for _ in range(held):
+            with pytest.raises(ChainError, match="could not give the traces"):
+                await traced.traces_tick()
+        assert TRACES_ROLE not in await _cursor_blocks(world)
+        assert (await world.rows())[0] == []
+        world.base.clock.advance(UNTRACED_GIVE_UP)
+    await traced.traces_tick()  # passed over
+    (transfer,), _, _ = await world.rows()
+    assert transfer.tx_hash == "0x" + "e7" * 32
     assert TRACES_ROLE in await _cursor_blocks(world)

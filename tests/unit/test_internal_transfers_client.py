@@ -8,11 +8,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 import pytest
 
-from crossfill.chains.evm import EvmClient, InternalTransfer
+from crossfill.chains.evm import EvmClient, InternalTransfer, TracedRange
 from crossfill.chains.transport import JsonRpcProvider
-from crossfill.errors import ChainError, NodeBehind
+from crossfill.errors import ChainError, ChainUnreachable, NodeBehind
 from crossfill.metrics import Metrics
 from crossfill.types import ChainId, TraceApi
 
@@ -62,6 +63,12 @@ class _Node:
     block_frames: list[Any] = field(
         default_factory=lambda: [{"txHash": PAYING_TX, "result": _PAYING_FRAME}]
     )
+    # methods the node cannot answer in time here (a transaction of a hundred thousand calls)
+    too_big: frozenset[str] = frozenset()
+    # False: the node does not answer its head either (it is down, not the traces too big)
+    head_answers: bool = True
+    # method -> what the transport meets calling it (no answer in time, a dropped connection)
+    transport_failures: dict[str, Exception] = field(default_factory=dict)
     asked: list[str] = field(default_factory=list)
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -73,15 +80,26 @@ class _Node:
             return {"jsonrpc": "2.0", "id": request["id"], "error": refusal.error}
         return {"jsonrpc": "2.0", "id": request["id"], "result": result}
 
+    def _refusal(self, method: str, params: list[Any]) -> dict[str, Any] | None:
+        """The error the node answers this call with, if any."""
+        if method in self.too_big:
+            return {"code": -32000, "message": "execution timeout"}
+        if method == "eth_getBlockByNumber" and params[0] == "latest" and not self.head_answers:
+            return {"code": -32603, "message": "node unavailable"}
+        if method.startswith(("trace_", "debug_")) and not self.traces_served:
+            return {"code": -32601, "message": f"the method {method} does not exist"}
+        return None
+
     def _result(self, method: str, params: list[Any]) -> Any:
+        refusal = self._refusal(method, params)
+        if refusal is not None:
+            raise _Refused(refusal)
         if method == "eth_getBlockByNumber":
             number = self.head if params[0] == "latest" else int(params[0], 16)
             if number > self.head:
                 return None
             return {"number": hex(number), "hash": _hash(number), "timestamp": hex(number),
                     "transactions": [PAYING_TX] if number == 5 else []}  # fmt: skip
-        if method.startswith(("trace_", "debug_")) and not self.traces_served:
-            raise _Refused({"code": -32601, "message": f"the method {method} does not exist"})
         if method.startswith("debug_"):
             return self._geth_result(method, params)
         if method == "trace_filter":
@@ -103,6 +121,8 @@ class _Node:
             if params[0] not in known:  # anvil's answer
                 raise _Refused({"code": -32001, "message": "Resource not found"})
             return self.block_frames if known[params[0]] == 5 else []
+        if method == "debug_traceTransaction":
+            return _PAYING_FRAME if params[0] == PAYING_TX else None
         if method == "debug_traceCall":
             return {"type": "CALL", "from": ZERO, "to": params[0]["to"], "value": "0x0"}
         raise _Refused({"code": -32601})
@@ -120,6 +140,10 @@ class _Provider(JsonRpcProvider):
 
     async def _post(self, body: bytes) -> bytes:
         request = json.loads(body)
+        for call in request if isinstance(request, list) else [request]:
+            failure = self.node.transport_failures.get(call["method"])
+            if failure is not None:
+                raise failure
         if isinstance(request, list):
             if not self.node.batches:
                 return json.dumps(REFUSAL).encode()
@@ -140,7 +164,7 @@ PAID = InternalTransfer(PAYING_TX, WALLET, ADDRESS, 7, 5, _hash(5), ordinal=1)
 async def test_a_payment_from_within_is_found_by_either_path(batches: bool) -> None:
     node = _Node(batches=batches)
     found = await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), PARITY)
-    assert found == [PAID]
+    assert found == TracedRange([PAID], [])
     if batches:
         assert "trace_block" not in node.asked
     else:
@@ -153,7 +177,7 @@ async def test_geths_call_frames_show_the_same_payment(batches: bool) -> None:
     traced, by its hash."""
     node = _Node(batches=batches)
     found = await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), GETH)
-    assert found == [PAID]
+    assert found == TracedRange([PAID], [])
     assert node.asked.count("debug_traceBlockByHash") == 1
     assert not [method for method in node.asked if method.startswith("trace_")]
 
@@ -173,15 +197,50 @@ async def test_a_node_without_the_blocks_is_behind_not_empty(
     [
         [],  # no frame for the block's transaction
         [{"txHash": "0x" + "88" * 32, "result": _PAYING_FRAME}],  # another transaction's
-        [{"txHash": PAYING_TX, "error": "execution timeout"}],  # the tracer gave up
     ],
 )
 async def test_call_frames_that_are_not_the_blocks_transactions_are_an_error(
     frames: list[Any],
 ) -> None:
     node = _Node(block_frames=frames)
-    with pytest.raises(ChainError, match=r"debug_traceBlockByHash|not traced"):
+    with pytest.raises(ChainError, match="debug_traceBlockByHash"):
         await _client(node).internal_transfers(5, 5, frozenset({ADDRESS}), GETH)
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        _Node(block_frames=[{"txHash": PAYING_TX, "error": "execution timeout"}]),
+        _Node(too_big=frozenset({"debug_traceBlockByHash"})),
+        _Node(batches=False, too_big=frozenset({"trace_block"})),
+    ],
+    ids=["geth left the transaction out", "geth's block too big", "parity's block too big"],
+)
+async def test_a_transaction_the_blocks_trace_left_out_is_traced_on_its_own(node: _Node) -> None:
+    traces = PARITY if "trace_block" in node.too_big else GETH
+    found = await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+    assert found == TracedRange([PAID], [])
+
+
+@pytest.mark.parametrize(
+    ("traces", "too_big"),
+    [
+        (GETH, {"debug_traceBlockByHash", "debug_traceTransaction"}),
+        (PARITY, {"trace_transaction"}),
+    ],
+)
+async def test_a_transaction_the_node_cannot_trace_is_named_not_skipped(
+    traces: TraceApi, too_big: set[str]
+) -> None:
+    """The node answers its head, but not that transaction's traces: the reading says so
+    (the sweeper decides); a node that does not answer its head either is down, and the
+    read fails."""
+    node = _Node(too_big=frozenset(too_big))
+    found = await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+    assert found == TracedRange([], [PAYING_TX])
+    down = _Node(too_big=frozenset(too_big), head_answers=False)
+    with pytest.raises(ChainError):
+        await _client(down).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
 
 
 async def test_block_by_block_a_trace_answer_of_another_block_is_behind() -> None:
@@ -203,3 +262,24 @@ async def test_an_endpoint_without_traces_fails_the_readiness_check(
     await _client(_Node()).check_traces(traces)
     with pytest.raises(ChainError, match=f"{method} does not exist"):
         await _client(_Node(traces_served=False)).check_traces(traces)
+
+
+@pytest.mark.parametrize("traces", [PARITY, GETH])
+async def test_no_answer_in_time_is_a_transaction_not_traced_a_dropped_connection_is_not(
+    traces: TraceApi,
+) -> None:
+    """The endpoint failing (an HTTP error, a connection dropped) is the node's trouble,
+    raised like any; no answer in time for one transaction's traces, while the head answers,
+    is that transaction's."""
+    methods = (
+        ["debug_traceBlockByHash", "debug_traceTransaction"]
+        if traces is GETH
+        else ["trace_transaction"]
+    )
+    slow = _Node(transport_failures=dict.fromkeys(methods, TimeoutError()))
+    found = await _client(slow).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+    assert found == TracedRange([], [PAYING_TX])
+    dropped = aiohttp.ClientConnectionError("connection dropped")
+    failing = _Node(transport_failures=dict.fromkeys(methods, dropped))
+    with pytest.raises(ChainUnreachable):
+        await _client(failing).internal_transfers(3, 8, frozenset({ADDRESS}), traces)

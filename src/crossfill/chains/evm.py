@@ -23,7 +23,7 @@ from crossfill.chains.internal_transfers import (
     internal_payments,
 )
 from crossfill.chains.log_ranges import LogRange
-from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider
+from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider, MalformedReply
 from crossfill.contracts.abi import ERC20, event, function
 from crossfill.contracts.reverts import decode_revert
 from crossfill.errors import (
@@ -185,6 +185,17 @@ class InternalTransfer:
     block_number: int
     block_hash: str
     ordinal: int
+
+
+@dataclass
+class TracedRange:
+    """What a range's traces show: the payments to the addresses asked about, and the
+    transactions the node answered for but could not trace (an error for that one call, or
+    no answer in time, while it answered its head at once): a transaction of a hundred
+    thousand calls has megabytes of traces."""
+
+    paid: list[InternalTransfer]
+    untraced: list[str]
 
 
 def _paid_to(
@@ -634,17 +645,45 @@ class EvmClient:
 
     async def internal_transfers(
         self, start: int, end: int, to: frozenset[str], traces: TraceApi
-    ) -> list[InternalTransfer]:
+    ) -> TracedRange:
         """Ether paid to one of `to` (lower-case addresses) by contracts' internal calls and
         self-destructs in blocks `start`..`end`, that took effect, read from the node's
-        `traces` (`chains.internal_transfers`)."""
+        `traces` (`chains.internal_transfers`); and the transactions it could not trace."""
         if traces is TraceApi.GETH:
             return await self._frame_traced_blocks(start, end, to)
         return await self._parity_traced(start, end, to)
 
-    async def _parity_traced(
-        self, start: int, end: int, to: frozenset[str]
-    ) -> list[InternalTransfer]:
+    async def _traces_of(self, method: str, params: list[Any]) -> Any | None:
+        """One call's traces; None when the node cannot give them: it answered an error for
+        this call, no answer in time, or one that cannot be read, while it answers its head
+        at once. The endpoint failing (an HTTP error, a connection refused or dropped, 429),
+        a node behind, or a head not answered either, is raised: nothing is passed over while
+        the node itself fails."""
+        try:
+            (answer,) = await self._batch([(RPCEndpoint(method), params)], method)
+        except NodeBehind:
+            raise
+        except ChainUnreachable as exc:
+            if not isinstance(exc.__cause__, TimeoutError | MalformedReply):
+                raise
+            await self.head()
+            return None
+        except ChainError:
+            await self.head()
+            return None
+        return answer
+
+    async def _transaction_payments(
+        self, reading: TracedRange, to: frozenset[str], tx_hash: str, number: int, block_hash: str
+    ) -> None:
+        """One transaction's parity-style traces, into `reading`."""
+        traces = await self._traces_of("trace_transaction", [tx_hash])
+        if not isinstance(traces, list):
+            reading.untraced.append(tx_hash)
+            return
+        reading.paid.extend(_paid_to(to, tx_hash, number, block_hash, internal_payments(traces)))
+
+    async def _parity_traced(self, start: int, end: int, to: frozenset[str]) -> TracedRange:
         """`trace_filter` finds the transactions, each one's `trace_transaction` tells which
         calls stood. Block `end` is asked in the same batch, so a node that has not reached it
         (whose empty answer would prove nothing) is NodeBehind. On an endpoint that refuses
@@ -673,23 +712,18 @@ class EvmClient:
             for trace in traced or []
             if trace.get("traceAddress") and trace.get("transactionHash")
         }
-        found: list[InternalTransfer] = []
+        reading = TracedRange([], [])
         for tx_hash, (number, block_hash) in mined_in.items():
-            (traces,) = await self._batch(
-                [(RPCEndpoint("trace_transaction"), [tx_hash])], "trace_transaction"
-            )
-            paid = internal_payments(traces or [])
-            found.extend(_paid_to(to, tx_hash, number, block_hash, paid))
-        return found
+            await self._transaction_payments(reading, to, tx_hash, number, block_hash)
+        return reading
 
-    async def _traced_blocks(
-        self, start: int, end: int, to: frozenset[str]
-    ) -> list[InternalTransfer]:
+    async def _traced_blocks(self, start: int, end: int, to: frozenset[str]) -> TracedRange:
         """`internal_transfers` read block by block: each block's header, then, when it has
-        transactions, its traces whole. Calls may reach different nodes here, so the traces
-        must be of that very block (its hash on every trace, and some trace for a block with
+        transactions, its traces whole (each transaction's on its own when the node cannot
+        give the block's). Calls may reach different nodes here, so the traces must be of
+        that very block (its hash on every trace, and some trace for a block with
         transactions): else the node answering has not got it, NodeBehind."""
-        found: list[InternalTransfer] = []
+        reading = TracedRange([], [])
         for number in range(start, end + 1):
             (header,) = await self._batch(
                 [(RPCEndpoint("eth_getBlockByNumber"), [hex(number), False])],
@@ -699,10 +733,13 @@ class EvmClient:
                 raise self._behind(number)
             if not header.get("transactions"):
                 continue
-            (traces,) = await self._batch(
-                [(RPCEndpoint("trace_block"), [hex(number)])], "trace_block"
-            )
-            if not traces or any(trace.get("blockHash") != header["hash"] for trace in traces):
+            block_hash = str(header["hash"])
+            traces = await self._traces_of("trace_block", [hex(number)])
+            if traces is None:
+                for tx_hash in header["transactions"]:
+                    await self._transaction_payments(reading, to, str(tx_hash), number, block_hash)
+                continue
+            if not traces or any(trace.get("blockHash") != block_hash for trace in traces):
                 raise self._behind(number)
             by_transaction: dict[str, list[dict[str, Any]]] = {}
             for trace in traces:
@@ -710,17 +747,16 @@ class EvmClient:
                     by_transaction.setdefault(str(trace["transactionHash"]), []).append(trace)
             for tx_hash, of_tx in by_transaction.items():
                 paid = internal_payments(of_tx)
-                found.extend(_paid_to(to, tx_hash, number, str(header["hash"]), paid))
-        return found
+                reading.paid.extend(_paid_to(to, tx_hash, number, block_hash, paid))
+        return reading
 
-    async def _frame_traced_blocks(
-        self, start: int, end: int, to: frozenset[str]
-    ) -> list[InternalTransfer]:
+    async def _frame_traced_blocks(self, start: int, end: int, to: frozenset[str]) -> TracedRange:
         """`internal_transfers` from geth's callTracer: the range's headers in one batch (a
         node that has not reached one is NodeBehind), then each block with transactions traced
         whole, by its hash (a node without that very block cannot trace it, so its calls are
         never another block's), one block a call: a busy block's trace takes the node a good
-        part of the RPC timeout, and its answer is megabytes."""
+        part of the RPC timeout, and its answer is megabytes. A block the node cannot trace
+        whole has each transaction traced on its own."""
         numbers = range(start, end + 1)
         headers = await self._batch(
             [(RPCEndpoint("eth_getBlockByNumber"), [hex(number), False]) for number in numbers],
@@ -729,39 +765,44 @@ class EvmClient:
         for number, header in zip(numbers, headers, strict=True):
             if header is None:
                 raise self._behind(number)
-        found: list[InternalTransfer] = []
+        reading = TracedRange([], [])
         for header in headers:
-            if not header.get("transactions"):
-                continue
-            (frames,) = await self._batch(
-                [(RPCEndpoint("debug_traceBlockByHash"), [header["hash"], CALL_TRACER])],
-                "debug_traceBlockByHash",
-            )
-            found.extend(self._framed_payments(header, frames, to))
-        return found
+            if header.get("transactions"):
+                await self._block_frames(reading, header, to)
+        return reading
 
-    def _framed_payments(
-        self, header: dict[str, Any], frames: Any, to: frozenset[str]
-    ) -> list[InternalTransfer]:
-        """One block's payments to one of `to`, from its transactions' call frames, which
-        must be one per transaction, in the block's order."""
+    async def _block_frames(
+        self, reading: TracedRange, header: dict[str, Any], to: frozenset[str]
+    ) -> None:
+        """One block's payments to one of `to` into `reading`, from its transactions' call
+        frames: the block's (one per transaction, in its order, or the node's answer is
+        wrong), and for a transaction the block's trace left out, or a block the node could
+        not trace whole, that transaction's own."""
         number, block_hash = _quantity(header["number"]), str(header["hash"])
         hashes = [str(tx_hash).lower() for tx_hash in header["transactions"]]
-        if not isinstance(frames, list) or len(frames) != len(hashes):
+        traced = await self._traces_of("debug_traceBlockByHash", [block_hash, CALL_TRACER])
+        if traced is None:
+            traced = [None] * len(hashes)
+        if not isinstance(traced, list) or len(traced) != len(hashes):
             raise ChainError(
                 f"chain {self.chain_id}: debug_traceBlockByHash of block {number} answered "
-                f"{str(frames)[:100]} for {len(hashes)} transactions"
+                f"{str(traced)[:100]} for {len(hashes)} transactions"
             )
-        found: list[InternalTransfer] = []
-        for tx_hash, traced in zip(hashes, frames, strict=True):
-            frame = traced.get("result") if isinstance(traced, dict) else None
-            if not isinstance(frame, dict) or str(traced.get("txHash", tx_hash)).lower() != tx_hash:
+        for tx_hash, entry in zip(hashes, traced, strict=True):
+            if isinstance(entry, dict) and str(entry.get("txHash", tx_hash)).lower() != tx_hash:
                 raise ChainError(
-                    f"chain {self.chain_id}: transaction {tx_hash} of block {number} was not "
-                    f"traced: {str(traced)[:100]}"
+                    f"chain {self.chain_id}: debug_traceBlockByHash of block {number} answered "
+                    f"transaction {entry.get('txHash')} for {tx_hash}"
                 )
-            found.extend(_paid_to(to, tx_hash, number, block_hash, call_frame_payments(frame)))
-        return found
+            frame = entry.get("result") if isinstance(entry, dict) else None
+            if not isinstance(frame, dict):
+                frame = await self._traces_of("debug_traceTransaction", [tx_hash, CALL_TRACER])
+            if not isinstance(frame, dict):
+                reading.untraced.append(tx_hash)
+                continue
+            reading.paid.extend(
+                _paid_to(to, tx_hash, number, block_hash, call_frame_payments(frame))
+            )
 
     def _behind(self, number: int) -> NodeBehind:
         """The node that answered has not reached block `number`."""

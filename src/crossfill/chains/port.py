@@ -16,10 +16,10 @@ from crossfill.chains.evm import (
     BlockHead,
     CallOutcome,
     ChainPoll,
-    InternalTransfer,
     LogFilter,
     Read,
     ScannedRange,
+    TracedRange,
     TransactionFacts,
     ValueTransfer,
 )
@@ -44,9 +44,10 @@ class EvmPort(Protocol):
 
     async def internal_transfers(
         self, start: int, end: int, to: frozenset[str], traces: TraceApi
-    ) -> list[InternalTransfer]:
+    ) -> TracedRange:
         """Ether contracts' internal calls and self-destructs paid to one of `to` in blocks
-        `start`..`end`, that took effect, read from the node's `traces`."""
+        `start`..`end`, that took effect, read from the node's `traces`; and the transactions
+        the node answered for but could not trace."""
 
     async def receipt(self, tx_hash: str) -> Any | None: ...
 

@@ -45,7 +45,7 @@ from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_addresses import SeenTransfer
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.status import RequestStatus
-from crossfill.errors import Reverted
+from crossfill.errors import ChainError, Reverted
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.quoting.deposit_address import DepositAddressTerms
 from crossfill.quoting.errors import QuoteError
@@ -69,6 +69,10 @@ REWIND_BLOCKS = 64
 # Where ether has no log: a transaction's own transfer is -1, the payments of its internal
 # calls (`chains.internal_transfers`) -2, -3, ... by their ordinal.
 INTERNAL_LOG_INDEX = -2
+# A transaction the node answers for but cannot trace (a hundred thousand calls: megabytes of
+# traces) is asked again at each read until it has failed this many times over this long.
+UNTRACED_TRIES = 10
+UNTRACED_GIVE_UP = timedelta(minutes=30)
 
 
 # What one watch reads of the watched addresses' payments in blocks `start`..`end`.
@@ -90,6 +94,8 @@ class DepositAddressSweeper(JournalledWorker):
         # a tick at that same head has nothing to scan, and reads neither the addresses nor
         # the cursor.
         self._scanned_to: dict[str, tuple[int, str]] = {}
+        # Transactions the node could not trace: how many reads failed on each, since when.
+        self._untraced: dict[str, tuple[int, datetime]] = {}
 
     async def run(self) -> None:
         """The watch of tokens and plain transfers with the sweeps, and, on a chain whose RPC
@@ -227,7 +233,8 @@ class DepositAddressSweeper(JournalledWorker):
     async def _traced(self, addresses: frozenset[str], start: int, end: int) -> list[SeenTransfer]:
         traces = self.config.trace_internal_transfers
         assert traces is not None  # the loop runs only then
-        paid = await self.chain.client.internal_transfers(start, end, addresses, traces)
+        reading = await self.chain.client.internal_transfers(start, end, addresses, traces)
+        self._hold_for_untraced(reading.untraced)
         return [
             SeenTransfer(
                 address=internal.to,
@@ -239,8 +246,36 @@ class DepositAddressSweeper(JournalledWorker):
                 amount=internal.value,
                 depositor=internal.sender,
             )
-            for internal in paid
+            for internal in reading.paid
         ]
+
+    def _hold_for_untraced(self, untraced: list[str]) -> None:
+        """ChainError (the read is tried again, its cursor waits) while a transaction the node
+        answered for but could not trace has failed fewer than `UNTRACED_TRIES` times or for
+        less than `UNTRACED_GIVE_UP`; after that it is passed over, loudly: a payment it made
+        is left to the address's recovery, and the read goes on (one transaction's traces
+        must not hold every later payment's)."""
+        now = self.now()
+        held = []
+        for tx_hash in untraced:
+            tries, since = self._untraced.get(tx_hash, (0, now))
+            self._untraced[tx_hash] = (tries + 1, since)
+            if tries + 1 < UNTRACED_TRIES or now - since < UNTRACED_GIVE_UP:
+                held.append(tx_hash)
+        if held:
+            raise ChainError(
+                f"chain {self.config.id}: the node could not give the traces of transaction "
+                f"{held[0]}" + (f" and {len(held) - 1} more" if len(held) > 1 else "")
+            )
+        for tx_hash in untraced:
+            tries, since = self._untraced.pop(tx_hash)
+            log.error(
+                "transaction passed over: the node could not give its traces",
+                chain_id=self.config.id,
+                tx_hash=tx_hash,
+                tries=tries,
+                since=since.isoformat(),
+            )
 
     async def _show_payer(
         self, session: AsyncSession, request: Request, transfer: SeenTransfer, now: datetime
