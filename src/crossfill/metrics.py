@@ -103,6 +103,13 @@ class Metrics:
             ["reason"],
             registry=registry,
         )
+        self.traces_passed_over = Counter(
+            "crossfill_traces_passed_over",
+            "Transactions whose traces the node could not give, passed over by the read of "
+            "contracts' payments to deposit addresses (a payment in one is left to recovery)",
+            ["chain_id"],
+            registry=registry,
+        )
         self.webhook_abandoned = Counter(
             "crossfill_webhook_deliveries_abandoned",
             "Webhook events given up on after their last retry (replayable by an operator)",

@@ -328,3 +328,6 @@ async def test_a_transaction_the_node_cannot_trace_holds_the_read_then_is_passed
     (transfer,), _, _ = await world.rows()
     assert transfer.tx_hash == "0x" + "e7" * 32
     assert TRACES_ROLE in await _cursor_blocks(world)
+    labels = {"chain_id": str(world.base.config.id)}
+    passed_over = "crossfill_traces_passed_over_total"
+    assert traced.metrics.registry.get_sample_value(passed_over, labels) == 1

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import structlog
@@ -47,6 +47,7 @@ from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
+from crossfill.metrics import Metrics
 from crossfill.quoting.deposit_address import DepositAddressTerms
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.prices import value_on_chain
@@ -83,6 +84,7 @@ _Read = Callable[[frozenset[str], int, int], Awaitable[list[SeenTransfer]]]
 class DepositAddressSweeper(JournalledWorker):
     # Prices an open address's arrival (`app.quotes.arrival_rows`); None: never priced.
     reprice: Callable[[QuoteRequest, DepositAddressTerms], QuoteRows] | None = None
+    metrics: Metrics = field(default_factory=Metrics)
 
     def __post_init__(self) -> None:
         self.factory = self.config.contracts.deposit_address_factory
@@ -269,6 +271,7 @@ class DepositAddressSweeper(JournalledWorker):
             )
         for tx_hash in untraced:
             tries, since = self._untraced.pop(tx_hash)
+            self.metrics.traces_passed_over.labels(self.config.id).inc()
             log.error(
                 "transaction passed over: the node could not give its traces",
                 chain_id=self.config.id,

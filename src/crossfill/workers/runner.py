@@ -180,6 +180,7 @@ class Workers:
                 now=utc_now,
                 interval_seconds=interval,
                 reprice=functools.partial(arrival_rows, runtime),
+                metrics=runtime.metrics,
             )
             for chain_id, chain in runtime.chains.items()
         }
