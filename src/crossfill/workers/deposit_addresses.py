@@ -259,8 +259,9 @@ class DepositAddressSweeper(JournalledWorker):
         must not hold every later payment's)."""
         now = self.now()
         held = []
+        earlier, self._untraced = self._untraced, {}  # those traced since are forgotten
         for tx_hash in untraced:
-            tries, since = self._untraced.get(tx_hash, (0, now))
+            tries, since = earlier.get(tx_hash, (0, now))
             self._untraced[tx_hash] = (tries + 1, since)
             if tries + 1 < UNTRACED_TRIES or now - since < UNTRACED_GIVE_UP:
                 held.append(tx_hash)
