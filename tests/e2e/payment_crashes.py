@@ -72,6 +72,11 @@ class PaymentJournal:
             ).fetchall()
         return "\n".join(["requests:", *map(str, requests), f"{self.table}:", *map(str, payments)])
 
+    def settles_to(self, expected: dict[str, int], timeout: float = 30) -> bool:
+        """True once `done_per_request` is `expected`; False if it is not within `timeout`
+        (a payment never marked done, or done twice)."""
+        return wait_for(lambda: self.done_per_request() == expected, timeout=timeout)
+
     def done_per_request(self) -> dict[str, int]:
         with contextlib.closing(sqlite3.connect(self.database)) as db:
             rows = db.execute(

@@ -70,7 +70,9 @@ def test_kill_9_while_paying_exchange_deposits_credits_each_once(
         for o in owed.values():
             assert withdrawable(exchange, o.recipient) == Decimal(o.amount) / 10**6
             assert len(ledger(exchange, o.recipient)) == 1
-        assert journal.done_per_request() == dict.fromkeys(owed, 1)
+        # Each paid once; the journal marks a payment landed once it has seen it land, which
+        # may be after the recipient's balance shows it.
+        assert journal.settles_to(dict.fromkeys(owed, 1)), journal.describe(list(owed))
         with httpx.Client(base_url=service.base_url, timeout=10) as http:
 
             def all_succeeded() -> bool:

@@ -73,6 +73,8 @@ def test_kill_9_while_paying_svm_fills_pays_each_once(
         )
         for o in owed.values():
             assert sol_balance(node.rpc_url, Pubkey.from_string(o.recipient)) == o.amount
-        assert journal.done_per_request() == dict.fromkeys(owed, 1)
+        # Each paid once; the journal marks a payment landed once it has seen it land, which
+        # may be after the recipient's balance shows it.
+        assert journal.settles_to(dict.fromkeys(owed, 1)), journal.describe(list(owed))
     finally:
         service.stop()
