@@ -67,6 +67,8 @@ class _Node:
     too_big: frozenset[str] = frozenset()
     # False: the node does not answer its head either (it is down, not the traces too big)
     head_answers: bool = True
+    # False: a node behind the one that gave the block: it does not know its transaction
+    knows_transaction: bool = True
     # method -> what the transport meets calling it (no answer in time, a dropped connection)
     transport_failures: dict[str, Exception] = field(default_factory=dict)
     asked: list[str] = field(default_factory=list)
@@ -102,6 +104,9 @@ class _Node:
                     "transactions": [PAYING_TX] if number == 5 else []}  # fmt: skip
         if method.startswith("debug_"):
             return self._geth_result(method, params)
+        if method == "eth_getTransactionByHash":
+            known = self.knows_transaction and params[0] == PAYING_TX
+            return {"hash": PAYING_TX, "from": WALLET, "nonce": "0x0"} if known else None
         if method == "trace_filter":
             wanted = set(params[0]["toAddress"])
             found = [t for t in self.block_traces if t["action"]["to"] in wanted]
@@ -241,6 +246,11 @@ async def test_a_transaction_the_node_cannot_trace_is_named_not_skipped(
     down = _Node(too_big=frozenset(too_big), head_answers=False)
     with pytest.raises(ChainError):
         await _client(down).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+    # A node behind the one that gave the block refuses what it does not have: that says
+    # nothing of the transaction.
+    behind = _Node(too_big=frozenset(too_big), knows_transaction=False)
+    with pytest.raises(NodeBehind):
+        await _client(behind).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
 
 
 async def test_block_by_block_a_trace_answer_of_another_block_is_behind() -> None:

@@ -673,13 +673,21 @@ class EvmClient:
             return None
         return answer
 
+    async def _not_traced(self, reading: TracedRange, tx_hash: str, number: int) -> None:
+        """A transaction of block `number` the node did not trace, named in `reading`; unless
+        the node answering does not know it (a node behind the one that gave the block, whose
+        refusal says nothing of the transaction): NodeBehind."""
+        if await self.transaction_sender(tx_hash) is None:
+            raise self._behind(number)
+        reading.untraced.append(tx_hash)
+
     async def _transaction_payments(
         self, reading: TracedRange, to: frozenset[str], tx_hash: str, number: int, block_hash: str
     ) -> None:
         """One transaction's parity-style traces, into `reading`."""
         traces = await self._traces_of("trace_transaction", [tx_hash])
         if not isinstance(traces, list):
-            reading.untraced.append(tx_hash)
+            await self._not_traced(reading, tx_hash, number)
             return
         reading.paid.extend(_paid_to(to, tx_hash, number, block_hash, internal_payments(traces)))
 
@@ -798,7 +806,7 @@ class EvmClient:
             if not isinstance(frame, dict):
                 frame = await self._traces_of("debug_traceTransaction", [tx_hash, CALL_TRACER])
             if not isinstance(frame, dict):
-                reading.untraced.append(tx_hash)
+                await self._not_traced(reading, tx_hash, number)
                 continue
             reading.paid.extend(
                 _paid_to(to, tx_hash, number, block_hash, call_frame_payments(frame))
