@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -65,6 +67,8 @@ class ServiceThread:
         self.server.should_exit = True
         self.thread.join(20)
         if self.thread.is_alive():
+            # Where each thread is, the service's event loop among them: what held the stop.
+            faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
             raise RuntimeError("the service did not stop within 20 s of its stop")
 
 

@@ -100,18 +100,19 @@ class DepositAddressSweeper(JournalledWorker):
         self._untraced: dict[str, tuple[int, datetime]] = {}
 
     async def run(self) -> None:
-        """The watch of tokens and plain transfers with the sweeps, and, on a chain whose RPC
-        serves traces, the read of contracts' payments in a loop of its own: a trace the node
-        cannot give (a transaction of a hundred thousand calls makes megabytes of them) holds
-        that read and its own cursor only, never the other transfers or the sweeps."""
+        """The watch of tokens and plain transfers, and the sweeps."""
         if self.factory is None:
             return  # no deposit addresses on this chain
-        loops = [run_forever(self._name, self.tick, self._wait)]
-        if self.config.trace_internal_transfers is not None:
-            loops.append(
-                run_forever(f"{self._name}-traces", self.traces_tick, self._wait_for_traces)
-            )
-        await asyncio.gather(*loops)
+        await run_forever(self._name, self.tick, self._wait)
+
+    async def run_traces(self) -> None:
+        """On a chain whose RPC serves traces, the read of contracts' payments, a task of its
+        own beside `run`: a trace the node cannot give (a transaction of a hundred thousand
+        calls makes megabytes of them) holds that read and its own cursor only, never the
+        other transfers or the sweeps."""
+        if self.factory is None or self.config.trace_internal_transfers is None:
+            return
+        await run_forever(f"{self._name}-traces", self.traces_tick, self._wait_for_traces)
 
     def new_head(self, _head: BlockHead) -> None:
         self._wakeup.set()

@@ -268,6 +268,11 @@ class Workers:
         for name, workers in per_chain:
             for chain_id, worker in workers.items():
                 self._tasks.append(asyncio.create_task(worker.run(), name=f"{name}-{chain_id}"))
+        for chain_id, sweeper in self.deposit_address_sweepers.items():
+            traces = sweeper.run_traces()
+            self._tasks.append(
+                asyncio.create_task(traces, name=f"deposit-address-traces-{chain_id}")
+            )
         for executor in self.gasless_executors:
             self._tasks.append(asyncio.create_task(executor.run(), name=executor.name))
         svm_workers: list[
