@@ -14,7 +14,7 @@ from eth_typing import HexStr
 from sqlalchemy import select
 from web3 import Web3
 from web3.exceptions import ContractLogicError
-from web3.types import TxReceipt, Wei
+from web3.types import Wei
 
 from crossfill.contracts import calldata
 from crossfill.contracts.deposit_addresses import Recovery
@@ -39,7 +39,7 @@ from tests.e2e.bridging import (
     usdc,
 )
 from tests.e2e.conftest import ServiceThread, StartService, wait_for
-from tests.e2e.wallet import send_item
+from tests.e2e.wallet import pay_by_self_destruct, send_item
 
 ETH = 10**18
 USDC = 10**6
@@ -423,14 +423,6 @@ def test_ether_a_contract_pays_to_a_deposit_address_is_swept_and_filled(
     assert seen[0].depositor == multicaller.lower()
 
 
-def _pay_by_self_destruct(web3: Web3, payer: LocalAccount, address: str, amount: Wei) -> TxReceipt:
-    """A contract created and destroyed in one transaction (creation code `PUSH20 address
-    SELFDESTRUCT`, sent with `amount`) hands its balance to `address`: no call pays it."""
-    code = HexStr("0x73" + address.lower()[2:] + "ff")
-    sent = web3.eth.send_transaction({"from": payer.address, "data": code, "value": amount})
-    return web3.eth.wait_for_transaction_receipt(sent, timeout=60)
-
-
 @EITHER_TRACES
 def test_ether_a_self_destructing_contract_hands_over_is_swept_and_filled(
     devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
@@ -442,7 +434,7 @@ def test_ether_a_self_destructing_contract_hands_over_is_swept_and_filled(
     address, request_id = step["depositAddress"].lower(), step["requestId"]
     amount = Wei(ETH // 10)
     web3 = signing_web3(rpc_urls(devnet)[ORIGIN], user)
-    receipt = _pay_by_self_destruct(web3, user, address, amount)
+    receipt = pay_by_self_destruct(web3, user, address, amount)
     sent = receipt["transactionHash"]
     assert receipt["status"] == 1 and receipt["to"] is None
     assert balance(devnet, ORIGIN, NATIVE, address) == amount
@@ -492,7 +484,7 @@ def test_a_transaction_of_the_deepest_calls_does_not_stop_the_watch(
     ).text  # fmt: skip
     assert frames.count('"calls"') > 500
 
-    assert _pay_by_self_destruct(web3, user, address, Wei(ETH // 10))["status"] == 1
+    assert pay_by_self_destruct(web3, user, address, Wei(ETH // 10))["status"] == 1
     status = final_status(client, step["requestId"], timeout=60)
     assert status["status"] == "success", status
     assert balance(devnet, ORIGIN, NATIVE, address) == 0

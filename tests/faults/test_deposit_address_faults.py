@@ -5,6 +5,7 @@ twice, and the request fills once the RPC recovers; nothing is refunded."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import httpx
 import pytest
@@ -27,7 +28,7 @@ from tests.e2e.bridging import (
     usdc,
 )
 from tests.e2e.conftest import StartService, wait_for
-from tests.e2e.wallet import send_item
+from tests.e2e.wallet import pay_by_self_destruct, send_item
 from tests.faults.conftest import behind_proxy
 from tests.faults.rpc_proxy import Fault, RpcFaultProxy
 
@@ -48,6 +49,16 @@ def _sweeps_sent(web3: Web3, factory: str, after_block: int) -> int:
     return sent
 
 
+def _native_body(user: str, recipient: str) -> dict[str, Any]:
+    """A native bridge of 0.1 ETH paid to a deposit address of its own."""
+    return {
+        "user": user, "recipient": recipient,
+        "originChainId": ORIGIN, "destinationChainId": DESTINATION,
+        "originCurrency": NATIVE, "destinationCurrency": NATIVE,
+        "amount": str(ETH // 10), "tradeType": "EXACT_INPUT", "useDepositAddress": True,
+    }  # fmt: skip
+
+
 def test_a_sweep_whose_answers_are_lost_or_refused_is_sent_once_and_fills(
     start_service: StartService, devnet, origin_proxy: RpcFaultProxy
 ) -> None:
@@ -56,12 +67,7 @@ def test_a_sweep_whose_answers_are_lost_or_refused_is_sent_once_and_fills(
     factory = devnet.deployment.chains[0].contracts.deposit_address_factory
     assert factory is not None
     user, recipient = funded_user(devnet), Account.create().address
-    body = {
-        "user": user.address, "recipient": recipient,
-        "originChainId": ORIGIN, "destinationChainId": DESTINATION,
-        "originCurrency": NATIVE, "destinationCurrency": NATIVE,
-        "amount": str(ETH // 10), "tradeType": "EXACT_INPUT", "useDepositAddress": True,
-    }  # fmt: skip
+    body = _native_body(user.address, recipient)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, body)
         (step,) = quote["steps"]
@@ -128,12 +134,7 @@ def test_ether_a_contract_pays_is_found_once_the_nodes_traces_answer(
         proxied.model_copy(update={"chains": (traced, *others)}), run_workers=True
     )
     user, recipient = funded_user(devnet), Account.create().address
-    body = {
-        "user": user.address, "recipient": recipient,
-        "originChainId": ORIGIN, "destinationChainId": DESTINATION,
-        "originCurrency": NATIVE, "destinationCurrency": NATIVE,
-        "amount": str(ETH // 10), "tradeType": "EXACT_INPUT", "useDepositAddress": True,
-    }  # fmt: skip
+    body = _native_body(user.address, recipient)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         (step,) = request_quote(http, body)["steps"]
         # Without batches, parity's traces are read block by block (`trace_block`).
@@ -143,10 +144,7 @@ def test_ether_a_contract_pays_is_found_once_the_nodes_traces_answer(
             origin_proxy.fail(method, Fault(status=502))
         payer = signing_web3(rpc_urls(devnet)[ORIGIN], user)
         address = step["depositAddress"].lower()
-        sent = payer.eth.send_transaction(
-            {"from": user.address, "data": "0x73" + address[2:] + "ff", "value": Wei(ETH // 10)}
-        )
-        assert payer.eth.wait_for_transaction_receipt(sent, timeout=30)["status"] == 1
+        assert pay_by_self_destruct(payer, user, address, Wei(ETH // 10))["status"] == 1
         assert origin_proxy.wait_for_faults(3, timeout=30)
         origin_proxy.faults.clear()
         origin_proxy.lag_blocks, origin_proxy.lag_everything = 50, True

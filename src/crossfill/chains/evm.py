@@ -661,14 +661,12 @@ class EvmClient:
         the node itself fails."""
         try:
             (answer,) = await self._batch([(RPCEndpoint(method), params)], method)
-        except NodeBehind:
-            raise
-        except ChainUnreachable as exc:
-            if not isinstance(exc.__cause__, TimeoutError | MalformedReply):
+        except ChainError as exc:
+            endpoint_failed = isinstance(exc, ChainUnreachable) and not isinstance(
+                exc.__cause__, TimeoutError | MalformedReply
+            )
+            if endpoint_failed or isinstance(exc, NodeBehind):
                 raise
-            await self.head()
-            return None
-        except ChainError:
             await self.head()
             return None
         return answer
