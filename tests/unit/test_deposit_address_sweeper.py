@@ -15,7 +15,7 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
-from sqlalchemy import insert, select
+from sqlalchemy import delete, insert, select
 
 from crossfill.chains.depository_logs import address_topic, erc20_transfer_event
 from crossfill.chains.evm import InternalTransfer, ValueTransfer
@@ -331,3 +331,24 @@ async def test_a_transaction_the_node_cannot_trace_holds_the_read_then_is_passed
     labels = {"chain_id": str(world.base.config.id)}
     passed_over = "crossfill_traces_passed_over_total"
     assert traced.metrics.registry.get_sample_value(passed_over, labels) == 1
+
+
+async def test_a_restart_reads_the_traces_again_from_their_cursor_and_records_each_once(
+    world: World,
+) -> None:
+    """A process killed after a failed trace read, or after a good one, starts over from the
+    cursor it committed: the payment is recorded once, however many times it is read."""
+    head = await world.chain.block_at(BLOCK)
+    assert head is not None
+    world.chain.internal_payments.append(
+        InternalTransfer("0x" + "ea" * 32, PAYER, ADDRESS, AMOUNT, BLOCK, head.hash, ordinal=1)
+    )
+    world.chain.fail("internal_transfers", ChainUnreachable("chain 1: node unreachable: 502"))
+    with pytest.raises(ChainError):
+        await _traced(world, TraceApi.PARITY).traces_tick()
+    await _traced(world, TraceApi.PARITY).traces_tick()  # the next process
+    async with world.base.sessions() as session, session.begin():
+        await session.execute(delete(ChainCursor))  # read the same blocks once more
+    await _traced(world, TraceApi.PARITY).traces_tick()
+    (transfer,), _, _ = await world.rows()
+    assert (transfer.tx_hash, transfer.log_index) == ("0x" + "ea" * 32, -3)
