@@ -201,41 +201,51 @@ def test_fill_that_would_revert_is_refunded(service, devnet) -> None:
     )
 
 
-def test_deposit_smaller_than_refund_gas_is_not_refunded(service, devnet) -> None:
+def test_a_deposit_smaller_than_its_refund_gas_is_kept_and_decides_nothing(
+    service, devnet
+) -> None:
+    """Dust cannot pay its own refund: it is kept, with the reason on its deposit, and the
+    request it named keeps waiting for its real deposit."""
     user = funded_user(devnet)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, _native_body(user))
         depository = devnet.deployment.chains[0].contracts.depository
-        _deposit(
+        tx_hash = _deposit(
             devnet, user, depository, calldata.deposit_native(user.address, _order_id(quote)), 1
         )
-        request_id = quote["steps"][0]["requestId"]
 
-        def gave_up() -> bool:
-            body = http.get("/intents/status/v3", params={"requestId": request_id}).json()
-            return bool(body["refundFailReason"] == "AMOUNT_TOO_LOW_TO_REFUND")
+        def kept() -> bool:
+            return any(d.tx_hash == tx_hash and d.refund_status for d in _deposits(service))
 
-        assert wait_for(gave_up, timeout=30, interval=0.3)
-        status = http.get("/intents/status/v3", params={"requestId": request_id}).json()
-    assert status["status"] == "failure"
-    assert status["failReason"] == "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
-    assert status["txHashes"] == []
+        assert wait_for(kept, timeout=30, interval=0.3)
+        status = http.get(
+            "/intents/status/v3", params={"requestId": quote["steps"][0]["requestId"]}
+        ).json()
+    (dust,) = [d for d in _deposits(service) if d.tx_hash == tx_hash]
+    assert (dust.outcome, dust.request_id) == ("DEPOSITED_AMOUNT_TOO_LOW_TO_FILL", None)
+    assert (dust.refund_status, dust.refund_fail_reason) == ("skipped", "AMOUNT_TOO_LOW_TO_REFUND")
+    assert status["status"] == "waiting"
+    assert status["inTxHashes"] == []
 
 
-def test_deposit_with_unknown_order_id_is_kept_and_reported(service, devnet) -> None:
+def test_a_deposit_for_an_unknown_order_is_refunded_to_its_depositor(service, devnet) -> None:
     user = funded_user(devnet)
     depository = devnet.deployment.chains[0].contracts.depository
+    paid = 10**16
     tx_hash = _deposit(
-        devnet, user, depository, calldata.deposit_native(user.address, b"\x42" * 32), 12345
+        devnet, user, depository, calldata.deposit_native(user.address, b"\x42" * 32), paid
     )
+    after_sending = balance(devnet, ORIGIN, NATIVE, user.address)
 
-    def kept() -> bool:
-        return any(d.tx_hash == tx_hash and d.outcome for d in _deposits(service))
+    def refunded() -> bool:
+        return any(d.tx_hash == tx_hash and d.refund_status == "done" for d in _deposits(service))
 
-    assert wait_for(kept, timeout=20, interval=0.3)
+    assert wait_for(refunded, timeout=30, interval=0.3)
     (orphan,) = [d for d in _deposits(service) if d.tx_hash == tx_hash]
-    assert orphan.outcome == "ORPHANED_DEPOSIT_REFUND"
-    assert orphan.request_id is None and orphan.refund_status is None
+    assert (orphan.outcome, orphan.request_id) == ("ORPHANED_DEPOSIT_REFUND", None)
+    returned = balance(devnet, ORIGIN, NATIVE, user.address) - after_sending
+    assert returned == int(orphan.refund_amount or 0)
+    assert 0 < paid - returned < paid // 10  # all of it but the refund's gas
 
 
 def test_deposit_after_the_quote_expired_is_refunded(start_service, devnet) -> None:

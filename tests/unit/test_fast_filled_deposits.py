@@ -10,6 +10,7 @@ from bench.synthetic import synthetic_requests
 from sqlalchemy import insert, select
 
 from crossfill.store import deposits, requests
+from crossfill.store.fast_fills import FAST_FILL
 from crossfill.store.tables import Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.indexer import Indexer
@@ -30,6 +31,7 @@ async def test_a_deposit_confirming_under_a_fast_fill_leaves_the_request_alone(
             origin_currency=NATIVE_EVM_ADDRESS,
             amount_in=str(10**17),
             expires_at=START.replace(year=START.year + 1),
+            features_mask=FAST_FILL,
         )
         deposit = {
             "chain_id": base.config.id,

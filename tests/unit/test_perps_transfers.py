@@ -17,7 +17,7 @@ TRANSFER = IncomingTransfer(
 )  # fmt: skip
 QUOTED = QuotedTransfer(
     token="USDC:0x6d1e7cde53ba9467b783cb7c530ce054", source_dex="", amount=25_500_000,
-    decimals=6, expires_at_ms=2_000, already_paid=False,
+    decimals=6, expires_at_ms=2_000,
 )  # fmt: skip
 
 
@@ -39,7 +39,6 @@ def test_a_transfer_without_a_mapping_is_an_orphan() -> None:
         ({"token": "HYPE"}, {}, DepositVerdict.WRONG_CURRENCY),
         ({"source_dex": "spot"}, {}, DepositVerdict.WRONG_CURRENCY),
         ({"time_ms": 2_001}, {}, DepositVerdict.EXPIRED),
-        ({}, {"already_paid": True}, DepositVerdict.DOUBLE_SPEND),
     ],
 )
 def test_anything_else_is_refused_with_its_reason(

@@ -12,6 +12,7 @@ from crossfill.app.refunds import AUTHORISATION_LIFETIME, plan_refund, refund_ca
 from crossfill.contracts import calldata
 from crossfill.contracts.abi import function
 from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.store.deposits import EXCESS, WHOLE
 from crossfill.store.tables import Deposit
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
@@ -21,15 +22,23 @@ REFUND_TO = "0x" + "5a" * 20
 
 
 def _deposit(
-    *, currency: str = USDC, amount: int = 1_000_000, outcome: str | None = None
+    *,
+    currency: str = USDC,
+    amount: int = 1_000_000,
+    outcome: str | None = DepositVerdict.TOO_LOW,
+    request_id: str | None = "0x" + "77" * 32,
+    part: int = WHOLE,
 ) -> Deposit:
+    """A deposit that decided its request (failed it), unless told otherwise."""
     return Deposit(
         tx_hash="0x" + "ab" * 32,
         log_index=2,
+        part=part,
         currency=currency,
         amount=str(amount),
         depositor=DEPOSITOR,
         outcome=outcome,
+        request_id=request_id,
     )
 
 
@@ -57,9 +66,25 @@ def test_a_native_deposit_is_paid_back_as_value() -> None:
 
 
 def test_a_second_deposit_for_a_paid_order_goes_back_to_its_sender() -> None:
+    """As recorded before strays were kept off their request: by its verdict."""
     double = _deposit(outcome=DepositVerdict.DOUBLE_SPEND)
     plan = plan_refund(double, REFUND_TO, native=False, gas_cost=1, now=NOW)
     assert plan is not None and plan.recipient == DEPOSITOR
+
+
+def test_a_stray_goes_back_to_its_sender() -> None:
+    stray = _deposit(outcome=DepositVerdict.REQUEST_ENDED, request_id=None)
+    plan = plan_refund(stray, None, native=False, gas_cost=1, now=NOW)
+    assert plan is not None and plan.recipient == DEPOSITOR
+
+
+def test_an_excess_goes_to_its_requests_refund_to_under_a_nonce_of_its_own() -> None:
+    excess = _deposit(outcome=DepositVerdict.EXCESS, part=EXCESS)
+    whole = plan_refund(_deposit(), REFUND_TO, native=False, gas_cost=1, now=NOW)
+    plan = plan_refund(excess, REFUND_TO, native=False, gas_cost=1, now=NOW)
+    assert plan is not None and whole is not None
+    assert plan.recipient == REFUND_TO
+    assert plan.payout.nonce != whole.payout.nonce
 
 
 def test_nothing_is_refunded_when_gas_eats_the_deposit() -> None:

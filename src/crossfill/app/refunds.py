@@ -19,7 +19,10 @@ from eth_utils.crypto import keccak
 
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
-from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.quoting.money import convert_ceil
+from crossfill.quoting.prices import price_on_chain
+from crossfill.runtime import ChainRuntime
+from crossfill.store.deposits import EXCESS, decides
 from crossfill.store.tables import Deposit
 
 AUTHORISATION_LIFETIME = timedelta(hours=1)
@@ -34,7 +37,35 @@ class RefundPlan:
 
 
 def payout_nonce(deposit: Deposit) -> int:
-    return int.from_bytes(keccak(f"{deposit.tx_hash}:{deposit.log_index}".encode()))
+    """One per deposit part: the excess split off a deposit has a nonce of its own."""
+    part = f":{deposit.part}" if deposit.part == EXCESS else ""
+    return int.from_bytes(keccak(f"{deposit.tx_hash}:{deposit.log_index}{part}".encode()))
+
+
+def refund_gas_cost(chain: ChainRuntime, currency_address: str, *, now: datetime) -> int | None:
+    """What refunding a deposit of `currency_address` costs in gas, priced in that currency
+    (rounded up) at the prices quotes use; None while there is no gas price or no price, or
+    the currency is not one the chain serves."""
+    config = chain.config
+    currency = config.currency(currency_address)
+    fee = chain.state.fee_per_gas(config.fees.base_fee_buffer_percent)
+    if fee is None or currency is None:
+        return None
+    native = config.native_currency
+    if currency.address.lower() == native.address.lower():
+        return config.fees.refund_gas_native * fee
+    now_seconds = int(now.timestamp())
+    native_price = price_on_chain(config, chain.state, native, now_seconds)
+    currency_price = price_on_chain(config, chain.state, currency, now_seconds)
+    if native_price is None or currency_price is None:
+        return None
+    return convert_ceil(
+        config.fees.refund_gas_erc20 * fee,
+        from_decimals=native.decimals,
+        from_price=native_price,
+        to_decimals=currency.decimals,
+        to_price=currency_price,
+    )
 
 
 @dataclass(frozen=True)
@@ -47,13 +78,17 @@ class SolverRefund:
     amount: int  # net of the refund's gas
 
 
-def refund_recipient(deposit: Deposit, refund_to: str) -> str:
-    """A failed request's `refundTo`; a second deposit for a paid order (DOUBLE_SPEND) goes back
-    to whoever sent it."""
-    return deposit.depositor if deposit.outcome == DepositVerdict.DOUBLE_SPEND else refund_to
+def refund_recipient(deposit: Deposit, refund_to: str | None) -> str:
+    """The `refundTo` of the request the deposit decided (or of the excess split off it); a
+    stray (an unknown order's, a second one, one after its request ended, dust) goes back to
+    whoever sent it."""
+    owned = decides(deposit) or (deposit.part == EXCESS and deposit.request_id is not None)
+    return refund_to if owned and refund_to is not None else deposit.depositor
 
 
-def plan_solver_refund(deposit: Deposit, refund_to: str, *, gas_cost: int) -> SolverRefund | None:
+def plan_solver_refund(
+    deposit: Deposit, refund_to: str | None, *, gas_cost: int
+) -> SolverRefund | None:
     """None when the gas would eat the whole deposit."""
     net = int(deposit.amount) - gas_cost
     if net <= 0:
@@ -62,10 +97,9 @@ def plan_solver_refund(deposit: Deposit, refund_to: str, *, gas_cost: int) -> So
 
 
 def plan_refund(
-    deposit: Deposit, refund_to: str, *, native: bool, gas_cost: int, now: datetime
+    deposit: Deposit, refund_to: str | None, *, native: bool, gas_cost: int, now: datetime
 ) -> RefundPlan | None:
-    """A failed request's deposit goes to its `refundTo`; a second deposit for a paid order
-    (DOUBLE_SPEND) to whoever sent it. None when the gas would eat the whole deposit."""
+    """To `refund_recipient`; None when the gas would eat the whole deposit."""
     net = int(deposit.amount) - gas_cost
     if net <= 0:
         return None

@@ -5,8 +5,9 @@ time and a `delta`: `send` (a `sendAsset`: token, amount, source and destination
 or `internalTransfer` (a `usdSend` of perps USDC: `usdc`, nonce). A transfer carries no
 request id, only its signer's nonce; the signer's `NonceMapping` (POST /authorize) names the
 request. A transfer pays for it when it is the quoted token, from the quoted DEX, of exactly
-the quoted amount (the user signed that amount), before the quote expired, and the request is
-not paid yet. Any other incoming transfer is refunded with the verdict as its reason.
+the quoted amount (the user signed that amount), before the quote expired; whether it is the
+one that decides the request (`deposit_checks.judge`) is judged after. Any other incoming
+transfer is refunded with the verdict as its reason.
 """
 
 from __future__ import annotations
@@ -52,15 +53,12 @@ class QuotedTransfer:
     amount: int
     decimals: int
     expires_at_ms: int
-    already_paid: bool
 
 
 def judge_transfer(transfer: IncomingTransfer, quoted: QuotedTransfer | None) -> DepositVerdict:
     """The first failing rule wins (as `judge_deposit` orders them for the EVM chains)."""
     if quoted is None:
         return DepositVerdict.ORPHANED
-    if quoted.already_paid:
-        return DepositVerdict.DOUBLE_SPEND
     if transfer.token != quoted.token.partition(":")[0] or transfer.source_dex != quoted.source_dex:
         return DepositVerdict.WRONG_CURRENCY
     units = transfer.units(quoted.decimals)

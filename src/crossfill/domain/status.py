@@ -55,6 +55,8 @@ _FORWARD: dict[RequestStatus, frozenset[RequestStatus]] = {
 _REORG_ROLLBACK = (RequestStatus.PENDING, RequestStatus.WAITING)
 
 TERMINAL = frozenset({RequestStatus.SUCCESS, RequestStatus.REFUND})
+# Waiting for the deposit that pays for it: the statuses a deposit moves on.
+AWAITING_DEPOSIT = frozenset({RequestStatus.WAITING, RequestStatus.DEPOSITING})
 
 
 def can_move(current: RequestStatus, target: RequestStatus, *, reorg: bool = False) -> bool:

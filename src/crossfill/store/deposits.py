@@ -4,18 +4,38 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.chains.depository_logs import DepositLog
-from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.domain.deposit_checks import DepositVerdict, Judgement, Standing, judge
+from crossfill.domain.enums import features_mask
 from crossfill.domain.status import RequestStatus
+from crossfill.store.requests import publish
 from crossfill.store.tables import ChainCursor, Deposit, Request
 
 SEEN = "seen"
 CONFIRMED = "confirmed"
 REORGED = "reorged"
 INDEXER = "indexer"
+# The head when this database first watched the chain: unknown orders' deposits up to it are
+# history (perhaps another deployment's filled orders), kept and reported, never refunded.
+WATCH_START = "watch_start"
+# `Deposit.part`: the deposit as its chain logged it; what an accepted one paid above its quote.
+WHOLE = 0
+EXCESS = 1
+SKIPPED = "skipped"
+# Why a deposit's refund was skipped (`Deposit.refund_fail_reason`): its gas would eat it; a
+# token the chain does not serve (no price to net the gas from, nothing to pay it from); the
+# chain refused the payment for good.
+TOO_SMALL_TO_RETURN = "AMOUNT_TOO_LOW_TO_REFUND"
+UNSERVED_CURRENCY = "UNSERVED_CURRENCY"
+REFUND_REFUSED = "REFUND_REFUSED"
+BEFORE_WATCH_START = "DEPOSITED_BEFORE_WATCH_START"
+_FAST_FILL = features_mask(["fast_fill"])
+# A request takes the first deposit that reaches it in these statuses (failed: before any
+# deposit came, the deposit is refunded as its own).
+_TAKES_A_DEPOSIT = (RequestStatus.WAITING, RequestStatus.DEPOSITING, RequestStatus.FAILURE)
 
 
 async def record_seen(
@@ -29,6 +49,7 @@ async def record_seen(
             Deposit.chain_id == chain_id,
             Deposit.tx_hash == log.tx_hash,
             Deposit.log_index == log.log_index,
+            Deposit.part == WHOLE,
         )
     )
     if known is not None:
@@ -37,6 +58,7 @@ async def record_seen(
         chain_id=chain_id,
         tx_hash=log.tx_hash,
         log_index=log.log_index,
+        part=WHOLE,
         block_number=log.block_number,
         block_hash=log.block_hash,
         order_id=log.order_id,
@@ -55,7 +77,8 @@ async def _seen_again(
     session: AsyncSession, deposit_id: int, log: DepositLog, state: str
 ) -> Deposit | None:
     """A known deposit log found again. In another block it was re-included after a reorg:
-    follow it there, and revive it if it had been given up as reorged (its row: news)."""
+    follow it there, and revive it if it had been given up as reorged (its row: news, to be
+    judged afresh)."""
     deposit = await session.get(Deposit, deposit_id)
     assert deposit is not None
     if deposit.block_hash == log.block_hash:
@@ -65,7 +88,26 @@ async def _seen_again(
     if deposit.state != REORGED:
         return None
     deposit.state = state
+    await _unjudge(session, deposit)
     return deposit
+
+
+async def _unjudge(session: AsyncSession, deposit: Deposit) -> None:
+    """A revived deposit is judged again: its verdict and place are cleared, and an excess
+    split off it whose return has not started is folded back (one that has is left to end)."""
+    deposit.outcome = None
+    deposit.request_id = None
+    excess = await session.scalar(
+        select(Deposit).where(
+            Deposit.chain_id == deposit.chain_id,
+            Deposit.tx_hash == deposit.tx_hash,
+            Deposit.log_index == deposit.log_index,
+            Deposit.part == EXCESS,
+        )
+    )
+    if excess is not None and excess.refund_status is None:
+        deposit.amount = str(int(deposit.amount) + int(excess.amount))
+        await session.execute(delete(Deposit).where(Deposit.id == excess.id))
 
 
 async def unconfirmed(session: AsyncSession, chain_id: int) -> list[Deposit]:
@@ -92,8 +134,8 @@ async def confirmed_since(session: AsyncSession, chain_id: int, block_number: in
 
 
 async def due_for_refund(session: AsyncSession, chain_id: int) -> list[Deposit]:
-    """Confirmed deposits of the chain that paid for nothing (not accepted, or their request
-    failed) and whose refund has not started, oldest first."""
+    """Confirmed deposits of the chain that pay for nothing (refused, strays, excesses, or
+    accepted for a request that failed) and whose return has not started, oldest first."""
     return list(
         await session.scalars(
             select(Deposit)
@@ -113,13 +155,136 @@ async def due_for_refund(session: AsyncSession, chain_id: int) -> list[Deposit]:
 
 
 async def accepted_for(session: AsyncSession, request_id: str) -> Deposit | None:
+    """The deposit that paid for the request, while it stands in the chain."""
     return await session.scalar(
-        select(Deposit).where(Deposit.request_id == request_id, Deposit.outcome == "ACCEPTED")
+        select(Deposit).where(
+            Deposit.request_id == request_id,
+            Deposit.outcome == DepositVerdict.ACCEPTED,
+            Deposit.part == WHOLE,
+            Deposit.state != REORGED,
+        )
+    )
+
+
+async def keep(session: AsyncSession, deposit_id: int, reason: str, *, now: datetime) -> Deposit:
+    """Its refund skipped, kept with the reason, which the request it decided shows too."""
+    deposit = await session.get(Deposit, deposit_id)
+    assert deposit is not None
+    deposit.refund_status = SKIPPED
+    deposit.refund_fail_reason = reason
+    if decides(deposit):
+        request = await session.get(Request, deposit.request_id)
+        if request is not None:
+            request.refund_fail_reason = reason
+            request.updated_at = now
+            await publish(session, request, now=now)
+    return deposit
+
+
+def decides(deposit: Deposit) -> bool:
+    """Whether the deposit is its request's own (it pays for it, or failed it, and is refunded
+    to its `refundTo`); else a stray or an excess, returned without touching the request."""
+    return (
+        deposit.request_id is not None
+        and deposit.part == WHOLE
+        and deposit.outcome != DepositVerdict.DOUBLE_SPEND  # a stray before strays had no request
+    )
+
+
+async def standing_of(session: AsyncSession, request: Request, deposit: Deposit) -> Standing:
+    """Where `request` stands for `deposit`: whether another deposit, still in the chain,
+    already decided or paid for it. The caller holds the request's row lock (PostgreSQL; SQLite
+    has one writer), so two judges of one request's deposits go one after the other."""
+    verdicts = set(
+        await session.scalars(
+            select(Deposit.outcome).where(
+                Deposit.request_id == request.id,
+                Deposit.id != deposit.id,
+                Deposit.part == WHOLE,
+                Deposit.state != REORGED,
+                Deposit.outcome.is_not(None),
+                Deposit.outcome != DepositVerdict.DOUBLE_SPEND,
+            )
+        )
+    )
+    filled_early = request.features_mask & _FAST_FILL == _FAST_FILL
+    takes_one = RequestStatus(request.status) in _TAKES_A_DEPOSIT or filled_early
+    return Standing(paid=DepositVerdict.ACCEPTED in verdicts, open=not verdicts and takes_one)
+
+
+async def place(
+    session: AsyncSession,
+    deposit: Deposit,
+    request: Request | None,
+    verdict: DepositVerdict,
+    *,
+    refund_cost: int | None,
+) -> Judgement:
+    """Judge `deposit` (its terms' `verdict` given) for its place and record it: its verdict,
+    its request when it decides it, and its excess split off as a part of its own."""
+    standing = None if request is None else await standing_of(session, request, deposit)
+    judgement = judge(
+        verdict,
+        amount=int(deposit.amount),
+        quoted=int(request.amount_in) if request is not None else 0,
+        standing=standing,
+        refund_cost=refund_cost,
+    )
+    deposit.outcome = judgement.verdict
+    deposit.request_id = request.id if request is not None and judgement.decides else None
+    if judgement.excess > 0 and request is not None:
+        _split_excess(session, deposit, judgement.excess, request.id)
+    return judgement
+
+
+def _split_excess(session: AsyncSession, deposit: Deposit, excess: int, request_id: str) -> None:
+    """What an accepted deposit paid above its quote becomes a part of its own, returned to the
+    request's `refundTo`; the deposit keeps what its request is paid with."""
+    deposit.amount = str(int(deposit.amount) - excess)
+    session.add(
+        Deposit(
+            chain_id=deposit.chain_id,
+            tx_hash=deposit.tx_hash,
+            log_index=deposit.log_index,
+            part=EXCESS,
+            block_number=deposit.block_number,
+            block_hash=deposit.block_hash,
+            order_id=deposit.order_id,
+            depositor=deposit.depositor,
+            currency=deposit.currency,
+            amount=str(excess),
+            paid_to=deposit.paid_to,
+            state=deposit.state,
+            request_id=request_id,
+            outcome=DepositVerdict.EXCESS,
+            created_at=deposit.created_at,
+        )
     )
 
 
 async def cursor(session: AsyncSession, chain_id: int) -> ChainCursor | None:
     return await session.get(ChainCursor, (chain_id, INDEXER))
+
+
+async def watch_start(
+    session: AsyncSession, chain_id: int, *, head: int, block_hash: str, now: datetime
+) -> int:
+    """The block up to which the chain's deposits are history to this database: recorded the
+    first time it is asked, as `head` (the indexer's cursor, or the chain's head on a first
+    start)."""
+    row = await session.get(ChainCursor, (chain_id, WATCH_START))
+    if row is not None:
+        return row.block_number
+    session.add(
+        ChainCursor(
+            chain_id=chain_id,
+            role=WATCH_START,
+            block_number=head,
+            block_hash=block_hash,
+            updated_at=now,
+        )
+    )
+    return head
 
 
 async def advance_cursor(

@@ -138,12 +138,22 @@ def quote_rows(
     return QuoteRows(request, fees, sponsor_payments.quoted_payment(quote))
 
 
-async def get(session: AsyncSession, request_id: str) -> Request | None:
+async def get(session: AsyncSession, request_id: str, *, lock: bool = False) -> Request | None:
+    """`lock`: as `by_order_id`'s."""
+    if lock:
+        return await session.get(Request, request_id, with_for_update=True, populate_existing=True)
     return await session.get(Request, request_id)
 
 
-async def by_order_id(session: AsyncSession, order_id: str) -> Request | None:
-    return await session.scalar(select(Request).where(Request.order_id == order_id))
+async def by_order_id(
+    session: AsyncSession, order_id: str, *, lock: bool = False
+) -> Request | None:
+    """`lock`: its row locked until the transaction ends (PostgreSQL; SQLite has one writer)
+    and read afresh, so a deposit's judge sees what a judge before it committed."""
+    query = select(Request).where(Request.order_id == order_id)
+    if lock:
+        query = query.with_for_update().execution_options(populate_existing=True)
+    return await session.scalar(query)
 
 
 async def first_open_quote_from(session: AsyncSession, chain_id: int) -> datetime | None:

@@ -363,12 +363,15 @@ class Deposit(Base):
     """A deposit seen on an origin chain's Depository, matched to a request or not."""
 
     __tablename__ = "deposits"
-    __table_args__ = (UniqueConstraint("chain_id", "tx_hash", "log_index"),)
+    __table_args__ = (UniqueConstraint("chain_id", "tx_hash", "log_index", "part"),)
 
     id: Mapped[int] = mapped_column(SerialId, primary_key=True)
     chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
     tx_hash: Mapped[str] = mapped_column(TransactionIdColumn, nullable=False)
     log_index: Mapped[int] = mapped_column(Integer, nullable=False)
+    # 0: the deposit as logged; 1: what an accepted deposit paid above its quote, split off it
+    # and returned (`store.deposits.EXCESS`).
+    part: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
     block_number: Mapped[int] = mapped_column(BigInteger, nullable=False)
     block_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
     order_id: Mapped[str] = mapped_column(String(66), index=True, nullable=False)
@@ -384,6 +387,8 @@ class Deposit(Base):
     refund_status: Mapped[str | None] = mapped_column(String(16), index=True)
     refund_tx_hash: Mapped[str | None] = mapped_column(TransactionIdColumn)
     refund_amount: Mapped[str | None] = mapped_column(AmountColumn)
+    # Why a refund was skipped (the deposit kept): AMOUNT_TOO_LOW_TO_REFUND, ...
+    refund_fail_reason: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 

@@ -8,15 +8,16 @@ from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 
+import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 
 REFUND = "refund"
+log = structlog.get_logger(__name__)
 
 
 # eq=False: a worker equals only itself and stays hashable, as a plain class does.
@@ -40,13 +41,18 @@ class DueRefunds:
     async def _refund(self, deposit: Deposit) -> None:
         raise NotImplementedError
 
+    async def _skip(self, deposit_id: int, reason: str) -> None:
+        async with self.sessions() as session, session.begin():
+            deposit = await deposits.keep(session, deposit_id, reason, now=self.now())
+        log.warning("deposit kept: not refunded", deposit=deposit.tx_hash, reason=reason)
+
     async def _record_on_request(
         self, session: AsyncSession, deposit: Deposit, refund_hash: str, *, now: datetime
     ) -> bool:
-        """The paid refund of `deposit` recorded on its request, which moves from `failure` to
-        `refund`. Not on the request a second deposit (DOUBLE_SPEND) names: another deposit
-        paid for it. True when recorded."""
-        if deposit.request_id is None or deposit.outcome == DepositVerdict.DOUBLE_SPEND:
+        """The paid refund of `deposit` recorded on the request it decided, which moves from
+        `failure` to `refund`. Not for a stray or an excess: the request is another deposit's.
+        True when recorded."""
+        if not deposits.decides(deposit) or deposit.request_id is None:
             return False
         request = await requests.get(session, deposit.request_id)
         if request is None:

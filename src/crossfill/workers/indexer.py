@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from crossfill.app.refunds import refund_gas_cost
 from crossfill.chains.depository_logs import (
     DepositLog,
     address_topic,
@@ -38,8 +39,9 @@ from crossfill.domain.deposit_checks import (
     ExpectedDeposit,
     judge_deposit,
 )
+from crossfill.domain.enums import features_mask
 from crossfill.domain.record_facts import Moved
-from crossfill.domain.status import RequestStatus
+from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
 from crossfill.errors import ChainError
 from crossfill.first_on_loop import fill_path
 from crossfill.loops import run_forever, wait_interval
@@ -59,6 +61,7 @@ log = structlog.get_logger(__name__)
 
 REWIND_BLOCKS = 64
 DEPOSIT_ADDRESS_MISMATCH = "DEPOSIT_ADDRESS_MISMATCH"
+_FAST_FILL = features_mask(["fast_fill"])
 
 
 class Claim(Protocol):
@@ -138,6 +141,9 @@ class Indexer:
         self._cursor: tuple[int, str] | None = None
         # Deposits recorded, not yet confirmed: the confirmation pass runs only when some may be.
         self._unconfirmed = UnconfirmedCount()
+        # Unknown orders' deposits up to this block are history (`deposits.WATCH_START`); None
+        # until read, when every one is.
+        self._history_until: int | None = None
         self._lag = metrics.indexer_lag.labels(self.config.id)
 
     async def run(self) -> None:
@@ -237,8 +243,14 @@ class Indexer:
         left to the scan to prove: with the head one block past the cursor, the scanned block
         itself says whether it follows the cursor (no round trip of its own)."""
         if self._cursor is None:
-            async with self.sessions() as session:
+            async with self.sessions() as session, session.begin():
                 row = await deposits.cursor(session, self.config.id)
+                start, start_hash = (
+                    (head.number, head.hash) if row is None else (row.block_number, row.block_hash)
+                )
+                self._history_until = await deposits.watch_start(
+                    session, self.config.id, head=start, block_hash=start_hash, now=self.now()
+                )
             if row is None:
                 return max(0, head.number - self.initial_lookback_blocks), None
             self._cursor = (row.block_number, row.block_hash)
@@ -456,8 +468,8 @@ class Indexer:
 
     async def _note_seen(self, session: AsyncSession, deposit: DepositLog, now: datetime) -> _Read:
         """The user's deposit is on chain but not final: show its hash, still `waiting`.
-        Returns its request as read here."""
-        request = await requests.by_order_id(session, deposit.order_id)
+        Returns its request as read here, its row locked (a judge may follow)."""
+        request = await requests.by_order_id(session, deposit.order_id, lock=True)
         if request is None or request.status != RequestStatus.WAITING:
             return _Read(request)
         known = await requests.transactions_of(session, request.id)
@@ -507,8 +519,13 @@ class Indexer:
                 self._block(deposit.block_number), self.chain.client.fee_paid(deposit.tx_hash)
             )
             async with self._transaction() as session:
-                row = await session.get(Deposit, deposit.id)
-                assert row is not None
+                # Locked and read afresh: judged once, though another process (or this one's
+                # hint) may have judged it since it was listed.
+                row = await session.get(
+                    Deposit, deposit.id, with_for_update=True, populate_existing=True
+                )
+                if row is None or row.state != deposits.SEEN:
+                    continue
                 if block is None or block.hash != row.block_hash:
                     await self._reorged(session, row)
                     continue
@@ -543,37 +560,43 @@ class Indexer:
         fee: int | None,
         read: _Read | None = None,
     ) -> None:
-        """Judge a confirmed deposit against its request (`read` when read already in this
-        transaction) and carry the verdict out."""
+        """Judge a confirmed deposit against its request (`read` when read already, and locked,
+        in this transaction) and carry the verdict out."""
         now = self.now()
         if read is None:
-            read = _Read(await requests.by_order_id(session, deposit.order_id))
+            read = _Read(await requests.by_order_id(session, deposit.order_id, lock=True))
         request = read.request
-        expected = None
-        if request is not None:
-            expected = ExpectedDeposit(
-                origin_chain_id=request.origin_chain_id,
-                currency=request.origin_currency,
-                amount=int(request.amount_in),
-                expires_at=int(as_utc(request.expires_at).timestamp()),
-                already_paid=await deposits.accepted_for(session, request.id) is not None,
-            )
         verdict = judge_deposit(
             DepositFacts(self.config.id, deposit.currency, int(deposit.amount), block.timestamp),
-            expected,
+            _expected(request),
         )
-        deposit.outcome = verdict
+        judgement = await deposits.place(
+            session,
+            deposit,
+            request,
+            verdict,
+            refund_cost=refund_gas_cost(self.chain, deposit.currency, now=now),
+        )
         log.info(
             "deposit confirmed",
             chain_id=self.config.id,
             tx_hash=deposit.tx_hash,
-            verdict=str(verdict),
+            verdict=str(judgement.verdict),
+            decides=judgement.decides,
+            excess=judgement.excess,
         )
         if request is None:
-            return  # orphaned: kept and reported for the operator
-        deposit.request_id = request.id
-        if verdict is DepositVerdict.DOUBLE_SPEND:
-            return  # refunded to its depositor; the paid request goes on undisturbed
+            if self._history_until is None or deposit.block_number <= self._history_until:
+                # From before this database watched the chain: perhaps another deployment's
+                # order, filled; kept and reported, never paid out blindly.
+                deposit.refund_status = deposits.SKIPPED
+                deposit.refund_fail_reason = deposits.BEFORE_WATCH_START
+            return  # else an unknown order's: refunded to its depositor
+        if not judgement.decides:
+            # A stray, refunded to its depositor: the request goes on undisturbed, without the
+            # deposit its record showed while the stray was only seen.
+            await _forget_seen(session, read, deposit.tx_hash, now=now)
+            return
         known = read.transactions
         if known is None:
             known = await requests.transactions_of(session, request.id)
@@ -592,13 +615,13 @@ class Indexer:
             sender=deposit.depositor,
             known=known,
         )
-        if RequestStatus(request.status) not in (RequestStatus.WAITING, RequestStatus.DEPOSITING):
-            # Ended: failed before this deposit came (a deposit address's, a gasless call that
-            # paid nothing), the deposit refunded as is; or filled already on this deposit seen
+        if RequestStatus(request.status) not in AWAITING_DEPOSIT:
+            # Failed before any deposit came (a deposit address's, a gasless call that paid
+            # nothing): this one is refunded as its own. Or filled already on this deposit seen
             # earlier (a fast fill).
             return
         request.origin_block_number = block.number
-        if verdict is DepositVerdict.ACCEPTED:
+        if judgement.verdict is DepositVerdict.ACCEPTED:
             await requests.move(
                 session, request, RequestStatus.PENDING, now=now, transactions=known
             )
@@ -613,9 +636,51 @@ class Indexer:
                 request,
                 RequestStatus.FAILURE,
                 now=now,
-                fail_reason=_reason(request, verdict),
+                fail_reason=_reason(request, judgement.verdict),
                 transactions=known,
             )
+
+
+def _expected(request: Request | None) -> ExpectedDeposit | None:
+    """A request's terms for its deposit. One filled early on its deposit seen (a fast fill) no
+    longer expires: that deposit is what it was filled for."""
+    if request is None:
+        return None
+    filled_early = request.features_mask & _FAST_FILL == _FAST_FILL and (
+        RequestStatus(request.status) not in AWAITING_DEPOSIT
+    )
+    return ExpectedDeposit(
+        origin_chain_id=request.origin_chain_id,
+        currency=request.origin_currency,
+        amount=int(request.amount_in),
+        expires_at=2**63 if filled_early else int(as_utc(request.expires_at).timestamp()),
+    )
+
+
+async def _forget_seen(session: AsyncSession, read: _Read, tx_hash: str, *, now: datetime) -> None:
+    """Drop a deposit shown as pending on the request (read with its transactions, or not),
+    and tell its watchers."""
+    request = read.request
+    if request is None or request.status != RequestStatus.WAITING:
+        return
+    known = read.transactions
+    if known is None:
+        known = await requests.transactions_of(session, request.id)
+    shown = [
+        tx
+        for tx in known
+        if tx.kind == "deposit" and tx.tx_hash == tx_hash and tx.status == "pending"
+    ]
+    if not shown:
+        return
+    for tx in shown:
+        known.remove(tx)
+        if tx in session.new:
+            session.expunge(tx)  # recorded in this very transaction, not written yet
+        else:
+            await session.delete(tx)
+    request.updated_at = now
+    await requests.publish(session, request, now=now, transactions=known)
 
 
 def _consume(tasks: Iterable[asyncio.Task[Any]]) -> None:

@@ -20,7 +20,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
-from crossfill.store import requests
+from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 from crossfill.workers.due_refunds import REFUND, DueRefunds
 from crossfill.workers.perps_payer import Credited, PerpsPayer, PerpsPaymentOrder, Refused
@@ -79,20 +79,14 @@ class PerpsRefunder(DueRefunds):
         if order is None:
             log.warning("perps transfer not refundable", deposit=deposit.tx_hash,
                         currency=deposit.currency)  # fmt: skip
-            await self._mark(deposit.id, "skipped")
+            await self._skip(deposit.id, deposits.UNSERVED_CURRENCY)
             return
         outcome = await self.payer.pay(order)
         if isinstance(outcome, Credited):
             await self._refunded(deposit.id, outcome.tx_hash)
         elif isinstance(outcome, Refused):
             log.error("perps refund refused", deposit=deposit.tx_hash, error=outcome.message)
-            await self._mark(deposit.id, "skipped")
-
-    async def _mark(self, deposit_id: int, status: str) -> None:
-        async with self.sessions() as session, session.begin():
-            deposit = await session.get(Deposit, deposit_id)
-            assert deposit is not None
-            deposit.refund_status = status
+            await self._skip(deposit.id, deposits.REFUND_REFUSED)
 
     async def _refunded(self, deposit_id: int, ledger_hash: str) -> None:
         now = self.now()

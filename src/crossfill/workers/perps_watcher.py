@@ -30,7 +30,7 @@ from crossfill.domain.perps_transfers import (
     QuotedTransfer,
     judge_transfer,
 )
-from crossfill.domain.status import TERMINAL, RequestStatus
+from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
 from crossfill.loops import run_every
 from crossfill.store import deposits, nonce_mappings, requests
 from crossfill.store.db import as_utc
@@ -165,36 +165,41 @@ class PerpsWatcher:
             if known is not None:
                 return
             request = await self._request_of(session, transfer)
-            verdict = judge_transfer(transfer, await self._quoted(session, request))
             currency, amount = landed_currency(transfer, self.config) or (UNKNOWN_TOKEN, 0)
-            session.add(
-                Deposit(
-                    chain_id=self.config.id, tx_hash=transfer.hash, log_index=0,
-                    block_number=transfer.time_ms, block_hash=transfer.hash,
-                    order_id=request.order_id if request is not None else "",
-                    depositor=transfer.sender,
-                    currency=currency, amount=str(amount), state=deposits.CONFIRMED,
-                    outcome=verdict,
-                    request_id=request.id if request is not None else None, created_at=now,
-                )
+            row = Deposit(
+                chain_id=self.config.id, tx_hash=transfer.hash, log_index=0,
+                part=deposits.WHOLE,
+                block_number=transfer.time_ms, block_hash=transfer.hash,
+                order_id=request.order_id if request is not None else "",
+                depositor=transfer.sender, currency=currency, amount=str(amount),
+                state=deposits.CONFIRMED, created_at=now,
+            )  # fmt: skip
+            session.add(row)
+            # Exact amounts only (anything else is refused), and the exchange's own transfers
+            # cost no gas: nothing is split off, nothing is dust.
+            judgement = await deposits.place(
+                session, row, request, judge_transfer(transfer, self._quoted(request)),
+                refund_cost=None,
             )  # fmt: skip
             log.info("perps transfer", hash=transfer.hash, sender=transfer.sender,
-                     nonce=transfer.nonce, verdict=str(verdict))  # fmt: skip
-            if request is None or verdict is DepositVerdict.DOUBLE_SPEND:
+                     nonce=transfer.nonce, verdict=str(judgement.verdict),
+                     decides=judgement.decides)  # fmt: skip
+            if request is None or not judgement.decides:
                 return
             await requests.record_transaction(
                 session, request.id, kind="deposit", chain_id=self.config.id,
                 tx_hash=transfer.hash, status="success", now=now,
                 block_number=transfer.time_ms, timestamp=transfer.time_ms // 1000,
             )  # fmt: skip
-            if RequestStatus(request.status) in TERMINAL:
+            if RequestStatus(request.status) not in AWAITING_DEPOSIT:
                 return
-            if verdict is DepositVerdict.ACCEPTED:
+            if judgement.verdict is DepositVerdict.ACCEPTED:
                 await requests.move(session, request, RequestStatus.PENDING, now=now)
             else:
                 await requests.move(
-                    session, request, RequestStatus.FAILURE, now=now, fail_reason=verdict
-                )
+                    session, request, RequestStatus.FAILURE, now=now,
+                    fail_reason=judgement.verdict,
+                )  # fmt: skip
 
     async def _request_of(
         self, session: AsyncSession, transfer: IncomingTransfer
@@ -203,7 +208,7 @@ class PerpsWatcher:
         mapping = await nonce_mappings.of_wallet_nonce(session, transfer.sender, transfer.nonce)
         if mapping is None:
             return None
-        request = await requests.get(session, mapping.request_id)
+        request = await requests.get(session, mapping.request_id, lock=True)
         if request is None or request.origin_chain_id != self.config.id:
             return None
         if request.user_address.lower() != transfer.sender:
@@ -212,9 +217,7 @@ class PerpsWatcher:
             return None
         return request
 
-    async def _quoted(
-        self, session: AsyncSession, request: Request | None
-    ) -> QuotedTransfer | None:
+    def _quoted(self, request: Request | None) -> QuotedTransfer | None:
         if request is None:
             return None
         plan = request.plan or {}
@@ -224,5 +227,4 @@ class PerpsWatcher:
             amount=int(request.amount_in),
             decimals=PERPS_USDC_DECIMALS,
             expires_at_ms=int(as_utc(request.expires_at).timestamp() * 1000),
-            already_paid=await deposits.accepted_for(session, request.id) is not None,
         )

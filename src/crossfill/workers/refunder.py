@@ -1,13 +1,15 @@
 """Refunder, one per origin chain: pays deposits back out of the Depository, or, for deposits
 the Receiver forwarded to the solver (protocol v1), out of the solver's inventory.
 
-Due for refund: the deposit of a failed request (to its `refundTo`), and a second deposit for an
-already paid order (DOUBLE_SPEND, to its depositor). The payout is a Depository `execute` call
-signed by the allocator and sent by the solver key, net of its own gas; when the gas would eat
-the deposit, nothing is sent and the request records AMOUNT_TOO_LOW_TO_REFUND. A v1 refund is a
-plain transfer from the solver key. Either is journalled before it is broadcast, under the
-deposit, so it is sent once whatever happens to this process. Deposits with an
-unknown order id are kept for the operator (ORPHANED_DEPOSIT_REFUND), never paid blindly.
+Due for refund, whatever happened first (`store.deposits.due_for_refund`): the deposit of a
+failed request (to its `refundTo`), the excess an accepted deposit paid above its quote (to the
+same), and every stray (`domain.deposit_checks`: an unknown order's, a second deposit for a
+paid order, one after its request ended, refused dust), to its depositor. The payout is a
+Depository `execute` call signed by the allocator and sent by the solver key, net of its own
+gas; when the gas would eat the deposit, nothing is sent and the deposit records
+AMOUNT_TOO_LOW_TO_REFUND (so does the request it decided). A v1 refund is a plain transfer from
+the solver key. Either is journalled before it is broadcast, under the deposit, so it is sent
+once whatever happens to this process.
 """
 
 from __future__ import annotations
@@ -19,20 +21,24 @@ import structlog
 from eth_account.signers.local import LocalAccount
 from eth_utils.address import to_checksum_address
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.app.refunds import plan_refund, plan_solver_refund, refund_calldata
+from crossfill.app.refunds import (
+    plan_refund,
+    plan_solver_refund,
+    refund_calldata,
+    refund_gas_cost,
+)
 from crossfill.chains.depository_logs import RECEIVER
 from crossfill.chains.receipt_outcomes import depository_payout, fee_paid
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import NONCE_ALREADY_USED
-from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
 from crossfill.loops import each_on_its_own, run_every
-from crossfill.quoting.money import convert_ceil
-from crossfill.quoting.prices import price_on_chain, value_on_chain
+from crossfill.quoting.prices import value_on_chain
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
 from crossfill.workers.journalled_worker import JournalledWorker
@@ -59,75 +65,34 @@ class Refunder(JournalledWorker):
 
     async def _due(self) -> list[int]:
         async with self.sessions() as session:
-            failed_requests = (
-                select(Deposit.id)
-                .join(Request, Request.id == Deposit.request_id)
-                .where(
-                    Deposit.chain_id == self.config.id,
-                    Deposit.state == deposits.CONFIRMED,
-                    Deposit.refund_status.is_(None),
-                    Request.status == RequestStatus.FAILURE,
-                    Request.refund_fail_reason.is_(None),
-                )
-            )
-            double_spends = select(Deposit.id).where(
-                Deposit.chain_id == self.config.id,
-                Deposit.state == deposits.CONFIRMED,
-                Deposit.refund_status.is_(None),
-                Deposit.outcome == DepositVerdict.DOUBLE_SPEND,
-            )
-            return sorted(set(await session.scalars(failed_requests.union(double_spends))))
-
-    def _gas_cost_in(self, currency_address: str, gas: int) -> int | None:
-        """The refund's gas, priced in the deposited currency (rounded up) at the prices quotes
-        use; None while there is no gas price or no price."""
-        fee = self.chain.state.fee_per_gas(self.config.fees.base_fee_buffer_percent)
-        currency = self.config.currency(currency_address)
-        if fee is None or currency is None:
-            return None
-        native = self.config.native_currency
-        if currency.address.lower() == native.address.lower():
-            return gas * fee
-        now_seconds = int(self.now().timestamp())
-        native_price = price_on_chain(self.config, self.chain.state, native, now_seconds)
-        currency_price = price_on_chain(self.config, self.chain.state, currency, now_seconds)
-        if native_price is None or currency_price is None:
-            return None
-        return convert_ceil(
-            gas * fee,
-            from_decimals=native.decimals,
-            from_price=native_price,
-            to_decimals=currency.decimals,
-            to_price=currency_price,
-        )
+            due = await deposits.due_for_refund(session, self.config.id)
+        return [deposit.id for deposit in due]
 
     async def _refund(self, deposit_id: int) -> None:
         purpose = f"{REFUND}:{deposit_id}"
         async with self.sessions() as session:
             deposit = await session.get(Deposit, deposit_id)
-            assert deposit is not None and deposit.request_id is not None
-            request = await requests.get(session, deposit.request_id)
-            assert request is not None
-        journal = await self.txmanager.for_request(request.id, purpose)
-        if journal is not None and not await self.txmanager.reverted(request.id, purpose):
+            assert deposit is not None
+            refund_to = await self._refund_to(session, deposit)
+        journal = await self.txmanager.for_request(deposit.request_id, purpose)
+        if journal is not None and not await self.txmanager.reverted(deposit.request_id, purpose):
             await self._mark_submitted(deposit.id, journal.tx_hash, None)
             return  # resume the refund already signed; one that reverted is signed afresh
         native = deposit.currency == self.config.native_currency.address.lower()
-        fees = self.config.fees
-        cost = self._gas_cost_in(
-            deposit.currency, fees.refund_gas_native if native else fees.refund_gas_erc20
-        )
+        cost = refund_gas_cost(self.chain, deposit.currency, now=self.now())
         if cost is None:
+            if self.config.currency(deposit.currency) is None:
+                # A token the chain does not serve: no price to net its gas from; kept.
+                await self._skip(deposit.id, deposits.UNSERVED_CURRENCY)
+                return
             log.warning("refund waits for a gas price or a price", deposit_id=deposit.id)
             return
         if deposit.paid_to == RECEIVER:
-            await self._refund_from_solver(deposit, request, cost, purpose)
+            await self._refund_from_solver(deposit, refund_to, cost, purpose)
             return
-        refund = plan_refund(
-            deposit, request.refund_to, native=native, gas_cost=cost, now=self.now()
-        )
+        refund = plan_refund(deposit, refund_to, native=native, gas_cost=cost, now=self.now())
         if refund is None:
-            await self._skip(deposit.id)
+            await self._skip(deposit.id, deposits.TOO_SMALL_TO_RETURN)
             return
         data = refund_calldata(
             refund,
@@ -163,18 +128,25 @@ class Refunder(JournalledWorker):
             value=0,
             gas_limit=with_gas_headroom(gas),
             purpose=purpose,
-            request_id=request.id,
+            request_id=deposit.request_id,
         )
         await self._mark_submitted(deposit.id, row.tx_hash, refund.amount)
 
+    async def _refund_to(self, session: AsyncSession, deposit: Deposit) -> str | None:
+        """The `refundTo` of the request the deposit is owed to (None for a stray)."""
+        if deposit.request_id is None:
+            return None
+        request = await requests.get(session, deposit.request_id)
+        return request.refund_to if request is not None else None
+
     async def _refund_from_solver(
-        self, deposit: Deposit, request: Request, cost: int, purpose: str
+        self, deposit: Deposit, refund_to: str | None, cost: int, purpose: str
     ) -> None:
         """A v1 deposit: the solver pays it back itself, in ether (the Receiver takes nothing
         else)."""
-        refund = plan_solver_refund(deposit, request.refund_to, gas_cost=cost)
+        refund = plan_solver_refund(deposit, refund_to, gas_cost=cost)
         if refund is None:
-            await self._skip(deposit.id)
+            await self._skip(deposit.id, deposits.TOO_SMALL_TO_RETURN)
             return
         transfer = {
             "from": self.txmanager.account.address,
@@ -193,7 +165,7 @@ class Refunder(JournalledWorker):
             value=refund.amount,
             gas_limit=with_gas_headroom(gas),
             purpose=purpose,
-            request_id=request.id,
+            request_id=deposit.request_id,
         )
         await self._mark_submitted(deposit.id, row.tx_hash, refund.amount)
 
@@ -203,27 +175,30 @@ class Refunder(JournalledWorker):
         now = self.now()
         async with self.sessions() as session, session.begin():
             deposit = await session.get(Deposit, deposit_id)
-            assert deposit is not None and deposit.request_id is not None
+            assert deposit is not None
             deposit.refund_status = "done"
             log.warning("deposit was paid back by an earlier signed payout", deposit_id=deposit_id)
-            request = await requests.get(session, deposit.request_id)
-            if (
-                request is not None
-                and deposit.outcome != DepositVerdict.DOUBLE_SPEND
-                and request.status == RequestStatus.FAILURE
-            ):
+            request = await self._decided(session, deposit)
+            if request is not None and request.status == RequestStatus.FAILURE:
                 await requests.move(session, request, RequestStatus.REFUND, now=now)
 
-    async def _skip(self, deposit_id: int) -> None:
+    async def _skip(self, deposit_id: int, reason: str) -> None:
         async with self.sessions() as session, session.begin():
-            deposit = await session.get(Deposit, deposit_id)
-            assert deposit is not None and deposit.request_id is not None
-            deposit.refund_status = "skipped"
-            request = await requests.get(session, deposit.request_id)
-            if request is not None and deposit.outcome != DepositVerdict.DOUBLE_SPEND:
-                request.refund_fail_reason = "AMOUNT_TOO_LOW_TO_REFUND"
-                request.updated_at = self.now()
-                await requests.publish(session, request, now=self.now())
+            deposit = await deposits.keep(session, deposit_id, reason, now=self.now())
+        log.warning(
+            "deposit kept: not refunded",
+            deposit_id=deposit_id,
+            amount=deposit.amount,
+            currency=deposit.currency,
+            reason=reason,
+        )
+
+    async def _decided(self, session: AsyncSession, deposit: Deposit) -> Request | None:
+        """The request `deposit` decided (None for a stray or an excess)."""
+        if not deposits.decides(deposit):
+            return None
+        assert deposit.request_id is not None
+        return await requests.get(session, deposit.request_id)
 
     async def _mark_submitted(self, deposit_id: int, tx_hash: str, net: int | None) -> None:
         async with self.sessions() as session, session.begin():
@@ -251,7 +226,6 @@ class Refunder(JournalledWorker):
         )
 
     async def _track_one(self, deposit: Deposit) -> None:
-        assert deposit.request_id is not None
         mined = await self.txmanager.mined_for(deposit.request_id, f"{REFUND}:{deposit.id}")
         if mined is not None:
             row, receipt = mined
@@ -295,11 +269,11 @@ class Refunder(JournalledWorker):
             sent = await self._sent_value(known, tx_hash) if succeeded else None
         async with self.sessions() as session, session.begin():
             deposit = await session.get(Deposit, deposit_id)
-            assert deposit is not None and deposit.request_id is not None
+            assert deposit is not None
             deposit.refund_status = "done" if succeeded else None  # a failed refund is retried
             deposit.refund_tx_hash = tx_hash
-            request = await requests.get(session, deposit.request_id)
-            if request is None or deposit.outcome == DepositVerdict.DOUBLE_SPEND:
+            request = await self._decided(session, deposit)
+            if request is None:
                 return
             await requests.record_transaction(
                 session,

@@ -66,7 +66,7 @@ class ReorgWatch:
                 log.info("confirmed deposit re-included", tx_hash=row.tx_hash)
                 return
             row.state = deposits.REORGED
-            if row.request_id is not None:
+            if deposits.decides(row):
                 await self._request_lost_deposit(session, row)
 
     async def _request_lost_deposit(self, session: AsyncSession, deposit: Deposit) -> None:

@@ -24,13 +24,15 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains import svm_programs as programs
 from crossfill.chains.svm_deposits import VaultDeposit, read_vault_deposits
+from crossfill.chains.svm_programs import NATIVE_SOL_ADDRESS as NATIVE_SOL
+from crossfill.chains.svm_transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.domain.deposit_checks import (
     DepositFacts,
     DepositVerdict,
     ExpectedDeposit,
     judge_deposit,
 )
-from crossfill.domain.status import TERMINAL, RequestStatus
+from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
 from crossfill.loops import run_every
 from crossfill.runtime import SvmChainRuntime
 from crossfill.store import deposits, requests
@@ -219,48 +221,53 @@ class SvmIndexer:
                     Deposit.chain_id == self.config.id,
                     Deposit.tx_hash == deposit.signature,
                     Deposit.log_index == deposit.index,
+                    Deposit.part == deposits.WHOLE,
                 )
             )
             if known is not None:
                 return
             order_id = deposit.order_id
-            request = await requests.by_order_id(session, order_id) if order_id else None
-            verdict = await self._verdict(session, deposit, request)
-            session.add(
-                Deposit(
-                    chain_id=self.config.id, tx_hash=deposit.signature, log_index=deposit.index,
-                    block_number=deposit.slot, block_hash=deposit.recent_blockhash,
-                    order_id=order_id or "", depositor=deposit.sender, currency=deposit.currency,
-                    amount=str(deposit.amount), state=deposits.CONFIRMED, outcome=verdict,
-                    request_id=request.id if request is not None else None, created_at=now,
-                )
+            request = await requests.by_order_id(session, order_id, lock=True) if order_id else None
+            row = Deposit(
+                chain_id=self.config.id, tx_hash=deposit.signature, log_index=deposit.index,
+                part=deposits.WHOLE,
+                block_number=deposit.slot, block_hash=deposit.recent_blockhash,
+                order_id=order_id or "", depositor=deposit.sender, currency=deposit.currency,
+                amount=str(deposit.amount), state=deposits.CONFIRMED, created_at=now,
             )  # fmt: skip
+            session.add(row)
+            judgement = await deposits.place(
+                session,
+                row,
+                request,
+                self._verdict(deposit, request),
+                refund_cost=LAMPORTS_PER_SIGNATURE if deposit.currency == NATIVE_SOL else None,
+            )
             log.info(
                 "svm deposit",
                 signature=deposit.signature,
                 index=deposit.index,
-                verdict=str(verdict),
+                verdict=str(judgement.verdict),
+                decides=judgement.decides,
             )
-            if request is None or verdict is DepositVerdict.DOUBLE_SPEND:
-                return
+            if request is None or not judgement.decides:
+                return  # refunded to its sender; its request, if any, goes on undisturbed
             await requests.record_transaction(
                 session, request.id, kind="deposit", chain_id=self.config.id,
                 tx_hash=deposit.signature, status="success", now=now,
                 block_number=deposit.slot, timestamp=deposit.block_time, sender=deposit.sender,
             )  # fmt: skip
-            if RequestStatus(request.status) in TERMINAL:
-                return
+            if RequestStatus(request.status) not in AWAITING_DEPOSIT:
+                return  # failed before any deposit came: this one is refunded as its own
             request.origin_block_number = deposit.slot
-            if verdict is DepositVerdict.ACCEPTED:
+            if judgement.verdict is DepositVerdict.ACCEPTED:
                 await requests.move(session, request, RequestStatus.PENDING, now=now)
             else:
                 await requests.move(
-                    session, request, RequestStatus.FAILURE, now=now, fail_reason=verdict
+                    session, request, RequestStatus.FAILURE, now=now, fail_reason=judgement.verdict
                 )
 
-    async def _verdict(
-        self, session: AsyncSession, deposit: VaultDeposit, request: Request | None
-    ) -> DepositVerdict:
+    def _verdict(self, deposit: VaultDeposit, request: Request | None) -> DepositVerdict:
         if request is not None and deposit.currency != request.origin_currency:
             # Exact: base58 mints differing only in case are different mints.
             return DepositVerdict.WRONG_CURRENCY
@@ -271,7 +278,6 @@ class SvmIndexer:
                 currency=request.origin_currency,
                 amount=int(request.amount_in),
                 expires_at=int(as_utc(request.expires_at).timestamp()),
-                already_paid=await deposits.accepted_for(session, request.id) is not None,
             )
         facts = DepositFacts(self.config.id, deposit.currency, deposit.amount, deposit.block_time)
         return judge_deposit(facts, expected)

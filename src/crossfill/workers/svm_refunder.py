@@ -18,12 +18,19 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from crossfill.chains.svm_transactions import SvmPaymentOrder
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.runtime import SvmChainRuntime
-from crossfill.store import requests
+from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 from crossfill.workers.due_refunds import REFUND, DueRefunds
 from crossfill.workers.svm_payer import Paid, Refused, SvmPayer
 
 log = structlog.get_logger(__name__)
+
+
+def refund_key(deposit: Deposit) -> str:
+    """One refund per deposit part: a transaction's later deposits, and the excess split off
+    one, have keys of their own (the first deposit's is its signature, as it always was)."""
+    key = deposit.tx_hash if deposit.log_index == 0 else f"{deposit.tx_hash}:{deposit.log_index}"
+    return f"{key}:excess" if deposit.part == deposits.EXCESS else key
 
 
 class SvmRefunder(DueRefunds):
@@ -52,10 +59,7 @@ class SvmRefunder(DueRefunds):
         native = currency is None or currency.is_native
         return SvmPaymentOrder(
             purpose=REFUND,
-            # One refund per deposit: a transaction's later deposits have keys of their own.
-            key=deposit.tx_hash
-            if deposit.log_index == 0
-            else f"{deposit.tx_hash}:{deposit.log_index}",
+            key=refund_key(deposit),
             recipient=Pubkey.from_string(deposit.depositor),
             mint=None if native else Pubkey.from_string(deposit.currency),
             amount=int(deposit.amount),
@@ -67,7 +71,7 @@ class SvmRefunder(DueRefunds):
         reason = deposit.outcome or "UNKNOWN"
         if self.config.currency(deposit.currency) is None:
             # A token we do not serve: the vault may not hold it; left for the operator.
-            await self._mark(deposit.id, "skipped", None)
+            await self._skip(deposit.id, deposits.UNSERVED_CURRENCY)
             return
         if deposit.outcome == DepositVerdict.ACCEPTED and deposit.request_id is not None:
             async with self.sessions() as session:
@@ -79,7 +83,7 @@ class SvmRefunder(DueRefunds):
             log.info("svm deposit refunded", deposit=deposit.tx_hash, signature=outcome.signature)
         elif isinstance(outcome, Refused):
             log.error("svm refund refused", deposit=deposit.tx_hash, error=outcome.error)
-            await self._mark(deposit.id, "skipped", None)
+            await self._skip(deposit.id, deposits.REFUND_REFUSED)
 
     async def _mark(self, deposit_id: int, status: str, signature: str | None) -> None:
         now = self.now()
