@@ -201,9 +201,7 @@ def test_fill_that_would_revert_is_refunded(service, devnet) -> None:
     )
 
 
-def test_a_deposit_smaller_than_its_refund_gas_is_kept_and_decides_nothing(
-    service, devnet
-) -> None:
+def test_a_deposit_smaller_than_its_refund_gas_is_kept_and_decides_nothing(service, devnet) -> None:
     """Dust cannot pay its own refund: it is kept, with the reason on its deposit, and the
     request it named keeps waiting for its real deposit."""
     user = funded_user(devnet)

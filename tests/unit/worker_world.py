@@ -50,8 +50,9 @@ class ChainWorld:
 
 
 @asynccontextmanager
-async def chain_world(tmp_path: Path) -> AsyncIterator[ChainWorld]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'worker.db'}"
+async def chain_world(tmp_path: Path, database_url: str | None = None) -> AsyncIterator[ChainWorld]:
+    """On a SQLite file in `tmp_path`, or the database at `database_url`."""
+    url = database_url or f"sqlite+aiosqlite:///{tmp_path / 'worker.db'}"
     await upgrade_async(url)
     engine = create_engine(url)
     config = Deployment.model_validate(deployment_document()).chains[1]
