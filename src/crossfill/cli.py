@@ -35,6 +35,7 @@ contracts_app = typer.Typer(help="Solidity contracts.")
 keys_app = typer.Typer(help="Integrators' API keys (stored only as hashes).")
 webhooks_app = typer.Typer(help="Each API key's webhook endpoint and its deliveries.")
 app_fees_app = typer.Typer(help="App fees earned by integrators' recipient wallets.")
+deposits_app = typer.Typer(help="Deposits the service holds for nobody: kept, with the reason.")
 devnet_app = typer.Typer(help="The local devnet: anvil chains, the SVM node, the perps exchange.")
 app.add_typer(chains_app, name="chains")
 app.add_typer(db_app, name="db")
@@ -43,6 +44,7 @@ app.add_typer(contracts_app, name="contracts")
 app.add_typer(keys_app, name="keys")
 app.add_typer(webhooks_app, name="webhooks")
 app.add_typer(app_fees_app, name="app-fees")
+app.add_typer(deposits_app, name="deposits")
 app.add_typer(devnet_app, name="devnet")
 console = Console()
 T = TypeVar("T")
@@ -362,6 +364,32 @@ def app_fees_balances(
             str(entry.amount),
             formatted,
             str(entry.requests),
+        )
+    console.print(table)
+
+
+@deposits_app.command("kept")
+def deposits_kept(
+    limit: Annotated[int, typer.Option(min=1, help="At most this many, newest first")] = 100,
+) -> None:
+    """Deposits not refunded, and why: too small to pay their own refund, a token the chain
+    does not serve, a payment the chain refused, or an unknown order's from before this
+    database watched the chain."""
+    from crossfill.store import deposits
+
+    settings = _settings()
+
+    async def _kept() -> list[Any]:
+        async with _session(settings) as session:
+            return await deposits.kept(session, limit=limit)
+
+    table = Table("chain", "transaction", "log", "part", "depositor", "currency", "amount")
+    table.add_column("verdict")
+    table.add_column("kept because")
+    for row in asyncio.run(_kept()):
+        table.add_row(
+            *(str(row.chain_id), row.tx_hash, str(row.log_index), str(row.part), row.depositor),
+            *(row.currency, row.amount, row.outcome or "", row.refund_fail_reason or ""),
         )
     console.print(table)
 

@@ -132,17 +132,24 @@ class Metrics:
             multiprocess_mode="mostrecent",
         )
 
-    def exposition(self, requests_by_status: Mapping[str, int] | None) -> bytes:
-        """The text exposition of every series, with the store's request counts when known."""
+    def exposition(
+        self,
+        requests_by_status: Mapping[str, int] | None,
+        kept_deposits: Mapping[tuple[int, str], int] | None = None,
+    ) -> bytes:
+        """The text exposition of every series, with the store's request counts and kept
+        deposits when known."""
         if self.multiprocess_dir is None:
             own = generate_latest(self.registry)
         else:
             everyone = CollectorRegistry()
             MultiProcessCollector(everyone, path=str(self.multiprocess_dir))  # type: ignore[no-untyped-call]
             own = generate_latest(everyone)
-        if requests_by_status is None:
-            return own
-        return own + generate_latest(RequestsByStatus(requests_by_status))
+        if requests_by_status is not None:
+            own += generate_latest(RequestsByStatus(requests_by_status))
+        if kept_deposits is not None:
+            own += generate_latest(KeptDeposits(kept_deposits))
+        return own
 
 
 class RequestsByStatus:
@@ -158,6 +165,24 @@ class RequestsByStatus:
         )
         for status, count in sorted(self.counts.items()):
             family.add_metric([status], count)
+        yield family
+
+
+class KeptDeposits:
+    """`crossfill_deposits_kept{chain_id, reason}`: deposits the store keeps unrefunded (too
+    small to pay their own refund, ...), read at scrape time like `crossfill_requests`."""
+
+    def __init__(self, counts: Mapping[tuple[int, str], int]) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterable[Metric]:
+        family = GaugeMetricFamily(
+            "crossfill_deposits_kept",
+            "Deposits kept unrefunded, by chain and reason",
+            labels=["chain_id", "reason"],
+        )
+        for (chain_id, reason), count in sorted(self.counts.items()):
+            family.add_metric([str(chain_id), reason], count)
         yield family
 
 

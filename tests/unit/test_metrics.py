@@ -46,6 +46,15 @@ def test_request_counts_are_one_gauge_family_labelled_by_status() -> None:
     ]
 
 
+def test_kept_deposits_are_one_gauge_family_by_chain_and_reason() -> None:
+    kept = {(1, "AMOUNT_TOO_LOW_TO_REFUND"): 12, (2, "UNSERVED_CURRENCY"): 1}
+    families = _families(Metrics().exposition({}, kept))
+    assert families["crossfill_deposits_kept"] == [
+        ({"chain_id": "1", "reason": "AMOUNT_TOO_LOW_TO_REFUND"}, 12.0),
+        ({"chain_id": "2", "reason": "UNSERVED_CURRENCY"}, 1.0),
+    ]
+
+
 def test_without_request_counts_the_other_series_still_expose() -> None:
     metrics = Metrics()
     metrics.indexer_lag.labels(1).set(2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.chains.depository_logs import DepositLog
@@ -260,6 +260,28 @@ def _split_excess(session: AsyncSession, deposit: Deposit, excess: int, request_
             created_at=deposit.created_at,
         )
     )
+
+
+async def kept(session: AsyncSession, *, limit: int = 1000) -> list[Deposit]:
+    """Deposits whose refund was skipped (kept, with the reason), newest first."""
+    return list(
+        await session.scalars(
+            select(Deposit)
+            .where(Deposit.refund_status == SKIPPED)
+            .order_by(Deposit.id.desc())
+            .limit(limit)
+        )
+    )
+
+
+async def kept_counts(session: AsyncSession) -> dict[tuple[int, str], int]:
+    """How many deposits each chain keeps, by the reason they were not refunded."""
+    rows = await session.execute(
+        select(Deposit.chain_id, Deposit.refund_fail_reason, func.count())
+        .where(Deposit.refund_status == SKIPPED)
+        .group_by(Deposit.chain_id, Deposit.refund_fail_reason)
+    )
+    return {(chain_id, reason or TOO_SMALL_TO_RETURN): count for chain_id, reason, count in rows}
 
 
 async def cursor(session: AsyncSession, chain_id: int) -> ChainCursor | None:

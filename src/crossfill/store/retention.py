@@ -10,9 +10,9 @@ when all of this holds:
   no deposit (by request or by order id), address transfer, transaction, journal entry,
   gasless execution, permit, nonce mapping or status event.
 
-A deposit for a pruned order that arrives later is an unknown order's deposit: kept and
-reported (`ORPHANED_DEPOSIT_REFUND`), never paid out automatically, where before it would
-have been refunded as `ORDER_EXPIRED`. Hence a cutoff days after expiry, not minutes.
+A deposit for a pruned order that arrives later is an unknown order's deposit: refunded to
+its depositor (`ORPHANED_DEPOSIT_REFUND`), where before it would have been refunded to the
+request's `refundTo` as `ORDER_EXPIRED`. Hence a cutoff days after expiry, not minutes.
 
 Each batch is one transaction that locks the requests it deletes (PostgreSQL; SQLite has a
 single writer): a deposit recorded meanwhile either commits first, and its request is no

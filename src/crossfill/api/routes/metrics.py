@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 
 import structlog
 from fastapi import APIRouter, Depends, Request, Response
@@ -18,24 +19,30 @@ from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.domain.status import RequestStatus
 from crossfill.runtime import Runtime
-from crossfill.store import requests
+from crossfill.store import deposits, requests
 from crossfill.store.db import DATABASE_FAILURES
 
 log = structlog.get_logger(__name__)
 router = APIRouter(tags=["metrics"])
 
 
+@dataclass(frozen=True)
+class StoreCounts:
+    requests_by_status: dict[str, int]
+    kept_deposits: dict[tuple[int, str], int]
+
+
 class RequestCounts:
-    """The store's requests by status, read at most once a second per process: scrapes are
-    unlimited, so a flood of them must not become a flood of queries."""
+    """The store's requests by status and kept deposits, read at most once a second per
+    process: scrapes are unlimited, so a flood of them must not become a flood of queries."""
 
     FRESH_SECONDS = 1.0
 
     def __init__(self) -> None:
         self._lock = asyncio.Lock()
-        self._read: tuple[float, dict[str, int]] | None = None
+        self._read: tuple[float, StoreCounts] | None = None
 
-    async def counts(self, runtime: Runtime) -> dict[str, int] | None:
+    async def counts(self, runtime: Runtime) -> StoreCounts | None:
         """Every status with its count (0 for none); None while the database is away."""
         async with self._lock:
             now = time.monotonic()
@@ -43,11 +50,13 @@ class RequestCounts:
                 try:
                     async with runtime.sessions() as session:
                         found = await requests.count_by_status(session)
+                        kept = await deposits.kept_counts(session)
                 except DATABASE_FAILURES as exc:
-                    # The other series are still worth a scrape; this one goes missing.
-                    log.warning("requests by status not read", error=str(exc))
+                    # The other series are still worth a scrape; these go missing.
+                    log.warning("store counts not read", error=str(exc))
                     return None
-                self._read = (now, {status: found.get(status, 0) for status in RequestStatus})
+                by_status = {str(status): found.get(status, 0) for status in RequestStatus}
+                self._read = (now, StoreCounts(by_status, kept))
             return self._read[1]
 
 
@@ -71,5 +80,10 @@ _TEXT = {"description": "Prometheus text exposition", "content": {CONTENT_TYPE_L
 async def metrics(request: Request, runtime: RuntimeDep) -> Response:
     """The service's Prometheus series; with several processes, see docs/metrics.md."""
     counts: RequestCounts = request.app.state.request_counts
-    body = runtime.metrics.exposition(await counts.counts(runtime))
+    read = await counts.counts(runtime)
+    body = (
+        runtime.metrics.exposition(None)
+        if read is None
+        else runtime.metrics.exposition(read.requests_by_status, read.kept_deposits)
+    )
     return Response(body, media_type=CONTENT_TYPE_LATEST)
