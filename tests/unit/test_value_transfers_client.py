@@ -4,17 +4,13 @@ the block read proves nothing and the read fails, to be tried again."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from crossfill.chains.evm import EvmClient
-from crossfill.chains.transport import JsonRpcProvider
 from crossfill.errors import ChainError, NodeBehind
-from crossfill.metrics import Metrics
-from crossfill.types import ChainId
+from tests.unit.rpc_node import client_of
 
 ADDRESS, OTHER, PAYER = "0x" + "c3" * 20, "0x" + "d4" * 20, "0x" + "a1" * 20
 BLOCK_HASH = "0x" + "0b" * 32
@@ -39,6 +35,8 @@ class _Node:
     status: dict[str, str] = field(default_factory=lambda: {REVERTED: "0x0", PAID: "0x1"})
     receipt_block_hash: str = BLOCK_HASH
     asked: list[tuple[str, Any]] = field(default_factory=list)
+    batches: bool = True
+    transport_failures: dict[str, Exception] = field(default_factory=dict)
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         method, params = request["method"], request["params"]
@@ -53,27 +51,9 @@ class _Node:
         return {"jsonrpc": "2.0", "id": request["id"], "result": result}
 
 
-class _Provider(JsonRpcProvider):
-    def __init__(self, node: _Node) -> None:
-        super().__init__("http://node.invalid", timeout_seconds=1)
-        self.node = node
-
-    async def _post(self, body: bytes) -> bytes:
-        request = json.loads(body)
-        if isinstance(request, list):
-            return json.dumps([self.node.answer(each) for each in request]).encode()
-        return json.dumps(self.node.answer(request)).encode()
-
-
-def _client(node: _Node) -> EvmClient:
-    client = EvmClient(ChainId(1), "http://node.invalid", timeout_seconds=1, metrics=Metrics())
-    client.web3.provider = _Provider(node)
-    return client
-
-
 async def test_a_transfer_that_reverted_pays_nothing() -> None:
     node = _Node()
-    found = await _client(node).value_transfers(7, frozenset({ADDRESS}))
+    found = await client_of(node).value_transfers(7, frozenset({ADDRESS}))
     assert [(paid.tx_hash, paid.value, paid.block.hash) for paid in found] == [
         (PAID, 10**16, BLOCK_HASH)
     ]
@@ -84,17 +64,17 @@ async def test_a_transfer_that_reverted_pays_nothing() -> None:
 
 async def test_a_block_paying_no_watched_address_asks_no_receipt() -> None:
     node = _Node()
-    assert await _client(node).value_transfers(7, frozenset({"0x" + "e5" * 20})) == []
+    assert await client_of(node).value_transfers(7, frozenset({"0x" + "e5" * 20})) == []
     assert [method for method, _ in node.asked] == ["eth_getBlockByNumber"]
 
 
 async def test_a_node_without_the_receipt_is_behind() -> None:
     node = _Node(status={REVERTED: "0x0"})
     with pytest.raises(NodeBehind):
-        await _client(node).value_transfers(7, frozenset({ADDRESS}))
+        await client_of(node).value_transfers(7, frozenset({ADDRESS}))
 
 
 async def test_a_receipt_of_another_block_is_an_error_not_a_verdict() -> None:
     node = _Node(receipt_block_hash="0x" + "0c" * 32)  # reorged between the two reads
     with pytest.raises(ChainError, match="receipt"):
-        await _client(node).value_transfers(7, frozenset({ADDRESS}))
+        await client_of(node).value_transfers(7, frozenset({ADDRESS}))
