@@ -31,8 +31,7 @@ from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
 from crossfill.loops import each_on_its_own, run_every
-from crossfill.quoting.money import convert_ceil
-from crossfill.quoting.prices import price_on_chain, value_on_chain
+from crossfill.quoting.prices import gas_cost_on_chain, value_on_chain
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
 from crossfill.workers.journalled_worker import JournalledWorker
@@ -81,25 +80,8 @@ class Refunder(JournalledWorker):
     def _gas_cost_in(self, currency_address: str, gas: int) -> int | None:
         """The refund's gas, priced in the deposited currency (rounded up) at the prices quotes
         use; None while there is no gas price or no price."""
-        fee = self.chain.state.fee_per_gas(self.config.fees.base_fee_buffer_percent)
-        currency = self.config.currency(currency_address)
-        if fee is None or currency is None:
-            return None
-        native = self.config.native_currency
-        if currency.address.lower() == native.address.lower():
-            return gas * fee
         now_seconds = int(self.now().timestamp())
-        native_price = price_on_chain(self.config, self.chain.state, native, now_seconds)
-        currency_price = price_on_chain(self.config, self.chain.state, currency, now_seconds)
-        if native_price is None or currency_price is None:
-            return None
-        return convert_ceil(
-            gas * fee,
-            from_decimals=native.decimals,
-            from_price=native_price,
-            to_decimals=currency.decimals,
-            to_price=currency_price,
-        )
+        return gas_cost_on_chain(self.config, self.chain.state, currency_address, gas, now_seconds)
 
     async def _refund(self, deposit_id: int) -> None:
         purpose = f"{REFUND}:{deposit_id}"
