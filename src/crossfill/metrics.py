@@ -110,6 +110,13 @@ class Metrics:
             ["chain_id"],
             registry=registry,
         )
+        self.deposit_address_dust = Counter(
+            "crossfill_deposit_address_dust",
+            "Transfers to deposit addresses worth no more than the gas of their own sweep: "
+            "recorded as failed child requests too small to refund, left at the address",
+            ["chain_id"],
+            registry=registry,
+        )
         self.webhook_abandoned = Counter(
             "crossfill_webhook_deliveries_abandoned",
             "Webhook events given up on after their last retry (replayable by an operator)",

@@ -195,25 +195,102 @@ async def test_a_restarted_sweeper_resumes_from_the_journal(world: World) -> Non
     assert transfer.state == "swept"
 
 
+def _swept_amounts(journal: list[SentTransaction]) -> dict[str | None, int]:
+    """Each sweep's amount by request: sweep(key, recoveryAddress, token, amount, ...), the
+    fourth word of its calldata."""
+    return {
+        row.request_id: int.from_bytes(_sent_calldata(row)[4 + 32 * 3 : 4 + 32 * 4])
+        for row in journal
+    }
+
+
+# More than the sweep's gas on the sample chain (110,000 gas at 2 wei), and far less than a fill.
+EXCESS = 10**15
+
+
 async def test_an_overpaid_transfer_sweeps_the_quote_and_refunds_the_excess(world: World) -> None:
     head = await world.chain.block_at(BLOCK)
     assert head is not None
-    paid = ValueTransfer("0x" + "e3" * 32, PAYER, ADDRESS, AMOUNT + 7, head)
+    paid = ValueTransfer("0x" + "e3" * 32, PAYER, ADDRESS, AMOUNT + EXCESS, head)
     world.chain.ether_transfers[BLOCK] = [paid]
     await world.sweeper.tick()
     await world.sweeper.tick()  # the excess leg, made by the first tick
     transfers, journal, requests = await world.rows()
     legs = {transfer.leg: transfer for transfer in transfers}
-    assert (legs["paid"].amount, legs["excess"].amount) == (str(AMOUNT), "7")
+    assert (legs["paid"].amount, legs["excess"].amount) == (str(AMOUNT), str(EXCESS))
     (child,) = [row for row in requests if row.id != world.request["id"]]
     assert (child.status, child.fail_reason) == ("failure", "INCORRECT_PAYMENT")
+    assert child.refund_fail_reason is None  # the refunder pays it back
     assert legs["excess"].request_id == child.id
-    # sweep(key, recoveryAddress, token, amount, ...): the amount is the fourth word.
-    amounts = {
-        row.request_id: int.from_bytes(_sent_calldata(row)[4 + 32 * 3 : 4 + 32 * 4])
-        for row in journal
-    }
-    assert amounts == {world.request["id"]: AMOUNT, child.id: 7}
+    assert _swept_amounts(journal) == {world.request["id"]: AMOUNT, child.id: EXCESS}
+
+
+def _dust_count(world: World) -> float | None:
+    labels = {"chain_id": str(world.base.config.id)}
+    return world.sweeper.metrics.registry.get_sample_value(
+        "crossfill_deposit_address_dust_total", labels
+    )
+
+
+async def test_dust_is_recorded_and_left_and_the_payment_after_it_pays_the_quote(
+    world: World,
+) -> None:
+    """Two one-wei transfers, then the real payment: the dust is never swept (each is a child
+    request failed too low to refund, counted), nor names its sender on the quoted request,
+    which the real payment pays and sweeps."""
+    head = await world.chain.block_at(BLOCK)
+    assert head is not None
+    dust = ["0x" + digits * 32 for digits in ("d1", "d2")]
+    world.chain.ether_transfers[BLOCK] = [
+        ValueTransfer(tx_hash, "0x" + "66" * 20, ADDRESS, 1, head) for tx_hash in dust
+    ]
+    await world.sweeper.tick()
+    transfers, journal, requests = await world.rows()
+    assert journal == [] and {t.state for t in transfers} == {"too_small"}
+    (parent,) = [row for row in requests if row.id == world.request["id"]]
+    assert (parent.status, parent.depositor) == ("waiting", None)
+    children = {row.deposit_tx_hash: row for row in requests if row.id != parent.id}
+    assert set(children) == set(dust)
+    for child in children.values():
+        assert (child.status, child.fail_reason, child.refund_fail_reason) == (
+            "failure",
+            "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL",
+            "AMOUNT_TOO_LOW_TO_REFUND",
+        )
+    assert {t.request_id for t in transfers} == {child.id for child in children.values()}
+    assert _dust_count(world) == 2
+
+    later = world.chain.push_head().number  # past the first scan, deep enough at the head
+    for _ in range(BLOCK):
+        world.chain.push_head()
+    await world.pay_ether("0x" + "e1" * 32, block=later)
+    await world.sweeper.tick()
+    transfers, journal, requests = await world.rows()
+    (paid,) = [t for t in transfers if t.state == "seen"]
+    assert paid.request_id == parent.id
+    assert _swept_amounts(journal) == {parent.id: AMOUNT}
+    (parent,) = [row for row in requests if row.id == parent.id]
+    assert (parent.depositor, parent.deposit_tx_hash) == (PAYER, "0x" + "e1" * 32)
+
+
+async def test_an_excess_too_small_to_sweep_is_left_at_the_address(world: World) -> None:
+    head = await world.chain.block_at(BLOCK)
+    assert head is not None
+    paid = ValueTransfer("0x" + "e3" * 32, PAYER, ADDRESS, AMOUNT + 7, head)
+    world.chain.ether_transfers[BLOCK] = [paid]
+    await world.sweeper.tick()
+    await world.sweeper.tick()
+    transfers, journal, requests = await world.rows()
+    legs = {transfer.leg: transfer for transfer in transfers}
+    assert (legs["excess"].amount, legs["excess"].state) == ("7", "too_small")
+    (child,) = [row for row in requests if row.id != world.request["id"]]
+    assert (child.status, child.fail_reason, child.refund_fail_reason) == (
+        "failure",
+        "INCORRECT_PAYMENT",
+        "AMOUNT_TOO_LOW_TO_REFUND",
+    )
+    assert _swept_amounts(journal) == {world.request["id"]: AMOUNT}
+    assert _dust_count(world) == 1
 
 
 async def test_a_reorged_cursor_rewinds_and_finds_what_the_new_blocks_hold(world: World) -> None:

@@ -11,19 +11,23 @@ from crossfill.app.deposit_addresses import (
     TOO_LOW,
     AddressOwner,
     arrival_request,
+    dust_reason,
     excess,
     mismatch,
     repriced,
+    too_small_to_sweep,
     unpriced_reason,
 )
 from crossfill.config import Deployment
 from crossfill.contracts import calldata
 from crossfill.contracts.deposit_addresses import deposit_address, implementation_of
 from crossfill.domain.deposit_addresses import child_ids
+from crossfill.quoting.deposit_address import sweep_gas
 from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.prices import gas_cost_on_chain
 from crossfill.quoting.steps import steps
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.unit.quote_fixtures import CHAINS, USDC, USER, body, deployment, quote
+from tests.unit.quote_fixtures import CHAINS, USDC, USER, body, deployment, quote, views
 
 FACTORY = "0x" + "fa" * 20
 REFUND_TO = "0x" + "ef" * 20
@@ -94,6 +98,29 @@ def test_the_sweep_is_charged_to_the_user() -> None:
     by_address = quote(body(**USDC_BRIDGE, useDepositAddress=True), config)
     assert by_address.split.relayer_gas > plain.split.relayer_gas
     assert by_address.amount_out < plain.amount_out
+    # What the quote charges for the sweep is what a transfer must be worth to be swept.
+    origin = views(config)[CHAINS[0]]
+    sweep = sweep_gas(origin.config.fees, native=False)
+    cost = gas_cost_on_chain(origin.config, origin.state, USDC, sweep, now_seconds=0)
+    assert by_address.split.relayer_gas - plain.split.relayer_gas == cost
+
+
+def test_the_sweeps_cost_in_ether_and_in_a_token() -> None:
+    origin = views(deployment())[CHAINS[0]]
+    # 1.25 gwei of base fee with its 25 % buffer, 0.1 gwei of tip; 3,000 USD an ether.
+    fee = 10**9 * 125 // 100 + 10**8
+    in_ether = gas_cost_on_chain(origin.config, origin.state, NATIVE_EVM_ADDRESS, 110_000, 0)
+    assert in_ether == 110_000 * fee
+    in_usdc = gas_cost_on_chain(origin.config, origin.state, USDC, 110_000, 0)
+    assert in_usdc == -(-110_000 * fee * 3_000 * 10**6 // 10**18)  # rounded up
+    origin.state.priority_fee_per_gas = None  # no gas price read yet
+    assert gas_cost_on_chain(origin.config, origin.state, USDC, 110_000, 0) is None
+
+
+def test_a_transfer_worth_no_more_than_its_sweep_is_not_swept() -> None:
+    assert too_small_to_sweep(1, 100) and too_small_to_sweep(100, 100)
+    assert not too_small_to_sweep(101, 100)
+    assert not too_small_to_sweep(1, None)  # no price to judge by: swept, never held
 
 
 @pytest.mark.parametrize(
@@ -186,3 +213,9 @@ def test_only_a_strict_transfer_in_the_quoted_currency_has_an_excess() -> None:
     assert excess(strict, 100, USDC.lower(), 60) == 0  # underpaid: refunded whole
     assert excess(strict, 100, NATIVE_EVM_ADDRESS, 130) == 0  # refunded whole
     assert excess(OWNER, 100, USDC.lower(), 130) == 0  # open: the whole amount is priced
+
+
+def test_dust_fails_as_too_low_or_as_another_currency() -> None:
+    strict = AddressOwner(**{**OWNER.__dict__, "type": "strict"})
+    assert dust_reason(strict, USDC.lower()) == TOO_LOW
+    assert dust_reason(strict, NATIVE_EVM_ADDRESS) == DEPOSIT_ADDRESS_MISMATCH

@@ -4,24 +4,21 @@ that cannot be about the block asked is NodeBehind, never an empty reading."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 import pytest
 
-from crossfill.chains.evm import EvmClient, InternalTransfer, TracedRange
-from crossfill.chains.transport import JsonRpcProvider
+from crossfill.chains.evm import InternalTransfer, TracedRange
 from crossfill.errors import ChainError, ChainUnreachable, NodeBehind
-from crossfill.metrics import Metrics
-from crossfill.types import ChainId, TraceApi
+from crossfill.types import TraceApi
+from tests.unit.rpc_node import client_of
 
 WALLET, ADDRESS, OTHER = "0x" + "a1" * 20, "0x" + "c3" * 20, "0x" + "d4" * 20
 PAYING_TX = "0x" + "77" * 32
 PARITY, GETH = TraceApi.PARITY, TraceApi.GETH
 ZERO = "0x" + "00" * 20
-REFUSAL = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "no batches"}}
 
 
 def _hash(number: int) -> str:
@@ -138,37 +135,13 @@ class _Refused(Exception):
         self.error = error
 
 
-class _Provider(JsonRpcProvider):
-    def __init__(self, node: _Node) -> None:
-        super().__init__("http://node.invalid", timeout_seconds=1)
-        self.node = node
-
-    async def _post(self, body: bytes) -> bytes:
-        request = json.loads(body)
-        for call in request if isinstance(request, list) else [request]:
-            failure = self.node.transport_failures.get(call["method"])
-            if failure is not None:
-                raise failure
-        if isinstance(request, list):
-            if not self.node.batches:
-                return json.dumps(REFUSAL).encode()
-            return json.dumps([self.node.answer(each) for each in request]).encode()
-        return json.dumps(self.node.answer(request)).encode()
-
-
-def _client(node: _Node) -> EvmClient:
-    client = EvmClient(ChainId(1), "http://node.invalid", timeout_seconds=1, metrics=Metrics())
-    client.web3.provider = _Provider(node)
-    return client
-
-
 PAID = InternalTransfer(PAYING_TX, WALLET, ADDRESS, 7, 5, _hash(5), ordinal=1)
 
 
 @pytest.mark.parametrize("batches", [True, False])
 async def test_a_payment_from_within_is_found_by_either_path(batches: bool) -> None:
     node = _Node(batches=batches)
-    found = await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), PARITY)
+    found = await client_of(node).internal_transfers(3, 8, frozenset({ADDRESS}), PARITY)
     assert found == TracedRange([PAID], [])
     if batches:
         assert "trace_block" not in node.asked
@@ -181,7 +154,7 @@ async def test_geths_call_frames_show_the_same_payment(batches: bool) -> None:
     """The same number as parity's traces give it; only the block with a transaction is
     traced, by its hash."""
     node = _Node(batches=batches)
-    found = await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), GETH)
+    found = await client_of(node).internal_transfers(3, 8, frozenset({ADDRESS}), GETH)
     assert found == TracedRange([PAID], [])
     assert node.asked.count("debug_traceBlockByHash") == 1
     assert not [method for method in node.asked if method.startswith("trace_")]
@@ -194,7 +167,7 @@ async def test_a_node_without_the_blocks_is_behind_not_empty(
 ) -> None:
     node = _Node(head=4, batches=batches)
     with pytest.raises(NodeBehind):
-        await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+        await client_of(node).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
 
 
 @pytest.mark.parametrize(
@@ -209,7 +182,7 @@ async def test_call_frames_that_are_not_the_blocks_transactions_are_an_error(
 ) -> None:
     node = _Node(block_frames=frames)
     with pytest.raises(ChainError, match="debug_traceBlockByHash"):
-        await _client(node).internal_transfers(5, 5, frozenset({ADDRESS}), GETH)
+        await client_of(node).internal_transfers(5, 5, frozenset({ADDRESS}), GETH)
 
 
 @pytest.mark.parametrize(
@@ -223,7 +196,7 @@ async def test_call_frames_that_are_not_the_blocks_transactions_are_an_error(
 )
 async def test_a_transaction_the_blocks_trace_left_out_is_traced_on_its_own(node: _Node) -> None:
     traces = PARITY if "trace_block" in node.too_big else GETH
-    found = await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+    found = await client_of(node).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
     assert found == TracedRange([PAID], [])
 
 
@@ -241,16 +214,16 @@ async def test_a_transaction_the_node_cannot_trace_is_named_not_skipped(
     (the sweeper decides); a node that does not answer its head either is down, and the
     read fails."""
     node = _Node(too_big=frozenset(too_big))
-    found = await _client(node).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+    found = await client_of(node).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
     assert found == TracedRange([], [PAYING_TX])
     down = _Node(too_big=frozenset(too_big), head_answers=False)
     with pytest.raises(ChainError):
-        await _client(down).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+        await client_of(down).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
     # A node behind the one that gave the block refuses what it does not have: that says
     # nothing of the transaction.
     behind = _Node(too_big=frozenset(too_big), knows_transaction=False)
     with pytest.raises(NodeBehind):
-        await _client(behind).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+        await client_of(behind).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
 
 
 async def test_block_by_block_a_trace_answer_of_another_block_is_behind() -> None:
@@ -259,7 +232,7 @@ async def test_block_by_block_a_trace_answer_of_another_block_is_behind() -> Non
     for answered in ([], [{**trace, "blockHash": _hash(99)} for trace in _PAYING]):
         node = _Node(batches=False, block_traces=answered)
         with pytest.raises(NodeBehind):
-            await _client(node).internal_transfers(5, 5, frozenset({ADDRESS}), PARITY)
+            await client_of(node).internal_transfers(5, 5, frozenset({ADDRESS}), PARITY)
 
 
 @pytest.mark.parametrize(
@@ -269,9 +242,9 @@ async def test_an_endpoint_without_traces_fails_the_readiness_check(
     traces: TraceApi, method: str
 ) -> None:
     """What /readyz asks of a chain configured to read traces."""
-    await _client(_Node()).check_traces(traces)
+    await client_of(_Node()).check_traces(traces)
     with pytest.raises(ChainError, match=f"{method} does not exist"):
-        await _client(_Node(traces_served=False)).check_traces(traces)
+        await client_of(_Node(traces_served=False)).check_traces(traces)
 
 
 @pytest.mark.parametrize("traces", [PARITY, GETH])
@@ -287,9 +260,9 @@ async def test_no_answer_in_time_is_a_transaction_not_traced_a_dropped_connectio
         else ["trace_transaction"]
     )
     slow = _Node(transport_failures=dict.fromkeys(methods, TimeoutError()))
-    found = await _client(slow).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+    found = await client_of(slow).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
     assert found == TracedRange([], [PAYING_TX])
     dropped = aiohttp.ClientConnectionError("connection dropped")
     failing = _Node(transport_failures=dict.fromkeys(methods, dropped))
     with pytest.raises(ChainUnreachable):
-        await _client(failing).internal_transfers(3, 8, frozenset({ADDRESS}), traces)
+        await client_of(failing).internal_transfers(3, 8, frozenset({ADDRESS}), traces)

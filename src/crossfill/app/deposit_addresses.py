@@ -12,6 +12,13 @@
 
 Each sweep deposits one transfer into the Depository under the order id of the request it
 pays; from there the indexer, solver and refunder treat it as any deposit.
+
+A transfer worth no more than the gas of its own sweep (one-wei transfers cost the sender
+21,000 gas each, and would cost the solver a sweep each) is not swept: it is recorded as a
+child request that has failed, too small to refund (`too_small_to_sweep`, `dust_reason`), and
+left at the address, where its recovery address can take it. It never pays the quoted
+request, so a real payment made after it is judged on its own. The same holds for the excess
+of an overpaid strict transfer.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ DEPOSIT_ADDRESS_MISMATCH = "DEPOSIT_ADDRESS_MISMATCH"
 OVERPAID = "INCORRECT_PAYMENT"
 TOO_LOW = "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
 NO_QUOTES = "NO_QUOTES"
+# The refundFailReason of a transfer left at its address: worth less than moving it.
+TOO_LOW_TO_REFUND = "AMOUNT_TOO_LOW_TO_REFUND"
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,21 @@ def excess(owner: AddressOwner, quoted: int, currency: str, amount: int) -> int:
     if repriced(owner) or mismatch(owner, currency) is not None:
         return 0
     return max(0, amount - quoted)
+
+
+def too_small_to_sweep(amount: int, sweep_cost: int | None) -> bool:
+    """Whether a transfer is worth no more than the gas of its own sweep (`sweep_cost`, in the
+    transfer's currency). A cost that cannot be priced now (no gas price or no price yet)
+    judges nothing: the transfer is swept, so a user's money is never held for want of a
+    price."""
+    return sweep_cost is not None and amount <= sweep_cost
+
+
+def dust_reason(owner: AddressOwner, currency: str) -> str:
+    """The failReason of a transfer too small to sweep: another currency than the address
+    was quoted for, else too low to fill (a quote's amount covers its fees, the sweep's gas
+    among them)."""
+    return mismatch(owner, currency) or TOO_LOW
 
 
 def arrival_request(owner: AddressOwner, amount: int) -> QuoteRequest:

@@ -19,8 +19,7 @@ from eth_utils.crypto import keccak
 
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
-from crossfill.quoting.money import convert_ceil
-from crossfill.quoting.prices import price_on_chain
+from crossfill.quoting.prices import gas_cost_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store.deposits import EXCESS, decides
 from crossfill.store.tables import Deposit
@@ -44,28 +43,12 @@ def payout_nonce(deposit: Deposit) -> int:
 
 def refund_gas_cost(chain: ChainRuntime, currency_address: str, *, now: datetime) -> int | None:
     """What refunding a deposit of `currency_address` costs in gas, priced in that currency
-    (rounded up) at the prices quotes use; None while there is no gas price or no price, or
-    the currency is not one the chain serves."""
-    config = chain.config
-    currency = config.currency(currency_address)
-    fee = chain.state.fee_per_gas(config.fees.base_fee_buffer_percent)
-    if fee is None or currency is None:
-        return None
-    native = config.native_currency
-    if currency.address.lower() == native.address.lower():
-        return config.fees.refund_gas_native * fee
-    now_seconds = int(now.timestamp())
-    native_price = price_on_chain(config, chain.state, native, now_seconds)
-    currency_price = price_on_chain(config, chain.state, currency, now_seconds)
-    if native_price is None or currency_price is None:
-        return None
-    return convert_ceil(
-        config.fees.refund_gas_erc20 * fee,
-        from_decimals=native.decimals,
-        from_price=native_price,
-        to_decimals=currency.decimals,
-        to_price=currency_price,
-    )
+    (`quoting.prices.gas_cost_on_chain`); None while there is no gas price or no price, or the
+    currency is not one the chain serves."""
+    fees = chain.config.fees
+    native = currency_address.lower() == chain.config.native_currency.address.lower()
+    gas = fees.refund_gas_native if native else fees.refund_gas_erc20
+    return gas_cost_on_chain(chain.config, chain.state, currency_address, gas, int(now.timestamp()))
 
 
 @dataclass(frozen=True)

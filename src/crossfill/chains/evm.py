@@ -624,13 +624,28 @@ class EvmClient:
         return await self._block(hex(number))
 
     async def value_transfers(self, number: int, to: frozenset[str]) -> list[ValueTransfer]:
-        """Block `number`'s transactions paying ether to one of `to` (lower-case addresses)."""
+        """Block `number`'s transactions paying ether to one of `to` (lower-case addresses)
+        that succeeded. A block lists a transaction that reverted with its value all the same
+        (one to a deployed deposit address with calldata it does not take, or too little gas
+        for its code): only its receipt tells that nothing moved, so the receipts of the
+        block's transactions to those addresses are read too, in one batch."""
         (block,) = await self._batch(
             [(RPCEndpoint("eth_getBlockByNumber"), [hex(number), True])], "eth_getBlockByNumber"
         )
         if block is None:
             raise self._behind(number)
         head = _block_head(block)
+        paying = [
+            tx
+            for tx in block.get("transactions", [])
+            if tx.get("to") and str(tx["to"]).lower() in to and int(tx["value"], 16) > 0
+        ]
+        if not paying:
+            return []
+        receipts = await self._batch(
+            [(RPCEndpoint("eth_getTransactionReceipt"), [tx["hash"]]) for tx in paying],
+            "eth_getTransactionReceipt",
+        )
         return [
             ValueTransfer(
                 tx_hash=str(tx["hash"]),
@@ -639,9 +654,24 @@ class EvmClient:
                 value=int(tx["value"], 16),
                 block=head,
             )
-            for tx in block.get("transactions", [])
-            if tx.get("to") and str(tx["to"]).lower() in to and int(tx["value"], 16) > 0
+            for tx, receipt in zip(paying, receipts, strict=True)
+            if self._succeeded_in(head, str(tx["hash"]), receipt)
         ]
+
+    def _succeeded_in(self, block: BlockHead, tx_hash: str, receipt: Any) -> bool:
+        """Whether the receipt says the transaction of `block` succeeded. A receipt the node
+        answering has not got, or of another block (the block was reorged away since it was
+        read), proves nothing either way: NodeBehind or ChainError, the read is tried again."""
+        if receipt is None:
+            raise self._behind(block.number)
+        if not isinstance(receipt, dict) or "status" not in receipt:
+            raise ChainError(f"chain {self.chain_id}: receipt {tx_hash}: {str(receipt)[:200]}")
+        if str(receipt.get("blockHash", "")).lower() != block.hash.lower():
+            raise ChainError(
+                f"chain {self.chain_id}: the receipt of {tx_hash} is of block "
+                f"{receipt.get('blockHash')}, not {block.hash}"
+            )
+        return int(str(receipt["status"]), 16) == 1
 
     async def internal_transfers(
         self, start: int, end: int, to: frozenset[str], traces: TraceApi

@@ -21,6 +21,7 @@ from crossfill.quoting.deposit_address import (
     DepositAddressRequest,
     DepositAddressTerms,
     deposit_address_request,
+    sweep_gas,
     terms_for,
 )
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
@@ -58,11 +59,6 @@ FILL_WINDOW = timedelta(hours=1)
 TOPUP_PAYMENT_GAS = 34_000
 # A deposit by authorization costs an ERC-20 deposit and the token's signature check.
 AUTHORIZATION_GAS = 30_000
-# A deposit-address sweep: the clone's deployment (CREATE2 of 55 bytes) and the factory's call
-# into the clone, on top of the Depository deposit it makes. Measured on the devnet with the
-# clone deployed in the sweep: 89,720 gas for ether, 118,537 for USDC; budgeted with the
-# deposit's own gas: 110,000 and 140,000 at the default fees.
-SWEEP_OVERHEAD_GAS = 50_000
 __all__ = ["FILL_WINDOW", "ChainView", "Entropy", "Quote", "fill_deadline", "plan_quote"]
 
 
@@ -217,11 +213,10 @@ def _sweep_gas(
     if wanted is None:
         return 0
     origin = request.origin
-    fees = origin.config.fees
-    deposit = fees.deposit_gas_native if request.currency_in.is_native else fees.deposit_gas_erc20
+    gas = sweep_gas(origin.config.fees, native=request.currency_in.is_native)
     native = origin.config.native_currency
     return convert_ceil(
-        (deposit + SWEEP_OVERHEAD_GAS) * fee_per_gas(origin),
+        gas * fee_per_gas(origin),
         from_decimals=native.decimals,
         from_price=prices(origin.config, native),
         to_decimals=request.currency_in.decimals,

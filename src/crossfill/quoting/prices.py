@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, CurrencyConfig
-from crossfill.quoting.money import MICROS_PER_USD, to_usd_micros, unit, usd_micros_per_unit
+from crossfill.quoting.money import (
+    MICROS_PER_USD,
+    convert_ceil,
+    to_usd_micros,
+    unit,
+    usd_micros_per_unit,
+)
 
 
 class PriceMissing(LookupError):
@@ -120,3 +126,28 @@ def value_on_chain(
         return None
     price = price_on_chain(config, state, currency, now_seconds)
     return None if price is None else to_usd_micros(amount, currency.decimals, price)
+
+
+def gas_cost_on_chain(
+    config: ChainConfig, state: ChainState, currency_address: str, gas: int, now_seconds: int
+) -> int | None:
+    """What `gas` costs at the chain's fee per gas now, in units of a currency (rounded up) at
+    the prices quotes use; None while there is no gas price, or no price for a currency."""
+    fee = state.fee_per_gas(config.fees.base_fee_buffer_percent)
+    currency = config.currency(currency_address)
+    if fee is None or currency is None:
+        return None
+    native = config.native_currency
+    if currency.address.lower() == native.address.lower():
+        return gas * fee
+    native_price = price_on_chain(config, state, native, now_seconds)
+    currency_price = price_on_chain(config, state, currency, now_seconds)
+    if native_price is None or currency_price is None:
+        return None
+    return convert_ceil(
+        gas * fee,
+        from_decimals=native.decimals,
+        from_price=native_price,
+        to_decimals=currency.decimals,
+        to_price=currency_price,
+    )

@@ -18,6 +18,8 @@ SEEN = "seen"
 SWEPT = "swept"
 FAILED = "failed"
 REORGED = "reorged"
+# Worth no more than its own sweep's gas: never swept, left at the address.
+TOO_SMALL = "too_small"
 ROLE = "deposit_addresses"
 # The cursor of the read of contracts' payments from the node's traces, which goes at its own
 # pace (`workers.deposit_addresses`).

@@ -395,8 +395,9 @@ class Deposit(Base):
 class AddressTransfer(Base):
     """A transfer into a deposit address (`log_index` -1 for ether), and its sweep into the
     Depository for the request it pays: `seen`, then `swept` (or `failed`) once the sweep is
-    mined. `leg` is `paid`, or `excess` for what an overpaid strict transfer is refunded
-    (split off its `paid` leg, whose `amount` is then the quoted amount)."""
+    mined; `too_small` when it is worth no more than its sweep's gas (never swept), `reorged`
+    when its block was. `leg` is `paid`, or `excess` for what an overpaid strict transfer is
+    refunded (split off its `paid` leg, whose `amount` is then the quoted amount)."""
 
     __tablename__ = "address_transfers"
     __table_args__ = (UniqueConstraint("chain_id", "tx_hash", "log_index", "leg"),)

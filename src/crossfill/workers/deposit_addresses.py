@@ -15,7 +15,8 @@ request, later ones to child requests) and deposited into the Depository for tha
 order by the factory, which deploys the address's clone in the same transaction. The sweep is
 journalled per request like fills and refunds (`workers.txmanager`), so a kill -9 at any
 instant neither loses it nor sends it twice. The indexer then sees the Depository's deposit
-as any other, and the solver fills or the refunder refunds.
+as any other, and the solver fills or the refunder refunds. A transfer worth no more than its
+own sweep's gas is not swept: a failed child request records it, and it stays at the address.
 """
 
 from __future__ import annotations
@@ -31,12 +32,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.app.deposit_addresses import (
     NO_QUOTES,
     OVERPAID,
+    TOO_LOW_TO_REFUND,
     AddressOwner,
     arrival_request,
+    dust_reason,
     excess,
     mismatch,
     repriced,
     sweep_of,
+    too_small_to_sweep,
     unpriced_reason,
 )
 from crossfill.chains.depository_logs import address_topic, decode_transfer, erc20_transfer_event
@@ -48,9 +52,9 @@ from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
-from crossfill.quoting.deposit_address import DepositAddressTerms
+from crossfill.quoting.deposit_address import DepositAddressTerms, sweep_gas
 from crossfill.quoting.errors import QuoteError
-from crossfill.quoting.prices import value_on_chain
+from crossfill.quoting.prices import gas_cost_on_chain, value_on_chain
 from crossfill.quoting.request import QuoteRequest
 from crossfill.store import address_transfers, requests
 from crossfill.store.requests import QuoteRows
@@ -285,7 +289,10 @@ class DepositAddressSweeper(JournalledWorker):
     async def _show_payer(
         self, session: AsyncSession, request: Request, transfer: SeenTransfer, now: datetime
     ) -> None:
-        """The first transfer to an address names its depositor on the quoted request."""
+        """The first transfer to an address names its depositor on the quoted request; one
+        too small to sweep never pays it, and does not name its sender there either."""
+        if self._too_small(transfer.currency, transfer.amount):
+            return
         row = await requests.get(session, request.id)
         if row is None or row.depositor is not None:
             return
@@ -346,6 +353,10 @@ class DepositAddressSweeper(JournalledWorker):
                 row.state = address_transfers.FAILED
                 return None
             terms = _owner_terms(owner)
+            if self._too_small(row.currency, int(row.amount)):
+                child = await address_transfers.add_child(session, owner, row, now)
+                await self._leave_dust(session, child, row, dust_reason(terms, row.currency), now)
+                return None
             if repriced(terms):
                 request = await self._arrival(session, owner, terms, row, now)
             elif await address_transfers.is_taken(session, owner.id):
@@ -374,13 +385,55 @@ class DepositAddressSweeper(JournalledWorker):
         now: datetime,
     ) -> None:
         """An overpaid strict transfer: the excess is swept for a child request that has
-        failed already, so the refunder pays it back to `refundTo`."""
+        failed already, so the refunder pays it back to `refundTo`; an excess too small to
+        sweep is left at the address instead."""
         leg = await address_transfers.split_excess(session, row, extra, now)
         child = await address_transfers.add_child(session, owner, leg, now)
+        if self._too_small(leg.currency, extra):
+            await self._leave_dust(session, child, leg, OVERPAID, now)
+            return
         child.depositor, child.deposit_tx_hash = row.depositor, row.tx_hash
         leg.request_id = child.id
         await requests.move(session, child, RequestStatus.FAILURE, now=now, fail_reason=OVERPAID)
         log.info("overpaid: excess refunded", parent=owner.id, request_id=child.id, excess=extra)
+
+    def _too_small(self, currency: str, amount: int) -> bool:
+        """Whether `amount` of `currency` is worth no more than the gas its sweep is budgeted
+        (`quoting.deposit_address.sweep_gas`) at the chain's fee per gas now."""
+        native = currency.lower() == self.config.native_currency.address.lower()
+        cost = gas_cost_on_chain(
+            self.config,
+            self.chain.state,
+            currency,
+            sweep_gas(self.config.fees, native=native),
+            int(self.now().timestamp()),
+        )
+        return too_small_to_sweep(amount, cost)
+
+    async def _leave_dust(
+        self,
+        session: AsyncSession,
+        child: Request,
+        leg: AddressTransfer,
+        reason: str,
+        now: datetime,
+    ) -> None:
+        """A transfer (or excess) too small to sweep: recorded on its child request, failed
+        with `reason` and too low to refund, and left at the address (its recovery address
+        can take it); never swept, so it costs the solver no gas."""
+        child.depositor, child.deposit_tx_hash = leg.depositor, leg.tx_hash
+        child.refund_fail_reason = TOO_LOW_TO_REFUND
+        leg.request_id = child.id
+        leg.state = address_transfers.TOO_SMALL
+        await requests.move(session, child, RequestStatus.FAILURE, now=now, fail_reason=reason)
+        self.metrics.deposit_address_dust.labels(self.config.id).inc()
+        log.info(
+            "transfer too small to sweep: left at the address",
+            address=leg.address,
+            tx_hash=leg.tx_hash,
+            amount=leg.amount,
+            request_id=child.id,
+        )
 
     async def _arrival(
         self,
