@@ -1,12 +1,59 @@
 """The adversarial suite: valid transactions sent in the worst order, against the real service
-on the session devnet (the e2e suite's fixtures: `devnet`, `start_service`, `database`)."""
+on the session devnet (the e2e suite's fixtures: `devnet`, `start_service`, `service`,
+`client`, `database`).
+
+After each test, every unit that reached a Depository or the Receiver while it ran is checked
+from the chains' own events to have exactly one outcome (`tests.money_invariant`), on the
+database of each service the test started with its workers."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.conftest import RunningDevnet
 from tests.e2e.conftest import (  # noqa: F401  (fixtures, registered by import)
+    ServiceThread,
+    StartService,
     client,
     database,
     postgres_url,
     service,
-    start_service,
 )
+from tests.e2e.conftest import start_service as e2e_start_service
+from tests.money_invariant import MoneyReport, account_for_money, heads, wait_until_accounted
+
+start_service_of_e2e = e2e_start_service  # the e2e fixture, under a name of its own
+
+
+@pytest.fixture
+def start_service(
+    start_service_of_e2e: StartService, devnet: RunningDevnet
+) -> Iterator[StartService]:
+    """The e2e fixture's, each service with workers checked by the money invariant after the
+    test (before it stops: refunds still on their way may land)."""
+    since = heads(devnet.deployment)
+    checked: list[ServiceThread] = []
+
+    def _start(*args: Any, **options: Any) -> ServiceThread:
+        started = start_service_of_e2e(*args, **options)
+        if options.get("run_workers"):
+            checked.append(started)
+        return started
+
+    yield _start
+    for started in checked:
+        assert_money_accounted(devnet, started.settings.database, since)
+
+
+def assert_money_accounted(devnet: RunningDevnet, database_url: str, since: dict[int, int]) -> None:
+    """Every unit since `since` accounted for, once what is on its way has landed."""
+
+    def check() -> MoneyReport:
+        return account_for_money(devnet.deployment, database_url, since=since)
+
+    report = wait_until_accounted(check, timeout=60)
+    assert not report.unaccounted, report.unaccounted
+    assert not report.unsettled, report.unsettled
