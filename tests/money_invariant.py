@@ -131,8 +131,22 @@ def account_for_money(
             )
     for chain_id, txs in payout_txs.items():
         for tx_hash in sorted(txs - refund_txs - records.claim_payouts):
-            report.unaccounted.append(f"payout {chain_id}:{tx_hash} pays no deposit or claim")
+            report.unaccounted.append(
+                f"payout {chain_id}:{tx_hash} pays no deposit or claim"
+                + _named_by(records, tx_hash)
+            )
     return report
+
+
+def _named_by(records: _Records, tx_hash: str) -> str:
+    """Which recorded deposit names the payout, though not as its refund (for the report)."""
+    named = [
+        f"deposit {part.id} ({part.tx_hash}:{part.log_index}, refund {part.refund_status})"
+        for parts in records.parts.values()
+        for part in parts
+        if part.refund_tx_hash == tx_hash
+    ]
+    return f"; named by {named}" if named else ""
 
 
 def _account_deposit(

@@ -13,16 +13,21 @@ few seconds, `anvil_reorg` of 1-3 blocks on either chain (their transactions min
 later, as after a real reorg, or in half of them all but the solver's, which the service must
 send again), and on PostgreSQL a second `crossfill run` on the same
 database for a while) and SIGKILLs the service now and then (restarted at once).
-Every sixth deposit pays half: it must be refunded; the others must be filled. At the end,
+Every sixth deposit pays half: it must be refunded; the others must be filled. Every
+deposit is hinted (POST /transactions/index) to the service, and to the second process while
+it runs, so both judge deposits first seen on a hint and confirmed at a later head. At the end,
 per order, on chain: filled exactly once or refunded exactly once, never both, never neither;
 the final status as the chain says; the key's webhooks all delivered, in an order the status
-machine allows. Prints the counts; exits 1 if any invariant broke.
+machine allows; and the money invariant (`tests.money_invariant`): every unit deposited has
+exactly one outcome read from the chains' events. Prints the counts; exits 1 if any invariant
+broke.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import random
 import signal
@@ -45,16 +50,19 @@ from eth_account import Account
 from web3 import Web3
 from web3.exceptions import Web3RPCError
 
+from crossfill.config import load_deployment
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at
 from crossfill.devnet.network import DevnetOptions, start_devnet
 from crossfill.domain.status import RequestStatus, can_move
+from crossfill.settings import Mode
 from tests.e2e.receiver import Receiver
 from tests.e2e.service_process import ServiceProcess
 from tests.e2e.test_crash_safety import _call_target
 from tests.faults.reorgs import reorg_returning_transactions
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
+from tests.money_invariant import MoneyReport, account_for_money, wait_until_accounted
 
 ETH = 10**18
 UNDERPAID_EVERY = 6
@@ -122,6 +130,12 @@ class Chaos:
             self.service.process.send_signal(signal.SIGSTOP)
             self.stop.wait(self.rng.uniform(2, 5))
             self.service.process.send_signal(signal.SIGCONT)
+
+    def running(self) -> list[ServiceProcess]:
+        """The processes up now: the service, and the second one while it runs."""
+        second = self.second_process
+        up = second is not None and second.process is not None and second.process.poll() is None
+        return [self.service, second] if up and second is not None else [self.service]
 
     def second_writer(self) -> None:
         """Another `crossfill run` on the same database for a while (an operator's mistake)."""
@@ -211,7 +225,12 @@ def _retrying(action: Callable[[], httpx.Response], timeout: float = 90) -> http
 
 
 def _one_intent(
-    index: int, service: ServiceProcess, key: str, rpc_urls: dict[int, str], ids: tuple[int, int]
+    index: int,
+    service: ServiceProcess,
+    key: str,
+    rpc_urls: dict[int, str],
+    ids: tuple[int, int],
+    hinted: Callable[[], list[ServiceProcess]],
 ) -> Intent:
     origin, destination = ids
     user = Account.create()
@@ -260,7 +279,19 @@ def _one_intent(
         user.address,
     )
     _send_deposit(intent)
+    for process in hinted():
+        _hint(process, origin, signed.hash.to_0x_hex())
     return intent
+
+
+def _hint(process: ServiceProcess, chain_id: int, tx_hash: str) -> None:
+    """A client's hint of its deposit; best effort, as a client's (the process may be down)."""
+    with contextlib.suppress(httpx.HTTPError):
+        httpx.post(
+            f"{process.base_url}/transactions/index",
+            json={"chainId": chain_id, "txHash": tx_hash},
+            timeout=5,
+        )
 
 
 def _send_deposit(intent: Intent) -> None:
@@ -309,6 +340,7 @@ class Findings:
     refunds: Counter[str]
     final: dict[str, str]
     webhook_problems: list[str]
+    money: MoneyReport = field(default_factory=MoneyReport)
 
     def broken(self, intents: list[Intent]) -> dict[str, list[str]]:
         problems: dict[str, list[str]] = {
@@ -319,6 +351,8 @@ class Findings:
             "wrongful refunds": [],
             "status differs from chain": [],
             "webhooks lost or out of order": self.webhook_problems,
+            "units unaccounted (money invariant)": self.money.unaccounted,
+            "units unsettled (money invariant)": self.money.unsettled,
         }
         for intent in intents:
             filled = self.fills[intent.order_id]
@@ -422,6 +456,10 @@ def _settle(
     while findings.webhook_problems and time.monotonic() < deadline:
         time.sleep(2)
         findings = _on_chain(deployment, intents, receiver, final)
+    chains = load_deployment(deployment, mode=Mode.DEVNET)
+    findings.money = wait_until_accounted(
+        lambda: account_for_money(chains, arguments.database_url, since={}), timeout=120
+    )
     return findings
 
 
@@ -442,6 +480,7 @@ def run(arguments: argparse.Namespace) -> int:
         DevnetOptions(block_time=1), deployment_path=home / "devnet.toml", log_dir=home
     )
     database, drop_database = _database(arguments.database, home)
+    arguments.database_url = database
     proxies: list[RpcFaultProxy] = []
     receiver: Receiver | None = None
     service: ServiceProcess | None = None
@@ -476,7 +515,7 @@ def run(arguments: argparse.Namespace) -> int:
         with ThreadPoolExecutor(arguments.concurrency) as pool:
             intents = list(
                 pool.map(
-                    lambda index: _one_intent(index, service, key, rpc_urls, ids),
+                    lambda index: _one_intent(index, service, key, rpc_urls, ids, chaos.running),
                     range(arguments.intents),
                 )
             )
@@ -517,6 +556,7 @@ def _print_summary(
     print(f"orders filled on chain: {sum(1 for i in intents if findings.fills[i.order_id])}")
     refunded = sum(1 for i in intents if findings.refunds[i.refund_to.lower()])
     print(f"orders refunded on chain: {refunded}")
+    print(f"money invariant: {findings.money.summary()}")
     for name, found in problems.items():
         print(f"{name}: {len(found)}" + (f"  e.g. {found[:3]}" if found else ""))
     print(f"took {seconds:.0f} s")

@@ -28,6 +28,7 @@ from crossfill.app.refunds import (
     plan_solver_refund,
     refund_calldata,
     refund_gas_cost,
+    refund_recipient,
 )
 from crossfill.chains.depository_logs import RECEIVER
 from crossfill.chains.receipt_outcomes import depository_payout, fee_paid
@@ -272,6 +273,13 @@ class Refunder(JournalledWorker):
             assert deposit is not None
             deposit.refund_status = "done" if succeeded else None  # a failed refund is retried
             deposit.refund_tx_hash = tx_hash
+            moved = None
+            if succeeded:
+                # What it paid, as the chain says (a refund resumed after a restart was never
+                # told its amount): the gas it kept is the deposit less this.
+                recipient = refund_recipient(deposit, await self._refund_to(session, deposit))
+                moved = self._refunded(deposit, recipient, receipt, sent)
+                deposit.refund_amount = str(moved.amount)
             request = await self._decided(session, deposit)
             if request is None:
                 return
@@ -293,9 +301,7 @@ class Refunder(JournalledWorker):
                     int(now.timestamp()),
                 ),
                 timestamp=block.timestamp if block else None,
-                moved=(
-                    self._refunded(deposit, request.refund_to, receipt, sent) if succeeded else None
-                ),
+                moved=moved,
             )
             if succeeded and request.status == RequestStatus.FAILURE:
                 await requests.move(session, request, RequestStatus.REFUND, now=now)
