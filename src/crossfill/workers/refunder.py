@@ -5,8 +5,10 @@ Due for refund: the deposit of a failed request (to its `refundTo`), and a secon
 already paid order (DOUBLE_SPEND, to its depositor). The payout is a Depository `execute` call
 signed by the allocator and sent by the solver key, net of its own gas; when the gas would eat
 the deposit, nothing is sent and the request records AMOUNT_TOO_LOW_TO_REFUND. A v1 refund is a
-plain transfer from the solver key. Either is journalled before it is broadcast, under the
-deposit, so it is sent once whatever happens to this process. Deposits with an
+plain transfer from the solver key. Either keeps back, too, the gas of the order's fills that
+were mined and reverted (`app.refunds`). Either is journalled before it is broadcast, under the
+deposit, so it is sent once whatever happens to this process, and signed again should another
+transaction take its nonce (`TxManager.attempt`). Deposits with an
 unknown order id are kept for the operator (ORPHANED_DEPOSIT_REFUND), never paid blindly.
 """
 
@@ -20,7 +22,12 @@ from eth_account.signers.local import LocalAccount
 from eth_utils.address import to_checksum_address
 from sqlalchemy import select
 
-from crossfill.app.refunds import plan_refund, plan_solver_refund, refund_calldata
+from crossfill.app.refunds import (
+    failed_fills_usd,
+    plan_refund,
+    plan_solver_refund,
+    refund_calldata,
+)
 from crossfill.chains.depository_logs import RECEIVER
 from crossfill.chains.receipt_outcomes import depository_payout, fee_paid
 from crossfill.contracts import calldata
@@ -31,11 +38,12 @@ from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
 from crossfill.loops import each_on_its_own, run_every
-from crossfill.quoting.money import convert_ceil
+from crossfill.quoting.money import convert_ceil, from_usd_micros_ceil
 from crossfill.quoting.prices import price_on_chain, value_on_chain
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
 from crossfill.workers.journalled_worker import JournalledWorker
+from crossfill.workers.txmanager import InFlight, Mined
 
 log = structlog.get_logger(__name__)
 REFUND = "refund"
@@ -101,6 +109,26 @@ class Refunder(JournalledWorker):
             to_price=currency_price,
         )
 
+    async def _failed_fills_cost(self, deposit: Deposit) -> int | None:
+        """The gas of the order's fills that were mined and reverted, in the deposited
+        currency (rounded up) at the prices quotes use now (see `app.refunds`); None while
+        the currency has no price. A fill valued at nothing (no price when it was mined) is
+        not kept back."""
+        assert deposit.request_id is not None
+        async with self.sessions() as session:
+            transactions = await requests.transactions_of(session, deposit.request_id)
+        usd = failed_fills_usd(deposit, transactions)
+        if usd is None:
+            log.warning("a reverted fill has no value: its gas is not kept", deposit_id=deposit.id)
+            return 0
+        if usd == 0:
+            return 0
+        currency = self.config.currency(deposit.currency)
+        if currency is None:
+            return None
+        price = price_on_chain(self.config, self.chain.state, currency, int(self.now().timestamp()))
+        return None if price is None else from_usd_micros_ceil(usd, currency.decimals, price)
+
     async def _refund(self, deposit_id: int) -> None:
         purpose = f"{REFUND}:{deposit_id}"
         async with self.sessions() as session:
@@ -108,18 +136,22 @@ class Refunder(JournalledWorker):
             assert deposit is not None and deposit.request_id is not None
             request = await requests.get(session, deposit.request_id)
             assert request is not None
-        journal = await self.txmanager.for_request(request.id, purpose)
-        if journal is not None and not await self.txmanager.reverted(request.id, purpose):
-            await self._mark_submitted(deposit.id, journal.tx_hash, None)
-            return  # resume the refund already signed; one that reverted is signed afresh
+        attempt = await self.txmanager.attempt(request.id, purpose)
+        if isinstance(attempt, InFlight) or (isinstance(attempt, Mined) and attempt.succeeded):
+            await self._mark_submitted(deposit.id, attempt.row.tx_hash, None)
+            # Resume the refund already signed; one that reverted, or whose nonce another
+            # transaction took, is signed afresh (under the same payout nonce: paid once).
+            return
         native = deposit.currency == self.config.native_currency.address.lower()
         fees = self.config.fees
         cost = self._gas_cost_in(
             deposit.currency, fees.refund_gas_native if native else fees.refund_gas_erc20
         )
-        if cost is None:
+        failed_fills = await self._failed_fills_cost(deposit)
+        if cost is None or failed_fills is None:
             log.warning("refund waits for a gas price or a price", deposit_id=deposit.id)
             return
+        cost += failed_fills
         if deposit.paid_to == RECEIVER:
             await self._refund_from_solver(deposit, request, cost, purpose)
             return
@@ -252,10 +284,11 @@ class Refunder(JournalledWorker):
 
     async def _track_one(self, deposit: Deposit) -> None:
         assert deposit.request_id is not None
-        mined = await self.txmanager.mined_for(deposit.request_id, f"{REFUND}:{deposit.id}")
-        if mined is not None:
-            row, receipt = mined
-            await self._settle(deposit.id, row.tx_hash, receipt)
+        attempt = await self.txmanager.attempt(deposit.request_id, f"{REFUND}:{deposit.id}")
+        if isinstance(attempt, Mined):
+            await self._settle(deposit.id, attempt.row.tx_hash, attempt.receipt)
+        elif attempt is None:  # its nonce went to another transaction: signed again
+            await self._refund(deposit.id)
 
     async def _sent_value(self, deposit: Deposit, tx_hash: str) -> int | None:
         """What a v1 refund (a plain transfer) paid: its transaction's value. None for a
