@@ -27,6 +27,7 @@ from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
+from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.receipt_logs import call_executed_log
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
@@ -227,3 +228,26 @@ async def test_a_solver_refund_whose_answer_was_lost_is_resumed_not_sent_twice(
     _, deposit, journal = await world.rows()
     assert deposit.refund_status == "submitted" and len(journal) == 1
     assert world.chain.sent == [journalled.tx_hash]
+
+
+async def test_a_refund_whose_nonce_another_transaction_took_is_signed_again(
+    world: World,
+) -> None:
+    await world.refunder.tick()
+
+    async def journal() -> list[SentTransaction]:
+        return (await world.rows())[2]
+
+    again = await signed_again_after_a_foreign_nonce(
+        world.chain,
+        world.base.clock,
+        world.refunder.txmanager.sender,
+        world.refunder.tick,
+        journal,
+    )
+    _, deposit, _ = await world.rows()
+    assert (deposit.refund_status, deposit.refund_tx_hash) == ("submitted", again.tx_hash)
+    world.chain.mine(again.tx_hash)
+    await world.refunder.tick()
+    request, deposit, _ = await world.rows()
+    assert (request.status, deposit.refund_status) == ("refund", "done")
