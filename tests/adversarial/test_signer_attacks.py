@@ -39,6 +39,7 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
     usdc,
+    with_balance_wait,
 )
 from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.wallet import execute_steps, send_item
@@ -133,15 +134,6 @@ def _solver_balance(devnet: RunningDevnet, chain_id: int, wei: int) -> Iterator[
         set_native_balance(rpc_url, solver, inventory)
 
 
-def _short_wait(devnet: RunningDevnet) -> Any:
-    """The devnet's deployment with fills the solver cannot pay refunded after a short wait."""
-    chains = tuple(
-        chain.model_copy(update={"solver_balance_wait_seconds": BALANCE_WAIT_SECONDS})
-        for chain in devnet.deployment.chains
-    )
-    return devnet.deployment.model_copy(update={"chains": chains})
-
-
 def _shortfall_metric(http: httpx.Client) -> float:
     """`crossfill_solver_shortfall` of the destination's gas currency, 0 when absent."""
     for line in http.get("/metrics").text.splitlines():
@@ -153,7 +145,8 @@ def _shortfall_metric(http: httpx.Client) -> float:
 def test_an_unpayable_fill_does_not_hold_up_the_payable_one_behind_it(
     devnet: RunningDevnet, start_service: StartService
 ) -> None:
-    service = start_service(_short_wait(devnet), run_workers=True)
+    deployment = with_balance_wait(devnet.deployment, BALANCE_WAIT_SECONDS)
+    service = start_service(deployment, run_workers=True)
     large_user, small_user = funded_user(devnet), funded_user(devnet)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         large = request_quote(http, native_bridge(large_user.address, amount=str(5 * ETH)))
@@ -183,11 +176,11 @@ def test_an_unpayable_fill_does_not_hold_up_the_payable_one_behind_it(
     assert large_status["failReason"] == "SOLVER_BALANCE_TOO_LOW"
     assert waited >= BALANCE_WAIT_SECONDS
     assert not [row for row in journal(service, large_id) if row.purpose == "fill"]
-    assert "solverShortfall" not in http_ready(service)["checks"]
+    assert "solverShortfall" not in _ready_once_nothing_waits(service)["checks"]
 
 
-def http_ready(service: ServiceThread) -> dict[str, Any]:
-    """/readyz once the solver has seen its balance restored."""
+def _ready_once_nothing_waits(service: ServiceThread) -> dict[str, Any]:
+    """/readyz once no fill waits for the solver's balance any more."""
     answers: list[dict[str, Any]] = []
 
     def settled() -> bool:

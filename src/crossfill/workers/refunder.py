@@ -109,11 +109,11 @@ class Refunder(JournalledWorker):
             to_price=currency_price,
         )
 
-    async def _failed_fills_cost(self, deposit: Deposit) -> int | None:
+    async def _failed_fills_cost(self, deposit: Deposit) -> int:
         """The gas of the order's fills that were mined and reverted, in the deposited
-        currency (rounded up) at the prices quotes use now (see `app.refunds`); None while
-        the currency has no price. A fill valued at nothing (no price when it was mined) is
-        not kept back."""
+        currency (rounded up) at the prices quotes use now (see `app.refunds`). Without a
+        value for it (no price when the fill was mined, or none now for the deposited
+        currency) nothing is kept back for it: a refund never waits on that."""
         assert deposit.request_id is not None
         async with self.sessions() as session:
             transactions = await requests.transactions_of(session, deposit.request_id)
@@ -124,10 +124,17 @@ class Refunder(JournalledWorker):
         if usd == 0:
             return 0
         currency = self.config.currency(deposit.currency)
-        if currency is None:
-            return None
-        price = price_on_chain(self.config, self.chain.state, currency, int(self.now().timestamp()))
-        return None if price is None else from_usd_micros_ceil(usd, currency.decimals, price)
+        now_seconds = int(self.now().timestamp())
+        price = (
+            None
+            if currency is None
+            else price_on_chain(self.config, self.chain.state, currency, now_seconds)
+        )
+        if currency is None or price is None:
+            # The refund is not held for a price: the fill's gas is then the service's.
+            log.warning("no price to keep a reverted fill's gas at", deposit_id=deposit.id)
+            return 0
+        return from_usd_micros_ceil(usd, currency.decimals, price)
 
     async def _refund(self, deposit_id: int) -> None:
         purpose = f"{REFUND}:{deposit_id}"
@@ -147,11 +154,10 @@ class Refunder(JournalledWorker):
         cost = self._gas_cost_in(
             deposit.currency, fees.refund_gas_native if native else fees.refund_gas_erc20
         )
-        failed_fills = await self._failed_fills_cost(deposit)
-        if cost is None or failed_fills is None:
+        if cost is None:
             log.warning("refund waits for a gas price or a price", deposit_id=deposit.id)
             return
-        cost += failed_fills
+        cost += await self._failed_fills_cost(deposit)
         if deposit.paid_to == RECEIVER:
             await self._refund_from_solver(deposit, request, cost, purpose)
             return
