@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bench.synthetic import synthetic_requests
@@ -55,6 +56,24 @@ class World:
             return list(await session.scalars(select(SentTransaction)))
 
 
+def _pending_request(index: int, chain_id: int, amount: int) -> dict[str, Any]:
+    """The `index`th synthetic request, pending on `chain_id`, paying `amount` of its gas
+    currency."""
+    row = synthetic_requests(index + 1, start=START).requests[index]
+    row.update(
+        status="pending",
+        fail_reason=None,
+        refund_fail_reason=None,
+        destination_chain_id=chain_id,
+        destination_currency=NATIVE_EVM_ADDRESS,
+        amount_out=str(amount),
+        minimum_amount_out=str(amount),
+        expires_at=START + timedelta(minutes=5),
+        updated_at=START,
+    )
+    return row
+
+
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
@@ -76,18 +95,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
             owner="me",
             metrics=base.metrics,
         )
-        (row,) = synthetic_requests(1, start=START).requests
-        row.update(
-            status="pending",
-            fail_reason=None,
-            refund_fail_reason=None,
-            destination_chain_id=base.config.id,
-            destination_currency=NATIVE_EVM_ADDRESS,
-            amount_out=str(10**17),
-            minimum_amount_out=str(10**17),
-            expires_at=START + timedelta(minutes=5),
-            updated_at=START,
-        )
+        row = _pending_request(0, base.config.id, 10**17)
         async with base.engine.begin() as connection:
             await connection.execute(insert(Request), [row])
         yield World(base.chain, base.state, solver, base.clock, row["id"], row["order_id"])
@@ -263,18 +271,7 @@ async def test_a_fill_whose_output_fits_but_not_its_gas_is_not_signed_until_topp
 
 async def _second_request(world: World, amount: int) -> str:
     """Another pending request for this chain paying `amount` of its gas currency."""
-    (row,) = synthetic_requests(2, start=START).requests[1:]
-    row.update(
-        status="pending",
-        fail_reason=None,
-        refund_fail_reason=None,
-        destination_chain_id=world.chain.chain_id,
-        destination_currency=NATIVE_EVM_ADDRESS,
-        amount_out=str(amount),
-        minimum_amount_out=str(amount),
-        expires_at=START + timedelta(minutes=5),
-        updated_at=START,
-    )
+    row = _pending_request(1, world.chain.chain_id, amount)
     async with world.solver.sessions() as session, session.begin():
         await session.execute(insert(Request), [row])
     request_id: str = row["id"]

@@ -15,7 +15,7 @@ from hexbytes import HexBytes
 from crossfill.contracts import calldata
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import ChainUnreachable, RateLimited, Reverted
-from crossfill.store.tables import SentTransaction, SponsorPayment
+from crossfill.store.tables import SponsorPayment
 from crossfill.workers.sponsor_collector import SponsorCollector
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.one_request_world import TOKEN, OneRequestWorld, one_request_world
@@ -121,12 +121,12 @@ async def test_a_lost_broadcast_answer_is_resumed_from_the_journal(world: World)
 
 async def test_a_pull_whose_nonce_another_transaction_took_is_signed_again(world: World) -> None:
     await world.worker.tick()
-
-    async def journal() -> list[SentTransaction]:
-        return (await world.rows())[1]
-
     again = await signed_again_after_a_foreign_nonce(
-        world.chain, world.base.clock, world.worker.txmanager.sender, world.worker.tick, journal
+        world.chain,
+        world.base.clock,
+        world.worker.txmanager.sender,
+        world.worker.tick,
+        world.journal,
     )
     world.chain.mine(again.tx_hash)
     await world.worker.tick()
