@@ -365,20 +365,24 @@ class Solver(JournalledWorker):
         self._observe_service_share(request)
 
     async def _after_nonce_taken(self, request: Request, recorded_hash: str | None) -> None:
-        """Our fill's nonce went to another transaction (the key was used elsewhere): the order
-        is filled already (by a fill not in our journal), or its fill is signed again."""
+        """Our fill's nonce went to another transaction (the key was used elsewhere, or a void
+        took the nonce of a fill a node refused for want of funds): the order is filled
+        already (by a fill not in our journal), or its fill is signed again, once the balance
+        can pay it (nothing of it can be mined meanwhile: it waits as a new fill would)."""
         on_chain = await self.chain.client.fill_tx_hashes(
             self.config.contracts.filler, request.order_id, not_before=_created(request)
         )
         if on_chain:
             new_hash = on_chain[0]
         else:
+            fill = stored_fill_plan(request, self.config)
             try:
-                new_hash = (
-                    await self._signed_fill(request, stored_fill_plan(request, self.config))
-                ).tx_hash
+                new_hash = (await self._signed_fill(request, fill)).tx_hash
             except Reverted as revert:
                 await self._simulation_reverted(request, revert)
+                return
+            except InsufficientFunds:
+                await self._short_of_funds(request, self._funds.needs(fill))
                 return
         if recorded_hash is not None and recorded_hash != new_hash:
             async with self.sessions() as session, session.begin():

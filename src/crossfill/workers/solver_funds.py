@@ -49,7 +49,7 @@ class SolverFunds:
     def needs(self, fill: FillPlan, call: Call | None = None) -> Amounts:
         """What `fill` takes: its value (and, given its simulated `call`, its gas) in the gas
         currency, and a token it pays out in that token."""
-        needs = {self._native: fill.value if call is None else self.txmanager.cost(call)}
+        needs = {self._native: fill.value if call is None else self.txmanager.cost_of(call)}
         currency = fill.spends_currency.lower()
         if currency == self._native:
             needs[self._native] = max(needs[self._native], fill.spends_amount)

@@ -49,10 +49,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.port import EvmPort
 from crossfill.chains.state import ChainState
-from crossfill.errors import ChainError, InsufficientFunds, SignerBusy
+from crossfill.errors import ChainError, SignerBusy
 from crossfill.store import signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import SentTransaction
+from crossfill.workers.key_funds import KeyFunds, cost, row_cost
 
 log = structlog.get_logger(__name__)
 
@@ -124,16 +125,6 @@ def _bumped(old: int, floor: int) -> int:
     return max(-(-old * BUMP_NUMERATOR // BUMP_DENOMINATOR) + 1, floor)
 
 
-def _cost(fields: dict[str, Any]) -> int:
-    """The most a transaction can take from its sender: its value and all its gas at its
-    highest fee (what a node checks the sender's balance against)."""
-    return int(fields["value"]) + int(fields["gas"]) * int(fields["maxFeePerGas"])
-
-
-def _row_cost(row: SentTransaction) -> int:
-    return _cost(dict(TypedTransaction.from_bytes(HexBytes(row.raw_transaction)).as_dict()))
-
-
 class TxManager:
     def __init__(
         self,
@@ -148,8 +139,7 @@ class TxManager:
         funds: Callable[[], int | None] | None = None,
     ) -> None:
         """`funds`: the key's gas-currency balance as last read (None while unknown), where
-        something reads it (the followers read the solver key's); without it, what the key
-        can pay is left to the node."""
+        something reads it (the followers read the solver key's); see `workers.key_funds`."""
         self.client = client
         self.state = state
         self.account = account
@@ -158,15 +148,13 @@ class TxManager:
         self.now = now
         self.holder = holder
         self.lease = lease
-        self.funds = funds
+        self.funds = KeyFunds(funds)
         self._lock = asyncio.Lock()
         self._next_nonce: int | None = None
         self._token: int | None = None
         self._held_until: datetime | None = None
         # nonce -> when it was first seen used while no version journalled under it was mined
         self._suspected: dict[int, datetime] = {}
-        # nonce -> the most its transactions still in flight may take from the key (`_cost`)
-        self._committed: dict[int, int] = {}
         # the nonce of a `journal_in` row whose transaction has not committed yet
         self._journalling: int | None = None
         # journal row id -> when to send it again, and the wait after that attempt
@@ -291,40 +279,27 @@ class TxManager:
             nonce = await self._nonce()
             call = Call(to, data, value, gas_limit, tuple(authorization_list))
             fields = self._fields(call, nonce)
-            self._check_funds(fields)
+            self.funds.require(fields, self._who())
             row = self._signed_row(fields, purpose=purpose, request_id=request_id)
             async with self.sessions() as session, session.begin():
                 await self._journal(session, token)
                 session.add(row)
             self._next_nonce = nonce + 1
-            self._commit(nonce, _cost(fields))
+            self.funds.commit(nonce, cost(fields))
             await self._first_broadcast(row)
             return row
 
     def available(self) -> int | None:
-        """What the key may still spend in gas currency: its balance as last read, less
-        what its transactions in flight may take; None while the balance is not known."""
-        balance = None if self.funds is None else self.funds()
-        return None if balance is None else balance - sum(self._committed.values())
+        """What the key may still spend in gas currency (see `workers.key_funds`)."""
+        return self.funds.available()
 
-    def cost(self, call: Call) -> int:
+    def cost_of(self, call: Call) -> int:
         """The most `call` would take from the key if signed now (value and gas at the
         offered fee)."""
-        return _cost(self._fields(call, 0))
+        return cost(self._fields(call, 0))
 
-    def _check_funds(self, fields: dict[str, Any]) -> None:
-        """InsufficientFunds, with nothing signed, when the key cannot pay for `fields`."""
-        available = self.available()
-        needed = _cost(fields)
-        if available is not None and needed > available:
-            raise InsufficientFunds(
-                f"chain {self.client.chain_id}: {self.sender} cannot pay {needed} wei for a "
-                f"transaction ({available} available)",
-                shortfall=needed - available,
-            )
-
-    def _commit(self, nonce: int, cost: int) -> None:
-        self._committed[nonce] = max(cost, self._committed.get(nonce, 0))
+    def _who(self) -> str:
+        return f"chain {self.client.chain_id}: {self.sender}"
 
     async def _first_broadcast(self, row: SentTransaction) -> None:
         """Broadcast a transaction just signed. Refused for want of funds, its nonce is voided
@@ -364,12 +339,12 @@ class TxManager:
         try:
             nonce = await self._nonce(session)
             fields = self._fields(call, nonce)
-            self._check_funds(fields)
+            self.funds.require(fields, self._who())
             row = self._signed_row(fields, purpose=purpose, request_id=request_id)
             if not await self._fenced(session, token):
                 return None
             session.add(row)
-            self._commit(nonce, _cost(fields))
+            self.funds.commit(nonce, cost(fields))
             self._journalling = nonce
             journalled = True
             return row
@@ -395,7 +370,7 @@ class TxManager:
         """The transaction holding a `journal_in` row did not commit (or may not have, if it
         failed in its commit): the nonce is read again before the next signature."""
         if self._journalling is not None:
-            self._committed.pop(self._journalling, None)
+            self.funds.release(self._journalling)
             self._journalling = None
         self._next_nonce = None
         self._lock.release()
@@ -470,7 +445,7 @@ class TxManager:
             replaced.status = "replaced"
             replaced.updated_at = self.now()
             session.add(replacement)
-        self._commit(row.nonce, _cost(fields))
+        self.funds.commit(row.nonce, cost(fields))
         log.warning(
             "stuck transaction replaced",
             chain_id=self.client.chain_id,
@@ -515,7 +490,7 @@ class TxManager:
             self._outbid(fields, gone)
             row = self._signed_row(fields, purpose=VOID, request_id=gone.request_id)
             session.add(row)
-        self._commit(gone.nonce, _cost(fields))
+        self.funds.commit(gone.nonce, cost(fields))
         log.warning(
             "nonce voided",
             chain_id=self.client.chain_id,
@@ -632,7 +607,7 @@ class TxManager:
             row.updated_at = self.now()
             nonce = row.nonce
         if status not in WATCHED:
-            self._committed.pop(nonce, None)  # mined, or never to be: it takes nothing more
+            self.funds.release(nonce)  # mined, or never to be: it takes nothing more
 
     async def in_flight(self) -> list[SentTransaction]:
         async with self.sessions() as session:
@@ -671,7 +646,7 @@ class TxManager:
         """After a restart: send again whatever the journal has not seen mined (and count what
         it may still take from the key)."""
         for row in await self.in_flight():
-            self._commit(row.nonce, _row_cost(row))
+            self.funds.commit(row.nonce, row_cost(row))
             try:
                 await self._broadcast(row)
             except ChainError as exc:
