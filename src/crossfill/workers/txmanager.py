@@ -676,9 +676,7 @@ class TxManager:
         mined = await self._mined_version(versions)
         if mined is not None:
             return Mined(*mined)
-        if await self._taken([row for row in versions if row.status in WATCHED]):
-            return None
-        if all(row.status == "conflicted" for row in versions):
+        if await self._never_mined(versions):
             return None
         return InFlight(max(versions, key=lambda row: row.id))
 
@@ -750,7 +748,11 @@ class TxManager:
         """True when the latest attempt for this purpose can never be mined (call after
         `mined_for` found none): its nonce went to another transaction (see `_taken`), now
         or before. A new attempt, with a new nonce, is the caller's to make."""
-        attempt = await self._latest_attempt(request_id, purpose)
+        return await self._never_mined(await self._latest_attempt(request_id, purpose))
+
+    async def _never_mined(self, attempt: Sequence[SentTransaction]) -> bool:
+        """`attempt` (one nonce's versions, none with a receipt) can never be mined: its
+        nonce was found taken, now (`_taken`) or before."""
         if await self._taken([row for row in attempt if row.status in WATCHED]):
             return True
         return bool(attempt) and all(row.status == "conflicted" for row in attempt)
