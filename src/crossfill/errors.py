@@ -100,6 +100,17 @@ class BatchRefused(ChainError):
     no batches, or none as large. The chain clients then send the calls one by one."""
 
 
+class InsufficientFunds(ChainError):
+    """A transaction its sender cannot pay for (its value plus its gas at the offered fee,
+    beyond what the sender's transactions still in flight may take), so it was not signed:
+    a node would refuse it and every later transaction of the key would wait behind its
+    nonce. `shortfall` is what is missing, in the chain's gas currency's smallest unit."""
+
+    def __init__(self, message: str, *, shortfall: int) -> None:
+        super().__init__(message)
+        self.shortfall = shortfall
+
+
 class Reverted(ChainError):
     """The contract itself refused the call (simulated or mined), with its revert data.
 

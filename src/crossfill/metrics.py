@@ -131,6 +131,14 @@ class Metrics:
             registry=registry,
             multiprocess_mode="mostrecent",
         )
+        self.solver_shortfall = Gauge(
+            "crossfill_solver_shortfall",
+            "What the solver's balance lacks, per chain and currency in whole units, for the "
+            "fills waiting on it (output and gas; 0 when nothing waits)",
+            ["chain_id", "currency"],
+            registry=registry,
+            multiprocess_mode="mostrecent",
+        )
         self.indexer_lag = Gauge(
             "crossfill_indexer_lag_blocks",
             "Blocks between the chain's head and the indexer's cursor",

@@ -18,6 +18,7 @@ from eth_account.signers.local import LocalAccount
 from sqlalchemy import Select, select
 from web3 import Web3
 
+from crossfill.config import Deployment
 from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
@@ -50,6 +51,16 @@ def native_bridge(user: str, **fields: Any) -> dict[str, Any]:
         "tradeType": "EXACT_INPUT",
         **fields,
     }
+
+
+def with_balance_wait(deployment: Deployment, seconds: float) -> Deployment:
+    """`deployment` with fills the solver's balance cannot pay refunded after `seconds` (the
+    default is minutes)."""
+    chains = tuple(
+        chain.model_copy(update={"solver_balance_wait_seconds": seconds})
+        for chain in deployment.chains
+    )
+    return deployment.model_copy(update={"chains": chains})
 
 
 def rpc_urls(devnet: RunningDevnet) -> dict[int, str]:

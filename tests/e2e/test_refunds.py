@@ -34,6 +34,7 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
     usdc,
+    with_balance_wait,
 )
 from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.wallet import broadcast_item, execute_steps, send_item
@@ -164,7 +165,9 @@ def test_second_deposit_for_a_filled_order_is_refunded_as_double_spend(service, 
     assert before - after_sending > int(double.refund_amount or 0)  # the deposit itself plus gas
 
 
-def test_solver_without_inventory_refunds(service, devnet) -> None:
+def test_solver_without_inventory_refunds(start_service, devnet) -> None:
+    # A fill the balance cannot pay waits for a top-up, here a short while, then is refunded.
+    service = start_service(with_balance_wait(devnet.deployment, 2), run_workers=True)
     user = funded_user(devnet)
     destination = devnet.deployment.chains[1]
     solver = accounts.solver().address

@@ -48,6 +48,9 @@ class OneRequestWorld(Generic[Row, Worker]):
         assert row is not None
         return row, journal
 
+    async def journal(self) -> list[SentTransaction]:
+        return (await self.rows())[1]
+
 
 @asynccontextmanager
 async def one_request_world(

@@ -31,6 +31,7 @@ from crossfill.workers.app_fee_payer import (
 )
 from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
+from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 RECIPIENT = Address("0x" + "5a" * 20)
@@ -156,3 +157,21 @@ def test_payout_expirations_never_overlap(created: int, elapsed: int) -> None:
     assert expiration - head >= EXPIRY_MARGIN_SECONDS
     # Every earlier expiration is already passed on chain: no payout signed with it can run.
     assert periods == 1 or created + (periods - 1) * AUTHORISATION_SECONDS < head
+
+
+async def test_a_payout_whose_nonce_another_transaction_took_is_signed_again(
+    world: World,
+) -> None:
+    await world.payer.tick()
+
+    async def journal() -> list[SentTransaction]:
+        return (await world.rows())[2]
+
+    again = await signed_again_after_a_foreign_nonce(
+        world.chain, world.base.clock, world.payer.txmanager.sender, world.payer.tick, journal
+    )
+    assert _calldata(again) == _calldata((await journal())[0])  # the same Depository call
+    world.chain.mine(again.tx_hash)
+    await world.payer.tick()
+    claim, _, _ = await world.rows()
+    assert (claim.state, claim.tx_hash) == ("paid", again.tx_hash)

@@ -32,6 +32,7 @@ from crossfill.workers.deposit_addresses import (
 )
 from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
+from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 FACTORY = "0x" + "fa" * 20
@@ -429,3 +430,21 @@ async def test_a_restart_reads_the_traces_again_from_their_cursor_and_records_ea
     await _traced(world, TraceApi.PARITY).traces_tick()
     (transfer,), _, _ = await world.rows()
     assert (transfer.tx_hash, transfer.log_index) == ("0x" + "ea" * 32, -3)
+
+
+async def test_a_sweep_whose_nonce_another_transaction_took_is_signed_again(
+    world: World,
+) -> None:
+    await world.pay_ether("0x" + "e1" * 32)
+    await world.sweeper.tick()
+
+    async def journal() -> list[SentTransaction]:
+        return (await world.rows())[1]
+
+    again = await signed_again_after_a_foreign_nonce(
+        world.chain, world.base.clock, world.txmanager.sender, world.sweeper.tick, journal
+    )
+    world.chain.mine(again.tx_hash)
+    await world.sweeper.tick()
+    (transfer,), _, _ = await world.rows()
+    assert transfer.state == "swept"

@@ -28,6 +28,7 @@ from crossfill.types import Address
 from crossfill.workers.gasless_executor import GaslessExecutor
 from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
+from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.receipt_logs import native_deposit_log
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
@@ -254,3 +255,22 @@ async def test_a_stuck_execution_is_replaced_with_its_authorizations_and_one_lan
     execution, _, journal = await world.rows()
     assert (execution.state, execution.tx_hash) == ("mined", replacement.tx_hash)
     assert sorted(row.status for row in journal) == ["dropped", "mined"]
+
+
+async def test_an_execution_whose_nonce_another_transaction_took_is_signed_again(
+    world: World,
+) -> None:
+    await world.executor.tick()
+
+    async def journal() -> list[SentTransaction]:
+        return (await world.rows())[2]
+
+    again = await signed_again_after_a_foreign_nonce(
+        world.chain,
+        world.base.clock,
+        world.executor.txmanager.sender,
+        world.executor.tick,
+        journal,
+    )
+    execution, _, _ = await world.rows()
+    assert (execution.state, execution.tx_hash) == ("submitted", again.tx_hash)

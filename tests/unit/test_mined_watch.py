@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,9 @@ from crossfill.errors import ChainError, ChainUnreachable, NodeBehind
 from crossfill.metrics import Metrics
 from crossfill.store.tables import SentTransaction
 from crossfill.workers.mined_watch import MinedWatch
-from crossfill.workers.txmanager import VOID, TxManager
+from crossfill.workers.txmanager import CONFLICT_CONFIRMATION, VOID, TxManager
 from tests.unit.fake_chain import FakeChain
-from tests.unit.worker_world import chain_world
+from tests.unit.worker_world import START, chain_world
 
 FILLER = "0x" + "fa" * 20
 
@@ -323,3 +324,18 @@ async def test_a_void_whose_broadcast_fails_or_is_unanswered_goes_again_the_same
     await world.settle()
     assert world.chain.sent[-1] == void.tx_hash and len(await _voids(world)) == 1
     assert refund.tx_hash not in world.chain.sent
+
+
+async def test_a_void_whose_nonce_another_transaction_took_is_sent_no_more(
+    world: World,
+) -> None:
+    _, void = await _voided_refund(world)
+    world.chain.nonces[world.txmanager.sender] = void.nonce + 1  # the key used by hand
+    world.chain.push_head()
+    await world.settle()  # not believed at once: a node may be behind
+    world.watch.txmanager.now = lambda: START + CONFLICT_CONFIRMATION + timedelta(seconds=1)
+    world.chain.sent.clear()
+    world.chain.push_head()
+    await world.settle()
+    (taken,) = await _voids(world)
+    assert taken.status == "conflicted" and world.chain.sent == []

@@ -17,6 +17,7 @@ from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import ChainUnreachable, Reverted
 from crossfill.store.tables import PermitDeposit
 from crossfill.workers.permit_depositor import PermitDepositor
+from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.one_request_world import TOKEN, OneRequestWorld, one_request_world
 from tests.unit.worker_world import START
 
@@ -97,3 +98,20 @@ async def test_a_chain_failure_sends_nothing_and_is_retried(world: World) -> Non
     await world.worker.tick()
     _, (deposit,) = await world.rows()
     assert world.chain.sent == [deposit.tx_hash]
+
+
+async def test_a_deposit_whose_nonce_another_transaction_took_is_signed_again(
+    world: World,
+) -> None:
+    await world.worker.tick()
+    again = await signed_again_after_a_foreign_nonce(
+        world.chain,
+        world.base.clock,
+        world.worker.txmanager.sender,
+        world.worker.tick,
+        world.journal,
+    )
+    world.chain.mine(again.tx_hash)
+    await world.worker.tick()
+    permit, _ = await world.rows()
+    assert (permit.state, permit.tx_hash) == ("sent", again.tx_hash)

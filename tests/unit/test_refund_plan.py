@@ -8,12 +8,17 @@ from datetime import UTC, datetime
 from eth_abi.abi import decode
 from eth_account import Account
 
-from crossfill.app.refunds import AUTHORISATION_LIFETIME, plan_refund, refund_calldata
+from crossfill.app.refunds import (
+    AUTHORISATION_LIFETIME,
+    failed_fills_usd,
+    plan_refund,
+    refund_calldata,
+)
 from crossfill.contracts import calldata
 from crossfill.contracts.abi import function
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.store.deposits import EXCESS, WHOLE
-from crossfill.store.tables import Deposit
+from crossfill.store.tables import Deposit, RequestTransaction
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 USDC = "0x" + "11" * 20
@@ -110,3 +115,25 @@ def test_the_calldata_is_depository_execute_of_the_payout() -> None:
     assert (nonce, expiration, len(signature)) == (plan.payout.nonce, plan.payout.expiration, 65)
     ((token, _data, value, _allow_failure),) = calls
     assert (token.lower(), value) == (USDC, 0)
+
+
+def _sent(kind: str, status: str, usd: int | None) -> RequestTransaction:
+    return RequestTransaction(kind=kind, status=status, fee_usd_micros=usd)
+
+
+def test_the_gas_of_reverted_fills_is_kept_from_the_accepted_deposit_only() -> None:
+    sent = [
+        _sent("deposit", "success", 5),
+        _sent("fill", "failure", 120_000),
+        _sent("fill", "failure", 80_000),
+        _sent("fill", "success", 1_000_000),  # a fill that paid is not charged
+        _sent("refund", "failure", 30_000),  # nor the refund's own: priced when it is due
+    ]
+    assert failed_fills_usd(_deposit(outcome=DepositVerdict.ACCEPTED), sent) == 200_000
+    # A second deposit for a paid order owes nothing of the order's fills.
+    assert failed_fills_usd(_deposit(outcome=DepositVerdict.DOUBLE_SPEND), sent) == 0
+
+
+def test_a_reverted_fill_without_a_value_makes_the_cost_unknown() -> None:
+    sent = [_sent("fill", "failure", None)]
+    assert failed_fills_usd(_deposit(outcome=DepositVerdict.ACCEPTED), sent) is None

@@ -5,8 +5,9 @@ resumed from the journal, never signed twice."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -20,13 +21,17 @@ from crossfill.chains.depository_logs import RECEIVER
 from crossfill.chains.evm import TransactionFacts
 from crossfill.contracts.reverts import RevertReason
 from crossfill.domain.call_request import NONCE_ALREADY_USED
+from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.errors import ChainUnreachable, RateLimited, Reverted
+from crossfill.quoting.money import from_usd_micros_ceil
+from crossfill.quoting.prices import price_on_chain
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
+from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.receipt_logs import call_executed_log
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
@@ -227,3 +232,60 @@ async def test_a_solver_refund_whose_answer_was_lost_is_resumed_not_sent_twice(
     _, deposit, journal = await world.rows()
     assert deposit.refund_status == "submitted" and len(journal) == 1
     assert world.chain.sent == [journalled.tx_hash]
+
+
+async def test_a_refund_whose_nonce_another_transaction_took_is_signed_again(
+    world: World,
+) -> None:
+    await world.refunder.tick()
+
+    async def journal() -> list[SentTransaction]:
+        return (await world.rows())[2]
+
+    again = await signed_again_after_a_foreign_nonce(
+        world.chain,
+        world.base.clock,
+        world.refunder.txmanager.sender,
+        world.refunder.tick,
+        journal,
+    )
+    _, deposit, _ = await world.rows()
+    assert (deposit.refund_status, deposit.refund_tx_hash) == ("submitted", again.tx_hash)
+    world.chain.mine(again.tx_hash)
+    await world.refunder.tick()
+    request, deposit, _ = await world.rows()
+    assert (request.status, deposit.refund_status) == ("refund", "done")
+
+
+async def test_a_refund_keeps_the_gas_of_the_orders_reverted_fill(world: World) -> None:
+    """The fill was simulated without a revert, then reverted in its block (a destination
+    call its caller flipped): its gas, valued when it was mined, is kept from the refund
+    besides the refund's own."""
+    fill_usd = 250_000  # $0.25
+    native = world.base.config.native_currency.model_copy(update={"usd_price": Decimal(3000)})
+    world.refunder.chain = replace(
+        world.refunder.chain,
+        config=world.base.config.model_copy(update={"native_currency": native}),
+    )
+    async with world.base.sessions() as session, session.begin():
+        await session.execute(update(Deposit).values(outcome=DepositVerdict.ACCEPTED))
+        await requests.record_transaction(
+            session,
+            world.request_id,
+            kind="fill",
+            chain_id=world.base.config.id,
+            tx_hash="0x" + "f1" * 32,
+            status="failure",
+            now=START,
+            fee=10**14,
+            fee_usd_micros=fill_usd,
+        )
+    await world.refunder.tick()
+    _, deposit, _ = await world.rows()
+    config, state = world.refunder.config, world.base.state
+    fee = state.fee_per_gas(config.fees.base_fee_buffer_percent)
+    price = price_on_chain(config, state, config.native_currency, int(START.timestamp()))
+    assert fee is not None and price is not None
+    refund_gas = config.fees.refund_gas_native * fee
+    fill_gas = from_usd_micros_ceil(fill_usd, 18, price)
+    assert int(deposit.refund_amount or 0) == DEPOSITED - refund_gas - fill_gas

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bench.synthetic import synthetic_requests
@@ -55,11 +56,35 @@ class World:
             return list(await session.scalars(select(SentTransaction)))
 
 
+def _pending_request(index: int, chain_id: int, amount: int) -> dict[str, Any]:
+    """The `index`th synthetic request, pending on `chain_id`, paying `amount` of its gas
+    currency."""
+    row = synthetic_requests(index + 1, start=START).requests[index]
+    row.update(
+        status="pending",
+        fail_reason=None,
+        refund_fail_reason=None,
+        destination_chain_id=chain_id,
+        destination_currency=NATIVE_EVM_ADDRESS,
+        amount_out=str(amount),
+        minimum_amount_out=str(amount),
+        expires_at=START + timedelta(minutes=5),
+        updated_at=START,
+    )
+    return row
+
+
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
         txmanager = TxManager(
-            base.chain, base.state, Account.create(), base.sessions, now=base.clock, holder="me"
+            base.chain,
+            base.state,
+            Account.create(),
+            base.sessions,
+            now=base.clock,
+            holder="me",
+            funds=lambda: base.state.solver_balance(NATIVE_EVM_ADDRESS),
         )
         solver = Solver(
             base.runtime,
@@ -70,18 +95,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
             owner="me",
             metrics=base.metrics,
         )
-        (row,) = synthetic_requests(1, start=START).requests
-        row.update(
-            status="pending",
-            fail_reason=None,
-            refund_fail_reason=None,
-            destination_chain_id=base.config.id,
-            destination_currency=NATIVE_EVM_ADDRESS,
-            amount_out=str(10**17),
-            minimum_amount_out=str(10**17),
-            expires_at=START + timedelta(minutes=5),
-            updated_at=START,
-        )
+        row = _pending_request(0, base.config.id, 10**17)
         async with base.engine.begin() as connection:
             await connection.execute(insert(Request), [row])
         yield World(base.chain, base.state, solver, base.clock, row["id"], row["order_id"])
@@ -204,10 +218,102 @@ async def test_an_unknown_solver_balance_waits_instead_of_refusing(world: World)
     assert request.status == "pending" and "estimate_gas" not in world.chain.calls
 
 
-async def test_the_solvers_own_refusals_need_no_chain(world: World) -> None:
+def _shortfall(world: World) -> float:
+    """`crossfill_solver_shortfall` of the chain's gas currency, as exported now."""
+    value = world.solver.metrics.registry.get_sample_value(
+        "crossfill_solver_shortfall",
+        {"chain_id": str(world.chain.chain_id), "currency": "ETH"},
+    )
+    return value or 0.0
+
+
+async def _past_the_balance_wait(world: World) -> None:
+    """The clock past the wait for funds since the deposit was accepted, and the request's
+    lease past its retry."""
+    wait = world.solver.config.solver_balance_wait_seconds
+    world.clock.advance(timedelta(seconds=wait + 1))
+
+
+async def test_a_fill_the_balance_cannot_pay_waits_unsigned_then_is_refused(
+    world: World,
+) -> None:
     world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10}
     await world.solver.tick()
+    request = await world.request()
+    assert (request.status, request.fail_reason) == ("pending", None)
+    assert world.chain.sent == [] and "estimate_gas" not in world.chain.calls
+    assert world.state.solver_shortfall == {NATIVE_EVM_ADDRESS: 10**17 - 10}
+    assert _shortfall(world) == (10**17 - 10) / 10**18
+    await _past_the_balance_wait(world)
+    await world.solver.tick()
     assert (await world.request()).fail_reason == "SOLVER_BALANCE_TOO_LOW"
+    await world.solver.tick()
+    assert world.state.solver_shortfall == {} and _shortfall(world) == 0
+
+
+async def test_a_fill_whose_output_fits_but_not_its_gas_is_not_signed_until_topped_up(
+    world: World,
+) -> None:
+    world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10**17 + 1}
+    await world.solver.tick()
+    request = await world.request()
+    assert request.status == "pending" and world.chain.sent == []
+    assert "estimate_gas" in world.chain.calls  # simulated: its gas is what is short
+    (short,) = world.state.solver_shortfall.values()
+    assert 0 < short < 10**15
+    world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10**18}
+    world.clock.advance(RETRY_AFTER + timedelta(seconds=1))
+    await world.solver.tick()
+    (sent,) = await world.journal()
+    assert (await world.request()).status == "submitted" and sent.nonce == 0
+    assert world.state.solver_shortfall == {}
+
+
+async def _second_request(world: World, amount: int) -> str:
+    """Another pending request for this chain paying `amount` of its gas currency."""
+    row = _pending_request(1, world.chain.chain_id, amount)
+    async with world.solver.sessions() as session, session.begin():
+        await session.execute(insert(Request), [row])
+    request_id: str = row["id"]
+    return request_id
+
+
+async def test_an_unpayable_fill_never_holds_the_nonce_of_a_payable_one(world: World) -> None:
+    small = await _second_request(world, 10**15)
+    world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10**17 + 1}  # the large one's output
+    await world.solver.tick()
+    (sent,) = await world.journal()
+    assert (sent.request_id, sent.nonce) == (small, 0)
+    assert world.chain.sent == [sent.tx_hash]
+    assert (await world.request()).status == "pending"
+
+
+async def test_fills_in_flight_count_against_the_balance(world: World) -> None:
+    """Each fill alone is payable, not both: the second waits for the first to be mined
+    rather than go to a node that would refuse it and hold every nonce after it."""
+    await _second_request(world, 10**17)
+    world.state.solver_balances = {NATIVE_EVM_ADDRESS: 15 * 10**16}
+    await world.solver.tick()
+    (sent,) = await world.journal()
+    assert len(world.chain.sent) == 1
+    world.chain.mine(sent.tx_hash)
+    world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10**18}  # the next poll's reading
+    world.clock.advance(RETRY_AFTER + timedelta(seconds=1))
+    await world.solver.tick()
+    await world.solver.tick()
+    assert len(await world.journal()) == 2 and len(world.chain.sent) == 2
+
+
+async def test_a_fill_a_node_refuses_for_funds_has_its_nonce_voided_at_once(
+    world: World,
+) -> None:
+    world.chain.fail(
+        "send_raw", ChainError("eth_sendRawTransaction failed: insufficient funds for gas")
+    )
+    await world.solver.tick()
+    fill, void = sorted(await world.journal(), key=lambda row: row.id)
+    assert (fill.purpose, void.purpose) == ("fill", "void") and fill.nonce == void.nonce == 0
+    assert world.chain.sent == [void.tx_hash]
 
 
 async def test_while_another_process_holds_the_key_nothing_is_claimed(world: World) -> None:
@@ -244,6 +350,9 @@ async def test_the_solver_executes_the_stored_plan_not_the_row(world: World) -> 
         row = await session.get(Request, world.request_id)
         assert row is not None
         row.fill_plan = stored.to_json()
+    await world.solver.tick()
+    assert (await world.request()).status == "pending"
+    await _past_the_balance_wait(world)
     await world.solver.tick()
     assert (await world.request()).fail_reason == "SOLVER_BALANCE_TOO_LOW"
 
@@ -287,6 +396,22 @@ async def test_a_nonce_taken_by_a_fill_of_the_order_is_that_fill(world: World) -
     await world.solver.tick()
     assert (await world.request()).status == "success"
     assert len(world.chain.sent) == 1  # nothing signed again
+
+
+async def test_a_fill_not_signed_again_after_its_nonce_was_taken_is_tried_at_the_next_tick(
+    world: World,
+) -> None:
+    await _submitted_fill(world)
+    world.chain.nonces[world.solver.txmanager.sender] = 1
+    await world.solver.tick()
+    world.clock.advance(timedelta(seconds=11))
+    world.chain.fail("estimate_gas", ChainUnreachable("timeout"))
+    await world.solver.tick()
+    assert [row.status for row in await world.journal()] == ["conflicted"]
+    await world.solver.tick()
+    taken, again = sorted(await world.journal(), key=lambda row: row.id)
+    assert taken.status == "conflicted" and again.nonce == 1
+    assert world.chain.sent[-1] == again.tx_hash
 
 
 async def test_our_own_fill_mined_late_is_never_taken_for_a_conflict(world: World) -> None:

@@ -17,6 +17,7 @@ from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import ChainUnreachable, RateLimited, Reverted
 from crossfill.store.tables import SponsorPayment
 from crossfill.workers.sponsor_collector import SponsorCollector
+from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.one_request_world import TOKEN, OneRequestWorld, one_request_world
 
 SPONSOR = "0x" + "5b" * 20
@@ -116,3 +117,18 @@ async def test_a_lost_broadcast_answer_is_resumed_from_the_journal(world: World)
     payment, journal = await world.rows()
     assert (payment.state, payment.tx_hash) == ("paid", journalled.tx_hash)
     assert len(journal) == 1 and set(world.chain.sent) == {journalled.tx_hash}
+
+
+async def test_a_pull_whose_nonce_another_transaction_took_is_signed_again(world: World) -> None:
+    await world.worker.tick()
+    again = await signed_again_after_a_foreign_nonce(
+        world.chain,
+        world.base.clock,
+        world.worker.txmanager.sender,
+        world.worker.tick,
+        world.journal,
+    )
+    world.chain.mine(again.tx_hash)
+    await world.worker.tick()
+    payment, _ = await world.rows()
+    assert (payment.state, payment.tx_hash) == ("paid", again.tx_hash)

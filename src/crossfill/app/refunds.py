@@ -6,11 +6,15 @@ The payout's nonce is derived from the deposit itself (its transaction and log i
 Depository, which pays out each nonce once, can pay a deposit back at most once whatever the
 service signs (a refund signed again after a revert, with a later expiration and another
 amount, cannot execute beside the first). The amount is the deposit net of the refund's own
-gas, priced when it is due.
+gas, priced when it is due, and of the gas of the order's fills that were mined and reverted
+(`failed_fills_usd`): a fill simulated without a revert can still revert in its block (a
+destination call whose caller changed its state just before), and the solver does not pay for
+a caller's revert. That gas is in the request's actual fees (`execution`) with the refund's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -19,10 +23,11 @@ from eth_utils.crypto import keccak
 
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
+from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.quoting.prices import gas_cost_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store.deposits import EXCESS, decides
-from crossfill.store.tables import Deposit
+from crossfill.store.tables import Deposit, RequestTransaction
 
 AUTHORISATION_LIFETIME = timedelta(hours=1)
 
@@ -59,6 +64,18 @@ class SolverRefund:
 
     recipient: str
     amount: int  # net of the refund's gas
+
+
+def failed_fills_usd(deposit: Deposit, transactions: Iterable[RequestTransaction]) -> int | None:
+    """What the request's reverted fills cost in gas, in micro-USD as valued when each was
+    mined, when `deposit` is the one they were to fill (its accepted deposit); 0 for any
+    other deposit. None when one of them has no value (no price when it was mined)."""
+    if deposit.outcome != DepositVerdict.ACCEPTED:
+        return 0
+    spent = [
+        tx.fee_usd_micros for tx in transactions if tx.kind == "fill" and tx.status == "failure"
+    ]
+    return None if None in spent else sum(usd or 0 for usd in spent)
 
 
 def refund_recipient(deposit: Deposit, refund_to: str | None) -> str:

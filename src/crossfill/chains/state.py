@@ -14,7 +14,8 @@ DEFAULT_PRIORITY_FEE = 1_000_000_000  # 1 gwei, when the node suggests nothing
 
 @dataclass
 class ChainState:
-    """Written only by the chain's follower; read by the API and workers."""
+    """Written by the chain's follower (and `solver_shortfall` by the chain's solver); read
+    by the API and workers."""
 
     chain_id: ChainId
     lag_threshold_seconds: float | None
@@ -26,6 +27,9 @@ class ChainState:
     priority_fee_per_gas: int | None = None
     # Lower-case currency address -> the solver's balance of it on this chain.
     solver_balances: dict[str, int] = field(default_factory=dict)
+    # Lower-case currency address -> what the solver's balance lacks for the fills waiting on
+    # it (`workers.solver_funds`); empty when none waits.
+    solver_shortfall: dict[str, int] = field(default_factory=dict)
     # Pool reserves and price-feed rounds as of the last poll.
     market: MarketSnapshot = field(default_factory=lambda: MarketSnapshot({}, {}))
 

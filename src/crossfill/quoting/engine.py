@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from crossfill.config import ChainConfig, CurrencyConfig, Deployment
 from crossfill.contracts.router_calls import SwapPlan
+from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.order import Order
 from crossfill.quoting import inputs
 from crossfill.quoting.amm import NoRoute, Route, best_route_for_input, best_route_for_output
@@ -142,12 +143,9 @@ class Quote:
         return self.usd_micros(self.destination, self.currency_out, amount)
 
 
-def _relayer_gas(request: CheckedRequest, prices: QuotePrices) -> int:
-    """The fill's gas on the destination, priced in the input currency (0 on one chain)."""
-    if request.kind.same_chain:
-        return 0
-    destination = request.destination
-    fees = destination.config.fees
+def _fill_gas(request: CheckedRequest) -> int:
+    """The gas a cross-chain fill is budgeted on the destination."""
+    fees = request.destination.config.fees
     if request.kind is RouteKind.CROSSCHAIN_SWAP:
         gas = fees.fill_swap_gas
     else:
@@ -155,6 +153,15 @@ def _relayer_gas(request: CheckedRequest, prices: QuotePrices) -> int:
     gas += request.calls_gas
     if request.topup_usd_micros:
         gas += TOPUP_PAYMENT_GAS
+    return gas
+
+
+def _relayer_gas(request: CheckedRequest, prices: QuotePrices) -> int:
+    """The fill's gas on the destination, priced in the input currency (0 on one chain)."""
+    if request.kind.same_chain:
+        return 0
+    destination = request.destination
+    gas = _fill_gas(request)
     native = destination.config.native_currency
     return convert_ceil(
         gas * fee_per_gas(destination),
@@ -443,14 +450,16 @@ def _check_impact(
 
 def _check_liquidity(request: CheckedRequest, amounts: _Amounts, gas_topup: int) -> None:
     """The solver pays the leg's input (and a gas top-up) on the destination from its own
-    inventory."""
+    inventory, and the fill's gas: its budget, with the head-room a fill is sent with, at the
+    highest fee it offers (what a node checks the balance against)."""
     if request.kind.same_chain:
         return
     destination = request.destination
     needed = {amounts.leg.currency_in.address.lower(): amounts.split.leg_input}
-    if gas_topup:
-        native = destination.config.native_currency.address.lower()
-        needed[native] = needed.get(native, 0) + gas_topup
+    native = destination.config.native_currency.address.lower()
+    max_fee, _tip = destination.state.offered_fees()
+    gas_cost = with_gas_headroom(_fill_gas(request)) * max_fee
+    needed[native] = needed.get(native, 0) + gas_topup + gas_cost
     for address, amount in needed.items():
         currency = destination.config.currency(address)
         assert currency is not None

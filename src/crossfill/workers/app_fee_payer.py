@@ -36,6 +36,7 @@ from crossfill.store.db import as_utc
 from crossfill.store.tables import AppFeeClaim
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.journalled_worker import JournalledWorker
+from crossfill.workers.txmanager import InFlight, Mined
 
 log = structlog.get_logger(__name__)
 PURPOSE = "claim"
@@ -100,15 +101,14 @@ class AppFeePayer(JournalledWorker):
 
     async def _pay(self, claim: AppFeeClaim) -> None:
         purpose = purpose_of(claim)
-        mined = await self.txmanager.mined_for(None, purpose)
-        if mined is not None:
-            row, receipt = mined
-            if receipt["status"] == 1:
-                await self._mark(app_fee_claims.mark_paid, claim, row.tx_hash)
+        attempt = await self.txmanager.attempt(None, purpose)
+        if isinstance(attempt, Mined):
+            if attempt.succeeded:
+                await self._mark(app_fee_claims.mark_paid, claim, attempt.row.tx_hash)
                 return
             log.warning("app-fee payout reverted; sent again", claim_id=claim.claim_id)
-        elif (journal := await self.txmanager.for_request(None, purpose)) is not None:
-            await self._mark(app_fee_claims.mark_submitted, claim, journal.tx_hash)
+        elif isinstance(attempt, InFlight):
+            await self._mark(app_fee_claims.mark_submitted, claim, attempt.row.tx_hash)
             return  # sent, not mined yet
         await self._send(claim, purpose)
 

@@ -61,6 +61,7 @@ from crossfill.store.requests import QuoteRows
 from crossfill.store.tables import AddressTransfer, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.journalled_worker import JournalledWorker
+from crossfill.workers.txmanager import Mined
 
 log = structlog.get_logger(__name__)
 PURPOSE = "sweep"
@@ -329,17 +330,15 @@ class DepositAddressSweeper(JournalledWorker):
                 return
         else:
             request_id = row.request_id
-        mined = await self.txmanager.mined_for(request_id, PURPOSE)
-        if mined is not None:
-            _sent, receipt = mined
-            ok = receipt["status"] == 1
+        attempt = await self.txmanager.attempt(request_id, PURPOSE)
+        if isinstance(attempt, Mined):
+            ok = attempt.succeeded
             await self._settle(row.id, address_transfers.SWEPT if ok else address_transfers.FAILED)
             if not ok:
                 log.error("sweep reverted", request_id=request_id, tx_hash=row.tx_hash)
             return
-        if await self.txmanager.for_request(request_id, PURPOSE) is not None:
-            return  # sent, not mined yet
-        await self._send(row.id, request_id)
+        if attempt is None:  # never sent, or its nonce went to another transaction
+            await self._send(row.id, request_id)
 
     async def _assign(self, transfer_id: int) -> str | None:
         """The request this transfer pays (see `app.deposit_addresses`), decided once: stored

@@ -35,6 +35,7 @@ from crossfill.store import commit_signals, gasless_executions, requests
 from crossfill.store.tables import GaslessExecution, Request
 from crossfill.workers.journalled_worker import JournalledWorker
 from crossfill.workers.replacements import replace_stuck
+from crossfill.workers.txmanager import InFlight, Mined
 
 log = structlog.get_logger(__name__)
 
@@ -67,19 +68,13 @@ class GaslessExecutor(JournalledWorker):
 
     async def _advance(self, execution: GaslessExecution) -> None:
         request_id = execution.request_id
-        mined = await self.txmanager.mined_for(request_id, PURPOSE)
-        if mined is not None:
-            await self._settle(execution, *mined)
+        attempt = await self.txmanager.attempt(request_id, PURPOSE)
+        if isinstance(attempt, Mined):
+            await self._settle(execution, attempt.row, attempt.receipt)
             return
-        journal = await self.txmanager.for_request(request_id, PURPOSE)
-        waiting = journal is not None and journal.status != "conflicted"
-        if (
-            journal is not None
-            and waiting
-            and not await self.txmanager.nonce_taken(request_id, PURPOSE)
-        ):
+        if isinstance(attempt, InFlight):
             if execution.state == gasless_executions.QUEUED:
-                await self._submitted(request_id, journal.tx_hash)  # sent before a crash
+                await self._submitted(request_id, attempt.row.tx_hash)  # sent before a crash
             return
         await self._send(execution)
 

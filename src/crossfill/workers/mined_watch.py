@@ -20,7 +20,8 @@ with fees raised over the reverted one's so that it displaces it from any pool s
 it (`TxManager.void`). Either way the nonce is used, and nothing the revert was acted on can
 happen after all. The void is watched until mined like the rest; should the reverted
 transaction be mined again first, the void is dropped and that transaction recorded where it
-now is (a changed outcome told to the operator, as below).
+now is (a changed outcome told to the operator, as below); should a transaction the journal
+did not sign take the nonce (the key used by hand), the void is done too and sent no more.
 """
 
 from __future__ import annotations
@@ -133,6 +134,8 @@ class MinedWatch:
                     await self._followed(voided, receipt)
                 await self.txmanager.drop_voids(void.nonce)
                 continue
+            if await self.txmanager.void_taken(void):
+                continue  # another transaction used the nonce: all the void was for
             await self.txmanager.send_again(void)
             waiting = True
         return waiting

@@ -19,6 +19,7 @@ from crossfill.loops import each_on_its_own, run_until_woken
 from crossfill.store import commit_signals, permit_deposits
 from crossfill.store.tables import PermitDeposit
 from crossfill.workers.journalled_worker import JournalledWorker
+from crossfill.workers.txmanager import InFlight, Mined
 
 log = structlog.get_logger(__name__)
 PURPOSE = "permit"
@@ -53,16 +54,15 @@ class PermitDepositor(JournalledWorker):
             )
 
     async def _deposit(self, permit: PermitDeposit) -> None:
-        mined = await self.txmanager.mined_for(permit.request_id, PURPOSE)
-        if mined is not None:
-            row, receipt = mined
-            sent = receipt["status"] == 1
+        attempt = await self.txmanager.attempt(permit.request_id, PURPOSE)
+        if isinstance(attempt, Mined):
+            sent = attempt.succeeded
             state = permit_deposits.SENT if sent else permit_deposits.FAILED
-            await self._settle(permit.request_id, state, row.tx_hash)
+            await self._settle(permit.request_id, state, attempt.row.tx_hash)
             if not sent:
                 log.error("permit deposit reverted", request_id=permit.request_id)
             return
-        if await self.txmanager.for_request(permit.request_id, PURPOSE) is not None:
+        if isinstance(attempt, InFlight):
             return  # sent, not mined yet
         if permit.valid_before <= self.now().timestamp() + SEND_MARGIN_SECONDS:
             log.warning("permit expired unsent", request_id=permit.request_id)

@@ -6,10 +6,12 @@ failed request (to its `refundTo`), the excess an accepted deposit paid above it
 same), and every stray (`domain.deposit_checks`: an unknown order's, a second deposit for a
 paid order, one after its request ended, refused dust), to its depositor. The payout is a
 Depository `execute` call signed by the allocator and sent by the solver key, net of its own
-gas; when the gas would eat the deposit, nothing is sent and the deposit records
-AMOUNT_TOO_LOW_TO_REFUND (so does the request it decided). A v1 refund is a plain transfer from
-the solver key. Either is journalled before it is broadcast, under the deposit, so it is sent
-once whatever happens to this process.
+gas, and of the gas of the order's fills that were mined and reverted (`app.refunds`); when
+that would eat the deposit, nothing is sent and the deposit records AMOUNT_TOO_LOW_TO_REFUND
+(so does the request it decided). A v1 refund is a plain transfer from the solver key. Either
+is journalled before it is broadcast, under the deposit, so it is sent once whatever happens to
+this process, and signed again should another transaction take its nonce
+(`TxManager.attempt`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app.refunds import (
+    failed_fills_usd,
     plan_refund,
     plan_solver_refund,
     refund_calldata,
@@ -39,10 +42,12 @@ from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
 from crossfill.loops import each_on_its_own, run_every
-from crossfill.quoting.prices import value_on_chain
+from crossfill.quoting.money import from_usd_micros_ceil
+from crossfill.quoting.prices import price_on_chain, value_on_chain
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
 from crossfill.workers.journalled_worker import JournalledWorker
+from crossfill.workers.txmanager import InFlight, Mined
 
 log = structlog.get_logger(__name__)
 REFUND = "refund"
@@ -69,16 +74,46 @@ class Refunder(JournalledWorker):
             due = await deposits.due_for_refund(session, self.config.id)
         return [deposit.id for deposit in due]
 
+    async def _failed_fills_cost(self, deposit: Deposit) -> int:
+        """The gas of the order's fills that were mined and reverted, in the deposited
+        currency (rounded up) at the prices quotes use now (see `app.refunds`). Without a
+        value for it (no price when the fill was mined, or none now for the deposited
+        currency) nothing is kept back for it: a refund never waits on that."""
+        if deposit.request_id is None:
+            return 0  # a stray: no fill was ever its
+        async with self.sessions() as session:
+            transactions = await requests.transactions_of(session, deposit.request_id)
+        usd = failed_fills_usd(deposit, transactions)
+        if usd is None:
+            log.warning("a reverted fill has no value: its gas is not kept", deposit_id=deposit.id)
+            return 0
+        if usd == 0:
+            return 0
+        currency = self.config.currency(deposit.currency)
+        now_seconds = int(self.now().timestamp())
+        price = (
+            None
+            if currency is None
+            else price_on_chain(self.config, self.chain.state, currency, now_seconds)
+        )
+        if currency is None or price is None:
+            # The refund is not held for a price: the fill's gas is then the service's.
+            log.warning("no price to keep a reverted fill's gas at", deposit_id=deposit.id)
+            return 0
+        return from_usd_micros_ceil(usd, currency.decimals, price)
+
     async def _refund(self, deposit_id: int) -> None:
         purpose = f"{REFUND}:{deposit_id}"
         async with self.sessions() as session:
             deposit = await session.get(Deposit, deposit_id)
             assert deposit is not None
             refund_to = await self._refund_to(session, deposit)
-        journal = await self.txmanager.for_request(deposit.request_id, purpose)
-        if journal is not None and not await self.txmanager.reverted(deposit.request_id, purpose):
-            await self._mark_submitted(deposit.id, journal.tx_hash, None)
-            return  # resume the refund already signed; one that reverted is signed afresh
+        attempt = await self.txmanager.attempt(deposit.request_id, purpose)
+        if isinstance(attempt, InFlight) or (isinstance(attempt, Mined) and attempt.succeeded):
+            await self._mark_submitted(deposit.id, attempt.row.tx_hash, None)
+            # Resume the refund already signed; one that reverted, or whose nonce another
+            # transaction took, is signed afresh (under the same payout nonce: paid once).
+            return
         native = deposit.currency == self.config.native_currency.address.lower()
         cost = refund_gas_cost(self.chain, deposit.currency, now=self.now())
         if cost is None:
@@ -88,6 +123,7 @@ class Refunder(JournalledWorker):
                 return
             log.warning("refund waits for a gas price or a price", deposit_id=deposit.id)
             return
+        cost += await self._failed_fills_cost(deposit)
         if deposit.paid_to == RECEIVER:
             await self._refund_from_solver(deposit, refund_to, cost, purpose)
             return
@@ -227,10 +263,11 @@ class Refunder(JournalledWorker):
         )
 
     async def _track_one(self, deposit: Deposit) -> None:
-        mined = await self.txmanager.mined_for(deposit.request_id, f"{REFUND}:{deposit.id}")
-        if mined is not None:
-            row, receipt = mined
-            await self._settle(deposit.id, row.tx_hash, receipt)
+        attempt = await self.txmanager.attempt(deposit.request_id, f"{REFUND}:{deposit.id}")
+        if isinstance(attempt, Mined):
+            await self._settle(deposit.id, attempt.row.tx_hash, attempt.receipt)
+        elif attempt is None:  # its nonce went to another transaction: signed again
+            await self._refund(deposit.id)
 
     async def _sent_value(self, deposit: Deposit, tx_hash: str) -> int | None:
         """What a v1 refund (a plain transfer) paid: its transaction's value. None for a

@@ -24,7 +24,7 @@ from crossfill.runtime import Runtime
 from crossfill.store import deposit_hints, outbox, requests, signer_leases
 from crossfill.store.db import is_sqlite
 from crossfill.store.tables import Request
-from crossfill.types import ChainId
+from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 from crossfill.workers.app_fee_payer import AppFeePayer
 from crossfill.workers.deposit_addresses import DepositAddressSweeper
 from crossfill.workers.gasless_executor import GaslessExecutor
@@ -104,7 +104,8 @@ class Workers:
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         # One transaction manager per chain for the solver key: fills, refunds and app-fee
         # payouts share nonces, and one process at a time signs with it (the signer lease,
-        # held as `owner`).
+        # held as `owner`). The followers read the key's balance: what it cannot pay for is
+        # never signed.
         txmanagers = {
             chain_id: TxManager(
                 chain.client,
@@ -113,6 +114,7 @@ class Workers:
                 runtime.sessions,
                 now=utc_now,
                 holder=owner,
+                funds=functools.partial(chain.state.solver_balance, NATIVE_EVM_ADDRESS),
             )
             for chain_id, chain in runtime.chains.items()
         }

@@ -2,7 +2,8 @@
 
 A request is leased before it is worked on. Its fill is looked up in the transaction journal
 first, so a restart resumes the fill it already signed instead of signing another; the Filler
-itself refuses a second fill of an order on-chain.
+itself refuses a second fill of an order on-chain. A fill the solver's balance cannot pay (its
+output and gas) is not signed: it waits for a top-up, a bounded time (`workers.solver_funds`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from crossfill.domain.fill_plan import FillPlan, FillPlanError
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
-from crossfill.errors import ChainError, Reverted, SignerBusy
+from crossfill.errors import ChainError, InsufficientFunds, Reverted, SignerBusy
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.quoting.prices import value_on_chain
@@ -34,6 +35,7 @@ from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, RequestTransaction, SentTransaction
 from crossfill.workers.journalled_worker import JournalledWorker
 from crossfill.workers.replacements import replace_stuck
+from crossfill.workers.solver_funds import Amounts, SolverFunds
 from crossfill.workers.txmanager import Call, journalled
 
 log = structlog.get_logger(__name__)
@@ -73,6 +75,7 @@ class Solver(JournalledWorker):
         self._simulations: dict[str, asyncio.Task[int]] = {}
         # Fills of ours not known mined (as of the last look): new heads matter only then.
         self._in_flight = 0
+        self._funds = SolverFunds(self.chain, self.txmanager, self.metrics, now=self.now)
 
     def wake(self) -> None:
         """Work may be waiting (a new head: a fill may be mined): tick now, not at the interval."""
@@ -129,8 +132,7 @@ class Solver(JournalledWorker):
             fill = stored_fill_plan(request, self.config)
         except FillPlanError:
             return None
-        balance = self.chain.state.solver_balance(fill.spends_currency)
-        if balance is None or self._refusal(fill, balance) is not None:
+        if not self._may_go(fill):
             return None
         task = asyncio.create_task(self._simulate(fill))
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
@@ -152,6 +154,7 @@ class Solver(JournalledWorker):
         if handed:
             await self._fill_each(await self._claim(handed))
         await self._fill_each(await self._claim())
+        self._funds.publish()
         await self._track_submitted()
         await replace_stuck(
             self.txmanager,
@@ -181,13 +184,18 @@ class Solver(JournalledWorker):
             on_crash=self._give_up,
         )
 
-    def _refusal(self, fill: FillPlan, balance: int) -> str | None:
-        """Why this fill must not be attempted, as a fail reason; None when it may go."""
-        if self.now().timestamp() > fill.deadline:
-            return "ORDER_EXPIRED"
-        if balance < fill.spends_amount:
-            return "SOLVER_BALANCE_TOO_LOW"
-        return None
+    def _expired(self, fill: FillPlan) -> bool:
+        return self.now().timestamp() > fill.deadline
+
+    def _may_go(self, fill: FillPlan) -> bool:
+        """The fill may be simulated now: the balance it pays from is known and holds what
+        it pays out (its gas is judged once simulated), and the order has not expired."""
+        balance = self.chain.state.solver_balance(fill.spends_currency)
+        return (
+            balance is not None
+            and not self._expired(fill)
+            and not self._funds.missing(self._funds.needs(fill))
+        )
 
     async def _fail(self, request_id: str, reason: str) -> None:
         async with self.sessions() as session, session.begin():
@@ -210,12 +218,11 @@ class Solver(JournalledWorker):
         journal_then = self._journals.pop(request.id, None)
         ahead = self._simulations.pop(request.id, None)
         fill = stored_fill_plan(request, self.config)
-        balance = self.chain.state.solver_balance(fill.spends_currency)
-        refusal = None if balance is None else self._refusal(fill, balance)
+        self._funds.forget(request.id)
         # The journal decides first: a fill signed before (a restart, a lost answer) is resumed,
         # never signed again, whatever else holds now. The simulation a new fill needs runs
         # meanwhile, when the fill may go.
-        may_go = balance is not None and refusal is None
+        may_go = self._may_go(fill)
         journal, simulated = await asyncio.gather(
             _known(journal_then) if known else self.txmanager.for_request(request.id, FILL),
             (ahead or self._simulate(fill)) if may_go else _nothing(),
@@ -226,18 +233,37 @@ class Solver(JournalledWorker):
         if journal is not None:
             await self._submitted(request.id, journal.tx_hash)
             return
-        if balance is None:
+        await self._fill_anew(request, fill, may_go, simulated)
+
+    async def _fill_anew(
+        self, request: Request, fill: FillPlan, may_go: bool, simulated: int | BaseException | None
+    ) -> None:
+        """A fill nothing was journalled for, simulated already when it `may_go`: refused,
+        postponed, or signed and sent."""
+        if self.chain.state.solver_balance(fill.spends_currency) is None:
             # Not read yet (just started, or the RPC is down): no reason to refuse the order.
             await self._retry_soon(request.id, "solver balance not known yet")
             return
-        if refusal is not None:
-            await self._fail(request.id, refusal)
+        if self._expired(fill):
+            await self._fail(request.id, "ORDER_EXPIRED")
+            return
+        needs = self._funds.needs(fill)
+        if not may_go:  # it cannot pay even the output
+            await self._short_of_funds(request, needs)
             return
         try:
             if isinstance(simulated, BaseException):
                 raise simulated
             assert simulated is not None
-            row = await self._send_fill(request, fill, simulated)
+            call = self._fill_call(fill, simulated)
+            needs = self._funds.needs(fill, call)
+            if self._funds.missing(needs):
+                await self._short_of_funds(request, needs)
+                return
+            row = await self._send_call(request, call)
+        except InsufficientFunds:  # the key's own check: another of its senders came first
+            await self._short_of_funds(request, needs)
+            return
         except Reverted as revert:
             await self._simulation_reverted(request, revert)
             return
@@ -249,6 +275,17 @@ class Solver(JournalledWorker):
             return
         self._observe_service_share(request)
         await self._submitted(request.id, row.tx_hash)
+
+    async def _short_of_funds(self, request: Request, needs: Amounts) -> None:
+        """A fill the balance cannot pay (nothing signed): it waits for a top-up, a bounded
+        time after its deposit was accepted (its `updated_at`, untouched by leases); then
+        its order is refunded."""
+        if self._funds.overdue(as_utc(request.updated_at)):
+            await self._fail(request.id, "SOLVER_BALANCE_TOO_LOW")
+            return
+        self._funds.waits(request.id, needs)
+        missing = self._funds.missing(needs)
+        await self._retry_soon(request.id, f"the solver's balance is short of {missing}")
 
     def _observe_service_share(self, request: Request) -> None:
         """The deposit was accepted when the indexer moved the request to pending (its
@@ -283,7 +320,10 @@ class Solver(JournalledWorker):
 
     async def _send_fill(self, request: Request, fill: FillPlan, gas: int) -> SentTransaction:
         """Sign, journal and broadcast the simulated fill."""
-        call = self._fill_call(fill, gas)
+        return await self._send_call(request, self._fill_call(fill, gas))
+
+    async def _send_call(self, request: Request, call: Call) -> SentTransaction:
+        """Sign, journal and broadcast a request's Filler call."""
         return await self.txmanager.send(
             to=call.to,
             data=call.data,
@@ -308,9 +348,8 @@ class Solver(JournalledWorker):
             return None  # `_fill` meets the same outcome again
         gas = simulation.result()
         fill = stored_fill_plan(claim.request, self.config)
-        balance = self.chain.state.solver_balance(fill.spends_currency)
-        if balance is None or self._refusal(fill, balance) is not None:
-            return None
+        if not self._may_go(fill):
+            return None  # the key's own check (`journal_in`) judges the gas
         return await self.txmanager.journal_in(
             session, self._fill_call(fill, gas), purpose=FILL, request_id=claim.request.id
         )
@@ -326,20 +365,24 @@ class Solver(JournalledWorker):
         self._observe_service_share(request)
 
     async def _after_nonce_taken(self, request: Request, recorded_hash: str | None) -> None:
-        """Our fill's nonce went to another transaction (the key was used elsewhere): the order
-        is filled already (by a fill not in our journal), or its fill is signed again."""
+        """Our fill's nonce went to another transaction (the key was used elsewhere, or a void
+        took the nonce of a fill a node refused for want of funds): the order is filled
+        already (by a fill not in our journal), or its fill is signed again, once the balance
+        can pay it (nothing of it can be mined meanwhile: it waits as a new fill would)."""
         on_chain = await self.chain.client.fill_tx_hashes(
             self.config.contracts.filler, request.order_id, not_before=_created(request)
         )
         if on_chain:
             new_hash = on_chain[0]
         else:
+            fill = stored_fill_plan(request, self.config)
             try:
-                new_hash = (
-                    await self._signed_fill(request, stored_fill_plan(request, self.config))
-                ).tx_hash
+                new_hash = (await self._signed_fill(request, fill)).tx_hash
             except Reverted as revert:
                 await self._simulation_reverted(request, revert)
+                return
+            except InsufficientFunds:
+                await self._short_of_funds(request, self._funds.needs(fill))
                 return
         if recorded_hash is not None and recorded_hash != new_hash:
             async with self.sessions() as session, session.begin():

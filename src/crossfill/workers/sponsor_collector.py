@@ -17,6 +17,7 @@ from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import sponsor_payments
 from crossfill.store.tables import SponsorPayment
 from crossfill.workers.journalled_worker import JournalledWorker
+from crossfill.workers.txmanager import InFlight, Mined
 
 log = structlog.get_logger(__name__)
 PURPOSE = "sponsor"
@@ -45,19 +46,18 @@ class SponsorCollector(JournalledWorker):
             )
 
     async def _collect(self, payment: SponsorPayment) -> None:
-        mined = await self.txmanager.mined_for(payment.request_id, PURPOSE)
-        if mined is not None:
-            row, receipt = mined
-            paid = receipt["status"] == 1
+        attempt = await self.txmanager.attempt(payment.request_id, PURPOSE)
+        if isinstance(attempt, Mined):
+            paid = attempt.succeeded
             await self._settle(
                 payment.request_id,
                 sponsor_payments.PAID if paid else sponsor_payments.FAILED,
-                row.tx_hash,
+                attempt.row.tx_hash,
             )
             if not paid:
                 log.error("sponsor payment reverted", request_id=payment.request_id)
             return
-        if await self.txmanager.for_request(payment.request_id, PURPOSE) is not None:
+        if isinstance(attempt, InFlight):
             return  # sent, not mined yet
         solver = self.txmanager.account.address
         data = calldata.erc20_transfer_from(payment.sponsor, solver, int(payment.amount))

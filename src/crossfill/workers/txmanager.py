@@ -16,6 +16,18 @@ A transaction left unmined too long is replaced: the same nonce and call, re-sig
 raised by at least 12.5% (what nodes require of a replacement) and never below today's. Only
 one transaction per nonce can ever be mined, so a replacement cannot double a fill; whichever
 of them lands is the one recorded (`mined_for`).
+
+A nonce may be taken outside the service (an operator moving funds by hand with the key):
+whatever was journalled under it can then never be mined. Every sender asks what became of
+its latest attempt through one call (`attempt`): mined, still in flight, or nothing to wait
+for, which is also the answer once the chain has used that attempt's nonce for a transaction
+the journal did not sign, still so `CONFLICT_CONFIRMATION` later (its versions are then
+marked `conflicted`, the nonce read afresh, and the sender signs a new attempt).
+
+A transaction the key cannot pay for (its value plus its gas at the offered fee, beyond what
+the key's transactions still in flight may take) is never signed (`InsufficientFunds`):
+refused by the node, its nonce would hold every later transaction of the key. Should a node
+refuse one all the same (a balance read before a transfer out), its nonce is voided at once.
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ from crossfill.errors import ChainError, SignerBusy
 from crossfill.store import signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import SentTransaction
+from crossfill.workers.key_funds import KeyFunds, cost, row_cost
 
 log = structlog.get_logger(__name__)
 
@@ -64,6 +77,8 @@ RESEND_AT_MOST = timedelta(seconds=30)
 # transaction must not run again (`void`). Its journal rows carry this purpose.
 VOID = "void"
 VOID_GAS = 21_000
+# A node's answer refusing a transaction its sender's balance cannot pay for.
+_UNPAYABLE = "insufficient funds"
 
 
 @dataclass(frozen=True)
@@ -83,6 +98,29 @@ class Replacement:
     replacement: SentTransaction
 
 
+@dataclass(frozen=True)
+class Mined:
+    """The latest attempt for a purpose was mined: the version that was, with its receipt."""
+
+    row: SentTransaction
+    receipt: dict[str, Any]
+
+    @property
+    def succeeded(self) -> bool:
+        return int(self.receipt["status"]) == 1
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """The latest attempt for a purpose waits to be mined (its newest journal row)."""
+
+    row: SentTransaction
+
+
+# What became of a purpose's latest attempt; None: nothing to wait for (see `attempt`).
+Attempt = Mined | InFlight | None
+
+
 def _bumped(old: int, floor: int) -> int:
     return max(-(-old * BUMP_NUMERATOR // BUMP_DENOMINATOR) + 1, floor)
 
@@ -98,7 +136,10 @@ class TxManager:
         now: Callable[[], datetime],
         holder: str,
         lease: timedelta = SIGNER_LEASE,
+        funds: Callable[[], int | None] | None = None,
     ) -> None:
+        """`funds`: the key's gas-currency balance as last read (None while unknown), where
+        something reads it (the followers read the solver key's); see `workers.key_funds`."""
         self.client = client
         self.state = state
         self.account = account
@@ -107,12 +148,15 @@ class TxManager:
         self.now = now
         self.holder = holder
         self.lease = lease
+        self.funds = KeyFunds(funds)
         self._lock = asyncio.Lock()
         self._next_nonce: int | None = None
         self._token: int | None = None
         self._held_until: datetime | None = None
-        # (request id, purpose) -> when its attempt's nonce was first seen used by another tx
-        self._suspected: dict[tuple[str, str], datetime] = {}
+        # nonce -> when it was first seen used while no version journalled under it was mined
+        self._suspected: dict[int, datetime] = {}
+        # the nonce of a `journal_in` row whose transaction has not committed yet
+        self._journalling: int | None = None
         # journal row id -> when to send it again, and the wait after that attempt
         self._resends: dict[int, tuple[datetime, timedelta]] = {}
 
@@ -234,15 +278,49 @@ class TxManager:
             token = await self._hold_signer()
             nonce = await self._nonce()
             call = Call(to, data, value, gas_limit, tuple(authorization_list))
-            row = self._signed_row(
-                self._fields(call, nonce), purpose=purpose, request_id=request_id
-            )
+            fields = self._fields(call, nonce)
+            self.funds.require(fields, self._who())
+            row = self._signed_row(fields, purpose=purpose, request_id=request_id)
             async with self.sessions() as session, session.begin():
                 await self._journal(session, token)
                 session.add(row)
             self._next_nonce = nonce + 1
-            await self._broadcast(row)
+            self.funds.commit(nonce, cost(fields))
+            await self._first_broadcast(row)
             return row
+
+    def available(self) -> int | None:
+        """What the key may still spend in gas currency (see `workers.key_funds`)."""
+        return self.funds.available()
+
+    def cost_of(self, call: Call) -> int:
+        """The most `call` would take from the key if signed now (value and gas at the
+        offered fee)."""
+        return cost(self._fields(call, 0))
+
+    def _who(self) -> str:
+        return f"chain {self.client.chain_id}: {self.sender}"
+
+    async def _first_broadcast(self, row: SentTransaction) -> None:
+        """Broadcast a transaction just signed. Refused for want of funds, its nonce is voided
+        at once (so the transactions after it are not held), and ChainError raised."""
+        try:
+            await self._broadcast(row, fresh=True)
+        except ChainError as exc:
+            if _UNPAYABLE in str(exc).lower():
+                log.error(
+                    "a node refused a transaction for want of funds: its nonce voided",
+                    chain_id=self.client.chain_id,
+                    nonce=row.nonce,
+                    tx_hash=row.tx_hash,
+                    purpose=row.purpose,
+                    error=str(exc),
+                )
+                try:
+                    await self._void(row, await self._hold_signer())
+                except ChainError as void_failed:  # journalled: sent again until mined
+                    log.warning("void not sent", nonce=row.nonce, error=str(void_failed))
+            raise
 
     async def journal_in(
         self, session: AsyncSession, call: Call, *, purpose: str, request_id: str | None
@@ -260,16 +338,20 @@ class TxManager:
         journalled = False
         try:
             nonce = await self._nonce(session)
-            row = self._signed_row(
-                self._fields(call, nonce), purpose=purpose, request_id=request_id
-            )
+            fields = self._fields(call, nonce)
+            self.funds.require(fields, self._who())
+            row = self._signed_row(fields, purpose=purpose, request_id=request_id)
             if not await self._fenced(session, token):
                 return None
             session.add(row)
+            self.funds.commit(nonce, cost(fields))
+            self._journalling = nonce
             journalled = True
             return row
         except ChainError:
-            return None  # the nonce not read: left to `send`, the caller's transaction unharmed
+            # The nonce not read, or the key short of funds: left to `send`, the caller's
+            # transaction unharmed.
+            return None
         finally:
             if not journalled:
                 self._lock.release()
@@ -278,14 +360,18 @@ class TxManager:
         """The transaction holding `row` (from `journal_in`) committed: its nonce is used;
         broadcast it. Raises ChainError if the node refuses (it stays journalled)."""
         try:
+            self._journalling = None
             self._next_nonce = row.nonce + 1
-            await self._broadcast(row)
+            await self._first_broadcast(row)
         finally:
             self._lock.release()
 
     def journalled_dropped(self) -> None:
         """The transaction holding a `journal_in` row did not commit (or may not have, if it
         failed in its commit): the nonce is read again before the next signature."""
+        if self._journalling is not None:
+            self.funds.release(self._journalling)
+            self._journalling = None
         self._next_nonce = None
         self._lock.release()
 
@@ -359,6 +445,7 @@ class TxManager:
             replaced.status = "replaced"
             replaced.updated_at = self.now()
             session.add(replacement)
+        self.funds.commit(row.nonce, cost(fields))
         log.warning(
             "stuck transaction replaced",
             chain_id=self.client.chain_id,
@@ -391,15 +478,19 @@ class TxManager:
         nothing signed, when a void for that nonce was signed already (see `settle_voids`).
         Raises ChainError if the node refuses it (it stays journalled)."""
         async with self._lock:
-            token = await self._hold_signer()
-            async with self.sessions() as session, session.begin():
-                if await self._void_versions(session, gone.nonce):
-                    return None
-                await self._journal(session, token)
-                fields = self._fields(Call(self.sender, b"", 0, VOID_GAS), gone.nonce)
-                self._outbid(fields, gone)
-                row = self._signed_row(fields, purpose=VOID, request_id=gone.request_id)
-                session.add(row)
+            return await self._void(gone, await self._hold_signer())
+
+    async def _void(self, gone: SentTransaction, token: int) -> SentTransaction | None:
+        """`void`, the key's lock held."""
+        async with self.sessions() as session, session.begin():
+            if await self._void_versions(session, gone.nonce):
+                return None
+            await self._journal(session, token)
+            fields = self._fields(Call(self.sender, b"", 0, VOID_GAS), gone.nonce)
+            self._outbid(fields, gone)
+            row = self._signed_row(fields, purpose=VOID, request_id=gone.request_id)
+            session.add(row)
+        self.funds.commit(gone.nonce, cost(fields))
         log.warning(
             "nonce voided",
             chain_id=self.client.chain_id,
@@ -467,13 +558,27 @@ class TxManager:
                     row.status = "dropped"
                     row.updated_at = self.now()
 
-    async def _broadcast(self, row: SentTransaction) -> None:
+    async def _broadcast(self, row: SentTransaction, *, fresh: bool = False) -> None:
+        """Send the row's signed bytes. A node that has them already is no failure; nor is
+        "nonce too low", which a transaction sent before may get once mined: for one just
+        signed (`fresh`) it says instead that another transaction took the nonce, so the
+        count is read again (`attempt` finds the row's nonce taken and a new one is signed)."""
         try:
             await self.client.send_raw(bytes.fromhex(row.raw_transaction[2:]))
         except ChainError as exc:
-            if not any(marker in str(exc).lower() for marker in _ALREADY_SENT):
+            answer = str(exc).lower()
+            if not any(marker in answer for marker in _ALREADY_SENT):
                 self._next_nonce = None  # re-read: the node may disagree with our count
                 raise
+            if fresh and "nonce too low" in answer:
+                self._next_nonce = None
+                log.warning(
+                    "a nonce of ours was used by a transaction the journal did not sign",
+                    chain_id=self.client.chain_id,
+                    nonce=row.nonce,
+                    tx_hash=row.tx_hash,
+                    purpose=row.purpose,
+                )
         await self._acknowledged(row.id)
 
     async def _acknowledged(self, row_id: int) -> None:
@@ -500,6 +605,9 @@ class TxManager:
             row.block_number = block_number
             row.block_hash = block_hash
             row.updated_at = self.now()
+            nonce = row.nonce
+        if status not in WATCHED:
+            self.funds.release(nonce)  # mined, or never to be: it takes nothing more
 
     async def in_flight(self) -> list[SentTransaction]:
         async with self.sessions() as session:
@@ -535,8 +643,10 @@ class TxManager:
                 resends.pop(row.id, None)
 
     async def rebroadcast(self) -> None:
-        """After a restart: send again whatever the journal has not seen mined."""
+        """After a restart: send again whatever the journal has not seen mined (and count what
+        it may still take from the key)."""
         for row in await self.in_flight():
+            self.funds.commit(row.nonce, row_cost(row))
             try:
                 await self._broadcast(row)
             except ChainError as exc:
@@ -549,9 +659,26 @@ class TxManager:
 
         Looks at every version of the latest attempt (an original and its replacements share
         one nonce, so at most one is ever mined) and marks the rest dropped. An attempt that
-        reverted and was signed afresh (a refund) leaves older nonces behind: ignored.
+        reverted and was signed afresh (a refund), or whose nonce another transaction took,
+        leaves older nonces behind: ignored.
         """
         return await self._mined_version(await self._latest_attempt(request_id, purpose))
+
+    async def attempt(self, request_id: str | None, purpose: str) -> Attempt:
+        """What became of the latest attempt for `(request_id, purpose)`: `Mined` (reverted or
+        not), `InFlight`, or None when there is nothing to wait for: nothing was journalled
+        for it, or its nonce went to a transaction this journal did not sign (`nonce_taken`).
+        On None the caller signs a new attempt, which takes a new nonce. Every journalled
+        sender asks this, so none waits for ever on a nonce taken outside the service."""
+        versions = await self._latest_attempt(request_id, purpose)
+        if not versions:
+            return None
+        mined = await self._mined_version(versions)
+        if mined is not None:
+            return Mined(*mined)
+        if await self._never_mined(versions):
+            return None
+        return InFlight(max(versions, key=lambda row: row.id))
 
     async def _mined_version(
         self, versions: Sequence[SentTransaction]
@@ -581,7 +708,9 @@ class TxManager:
                     select(SentTransaction).where(
                         SentTransaction.request_id == request_id,
                         SentTransaction.purpose == purpose,
-                        SentTransaction.status.in_((*WATCHED, "mined", "failed", "dropped")),
+                        SentTransaction.status.in_(
+                            (*WATCHED, "mined", "failed", "dropped", "conflicted")
+                        ),
                     )
                 )
             )
@@ -616,37 +745,51 @@ class TxManager:
         await self._broadcast(row)
 
     async def nonce_taken(self, request_id: str, purpose: str) -> bool:
-        """True when the latest attempt for this purpose can never be mined: none of its
-        versions has a receipt (call after `mined_for` found none) and the chain has used its
-        nonce for another transaction, still so `CONFLICT_CONFIRMATION` later. Its versions are
-        then marked `conflicted`: a new attempt, with a new nonce, is the caller's to make."""
-        key = (request_id, purpose)
-        attempt = await self._latest_attempt(request_id, purpose)
-        waiting = [row for row in attempt if row.status in WATCHED]
-        if not waiting or waiting[0].nonce >= await self.client.mined_nonce(self.sender):
-            self._suspected.pop(key, None)
+        """True when the latest attempt for this purpose can never be mined (call after
+        `mined_for` found none): its nonce went to another transaction (see `_taken`), now
+        or before. A new attempt, with a new nonce, is the caller's to make."""
+        return await self._never_mined(await self._latest_attempt(request_id, purpose))
+
+    async def _never_mined(self, attempt: Sequence[SentTransaction]) -> bool:
+        """`attempt` (one nonce's versions, none with a receipt) can never be mined: its
+        nonce was found taken, now (`_taken`) or before."""
+        if await self._taken([row for row in attempt if row.status in WATCHED]):
+            return True
+        return bool(attempt) and all(row.status == "conflicted" for row in attempt)
+
+    async def _taken(self, waiting: Sequence[SentTransaction]) -> bool:
+        """True when the chain has used the nonce of `waiting` (one nonce's versions, none
+        with a receipt) for another transaction, still so `CONFLICT_CONFIRMATION` later (a node
+        behind the one that counted may not have our receipt yet). They are then marked
+        `conflicted` and the nonce count is read afresh."""
+        if not waiting:
+            return False
+        nonce = waiting[0].nonce
+        if nonce >= await self.client.mined_nonce(self.sender):
+            self._suspected.pop(nonce, None)
             return False
         now = self.now()
-        if now - self._suspected.setdefault(key, now) < CONFLICT_CONFIRMATION:
+        if now - self._suspected.setdefault(nonce, now) < CONFLICT_CONFIRMATION:
             return False
-        del self._suspected[key]
+        del self._suspected[nonce]
         for row in waiting:
             await self._set_status(row.id, "conflicted")
         self._next_nonce = None
         log.error(
-            "nonce used by another transaction",
+            "nonce used by a transaction the journal did not sign: signed again",
             chain_id=self.client.chain_id,
-            nonce=waiting[0].nonce,
-            request_id=request_id,
-            purpose=purpose,
+            nonce=nonce,
+            request_id=waiting[0].request_id,
+            purpose=waiting[0].purpose,
         )
         return True
 
-    async def reverted(self, request_id: str | None, purpose: str) -> bool:
-        """Did the latest attempt for this purpose get mined and revert?"""
-        return any(
-            row.status == "failed" for row in await self._latest_attempt(request_id, purpose)
-        )
+    async def void_taken(self, void: SentTransaction) -> bool:
+        """True when another transaction than `void` (or the one it displaces) used its nonce
+        (see `_taken`): the nonce is used, which is all a void is for; it is sent no more."""
+        async with self.sessions() as session:
+            versions = await self._void_versions(session, void.nonce)
+        return await self._taken([row for row in versions if row.status in WATCHED])
 
     async def for_request(self, request_id: str | None, purpose: str) -> SentTransaction | None:
         async with self.sessions() as session:

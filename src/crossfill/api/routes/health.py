@@ -15,10 +15,12 @@ from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.responses import Alive, Ready
 from crossfill.errors import ChainError, StoreError
+from crossfill.quoting.money import format_units
 from crossfill.runtime import ChainRuntime, Runtime
 from crossfill.store import chain_controls
 from crossfill.store.db import ping
 from crossfill.store.write_probe import probe_write
+from crossfill.types import ChainId
 
 router = APIRouter(tags=["health"])
 
@@ -128,10 +130,30 @@ async def _enabled_chain_ids(runtime: Runtime, chain_ids: list[int]) -> list[int
     ]
 
 
+def _shortfalls(runtime: Runtime, chain_ids: list[int]) -> dict[str, dict[str, str]]:
+    """By chain id, then currency symbol: what the solver's balance lacks (whole units) for
+    the fills waiting on it there, as this process's solver last found; chains lacking
+    nothing left out."""
+    shown: dict[str, dict[str, str]] = {}
+    for chain_id in chain_ids:
+        chain = runtime.chains.get(ChainId(chain_id))
+        if chain is None or not chain.state.solver_shortfall:
+            continue
+        by_symbol = {}
+        for address, amount in chain.state.solver_shortfall.items():
+            currency = chain.config.currency(address)
+            if currency is not None:
+                by_symbol[currency.symbol] = format_units(amount, currency.decimals)
+        shown[str(chain_id)] = by_symbol
+    return shown
+
+
 @router.get("/readyz", response_model=None, responses=responses(Ready, 503))
 async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
     """Ready when the database answers and takes a write, and every enabled chain's endpoint
-    serves it (EVM, SVM and the perps exchange alike)."""
+    serves it (EVM, SVM and the perps exchange alike). What the solver's balance lacks for
+    fills waiting on it is shown (`solverShortfall`) without making the service unready: it
+    still answers, fills other chains and refunds."""
     checks_by_chain = _checks_of(runtime)
     try:
         await ping(runtime.engine)
@@ -144,7 +166,10 @@ async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
     database = await checker.database_write(runtime.engine)
     results = await checker.results(checks_by_chain)
     by_chain = {str(chain_id): results[chain_id] for chain_id in enabled}
-    checks = {"database": database, "chains": by_chain}
+    checks: dict[str, object] = {"database": database, "chains": by_chain}
+    shortfalls = _shortfalls(runtime, enabled)
+    if shortfalls:
+        checks["solverShortfall"] = shortfalls
     failing = sorted(chain_id for chain_id, result in by_chain.items() if result != "ok")
     problems = [database] if database != "ok" else []
     if failing:

@@ -1,0 +1,54 @@
+"""The destination liquidity a quote checks: the solver's inventory pays the fill's output and
+its gas (what a node checks the balance against), or the quote is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from crossfill.domain.gas import with_gas_headroom
+from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.request import QuoteRequest
+from crossfill.types import NATIVE_EVM_ADDRESS
+from tests.unit import quote_fixtures as fx
+
+DESTINATION = fx.CHAINS[1]
+
+
+def _native_bridge() -> tuple[QuoteRequest, int, int]:
+    """A native bridge's body, its output, and the gas its fill may cost at most."""
+    config = fx.deployment()
+    chain_views = fx.views(config)
+    quote_body = fx.body(destinationCurrency=NATIVE_EVM_ADDRESS)
+    output = fx.quote(quote_body, config, chain_views).amount_out
+    destination = chain_views[DESTINATION]
+    max_fee, _tip = destination.state.offered_fees()
+    gas = with_gas_headroom(destination.config.fees.fill_gas_native) * max_fee
+    return quote_body, output, gas
+
+
+@pytest.mark.parametrize("short_by", [1, 10**9])
+def test_an_inventory_that_pays_the_output_but_not_the_gas_is_refused(short_by: int) -> None:
+    quote_body, output, gas = _native_bridge()
+    config = fx.deployment()
+    chain_views = fx.views(config)
+    chain_views[DESTINATION].state.solver_balances[NATIVE_EVM_ADDRESS] = output + gas - short_by
+    with pytest.raises(QuoteError) as refused:
+        fx.quote(quote_body, config, chain_views)
+    assert refused.value.error_code == "INSUFFICIENT_LIQUIDITY"
+
+
+def test_an_inventory_that_pays_the_output_and_the_gas_is_quoted() -> None:
+    quote_body, output, gas = _native_bridge()
+    config = fx.deployment()
+    chain_views = fx.views(config)
+    chain_views[DESTINATION].state.solver_balances[NATIVE_EVM_ADDRESS] = output + gas
+    assert fx.quote(quote_body, config, chain_views).amount_out == output
+
+
+def test_a_token_fill_needs_gas_currency_for_its_gas() -> None:
+    config = fx.deployment()
+    chain_views = fx.views(config)
+    chain_views[DESTINATION].state.solver_balances[NATIVE_EVM_ADDRESS] = 0
+    with pytest.raises(QuoteError) as refused:
+        fx.quote(fx.body(originCurrency=fx.USDC, amount=str(10**9)), config, chain_views)
+    assert refused.value.error_code == "INSUFFICIENT_LIQUIDITY"
