@@ -57,8 +57,9 @@ class Background(Protocol):
 
     async def stop(self) -> None: ...
 
-    def hint(self, chain_id: int, tx_hash: str) -> bool:
-        """A client's deposit hint; False if nothing here indexes that chain."""
+    def hint(self, chain_id: int, tx_hash: str, client: str) -> bool:
+        """A client's deposit hint (`client`: whose hint budget it spends); False if nothing
+        here indexes that chain, or the hint was refused."""
 
 
 # Headers the official SDK and UI kit send; browsers preflight them.
