@@ -33,7 +33,7 @@ def signer_of(signable: SignableMessage, signature: str) -> Address:
     r, s = int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:64], "big")
     if not 0 < r < SECP256K1_N or not 0 < s <= SECP256K1_N // 2:
         raise UnrecoverableSignature(
-            "signature: r must be within the curve order and s in its lower half"
+            "signature must have r within the curve order and s in its lower half"
         )
     try:
         return Address(Account.recover_message(signable, signature=signature))
