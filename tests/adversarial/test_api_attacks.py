@@ -15,14 +15,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from crossfill.devnet.anvil import anvil_rpc
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
-    DESTINATION,
-    NATIVE,
     OPERATOR_TOKEN,
     ORIGIN,
     REFUNDED,
     deposit_usdc,
     final_status,
     funded_user,
+    native_bridge,
     new_api_key,
     request_quote,
     rpc_urls,
@@ -90,16 +89,7 @@ def test_a_refunded_request_is_not_attested(
     user = funded_user(devnet)
     # The Depository takes no plain ether: paying it as the recipient makes the fill revert.
     recipient = devnet.deployment.chains[1].contracts.depository
-    body = {
-        "user": user.address,
-        "recipient": recipient,
-        "originChainId": ORIGIN,
-        "destinationChainId": DESTINATION,
-        "originCurrency": NATIVE,
-        "destinationCurrency": NATIVE,
-        "amount": str(10**17),
-        "tradeType": "EXACT_INPUT",
-    }
+    body = native_bridge(user.address, recipient=recipient)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, body)
         request_id = quote["steps"][0]["requestId"]
@@ -194,16 +184,7 @@ def test_a_hint_flood_costs_a_bounded_number_of_rpc_calls(
             _mining(devnet, WINDOW_SECONDS)
 
         user = funded_user(devnet)
-        body = {
-            "user": user.address,
-            "recipient": user.address,
-            "originChainId": ORIGIN,
-            "destinationChainId": DESTINATION,
-            "originCurrency": NATIVE,
-            "destinationCurrency": NATIVE,
-            "amount": str(10**16),
-            "tradeType": "EXACT_INPUT",
-        }
+        body = native_bridge(user.address, recipient=user.address, amount=str(10**16))
         quote = request_quote(honest, body)
         request_id = quote["steps"][0]["requestId"]
         (deposit_hash,) = execute_steps(quote, user, rpc_urls(devnet)).values()
