@@ -6,6 +6,7 @@ scan."""
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -168,3 +169,24 @@ async def test_a_hint_whose_nonce_went_to_another_transaction_is_dropped(
     _next_head(base)
     await indexer.tick()
     assert _receipt_lookups(base) == 3  # two lookups, and the re-check that proved it dropped
+
+
+async def test_a_client_out_of_budget_cannot_hold_back_anothers_hint_of_the_same_transaction(
+    world: tuple[ChainWorld, Indexer],
+) -> None:
+    base, indexer = world
+    assert indexer.hint(Hint(HINTED, CLIENT))
+    await indexer.tick()  # not mined: kept, for this client's budget to look again
+    while indexer.hint(Hint("0x" + os.urandom(32).hex(), CLIENT)):
+        pass
+    await indexer.tick()  # the rest of its budget spent on those
+    _next_head(base, RECHECK_FIRST)  # HINTED due again; less than a call refilled
+    looked = _receipt_lookups(base)
+    await indexer.tick()
+    assert _receipt_lookups(base) == looked  # its client cannot pay for the look
+    base.chain.mine(HINTED)
+    looked = _receipt_lookups(base)
+    assert indexer.hint(Hint(HINTED, "key:7"))  # another client: looked up at once
+    await indexer.tick()
+    assert _receipt_lookups(base) == looked + 1
+    assert HINTED not in indexer.hints.unmined()

@@ -86,8 +86,9 @@ class HintWatch:
     def hint(self, hint: Hint) -> bool:
         """Queue a client's hint, its receipt lookup paid from the client's budget; False
         when the budget or the queue is full (the scan will find it)."""
-        if hint.tx_hash in self._unmined:
-            return True  # watched already
+        watched = self._unmined.get(hint.tx_hash)
+        if watched is not None and watched.client == hint.client:
+            return True  # this client's hint is watched already: nothing more to spend
         if not self._budget.take(hint.client):
             return False
         try:
@@ -140,6 +141,9 @@ class HintWatch:
             if len(self._unmined) >= MAX_UNMINED_HINTS:
                 return None
             kept = self._unmined[hint.tx_hash] = UnminedHint(hint.client, now, now)
+        # The last client to hint it pays for the next look: one out of budget cannot hold
+        # back another's hint of the same transaction.
+        kept.client = hint.client
         kept.looked(now)
         return kept
 
