@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     rate_limit_key_per_minute: int = Field(default=6000, ge=0)
     # Wrong API keys per client address; once spent, every key from there is refused (429).
     rate_limit_bad_key_per_minute: int = Field(default=30, ge=0)
+    # Deposit hints (POST /transactions/index): the RPC calls one client's hints may make per
+    # chain and minute (its receipt lookups and their re-checks); past it they are refused.
+    hint_rpc_calls_per_client_per_minute: int = Field(default=60, ge=1)
     # Proxies whose `X-Forwarded-For` is believed: comma-separated IPs/CIDRs. Empty: none,
     # the client is the connection's peer.
     trusted_proxies: Annotated[tuple[IPv4Network | IPv6Network, ...], NoDecode] = ()

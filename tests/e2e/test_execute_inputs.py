@@ -15,7 +15,15 @@ from eth_account.signers.local import LocalAccount
 
 from crossfill.devnet.anvil import set_native_balance
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import DESTINATION, OPERATOR, OPERATOR_TOKEN, ORIGIN, new_api_key, usdc
+from tests.e2e.bridging import (
+    DESTINATION,
+    OPERATOR,
+    OPERATOR_TOKEN,
+    ORIGIN,
+    new_api_key,
+    request_quote,
+    usdc,
+)
 from tests.e2e.conftest import ServiceThread, StartService, service_settings
 from tests.e2e.gasless import (
     deploy_delegate,
@@ -214,3 +222,43 @@ def test_a_call_the_sponsor_would_make_in_its_own_name_is_400(setup: Setup) -> N
         answer = _post(setup, body)
         assert answer.status_code == 400, answer.text
         assert "not an EIP-7702 delegated account" in answer.json()["error"]
+
+
+def _keyless_quote(setup: Setup) -> dict[str, Any]:
+    """A quote made without a key (as the official SDK makes it) for the setup's user."""
+    body = {
+        "user": setup.user.address,
+        "recipient": setup.user.address,
+        "originChainId": ORIGIN,
+        "destinationChainId": DESTINATION,
+        "originCurrency": usdc(setup.devnet, ORIGIN),
+        "destinationCurrency": usdc(setup.devnet, DESTINATION),
+        "amount": str(10**6),
+        "tradeType": "EXACT_INPUT",
+    }
+    return request_quote(setup.http, body)
+
+
+def test_a_request_quoted_without_the_key_is_executed_for_its_users_paying_call(
+    setup: Setup,
+) -> None:
+    """The SDK's flow: quoted without a key, executed with one; the call runs on the user's
+    own account and pays the request, so only the user can have signed it."""
+    quote = _keyless_quote(setup)
+    request_id = quote["steps"][-1]["requestId"]
+    batch = signed_batch(origin_web3(setup.devnet), setup.user, setup.delegate, quote_calls(quote))
+    answer = _post(setup, execute_body(setup.user.address, batch, request_id))
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["requestId"] == request_id
+
+
+def test_a_call_of_the_user_that_pays_nothing_is_403_for_a_request_of_another_key(
+    setup: Setup,
+) -> None:
+    """Signed by the user, but paying nothing: executed, it would fail the request."""
+    quote = _keyless_quote(setup)
+    request_id = quote["steps"][-1]["requestId"]
+    empty = signed_batch(origin_web3(setup.devnet), setup.user, setup.delegate, [], batch_nonce=9)
+    answer = _post(setup, execute_body(setup.user.address, empty, request_id))
+    assert answer.status_code == 403, answer.text
+    assert "not quoted with this API key" in answer.json()["error"]

@@ -6,8 +6,10 @@ from ipaddress import ip_network
 
 import pytest
 from starlette.requests import Request
+from structlog.testing import capture_logs
 
-from crossfill.api.client_address import client_address
+from crossfill.api.auth import Caller
+from crossfill.api.client_address import UntrustedProxyWarning, client_address, client_group
 
 PROXIES = (ip_network("10.0.0.0/8"), ip_network("127.0.0.1/32"))
 
@@ -53,3 +55,44 @@ def test_one_address_has_one_spelling() -> None:
 
 def test_a_request_without_a_peer_is_unknown() -> None:
     assert client_address(Request({"type": "http", "headers": []}), PROXIES) == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("address", "group"),
+    [
+        ("2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2::1", "2001:db8:1:2::/64"),
+        ("2001:db8:1:3::1", "2001:db8:1:3::/64"),
+        ("203.0.113.5", "203.0.113.5"),
+        ("unknown", "unknown"),
+    ],
+)
+def test_an_ipv6_client_is_limited_by_its_64(address: str, group: str) -> None:
+    assert client_group(address) == group
+
+
+def test_two_addresses_of_one_ipv6_network_share_a_bucket_and_a_guess_budget() -> None:
+    one = Caller(None, client_address(_request("2001:db8:1:2::1"), ()))
+    other = Caller(None, client_address(_request("2001:db8:1:2:ffff::7"), ()))
+    assert one.address != other.address
+    assert one.bucket == other.bucket == "ip:2001:db8:1:2::/64"
+    assert Caller(7, one.address).bucket == "key:7"
+
+
+@pytest.mark.parametrize("peer", ["10.1.2.3", "192.168.0.9", "127.0.0.1", "fd00::5"])
+def test_a_private_peer_without_trusted_proxies_is_warned_about_once(peer: str) -> None:
+    warning = UntrustedProxyWarning()
+    with capture_logs() as logged:
+        warning.saw(peer)
+        warning.saw(peer)
+    assert [entry["log_level"] for entry in logged] == ["warning"]
+    assert "CROSSFILL_TRUSTED_PROXIES" in logged[0]["event"]
+
+
+def test_a_public_peer_is_no_reason_to_warn() -> None:
+    warning = UntrustedProxyWarning()
+    with capture_logs() as logged:
+        warning.saw("8.8.8.8")
+        warning.saw("2606:4700::1111")
+        warning.saw("unknown")
+    assert logged == []

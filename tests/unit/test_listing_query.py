@@ -49,6 +49,35 @@ def test_filters_groups_keep_negation_and_arrays() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"id": ["garbage"]},
+        {"id": ["0x1234"]},
+        {"orderId": ["0x" + "zz" * 32]},
+        {"id": ["0x" + "ab" * 32 + ",nope"]},
+        {"filters": ['[{"orderId": "garbage"}]']},
+    ],
+)
+def test_an_id_that_is_no_32_byte_hash_is_refused(params: dict[str, list[str]]) -> None:
+    """Else `?id=garbage` answers 200 with an empty page, as if the request did not exist."""
+    with pytest.raises(ListingError, match="32-byte id"):
+        parse_listing(params)
+
+
+def test_v2_refuses_a_malformed_id_too() -> None:
+    with pytest.raises(ListingError, match="32-byte id"):
+        parse_listing({"id": ["garbage"]}, v2=True)
+
+
+def test_ids_are_compared_lower_case() -> None:
+    query = parse_listing({"id": ["0x" + "AB" * 32], "orderId": ["0x" + "cd" * 32]})
+    assert set(query.conditions) == {
+        Condition("id", ("0x" + "ab" * 32,)),
+        Condition("orderId", ("0x" + "cd" * 32,)),
+    }
+
+
 def test_v2_has_its_own_parameters() -> None:
     query = parse_listing({"hash": ["0xAB"], "referrer": ["app"], "term": ["x"]}, v2=True)
     assert {c.field for c in query.conditions} == {"hash", "referrer"}  # term is v3 only

@@ -20,6 +20,7 @@ from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.response import quote_wire
 from crossfill.store.tables import Deposit
 from crossfill.types import NATIVE_EVM_ADDRESS
+from crossfill.workers.hint_watch import Hint
 from crossfill.workers.indexer import Indexer
 from tests.unit.quote_fixtures import CHAINS, CONTRACT, USDC, USER, WETH, body, quote
 from tests.unit.worker_world import ChainWorld, chain_world
@@ -139,7 +140,7 @@ async def test_the_indexer_records_a_receiver_deposit_by_its_sender(
     log = {**_log(ORDER_ID, address=receiver), "blockNumber": base.chain.head_block.number}
     base.chain.mine(tx_hash, logs=[log])
     base.chain.sent_facts[tx_hash] = _tx(ORDER_ID, to=receiver.lower())
-    indexer.hint(tx_hash)
+    indexer.hint(Hint(tx_hash, "ip:127.0.0.1"))
     await indexer.tick()
     async with base.sessions() as session:
         (deposit,) = await session.scalars(select(Deposit))

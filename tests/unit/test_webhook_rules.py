@@ -56,6 +56,24 @@ def test_production_refuses_plain_http_and_private_addresses(url, addresses) -> 
 
 @pytest.mark.parametrize(
     "address",
+    ["224.0.0.1", "239.255.255.250", "233.252.0.1", "ff0e::1", "ff05::2", "::ffff:224.0.0.251"],
+)
+def test_production_refuses_multicast_groups(address: str) -> None:
+    """Python counts a multicast group as global; no single host answers one."""
+    literal = f"[{address}]" if ":" in address else address
+    with pytest.raises(EndpointRefused, match="private or local"):
+        check_endpoint(f"https://{literal}/hooks", production=True, allow_private=False)
+    with pytest.raises(EndpointRefused, match="private or local"):
+        check_endpoint(
+            "https://hooks.example.com/x",
+            production=True,
+            allow_private=False,
+            resolve=_resolve([address]),
+        )
+
+
+@pytest.mark.parametrize(
+    "address",
     [
         "::ffff:169.254.169.254",  # IPv4-mapped
         "::ffff:10.0.0.1",

@@ -16,7 +16,7 @@ from crossfill import __version__
 from crossfill.api.auth import KeyCache
 from crossfill.api.errors import install_error_handlers
 from crossfill.api.limits import RequestLimits, RequestLimitsMiddleware
-from crossfill.api.openapi import install_openapi
+from crossfill.api.openapi import install_openapi, responses
 from crossfill.api.rate_limit import RateLimited, build_limiter
 from crossfill.api.response_counts import ResponseCounts
 from crossfill.api.routes import (
@@ -57,8 +57,9 @@ class Background(Protocol):
 
     async def stop(self) -> None: ...
 
-    def hint(self, chain_id: int, tx_hash: str) -> bool:
-        """A client's deposit hint; False if nothing here indexes that chain."""
+    def hint(self, chain_id: int, tx_hash: str, client: str) -> bool:
+        """A client's deposit hint (`client`: whose hint budget it spends); False if nothing
+        here indexes that chain, or the hint was refused."""
 
 
 # Headers the official SDK and UI kit send; browsers preflight them.
@@ -162,7 +163,11 @@ def create_app(
         fast_fill,
         permits,
     ):
-        app.include_router(public.router, dependencies=[RateLimited])
+        # Documented with the dependency that answers them: a wrong key (401), a spent
+        # budget of requests or of wrong keys (429).
+        app.include_router(
+            public.router, dependencies=[RateLimited], responses=responses(None, 401, 429)
+        )
     app.include_router(health.router)
     app.include_router(metrics.router)
     app.include_router(ws.router)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import Depends, Request
 from starlette.requests import HTTPConnection
 
-from crossfill.api.client_address import client_address
+from crossfill.api.client_address import client_address, client_group
 from crossfill.api.deps import RuntimeDep
 from crossfill.errors import TooManyRequests, Unauthorized
 from crossfill.runtime import Runtime
@@ -38,7 +38,10 @@ class Caller:
 
     @property
     def bucket(self) -> str:
-        return f"key:{self.key_id}" if self.key_id is not None else f"ip:{self.address}"
+        """Whose budgets the call spends: its key's, else its address group's."""
+        if self.key_id is not None:
+            return f"key:{self.key_id}"
+        return f"ip:{client_group(self.address)}"
 
 
 class KeyCache:
@@ -75,7 +78,8 @@ class GuessGuard:
     @classmethod
     def of(cls, connection: HTTPConnection, runtime: Runtime, address: str) -> GuessGuard:
         per_minute = runtime.settings.rate_limit_bad_key_per_minute
-        return cls(connection.app.state.limiter, per_minute, f"bad-key:{address}")
+        bucket = f"bad-key:{client_group(address)}"
+        return cls(connection.app.state.limiter, per_minute, bucket)
 
     async def refuse_if_spent(self) -> None:
         """429 when this address has no wrong guess left; call before checking a secret."""

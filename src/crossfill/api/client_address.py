@@ -1,4 +1,5 @@
-"""The address a request (or websocket) comes from, for per-address limits.
+"""The address a request (or websocket) comes from, and the group per-address limits count it
+in (`client_group`: an IPv6 address's /64).
 
 `X-Forwarded-For` is anyone's to write: it is believed only when the connection's peer is one
 of the configured trusted proxies (`CROSSFILL_TRUSTED_PROXIES`). Each proxy appends the address
@@ -13,7 +14,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
 
+import structlog
 from starlette.requests import HTTPConnection
+
+log = structlog.get_logger(__name__)
 
 FORWARDED_FOR = "x-forwarded-for"
 UNKNOWN = "unknown"
@@ -22,12 +26,17 @@ UNKNOWN = "unknown"
 _MAX_ADDRESS_LENGTH = 64
 
 Networks = Sequence[IPv4Network | IPv6Network]
+# An IPv6 subscriber is given a /64 at least, and a host picks any address in it at will
+# (privacy extensions): per-address limits hold for the whole /64.
+IPV6_CLIENT_PREFIX = 64
 
 
 def client_address(connection: HTTPConnection, trusted_proxies: Networks) -> str:
     """The client's address: the peer, or behind trusted proxies the right-most untrusted
     `X-Forwarded-For` hop (the left-most hop when every one of them is a trusted proxy)."""
     peer = connection.client.host if connection.client else UNKNOWN
+    if not trusted_proxies:
+        UNTRUSTED_PROXY.saw(peer)
     if not _is_trusted(peer, trusted_proxies):
         return _canonical(peer)
     hops = [
@@ -40,6 +49,42 @@ def client_address(connection: HTTPConnection, trusted_proxies: Networks) -> str
         if not _is_trusted(hop, trusted_proxies):
             return _canonical(hop)
     return _canonical(hops[0] if hops else peer)
+
+
+class UntrustedProxyWarning:
+    """Warns once per process when a request comes from a private address while no proxy is
+    trusted. A proxy in front (a load balancer, nginx on this host) is then every client's
+    peer: all share its address, its rate limits and its wrong-secret budget, so one client
+    guessing API keys or the operator token locks every key holder out."""
+
+    def __init__(self) -> None:
+        self.warned = False
+
+    def saw(self, peer: str) -> None:
+        if self.warned:
+            return
+        parsed = _parse(peer)
+        if parsed is None or not parsed.is_private:
+            return
+        self.warned = True
+        log.warning(
+            "request from a private address and no trusted proxy: if a proxy forwards the "
+            "requests, set CROSSFILL_TRUSTED_PROXIES, or every client shares its limits",
+            peer=str(parsed),
+        )
+
+
+# One per process: the warning is said once.
+UNTRUSTED_PROXY = UntrustedProxyWarning()
+
+
+def client_group(address: str) -> str:
+    """What per-address limits count `address` (as `client_address` gives it) as: an IPv6
+    address's /64 network, any other address (IPv4, or text a proxy sent) as it is."""
+    parsed = _parse(address)
+    if not isinstance(parsed, IPv6Address):
+        return address
+    return str(IPv6Network((parsed, IPV6_CLIENT_PREFIX), strict=False))
 
 
 def _is_trusted(address: str, trusted_proxies: Networks) -> bool:

@@ -146,6 +146,7 @@ def _any_of(values: Iterable[str]) -> str:
 _FREE_TEXT = "[^,]{1,200}"  # listing_query._value: a non-empty string of at most 200
 _FIELD_VALUES: dict[lq.Kind, dict[str, Any]] = {
     lq.Kind.HEX: _field_value(_FREE_TEXT),
+    lq.Kind.ID: _field_value("0x[0-9a-fA-F]{64}"),
     lq.Kind.INT: _field_value(f"[0-9]{{1,{len(str(INT64_MAX))}}}"),
     lq.Kind.STATUS: _field_value(_any_of(status.value for status in RequestStatus)),
     lq.Kind.FAIL_REASON: _field_value(_any_of(sorted(FAIL_REASONS))),

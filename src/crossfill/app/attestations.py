@@ -1,26 +1,36 @@
-"""A request's attestation: the solver wallet's signature over its deposited facts."""
+"""A request's attestation: the solver wallet's signature over its deposited facts.
+
+Only a deposit that stands is attested: the spec fixes the signed values (no status among
+them), so a contract that trusts the signature takes the origin amount as paid. A request
+that failed (its deposit due back) or was refunded is refused with the code saying which.
+"""
 
 from __future__ import annotations
 
 import re
 
 from crossfill.domain.attestation import Attestation
+from crossfill.domain.status import RequestStatus
 from crossfill.errors import BadRequest, NotFound
 from crossfill.runtime import Runtime
 from crossfill.store import deposits, requests
 
 _HEX_WORD = re.compile(r"0x[0-9a-fA-F]{1,64}", re.ASCII)
 NOT_DEPOSITED = "REQUEST_NOT_DEPOSITED"
+REFUNDED = "REQUEST_REFUNDED"
+FAILED = "REQUEST_FAILED"
 
 
-class NotYetDeposited(BadRequest):
-    """400: nothing to attest until the request's deposit is accepted."""
+class NotAttested(BadRequest):
+    """400: the request has no deposit that stands (`code` says why)."""
 
-    error_code = NOT_DEPOSITED
+    def __init__(self, message: str, *, code: str) -> None:
+        super().__init__(message, error_code=code)
+        self.code = code
 
     def body(self) -> dict[str, object]:
         # The compat notes' shape of this 400 is {message, code}; ours adds it beside errorCode.
-        return {**super().body(), "code": NOT_DEPOSITED}
+        return {**super().body(), "code": self.code}
 
 
 def _hex_word(value: str, field: str) -> str:
@@ -30,14 +40,21 @@ def _hex_word(value: str, field: str) -> str:
 
 
 async def attestation_of(runtime: Runtime, request_id: str) -> Attestation:
-    """The attested facts of a request whose deposit was accepted (NotFound, NotYetDeposited)."""
+    """The attested facts of a request whose deposit was accepted and stands (NotFound,
+    NotAttested)."""
     async with runtime.sessions() as session:
         request = await requests.get(session, request_id.lower())
         if request is None:
             raise NotFound(f"request {request_id} not found")
         deposit = await deposits.accepted_for(session, request.id)
+    if request.status == RequestStatus.REFUND or (deposit and deposit.refund_status):
+        raise NotAttested(f"request {request.id} was refunded: nothing stands paid", code=REFUNDED)
+    if request.status == RequestStatus.FAILURE:
+        raise NotAttested(
+            f"request {request.id} failed: its deposit is not paid for it", code=FAILED
+        )
     if deposit is None:
-        raise NotYetDeposited(f"request {request.id} has no accepted deposit yet")
+        raise NotAttested(f"request {request.id} has no accepted deposit yet", code=NOT_DEPOSITED)
     return Attestation(
         request_id=request.id,
         origin_chain_id=deposit.chain_id,

@@ -9,7 +9,8 @@ Accepted, it is queued for the chain's gasless executor and its request moves to
 
 Which request: the `requestId` given; else the quoted request the call pays (its simulated logs
 hold a Depository deposit for that request's order, or its same-chain Router batch); else a
-request of its own (`app.gasless_requests`), created `depositing`.
+request of its own (`app.gasless_requests`), created `depositing`. A key acts only on requests
+quoted with it, or on a request whose user's own account runs the call and pays it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app import registry
 from crossfill.app.gasless_requests import standalone_request
-from crossfill.chains.call_payments import payments_in
+from crossfill.chains.call_payments import CallPayments, payments_in
 from crossfill.config.deployment import GaslessSettings, KeyHolder
 from crossfill.domain import gasless
 from crossfill.domain.enums import FEATURES
@@ -33,6 +34,7 @@ from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.gasless import ExecuteOrder, ExecutionRefused
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import (
+    ApiError,
     BadRequest,
     ChainError,
     ChainUnreachable,
@@ -106,22 +108,29 @@ async def _gas_limit(
     return gas_limit
 
 
-async def _paid_request(
-    runtime: Runtime, chain: ChainRuntime, order: ExecuteOrder, sponsor: Address
-) -> str | None:
-    """The quoted request a raw call pays, from its simulated logs; None when it pays none
-    (or the node cannot simulate it: the call is then a request of its own, and a deposit it
-    makes is still found by the indexer for its order)."""
+async def _simulated_payments(
+    chain: ChainRuntime, order: ExecuteOrder, sponsor: Address
+) -> CallPayments | None:
+    """What the call pays, read from its simulated logs; None when the node cannot simulate
+    it (`eth_simulateV1` unknown)."""
     try:
         outcome = await chain.client.simulate(gasless.rpc_call(order, sponsor))
     except ChainUnreachable:
         raise
     except ChainError as exc:
-        log.warning("raw call not simulated; taken as a call of its own", error=str(exc))
+        log.warning("call not simulated", chain_id=order.chain_id, error=str(exc))
         return None
     contracts = chain.config.contracts
-    payments = payments_in(outcome.logs, depository=contracts.depository, router=contracts.router)
-    if not payments.order_ids and not payments.request_ids:
+    return payments_in(outcome.logs, depository=contracts.depository, router=contracts.router)
+
+
+async def _paid_request(
+    runtime: Runtime, order: ExecuteOrder, payments: CallPayments | None
+) -> str | None:
+    """The quoted request a raw call pays; None when it pays none (or could not be simulated:
+    the call is then a request of its own, and a deposit it makes is still found by the
+    indexer for its order)."""
+    if payments is None or (not payments.order_ids and not payments.request_ids):
         return None
     async with runtime.sessions() as session:
         found = set(
@@ -146,6 +155,53 @@ async def _paid_request(
     return found.pop() if found else None
 
 
+def _pays(payments: CallPayments, request: Request) -> bool:
+    """A deposit for the request's order, or (same-chain) a Router batch tagged with its id."""
+    if request.origin_chain_id != request.destination_chain_id:
+        return request.order_id.lower() in payments.order_ids
+    return payments.pays(order_id=request.order_id, request_id=request.id)
+
+
+@dataclass(frozen=True)
+class _Binding:
+    """Who asks to act on which request: the caller's key and sponsor, and what the call was
+    simulated to pay (None: not simulated yet, or the node cannot)."""
+
+    request_id: str
+    api_key_id: int
+    sponsor: Address
+    payments: CallPayments | None
+
+
+async def _check_bound(
+    runtime: Runtime,
+    chain: ChainRuntime,
+    order: ExecuteOrder,
+    bound: _Binding,
+) -> None:
+    """Forbidden unless the caller may act on the request: it was quoted with the caller's
+    key, or the call runs on the request's user's own account and pays it. Nothing else
+    proves the user wants it: another key's call that pays nothing would fail the request,
+    and the user's later deposit would be refunded instead of filled."""
+    async with runtime.sessions() as session:
+        request = await requests.get(session, bound.request_id)
+    if request is None:
+        raise NotFound(f"request {bound.request_id} not found")
+    if request.api_key_id is not None and request.api_key_id == bound.api_key_id:
+        return
+    payments = bound.payments
+    if order.to.lower() == request.user_address.lower():
+        # Only the account's own key makes its account pay (its delegate runs what it signed).
+        if payments is None:
+            payments = await _simulated_payments(chain, order, bound.sponsor)
+        if payments is not None and _pays(payments, request):
+            return
+    raise Forbidden(
+        f"request {request.id} was not quoted with this API key: only its own key, or a call "
+        "of the request's user that pays it, may execute for it"
+    )
+
+
 async def accept(runtime: Runtime, order: ExecuteOrder, api_key_id: int, *, now: datetime) -> str:
     """Queue the execution for its request; the request id. Raises the API's errors."""
     settings = runtime.deployment.gasless
@@ -157,8 +213,15 @@ async def accept(runtime: Runtime, order: ExecuteOrder, api_key_id: int, *, now:
         await _checked_authorities(chain, order, sponsor)
         gas_limit = await _gas_limit(chain, order, sponsor, settings)
         request_id = order.request_id
+        payments = None
         if request_id is None:
-            request_id = await _paid_request(runtime, chain, order, sponsor)
+            payments = await _simulated_payments(chain, order, sponsor)
+            request_id = await _paid_request(runtime, order, payments)
+        if request_id is not None:
+            bound = _Binding(request_id, api_key_id, sponsor, payments)
+            await _check_bound(runtime, chain, order, bound)
+    except ApiError:
+        raise  # Forbidden is a PermissionError, an OSError: not a chain's failure
     except (ChainError, OSError) as exc:
         log.warning("gasless execution not checked", chain_id=order.chain_id, error=str(exc))
         raise ServiceUnavailable(f"chain {order.chain_id} cannot be reached; retry") from None

@@ -7,16 +7,13 @@ EIP-712 hash is the claim's id, so one signature files one claim.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from eth_account import Account
 from eth_account.messages import SignableMessage, encode_typed_data
-from eth_keys.exceptions import BadSignature
 from eth_utils.crypto import keccak
-from eth_utils.exceptions import ValidationError
 
+from crossfill.domain.typed_signatures import UnrecoverableSignature, signer_of
 from crossfill.types import Address
 
 DOMAIN_NAME = "CrossfillAppFees"
@@ -33,11 +30,6 @@ CLAIM_TYPES: dict[str, list[dict[str, str]]] = {
         {"name": "expiry", "type": "uint256"},
     ]
 }
-_SIGNATURE = re.compile(r"0x[0-9a-fA-F]{130}", re.ASCII)
-
-
-def is_hex_signature(value: str) -> bool:
-    return _SIGNATURE.fullmatch(value) is not None
 
 
 class InvalidClaimSignature(ValueError):
@@ -91,11 +83,9 @@ class ClaimTerms:
 
     def check_signature(self, signature: str) -> None:
         """Raise InvalidClaimSignature unless `signature` is the wallet's over these terms."""
-        if not is_hex_signature(signature):
-            raise InvalidClaimSignature("signature must be 0x-prefixed hex of 65 bytes")
         try:
-            signer = Account.recover_message(self._signable(), signature=signature)
-        except (BadSignature, ValidationError, ValueError):
-            raise InvalidClaimSignature("signature cannot be recovered") from None
+            signer = signer_of(self._signable(), signature)
+        except UnrecoverableSignature as exc:
+            raise InvalidClaimSignature(str(exc)) from None
         if signer.lower() != self.wallet.lower():
             raise InvalidClaimSignature(f"the claim is not signed by {self.wallet}")

@@ -43,7 +43,8 @@ class ListingError(ValueError):
 
 
 class Kind(StrEnum):
-    HEX = "hex"  # ids, hashes, addresses: 0x-hex compared lower-case, other strings as given
+    HEX = "hex"  # hashes, addresses: 0x-hex compared lower-case, other strings as given
+    ID = "id"  # request and order ids: always 0x and 32 bytes (compared lower-case)
     INT = "int"
     STATUS = "status"
     FAIL_REASON = "failReason"
@@ -56,8 +57,8 @@ class Kind(StrEnum):
 # Fields that may appear as parameters and inside `filters` groups.
 FIELDS: dict[str, Kind] = {
     "term": Kind.HEX,
-    "id": Kind.HEX,
-    "orderId": Kind.HEX,
+    "id": Kind.ID,
+    "orderId": Kind.ID,
     "depositTxHash": Kind.HEX,
     "fillTxHash": Kind.HEX,
     "refundTxHash": Kind.HEX,
@@ -194,6 +195,10 @@ def _value(name: str, kind: Kind, raw: object) -> str | int:
         parse_text(raw, name)
     except InvalidIdentifier as exc:
         raise ListingError(str(exc)) from None
+    if kind is Kind.ID:
+        if not is_hash32(raw):
+            raise ListingError(f"{name} {raw[:80]!r} is not a 0x-prefixed 32-byte id")
+        return raw.lower()
     if kind is Kind.HEX:
         return raw.lower() if _HEX.fullmatch(raw) else raw
     if kind is Kind.SYMBOL:

@@ -12,12 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from eth_account import Account
 from eth_account.messages import SignableMessage, encode_typed_data
-from eth_keys.exceptions import BadSignature
-from eth_utils.exceptions import ValidationError
 
-from crossfill.domain.app_fee_claim import is_hex_signature
+from crossfill.domain.typed_signatures import UnrecoverableSignature, signer_of
 from crossfill.types import Address, ChainId
 
 DOMAIN_NAME = "CrossfillNonceMapping"
@@ -80,12 +77,10 @@ class NonceMapping:
 
     def check_signature(self, signature: str) -> None:
         """Raise InvalidMappingSignature unless `signature` is the wallet's over this mapping."""
-        if not is_hex_signature(signature):
-            raise InvalidMappingSignature("signature must be 0x-prefixed hex of 65 bytes")
         try:
-            signer = Account.recover_message(self._signable(), signature=signature)
-        except (BadSignature, ValidationError, ValueError):
-            raise InvalidMappingSignature("signature cannot be recovered") from None
+            signer = signer_of(self._signable(), signature)
+        except UnrecoverableSignature as exc:
+            raise InvalidMappingSignature(str(exc)) from None
         if signer.lower() != self.wallet.lower():
             raise InvalidMappingSignature(
                 f"signature: the nonce mapping is not signed by {self.wallet}"

@@ -1,13 +1,14 @@
 """Which webhook endpoints may be configured.
 
-Always http(s) with a host. In production: https only, and no loopback, private, link-local
-or otherwise non-public address (by IP literal or by what the name resolves to now), unless
-`CROSSFILL_WEBHOOK_ALLOW_PRIVATE` is set. An IPv6 address that carries an IPv4 one (mapped,
-compatible, translated, 6to4, Teredo, NAT64 64:ff9b::/96) is judged by that IPv4 address too,
-since the packets end up there; the local-use NAT64 prefix 64:ff9b:1::/48 is never public.
-DNS may change later: deliveries resolve the name again and check what it resolves to then,
-and connect to the address they checked (`crossfill.webhooks.destination`), so a name
-re-pointed at a private address after it was set (DNS rebinding) is refused at delivery.
+Always http(s) with a host. In production: https only, and no loopback, private, link-local,
+multicast or otherwise non-public address (by IP literal or by what the name resolves to
+now), unless `CROSSFILL_WEBHOOK_ALLOW_PRIVATE` is set. An IPv6 address that carries an IPv4
+one (mapped, compatible, translated, 6to4, Teredo, NAT64 64:ff9b::/96) is judged by that IPv4
+address too, since the packets end up there; the local-use NAT64 prefix 64:ff9b:1::/48 is
+never public. DNS may change later: deliveries resolve the name again and check what it
+resolves to then, and connect to the address they checked (`crossfill.webhooks.destination`),
+so a name re-pointed at a private address after it was set (DNS rebinding) is refused at
+delivery.
 """
 
 from __future__ import annotations
@@ -45,14 +46,21 @@ def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]
     return found
 
 
+def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    # Python counts multicast groups (224.0.0.0/4, ff00::/8) as global: a group is no host.
+    return address.is_global and not address.is_multicast
+
+
 def _non_public_reason(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    if address.is_multicast:
+        return f"{address}, multicast"
     if not address.is_global:
         return str(address)
     if isinstance(address, ipaddress.IPv6Address):
         if address in NAT64_LOCAL_USE:
             return f"{address}, local-use NAT64"
         for inner in embedded_ipv4(address):
-            if not inner.is_global:
+            if not _is_public(inner):
                 return f"{address}, which carries {inner}"
     return None
 

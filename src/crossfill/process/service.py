@@ -32,8 +32,8 @@ class ProcessWorkers:
             await self.workers.stop()
             self.workers = None
 
-    def hint(self, chain_id: int, tx_hash: str) -> bool:
-        return self.workers is not None and self.workers.hint(chain_id, tx_hash)
+    def hint(self, chain_id: int, tx_hash: str, client: str) -> bool:
+        return self.workers is not None and self.workers.hint(chain_id, tx_hash, client)
 
 
 def build_service(

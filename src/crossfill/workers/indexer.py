@@ -51,7 +51,7 @@ from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Deposit, Request, RequestTransaction
-from crossfill.workers.hint_watch import HintWatch
+from crossfill.workers.hint_watch import DEFAULT_CALLS_PER_CLIENT_PER_MINUTE, Hint, HintWatch
 from crossfill.workers.reorg_watch import ReorgWatch
 from crossfill.workers.same_chain import awaited, settle_batch
 from crossfill.workers.unconfirmed import UnconfirmedCount
@@ -108,6 +108,7 @@ class Indexer:
         metrics: Metrics,
         batch_blocks: int = 2_000,
         initial_lookback_blocks: int = 10_000,
+        hint_calls_per_client_per_minute: int = DEFAULT_CALLS_PER_CLIENT_PER_MINUTE,
     ) -> None:
         self.chain = chain
         self.config = chain.config
@@ -117,7 +118,12 @@ class Indexer:
         self.batch_blocks = batch_blocks
         self.initial_lookback_blocks = initial_lookback_blocks
         self._wakeup = asyncio.Event()
-        self.hints = HintWatch(chain.client, now=now, on_hint=self._wakeup.set)
+        self.hints = HintWatch(
+            chain.client,
+            now=now,
+            on_hint=self._wakeup.set,
+            calls_per_client_per_minute=hint_calls_per_client_per_minute,
+        )
         # Called with a request's destination chain id and id when it becomes pending.
         self.on_pending: Callable[[int, str], None] = lambda _chain_id, _request_id: None
         self.claim_pending: ClaimHook = _no_claim
@@ -165,10 +171,9 @@ class Indexer:
         try:
             if head is None:
                 head = await self.chain.client.head()
-            hinted = self.hints.queued()
-            fresh = self.hints.new()
-            await self._index_hinted(fresh)
-            scan = head.hash != self._settled_head or hinted
+            # A hint that found its receipt may have recorded a deposit: confirmed below.
+            found = await self._index_hinted(self.hints.new())
+            scan = head.hash != self._settled_head or found
             if scan:
                 await self._scan(head)
         finally:
@@ -179,33 +184,35 @@ class Indexer:
             await self.reorg_watch.check(head)
             self._settled_head = head.hash
         # After the scan, which finds every deposit mined by now: only the rest is looked up.
-        unmined = [tx_hash for tx_hash in self.hints.recheck(head) if tx_hash not in fresh]
-        for tx_hash in self._scanned_txs.intersection(unmined):
-            self.hints.mined(tx_hash)
-        await self._index_hinted([h for h in unmined if h not in self._scanned_txs])
+        self.hints.mined(self._scanned_txs)
+        await self._index_hinted(self.hints.recheck(head))
 
-    def hint(self, tx_hash: str) -> bool:
-        """Queue a client's hint; False when the queue is full (the scan will find it)."""
-        return self.hints.hint(tx_hash)
+    def hint(self, hint: Hint) -> bool:
+        """Queue a client's hint; False when its client's budget or the queue is full (the
+        scan will find it)."""
+        return self.hints.hint(hint)
 
-    async def _index_hinted(self, tx_hashes: list[str]) -> None:
+    async def _index_hinted(self, hints: list[Hint]) -> bool:
         """Receipts of transactions clients told us about: new hints ahead of the scan, and
-        after it, at each new head, the hints not mined yet (see `hint_watch`); none of this
-        ever stops the scan."""
-        for tx_hash in tx_hashes:
+        after it, at new heads, the hints not mined yet (see `hint_watch`); none of this ever
+        stops the scan. Whether any receipt was found."""
+        found = False
+        for hint in hints:
             try:
-                if await self._index_receipt(tx_hash):
-                    self.hints.mined(tx_hash)
+                if await self._index_receipt(hint.tx_hash):
+                    self.hints.mined([hint.tx_hash])
+                    found = True
                 else:
-                    await self.hints.not_mined(tx_hash)
+                    await self.hints.not_mined(hint)
             except ChainError as exc:
                 log.warning(
                     "hinted transaction not indexed yet",
                     chain_id=self.config.id,
-                    tx_hash=tx_hash,
+                    tx_hash=hint.tx_hash,
                     error=str(exc),
                 )
-                self.hints.keep(tx_hash)
+                self.hints.keep(hint)
+        return found
 
     async def _index_receipt(self, tx_hash: str) -> bool:
         """Index what the transaction's receipt holds; False when there is no receipt yet."""

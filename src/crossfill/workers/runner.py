@@ -29,6 +29,7 @@ from crossfill.workers.app_fee_payer import AppFeePayer
 from crossfill.workers.deposit_addresses import DepositAddressSweeper
 from crossfill.workers.gasless_executor import GaslessExecutor
 from crossfill.workers.genesis import bind_state_to_chains
+from crossfill.workers.hint_watch import Hint
 from crossfill.workers.indexer import Claim, Indexer
 from crossfill.workers.mined_watch import MinedWatch
 from crossfill.workers.permit_depositor import PermitDepositor
@@ -126,6 +127,7 @@ class Workers:
                 now=utc_now,
                 interval_seconds=interval,
                 metrics=runtime.metrics,
+                hint_calls_per_client_per_minute=settings.hint_rpc_calls_per_client_per_minute,
             )
             for chain_id, chain in runtime.chains.items()
         }
@@ -307,11 +309,11 @@ class Workers:
         await stop_tasks(self._tasks)
         self._tasks.clear()
 
-    def hint(self, chain_id: int, tx_hash: str) -> bool:
+    def hint(self, chain_id: int, tx_hash: str, client: str) -> bool:
         indexer = self.indexers.get(ChainId(chain_id))
         if indexer is None:
             return False
-        return indexer.hint(tx_hash)
+        return indexer.hint(Hint(tx_hash, client))
 
 
 class _PerpsWorkers(TypedDict, total=False):

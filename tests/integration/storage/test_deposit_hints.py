@@ -16,29 +16,30 @@ from crossfill.store.db import create_engine
 from tests.integration.storage.conftest import _postgres_url
 
 TX_HASH = "0x" + "ab" * 32
+CLIENT = "ip:2001:db8:1:2::/64"  # a client name with colons of its own
 
 
 async def _listening(
     engine: AsyncEngine,
-) -> tuple[asyncio.Task[None], asyncio.Queue[tuple[int, str]]]:
-    received: asyncio.Queue[tuple[int, str]] = asyncio.Queue()
+) -> tuple[asyncio.Task[None], asyncio.Queue[tuple[int, str, str]]]:
+    received: asyncio.Queue[tuple[int, str, str]] = asyncio.Queue()
     listening = asyncio.create_task(
         deposit_hints.listen(
             engine.url.render_as_string(hide_password=False),
-            lambda chain_id, tx_hash: received.put_nowait((chain_id, tx_hash)),
+            lambda chain_id, tx_hash, client: received.put_nowait((chain_id, tx_hash, client)),
         )
     )
     return listening, received
 
 
 async def _forwarded_until_received(
-    engine: AsyncEngine, received: asyncio.Queue[tuple[int, str]]
-) -> tuple[int, str]:
+    engine: AsyncEngine, received: asyncio.Queue[tuple[int, str, str]]
+) -> tuple[int, str, str]:
     """Forward a hint until the listener gets one (it may not be listening yet: notifications
     sent before are lost, by design)."""
     async with asyncio.timeout(10):
         while True:
-            await deposit_hints.forward(engine, 900001, TX_HASH)
+            await deposit_hints.forward(engine, 900001, TX_HASH, CLIENT)
             try:
                 async with asyncio.timeout(0.2):
                     return await received.get()
@@ -50,7 +51,8 @@ async def _forwarded_until_received(
 async def test_a_forwarded_hint_reaches_the_listener(postgres_engine: AsyncEngine) -> None:
     listening, received = await _listening(postgres_engine)
     try:
-        assert await _forwarded_until_received(postgres_engine, received) == (900001, TX_HASH)
+        forwarded = await _forwarded_until_received(postgres_engine, received)
+        assert forwarded == (900001, TX_HASH, CLIENT)
     finally:
         await stop_tasks([listening])
 
@@ -73,7 +75,8 @@ async def test_the_listener_listens_again_after_the_server_ends_its_connection(
                 )
             )
             assert ended.all() == [(True,)]
-        assert await _forwarded_until_received(postgres_engine, received) == (900001, TX_HASH)
+        forwarded = await _forwarded_until_received(postgres_engine, received)
+        assert forwarded == (900001, TX_HASH, CLIENT)
         assert not listening.done()
     finally:
         await stop_tasks([listening])
@@ -85,7 +88,7 @@ async def test_sqlite_has_no_listener_and_forwarding_is_a_no_op(tmp_path) -> Non
         await deposit_hints.listen(url, lambda *_: None)  # returns at once
     engine = create_engine(url)
     try:
-        await deposit_hints.forward(engine, 900001, TX_HASH)
+        await deposit_hints.forward(engine, 900001, TX_HASH, CLIENT)
     finally:
         await engine.dispose()
 
@@ -94,6 +97,6 @@ async def test_an_unreachable_database_does_not_fail_the_hint() -> None:
     unreachable = _postgres_url("nothing").replace(":5432/", f":{free_port()}/")
     engine = create_engine(unreachable)
     try:
-        await deposit_hints.forward(engine, 900001, TX_HASH)  # logged, not raised
+        await deposit_hints.forward(engine, 900001, TX_HASH, CLIENT)  # logged, not raised
     finally:
         await engine.dispose()

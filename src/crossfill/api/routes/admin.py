@@ -41,7 +41,14 @@ async def _operator(request: Request, runtime: RuntimeDep) -> None:
     )
 
 
-router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(_operator)])
+# `_operator` answers 403 (no operator token set), 401 (a wrong one) and 429 (this address's
+# wrong tokens spent) on every admin route.
+router = APIRouter(
+    prefix="/admin",
+    tags=["admin"],
+    dependencies=[Depends(_operator)],
+    responses=responses(None, 401, 403, 429),
+)
 # A key changed by id: revoked, or its sponsor set or cleared.
 KEY_CHANGED = responses(ApiKeyView, 400, 401, 403, 404)
 

@@ -1,4 +1,4 @@
-"""GET /requests/{requestId}/signature: the solver wallet's attestation of a deposited request."""
+"""GET /requests/{requestId}/signature: the solver wallet's attestation of a deposit that stands."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ router = APIRouter(tags=["requests"])
 )
 async def request_signature(request_id: RequestIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     """The deposited facts of the request, signed by the solver wallet (EIP-191 over the
-    keccak256 of their ABI encoding); 400 until the deposit is accepted."""
+    keccak256 of their ABI encoding); 400 until the deposit is accepted, and once the request
+    failed or was refunded (`code` says which)."""
     attestation, signature = await signed_attestation(runtime, request_id)
     return {"requestData": attestation.request_data(), "signature": signature}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, StrictInt, StrictStr
 
+from crossfill.api.auth import CallerDep
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.responses import Accepted
@@ -45,10 +46,12 @@ def _chain_id(runtime: RuntimeDep, value: str | int) -> ChainId:
 
 @router.post("/transactions/index", response_model=None, responses=ACCEPTED)
 async def index_transaction(
-    body: IndexBody, runtime: RuntimeDep, request: Request
+    body: IndexBody, runtime: RuntimeDep, request: Request, caller: CallerDep
 ) -> dict[str, str]:
-    """A hint: the indexer fetches this receipt at once instead of waiting for its next scan.
-    An API replica (no indexers of its own) forwards it to the process that runs them."""
+    """A hint: the indexer fetches this receipt at once instead of waiting for its next scan,
+    within the RPC calls the caller's hints may make per minute (past them the hint is
+    dropped: the scan finds the deposit). An API replica (no indexers of its own) forwards it
+    to the process that runs them."""
     chain_id = _chain_id(runtime, body.chainId)
     try:
         tx_hash = parse_tx_hash(body.txHash)
@@ -56,9 +59,9 @@ async def index_transaction(
         raise BadRequest(str(exc)) from None
     workers = request.app.state.workers
     if workers is not None:
-        workers.hint(chain_id, tx_hash)
+        workers.hint(chain_id, tx_hash, caller.bucket)
     else:
-        await deposit_hints.forward(runtime.engine, chain_id, tx_hash)
+        await deposit_hints.forward(runtime.engine, chain_id, tx_hash, caller.bucket)
     return {"message": "Success"}
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from crossfill.api.auth import presented_key_id
-from crossfill.api.client_address import client_address
+from crossfill.api.client_address import client_address, client_group
 from crossfill.api.ws_limits import (
     POLICY_VIOLATION,
     TRY_AGAIN_LATER,
@@ -138,9 +138,10 @@ async def status_stream(websocket: WebSocket) -> None:
     runtime: Runtime = websocket.app.state.runtime
     connections: ConnectionsByAddress = websocket.app.state.ws_connections
     address = client_address(websocket, runtime.settings.trusted_proxies)
+    group = client_group(address)
     # Accepted before any refusal: a close code and reason reach the client (a browser sees
     # nothing of a refused handshake).
-    counted = connections.enter(address, runtime.settings.ws_max_connections_per_address)
+    counted = connections.enter(group, runtime.settings.ws_max_connections_per_address)
     try:
         await websocket.accept()
         if not counted:
@@ -153,4 +154,4 @@ async def status_stream(websocket: WebSocket) -> None:
         pass
     finally:
         if counted:
-            connections.leave(address)
+            connections.leave(group)

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from crossfill.api.params import ChainIdField
 from crossfill.app.app_fees import ClaimAsked
-from crossfill.domain.app_fee_claim import ClaimTerms, is_hex_signature
+from crossfill.domain.app_fee_claim import ClaimTerms
 from crossfill.domain.identifiers import (
     UINT256_LIMIT,
     InvalidIdentifier,
@@ -15,6 +15,7 @@ from crossfill.domain.identifiers import (
     parse_uint,
     parse_unix_seconds,
 )
+from crossfill.domain.typed_signatures import is_hex_signature
 from crossfill.errors import BadRequest
 from crossfill.types import Address
 
