@@ -1,0 +1,75 @@
+"""Deposits into the SVM vault sent in the worst order: the rules that decide which deposit is
+a request's are the EVM chains' (`domain.deposit_checks`), so a retry after a refund is
+refunded too and a stranger's first lamport does not decide the victim's request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from eth_account import Account
+from solders.keypair import Keypair
+
+from crossfill.chains import svm_programs as programs
+from crossfill.devnet.svm import accounts as svm_accounts
+from crossfill.devnet.svm.process import SvmNodeProcess
+from crossfill.devnet.svm.seed import SeededSvm
+from tests.e2e.bridging import DESTINATION, NATIVE, REFUNDED, final_status, request_quote
+from tests.e2e.conftest import wait_for
+from tests.e2e.svm.wallet import airdrop, item_instructions, sign_and_send, sol_balance
+
+SVM_ID = 792703809
+SOL = "1" * 32
+FEE = 5000  # lamports per signature
+SOL_UNIT = 10**9
+
+
+def _sol_to_eth(user: Keypair, amount: int) -> dict[str, Any]:
+    return {
+        "user": str(user.pubkey()), "originChainId": SVM_ID, "destinationChainId": DESTINATION,
+        "originCurrency": SOL, "destinationCurrency": NATIVE, "amount": str(amount),
+        "tradeType": "EXACT_INPUT", "recipient": Account.create().address,
+    }  # fmt: skip
+
+
+def _pay(rpc_url: str, payer: Keypair, lamports: int, order_id: str) -> None:
+    vault = svm_accounts.solver().pubkey()
+    sign_and_send(
+        rpc_url, [programs.transfer_sol(payer.pubkey(), vault, lamports), programs.memo(order_id)],
+        payer,
+    )  # fmt: skip
+
+
+def test_a_retry_after_a_refund_on_svm_is_refunded_too(
+    svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+) -> None:
+    node, _seeded = svm_node
+    user = Keypair()
+    airdrop(node.rpc_url, user.pubkey(), 2 * SOL_UNIT)
+    quote = request_quote(http, _sol_to_eth(user, SOL_UNIT))
+    order_id, request_id = quote["protocol"]["v2"]["orderId"], quote["steps"][0]["requestId"]
+    _pay(node.rpc_url, user, SOL_UNIT // 10, order_id)
+    assert final_status(http, request_id, until=REFUNDED)["status"] == "refund"
+    before = sol_balance(node.rpc_url, user.pubkey())
+    _pay(node.rpc_url, user, SOL_UNIT, order_id)
+    # Paid back in full: only the retry's own fee is gone.
+    assert wait_for(
+        lambda: sol_balance(node.rpc_url, user.pubkey()) == before - FEE, timeout=30, interval=0.3
+    ), sol_balance(node.rpc_url, user.pubkey()) - before
+    status = http.get("/intents/status/v3", params={"requestId": request_id}).json()
+    assert status["status"] == "refund"
+
+
+def test_a_front_running_lamport_cannot_decide_the_victims_svm_request(
+    svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+) -> None:
+    node, _seeded = svm_node
+    victim, attacker = Keypair(), Keypair()
+    airdrop(node.rpc_url, victim.pubkey(), 2 * SOL_UNIT)
+    airdrop(node.rpc_url, attacker.pubkey(), SOL_UNIT)
+    quote = request_quote(http, _sol_to_eth(victim, SOL_UNIT))
+    order_id, request_id = quote["protocol"]["v2"]["orderId"], quote["steps"][0]["requestId"]
+    _pay(node.rpc_url, attacker, 1, order_id)
+    sign_and_send(node.rpc_url, item_instructions(quote["steps"][0]["items"][0]), victim)
+    status = final_status(http, request_id)
+    assert status["status"] == "success", status
