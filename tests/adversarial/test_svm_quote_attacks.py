@@ -13,6 +13,7 @@ from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
 from tests.adversarial.cross_vm import PERPS_ID, PERPS_USDC, SOL, SVM_ID, quoted
+from tests.adversarial.quote_seeds import route_body
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, usdc
 from tests.e2e.conftest import validate_against
@@ -22,24 +23,14 @@ HUGE = 2**100
 EVM_USER = Account.create().address
 
 
-def _body(origin: tuple[int, str], destination: tuple[int, str], amount: int, user: str,
-          recipient: str, **more: Any) -> dict[str, Any]:  # fmt: skip
-    return {
-        "user": user, "recipient": recipient, "originChainId": origin[0],
-        "originCurrency": origin[1], "destinationChainId": destination[0],
-        "destinationCurrency": destination[1], "amount": str(amount),
-        "tradeType": "EXACT_INPUT", **more,
-    }  # fmt: skip
-
-
 def _to_svm(amount: int) -> dict[str, Any]:
     recipient = str(svm_accounts.users()[0].pubkey())
-    return _body((ORIGIN, NATIVE), (SVM_ID, SOL), amount, EVM_USER, recipient)
+    return route_body((ORIGIN, NATIVE), (SVM_ID, SOL), amount, EVM_USER, recipient)
 
 
 def _from_svm(amount: int) -> dict[str, Any]:
     user = str(svm_accounts.users()[1].pubkey())
-    return _body((SVM_ID, SOL), (DESTINATION, NATIVE), amount, user, EVM_USER)
+    return route_body((SVM_ID, SOL), (DESTINATION, NATIVE), amount, user, EVM_USER)
 
 
 def _refused(client: httpx.Client, body: dict[str, Any], code: str) -> dict[str, Any]:
@@ -96,8 +87,9 @@ def test_an_output_above_the_evm_solver_from_the_svm_chain_is_insufficient_liqui
 def test_an_amount_of_2_to_the_100_to_the_perps_exchange_is_a_400(
     devnet: RunningDevnet, cross_vm: httpx.Client
 ) -> None:
-    body = _body((ORIGIN, usdc(devnet, ORIGIN)), (PERPS_ID, PERPS_USDC), 10**7, EVM_USER,
-                 EVM_USER)  # fmt: skip
+    body = route_body(
+        (ORIGIN, usdc(devnet, ORIGIN)), (PERPS_ID, PERPS_USDC), 10**7, EVM_USER, EVM_USER
+    )
     quoted(cross_vm, body)
     _refused(cross_vm, {**body, "amount": str(HUGE)}, "INSUFFICIENT_LIQUIDITY")
 
@@ -106,8 +98,13 @@ def test_an_output_above_the_solvers_exchange_account_is_insufficient_liquidity(
     devnet: RunningDevnet, cross_vm: httpx.Client
 ) -> None:
     # The devnet exchange holds 1,000,000 perps USD for the solver: ask for 1,300,000.
-    body = _body((ORIGIN, usdc(devnet, ORIGIN)), (PERPS_ID, PERPS_USDC), 1_300_000 * 10**6,
-                 EVM_USER, EVM_USER)  # fmt: skip
+    body = route_body(
+        (ORIGIN, usdc(devnet, ORIGIN)),
+        (PERPS_ID, PERPS_USDC),
+        1_300_000 * 10**6,
+        EVM_USER,
+        EVM_USER,
+    )
     error = _refused(cross_vm, body, "INSUFFICIENT_LIQUIDITY")
     assert str(PERPS_ID) in error["message"]
 
