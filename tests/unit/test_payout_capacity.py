@@ -13,6 +13,7 @@ from crossfill.chains.perps import ClearinghouseState, SpotBalance
 from crossfill.chains.perps_inventory import PerpsInventory
 from crossfill.chains.svm_transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.config.perps import PERPS_USDC_ADDRESS
+from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import ChainUnreachable
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.payout_capacity import (
@@ -39,14 +40,15 @@ def _currency(chain_id: int, address: str, symbol: str, *, native: bool) -> Quot
 def test_an_evm_fill_of_ether_needs_the_output_and_its_gas_in_ether() -> None:
     ether = _currency(EVM.id, NATIVE_EVM_ADDRESS, "ETH", native=True)
     (payout,) = evm_fill_payouts(EVM, ether, 10**18, GWEI)
-    assert payout.amount == 10**18 + EVM.fees.fill_gas_native * GWEI
+    assert payout.amount == 10**18 + with_gas_headroom(EVM.fees.fill_gas_native) * GWEI
 
 
 def test_an_evm_fill_of_a_token_needs_the_token_and_ether_for_its_gas() -> None:
     usdc = _currency(EVM.id, EVM_USDC.lower(), "USDC", native=False)
     token, gas = evm_fill_payouts(EVM, usdc, 5 * 10**6, GWEI)
     assert (token.currency, token.amount) == (EVM_USDC.lower(), 5 * 10**6)
-    assert (gas.currency, gas.amount) == (NATIVE_EVM_ADDRESS, EVM.fees.fill_gas_erc20 * GWEI)
+    assert gas.currency == NATIVE_EVM_ADDRESS
+    assert gas.amount == with_gas_headroom(EVM.fees.fill_gas_erc20) * GWEI
 
 
 def test_an_svm_payment_needs_its_fee_and_for_a_token_the_token_accounts_rent() -> None:

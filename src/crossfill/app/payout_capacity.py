@@ -19,15 +19,11 @@ from crossfill.types import ChainId
 
 
 def check_evm_payout(runtime: Runtime, currency: QuotedCurrency, amount: int) -> None:
-    """The EVM solver pays `amount` of `currency` and the fill's gas."""
+    """The EVM solver pays `amount` of `currency` and the fill's gas (as EVM quotes count it)."""
     chain = runtime.chains[ChainId(currency.chain_id)]
-    fee_per_gas = chain.state.fee_per_gas(chain.config.fees.base_fee_buffer_percent)
-    if fee_per_gas is None:
-        raise QuoteUnavailable(
-            "SERVICE_UNAVAILABLE", f"no fresh gas price for chain {currency.chain_id} yet"
-        )
+    max_fee_per_gas, _tip = chain.state.offered_fees()
     check_capacity(
-        evm_fill_payouts(chain.config, currency, amount, fee_per_gas),
+        evm_fill_payouts(chain.config, currency, amount, max_fee_per_gas),
         lambda payout: chain.state.solver_balance(payout.currency),
     )
 

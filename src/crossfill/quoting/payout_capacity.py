@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from crossfill.chains.svm_transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.config import ChainConfig
 from crossfill.config.svm import SvmChainConfig
+from crossfill.domain.gas import with_gas_headroom
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.svm_quote import QuotedCurrency
 
@@ -47,14 +48,15 @@ def _output(currency: QuotedCurrency, amount: int) -> Payout:
 
 
 def evm_fill_payouts(
-    chain: ChainConfig, currency: QuotedCurrency, amount: int, fee_per_gas: int
+    chain: ChainConfig, currency: QuotedCurrency, amount: int, max_fee_per_gas: int
 ) -> tuple[Payout, ...]:
     """An EVM fill paying `amount` of `currency`: the output, and the fill's gas in the gas
-    currency at `fee_per_gas` (the fill's own gas budget, as the quote's simulation uses)."""
+    currency as EVM quotes count it: its budget with the head-room a fill is sent with, at the
+    highest fee it offers (`max_fee_per_gas`, what a node checks the balance against)."""
     fees = chain.fees
-    gas = fees.fill_gas_native if currency.is_native else fees.fill_gas_erc20
+    gas = with_gas_headroom(fees.fill_gas_native if currency.is_native else fees.fill_gas_erc20)
     native = chain.native_currency
-    cost = Payout(chain.id, native.address.lower(), native.symbol, gas * fee_per_gas)
+    cost = Payout(chain.id, native.address.lower(), native.symbol, gas * max_fee_per_gas)
     return _merged((_output(currency, amount), cost))
 
 
