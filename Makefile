@@ -17,9 +17,12 @@ test: contracts check ## the whole suite: lint, types, unit, integration, end-to
 	$(BIN)/pytest -n 2 --dist loadfile
 
 # schemathesis against the real service, longer than `make test`'s pass: every phase, 1000
-# examples per operation (tens of minutes here).
+# examples per operation (tens of minutes here); then 10,000 fresh mutations of valid quote
+# bodies of every kind (docs/limits.md).
 fuzz: contracts
 	CROSSFILL_FUZZ_EXAMPLES=1000 CROSSFILL_FUZZ_FULL=1 $(BIN)/pytest tests/e2e/test_fuzz_api.py
+	CROSSFILL_MUTATION_EXAMPLES=10000 CROSSFILL_FUZZ_FULL=1 $(BIN)/pytest -s \
+		tests/adversarial/test_quote_mutations.py
 
 # The long fault run: 300 intents, 10 SIGKILLs, RPC faults, on SQLite then PostgreSQL;
 # prints what it checked on chain (docs/reliability.md). Minutes each.

@@ -16,6 +16,7 @@ from crossfill.chains.evm import EvmClient
 from crossfill.chains.follower import ChainFollower
 from crossfill.chains.head_subscription import WebSocketHeads
 from crossfill.chains.perps import PerpsClient, PerpsPort, PerpsState
+from crossfill.chains.perps_inventory import PerpsInventory
 from crossfill.chains.port import EvmPort
 from crossfill.chains.positions import UserPositions
 from crossfill.chains.state import ChainState
@@ -60,6 +61,8 @@ class PerpsRuntime:
     config: PerpsExchangeConfig
     client: PerpsPort
     state: PerpsState
+    # The solver's exchange balances, read on demand for quotes.
+    inventory: PerpsInventory
 
 
 @dataclass
@@ -153,7 +156,9 @@ class Runtime:
             client = PerpsClient(
                 config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds
             )
-            perps = PerpsRuntime(config, client, PerpsState(config.id))
+            perps = PerpsRuntime(
+                config, client, PerpsState(config.id), PerpsInventory(client, config, clock)
+            )
         return cls(
             settings,
             deployment,

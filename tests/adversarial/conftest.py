@@ -13,6 +13,12 @@ from typing import Any
 
 import pytest
 
+from tests.adversarial.cross_vm import (  # noqa: F401  (fixtures, registered by import)
+    cross_vm,
+    cross_vm_service,
+    exchange,
+    svm_node,
+)
 from tests.conftest import RunningDevnet
 from tests.e2e.conftest import (  # noqa: F401  (fixtures, registered by import)
     ServiceThread,
@@ -23,7 +29,7 @@ from tests.e2e.conftest import (  # noqa: F401  (fixtures, registered by import)
     service,
 )
 from tests.e2e.conftest import start_service as e2e_start_service
-from tests.e2e.svm.conftest import http, svm_deployment, svm_node  # noqa: F401  (fixtures)
+from tests.e2e.svm.conftest import http, svm_deployment  # noqa: F401  (fixtures)
 from tests.money_invariant import MoneyReport, account_for_money, heads, wait_until_accounted
 
 start_service_of_e2e = e2e_start_service  # the e2e fixture, under a name of its own

@@ -16,6 +16,7 @@ from web3 import Web3
 
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import Request
+from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
@@ -27,6 +28,7 @@ from tests.e2e.bridging import (
     native_bridge,
     request_quote,
     rpc_urls,
+    usdc,
 )
 from tests.e2e.conftest import ServiceThread, StartService
 from tests.e2e.wallet import execute_steps
@@ -94,6 +96,25 @@ def test_app_fee_recipients_and_referrers_are_checked(client: httpx.Client) -> N
             "/quote/v2", content=body, headers={"content-type": "application/json"}
         )
         _assert_bad_request(response)
+
+
+@pytest.mark.parametrize("path", ["/quote/v2", "/price"])
+@pytest.mark.parametrize(
+    "field", ["includedSwapSources", "excludedSwapSources", "includedDestinationSwapSources"]
+)
+def test_a_lone_surrogate_an_error_message_names_is_still_a_400(
+    client: httpx.Client, devnet: RunningDevnet, path: str, field: str
+) -> None:
+    # The message names the unknown swap source; writing it as UTF-8 once failed (a 500).
+    swap = native_bridge(
+        Account.create().address,
+        destinationCurrency=usdc(devnet, DESTINATION),
+        **{field: ["x" + LONE_SURROGATE]},
+    )
+    body = _raw_json(swap)
+    response = client.post(path, content=body, headers={"content-type": "application/json"})
+    error = _assert_bad_request(response)
+    assert isinstance(error["errorCode"], str)
 
 
 @pytest.mark.parametrize("path", ["/requests/v3", "/requests/v2"])

@@ -27,6 +27,7 @@ from crossfill.workers.perps_payer import (
     PerpsPaymentOrder,
     Refused,
 )
+from crossfill.workers.perps_solver import fail_reason
 from tests.unit.fake_exchange import FakeExchange
 from tests.unit.worker_world import Clock
 
@@ -175,3 +176,14 @@ async def test_each_payment_gets_its_own_nonce_even_within_one_millisecond(
         assert isinstance(await payer.pay(order), Credited)
     assert len({body["nonce"] for body in exchange.posted}) == 3
     assert exchange.usd(RECIPIENT) == Decimal("37.5")
+
+
+@pytest.mark.parametrize(
+    ("refusal", "reason"),
+    [
+        ("Insufficient balance for transfer", "SOLVER_BALANCE_TOO_LOW"),
+        ("User or API Wallet 0xabc does not exist.", "TRANSFER_FAILED"),
+    ],
+)
+def test_an_exchange_refusal_fails_the_request_with_its_reason(refusal: str, reason: str) -> None:
+    assert fail_reason(refusal) == reason

@@ -4,10 +4,12 @@ order, and the input rules."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+import jsonschema
 import pytest
 
 from crossfill.config import Deployment
@@ -17,6 +19,7 @@ from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.perps_quote import PerpsQuoteContext, perps_currency, plan_perps_deposit
 from crossfill.quoting.perps_response import perps_deposit_wire
 from crossfill.quoting.request import QuoteRequest
+from tests.conftest import SCHEMAS_DIR
 from tests.unit.deployment_samples import SOLVER, deployment_document
 
 EVM = Deployment.model_validate(deployment_document()).chains[0]
@@ -130,3 +133,13 @@ def test_an_amount_worth_less_than_one_unit_out_is_too_low() -> None:
 def test_a_missing_recipient_is_the_users_own_exchange_account() -> None:
     quote = plan_perps_deposit(_to_perps(recipient=None), _context())
     assert quote.recipient == "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"
+
+
+def test_the_answer_matches_the_quote_schema() -> None:
+    # `feeSponsorship` was once missing from it.
+    schema = json.loads((SCHEMAS_DIR / "quote.schema.json").read_text())
+    wire = perps_deposit_wire(plan_perps_deposit(_to_perps(), _context()), EVM)
+    jsonschema.Draft202012Validator(schema).validate(wire)
+    assert wire["feeSponsorship"]["quoted"]["userPaysTotal"]["amount"] == str(
+        10_000_000 * EVM.fees.service_fee_bps // 10_000
+    )

@@ -101,6 +101,17 @@ def test_bad_input_is_refused_with_its_code(changes: dict[str, Any], code: str) 
     assert refused.value.error_code == code
 
 
+def test_an_svm_deposit_above_a_u64_is_invalid_input_and_the_largest_one_is_planned() -> None:
+    # 2**100 once reached the deposit's encoding and answered 500.
+    for amount in (2**64, 2**100):
+        with pytest.raises(QuoteError) as refused:
+            plan_svm_quote(_from_svm(amount=str(amount)), "from_svm", _context())
+        assert refused.value.error_code == "INVALID_INPUT"
+        assert "2**64" in str(refused.value)
+    largest = plan_svm_quote(_from_svm(amount=str(2**64 - 1)), "from_svm", _context())
+    assert largest.deposit_instructions is not None
+
+
 def test_max_route_length_4_and_3_are_accepted() -> None:
     for hops in (4, 3):
         assert plan_svm_quote(_from_svm(max_route_length=hops), "from_svm", _context()).amount_out

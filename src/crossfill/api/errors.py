@@ -16,6 +16,7 @@ Detailed shape (`quoting.errors.QuoteSimulationFailed`).
 
 from __future__ import annotations
 
+import json
 import os
 
 import structlog
@@ -67,10 +68,20 @@ def error_body(path: str, status_code: int, message: str, **extra: object) -> di
     return with_quote_code(path, {"message": message, "statusCode": status_code, **extra})
 
 
+class ErrorResponse(JSONResponse):
+    """An error body. Its message may name what the client sent, and JSON lets a client send a
+    lone surrogate (`"\\ud800"`), which UTF-8 cannot encode: such a character is written as `?`
+    rather than failing the answer (a 500)."""
+
+    def render(self, content: object) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8", "replace")
+
+
 def error_response(
     request: Request, status_code: int, message: str, **extra: object
 ) -> JSONResponse:
-    return JSONResponse(error_body(request.url.path, status_code, message, **extra), status_code)
+    return ErrorResponse(error_body(request.url.path, status_code, message, **extra), status_code)
 
 
 def _describe(error: dict[str, object]) -> str:
@@ -99,7 +110,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
 async def _api_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
     body = with_quote_code(request.url.path, exc.body())
-    return JSONResponse(body, exc.status_code, headers=exc.headers())
+    return ErrorResponse(body, exc.status_code, headers=exc.headers())
 
 
 # What a client is told to wait before retrying a request a backing service failed.

@@ -10,6 +10,7 @@ from typing import Any
 
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import request_row
+from crossfill.app.payout_capacity import check_exchange_payout
 from crossfill.app.quote_store import store_quote
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
@@ -58,6 +59,7 @@ async def create_perps_deposit_quote(
 ) -> dict[str, Any]:
     context = _context(runtime, body)
     quote = plan_perps_deposit(body, context)
+    await check_exchange_payout(runtime, quote.currency_out, quote.amount_out)
     wire = perps_deposit_wire(quote, context.evm)
     row = request_row(
         quote,

@@ -10,13 +10,14 @@ from typing import Any
 
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
+from crossfill.app.payout_capacity import check_evm_payout
 from crossfill.app.quote_store import store_quote
 from crossfill.chains.perps_actions import SendAsset
 from crossfill.config import ChainConfig
 from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
 from crossfill.domain.perps_transfers import PLAN_KIND
 from crossfill.quoting import inputs
-from crossfill.quoting.errors import QuoteError, QuoteUnavailable
+from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.perps_quote import perps_currency
 from crossfill.quoting.perps_withdrawal import (
     PerpsWithdrawalContext,
@@ -30,7 +31,6 @@ from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.unsupported import reject_unsupported
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
-from crossfill.types import ChainId
 
 
 def perps_side(perps: PerpsExchangeConfig) -> PerpsWithdrawalSide:
@@ -70,21 +70,6 @@ def _context(
     )
 
 
-def _check_inventory(runtime: Runtime, quote: PerpsWithdrawalQuote) -> None:
-    """The solver must hold the output on the destination, as for any EVM destination."""
-    chain = quote.currency_out.chain_id
-    balance = runtime.chains[ChainId(chain)].state.solver_balance(quote.currency_out.address)
-    if balance is None:
-        raise QuoteUnavailable(
-            "SERVICE_UNAVAILABLE", f"solver inventory on chain {chain} not known yet"
-        )
-    if balance < quote.amount_out:
-        raise QuoteError(
-            "INSUFFICIENT_LIQUIDITY",
-            f"the solver holds too little {quote.currency_out.symbol} on chain {chain}",
-        )
-
-
 def _request_row(
     quote: PerpsWithdrawalQuote,
     wire: dict[str, Any],
@@ -115,7 +100,7 @@ async def create_perps_withdrawal_quote(
     reject_unsupported(body)
     context = _context(runtime, body, perps)
     quote = plan_perps_withdrawal(body, context)
-    _check_inventory(runtime, quote)
+    check_evm_payout(runtime, quote.currency_out, quote.amount_out)
     wire = perps_withdrawal_wire(
         quote,
         send_asset_types={

@@ -8,6 +8,7 @@ from typing import Any
 
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
+from crossfill.app.payout_capacity import check_evm_payout, check_svm_payout
 from crossfill.app.quote_store import store_quote
 from crossfill.config import ChainConfig
 from crossfill.domain.order import sign_order_id
@@ -85,11 +86,24 @@ def _request_row(
     )  # fmt: skip
 
 
+def _planned(
+    runtime: Runtime, body: QuoteRequest, direction: Direction, context: SvmQuoteContext
+) -> SvmQuote:
+    """The quote, once the side paying its output can pay it: the vault to the SVM chain, the
+    EVM solver from it."""
+    quote = plan_svm_quote(body, direction, context)
+    if direction == "to_svm":
+        check_svm_payout(runtime, quote.currency_out, quote.amount_out)
+    else:
+        check_evm_payout(runtime, quote.currency_out, quote.amount_out)
+    return quote
+
+
 async def create_svm_quote(
     runtime: Runtime, body: QuoteRequest, direction: Direction, *, api_key_id: int | None = None
 ) -> dict[str, Any]:
     context = _context(runtime, body, direction)
-    quote = plan_svm_quote(body, direction, context)
+    quote = _planned(runtime, body, direction, context)
     signature = (
         sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))
         if body.include_protocol_data
@@ -107,4 +121,4 @@ async def create_svm_quote(
 def preview_svm_price(runtime: Runtime, body: QuoteRequest, direction: Direction) -> dict[str, Any]:
     """POST /price for an SVM route: planned and checked as its quote is, nothing stored."""
     context = _context(runtime, body, direction)
-    return svm_price_wire(plan_svm_quote(body, direction, context), context.evm)
+    return svm_price_wire(_planned(runtime, body, direction, context), context.evm)

@@ -12,11 +12,13 @@ from crossfill.contracts import calldata
 from crossfill.quoting.money import format_rate, format_units, format_usd
 from crossfill.quoting.response import (
     UsdBreakdown,
+    fee_sponsorship_wire,
     fixed_rate_fee_wire,
     impacts_wire,
     no_slippage,
     route_leg,
 )
+from crossfill.quoting.sponsorship import NONE as NOT_SPONSORED
 from crossfill.quoting.steps import check, transaction_step
 from crossfill.quoting.svm_quote import QuotedCurrency
 
@@ -128,6 +130,13 @@ def service_fee_wire(
         "app": zero,
         "subsidized": zero,
     }
+
+
+def unsponsored_wire(currency: QuotedCurrency, service_fee: int) -> dict[str, Any]:
+    """`feeSponsorship` of a transfer no one sponsors: the user pays the service fee."""
+    return fee_sponsorship_wire(
+        NOT_SPONSORED, fees=service_fee, amount=lambda value: amount_wire(currency, value)
+    )
 
 
 def details_wire(

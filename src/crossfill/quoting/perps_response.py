@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from crossfill.config import ChainConfig
-from crossfill.quoting.deposit_steps import details_wire, evm_deposit_steps, service_fee_wire
+from crossfill.quoting.deposit_steps import (
+    details_wire,
+    evm_deposit_steps,
+    service_fee_wire,
+    unsponsored_wire,
+)
 from crossfill.quoting.perps_quote import PerpsDepositQuote
 
 
@@ -14,6 +19,8 @@ def perps_deposit_wire(quote: PerpsDepositQuote, evm: ChainConfig) -> dict[str, 
     return {
         "steps": evm_deposit_steps(quote, evm),
         "fees": service_fee_wire(quote.currency_in, quote.service_fee),
+        # Nothing of a deposit to the exchange is sponsored.
+        "feeSponsorship": unsponsored_wire(quote.currency_in, quote.service_fee),
         "details": details_wire(
             quote,
             operation="bridge" if quote.request_type == "Bridge" else "swap",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from crossfill.domain.nonce_mapping import NONCE_MAPPING_TYPES, PRIMARY_TYPE
-from crossfill.quoting.deposit_steps import amount_wire, service_fee_wire
+from crossfill.quoting.deposit_steps import amount_wire, service_fee_wire, unsponsored_wire
 from crossfill.quoting.money import format_rate, format_units, format_usd
 from crossfill.quoting.perps_withdrawal import PerpsWithdrawalQuote
 from crossfill.quoting.response import route_leg
@@ -143,16 +143,7 @@ def perps_withdrawal_wire(
         ],
         "fees": fees,
         # Nothing of a withdrawal is sponsored: the user pays the service fee.
-        "feeSponsorship": {
-            "quoted": {
-                "selectedComponents": [],
-                "capHit": False,
-                "components": {},
-                "sponsoredTotal": fees["subsidized"],
-                "userPaysTotal": fees["relayerService"],
-            },
-            "actual": None,
-        },
+        "feeSponsorship": unsponsored_wire(quote.currency_in, quote.service_fee),
         "details": _details(quote),
         "protocol": {
             "v2": {

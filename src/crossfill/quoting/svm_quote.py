@@ -40,6 +40,8 @@ from crossfill.quoting.svm_options import check_svm_options
 
 Direction = Literal["to_svm", "from_svm"]
 BPS = 10_000
+# An SVM transfer (of lamports or of a token) carries a u64 amount.
+SVM_AMOUNT_LIMIT = 2**64
 # maxRouteLength bounds the hops of SVM swap routing; direct transfers take one.
 MAX_ROUTE_LENGTH = 16
 
@@ -203,6 +205,16 @@ def _protocol_version(body: QuoteRequest, direction: Direction) -> None:
         )
 
 
+def _svm_amount(amount: int, direction: Direction) -> None:
+    """From the SVM chain the user's deposit is one SVM transfer of the amount: above its u64
+    the deposit cannot be made. (To it, the output is bounded by the vault's balance.)"""
+    if direction == "from_svm" and amount >= SVM_AMOUNT_LIMIT:
+        raise QuoteError(
+            "INVALID_INPUT",
+            "amount must be below 2**64 from the SVM chain: what one SVM transfer carries",
+        )
+
+
 def _route_length(body: QuoteRequest) -> None:
     if body.max_route_length is not None and not 1 <= body.max_route_length <= MAX_ROUTE_LENGTH:
         raise QuoteError("INVALID_INPUT", f"maxRouteLength must be 1 to {MAX_ROUTE_LENGTH}")
@@ -275,6 +287,7 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
     _route_length(body)
     _protocol_version(body, direction)
     amount_in = inputs.amount(body.amount)
+    _svm_amount(amount_in, direction)
     evm, svm = context.evm, context.svm
     vault = svm.solver.address
     if direction == "to_svm":

@@ -9,11 +9,9 @@ from typing import Any
 from crossfill.chains.svm_transactions import instruction_wire
 from crossfill.config import ChainConfig
 from crossfill.quoting.deposit_steps import amount_wire as _amount
-from crossfill.quoting.deposit_steps import details_wire, service_fee_wire
+from crossfill.quoting.deposit_steps import details_wire, service_fee_wire, unsponsored_wire
 from crossfill.quoting.deposit_steps import evm_deposit_steps as _evm_steps
 from crossfill.quoting.deposit_steps import step as _step
-from crossfill.quoting.response import fee_sponsorship_wire
-from crossfill.quoting.sponsorship import NONE as NOT_SPONSORED
 from crossfill.quoting.svm_quote import SvmQuote
 
 # The SVM payer's usual time from a confirmed EVM deposit to the landed payment, in seconds.
@@ -72,11 +70,7 @@ def svm_quote_wire(
         "steps": steps,
         "fees": _fees(quote),
         # Nothing is sponsored on SVM routes (`subsidizeFees` is refused there).
-        "feeSponsorship": fee_sponsorship_wire(
-            NOT_SPONSORED,
-            fees=quote.service_fee,
-            amount=lambda value: _amount(quote.currency_in, value),
-        ),
+        "feeSponsorship": unsponsored_wire(quote.currency_in, quote.service_fee),
         "details": _details(quote, evm),
         "protocol": {"v2": protocol},
     }

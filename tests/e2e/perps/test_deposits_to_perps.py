@@ -5,6 +5,7 @@ quote's rules for 1337 routes."""
 
 from __future__ import annotations
 
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -13,9 +14,10 @@ import pytest
 from eth_account import Account
 from sqlalchemy import select
 
+from crossfill.chains.perps_actions import UsdSend, sign_action
 from crossfill.config.secrets import devnet_account
 from crossfill.devnet import accounts
-from crossfill.devnet.exchange.process import ExchangeProcess
+from crossfill.devnet.exchange.process import ExchangeProcess, fund
 from crossfill.store.tables import PerpsPayment
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -150,16 +152,23 @@ def test_perps_routes_refuse_bad_input_with_a_clear_400(
 def test_a_refused_exchange_transfer_fails_the_request_and_refunds_the_deposit(
     devnet: RunningDevnet, exchange: ExchangeProcess, start_service: StartService
 ) -> None:
-    """The solver's exchange account here is one the exchange does not know: the transfer is
-    refused with the exchange's message, nothing is credited, the deposit is paid back."""
-    unfunded = devnet_account(15)
-    config = perps_config(exchange, solver={"address": unfunded.address, "key": "devnet:15"})
+    """The solver's exchange account holds the output when quoted and spends it before the
+    fill: the transfer is refused with the exchange's message, nothing is credited, the
+    deposit is paid back."""
+    solver = devnet_account(15)
+    fund(exchange.api_url, solver.address, "10")
+    config = perps_config(exchange, solver={"address": solver.address, "key": "devnet:15"})
     service = start_service(devnet.deployment.model_copy(update={"perps": config}),
                             run_workers=True)  # fmt: skip
     user, recipient = funded_user(devnet, usdc_amount=10 * 10**6), Account.create().address
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, to_perps(user.address, recipient, usdc(devnet, ORIGIN),
                                              10 * 10**6))  # fmt: skip
+        spent = UsdSend(config.exchange_chain, config.signature_chain, Account.create().address,
+                        "10", time=int(time.time() * 1000))  # fmt: skip
+        posted = httpx.post(f"{exchange.api_url}/exchange",
+                            json=sign_action(spent, solver).request_body(), timeout=10)  # fmt: skip
+        assert posted.json()["status"] == "ok", posted.text
         deposit_usdc(devnet, user, quote, 10 * 10**6)
         request_id = quote["steps"][0]["requestId"]
         status = final_status(http, request_id, timeout=60, until=REFUNDED)
@@ -167,6 +176,6 @@ def test_a_refused_exchange_transfer_fails_the_request_and_refunds_the_deposit(
     assert withdrawable(exchange, recipient) == 0
     # Paid back less the refund's gas.
     assert 9 * 10**6 < balance(devnet, ORIGIN, usdc(devnet, ORIGIN), user.address) <= 10 * 10**6
-    assert status["failReason"] == "TRANSFER_FAILED"
+    assert status["failReason"] == "SOLVER_BALANCE_TOO_LOW"
     (payment,) = stored_rows(service, select(PerpsPayment))
-    assert payment.status == "refused" and "does not exist" in (payment.error or "")
+    assert payment.status == "refused" and "Insufficient balance" in (payment.error or "")

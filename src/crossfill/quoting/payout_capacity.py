@@ -1,0 +1,91 @@
+"""Whether the side that pays a quote's output can pay it (pure): the output, plus what paying
+it costs that side (the fill's gas, the SVM transaction's fee and a token account's rent), per
+currency, against the solver's balances there. The quotes of every route whose output is paid
+by another kind of chain than its input's (to and from the SVM chain, to and from the perps
+exchange) are checked this way, so a deposit is never taken for a fill that cannot be paid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from crossfill.chains.svm_transactions import LAMPORTS_PER_SIGNATURE
+from crossfill.config import ChainConfig
+from crossfill.config.svm import SvmChainConfig
+from crossfill.domain.gas import with_gas_headroom
+from crossfill.quoting.errors import QuoteError, QuoteUnavailable
+from crossfill.quoting.svm_quote import QuotedCurrency
+
+# The rent-exempt minimum of an SPL token account (165 bytes of data): the payer funds the
+# recipient's associated token account when it does not exist yet, which a quote cannot know.
+TOKEN_ACCOUNT_RENT_LAMPORTS = 2_039_280
+
+
+@dataclass(frozen=True)
+class Payout:
+    """An amount of one currency the solver must hold on `chain_id` to pay a fill."""
+
+    chain_id: int
+    # The currency's address as that chain's balances are keyed (EVM lower-case, base58 as is).
+    currency: str
+    symbol: str
+    amount: int
+
+
+def _merged(payouts: Iterable[Payout]) -> tuple[Payout, ...]:
+    """One payout per currency (the output and a cost in the same currency added up)."""
+    totals: dict[str, Payout] = {}
+    for payout in payouts:
+        held = totals.get(payout.currency)
+        amount = payout.amount + (held.amount if held is not None else 0)
+        totals[payout.currency] = Payout(payout.chain_id, payout.currency, payout.symbol, amount)
+    return tuple(totals.values())
+
+
+def _output(currency: QuotedCurrency, amount: int) -> Payout:
+    return Payout(currency.chain_id, currency.address, currency.symbol, amount)
+
+
+def evm_fill_payouts(
+    chain: ChainConfig, currency: QuotedCurrency, amount: int, max_fee_per_gas: int
+) -> tuple[Payout, ...]:
+    """An EVM fill paying `amount` of `currency`: the output, and the fill's gas in the gas
+    currency as EVM quotes count it: its budget with the head-room a fill is sent with, at the
+    highest fee it offers (`max_fee_per_gas`, what a node checks the balance against)."""
+    fees = chain.fees
+    gas = with_gas_headroom(fees.fill_gas_native if currency.is_native else fees.fill_gas_erc20)
+    native = chain.native_currency
+    cost = Payout(chain.id, native.address.lower(), native.symbol, gas * max_fee_per_gas)
+    return _merged((_output(currency, amount), cost))
+
+
+def svm_fill_payouts(
+    chain: SvmChainConfig, currency: QuotedCurrency, amount: int
+) -> tuple[Payout, ...]:
+    """An SVM payment of `amount` of `currency` from the vault: the output, the transaction's
+    signature fee, and for a token the recipient's token account's rent (in SOL)."""
+    sol = chain.native_currency
+    fee = LAMPORTS_PER_SIGNATURE + (0 if currency.is_native else TOKEN_ACCOUNT_RENT_LAMPORTS)
+    return _merged((_output(currency, amount), Payout(chain.id, sol.address, sol.symbol, fee)))
+
+
+def exchange_payouts(currency: QuotedCurrency, amount: int) -> tuple[Payout, ...]:
+    """A transfer from the solver's exchange account: the output (the exchange charges none)."""
+    return (_output(currency, amount),)
+
+
+def check_capacity(payouts: Iterable[Payout], balance_of: Callable[[Payout], int | None]) -> None:
+    """`INSUFFICIENT_LIQUIDITY` when a balance is short of its payout; 503 while a balance is
+    not known yet (`balance_of` answers None)."""
+    for payout in payouts:
+        balance = balance_of(payout)
+        if balance is None:
+            raise QuoteUnavailable(
+                "SERVICE_UNAVAILABLE", f"solver inventory on chain {payout.chain_id} not known yet"
+            )
+        if balance < payout.amount:
+            raise QuoteError(
+                "INSUFFICIENT_LIQUIDITY",
+                f"the solver holds too little {payout.symbol} on chain {payout.chain_id}",
+            )
