@@ -7,7 +7,8 @@ are only ever looked up by value (`=`, `IN`, ranges), which implies they are set
 indexes now hold only the rows where they are, and a quote's insert skips them.
 `ix_requests_status` repeated the first column of `ix_requests_status_created_at`. SQLite's work
 per row of a batch of 16, on 20,000 rows: about 8% less (`python -m bench.quote_rows`, median
-ratio to revision 0023; docs/performance.md, 2026-11-26, sixth session).
+ratio to revision 0023, measured 2026-11-26; docs/performance.md, "Quotes on SQLite: fewer
+indexes on a quote's insert").
 
 Revision ID: 0024
 Revises: 0023
