@@ -11,9 +11,14 @@ or another reason) with no payout. The service's tables are read only for what t
 not say: which part of a deposit paid for which request, where it says it refunded it, and why
 it kept it. Their word is checked against the chain wherever the chain can check it.
 
+Deposit addresses: what a transfer into one pays is swept into the Depository (a deposit as
+above); what stays at an address is held against the records that leave it there: its balance
+in each currency must be what the transfers recorded too small to sweep add up to (less what
+its recovery address took), once nothing is waiting for its sweep.
+
 Scope: the EVM chains' Depository, token transfers into it with an order id (implicit
-deposits) and the Receiver; fills to chains off the EVM (SVM, the perps exchange) are taken
-from the service's records (counted as such).
+deposits), the Receiver and deposit addresses; fills to chains off the EVM (SVM, the perps
+exchange) are taken from the service's records (counted as such).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from web3 import Web3
 from crossfill.config import Deployment
 from crossfill.devnet.deploy import contract_at
 from crossfill.store.db import create_engine, session_factory
-from crossfill.store.tables import AppFeeClaim, Deposit, Request
+from crossfill.store.tables import AddressTransfer, AppFeeClaim, Deposit, Request
 
 NATIVE = "0x" + "00" * 20
 TRANSFER_TOPIC = "0x" + keccak(text="Transfer(address,address,uint256)").hex()
@@ -84,6 +89,7 @@ class _Records:
     requests: dict[str, Request]
     requests_by_order: dict[str, Request]
     claim_payouts: set[str]
+    address_transfers: list[AddressTransfer]
 
 
 def account_for_money(
@@ -129,6 +135,7 @@ def account_for_money(
             report.unaccounted.append(
                 f"order {order_id}: filled {count}x, paid by {paid_orders[order_id]} deposits"
             )
+    _account_deposit_addresses(web3s, deployment, records, report)
     for chain_id, txs in payout_txs.items():
         for tx_hash in sorted(txs - refund_txs - records.claim_payouts):
             report.unaccounted.append(
@@ -136,6 +143,73 @@ def account_for_money(
                 + _named_by(records, tx_hash)
             )
     return report
+
+
+# The transfer rows whose funds stay at the deposit address: too small to sweep, or a sweep the
+# chain refused (the recovery address took them, or the owner is gone).
+_AT_THE_ADDRESS = frozenset({"too_small", "failed"})
+
+
+def _account_deposit_addresses(
+    web3s: Mapping[int, Web3], deployment: Deployment, records: _Records, report: MoneyReport
+) -> None:
+    """Each quoted deposit address holds, in each currency, exactly what its transfers recorded
+    as left there add up to (too small to sweep), less what its recovery address took."""
+    addresses = {
+        (request.origin_chain_id, request.deposit_address.lower())
+        for request in records.requests.values()
+        if request.deposit_address is not None and request.origin_chain_id in web3s
+    }
+    for chain_id, address in sorted(addresses):
+        chain = deployment.chain(chain_id)
+        assert chain is not None
+        web3 = web3s[chain_id]
+        for currency in [NATIVE, *(c.address.lower() for c in chain.erc20_currencies)]:
+            rows = [
+                row
+                for row in records.address_transfers
+                if row.chain_id == chain_id
+                and row.address.lower() == address
+                and row.currency.lower() == currency
+                and row.state != "reorged"
+            ]
+            if any(row.state == "seen" for row in rows):
+                report.unsettled.append(f"deposit address {chain_id}:{address}: sweep on its way")
+                continue
+            left = sum(int(row.amount) for row in rows if row.state in _AT_THE_ADDRESS)
+            held = _balance(web3, address, currency) + _recovered(web3, chain, address, currency)
+            if held != left:
+                report.unaccounted.append(
+                    f"deposit address {chain_id}:{address} holds {held} of {currency}; "
+                    f"its records leave {left} there"
+                )
+            else:
+                report.kept += sum(1 for row in rows if row.state == "too_small")
+
+
+def _balance(web3: Web3, address: str, currency: str) -> int:
+    holder = Web3.to_checksum_address(address)
+    if currency == NATIVE:
+        return int(web3.eth.get_balance(holder))
+    return int(contract_at(web3, "TestUSDC", currency).functions.balanceOf(holder).call())
+
+
+def _recovered(web3: Web3, chain: Any, address: str, currency: str) -> int:
+    """What the address's recovery address took out of it (the factory's `Recovered`)."""
+    factory = chain.contracts.deposit_address_factory
+    if factory is None:
+        return 0
+    taken = 0
+    for event in (
+        contract_at(web3, "DepositAddressFactory", factory)
+        .events.Recovered()
+        .get_logs(from_block=0)
+    ):
+        if str(event.args["depositAddress"]).lower() == address and (
+            str(event.args["token"]).lower() == currency
+        ):
+            taken += int(event.args["amount"])
+    return taken
 
 
 def _named_by(records: _Records, tx_hash: str) -> str:
@@ -337,10 +411,11 @@ async def _records(database_url: str) -> _Records:
             claims = {
                 row.tx_hash for row in await session.scalars(select(AppFeeClaim)) if row.tx_hash
             }
+            transfers = list(await session.scalars(select(AddressTransfer)))
     finally:
         await engine.dispose()
     by_order = {request.order_id: request for request in requests.values()}
-    return _Records(dict(parts), requests, by_order, claims)
+    return _Records(dict(parts), requests, by_order, claims, transfers)
 
 
 def heads(deployment: Deployment) -> dict[int, int]:

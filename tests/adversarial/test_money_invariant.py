@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import time
 
+import httpx
 from eth_account import Account
 
 from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
-from tests.e2e.bridging import DESTINATION, ORIGIN, funded_user
+from tests.e2e.bridging import (
+    DESTINATION,
+    NATIVE,
+    ORIGIN,
+    funded_user,
+    native_bridge,
+    request_quote,
+)
 from tests.e2e.conftest import ServiceThread, StartService
 from tests.e2e.wallet import send_item
 from tests.money_invariant import account_for_money, heads
@@ -73,3 +81,23 @@ def test_a_payout_that_pays_back_no_deposit_is_found(start_service, devnet) -> N
     report = account_for_money(devnet.deployment, service.settings.database, since=since)
     tx_hash = receipt["transactionHash"].to_0x_hex()
     assert report.unaccounted == [f"payout {ORIGIN}:{tx_hash} pays no deposit or claim"]
+
+
+def test_a_deposit_address_holding_what_no_record_leaves_there_is_found(
+    start_service, devnet
+) -> None:
+    service = _bare_service(start_service)
+    since = heads(devnet.deployment)
+    user = funded_user(devnet)
+    body = native_bridge(user.address, recipient=Account.create().address, useDepositAddress=True)
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        (step,) = request_quote(http, body)["steps"]
+    origin = devnet.deployment.chain(ORIGIN)
+    assert origin is not None
+    item = {**step["items"][0]["data"], "value": str(10**15)}
+    send_item(signing_web3(origin.rpc_url, user), user, item)
+    report = account_for_money(devnet.deployment, service.settings.database, since=since)
+    address = step["depositAddress"].lower()
+    assert report.unaccounted == [
+        f"deposit address {ORIGIN}:{address} holds {10**15} of {NATIVE}; its records leave 0 there"
+    ]
