@@ -100,6 +100,24 @@ class BatchRefused(ChainError):
     no batches, or none as large. The chain clients then send the calls one by one."""
 
 
+class SendRefused(ChainError):
+    """The node refused a signed transaction (`eth_sendRawTransaction` answered an error, not
+    the transport); the subclasses name the refusals the transaction manager acts on."""
+
+
+class AlreadyKnown(SendRefused):
+    """The node has this very transaction already (in its pool): sent, no failure."""
+
+
+class NonceTooLow(SendRefused):
+    """The sender's nonce has passed this transaction's: it was mined already, or another
+    transaction took its nonce."""
+
+
+class CannotPayGas(SendRefused):
+    """The sender's balance cannot pay this transaction's value and gas at its fee."""
+
+
 class InsufficientFunds(ChainError):
     """A transaction its sender cannot pay for (its value plus its gas at the offered fee,
     beyond what the sender's transactions still in flight may take), so it was not signed:

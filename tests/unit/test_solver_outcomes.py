@@ -19,6 +19,7 @@ from crossfill.chains.state import ChainState
 from crossfill.contracts.reverts import RevertReason
 from crossfill.domain.fill_plan import FillPlan, Payment
 from crossfill.errors import (
+    CannotPayGas,
     ChainError,
     ChainUnreachable,
     NodeBehind,
@@ -308,7 +309,7 @@ async def test_a_fill_a_node_refuses_for_funds_has_its_nonce_voided_at_once(
     world: World,
 ) -> None:
     world.chain.fail(
-        "send_raw", ChainError("eth_sendRawTransaction failed: insufficient funds for gas")
+        "send_raw", CannotPayGas("eth_sendRawTransaction failed: insufficient funds for gas")
     )
     await world.solver.tick()
     fill, void = sorted(await world.journal(), key=lambda row: row.id)

@@ -12,7 +12,7 @@ import pytest
 from eth_account import Account
 from sqlalchemy import select
 
-from crossfill.errors import ChainError, InsufficientFunds
+from crossfill.errors import CannotPayGas, ChainError, InsufficientFunds, NonceTooLow
 from crossfill.store.tables import SentTransaction
 from crossfill.workers.txmanager import InFlight, Mined, TxManager
 from tests.unit.fake_chain import FakeChain
@@ -88,7 +88,7 @@ async def test_without_a_known_balance_the_node_judges(world: World) -> None:
 
 
 async def test_a_transaction_a_node_refuses_for_funds_has_its_nonce_voided(world: World) -> None:
-    world.chain.fail("send_raw", ChainError("Insufficient funds for gas * price + value"))
+    world.chain.fail("send_raw", CannotPayGas("Insufficient funds for gas * price + value"))
     with pytest.raises(ChainError):
         await world.send("claim:1")
     refused, void = await world.journal()
@@ -103,7 +103,7 @@ async def test_nonce_too_low_for_a_transaction_just_signed_reads_the_count_again
 ) -> None:
     first = await world.send("sweep:1")
     world.chain.nonces[world.txmanager.sender] = 3  # nonces 1 and 2 went to others by hand
-    world.chain.fail("send_raw", ChainError("nonce too low"))
+    world.chain.fail("send_raw", NonceTooLow("nonce too low"))
     stranded = await world.send("sweep:2")
     assert (first.nonce, stranded.nonce) == (0, 1)
     assert isinstance(await world.txmanager.attempt(None, "sweep:2"), InFlight)

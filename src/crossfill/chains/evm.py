@@ -27,13 +27,17 @@ from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider, Malfor
 from crossfill.contracts.abi import ERC20, event, function
 from crossfill.contracts.reverts import decode_revert
 from crossfill.errors import (
+    AlreadyKnown,
     BatchRefused,
+    CannotPayGas,
     ChainError,
     ChainUnreachable,
     LogsRefused,
     NodeBehind,
+    NonceTooLow,
     RateLimited,
     Reverted,
+    SendRefused,
 )
 from crossfill.metrics import RPC_OK, Metrics
 from crossfill.types import ChainId, TraceApi
@@ -965,9 +969,15 @@ class EvmClient:
 
     async def send_raw(self, raw_transaction: bytes) -> str:
         """Broadcast a signed transaction; its hash. A plain call (`_plain`): web3's formatting
-        cost more than the node's answer, on the path from a deposit's commit to its fill."""
+        cost more than the node's answer, on the path from a deposit's commit to its fill. A
+        node's refusal is raised as its kind (`refusal_of`)."""
         answer = self._plain("eth_sendRawTransaction", ["0x" + raw_transaction.hex()])
-        return (await self._read("eth_sendRawTransaction", answer)).lower()
+        try:
+            return (await self._read("eth_sendRawTransaction", answer)).lower()
+        except ChainUnreachable:
+            raise
+        except ChainError as exc:
+            raise refusal_of(str(exc)) from exc
 
     async def _read(self, what: str, pending: Awaitable[T]) -> T:
         """One counted JSON-RPC call, `what` its method."""
@@ -1028,3 +1038,21 @@ class EvmClient:
 
     async def close(self) -> None:
         await self.web3.provider.disconnect()
+
+
+# What nodes (geth, erigon, reth, nethermind, anvil) say when they refuse a transaction for
+# these reasons: their answers are text only, so they are read here, once, into types.
+_REFUSALS: tuple[tuple[tuple[str, ...], type[SendRefused]], ...] = (
+    (("already known", "alreadyknown", "already imported", "known transaction"), AlreadyKnown),
+    (("nonce too low", "nonce is too low", "oldnonce"), NonceTooLow),
+    (("insufficient funds", "insufficientfunds"), CannotPayGas),
+)
+
+
+def refusal_of(message: str) -> SendRefused:
+    """A node's refusal of `eth_sendRawTransaction`, as the kind its message names."""
+    said = message.lower().replace("_", " ")
+    for markers, kind in _REFUSALS:
+        if any(marker in said for marker in markers):
+            return kind(message)
+    return SendRefused(message)

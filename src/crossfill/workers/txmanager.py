@@ -49,7 +49,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.chains.port import EvmPort
 from crossfill.chains.state import ChainState
-from crossfill.errors import ChainError, SignerBusy
+from crossfill.errors import AlreadyKnown, CannotPayGas, ChainError, NonceTooLow, SignerBusy
 from crossfill.store import signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import SentTransaction
@@ -67,7 +67,6 @@ SIGNER_LEASE = timedelta(seconds=30)
 # node behind the one that counted nonces may simply not have our receipt yet.
 CONFLICT_CONFIRMATION = timedelta(seconds=10)
 # Node answers that mean "this exact transaction is already with me": not a failure.
-_ALREADY_SENT = ("already known", "nonce too low", "already imported")
 # A journalled transaction no node has acknowledged (its broadcast failed, or the answer was
 # lost) is sent again, the same bytes, once it is this old; while the node keeps failing, the
 # wait doubles up to `RESEND_AT_MOST`.
@@ -77,8 +76,6 @@ RESEND_AT_MOST = timedelta(seconds=30)
 # transaction must not run again (`void`). Its journal rows carry this purpose.
 VOID = "void"
 VOID_GAS = 21_000
-# A node's answer refusing a transaction its sender's balance cannot pay for.
-_UNPAYABLE = "insufficient funds"
 
 
 @dataclass(frozen=True)
@@ -306,20 +303,19 @@ class TxManager:
         at once (so the transactions after it are not held), and ChainError raised."""
         try:
             await self._broadcast(row, fresh=True)
-        except ChainError as exc:
-            if _UNPAYABLE in str(exc).lower():
-                log.error(
-                    "a node refused a transaction for want of funds: its nonce voided",
-                    chain_id=self.client.chain_id,
-                    nonce=row.nonce,
-                    tx_hash=row.tx_hash,
-                    purpose=row.purpose,
-                    error=str(exc),
-                )
-                try:
-                    await self._void(row, await self._hold_signer())
-                except ChainError as void_failed:  # journalled: sent again until mined
-                    log.warning("void not sent", nonce=row.nonce, error=str(void_failed))
+        except CannotPayGas as exc:
+            log.error(
+                "a node refused a transaction for want of funds: its nonce voided",
+                chain_id=self.client.chain_id,
+                nonce=row.nonce,
+                tx_hash=row.tx_hash,
+                purpose=row.purpose,
+                error=str(exc),
+            )
+            try:
+                await self._void(row, await self._hold_signer())
+            except ChainError as void_failed:  # journalled: sent again until mined
+                log.warning("void not sent", nonce=row.nonce, error=str(void_failed))
             raise
 
     async def journal_in(
@@ -565,12 +561,10 @@ class TxManager:
         count is read again (`attempt` finds the row's nonce taken and a new one is signed)."""
         try:
             await self.client.send_raw(bytes.fromhex(row.raw_transaction[2:]))
-        except ChainError as exc:
-            answer = str(exc).lower()
-            if not any(marker in answer for marker in _ALREADY_SENT):
-                self._next_nonce = None  # re-read: the node may disagree with our count
-                raise
-            if fresh and "nonce too low" in answer:
+        except AlreadyKnown:
+            pass
+        except NonceTooLow:
+            if fresh:
                 self._next_nonce = None
                 log.warning(
                     "a nonce of ours was used by a transaction the journal did not sign",
@@ -579,6 +573,9 @@ class TxManager:
                     tx_hash=row.tx_hash,
                     purpose=row.purpose,
                 )
+        except ChainError:
+            self._next_nonce = None  # re-read: the node may disagree with our count
+            raise
         await self._acknowledged(row.id)
 
     async def _acknowledged(self, row_id: int) -> None:
