@@ -12,14 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.app.refunds import refund_gas_cost
 from crossfill.chains.depository_logs import (
     DepositLog,
     address_topic,
@@ -33,24 +31,15 @@ from crossfill.chains.evm import BlockHead, LogFilter
 from crossfill.chains.receiver_logs import decode_receiver_deposit, forwarded_event, is_forwarded
 from crossfill.chains.router_logs import RouterBatch, decode_batch, multicall_event
 from crossfill.domain.confirmations import confirmations, required_confirmations
-from crossfill.domain.deposit_checks import (
-    DepositFacts,
-    DepositVerdict,
-    ExpectedDeposit,
-    judge_deposit,
-)
-from crossfill.domain.enums import features_mask
-from crossfill.domain.record_facts import Moved
-from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
+from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.first_on_loop import fill_path
 from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
-from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
-from crossfill.store.db import as_utc
-from crossfill.store.tables import Deposit, Request, RequestTransaction
+from crossfill.store.tables import Deposit, Request
+from crossfill.workers.deposit_judge import DepositJudge, SeenRequest
 from crossfill.workers.hint_watch import DEFAULT_CALLS_PER_CLIENT_PER_MINUTE, Hint, HintWatch
 from crossfill.workers.reorg_watch import ReorgWatch
 from crossfill.workers.same_chain import awaited, settle_batch
@@ -60,8 +49,6 @@ log = structlog.get_logger(__name__)
 
 
 REWIND_BLOCKS = 64
-DEPOSIT_ADDRESS_MISMATCH = "DEPOSIT_ADDRESS_MISMATCH"
-_FAST_FILL = features_mask(["fast_fill"])
 
 
 class Claim(Protocol):
@@ -81,16 +68,6 @@ class Claim(Protocol):
 # Claims a request inside the transaction that makes it pending; None when that solver cannot
 # take it now (it is then handed over by id, and claimed there).
 ClaimHook = Callable[[AsyncSession, Request], Awaitable[Claim | None]]
-
-
-@dataclass
-class _Read:
-    """A deposit's request as read in the transaction that records the deposit (None: an
-    orphan), and the request's transactions when they were read there too (kept current by
-    `requests.record_transaction(..., known=...)`, so its two events read them once)."""
-
-    request: Request | None
-    transactions: list[RequestTransaction] | None = None
 
 
 async def _no_claim(_session: AsyncSession, _request: Request) -> Claim | None:
@@ -147,9 +124,7 @@ class Indexer:
         self._cursor: tuple[int, str] | None = None
         # Deposits recorded, not yet confirmed: the confirmation pass runs only when some may be.
         self._unconfirmed = UnconfirmedCount()
-        # Unknown orders' deposits up to this block are history (`deposits.WATCH_START`); None
-        # until read, when every one is.
-        self._history_until: int | None = None
+        self.judge = DepositJudge(chain, now)
         self._lag = metrics.indexer_lag.labels(self.config.id)
 
     async def run(self) -> None:
@@ -255,7 +230,7 @@ class Indexer:
                 start, start_hash = (
                     (head.number, head.hash) if row is None else (row.block_number, row.block_hash)
                 )
-                self._history_until = await deposits.watch_start(
+                self.judge.history_until = await deposits.watch_start(
                     session, self.config.id, head=start, block_hash=start_hash, now=self.now()
                 )
             if row is None:
@@ -402,7 +377,7 @@ class Indexer:
                 # deposit, or any of the claim's, flushes them): written together, not one
                 # statement each.
                 with session.no_autoflush:
-                    read = await self._note_seen(session, deposit, now)
+                    read = await self.judge.note_seen(session, deposit, now)
                     if confirmed and cursor is not None:
                         fee = await deep[deposit]
                         await self._settle(session, row, cursor, fee, read)
@@ -473,39 +448,10 @@ class Indexer:
         for chain_id, request_id in pending:
             self.on_pending(chain_id, request_id)
 
-    async def _note_seen(self, session: AsyncSession, deposit: DepositLog, now: datetime) -> _Read:
-        """The user's deposit is on chain but not final: show its hash, still `waiting`.
-        Returns its request as read here, its row locked (a judge may follow)."""
-        request = await requests.by_order_id(session, deposit.order_id, lock=True)
-        if request is None or request.status != RequestStatus.WAITING:
-            return _Read(request)
-        known = await requests.transactions_of(session, request.id)
-        await requests.record_transaction(
-            session,
-            request.id,
-            kind="deposit",
-            chain_id=self.config.id,
-            tx_hash=deposit.tx_hash,
-            status="pending",
-            now=now,
-            block_number=deposit.block_number,
-            moved=self._paid_in(deposit.currency, deposit.amount),
-            sender=deposit.depositor,
-            known=known,
-        )
-        await requests.publish(session, request, now=now, transactions=known)
-        return _Read(request, known)
-
-    def _paid_in(self, currency: str, amount: int) -> Moved:
-        """What a deposit paid in, as its log says, valued at the prices quotes use."""
-        now_seconds = int(self.now().timestamp())
-        usd = value_on_chain(self.config, self.chain.state, currency, amount, now_seconds)
-        return Moved(currency, amount, usd)
-
     def _deep_enough(self, currency: str, amount: int, block_number: int, head: BlockHead) -> bool:
         """As many confirmations at `head` as the deposit's value calls for (valued at the
         price quotes use; without one, the deepest tier)."""
-        value = self._paid_in(currency, amount).usd_micros
+        value = self.judge.paid_in(currency, amount).usd_micros
         tiers = self.config.confirmations
         needed = tiers[-1].blocks if value is None else required_confirmations(tiers, value)
         return confirmations(head.number, block_number) >= needed
@@ -565,129 +511,18 @@ class Indexer:
         deposit: Deposit,
         block: BlockHead,
         fee: int | None,
-        read: _Read | None = None,
+        read: SeenRequest | None = None,
     ) -> None:
-        """Judge a confirmed deposit against its request (`read` when read already, and locked,
-        in this transaction) and carry the verdict out."""
-        now = self.now()
-        if read is None:
-            read = _Read(await requests.by_order_id(session, deposit.order_id, lock=True))
-        request = read.request
-        verdict = judge_deposit(
-            DepositFacts(self.config.id, deposit.currency, int(deposit.amount), block.timestamp),
-            _expected(request),
-        )
-        judgement = await deposits.place(
-            session,
-            deposit,
-            request,
-            verdict,
-            refund_cost=refund_gas_cost(self.chain, deposit.currency, now=now),
-        )
-        log.info(
-            "deposit confirmed",
-            chain_id=self.config.id,
-            tx_hash=deposit.tx_hash,
-            verdict=str(judgement.verdict),
-            decides=judgement.decides,
-            excess=judgement.excess,
-        )
-        if request is None:
-            if self._history_until is None or deposit.block_number <= self._history_until:
-                # From before this database watched the chain: perhaps another deployment's
-                # order, filled; kept and reported, never paid out blindly.
-                deposit.refund_status = deposits.SKIPPED
-                deposit.refund_fail_reason = deposits.BEFORE_WATCH_START
-            return  # else an unknown order's: refunded to its depositor
-        if not judgement.decides:
-            # A stray, refunded to its depositor: the request goes on undisturbed, without the
-            # deposit its record showed while the stray was only seen.
-            await _forget_seen(session, read, deposit.tx_hash, now=now)
+        """Judge a confirmed deposit (`deposit_judge`); a request it made pending is claimed
+        for this process's solver, or handed over by id once the transaction commits."""
+        pending = await self.judge.settle(session, deposit, block, fee, read)
+        if pending is None:
             return
-        known = read.transactions
-        if known is None:
-            known = await requests.transactions_of(session, request.id)
-        await requests.record_transaction(
-            session,
-            request.id,
-            kind="deposit",
-            chain_id=self.config.id,
-            tx_hash=deposit.tx_hash,
-            status="success",
-            now=now,
-            block_number=block.number,
-            fee=fee,
-            timestamp=block.timestamp,
-            moved=self._paid_in(deposit.currency, int(deposit.amount)),
-            sender=deposit.depositor,
-            known=known,
-        )
-        if RequestStatus(request.status) not in AWAITING_DEPOSIT:
-            # Failed before any deposit came (a deposit address's, a gasless call that paid
-            # nothing): this one is refunded as its own. Or filled already on this deposit seen
-            # earlier (a fast fill).
-            return
-        request.origin_block_number = block.number
-        if judgement.verdict is DepositVerdict.ACCEPTED:
-            await requests.move(
-                session, request, RequestStatus.PENDING, now=now, transactions=known
-            )
-            hand_over = await self.claim_pending(session, request)
-            if hand_over is None:
-                self._pending.append((request.destination_chain_id, request.id))
-            else:
-                self._claimed.append(hand_over)
+        hand_over = await self.claim_pending(session, pending)
+        if hand_over is None:
+            self._pending.append((pending.destination_chain_id, pending.id))
         else:
-            await requests.move(
-                session,
-                request,
-                RequestStatus.FAILURE,
-                now=now,
-                fail_reason=_reason(request, judgement.verdict),
-                transactions=known,
-            )
-
-
-def _expected(request: Request | None) -> ExpectedDeposit | None:
-    """A request's terms for its deposit. One filled early on its deposit seen (a fast fill) no
-    longer expires: that deposit is what it was filled for."""
-    if request is None:
-        return None
-    filled_early = request.features_mask & _FAST_FILL == _FAST_FILL and (
-        RequestStatus(request.status) not in AWAITING_DEPOSIT
-    )
-    return ExpectedDeposit(
-        origin_chain_id=request.origin_chain_id,
-        currency=request.origin_currency,
-        amount=int(request.amount_in),
-        expires_at=2**63 if filled_early else int(as_utc(request.expires_at).timestamp()),
-    )
-
-
-async def _forget_seen(session: AsyncSession, read: _Read, tx_hash: str, *, now: datetime) -> None:
-    """Drop a deposit shown as pending on the request (read with its transactions, or not),
-    and tell its watchers."""
-    request = read.request
-    if request is None or request.status != RequestStatus.WAITING:
-        return
-    known = read.transactions
-    if known is None:
-        known = await requests.transactions_of(session, request.id)
-    shown = [
-        tx
-        for tx in known
-        if tx.kind == "deposit" and tx.tx_hash == tx_hash and tx.status == "pending"
-    ]
-    if not shown:
-        return
-    for tx in shown:
-        known.remove(tx)
-        if tx in session.new:
-            session.expunge(tx)  # recorded in this very transaction, not written yet
-        else:
-            await session.delete(tx)
-    request.updated_at = now
-    await requests.publish(session, request, now=now, transactions=known)
+            self._claimed.append(hand_over)
 
 
 def _consume(tasks: Iterable[asyncio.Task[Any]]) -> None:
@@ -697,10 +532,3 @@ def _consume(tasks: Iterable[asyncio.Task[Any]]) -> None:
         if not task.done():
             task.cancel()
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
-
-
-def _reason(request: Request, verdict: DepositVerdict) -> str:
-    """A deposit address paid in another currency than quoted: DEPOSIT_ADDRESS_MISMATCH."""
-    if request.deposit_address is not None and verdict is DepositVerdict.WRONG_CURRENCY:
-        return DEPOSIT_ADDRESS_MISMATCH
-    return verdict
