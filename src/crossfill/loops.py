@@ -206,13 +206,17 @@ async def each_on_its_own(
     """`act` on every item, each isolated from the others. A transient failure (chain,
     database, network) is a warning and the item is retried on a later tick; anything else
     is a crash, logged and handed to `on_crash` (which may give the item up). Either way the
-    next item goes on: one poisoned record must not hold up the rest."""
+    next item goes on: one poisoned record must not hold up the rest. But an endpoint that
+    answers 429 asks for fewer calls, whichever item makes them: that ends the tick (raised),
+    for the loop's backoff and the endpoint's Retry-After instead of a call per item."""
     for item in items:
         current = _CURRENT_TICK.get()
         if current is not None:
             current.found = True
         try:
             await act(item)
+        except RateLimited:
+            raise
         except TRANSIENT as exc:
             log.warning("worker item failed", worker=name, item=label(item), error=str(exc))
         except Exception:
