@@ -11,8 +11,8 @@ batches refused (with or without that lagging node: the service then reads one c
 time, and goes on so for a while after the fault), slow answers, a stale head, a SIGSTOP of a
 few seconds, `anvil_reorg` of 1-3 blocks on either chain (their transactions mined again
 later, as after a real reorg, or in half of them all but the solver's, which the service must
-send again), and on PostgreSQL a second `crossfill run` on the same
-database for a while) and SIGKILLs the service now and then (restarted at once).
+send again), and on PostgreSQL a second `crossfill run` on the same database for the first
+20 s and now and then for a while) and SIGKILLs the service now and then (restarted at once).
 Every sixth deposit pays half: it must be refunded; the others must be filled. Every
 deposit is hinted (POST /transactions/index) to the service, and to the second process while
 it runs, so both judge deposits first seen on a hint and confirmed at a later head. At the end,
@@ -66,6 +66,7 @@ from tests.money_invariant import MoneyReport, account_for_money, wait_until_acc
 
 ETH = 10**18
 UNDERPAID_EVERY = 6
+SECOND_PROCESS_FIRST_SECONDS = 20.0
 OPERATOR = "soak-operator-token"
 POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -137,11 +138,11 @@ class Chaos:
         up = second is not None and second.process is not None and second.process.poll() is None
         return [self.service, second] if up and second is not None else [self.service]
 
-    def second_writer(self) -> None:
+    def second_writer(self, seconds: float | None = None) -> None:
         """Another `crossfill run` on the same database for a while (an operator's mistake)."""
         assert self.second_process is not None
         self.second_process.start()
-        self.stop.wait(self.rng.uniform(5, 10))
+        self.stop.wait(seconds if seconds is not None else self.rng.uniform(5, 10))
         self.second_process.stop()
 
     def reorg(self) -> None:
@@ -161,6 +162,10 @@ class Chaos:
         self.stop.wait(self.rng.uniform(1.0, 3.0))
 
     def run(self) -> None:
+        if self.second_process is not None:
+            # While the first deposits come (each hinted to both): two processes judge them.
+            self.second_writer(SECOND_PROCESS_FIRST_SECONDS)
+            self.injected["second process"] += 1
         last_kill = time.monotonic()
         while not self.stop.is_set():
             if (
