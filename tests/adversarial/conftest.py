@@ -2,9 +2,10 @@
 on the session devnet (the e2e suite's fixtures: `devnet`, `start_service`, `service`,
 `client`, `database`).
 
-After each test, every unit that reached a Depository or the Receiver while it ran is checked
-from the chains' own events to have exactly one outcome (`tests.money_invariant`), on the
-database of each service the test started with its workers."""
+After each test, every unit that reached the service while it ran (a Depository, the Receiver,
+a deposit address, the SVM vault, the exchange account) is checked from the chains' own ledgers
+to have exactly one outcome (`tests.money_invariant`), on the database and every chain of each
+service the test started with its workers."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from typing import Any
 
 import pytest
 
+from crossfill.config import Deployment
 from tests.adversarial.cross_vm import (  # noqa: F401  (fixtures, registered by import)
     cross_vm,
+    cross_vm_deployment,
     cross_vm_service,
     exchange,
     svm_node,
@@ -40,26 +43,33 @@ def start_service(
     start_service_of_e2e: StartService, devnet: RunningDevnet
 ) -> Iterator[StartService]:
     """The e2e fixture's, each service with workers checked by the money invariant after the
-    test (before it stops: refunds still on their way may land)."""
+    test (before it stops: refunds still on their way may land), on every chain of its
+    deployment: the EVM chains from the test's start, the SVM chains and the exchange from
+    the service's (their nodes outlive a test)."""
     since = heads(devnet.deployment)
-    checked: list[ServiceThread] = []
+    checked: list[tuple[ServiceThread, dict[int, int]]] = []
 
     def _start(*args: Any, **options: Any) -> ServiceThread:
+        deployment = args[0] if args else options.get("deployment")
+        checks = bool(options.get("run_workers"))
+        starts = {**heads(deployment), **since} if checks and deployment is not None else since
         started = start_service_of_e2e(*args, **options)
-        if options.get("run_workers"):
-            checked.append(started)
+        if checks:
+            checked.append((started, starts))
         return started
 
     yield _start
-    for started in checked:
-        assert_money_accounted(devnet, started.settings.database, since)
+    for started, starts in checked:
+        assert_money_accounted(started.deployment, started.settings.database, starts)
 
 
-def assert_money_accounted(devnet: RunningDevnet, database_url: str, since: dict[int, int]) -> None:
+def assert_money_accounted(
+    deployment: Deployment, database_url: str, since: dict[int, int]
+) -> None:
     """Every unit since `since` accounted for, once what is on its way has landed."""
 
     def check() -> MoneyReport:
-        return account_for_money(devnet.deployment, database_url, since=since)
+        return account_for_money(deployment, database_url, since=since)
 
     report = wait_until_accounted(check, timeout=60)
     assert not report.unaccounted, report.unaccounted

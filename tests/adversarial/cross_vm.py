@@ -21,7 +21,7 @@ from tests.e2e.conftest import ServiceThread, StartService
 from tests.e2e.perps.conftest import exchange, perps_config
 from tests.e2e.svm.conftest import svm_node
 
-__all__ = ["cross_vm", "cross_vm_service", "exchange", "svm_node"]
+__all__ = ["cross_vm", "cross_vm_deployment", "cross_vm_service", "exchange", "svm_node"]
 
 SVM_ID = 792703809
 PERPS_ID = 1337
@@ -30,22 +30,26 @@ PERPS_USDC = "0x" + "0" * 32
 
 
 @pytest.fixture
-def cross_vm_service(
+def cross_vm_deployment(
     devnet: RunningDevnet,
     svm_node: tuple[SvmNodeProcess, SeededSvm],
     exchange: ExchangeProcess,
-    start_service: StartService,
-) -> ServiceThread:
+) -> Deployment:
+    """The session's EVM devnet with the module's SVM node and exchange."""
     node, seeded = svm_node
     svm = svm_chain_document(rpc_url=node.rpc_url, ws_url=node.ws_url, seeded=seeded)
-    deployment: Deployment = devnet.deployment.model_copy(
+    return devnet.deployment.model_copy(
         update={
             "svm_chains": (SvmChainConfig.model_validate(svm),),
             "perps": perps_config(exchange),
         }
     )
+
+
+@pytest.fixture
+def cross_vm_service(cross_vm_deployment: Deployment, start_service: StartService) -> ServiceThread:
     return start_service(
-        deployment,
+        cross_vm_deployment,
         settings={"rate_limit_anonymous_per_minute": 0, "rate_limit_key_per_minute": 0},
     )
 

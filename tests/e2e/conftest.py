@@ -45,6 +45,7 @@ class ServiceThread:
     ) -> None:
         upgrade(settings.database)
         self.settings = settings
+        self.deployment = deployment
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         app = build_service(
