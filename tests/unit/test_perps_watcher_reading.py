@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from crossfill.chains.perps import LedgerUpdate, OtherDelta, Transfer
+from crossfill.chains.perps import LedgerUpdate, OtherDelta, Transfer, delta_of
 from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
 from crossfill.devnet.exchange.deployment import perps_document
 from crossfill.domain.perps_transfers import IncomingTransfer
@@ -67,6 +67,17 @@ def test_a_spot_token_is_refunded_as_that_spot_token() -> None:
     )
     assert transfer is not None
     assert landed_currency(transfer, CONFIG) == (HYPE_ID, 150_000_000)
+
+
+def test_a_spot_send_of_usdc_lands_as_spot_usdc_not_perps_usdc() -> None:
+    # The exchange's entry of a `spotSend` names no DEX: it moves spot balances.
+    delta = {"type": "spotTransfer", "token": "USDC", "amount": "25", "usdcValue": "25",
+             "user": USER, "destination": SOLVER.lower(), "fee": "0.0", "nonce": 7}  # fmt: skip
+    transfer = incoming(LedgerUpdate(1_000, "0x" + "ab" * 32, delta_of(delta)), SOLVER)
+    assert transfer is not None
+    assert (transfer.source_dex, transfer.destination_dex) == ("spot", "spot")
+    spot_usdc = next(c for c in CONFIG.spot_currencies if c.exchange_name == "USDC")
+    assert landed_currency(transfer, CONFIG) == (spot_usdc.address, 25 * 10**spot_usdc.decimals)
 
 
 @pytest.mark.parametrize(

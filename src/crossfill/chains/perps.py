@@ -57,7 +57,8 @@ class SpotTokenMeta:
 @dataclass(frozen=True)
 class Transfer:
     """A transfer in the ledger: `usdSend` (kind `internalTransfer`, token USDC), `spotSend`
-    (`spotTransfer`) or `sendAsset` (`send`). `nonce` is the signed action's, when shown."""
+    (`spotTransfer`, from and to the spot DEX) or `sendAsset` (`send`). `nonce` is the signed
+    action's, when shown."""
 
     kind: str
     user: str
@@ -233,6 +234,8 @@ def delta_of(delta: dict[str, Any]) -> Transfer | OtherDelta:
     if kind not in ("internalTransfer", "spotTransfer", "send"):
         return OtherDelta(kind)
     nonce = delta.get("nonce")
+    # A `spotSend` moves spot balances; its entry names no DEX, so the spot DEX is both sides.
+    dex = "spot" if kind == "spotTransfer" else ""
     return Transfer(
         kind=kind,
         user=str(delta["user"]),
@@ -240,6 +243,6 @@ def delta_of(delta: dict[str, Any]) -> Transfer | OtherDelta:
         token="USDC" if kind == "internalTransfer" else str(delta["token"]),
         amount=_decimal(delta["usdc"] if kind == "internalTransfer" else delta["amount"]),
         nonce=int(nonce) if isinstance(nonce, int) else None,
-        source_dex=str(delta.get("sourceDex", "")),
-        destination_dex=str(delta.get("destinationDex", "")),
+        source_dex=str(delta.get("sourceDex", dex)),
+        destination_dex=str(delta.get("destinationDex", dex)),
     )
