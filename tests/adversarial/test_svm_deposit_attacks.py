@@ -1,6 +1,7 @@
 """Deposits into the SVM vault sent in the worst order: the rules that decide which deposit is
 a request's are the EVM chains' (`domain.deposit_checks`), so a retry after a refund is
-refunded too and a stranger's first lamport does not decide the victim's request."""
+refunded too and a stranger's first lamport does not decide the victim's request; and a refund
+that would cost the vault more than it returns is kept."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import Any
 
 import httpx
 from eth_account import Account
+from solders.instruction import AccountMeta, Instruction
 from solders.keypair import Keypair
+from solders.pubkey import Pubkey
 
 from crossfill.chains import svm_programs as programs
 from crossfill.devnet.svm import accounts as svm_accounts
@@ -73,3 +76,56 @@ def test_a_front_running_lamport_cannot_decide_the_victims_svm_request(
     sign_and_send(node.rpc_url, item_instructions(quote["steps"][0]["items"][0]), victim)
     status = final_status(http, request_id)
     assert status["status"] == "success", status
+
+
+def _close_token_account(owner: Keypair, mint: Pubkey) -> Instruction:
+    """SPL Token's CloseAccount (instruction 9): the empty account's rent goes to its owner."""
+    return Instruction(
+        programs.TOKEN_PROGRAM_ID,
+        bytes([9]),
+        [
+            AccountMeta(programs.token_account(owner.pubkey(), mint), False, True),
+            AccountMeta(owner.pubkey(), False, True),
+            AccountMeta(owner.pubkey(), True, False),
+        ],
+    )
+
+
+def test_a_closed_token_account_cannot_make_a_dust_refund_fund_its_rent(
+    svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+) -> None:
+    """One token unit paid in, the sender's token account closed in the same transaction: its
+    refund would create the account again at the vault's cost (2,039,280 lamports of rent, for
+    about 10,000 the attacker gets back by closing it again). Kept instead, with the reason."""
+    node, seeded = svm_node
+    holder, attacker = svm_accounts.users()[0], Keypair()
+    airdrop(node.rpc_url, attacker.pubkey(), SOL_UNIT)
+    mint, vault = seeded.usdc_mint, svm_accounts.solver().pubkey()
+    sign_and_send(
+        node.rpc_url,
+        [
+            programs.create_token_account(holder.pubkey(), attacker.pubkey(), mint),
+            programs.transfer_token(holder.pubkey(), attacker.pubkey(), mint, 1, 6),
+        ],
+        holder,
+    )
+    vault_lamports = sol_balance(node.rpc_url, vault)
+    sign_and_send(
+        node.rpc_url,
+        [
+            programs.transfer_token(attacker.pubkey(), vault, mint, 1, 6),
+            programs.memo("0x" + "5e" * 32),  # an order nobody quoted: refunded to its sender
+            _close_token_account(attacker, mint),
+        ],
+        attacker,
+    )
+
+    def kept() -> bool:
+        body = http.get("/metrics").text
+        return (
+            'crossfill_deposits_kept{chain_id="792703809",reason="AMOUNT_TOO_LOW_TO_REFUND"}'
+            in (body)
+        )
+
+    assert wait_for(kept, timeout=30, interval=0.5)
+    assert sol_balance(node.rpc_url, vault) >= vault_lamports  # no rent paid for the attacker

@@ -29,6 +29,8 @@ class FakeSvm:
     sent: list[str] = field(default_factory=list)
     landed: dict[str, SignatureStatus] = field(default_factory=dict)
     blockhashes: dict[str, int] = field(default_factory=dict)
+    # Accounts that do not exist (a recipient's closed token account, say).
+    missing_accounts: set[Pubkey] = field(default_factory=set)
 
     def _check(self) -> None:
         if self.unreachable:
@@ -57,6 +59,10 @@ class FakeSvm:
     async def token_balance(self, owner: Pubkey, mint: Pubkey) -> int:
         self._check()
         return 0
+
+    async def account_exists(self, address: Pubkey) -> bool:
+        self._check()
+        return address not in self.missing_accounts
 
     async def send(self, tx: VersionedTransaction, *, preflight: bool = True) -> str:
         self._check()

@@ -13,7 +13,10 @@ from crossfill.app.refunds import (
     failed_fills_usd,
     plan_refund,
     refund_calldata,
+    svm_refund_cost_lamports,
+    svm_refund_worth_sending,
 )
+from crossfill.config.svm import SvmCurrencyConfig
 from crossfill.contracts import calldata
 from crossfill.contracts.abi import function
 from crossfill.domain.deposit_checks import DepositVerdict
@@ -137,3 +140,28 @@ def test_the_gas_of_reverted_fills_is_kept_from_the_accepted_deposit_only() -> N
 def test_a_reverted_fill_without_a_value_makes_the_cost_unknown() -> None:
     sent = [_sent("fill", "failure", None)]
     assert failed_fills_usd(_deposit(outcome=DepositVerdict.ACCEPTED), sent) is None
+
+
+SOL = SvmCurrencyConfig(address="1" * 32, symbol="SOL", name="Sol", decimals=9, usd_price=150)
+SVM_USDC = SvmCurrencyConfig(
+    address="EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+    symbol="USDC",
+    name="USD Coin",
+    decimals=6,
+    usd_price=1,
+)
+
+
+def test_sol_dust_is_not_worth_its_refunds_fee() -> None:
+    fee = svm_refund_cost_lamports(SOL, new_token_account=False)
+    assert not svm_refund_worth_sending(fee, SOL, SOL, fee)
+    assert svm_refund_worth_sending(fee + 1, SOL, SOL, fee)
+
+
+def test_a_token_refund_that_must_fund_a_token_account_is_judged_with_its_rent() -> None:
+    """0.30 USD of USDC pays a refund's fee, not a new token account's rent (~0.31 USD)."""
+    with_account = svm_refund_cost_lamports(SVM_USDC, new_token_account=False)
+    without = svm_refund_cost_lamports(SVM_USDC, new_token_account=True)
+    assert without - with_account == 2_039_280
+    assert svm_refund_worth_sending(300_000, SVM_USDC, SOL, with_account)
+    assert not svm_refund_worth_sending(300_000, SVM_USDC, SOL, without)

@@ -76,6 +76,9 @@ class SvmPort(Protocol):
 
     async def token_balance(self, owner: Pubkey, mint: Pubkey) -> int: ...
 
+    async def account_exists(self, address: Pubkey) -> bool:
+        """Whether the account holds anything (lamports) at all."""
+
     async def send(self, tx: VersionedTransaction, *, preflight: bool = True) -> str:
         """With preflight: `ProgramFailed` when a program refuses, `BlockhashNotFound`.
         A transaction that already landed answers its signature."""
@@ -173,6 +176,10 @@ class SvmClient:
 
     async def balance(self, address: Pubkey) -> int:
         return int((await self._call("getBalance", str(address)))["value"])
+
+    async def account_exists(self, address: Pubkey) -> bool:
+        answer = await self._call("getAccountInfo", str(address), {"encoding": "base64"})
+        return answer["value"] is not None
 
     async def token_balance(self, owner: Pubkey, mint: Pubkey) -> int:
         """The owner's associated token account balance; 0 when it has none."""

@@ -15,7 +15,10 @@ import structlog
 from solders.pubkey import Pubkey
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from crossfill.app.refunds import svm_refund_cost_lamports, svm_refund_worth_sending
+from crossfill.chains import svm_programs as programs
 from crossfill.chains.svm_transactions import SvmPaymentOrder
+from crossfill.config.svm import SvmCurrencyConfig
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.runtime import SvmChainRuntime
 from crossfill.store import deposits, requests
@@ -69,9 +72,13 @@ class SvmRefunder(DueRefunds):
 
     async def _refund(self, deposit: Deposit) -> None:
         reason = deposit.outcome or "UNKNOWN"
-        if self.config.currency(deposit.currency) is None:
+        currency = self.config.currency(deposit.currency)
+        if currency is None:
             # A token we do not serve: the vault may not hold it; left for the operator.
             await self._skip(deposit.id, deposits.UNSERVED_CURRENCY)
+            return
+        if not await self._worth_sending(deposit, currency):
+            await self._skip(deposit.id, deposits.TOO_SMALL_TO_RETURN)
             return
         if deposit.outcome == DepositVerdict.ACCEPTED and deposit.request_id is not None:
             async with self.sessions() as session:
@@ -84,6 +91,20 @@ class SvmRefunder(DueRefunds):
         elif isinstance(outcome, Refused):
             log.error("svm refund refused", deposit=deposit.tx_hash, error=outcome.error)
             await self._skip(deposit.id, deposits.REFUND_REFUSED)
+
+    async def _worth_sending(self, deposit: Deposit, currency: SvmCurrencyConfig) -> bool:
+        """Paid back only when it is worth more than its refund costs the vault (the fee, and
+        the rent of a token account the depositor does not have: one closed on purpose would
+        make every refund of a token's dust fund a new one)."""
+        new_account = not currency.is_native and not await self.chain.client.account_exists(
+            programs.token_account(
+                Pubkey.from_string(deposit.depositor), Pubkey.from_string(currency.address)
+            )
+        )
+        cost = svm_refund_cost_lamports(currency, new_token_account=new_account)
+        return svm_refund_worth_sending(
+            int(deposit.amount), currency, self.config.native_currency, cost
+        )
 
     async def _mark(self, deposit_id: int, status: str, signature: str | None) -> None:
         now = self.now()
