@@ -5,6 +5,7 @@ that would cost the vault more than it returns is kept."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -12,6 +13,7 @@ from eth_account import Account
 from solders.instruction import AccountMeta, Instruction
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
+from solders.system_program import CreateAccountParams, create_account
 
 from crossfill.chains import svm_programs as programs
 from crossfill.devnet.svm import accounts as svm_accounts
@@ -129,3 +131,76 @@ def test_a_closed_token_account_cannot_make_a_dust_refund_fund_its_rent(
 
     assert wait_for(kept, timeout=30, interval=0.5)
     assert sol_balance(node.rpc_url, vault) >= vault_lamports  # no rent paid for the attacker
+
+
+def _new_mint(rpc_url: str, holder: Keypair, amount: int, decimals: int) -> Pubkey:
+    """A mint the chain's configuration does not serve, `amount` of it minted to `holder`."""
+    authority, mint = Keypair(), Keypair()
+    airdrop(rpc_url, authority.pubkey(), SOL_UNIT)
+    rent = httpx.post(
+        rpc_url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "getMinimumBalanceForRentExemption",
+              "params": [programs.MINT_ACCOUNT_SIZE]},
+        timeout=10,
+    ).json()["result"]  # fmt: skip
+    create = create_account(
+        CreateAccountParams(
+            from_pubkey=authority.pubkey(), to_pubkey=mint.pubkey(), lamports=rent,
+            space=programs.MINT_ACCOUNT_SIZE, owner=programs.TOKEN_PROGRAM_ID,
+        )
+    )  # fmt: skip
+    init = programs.initialize_mint(mint.pubkey(), decimals, authority.pubkey())
+    sign_and_send(rpc_url, [create, init], mint, fee_payer=authority)
+    sign_and_send(
+        rpc_url,
+        [
+            programs.create_token_account(authority.pubkey(), holder.pubkey(), mint.pubkey()),
+            programs.mint_to(
+                mint.pubkey(),
+                programs.token_account(holder.pubkey(), mint.pubkey()),
+                authority.pubkey(),
+                amount,
+            ),
+        ],
+        authority,
+    )
+    return mint.pubkey()
+
+
+def _kept(http: httpx.Client, reason: str) -> int:
+    found = re.search(
+        rf'^crossfill_deposits_kept\{{chain_id="{SVM_ID}",reason="{reason}"\}} (\S+)$',
+        http.get("/metrics").text,
+        re.MULTILINE,
+    )
+    return int(float(found.group(1))) if found else 0
+
+
+def test_every_deposit_of_a_token_the_chain_does_not_serve_is_recorded_and_kept(
+    svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+) -> None:
+    """A token the service does not serve, paid into the vault's token account for it twice:
+    the first transaction creates that account, and so names the vault; the second names only
+    the account. Before: the second was never listed, never recorded (the money invariant:
+    "not recorded yet"). Both are kept, with the reason."""
+    node, _seeded = svm_node
+    sender, vault = Keypair(), svm_accounts.solver().pubkey()
+    airdrop(node.rpc_url, sender.pubkey(), SOL_UNIT)
+    mint = _new_mint(node.rpc_url, sender, 1_000, 0)
+    memo = programs.memo("0x" + "7a" * 32)
+    sign_and_send(
+        node.rpc_url,
+        [
+            programs.create_token_account(sender.pubkey(), vault, mint),
+            programs.transfer_token(sender.pubkey(), vault, mint, 100, 0),
+            memo,
+        ],
+        sender,
+    )
+    assert wait_for(lambda: _kept(http, "UNSERVED_CURRENCY") == 1, timeout=30, interval=0.5)
+    sign_and_send(
+        node.rpc_url, [programs.transfer_token(sender.pubkey(), vault, mint, 200, 0), memo], sender
+    )
+    assert wait_for(lambda: _kept(http, "UNSERVED_CURRENCY") == 2, timeout=30, interval=0.5), _kept(
+        http, "UNSERVED_CURRENCY"
+    )
