@@ -1,5 +1,6 @@
 """An in-memory SVM chain port with scripted behaviour: it may drop what it is sent, land it,
-fail it, or be unreachable; block height moves only when the test says so."""
+fail it, or be unreachable; block height moves only when the test says so. Transactions a
+test lands (`land`) are listed for every account they name, as a node lists them."""
 
 from __future__ import annotations
 
@@ -7,16 +8,42 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import base58
 from solders.hash import Hash
+from solders.instruction import Instruction
+from solders.message import Message
 from solders.pubkey import Pubkey
 from solders.transaction import VersionedTransaction
 
-from crossfill.chains.svm import Blockhash, BlockhashNotFound, SignatureStatus
-from crossfill.errors import ChainUnreachable, ProgramFailed
+from crossfill.chains.svm import Blockhash, BlockhashNotFound, OwnedTokenAccount, SignatureStatus
+from crossfill.errors import ChainNotFound, ChainUnreachable, ProgramFailed
 from crossfill.types import ChainId
 
 VALID_BLOCKS = 150
 SVM_CHAIN = ChainId(792703809)
+
+
+def landed_answer(
+    message: Message, *, signature: str, slot: int, block_time: int, err: object = None
+) -> dict[str, Any]:
+    """What a node answers getTransaction (json) for a legacy transaction of `message`."""
+    return {
+        "slot": slot,
+        "blockTime": block_time,
+        "transaction": {
+            "signatures": [signature],
+            "message": {
+                "accountKeys": [str(key) for key in message.account_keys],
+                "recentBlockhash": str(message.recent_blockhash),
+                "instructions": [
+                    {"programIdIndex": ix.program_id_index, "accounts": list(ix.accounts),
+                     "data": base58.b58encode(bytes(ix.data)).decode()}
+                    for ix in message.instructions
+                ],
+            },
+        },
+        "meta": {"err": err, "postTokenBalances": []},
+    }  # fmt: skip
 
 
 @dataclass
@@ -31,6 +58,15 @@ class FakeSvm:
     blockhashes: dict[str, int] = field(default_factory=dict)
     # Accounts that do not exist (a recipient's closed token account, say).
     missing_accounts: set[Pubkey] = field(default_factory=set)
+    # Transactions landed by `land`: their getTransaction answers, and each address's
+    # getSignaturesForAddress entries (newest first).
+    transactions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    listings: dict[Pubkey, list[dict[str, Any]]] = field(default_factory=dict)
+    slot: int = 500
+    # What getTokenAccountsByOwner lists (for any owner), and whether it fails.
+    token_accounts: list[OwnedTokenAccount] = field(default_factory=list)
+    token_accounts_unreachable: bool = False
+    listing_round_trips: int = 0
 
     def _check(self) -> None:
         if self.unreachable:
@@ -80,18 +116,58 @@ class FakeSvm:
         self._check()
         return self.landed.get(signature)
 
+    def land(self, instructions: list[Instruction], payer: Pubkey) -> str:
+        """A transaction of these instructions lands, finalized, in a slot of its own."""
+        self.slot += 1
+        signature = f"fake-signature-{self.slot}"
+        message = Message.new_with_blockhash(instructions, payer, Hash.default())
+        self.transactions[signature] = landed_answer(
+            message, signature=signature, slot=self.slot, block_time=1_800_000_000 + self.slot
+        )
+        entry = {
+            "signature": signature,
+            "slot": self.slot,
+            "err": None,
+            "blockTime": 1_800_000_000 + self.slot,
+            "confirmationStatus": "finalized",
+        }
+        for key in message.account_keys:
+            self.listings.setdefault(key, []).insert(0, entry)
+        return signature
+
     async def transaction(self, signature: str) -> dict[str, Any]:
-        raise NotImplementedError
+        self._check()
+        if signature not in self.transactions:
+            raise ChainNotFound(f"transaction {signature} is unknown")
+        return self.transactions[signature]
+
+    async def token_accounts_of(self, owner: Pubkey) -> list[OwnedTokenAccount]:
+        self._check()
+        if self.token_accounts_unreachable:
+            raise ChainUnreachable("scripted outage of getTokenAccountsByOwner")
+        return list(self.token_accounts)
 
     async def signatures_for(
-        self, address: Pubkey, *, until: str | None, limit: int
+        self, address: Pubkey, *, until: str | None, limit: int, before: str | None = None
     ) -> list[dict[str, Any]]:
-        return []
+        self._check()
+        listed = self.listings.get(address, [])
+        signatures = [entry["signature"] for entry in listed]
+        if before in signatures:
+            listed = listed[signatures.index(before) + 1 :]
+        signatures = [entry["signature"] for entry in listed]
+        if until in signatures:
+            listed = listed[: signatures.index(until)]
+        return listed[:limit]
 
     async def signatures_for_each(
         self, queries: Sequence[tuple[Pubkey, str | None]], *, limit: int
     ) -> list[list[dict[str, Any]]]:
-        return [[] for _ in queries]
+        self.listing_round_trips += 1
+        return [
+            await self.signatures_for(address, until=until, limit=limit)
+            for address, until in queries
+        ]
 
     async def close(self) -> None:
         return None

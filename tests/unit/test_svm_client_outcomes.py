@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from base64 import b64encode
 from collections.abc import Callable
 
 import httpx
@@ -13,8 +14,8 @@ from solders.message import Message
 from solders.transaction import VersionedTransaction
 
 from crossfill.chains.batching import Batching
-from crossfill.chains.svm import BlockhashNotFound, RpcError, SvmClient
-from crossfill.chains.svm_programs import memo
+from crossfill.chains.svm import BlockhashNotFound, OwnedTokenAccount, RpcError, SvmClient
+from crossfill.chains.svm_programs import TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID, memo
 from crossfill.errors import ChainError, ChainNotFound, ChainUnreachable, ProgramFailed, RateLimited
 from crossfill.types import ChainId
 
@@ -150,3 +151,25 @@ async def test_a_node_that_refuses_batches_is_asked_one_call_at_a_time() -> None
     now[0] += client.batching.retry_after_seconds
     assert await client.signatures_for_each([(OWNER, None), (MINT, None)], limit=5) == expected
     assert [isinstance(body, list) for body in bodies[5:]] == [True, False, False]
+
+
+async def test_the_owners_token_accounts_are_read_with_their_mints() -> None:
+    account = Keypair().pubkey()
+    data = bytes(MINT) + bytes(OWNER) + bytes(TOKEN_ACCOUNT_SIZE - 64)
+    listed = {"pubkey": str(account), "account": {"data": [b64encode(data).decode(), "base64"]}}
+    asked: list[object] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(json.loads(request.content)["params"])
+        return _result({"context": {"slot": 1}, "value": [listed]})
+
+    found = await _client(answer).token_accounts_of(OWNER)
+    assert found == [OwnedTokenAccount(account, MINT)]
+    assert asked == [
+        [str(OWNER), {"programId": str(TOKEN_PROGRAM_ID)},
+         {"encoding": "base64", "commitment": "confirmed"}],
+    ]  # fmt: skip
+    # An account that is no token account is an answer the client cannot use.
+    listed["account"] = {"data": [b64encode(data[:82]).decode(), "base64"]}
+    with pytest.raises(ChainError):
+        await _client(answer).token_accounts_of(OWNER)

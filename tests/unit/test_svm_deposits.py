@@ -14,6 +14,7 @@ from solders.pubkey import Pubkey
 
 from crossfill.chains import svm_programs as programs
 from crossfill.chains.svm_deposits import TOPUP_MEMO, VaultDeposit, read_vault_deposits
+from tests.unit.fake_svm import landed_answer
 
 USER, VAULT, MINT = Keypair().pubkey(), Keypair().pubkey(), Keypair().pubkey()
 ORDER_ID = "0x" + "ab" * 32
@@ -22,24 +23,7 @@ ORDER_ID = "0x" + "ab" * 32
 def _landed(instructions: list[Instruction], *, err: object = None) -> dict[str, Any]:
     """What the node answers for a transaction of these instructions."""
     message = Message.new_with_blockhash(instructions, USER, Hash.default())
-    keys = [str(key) for key in message.account_keys]
-    return {
-        "slot": 7,
-        "blockTime": 1_800_000_000,
-        "transaction": {
-            "signatures": ["sig"],
-            "message": {
-                "accountKeys": keys,
-                "recentBlockhash": str(Hash.default()),
-                "instructions": [
-                    {"programIdIndex": ix.program_id_index, "accounts": list(ix.accounts),
-                     "data": base58.b58encode(bytes(ix.data)).decode()}
-                    for ix in message.instructions
-                ],
-            },
-        },
-        "meta": {"err": err, "postTokenBalances": []},
-    }  # fmt: skip
+    return landed_answer(message, signature="sig", slot=7, block_time=1_800_000_000, err=err)
 
 
 def _one(landed: dict[str, Any]) -> VaultDeposit:

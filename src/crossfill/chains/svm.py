@@ -21,7 +21,7 @@ from solders.transaction import VersionedTransaction
 
 from crossfill.chains.batching import Batching
 from crossfill.chains.http_failures import service_failure
-from crossfill.chains.svm_programs import token_account
+from crossfill.chains.svm_programs import TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID, token_account
 from crossfill.errors import (
     BatchRefused,
     ChainError,
@@ -55,6 +55,14 @@ class SignatureStatus:
         return self.err is None
 
 
+@dataclass(frozen=True)
+class OwnedTokenAccount:
+    """An SPL Token account and the mint it holds."""
+
+    address: Pubkey
+    mint: Pubkey
+
+
 class BlockhashNotFound(ChainError):
     """The node refused a transaction whose blockhash it does not know (expired or too new):
     nothing landed; whether it can still land is for `block_height` to say."""
@@ -79,6 +87,9 @@ class SvmPort(Protocol):
     async def account_exists(self, address: Pubkey) -> bool:
         """Whether the account holds anything (lamports) at all."""
 
+    async def token_accounts_of(self, owner: Pubkey) -> list[OwnedTokenAccount]:
+        """Every SPL Token account `owner` owns, as the chain lists them."""
+
     async def send(self, tx: VersionedTransaction, *, preflight: bool = True) -> str:
         """With preflight: `ProgramFailed` when a program refuses, `BlockhashNotFound`.
         A transaction that already landed answers its signature."""
@@ -88,8 +99,9 @@ class SvmPort(Protocol):
     async def transaction(self, signature: str) -> dict[str, Any]: ...
 
     async def signatures_for(
-        self, address: Pubkey, *, until: str | None, limit: int
-    ) -> list[dict[str, Any]]: ...
+        self, address: Pubkey, *, until: str | None, limit: int, before: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Newest first, those listed after `before` (older than it) and newer than `until`."""
 
     async def signatures_for_each(
         self, queries: Sequence[tuple[Pubkey, str | None]], *, limit: int
@@ -181,6 +193,18 @@ class SvmClient:
         answer = await self._call("getAccountInfo", str(address), {"encoding": "base64"})
         return answer["value"] is not None
 
+    async def token_accounts_of(self, owner: Pubkey) -> list[OwnedTokenAccount]:
+        answer = await self._call(
+            "getTokenAccountsByOwner",
+            str(owner),
+            {"programId": str(TOKEN_PROGRAM_ID)},
+            {"encoding": "base64", "commitment": "confirmed"},
+        )
+        try:
+            return [_owned_token_account(listed) for listed in answer["value"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ChainError(f"getTokenAccountsByOwner: an unusable answer ({exc})") from exc
+
     async def token_balance(self, owner: Pubkey, mint: Pubkey) -> int:
         """The owner's associated token account balance; 0 when it has none."""
         try:
@@ -227,10 +251,10 @@ class SvmClient:
         return result
 
     async def signatures_for(
-        self, address: Pubkey, *, until: str | None, limit: int
+        self, address: Pubkey, *, until: str | None, limit: int, before: str | None = None
     ) -> list[dict[str, Any]]:
         listed: list[dict[str, Any]] = await self._call(
-            "getSignaturesForAddress", *_listing(address, until, limit)
+            "getSignaturesForAddress", *_listing(address, until, limit, before)
         )
         return listed
 
@@ -255,11 +279,25 @@ class SvmClient:
         await self._http.aclose()
 
 
-def _listing(address: Pubkey, until: str | None, limit: int) -> tuple[str, dict[str, Any]]:
+def _listing(
+    address: Pubkey, until: str | None, limit: int, before: str | None = None
+) -> tuple[str, dict[str, Any]]:
     config: dict[str, Any] = {"limit": limit, "commitment": "confirmed"}
     if until is not None:
         config["until"] = until
+    if before is not None:
+        config["before"] = before
     return str(address), config
+
+
+def _owned_token_account(listed: dict[str, Any]) -> OwnedTokenAccount:
+    """One entry of a getTokenAccountsByOwner answer (base64): a token account's data starts
+    with its mint."""
+    encoded, encoding = listed["account"]["data"]
+    data = base64.b64decode(encoded)
+    if encoding != "base64" or len(data) != TOKEN_ACCOUNT_SIZE:
+        raise ValueError(f"{listed['pubkey']} is no token account in base64")
+    return OwnedTokenAccount(Pubkey.from_string(listed["pubkey"]), Pubkey.from_bytes(data[:32]))
 
 
 def _result(method: str, answer: dict[str, Any]) -> Any:

@@ -1,7 +1,8 @@
 """SVM indexer: reads deposits to the solver vault and settles their requests.
 
-The vault's own address and its token accounts are listed (getSignaturesForAddress, one
-JSON-RPC batch per tick) past the last signature seen (`until` it, once a listing was settled
+The vault's own address, its token accounts of the served mints, and those of other mints the
+chain lists for it (`svm_vault_accounts`) are listed (getSignaturesForAddress, one JSON-RPC
+batch per tick) past the last signature seen (`until` it, once a listing was settled
 to its newest entry, so an idle address answers an empty list); each transaction at the
 chain's deposit commitment is read, and a transfer into the vault with a Memo naming an
 order becomes a deposit (`deposits`, once per signature). The request moves to `pending` (its
@@ -38,6 +39,7 @@ from crossfill.runtime import SvmChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ChainCursor, Deposit, Request
+from crossfill.workers.svm_vault_accounts import UnservedTokenAccounts, whole_history
 
 log = structlog.get_logger(__name__)
 PAGE = 1000
@@ -75,10 +77,10 @@ class SvmIndexer:
         self.now = now
         self.interval_seconds = interval_seconds
         vault = Pubkey.from_string(self.config.solver.address)
-        self.watched = [vault] + [
-            programs.token_account(vault, Pubkey.from_string(token.address))
-            for token in self.config.token_currencies
-        ]
+        served = [Pubkey.from_string(token.address) for token in self.config.token_currencies]
+        self.served_accounts = [vault] + [programs.token_account(vault, mint) for mint in served]
+        # The vault's token accounts of other mints: found on the chain, read from their start.
+        self.unserved = UnservedTokenAccounts(chain.client, vault, served, now=now)
         # Signatures read this process's lifetime (a re-listed one is not fetched again).
         self.settled: set[str] = set()
         # Each address's cursor, kept between this indexer's own writes (role -> position):
@@ -100,20 +102,23 @@ class SvmIndexer:
         genesis = await self.chain.client.genesis_hash()
         if genesis != self._genesis:
             self._positions.clear()  # another chain under this id: its cursors are read again
+            self.unserved.forget()
             self._genesis = genesis
-        kept = [self._positions.get(_role(address)) for address in self.watched]
+        await self.unserved.refresh()  # when due; a failure is retried later, never raised
+        watched = [*self.served_accounts, *self.unserved.followed]
+        kept = [self._positions.get(_role(address)) for address in watched]
         # Every address listed in one round trip (a JSON-RPC batch).
         listings = await self.chain.client.signatures_for_each(
             [
                 (address, position.newest if position is not None else None)
-                for address, position in zip(self.watched, kept, strict=True)
+                for address, position in zip(watched, kept, strict=True)
             ],
             limit=PAGE,
         )
-        for address, listed in zip(self.watched, listings, strict=True):
-            await self._scan(_role(address), listed, genesis)
+        for address, listed in zip(watched, listings, strict=True):
+            await self._scan(address, listed, genesis)
 
-    async def _scan(self, role: str, listed: list[dict[str, Any]], genesis: str) -> None:
+    async def _scan(self, address: Pubkey, listed: list[dict[str, Any]], genesis: str) -> None:
         """Every signature listed above the address's durable cursor, oldest first. The cursor is a
         slot below which all is settled; it trails the slot being read by one, so a crash in
         the middle of a slot reads that slot again (deposits are recorded once per signature).
@@ -121,9 +126,15 @@ class SvmIndexer:
         (`until` that signature: slots at the commitment are complete, so nothing new can
         appear below it), and an idle address answers an empty list.
         """
+        role = _role(address)
         position = self._positions.get(role)
         if position is None:
             position = await self._stored(role, genesis)
+        if position is None and self.unserved.follows(address):
+            # An unserved mint's account, new to this chain's cursors: its deposits can only
+            # be kept, so all of its history is read (one already recorded is not again).
+            listed = await whole_history(self.chain.client, address, listed, limit=PAGE)
+            position = _Position(0)
         if position is None:
             # First start on this chain (or a new chain under the same id, a restarted
             # devnet): history before it, the vault's funding, is no deposit of ours.
@@ -137,14 +148,21 @@ class SvmIndexer:
             if entry.get("confirmationStatus") not in self.commitments:
                 return  # later ones wait for it: the cursor never passes a signature
             if entry.get("err") is None:
-                landed = await self.chain.client.transaction(entry["signature"])
-                for deposit in read_vault_deposits(landed, self.config.solver.address):
-                    await self._record(deposit)
+                await self._read(entry["signature"])
             self.settled.add(entry["signature"])
             await self._advance(role, slot - 1, genesis)
         if listed:
             # Listed newest first: all of it is settled, the next listing stops at its head.
             position.newest = str(listed[0]["signature"])
+
+    async def _read(self, signature: str) -> None:
+        """The transaction's deposits, recorded; a deposit of a mint not served has the vault's
+        token accounts looked for (its account, if new, is followed from then on)."""
+        landed = await self.chain.client.transaction(signature)
+        for deposit in read_vault_deposits(landed, self.config.solver.address):
+            await self._record(deposit)
+            if deposit.currency != NATIVE_SOL:
+                self.unserved.note_mint(Pubkey.from_string(deposit.currency))
 
     async def _stored(self, role: str, genesis: str) -> _Position | None:
         """The durable cursor, when it belongs to this chain."""

@@ -8,7 +8,7 @@ from solders.message import Message
 from solders.transaction import VersionedTransaction
 
 from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm import SvmClient
+from crossfill.chains.svm import OwnedTokenAccount, SvmClient
 from crossfill.devnet.svm import accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import USDC_PER_HOLDER, SeededSvm
@@ -24,6 +24,10 @@ async def test_client_reads_sends_and_reports_a_program_failure(
         solver, stranger = accounts.solver(), Keypair()
         assert await client.token_balance(solver.pubkey(), seeded.usdc_mint) == USDC_PER_HOLDER
         assert await client.token_balance(stranger.pubkey(), seeded.usdc_mint) == 0
+        usdc_account = programs.token_account(solver.pubkey(), seeded.usdc_mint)
+        assert await client.token_accounts_of(solver.pubkey()) == [
+            OwnedTokenAccount(usdc_account, seeded.usdc_mint)
+        ]
         latest = await client.latest_blockhash()
         assert latest.last_valid_block_height > await client.block_height()
 
