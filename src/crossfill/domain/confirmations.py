@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from crossfill.config import ConfirmationTier
-from crossfill.quoting.money import MICROS_PER_USD
+from crossfill.domain.money import MICROS_PER_USD
 
 
 def required_confirmations(tiers: Sequence[ConfirmationTier], value_usd_micros: int) -> int:
