@@ -28,6 +28,7 @@ from tests.unit import quote_fixtures as fixtures
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.app.entropy import new_entropy
 from crossfill.app.fills import FillTerms, plan_fill
+from crossfill.app.quote_rows import quote_rows
 from crossfill.config import Deployment
 from crossfill.quoting.engine import ChainView, plan_quote
 from crossfill.quoting.response import quote_wire
@@ -81,7 +82,7 @@ def quote_once(
         body, chains=views, deployment=config, now=datetime.now(UTC), entropy=new_entropy()
     )
     wire = quote_wire(planned, allowance=None, user_balance=10**20, order_signature=None)
-    rows = requests.quote_rows(planned, wire, referrer=None, api_key_id=None)
+    rows = quote_rows(planned, wire, referrer=None, api_key_id=None)
     encoded = orjson.dumps(wire)
     rows.request["quote"] = EncodedJson(encoded.decode())
     fill_plan = plan_fill(FillTerms.of_quote(planned), planned.destination)

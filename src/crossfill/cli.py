@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,7 +21,10 @@ from crossfill.config import load_deployment
 from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id
 from crossfill.errors import CrossfillError
 from crossfill.log_setup import configure_logging
-from crossfill.settings import Settings, load_settings
+from crossfill.settings import Mode, Settings, load_settings
+
+if TYPE_CHECKING:
+    from crossfill.config.svm_keys import DevnetSvmKeys
 
 app = typer.Typer(
     help="Crossfill: cross-chain intent execution service.",
@@ -165,7 +168,6 @@ def devnet_fund_exchange(
     """Credit an account on the running devnet perps exchange (devnet only)."""
     from crossfill.devnet.exchange.process import fund
     from crossfill.domain.identifiers import is_address
-    from crossfill.settings import Mode
 
     settings = _settings()
     if settings.mode is not Mode.DEVNET:
@@ -192,7 +194,18 @@ def devnet_fund_exchange(
 def _serve(settings: Settings) -> None:
     from crossfill.process.server import serve
 
-    _until_interrupted(serve(settings))
+    _until_interrupted(serve(settings, devnet_svm_keys=_devnet_svm_keys(settings)))
+
+
+def _devnet_svm_keys(settings: Settings) -> DevnetSvmKeys | None:
+    """The devnet SVM chain's keys for `devnet-svm:ROLE` key references, given to the service
+    in devnet mode only (the devnet's deployment file, served by `crossfill devnet` or by
+    `crossfill run` beside `crossfill devnet --chains-only`). Production never loads them."""
+    if settings.mode is not Mode.DEVNET:
+        return None
+    from crossfill.devnet.svm import accounts
+
+    return accounts.by_role
 
 
 def _until_interrupted(service: Coroutine[Any, Any, None]) -> None:
@@ -239,7 +252,7 @@ def run(
     if workers_only:
         from crossfill.process.server import run_workers_only
 
-        _until_interrupted(run_workers_only(settings))
+        _until_interrupted(run_workers_only(settings, devnet_svm_keys=_devnet_svm_keys(settings)))
         return
     _serve(settings)
 

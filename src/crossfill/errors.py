@@ -30,15 +30,17 @@
 
 Third-party exceptions (web3, httpx, SQLAlchemy) are caught at the boundary and re-raised as
 one of these with `raise ... from exc`.
+
+A leaf, so any package may raise these: standard library only (of Crossfill, `types` at most).
+What a revert said (`RevertReason`, carried by `Reverted`) lives here for that reason;
+`contracts.reverts` decodes it.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from crossfill.contracts.reverts import RevertReason
+from dataclasses import dataclass
+from typing import Any
 
 
 class CrossfillError(Exception):
@@ -127,6 +129,27 @@ class InsufficientFunds(ChainError):
     def __init__(self, message: str, *, shortfall: int) -> None:
         super().__init__(message)
         self.shortfall = shortfall
+
+
+@dataclass(frozen=True)
+class RevertReason:
+    """A decoded revert: the error's name and arguments; `name` is "" when the data matches no
+    known error (or there was none). Decoded by `contracts.reverts`."""
+
+    name: str
+    args: tuple[Any, ...] = ()
+
+    @property
+    def message(self) -> str:
+        """`Error(string)`'s text, else the error's name and arguments."""
+        if self.name == "Error" and self.args:
+            return str(self.args[0])
+        if not self.name:
+            return "reverted without a known reason"
+        shown = ", ".join(
+            "0x" + arg.hex() if isinstance(arg, bytes) else str(arg) for arg in self.args
+        )
+        return f"{self.name}({shown})"
 
 
 class Reverted(ChainError):

@@ -26,6 +26,7 @@ from crossfill.config import ChainConfig, Deployment, load_deployment
 from crossfill.config.perps import PerpsExchangeConfig
 from crossfill.config.secrets import resolve_holder
 from crossfill.config.svm import SvmChainConfig
+from crossfill.config.svm_keys import DevnetSvmKeys
 from crossfill.loops import stop_tasks
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings
@@ -81,6 +82,9 @@ class Runtime:
     perps: PerpsRuntime | None = None
     # SQLite's log checkpointed off the commit path (None on PostgreSQL).
     wal_checkpoints: WalCheckpoints | None = None
+    # The devnet SVM chain's keys, for `devnet-svm:ROLE` key references: given in devnet mode
+    # by the command that runs it (`crossfill devnet`, `crossfill run`), never in production.
+    devnet_svm_keys: DevnetSvmKeys | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @cached_property
@@ -132,6 +136,7 @@ class Runtime:
         deployment: Deployment | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        devnet_svm_keys: DevnetSvmKeys | None = None,
     ) -> Runtime:
         deployment = deployment or load_deployment(settings.deployment_path, mode=settings.mode)
         database_file = sqlite_file(settings.database)
@@ -170,6 +175,7 @@ class Runtime:
             svm_chains=svm_chains,
             perps=perps,
             wal_checkpoints=wal_checkpoints,
+            devnet_svm_keys=devnet_svm_keys,
         )
 
     def start_wal_checkpoints(self) -> None:

@@ -19,6 +19,7 @@ import uvicorn
 
 from crossfill.config import Deployment
 from crossfill.devnet.child_process import free_port
+from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.process.server import uvicorn_config
 from crossfill.process.service import build_service
 from crossfill.runtime import Runtime
@@ -49,7 +50,9 @@ class ServiceThread:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         app = build_service(
-            Runtime.build(settings, deployment), run_workers=run_workers, **app_options
+            Runtime.build(settings, deployment, devnet_svm_keys=svm_accounts.by_role),
+            run_workers=run_workers,
+            **app_options,
         )
         self.server = uvicorn.Server(uvicorn_config(app, settings, port=self.port))
         self.thread = threading.Thread(target=self.server.run, daemon=True)

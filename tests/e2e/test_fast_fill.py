@@ -11,8 +11,9 @@ import httpx
 import pytest
 from eth_account import Account
 
-from crossfill.config.deployment import ConfirmationTier, FastFillSettings
+from crossfill.config.deployment import FastFillSettings
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.domain.confirmations import ConfirmationTier
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,

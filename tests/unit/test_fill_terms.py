@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from crossfill.app.fills import FillTerms, plan_fill
+from crossfill.app.quote_rows import quote_rows
 from crossfill.quoting.response import quote_wire
-from crossfill.store.requests import quote_rows
 from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.unit import quote_fixtures as fx

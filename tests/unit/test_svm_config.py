@@ -91,10 +91,18 @@ def test_svm_keys_come_from_the_environment_or_a_keypair_file(tmp_path: Any) -> 
 
 
 def test_devnet_svm_keys_are_refused_in_production_and_checked_against_the_address() -> None:
-    with pytest.raises(SecretError, match="devnet key"):
-        resolve_svm_keypair("devnet-svm:solver", mode=Mode.PRODUCTION)
+    with pytest.raises(SecretError, match="refused in production mode"):
+        resolve_svm_keypair("devnet-svm:solver", mode=Mode.PRODUCTION, devnet_keys=accounts.by_role)
     holder = SvmKeyHolder(address=VAULT, key="devnet-svm:solver")
-    assert resolve_svm_holder(holder, mode=Mode.DEVNET).pubkey() == accounts.solver().pubkey()
+    solver = resolve_svm_holder(holder, mode=Mode.DEVNET, devnet_keys=accounts.by_role)
+    assert solver.pubkey() == accounts.solver().pubkey()
     stranger = SvmKeyHolder(address=str(Keypair().pubkey()), key="devnet-svm:solver")
     with pytest.raises(ConfigError, match="does not belong"):
-        resolve_svm_holder(stranger, mode=Mode.DEVNET)
+        resolve_svm_holder(stranger, mode=Mode.DEVNET, devnet_keys=accounts.by_role)
+
+
+def test_devnet_svm_keys_need_the_devnets_keys_passed_in() -> None:
+    """Configuration never loads the devnet: a process not given its keys cannot resolve them."""
+    holder = SvmKeyHolder(address=VAULT, key="devnet-svm:solver")
+    with pytest.raises(SecretError, match="no devnet keys were given"):
+        resolve_svm_holder(holder, mode=Mode.DEVNET)

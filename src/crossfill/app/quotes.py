@@ -13,6 +13,7 @@ import structlog
 
 from crossfill.app.entropy import new_entropy
 from crossfill.app.fills import FillTerms, filler_calldata, plan_fill
+from crossfill.app.quote_rows import quote_rows
 from crossfill.app.quote_store import store_quote
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan
@@ -157,7 +158,7 @@ async def _answer(
         else None
     )
     wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
-    rows = requests.quote_rows(quote, wire, referrer=quote.referrer, api_key_id=api_key_id)
+    rows = quote_rows(quote, wire, referrer=quote.referrer, api_key_id=api_key_id)
     # Encoded once: the answer's bytes, and the stored copy of the same document.
     encoded = orjson.dumps(wire)
     rows.request["quote"] = EncodedJson(encoded.decode())
@@ -251,6 +252,6 @@ def arrival_rows(
         deposit_address=terms,
     )
     wire = quote_wire(quote, allowance=None, user_balance=None, order_signature=None)
-    rows = requests.quote_rows(quote, wire, referrer=quote.referrer, api_key_id=None)
+    rows = quote_rows(quote, wire, referrer=quote.referrer, api_key_id=None)
     rows.request["fill_plan"] = plan_fill(FillTerms.of_quote(quote), quote.destination).to_json()
     return rows

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from crossfill.contracts.abi import ERC20, AbiEvent, event, function
+from crossfill.domain.deposit_log import DEPOSITORY as DEPOSITORY
+from crossfill.domain.deposit_log import RECEIVER as RECEIVER
+from crossfill.domain.deposit_log import DepositLog as DepositLog
 from crossfill.types import NATIVE_EVM_ADDRESS
 
 
@@ -23,25 +26,6 @@ def erc20_transfer_event() -> AbiEvent:
 
 def deposit_topics() -> list[str]:
     return [native_deposit().topic, erc20_deposit().topic]
-
-
-# Where a deposit's funds went: the Depository (escrow, v2) or the Receiver, which forwards
-# them to the solver at once (v1).
-DEPOSITORY = "depository"
-RECEIVER = "receiver"
-
-
-@dataclass(frozen=True)
-class DepositLog:
-    tx_hash: str
-    log_index: int
-    block_number: int
-    block_hash: str
-    order_id: str
-    depositor: str
-    currency: str
-    amount: int
-    paid_to: str = DEPOSITORY
 
 
 def to_hex(value: Any) -> str:

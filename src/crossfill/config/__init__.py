@@ -2,13 +2,13 @@
 
 from crossfill.config.deployment import (
     ChainConfig,
-    ConfirmationTier,
     ContractsConfig,
     CurrencyConfig,
     Deployment,
     KeyHolder,
 )
 from crossfill.config.loader import load_deployment, parse_deployment
+from crossfill.domain.confirmations import ConfirmationTier
 
 __all__ = [
     "ChainConfig",

@@ -16,6 +16,7 @@ from crossfill.config.listing import ChainListing, ConfigModel, ListedCurrency
 from crossfill.config.perps import PerpsExchangeConfig
 from crossfill.config.secrets import KeyRef
 from crossfill.config.svm import SvmChainConfig
+from crossfill.domain.confirmations import ConfirmationTier
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId, TraceApi
 
 
@@ -102,13 +103,6 @@ class FeeConfig(ConfigModel):
     # Head-room on the current base fee when pricing a fill (percent).
     base_fee_buffer_percent: int = Field(default=25, ge=0, le=500)
     fill_time_estimate_seconds: int = Field(default=10, ge=0)
-
-
-class ConfirmationTier(ConfigModel):
-    """Deposits worth at most `max_usd` (None: any value) wait for `blocks` confirmations."""
-
-    max_usd: int | None = Field(default=None, ge=0)
-    blocks: int = Field(ge=1, le=1024)
 
 
 class ChainConfig(ChainListing):

@@ -3,14 +3,16 @@
 env:NAME           the secret key in environment variable NAME: base58 of 64 bytes, or the
                    JSON array of 64 byte values a Solana CLI keypair file holds
 keypair:PATH       a Solana CLI keypair file (that JSON array)
-devnet-svm:ROLE    a devnet role's keypair (`crossfill.devnet.svm.accounts`; devnet mode only)
+devnet-svm:ROLE    a devnet role's keypair (devnet mode only), from the devnet's own keys: the
+                   command that runs the devnet passes them in (`DevnetSvmKeys`), as this
+                   package never imports the devnet
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import base58
@@ -22,18 +24,26 @@ from crossfill.settings import Mode
 
 _SECRET_KEY_BYTES = 64
 
+# A devnet role's keypair by the name a `devnet-svm:ROLE` reference gives it.
+DevnetSvmKeys = Callable[[str], Keypair]
+
 
 def resolve_svm_keypair(
-    ref: str, *, mode: Mode, environ: Mapping[str, str] | None = None
+    ref: str,
+    *,
+    mode: Mode,
+    environ: Mapping[str, str] | None = None,
+    devnet_keys: DevnetSvmKeys | None = None,
 ) -> Keypair:
+    """The keypair `ref` points at; `devnet_keys` resolve `devnet-svm:ROLE` (devnet mode only)."""
     environ = os.environ if environ is None else environ
     scheme, _, target = ref.partition(":")
     if scheme == "devnet-svm":
         if mode is not Mode.DEVNET:
             raise SecretError(f"key reference {ref!r} is a devnet key, refused in {mode} mode")
-        from crossfill.devnet.svm import accounts  # devnet only: never loaded in production
-
-        return accounts.by_role(target)
+        if devnet_keys is None:
+            raise SecretError(f"key reference {ref!r} is a devnet key; no devnet keys were given")
+        return devnet_keys(target)
     if scheme == "env":
         return _from_text(environ.get(target), f"environment variable {target}")
     if scheme == "keypair":
@@ -45,9 +55,11 @@ def resolve_svm_keypair(
     raise SecretError(f"unknown SVM key reference scheme in {ref!r}")
 
 
-def resolve_svm_holder(holder: SvmKeyHolder, *, mode: Mode) -> Keypair:
+def resolve_svm_holder(
+    holder: SvmKeyHolder, *, mode: Mode, devnet_keys: DevnetSvmKeys | None = None
+) -> Keypair:
     """The solver's keypair, checked against its configured address."""
-    keypair = resolve_svm_keypair(holder.key, mode=mode)
+    keypair = resolve_svm_keypair(holder.key, mode=mode, devnet_keys=devnet_keys)
     if str(keypair.pubkey()) != holder.address:
         raise ConfigError("svm solver.key does not belong to svm solver.address")
     return keypair

@@ -3,7 +3,6 @@ signatures): our contracts' custom errors, Solidity's `Error(string)` and `Panic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -12,6 +11,7 @@ from eth_abi.exceptions import DecodingError
 from eth_utils.abi import abi_to_signature, function_signature_to_4byte_selector
 
 from crossfill.contracts.artifacts import load_artifact
+from crossfill.errors import RevertReason as RevertReason  # its home; named here as before
 
 # Contracts whose custom errors the solver and the refunder may meet (bubbled up by our
 # batching contracts with the callee's own revert data), and the devnet's EIP-7702 delegate
@@ -30,27 +30,6 @@ _BUILT_IN: tuple[dict[str, Any], ...] = (
     {"type": "error", "name": "Error", "inputs": [{"name": "message", "type": "string"}]},
     {"type": "error", "name": "Panic", "inputs": [{"name": "code", "type": "uint256"}]},
 )
-
-
-@dataclass(frozen=True)
-class RevertReason:
-    """A decoded revert: the error's name and arguments; `name` is "" when the data matches no
-    known error (or there was none)."""
-
-    name: str
-    args: tuple[Any, ...] = ()
-
-    @property
-    def message(self) -> str:
-        """`Error(string)`'s text, else the error's name and arguments."""
-        if self.name == "Error" and self.args:
-            return str(self.args[0])
-        if not self.name:
-            return "reverted without a known reason"
-        shown = ", ".join(
-            "0x" + arg.hex() if isinstance(arg, bytes) else str(arg) for arg in self.args
-        )
-        return f"{self.name}({shown})"
 
 
 @cache

@@ -4,8 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from crossfill.config import ConfirmationTier
-from crossfill.quoting.money import MICROS_PER_USD
+from pydantic import BaseModel, ConfigDict, Field
+
+from crossfill.domain.money import MICROS_PER_USD
+
+
+class ConfirmationTier(BaseModel):
+    """Deposits worth at most `max_usd` (None: any value) wait for `blocks` confirmations.
+
+    A chain's tiers are read from the deployment file (`config.ChainConfig.confirmations`):
+    unknown keys refused, immutable once read, as every part of that file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_usd: int | None = Field(default=None, ge=0)
+    blocks: int = Field(ge=1, le=1024)
 
 
 def required_confirmations(tiers: Sequence[ConfirmationTier], value_usd_micros: int) -> int:

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from crossfill.domain.money import format_rate, format_units, format_usd
 from crossfill.domain.record_facts import Moved, RecordFacts, TxFacts
-from crossfill.quoting.money import format_rate, format_units, format_usd
 
 SETTLED = ("success", "failure")
 ENDED_WITHOUT_FILL = ("failure", "refund")

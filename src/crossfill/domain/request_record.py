@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from crossfill.domain.money import format_units, format_usd
 from crossfill.domain.record_facts import (
     AppFeeFacts,
     RecordFacts,
@@ -24,7 +25,6 @@ from crossfill.domain.record_outcome import (
     settled,
 )
 from crossfill.domain.status_record import NOT_APPLICABLE
-from crossfill.quoting.money import format_units, format_usd
 
 OUT_KINDS = ("fill", "refund")
 FEE_COMPONENTS = {  # record component → quote `fees` entry

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from crossfill.api.limits import uvicorn_limits
 from crossfill.api.ops_app import create_ops_app
+from crossfill.config.svm_keys import DevnetSvmKeys
 from crossfill.errors import ConfigError
 from crossfill.loops import stop_tasks
 from crossfill.metrics import clear_multiprocess_dir
@@ -38,9 +39,10 @@ log = structlog.get_logger(__name__)
 SHUTDOWN_GRACE_SECONDS = 5
 
 
-async def serve(settings: Settings) -> None:
+async def serve(settings: Settings, *, devnet_svm_keys: DevnetSvmKeys | None = None) -> None:
     """The main process: migrate the database, start the API replicas if there are to be
-    several API processes, then serve the API and run the workers until SIGINT/SIGTERM."""
+    several API processes, then serve the API and run the workers until SIGINT/SIGTERM.
+    `devnet_svm_keys`: as `Runtime.devnet_svm_keys`."""
     raise_open_files_limit()
     await upgrade_async(settings.database)
     if settings.prometheus_multiproc_dir is not None:
@@ -56,18 +58,21 @@ async def serve(settings: Settings) -> None:
         await replicas.start()
         supervisor = asyncio.create_task(replicas.supervise(), name="api-replicas")
     try:
-        await _Server(_config(settings, sock, run_workers=True)).serve(sockets=[sock])
+        config = _config(settings, sock, run_workers=True, devnet_svm_keys=devnet_svm_keys)
+        await _Server(config).serve(sockets=[sock])
     finally:
         if replicas is not None and supervisor is not None:
             await stop_tasks([supervisor])
             await replicas.stop()
 
 
-async def run_workers_only(settings: Settings) -> None:
+async def run_workers_only(
+    settings: Settings, *, devnet_svm_keys: DevnetSvmKeys | None = None
+) -> None:
     """Workers without the API (`crossfill run --workers-only`): migrate, follow the chains,
     run every worker until SIGINT/SIGTERM. API processes (`crossfill api`) on the same
     PostgreSQL database forward clients' deposit hints here; a second workers process waits
-    on the signer lease instead of signing."""
+    on the signer lease instead of signing. `devnet_svm_keys`: as `Runtime.devnet_svm_keys`."""
     raise_open_files_limit()
     # Bound first: a port taken stops the process before it touches the database or chains.
     ops_socket = (
@@ -76,7 +81,7 @@ async def run_workers_only(settings: Settings) -> None:
         else listening_socket(settings.host, settings.ops_port, shared=False)
     )
     await upgrade_async(settings.database)
-    runtime = Runtime.build(settings)
+    runtime = Runtime.build(settings, devnet_svm_keys=devnet_svm_keys)
     workers = ProcessWorkers(runtime)
     listener = None
     try:
@@ -116,8 +121,14 @@ def _socket(settings: Settings) -> socket.socket:
     return listening_socket(settings.host, settings.port, shared=settings.api_processes > 1)
 
 
-def _config(settings: Settings, sock: socket.socket, *, run_workers: bool) -> uvicorn.Config:
-    runtime = Runtime.build(settings)
+def _config(
+    settings: Settings,
+    sock: socket.socket,
+    *,
+    run_workers: bool,
+    devnet_svm_keys: DevnetSvmKeys | None = None,
+) -> uvicorn.Config:
+    runtime = Runtime.build(settings, devnet_svm_keys=devnet_svm_keys)
     config = uvicorn_config(
         build_service(runtime, run_workers=run_workers), settings, port=sock.getsockname()[1]
     )

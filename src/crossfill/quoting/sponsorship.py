@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, replace
 
 from crossfill.config import Deployment
+from crossfill.domain.sponsor_wallet import SponsorWallet as SponsorWallet
 from crossfill.errors import BadRequest
 from crossfill.quoting.fees import Split, TradeType
 
@@ -53,16 +54,6 @@ class Sponsorship:
 
 
 NONE = Sponsorship(components=(), cap=None, cap_hit=False)
-
-
-@dataclass(frozen=True)
-class SponsorWallet:
-    """An API key's sponsor: pays sponsored fees in `currency` on `chain_id`, pulled by the
-    solver with `transferFrom` (the wallet approves the solver)."""
-
-    address: str
-    chain_id: int
-    currency: str
 
 
 def sponsor_wallet(

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.identifiers import INT64_MAX, is_decimal
-from crossfill.quoting.sponsorship import SponsorWallet
+from crossfill.domain.sponsor_wallet import SponsorWallet
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ApiKey
 

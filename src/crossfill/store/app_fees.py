@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,29 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.domain.status import RequestStatus
 from crossfill.store.tables import AppFee, Request
 
-if TYPE_CHECKING:
-    from crossfill.quoting.engine import Quote
-
 QUOTED, OWED, CLAIMING, PAID, VOID = "quoted", "owed", "claiming", "paid", "void"
-
-
-def quoted_shares(quote: Quote) -> list[dict[str, Any]]:
-    """The `app_fees` rows of a new quote, as column values."""
-    return [
-        {
-            "request_id": quote.request_id,
-            "recipient": share.recipient,
-            "chain_id": quote.origin.id,
-            "currency": quote.currency_in.address.lower(),
-            "bps": share.bps,
-            "quoted_amount": str(amount),
-            "actual_amount": None,
-            "amount_usd_micros": quote.in_usd(amount),
-            "state": QUOTED,
-            "updated_at": quote.created_at,
-        }
-        for share, amount in zip(quote.app_fees, quote.split.app, strict=True)
-    ]
 
 
 async def follow_status(session: AsyncSession, request: Request, *, now: datetime) -> None:

@@ -7,8 +7,8 @@ from datetime import datetime
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.chains.depository_logs import DepositLog
 from crossfill.domain.deposit_checks import DepositVerdict, Judgement, Standing, judge
+from crossfill.domain.deposit_log import DepositLog
 from crossfill.domain.enums import features_mask
 from crossfill.domain.status import RequestStatus
 from crossfill.store.requests import publish

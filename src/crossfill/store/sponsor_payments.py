@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -11,27 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.domain.status import RequestStatus
 from crossfill.store.tables import Request, SponsorPayment
 
-if TYPE_CHECKING:
-    from crossfill.quoting.engine import Quote
-
 QUOTED, DUE, PAID, FAILED, VOID = "quoted", "due", "paid", "failed", "void"
-
-
-def quoted_payment(quote: Quote) -> dict[str, Any] | None:
-    """The `sponsor_payments` row of a new quote (column values), if a sponsor pays."""
-    if quote.sponsor is None or quote.sponsor_payment == 0:
-        return None
-    return {
-        "request_id": quote.request_id,
-        "chain_id": quote.sponsor.chain_id,
-        "currency": quote.sponsor.currency.lower(),
-        "sponsor": quote.sponsor.address.lower(),
-        "amount": str(quote.sponsor_payment),
-        "amount_usd_micros": quote.in_usd(quote.sponsorship.sponsored),
-        "state": QUOTED,
-        "tx_hash": None,
-        "updated_at": quote.created_at,
-    }
 
 
 async def follow_status(session: AsyncSession, request: Request, *, now: datetime) -> None:

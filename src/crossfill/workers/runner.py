@@ -191,7 +191,9 @@ class Workers:
         svm_payers = {
             chain_id: SvmPayer(
                 chain.client,
-                resolve_svm_holder(chain.config.solver, mode=settings.mode),
+                resolve_svm_holder(
+                    chain.config.solver, mode=settings.mode, devnet_keys=runtime.devnet_svm_keys
+                ),
                 runtime.sessions,
                 now=utc_now,
             )
