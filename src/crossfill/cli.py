@@ -24,7 +24,7 @@ from crossfill.log_setup import configure_logging
 from crossfill.settings import Mode, Settings, load_settings
 
 if TYPE_CHECKING:
-    from crossfill.config.svm_keys import DevnetSvmKeys
+    from crossfill.kinds.svm.keys import DevnetSvmKeys
 
 app = typer.Typer(
     help="Crossfill: cross-chain intent execution service.",

@@ -15,18 +15,18 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from crossfill.chains.evm import EvmClient
 from crossfill.chains.follower import ChainFollower
 from crossfill.chains.head_subscription import WebSocketHeads
-from crossfill.chains.perps import PerpsClient, PerpsPort, PerpsState
-from crossfill.chains.perps_inventory import PerpsInventory
 from crossfill.chains.port import EvmPort
 from crossfill.chains.positions import UserPositions
 from crossfill.chains.state import ChainState
-from crossfill.chains.svm import SvmClient, SvmPort
-from crossfill.chains.svm_follower import SvmChainState, SvmFollower
 from crossfill.config import ChainConfig, Deployment, load_deployment
-from crossfill.config.perps import PerpsExchangeConfig
 from crossfill.config.secrets import resolve_holder
-from crossfill.config.svm import SvmChainConfig
-from crossfill.config.svm_keys import DevnetSvmKeys
+from crossfill.kinds.perps.client import PerpsClient, PerpsPort, PerpsState
+from crossfill.kinds.perps.config import PerpsExchangeConfig
+from crossfill.kinds.perps.inventory import PerpsInventory
+from crossfill.kinds.svm.client import SvmClient, SvmPort
+from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.kinds.svm.follower import SvmChainState, SvmFollower
+from crossfill.kinds.svm.keys import DevnetSvmKeys
 from crossfill.loops import stop_tasks
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings

@@ -10,11 +10,11 @@ import httpx
 import pytest
 
 from crossfill.config import Deployment
-from crossfill.config.svm import SvmChainConfig
 from crossfill.devnet.exchange.process import ExchangeProcess
 from crossfill.devnet.svm.deployment import svm_chain_document
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.kinds.svm.config import SvmChainConfig
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import request_quote
 from tests.e2e.conftest import ServiceThread, StartService

@@ -18,15 +18,15 @@ from eth_account.signers.local import LocalAccount
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from crossfill.chains import svm_programs as programs
-from crossfill.chains.perps_actions import UsdSend, sign_action
 from crossfill.config import Deployment
-from crossfill.config.perps import PERPS_USDC_ADDRESS
 from crossfill.devnet import accounts
 from crossfill.devnet.exchange.process import ExchangeProcess, fund
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.kinds.perps.actions import UsdSend, sign_action
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS
+from crossfill.kinds.svm import programs
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import Deposit
 from tests.adversarial.cross_vm import PERPS_ID, SOL, SVM_ID

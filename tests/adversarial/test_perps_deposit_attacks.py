@@ -12,11 +12,11 @@ import httpx
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 
-from crossfill.chains.perps_actions import SpotSend, sign_action
 from crossfill.config import Deployment
-from crossfill.config.perps import PERPS_USDC_ADDRESS
 from crossfill.devnet.exchange.process import ExchangeProcess, fund
 from crossfill.devnet.exchange.tokens import USDC
+from crossfill.kinds.perps.actions import SpotSend, sign_action
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS
 from tests.adversarial.cross_vm import PERPS_ID
 from tests.adversarial.quote_seeds import route_body
 from tests.conftest import RunningDevnet

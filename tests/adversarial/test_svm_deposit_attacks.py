@@ -15,10 +15,10 @@ from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 from solders.system_program import CreateAccountParams, create_account
 
-from crossfill.chains import svm_programs as programs
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.kinds.svm import programs
 from tests.e2e.bridging import DESTINATION, NATIVE, REFUNDED, final_status, request_quote
 from tests.e2e.conftest import wait_for
 from tests.e2e.svm.wallet import airdrop, item_instructions, sign_and_send, sol_balance

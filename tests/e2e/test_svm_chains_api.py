@@ -7,10 +7,10 @@ from typing import Any
 
 import httpx
 
-from crossfill.config.svm import SvmChainConfig
 from crossfill.devnet.svm.deployment import svm_chain_document
 from crossfill.devnet.svm.process import SvmNodeOptions, start_svm_node
 from crossfill.devnet.svm.seed import seed_svm
+from crossfill.kinds.svm.config import SvmChainConfig
 from tests.conftest import RunningDevnet
 from tests.e2e.conftest import StartService, validate_against, wait_for
 

@@ -21,10 +21,14 @@ from typing import Any
 
 import httpx
 
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
+from crossfill.kinds.perps.config import (
+    PERPS_USDC_ADDRESS,
+    PERPS_USDC_DECIMALS,
+    PerpsExchangeConfig,
+)
+from crossfill.kinds.perps.solver import FILL
+from crossfill.kinds.perps.watcher import UNKNOWN_TOKEN
 from crossfill.store.tables import Deposit
-from crossfill.workers.perps_solver import FILL
-from crossfill.workers.perps_watcher import UNKNOWN_TOKEN
 from tests.money.ledger import ChainDeposit, Shown
 from tests.money.records import Records
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import httpx
 
-from crossfill.chains.svm_deposits import read_vault_deposits
-from crossfill.chains.svm_programs import NATIVE_SOL_ADDRESS, TOKEN_PROGRAM_ID
-from crossfill.config.svm import SvmChainConfig
+from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.kinds.svm.deposits import read_vault_deposits
+from crossfill.kinds.svm.programs import NATIVE_SOL_ADDRESS, TOKEN_PROGRAM_ID
+from crossfill.kinds.svm.solver import FILL
 from crossfill.store.tables import Deposit
-from crossfill.workers.svm_solver import FILL
 from tests.money.ledger import ChainDeposit, Shown
 from tests.money.records import Records
 

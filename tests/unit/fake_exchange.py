@@ -9,7 +9,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
-from crossfill.chains.perps import (
+from crossfill.devnet.exchange.actions import Exchange
+from crossfill.devnet.exchange.ledger import ExchangeLedger, Leg, Refused
+from crossfill.devnet.exchange.tokens import LEDGER_DECIMALS, PERPS_DEX, USDC
+from crossfill.errors import ActionRefused, ChainUnreachable
+from crossfill.kinds.perps.actions import SignedAction
+from crossfill.kinds.perps.client import (
     ActionAccepted,
     ClearinghouseState,
     LedgerUpdate,
@@ -17,11 +22,6 @@ from crossfill.chains.perps import (
     SpotTokenMeta,
     delta_of,
 )
-from crossfill.chains.perps_actions import SignedAction
-from crossfill.devnet.exchange.actions import Exchange
-from crossfill.devnet.exchange.ledger import ExchangeLedger, Leg, Refused
-from crossfill.devnet.exchange.tokens import LEDGER_DECIMALS, PERPS_DEX, USDC
-from crossfill.errors import ActionRefused, ChainUnreachable
 from crossfill.types import ChainId
 
 # What a post does: reach the exchange and answer; reach it and lose the answer (a timeout

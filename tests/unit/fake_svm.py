@@ -15,8 +15,13 @@ from solders.message import Message
 from solders.pubkey import Pubkey
 from solders.transaction import VersionedTransaction
 
-from crossfill.chains.svm import Blockhash, BlockhashNotFound, OwnedTokenAccount, SignatureStatus
 from crossfill.errors import ChainNotFound, ChainUnreachable, ProgramFailed
+from crossfill.kinds.svm.client import (
+    Blockhash,
+    BlockhashNotFound,
+    OwnedTokenAccount,
+    SignatureStatus,
+)
 from crossfill.types import ChainId
 
 VALID_BLOCKS = 150

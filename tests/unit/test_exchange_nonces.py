@@ -3,7 +3,7 @@ signer, and above the smallest of the signer's 100 highest."""
 
 from __future__ import annotations
 
-from crossfill.domain import exchange_nonces as nonces
+from crossfill.kinds.perps import nonces
 
 NOW = 1_763_900_000_000
 DAY = 24 * 3600 * 1000

@@ -9,12 +9,13 @@ from decimal import Decimal
 
 import pytest
 
-from crossfill.chains.perps import ClearinghouseState, SpotBalance
-from crossfill.chains.perps_inventory import PerpsInventory
-from crossfill.chains.svm_transactions import LAMPORTS_PER_SIGNATURE
-from crossfill.config.perps import PERPS_USDC_ADDRESS
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import ChainUnreachable
+from crossfill.kinds.perps.client import ClearinghouseState, SpotBalance
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS
+from crossfill.kinds.perps.inventory import PerpsInventory
+from crossfill.kinds.svm.quote import QuotedCurrency
+from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.payout_capacity import (
     TOKEN_ACCOUNT_RENT_LAMPORTS,
@@ -23,7 +24,6 @@ from crossfill.quoting.payout_capacity import (
     evm_fill_payouts,
     svm_fill_payouts,
 )
-from crossfill.quoting.svm_quote import QuotedCurrency
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.unit.test_perps_quotes import EVM, EVM_USDC, HYPE_ID, PERPS
 from tests.unit.test_svm_quotes import SVM, USDC_MINT

@@ -9,7 +9,7 @@ import pytest
 from eth_account import Account
 from hyperliquid.utils import signing as sdk
 
-from crossfill.chains.perps_actions import (
+from crossfill.kinds.perps.actions import (
     MalformedAction,
     SendAsset,
     SpotSend,

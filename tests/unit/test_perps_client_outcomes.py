@@ -11,9 +11,9 @@ import httpx
 import pytest
 from eth_account import Account
 
-from crossfill.chains.perps import ActionAccepted, OtherDelta, PerpsClient, Transfer
-from crossfill.chains.perps_actions import UsdSend, sign_action
 from crossfill.errors import ActionRefused, ChainError, ChainUnreachable, RateLimited
+from crossfill.kinds.perps.actions import UsdSend, sign_action
+from crossfill.kinds.perps.client import ActionAccepted, OtherDelta, PerpsClient, Transfer
 from crossfill.types import ChainId
 
 WALLET = Account.create()

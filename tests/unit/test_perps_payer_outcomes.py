@@ -14,20 +14,20 @@ from eth_account import Account
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
 from crossfill.devnet.exchange.deployment import perps_document
 from crossfill.errors import ChainUnreachable
-from crossfill.store.db import create_engine, session_factory
-from crossfill.store.migrate import upgrade_async
-from crossfill.store.tables import PerpsPayment
-from crossfill.workers.perps_payer import (
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.kinds.perps.payer import (
     Credited,
     Pending,
     PerpsPayer,
     PerpsPaymentOrder,
     Refused,
 )
-from crossfill.workers.perps_solver import fail_reason
+from crossfill.kinds.perps.solver import fail_reason
+from crossfill.store.db import create_engine, session_factory
+from crossfill.store.migrate import upgrade_async
+from crossfill.store.tables import PerpsPayment
 from tests.unit.fake_exchange import FakeExchange
 from tests.unit.worker_world import Clock
 

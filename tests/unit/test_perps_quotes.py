@@ -13,11 +13,11 @@ import jsonschema
 import pytest
 
 from crossfill.config import Deployment
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
 from crossfill.domain.order import ORDER_HASHER
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.kinds.perps.quote import PerpsQuoteContext, perps_currency, plan_perps_deposit
+from crossfill.kinds.perps.response import perps_deposit_wire
 from crossfill.quoting.errors import QuoteError
-from crossfill.quoting.perps_quote import PerpsQuoteContext, perps_currency, plan_perps_deposit
-from crossfill.quoting.perps_response import perps_deposit_wire
 from crossfill.quoting.request import QuoteRequest
 from tests.conftest import SCHEMAS_DIR
 from tests.unit.deployment_samples import SOLVER, deployment_document

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from crossfill.domain.deposit_checks import DepositVerdict
-from crossfill.domain.perps_transfers import IncomingTransfer, QuotedTransfer, judge_transfer
+from crossfill.kinds.perps.transfers import IncomingTransfer, QuotedTransfer, judge_transfer
 
 TRANSFER = IncomingTransfer(
     hash="0x" + "ab" * 32, time_ms=1_000, sender="0x" + "11" * 20, token="USDC",

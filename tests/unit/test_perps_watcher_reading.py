@@ -7,11 +7,11 @@ from decimal import Decimal
 
 import pytest
 
-from crossfill.chains.perps import LedgerUpdate, OtherDelta, Transfer, delta_of
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
 from crossfill.devnet.exchange.deployment import perps_document
-from crossfill.domain.perps_transfers import IncomingTransfer
-from crossfill.workers.perps_watcher import incoming, landed_currency
+from crossfill.kinds.perps.client import LedgerUpdate, OtherDelta, Transfer, delta_of
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.kinds.perps.transfers import IncomingTransfer
+from crossfill.kinds.perps.watcher import incoming, landed_currency
 
 CONFIG = PerpsExchangeConfig.model_validate(perps_document(api_url="http://127.0.0.1:1"))
 SOLVER = CONFIG.solver.address

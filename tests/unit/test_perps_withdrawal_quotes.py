@@ -14,15 +14,15 @@ from eth_account.messages import encode_typed_data
 from crossfill.config import Deployment
 from crossfill.domain.nonce_mapping import NonceMapping
 from crossfill.domain.order import ORDER_HASHER
-from crossfill.quoting.errors import QuoteError
-from crossfill.quoting.perps_withdrawal import (
+from crossfill.kinds.perps.withdrawal import (
     PerpsWithdrawalContext,
     PerpsWithdrawalSide,
     plan_perps_withdrawal,
 )
-from crossfill.quoting.perps_withdrawal_response import perps_withdrawal_wire
+from crossfill.kinds.perps.withdrawal_response import perps_withdrawal_wire
+from crossfill.kinds.svm.quote import QuotedCurrency
+from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
-from crossfill.quoting.svm_quote import QuotedCurrency
 from crossfill.types import Address, ChainId
 from tests.unit.deployment_samples import deployment_document
 

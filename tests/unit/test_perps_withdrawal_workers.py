@@ -18,19 +18,19 @@ from eth_account.signers.local import LocalAccount
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.perps_actions import SendAsset, sign_action
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
 from crossfill.devnet.exchange.deployment import perps_document
 from crossfill.domain.nonce_mapping import NonceMapping
 from crossfill.domain.status import RequestStatus
+from crossfill.kinds.perps.actions import SendAsset, sign_action
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.kinds.perps.payer import PerpsPayer
+from crossfill.kinds.perps.refunder import PerpsRefunder
+from crossfill.kinds.perps.watcher import PerpsWatcher
 from crossfill.store import nonce_mappings, requests
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import Deposit, PerpsPayment, Request
 from crossfill.types import Address, ChainId
-from crossfill.workers.perps_payer import PerpsPayer
-from crossfill.workers.perps_refunder import PerpsRefunder
-from crossfill.workers.perps_watcher import PerpsWatcher
 from tests.unit.fake_exchange import FakeExchange
 from tests.unit.worker_world import START, Clock
 

@@ -16,10 +16,10 @@ from crossfill.app.refunds import (
     svm_refund_cost_lamports,
     svm_refund_worth_sending,
 )
-from crossfill.config.svm import SvmCurrencyConfig
 from crossfill.contracts import calldata
 from crossfill.contracts.abi import function
 from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.kinds.svm.config import SvmCurrencyConfig
 from crossfill.store.deposits import EXCESS, WHOLE
 from crossfill.store.tables import Deposit, RequestTransaction
 

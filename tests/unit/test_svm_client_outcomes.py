@@ -14,9 +14,9 @@ from solders.message import Message
 from solders.transaction import VersionedTransaction
 
 from crossfill.chains.batching import Batching
-from crossfill.chains.svm import BlockhashNotFound, OwnedTokenAccount, RpcError, SvmClient
-from crossfill.chains.svm_programs import TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID, memo
 from crossfill.errors import ChainError, ChainNotFound, ChainUnreachable, ProgramFailed, RateLimited
+from crossfill.kinds.svm.client import BlockhashNotFound, OwnedTokenAccount, RpcError, SvmClient
+from crossfill.kinds.svm.programs import TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID, memo
 from crossfill.types import ChainId
 
 OWNER, MINT = Keypair().pubkey(), Keypair().pubkey()

@@ -10,10 +10,10 @@ import pytest
 from solders.keypair import Keypair
 
 from crossfill.config import parse_deployment
-from crossfill.config.svm import SVM_CHAIN_ID, SvmKeyHolder
-from crossfill.config.svm_keys import resolve_svm_holder, resolve_svm_keypair
 from crossfill.devnet.svm import accounts
 from crossfill.errors import ConfigError, SecretError
+from crossfill.kinds.svm.config import SVM_CHAIN_ID, SvmKeyHolder
+from crossfill.kinds.svm.keys import resolve_svm_holder, resolve_svm_keypair
 from crossfill.settings import Mode
 from tests.unit.deployment_samples import as_toml, deployment_document
 

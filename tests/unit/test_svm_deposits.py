@@ -12,8 +12,8 @@ from solders.keypair import Keypair
 from solders.message import Message, MessageV0
 from solders.pubkey import Pubkey
 
-from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm_deposits import TOPUP_MEMO, VaultDeposit, read_vault_deposits
+from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.deposits import TOPUP_MEMO, VaultDeposit, read_vault_deposits
 from tests.unit.fake_svm import landed_answer
 
 USER, VAULT, MINT = Keypair().pubkey(), Keypair().pubkey(), Keypair().pubkey()

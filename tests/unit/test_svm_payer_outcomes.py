@@ -11,13 +11,13 @@ from solders.keypair import Keypair
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.svm import SignatureStatus
-from crossfill.chains.svm_transactions import SvmPaymentOrder
 from crossfill.errors import ChainUnreachable
+from crossfill.kinds.svm.client import SignatureStatus
+from crossfill.kinds.svm.payer import Paid, Pending, Refused, SvmPayer
+from crossfill.kinds.svm.transactions import SvmPaymentOrder
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import SvmPayment
-from crossfill.workers.svm_payer import Paid, Pending, Refused, SvmPayer
 from tests.unit.fake_svm import VALID_BLOCKS, FakeSvm
 from tests.unit.worker_world import Clock
 

@@ -13,15 +13,15 @@ import pytest
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from crossfill.chains import svm_programs as programs
 from crossfill.config import Deployment
-from crossfill.config.svm import SvmChainConfig
 from crossfill.errors import BadRequest
+from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.kinds.svm.quote import Direction, SvmQuoteContext, plan_svm_quote
+from crossfill.kinds.svm.response import svm_quote_wire
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.money import format_usd
 from crossfill.quoting.request import AppFee, ExtraTx, QuoteRequest
-from crossfill.quoting.svm_quote import Direction, SvmQuoteContext, plan_svm_quote
-from crossfill.quoting.svm_response import svm_quote_wire
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.conftest import SCHEMAS_DIR
 from tests.unit.deployment_samples import deployment_document
@@ -120,7 +120,7 @@ def test_max_route_length_4_and_3_are_accepted() -> None:
 def test_a_deposit_over_1232_bytes_is_refused_with_solana_tx_too_large(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from crossfill.quoting import svm_quote
+    from crossfill.kinds.svm import quote as svm_quote
 
     def oversized(deposit: Any) -> list[Any]:
         return [programs.memo("m" * 1300)]

@@ -7,8 +7,8 @@ from solders.hash import Hash
 from solders.keypair import Keypair
 from solders.transaction import Transaction
 
-from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm_transactions import (
+from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.transactions import (
     SvmDeposit,
     TransactionTooLarge,
     check_size,

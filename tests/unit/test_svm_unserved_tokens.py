@@ -12,19 +12,19 @@ from solders.keypair import Keypair
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm import OwnedTokenAccount
-from crossfill.chains.svm_follower import SvmChainState, SvmFollower
-from crossfill.config.svm import SvmChainConfig
+from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.client import OwnedTokenAccount
+from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.kinds.svm.follower import SvmChainState, SvmFollower
+from crossfill.kinds.svm.indexer import SvmIndexer
+from crossfill.kinds.svm.payer import SvmPayer
+from crossfill.kinds.svm.refunder import SvmRefunder
+from crossfill.kinds.svm.vault_accounts import whole_history
 from crossfill.runtime import SvmChainRuntime
 from crossfill.store import deposits
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import Deposit
-from crossfill.workers.svm_indexer import SvmIndexer
-from crossfill.workers.svm_payer import SvmPayer
-from crossfill.workers.svm_refunder import SvmRefunder
-from crossfill.workers.svm_vault_accounts import whole_history
 from tests.unit.fake_svm import FakeSvm
 from tests.unit.worker_world import Clock
 

@@ -6,6 +6,7 @@ as their followers last read them, the perps exchange's as read for quotes
 from __future__ import annotations
 
 from crossfill.errors import ChainError
+from crossfill.kinds.svm.quote import QuotedCurrency
 from crossfill.quoting.errors import QuoteUnavailable
 from crossfill.quoting.payout_capacity import (
     check_capacity,
@@ -13,7 +14,6 @@ from crossfill.quoting.payout_capacity import (
     exchange_payouts,
     svm_fill_payouts,
 )
-from crossfill.quoting.svm_quote import QuotedCurrency
 from crossfill.runtime import Runtime
 from crossfill.types import ChainId
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import orjson
 
-from crossfill.app.perps_quotes import create_perps_deposit_quote, from_perps, to_perps
-from crossfill.app.perps_withdrawal_quotes import create_perps_withdrawal_quote
 from crossfill.app.quotes import create_quote, preview_price
-from crossfill.app.svm_quotes import create_svm_quote, preview_svm_price, svm_direction
+from crossfill.kinds.perps.quotes import create_perps_deposit_quote, from_perps, to_perps
+from crossfill.kinds.perps.withdrawal_quotes import create_perps_withdrawal_quote
+from crossfill.kinds.svm.quotes import create_svm_quote, preview_svm_price, svm_direction
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime

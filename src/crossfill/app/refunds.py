@@ -22,11 +22,11 @@ from fractions import Fraction
 from eth_account.signers.local import LocalAccount
 from eth_utils.crypto import keccak
 
-from crossfill.chains.svm_transactions import LAMPORTS_PER_SIGNATURE
-from crossfill.config.svm import SvmCurrencyConfig
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
 from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.kinds.svm.config import SvmCurrencyConfig
+from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.quoting.payout_capacity import TOKEN_ACCOUNT_RENT_LAMPORTS
 from crossfill.quoting.prices import gas_cost_on_chain
 from crossfill.runtime import ChainRuntime

@@ -13,10 +13,10 @@ from pydantic import Field, field_validator, model_validator
 
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug, WsUrl
 from crossfill.config.listing import ChainListing, ConfigModel, ListedCurrency
-from crossfill.config.perps import PerpsExchangeConfig
 from crossfill.config.secrets import KeyRef
-from crossfill.config.svm import SvmChainConfig
 from crossfill.domain.confirmations import ConfirmationTier
+from crossfill.kinds.perps.config import PerpsExchangeConfig
+from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId, TraceApi
 
 

@@ -7,10 +7,10 @@ from rich.console import Console
 from web3 import Web3
 
 from crossfill.config import Deployment
-from crossfill.config.svm import SvmChainConfig
 from crossfill.devnet import accounts
 from crossfill.devnet.seed import USER_FUNDING
 from crossfill.devnet.svm import accounts as svm_accounts
+from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.settings import Settings
 
 

@@ -15,8 +15,8 @@ from fastapi import FastAPI
 
 from crossfill.api.limits import uvicorn_limits
 from crossfill.api.ops_app import create_ops_app
-from crossfill.config.svm_keys import DevnetSvmKeys
 from crossfill.errors import ConfigError
+from crossfill.kinds.svm.keys import DevnetSvmKeys
 from crossfill.loops import stop_tasks
 from crossfill.metrics import clear_multiprocess_dir
 from crossfill.process.late_stop import reported_if_late

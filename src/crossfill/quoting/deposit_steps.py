@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
+from crossfill.kinds.svm.quote import QuotedCurrency
 from crossfill.quoting.money import format_rate, format_units, format_usd
 from crossfill.quoting.response import (
     UsdBreakdown,
@@ -20,7 +21,6 @@ from crossfill.quoting.response import (
 )
 from crossfill.quoting.sponsorship import NONE as NOT_SPONSORED
 from crossfill.quoting.steps import check, transaction_step
-from crossfill.quoting.svm_quote import QuotedCurrency
 
 
 class QuotedTransfer(Protocol):

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from crossfill.chains.svm_transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.config import ChainConfig
-from crossfill.config.svm import SvmChainConfig
 from crossfill.domain.gas import with_gas_headroom
+from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.kinds.svm.quote import QuotedCurrency
+from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
-from crossfill.quoting.svm_quote import QuotedCurrency
 
 # The rent-exempt minimum of an SPL token account (165 bytes of data): the payer funds the
 # recipient's associated token account when it does not exist yet, which a quote cannot know.

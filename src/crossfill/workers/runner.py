@@ -18,7 +18,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
-from crossfill.config.svm_keys import resolve_svm_holder
+from crossfill.kinds.perps.payer import PerpsPayer
+from crossfill.kinds.perps.refunder import PerpsRefunder
+from crossfill.kinds.perps.solver import PerpsSolver
+from crossfill.kinds.perps.watcher import PerpsWatcher
+from crossfill.kinds.svm.indexer import SvmIndexer
+from crossfill.kinds.svm.keys import resolve_svm_holder
+from crossfill.kinds.svm.payer import SvmPayer
+from crossfill.kinds.svm.refunder import SvmRefunder
+from crossfill.kinds.svm.solver import SvmSolver
 from crossfill.loops import stop_tasks
 from crossfill.runtime import Runtime
 from crossfill.store import deposit_hints, outbox, requests, signer_leases
@@ -33,17 +41,9 @@ from crossfill.workers.hint_watch import Hint
 from crossfill.workers.indexer import Claim, Indexer
 from crossfill.workers.mined_watch import MinedWatch
 from crossfill.workers.permit_depositor import PermitDepositor
-from crossfill.workers.perps_payer import PerpsPayer
-from crossfill.workers.perps_refunder import PerpsRefunder
-from crossfill.workers.perps_solver import PerpsSolver
-from crossfill.workers.perps_watcher import PerpsWatcher
 from crossfill.workers.refunder import Refunder
 from crossfill.workers.solver import Solver
 from crossfill.workers.sponsor_collector import SponsorCollector
-from crossfill.workers.svm_indexer import SvmIndexer
-from crossfill.workers.svm_payer import SvmPayer
-from crossfill.workers.svm_refunder import SvmRefunder
-from crossfill.workers.svm_solver import SvmSolver
 from crossfill.workers.txmanager import TxManager
 from crossfill.workers.webhooks import WebhookDispatcher
 

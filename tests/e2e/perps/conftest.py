@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from crossfill.config import Deployment
-from crossfill.config.perps import PerpsExchangeConfig
 from crossfill.devnet.exchange.deployment import perps_document, seed_exchange
 from crossfill.devnet.exchange.process import ExchangeProcess, start_exchange
+from crossfill.kinds.perps.config import PerpsExchangeConfig
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import OPERATOR_TOKEN
 from tests.e2e.conftest import ServiceThread, StartService

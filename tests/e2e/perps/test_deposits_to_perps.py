@@ -14,10 +14,10 @@ import pytest
 from eth_account import Account
 from sqlalchemy import select
 
-from crossfill.chains.perps_actions import UsdSend, sign_action
 from crossfill.config.secrets import devnet_account
 from crossfill.devnet import accounts
 from crossfill.devnet.exchange.process import ExchangeProcess, fund
+from crossfill.kinds.perps.actions import UsdSend, sign_action
 from crossfill.store.tables import PerpsPayment
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (

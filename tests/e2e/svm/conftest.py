@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from crossfill.config import Deployment
-from crossfill.config.svm import SvmChainConfig
 from crossfill.devnet.svm.deployment import svm_chain_document
 from crossfill.devnet.svm.process import SvmNodeOptions, SvmNodeProcess, start_svm_node
 from crossfill.devnet.svm.seed import SeededSvm, seed_svm
+from crossfill.kinds.svm.config import SvmChainConfig
 from tests.conftest import RunningDevnet
 from tests.e2e.conftest import StartService
 

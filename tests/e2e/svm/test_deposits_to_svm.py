@@ -11,10 +11,10 @@ import pytest
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from crossfill.chains import svm_programs as programs
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.kinds.svm import programs
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     NATIVE,

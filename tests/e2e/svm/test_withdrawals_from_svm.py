@@ -12,11 +12,11 @@ from eth_account import Account
 from solders.keypair import Keypair
 from sqlalchemy import select
 
-from crossfill.chains import svm_programs as programs
 from crossfill.config import Deployment
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.kinds.svm import programs
 from crossfill.store.tables import ChainCursor
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (

@@ -14,7 +14,7 @@ from solders.message import Message
 from solders.pubkey import Pubkey
 from solders.transaction import VersionedTransaction
 
-from crossfill.chains import svm_programs as programs
+from crossfill.kinds.svm import programs
 
 
 def _rpc(rpc_url: str, method: str, *params: Any) -> Any:

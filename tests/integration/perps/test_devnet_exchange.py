@@ -10,9 +10,9 @@ import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 
-from crossfill.chains.perps_actions import UsdSend, sign_action
-from crossfill.domain import exchange_nonces
-from crossfill.domain.exchange_nonces import FUTURE_WINDOW_MS, PAST_WINDOW_MS
+from crossfill.kinds.perps import nonces as exchange_nonces
+from crossfill.kinds.perps.actions import UsdSend, sign_action
+from crossfill.kinds.perps.nonces import FUTURE_WINDOW_MS, PAST_WINDOW_MS
 from tests.integration.perps.conftest import (
     NOW_MS,
     DevnetExchange,

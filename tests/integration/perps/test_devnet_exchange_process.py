@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from eth_account import Account
 
-from crossfill.chains.perps import PerpsClient, Transfer
-from crossfill.chains.perps_actions import UsdSend, sign_action
 from crossfill.devnet import accounts
 from crossfill.devnet.deployment_file import write_deployment
 from crossfill.devnet.exchange.deployment import perps_document, seed_exchange
 from crossfill.devnet.exchange.process import start_exchange
 from crossfill.errors import ActionRefused, ChainUnreachable
+from crossfill.kinds.perps.actions import UsdSend, sign_action
+from crossfill.kinds.perps.client import PerpsClient, Transfer
 from crossfill.types import ChainId
 from tests.unit.deployment_samples import deployment_document
 

@@ -12,11 +12,11 @@ from eth_account import Account
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
 from crossfill.devnet.exchange.deployment import perps_document
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.kinds.perps.payer import Credited, Pending, PerpsPayer, PerpsPaymentOrder
 from crossfill.store.db import session_factory
 from crossfill.store.tables import PerpsPayment
-from crossfill.workers.perps_payer import Credited, Pending, PerpsPayer, PerpsPaymentOrder
 from tests.unit.fake_exchange import FakeExchange
 from tests.unit.worker_world import Clock
 

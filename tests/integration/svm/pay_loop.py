@@ -13,13 +13,13 @@ from datetime import UTC, datetime
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from crossfill.chains.svm import SvmClient
-from crossfill.chains.svm_transactions import SvmPaymentOrder
 from crossfill.devnet.svm import accounts
 from crossfill.errors import ChainError
+from crossfill.kinds.svm.client import SvmClient
+from crossfill.kinds.svm.payer import Paid, SvmPayer
+from crossfill.kinds.svm.transactions import SvmPaymentOrder
 from crossfill.store.db import create_engine, session_factory
 from crossfill.types import ChainId
-from crossfill.workers.svm_payer import Paid, SvmPayer
 
 
 def recipient(index: int) -> Pubkey:

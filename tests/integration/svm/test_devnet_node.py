@@ -11,11 +11,11 @@ import websockets
 from solders.keypair import Keypair
 from solders.system_program import ID as SYSTEM_PROGRAM_ID
 
-from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm_deposits import read_vault_deposits
 from crossfill.devnet.svm import accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SOL_PER_HOLDER, USDC_PER_HOLDER, SeededSvm
+from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.deposits import read_vault_deposits
 from tests.integration.svm.conftest import encoded, rpc, rpc_reply, signed
 
 BASE64 = {"encoding": "base64"}

@@ -7,12 +7,12 @@ from solders.keypair import Keypair
 from solders.message import Message
 from solders.transaction import VersionedTransaction
 
-from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm import OwnedTokenAccount, SvmClient
 from crossfill.devnet.svm import accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import USDC_PER_HOLDER, SeededSvm
 from crossfill.errors import ProgramFailed
+from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.client import OwnedTokenAccount, SvmClient
 from crossfill.types import ChainId
 
 

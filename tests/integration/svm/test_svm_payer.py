@@ -22,16 +22,16 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm import SvmClient
 from crossfill.devnet.svm import accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.client import SvmClient
+from crossfill.kinds.svm.payer import Paid, Pending, SvmPayer
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade, upgrade_async
 from crossfill.store.tables import SvmPayment
 from crossfill.types import ChainId
-from crossfill.workers.svm_payer import Paid, Pending, SvmPayer
 from tests.integration.svm.conftest import rpc
 from tests.integration.svm.pay_loop import order, recipient
 

@@ -9,11 +9,11 @@ from fastapi import APIRouter, Query
 from crossfill.api.chain_view import ChainLiveStatus, chain_wire
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
-from crossfill.api.perps_chain_view import perps_chain_wire
 from crossfill.api.schemas.chains import ChainsResponse
-from crossfill.api.svm_chain_view import svm_chain_wire
 from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id
 from crossfill.errors import BadRequest
+from crossfill.kinds.perps.view import perps_chain_wire
+from crossfill.kinds.svm.view import svm_chain_wire
 from crossfill.runtime import ChainRuntime, PerpsRuntime, SvmChainRuntime
 from crossfill.store import chain_controls
 from crossfill.store.tables import ChainControl

@@ -6,8 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from crossfill.chains.perps_actions import (
-    ExchangeChain,
+from crossfill.devnet.exchange.ledger import ExchangeLedger, Leg, Refused
+from crossfill.devnet.exchange.tokens import (
+    LEDGER_DECIMALS,
+    PERPS_DEX,
+    PERPS_USD_DECIMALS,
+    SPOT_DEX,
+    USDC,
+    SpotToken,
+    spot_token,
+)
+from crossfill.kinds.perps.actions import (
     MalformedAction,
     SendAsset,
     SpotSend,
@@ -19,16 +28,7 @@ from crossfill.chains.perps_actions import (
     parse_signature,
     recover_signer,
 )
-from crossfill.devnet.exchange.ledger import ExchangeLedger, Leg, Refused
-from crossfill.devnet.exchange.tokens import (
-    LEDGER_DECIMALS,
-    PERPS_DEX,
-    PERPS_USD_DECIMALS,
-    SPOT_DEX,
-    USDC,
-    SpotToken,
-    spot_token,
-)
+from crossfill.types import ExchangeChain
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ from typing import Any, Final
 
 import httpx
 
-from crossfill.config.perps import PERPS_CHAIN_ID
 from crossfill.devnet import accounts
 from crossfill.devnet.exchange.process import fund
 from crossfill.devnet.exchange.tokens import SPOT_TOKENS
+from crossfill.kinds.perps.config import PERPS_CHAIN_ID
 
 DEVNET_EXCHANGE_CHAIN: Final = "Testnet"
 # Arbitrum Sepolia's id, which the exchange's own SDK signs testnet actions with.

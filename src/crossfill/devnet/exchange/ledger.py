@@ -16,8 +16,8 @@ from pathlib import Path
 
 from eth_utils.crypto import keccak
 
-from crossfill.chains.perps_actions import UserAction
-from crossfill.domain import exchange_nonces
+from crossfill.kinds.perps import nonces as exchange_nonces
+from crossfill.kinds.perps.actions import UserAction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS balances (

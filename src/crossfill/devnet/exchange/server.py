@@ -18,7 +18,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from crossfill.chains.perps_actions import parse_amount
 from crossfill.devnet.exchange.actions import Exchange, display
 from crossfill.devnet.exchange.ledger import Leg, Refused
 from crossfill.devnet.exchange.tokens import (
@@ -31,6 +30,7 @@ from crossfill.devnet.exchange.tokens import (
     token_by_name,
 )
 from crossfill.domain.identifiers import is_address
+from crossfill.kinds.perps.actions import parse_amount
 
 
 def _json(document: object, status_code: int = 200) -> Response:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossfill.config.svm import SVM_CHAIN_ID
 from crossfill.devnet.svm import accounts
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.kinds.svm.config import SVM_CHAIN_ID
 from crossfill.types import NATIVE_SVM_ADDRESS
 
 DEVNET_SOL_USD = "150"

@@ -11,8 +11,8 @@ from solders.pubkey import Pubkey
 from solders.token.state import Mint, TokenAccount, TokenAccountState
 from solders.transaction import VersionedTransaction
 
-from crossfill.chains.svm_programs import TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID
 from crossfill.devnet.svm.ledger import JsonValue, Landed, Ledger, RpcFailure
+from crossfill.kinds.svm.programs import TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID
 
 INVALID_PARAMS = -32602
 

@@ -30,7 +30,7 @@ from solders.transaction_metadata import (
     TransactionMetadata,
 )
 
-from crossfill.chains.svm_programs import (
+from crossfill.kinds.svm.programs import (
     MINT_ACCOUNT_SIZE,
     TOKEN_ACCOUNT_SIZE,
     TOKEN_PROGRAM_ID,

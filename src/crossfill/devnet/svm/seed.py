@@ -14,9 +14,9 @@ from solders.pubkey import Pubkey
 from solders.system_program import CreateAccountParams, create_account
 from solders.transaction import VersionedTransaction
 
-from crossfill.chains import svm_programs as programs
 from crossfill.devnet.svm import accounts
 from crossfill.errors import DevnetError
+from crossfill.kinds.svm import programs
 
 SOL_PER_HOLDER = 500 * 10**9
 USDC_PER_HOLDER = 1_000_000 * 10**accounts.USDC_DECIMALS

@@ -22,10 +22,10 @@ from typing import Any, Final
 import structlog
 from solders.pubkey import Pubkey
 
-from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm import SvmPort
 from crossfill.domain.backoff import Backoff
 from crossfill.errors import ChainError, RateLimited
+from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.client import SvmPort
 
 log = structlog.get_logger(__name__)
 DISCOVERY_INTERVAL: Final = timedelta(minutes=1)

@@ -12,11 +12,11 @@ from crossfill.app.payout_capacity import check_evm_payout, check_svm_payout
 from crossfill.app.quote_store import store_quote
 from crossfill.config import ChainConfig
 from crossfill.domain.order import sign_order_id
+from crossfill.kinds.svm.quote import Direction, SvmQuote, SvmQuoteContext, plan_svm_quote
+from crossfill.kinds.svm.response import svm_price_wire, svm_quote_wire
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
-from crossfill.quoting.svm_quote import Direction, SvmQuote, SvmQuoteContext, plan_svm_quote
-from crossfill.quoting.svm_response import svm_price_wire, svm_quote_wire
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
 from crossfill.types import ChainId

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossfill.chains.svm_transactions import instruction_wire
 from crossfill.config import ChainConfig
+from crossfill.kinds.svm.quote import SvmQuote
+from crossfill.kinds.svm.transactions import instruction_wire
 from crossfill.quoting.deposit_steps import amount_wire as _amount
 from crossfill.quoting.deposit_steps import details_wire, service_fee_wire, unsponsored_wire
 from crossfill.quoting.deposit_steps import evm_deposit_steps as _evm_steps
 from crossfill.quoting.deposit_steps import step as _step
-from crossfill.quoting.svm_quote import SvmQuote
 
 # The SVM payer's usual time from a confirmed EVM deposit to the landed payment, in seconds.
 SVM_FILL_SECONDS = 10

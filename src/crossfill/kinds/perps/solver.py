@@ -17,21 +17,21 @@ from datetime import datetime
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.config.perps import PERPS_USDC_DECIMALS
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
-from crossfill.runtime import PerpsRuntime
-from crossfill.store import requests
-from crossfill.store.tables import Request
-from crossfill.workers.leased_fills import LeasedFills
-from crossfill.workers.perps_payer import (
+from crossfill.kinds.perps.config import PERPS_USDC_DECIMALS
+from crossfill.kinds.perps.payer import (
     Credited,
     PaymentOutcome,
     PerpsPayer,
     PerpsPaymentOrder,
     Refused,
 )
+from crossfill.runtime import PerpsRuntime
+from crossfill.store import requests
+from crossfill.store.tables import Request
+from crossfill.workers.leased_fills import LeasedFills
 
 log = structlog.get_logger(__name__)
 FILL = "fill"

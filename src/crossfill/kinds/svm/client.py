@@ -21,7 +21,6 @@ from solders.transaction import VersionedTransaction
 
 from crossfill.chains.batching import Batching
 from crossfill.chains.http_failures import service_failure
-from crossfill.chains.svm_programs import TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID, token_account
 from crossfill.errors import (
     BatchRefused,
     ChainError,
@@ -29,6 +28,7 @@ from crossfill.errors import (
     ChainUnreachable,
     ProgramFailed,
 )
+from crossfill.kinds.svm.programs import TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID, token_account
 from crossfill.types import ChainId
 
 PREFLIGHT_FAILURE: Final = -32002

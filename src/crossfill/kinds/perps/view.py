@@ -21,7 +21,7 @@ from crossfill.api.chain_view import (
     shown_currency,
 )
 from crossfill.api.schemas.chains import Chain, NativeCurrency
-from crossfill.config.perps import (
+from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
     PERPS_USDC_DECIMALS,
     PerpsExchangeConfig,

@@ -29,8 +29,9 @@ from eth_account.signers.local import LocalAccount
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.perps import PerpsPort, Transfer
-from crossfill.chains.perps_actions import (
+from crossfill.errors import ActionRefused
+from crossfill.kinds.perps import payments as perps_payments
+from crossfill.kinds.perps.actions import (
     SendAsset,
     SignedAction,
     format_amount,
@@ -38,9 +39,8 @@ from crossfill.chains.perps_actions import (
     parse_signature,
     sign_action,
 )
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
-from crossfill.errors import ActionRefused
-from crossfill.store import perps_payments
+from crossfill.kinds.perps.client import PerpsPort, Transfer
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
 from crossfill.store.tables import PerpsPayment
 
 log = structlog.get_logger(__name__)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from crossfill.domain.nonce_mapping import NONCE_MAPPING_TYPES, PRIMARY_TYPE
+from crossfill.kinds.perps.withdrawal import PerpsWithdrawalQuote
 from crossfill.quoting.deposit_steps import amount_wire, service_fee_wire, unsponsored_wire
 from crossfill.quoting.money import format_rate, format_units, format_usd
-from crossfill.quoting.perps_withdrawal import PerpsWithdrawalQuote
 from crossfill.quoting.response import route_leg
 from crossfill.quoting.steps import check
 

@@ -18,7 +18,7 @@ from crossfill.api.chain_view import (
     shown_currency,
 )
 from crossfill.api.schemas.chains import Chain, NativeCurrency
-from crossfill.config.svm import SvmChainConfig, SvmCurrencyConfig
+from crossfill.kinds.svm.config import SvmChainConfig, SvmCurrencyConfig
 
 
 def _shown(currency: SvmCurrencyConfig) -> NativeCurrency:

@@ -12,21 +12,21 @@ from crossfill.app import registry
 from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
 from crossfill.app.payout_capacity import check_evm_payout
 from crossfill.app.quote_store import store_quote
-from crossfill.chains.perps_actions import SendAsset
 from crossfill.config import ChainConfig
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PerpsExchangeConfig
-from crossfill.domain.perps_transfers import PLAN_KIND
-from crossfill.quoting import inputs
-from crossfill.quoting.errors import QuoteError
-from crossfill.quoting.perps_quote import perps_currency
-from crossfill.quoting.perps_withdrawal import (
+from crossfill.kinds.perps.actions import SendAsset
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.kinds.perps.quote import perps_currency
+from crossfill.kinds.perps.transfers import PLAN_KIND
+from crossfill.kinds.perps.withdrawal import (
     PerpsWithdrawalContext,
     PerpsWithdrawalQuote,
     PerpsWithdrawalSide,
     check_protocol_version,
     plan_perps_withdrawal,
 )
-from crossfill.quoting.perps_withdrawal_response import perps_withdrawal_wire
+from crossfill.kinds.perps.withdrawal_response import perps_withdrawal_wire
+from crossfill.quoting import inputs
+from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.unsupported import reject_unsupported
 from crossfill.runtime import Runtime

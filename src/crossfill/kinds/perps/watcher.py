@@ -22,15 +22,19 @@ import structlog
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.perps import LedgerUpdate, PerpsPort, Transfer
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
 from crossfill.domain.deposit_checks import DepositVerdict
-from crossfill.domain.perps_transfers import (
+from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
+from crossfill.kinds.perps.client import LedgerUpdate, PerpsPort, Transfer
+from crossfill.kinds.perps.config import (
+    PERPS_USDC_ADDRESS,
+    PERPS_USDC_DECIMALS,
+    PerpsExchangeConfig,
+)
+from crossfill.kinds.perps.transfers import (
     IncomingTransfer,
     QuotedTransfer,
     judge_transfer,
 )
-from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
 from crossfill.loops import run_every
 from crossfill.store import deposits, nonce_mappings, requests
 from crossfill.store.db import as_utc

@@ -23,10 +23,6 @@ from solders.pubkey import Pubkey
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm_deposits import VaultDeposit, read_vault_deposits
-from crossfill.chains.svm_programs import NATIVE_SOL_ADDRESS as NATIVE_SOL
-from crossfill.chains.svm_transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.domain.deposit_checks import (
     DepositFacts,
     DepositVerdict,
@@ -34,12 +30,16 @@ from crossfill.domain.deposit_checks import (
     judge_deposit,
 )
 from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
+from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.deposits import VaultDeposit, read_vault_deposits
+from crossfill.kinds.svm.programs import NATIVE_SOL_ADDRESS as NATIVE_SOL
+from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
+from crossfill.kinds.svm.vault_accounts import UnservedTokenAccounts, whole_history
 from crossfill.loops import run_every
 from crossfill.runtime import SvmChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ChainCursor, Deposit, Request
-from crossfill.workers.svm_vault_accounts import UnservedTokenAccounts, whole_history
 
 log = structlog.get_logger(__name__)
 PAGE = 1000

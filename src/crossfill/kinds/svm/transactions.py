@@ -18,8 +18,8 @@ from solders.message import Message
 from solders.pubkey import Pubkey
 from solders.transaction import Transaction
 
-from crossfill.chains import svm_programs as programs
 from crossfill.errors import CrossfillError
+from crossfill.kinds.svm import programs
 
 # The base fee of a transaction: lamports per signature it carries.
 LAMPORTS_PER_SIGNATURE = 5000

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 import httpx
 
 from crossfill.chains.http_failures import service_failure
-from crossfill.chains.perps_actions import SignedAction
 from crossfill.errors import ActionRefused, ChainError, ChainUnreachable
+from crossfill.kinds.perps.actions import SignedAction
 from crossfill.types import ChainId
 
 

@@ -15,13 +15,13 @@ import structlog
 from solders.pubkey import Pubkey
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.svm_transactions import SvmPaymentOrder
 from crossfill.domain.status import RequestStatus
+from crossfill.kinds.svm.payer import Paid, PaymentOutcome, Refused, SvmPayer
+from crossfill.kinds.svm.transactions import SvmPaymentOrder
 from crossfill.runtime import SvmChainRuntime
 from crossfill.store import requests
 from crossfill.store.tables import Request
 from crossfill.workers.leased_fills import LeasedFills
-from crossfill.workers.svm_payer import Paid, PaymentOutcome, Refused, SvmPayer
 
 log = structlog.get_logger(__name__)
 FILL = "fill"

@@ -18,8 +18,8 @@ from pathlib import Path
 import base58
 from solders.keypair import Keypair
 
-from crossfill.config.svm import SvmKeyHolder
 from crossfill.errors import ConfigError, SecretError
+from crossfill.kinds.svm.config import SvmKeyHolder
 from crossfill.settings import Mode
 
 _SECRET_KEY_BYTES = 64

@@ -16,15 +16,15 @@ from solders.pubkey import Pubkey
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.app.refunds import svm_refund_cost_lamports, svm_refund_worth_sending
-from crossfill.chains import svm_programs as programs
-from crossfill.chains.svm_transactions import SvmPaymentOrder
-from crossfill.config.svm import SvmCurrencyConfig
 from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.config import SvmCurrencyConfig
+from crossfill.kinds.svm.payer import Paid, Refused, SvmPayer
+from crossfill.kinds.svm.transactions import SvmPaymentOrder
 from crossfill.runtime import SvmChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 from crossfill.workers.due_refunds import REFUND, DueRefunds
-from crossfill.workers.svm_payer import Paid, Refused, SvmPayer
 
 log = structlog.get_logger(__name__)
 

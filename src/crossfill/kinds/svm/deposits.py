@@ -26,7 +26,7 @@ from typing import Any, Final
 import base58
 from solders.pubkey import Pubkey
 
-from crossfill.chains import svm_programs as programs
+from crossfill.kinds.svm import programs
 
 _SYSTEM_TRANSFER: Final = 2
 _TOKEN_TRANSFER: Final = 3

@@ -12,10 +12,10 @@ from crossfill.app import registry
 from crossfill.app.cross_vm_rows import request_row
 from crossfill.app.payout_capacity import check_exchange_payout
 from crossfill.app.quote_store import store_quote
+from crossfill.kinds.perps.quote import PerpsQuoteContext, plan_perps_deposit
+from crossfill.kinds.perps.response import perps_deposit_wire
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
-from crossfill.quoting.perps_quote import PerpsQuoteContext, plan_perps_deposit
-from crossfill.quoting.perps_response import perps_deposit_wire
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 import structlog
 from solders.pubkey import Pubkey
 
-from crossfill.chains.svm import SvmPort
-from crossfill.config.svm import SvmChainConfig
 from crossfill.domain.chain_health import is_block_production_lagging
 from crossfill.errors import ChainError
+from crossfill.kinds.svm.client import SvmPort
+from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.types import ChainId
 
 log = structlog.get_logger(__name__)

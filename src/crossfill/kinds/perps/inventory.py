@@ -15,8 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
 
-from crossfill.chains.perps import PerpsPort
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
+from crossfill.kinds.perps.client import PerpsPort
+from crossfill.kinds.perps.config import (
+    PERPS_USDC_ADDRESS,
+    PERPS_USDC_DECIMALS,
+    PerpsExchangeConfig,
+)
 
 
 @dataclass(frozen=True)

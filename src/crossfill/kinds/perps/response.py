@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from crossfill.config import ChainConfig
+from crossfill.kinds.perps.quote import PerpsDepositQuote
 from crossfill.quoting.deposit_steps import (
     details_wire,
     evm_deposit_steps,
     service_fee_wire,
     unsponsored_wire,
 )
-from crossfill.quoting.perps_quote import PerpsDepositQuote
 
 
 def perps_deposit_wire(quote: PerpsDepositQuote, evm: ChainConfig) -> dict[str, Any]:

@@ -14,13 +14,17 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from crossfill.config import ChainConfig
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
 from crossfill.domain.order import InputRefund, Order, OrderInput, OrderOutput, OutputPayment
+from crossfill.kinds.perps.config import (
+    PERPS_USDC_ADDRESS,
+    PERPS_USDC_DECIMALS,
+    PerpsExchangeConfig,
+)
+from crossfill.kinds.svm.quote import QuotedCurrency, fixed_rate_output, quoted_evm_currency
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.request import QuoteRequest
-from crossfill.quoting.svm_quote import QuotedCurrency, fixed_rate_output, quoted_evm_currency
 
 
 @dataclass(frozen=True)

@@ -19,24 +19,24 @@ from typing import Literal
 from solders.instruction import Instruction
 from solders.pubkey import Pubkey
 
-from crossfill.chains.svm_transactions import (
+from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
+from crossfill.domain.order import Order
+from crossfill.kinds.svm.config import SvmChainConfig, SvmCurrencyConfig
+from crossfill.kinds.svm.options import check_svm_options
+from crossfill.kinds.svm.transactions import (
     LAMPORTS_PER_SIGNATURE,
     SvmDeposit,
     TransactionTooLarge,
     check_size,
     deposit_instructions,
 )
-from crossfill.config import ChainConfig, CurrencyConfig
-from crossfill.config.svm import SvmChainConfig, SvmCurrencyConfig
-from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
-from crossfill.domain.order import Order
 from crossfill.quoting import inputs
 from crossfill.quoting.engine import fill_deadline
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.orders import OrderSide, order_of
 from crossfill.quoting.request import QuoteRequest
-from crossfill.quoting.svm_options import check_svm_options
 
 Direction = Literal["to_svm", "from_svm"]
 BPS = 10_000

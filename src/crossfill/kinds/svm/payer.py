@@ -27,10 +27,10 @@ from solders.transaction import VersionedTransaction
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.svm import BlockhashNotFound, SvmPort
-from crossfill.chains.svm_transactions import SvmPaymentOrder, payment_instructions
 from crossfill.errors import ProgramFailed
-from crossfill.store import svm_payments
+from crossfill.kinds.svm import payments as svm_payments
+from crossfill.kinds.svm.client import BlockhashNotFound, SvmPort
+from crossfill.kinds.svm.transactions import SvmPaymentOrder, payment_instructions
 from crossfill.store.tables import SvmPayment
 
 log = structlog.get_logger(__name__)

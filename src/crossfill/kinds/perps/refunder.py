@@ -19,11 +19,15 @@ from datetime import datetime
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.config.perps import PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, PerpsExchangeConfig
+from crossfill.kinds.perps.config import (
+    PERPS_USDC_ADDRESS,
+    PERPS_USDC_DECIMALS,
+    PerpsExchangeConfig,
+)
+from crossfill.kinds.perps.payer import Credited, PerpsPayer, PerpsPaymentOrder, Refused
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 from crossfill.workers.due_refunds import REFUND, DueRefunds
-from crossfill.workers.perps_payer import Credited, PerpsPayer, PerpsPaymentOrder, Refused
 
 log = structlog.get_logger(__name__)
 
