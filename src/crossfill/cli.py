@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
@@ -24,7 +24,7 @@ from crossfill.log_setup import configure_logging
 from crossfill.settings import Mode, Settings, load_settings
 
 if TYPE_CHECKING:
-    from crossfill.kinds.svm.keys import DevnetSvmKeys
+    from crossfill.kinds.port import ChainKind
 
 app = typer.Typer(
     help="Crossfill: cross-chain intent execution service.",
@@ -194,18 +194,20 @@ def devnet_fund_exchange(
 def _serve(settings: Settings) -> None:
     from crossfill.process.server import serve
 
-    _until_interrupted(serve(settings, devnet_svm_keys=_devnet_svm_keys(settings)))
+    _until_interrupted(serve(settings, kinds=_kinds(settings)))
 
 
-def _devnet_svm_keys(settings: Settings) -> DevnetSvmKeys | None:
-    """The devnet SVM chain's keys for `devnet-svm:ROLE` key references, given to the service
-    in devnet mode only (the devnet's deployment file, served by `crossfill devnet` or by
+def _kinds(settings: Settings) -> Sequence[ChainKind]:
+    """The kinds of chain served; in devnet mode only, the devnet's own (their keys resolve
+    its key references: the devnet's deployment file, served by `crossfill devnet` or by
     `crossfill run` beside `crossfill devnet --chains-only`). Production never loads them."""
-    if settings.mode is not Mode.DEVNET:
-        return None
-    from crossfill.devnet.svm import accounts
+    from crossfill.kinds.registry import KINDS
 
-    return accounts.by_role
+    if settings.mode is not Mode.DEVNET:
+        return KINDS
+    from crossfill.devnet.kinds import devnet_kinds
+
+    return devnet_kinds()
 
 
 def _until_interrupted(service: Coroutine[Any, Any, None]) -> None:
@@ -252,7 +254,7 @@ def run(
     if workers_only:
         from crossfill.process.server import run_workers_only
 
-        _until_interrupted(run_workers_only(settings, devnet_svm_keys=_devnet_svm_keys(settings)))
+        _until_interrupted(run_workers_only(settings, kinds=_kinds(settings)))
         return
     _serve(settings)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -12,21 +12,11 @@ import structlog
 from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from crossfill.chains.evm import EvmClient
-from crossfill.chains.follower import ChainFollower
-from crossfill.chains.head_subscription import WebSocketHeads
-from crossfill.chains.port import EvmPort
-from crossfill.chains.positions import UserPositions
-from crossfill.chains.state import ChainState
-from crossfill.config import ChainConfig, Deployment, load_deployment
+from crossfill.config import Deployment, load_deployment
 from crossfill.config.secrets import resolve_holder
-from crossfill.kinds.perps.client import PerpsClient, PerpsPort, PerpsState
-from crossfill.kinds.perps.config import PerpsExchangeConfig
-from crossfill.kinds.perps.inventory import PerpsInventory
-from crossfill.kinds.svm.client import SvmClient, SvmPort
-from crossfill.kinds.svm.config import SvmChainConfig
-from crossfill.kinds.svm.follower import SvmChainState, SvmFollower
-from crossfill.kinds.svm.keys import DevnetSvmKeys
+from crossfill.kinds.evm.chain import EvmChain
+from crossfill.kinds.evm.runtime import ChainRuntime
+from crossfill.kinds.port import ChainKind, KindChain
 from crossfill.loops import stop_tasks
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings
@@ -41,51 +31,30 @@ OVERRIDES_REFRESH_SECONDS = 1.0
 
 
 @dataclass
-class ChainRuntime:
-    config: ChainConfig
-    client: EvmPort
-    state: ChainState
-    follower: ChainFollower
-    positions: UserPositions
-
-
-@dataclass
-class SvmChainRuntime:
-    config: SvmChainConfig
-    client: SvmPort
-    state: SvmChainState
-    follower: SvmFollower
-
-
-@dataclass
-class PerpsRuntime:
-    config: PerpsExchangeConfig
-    client: PerpsPort
-    state: PerpsState
-    # The solver's exchange balances, read on demand for quotes.
-    inventory: PerpsInventory
-
-
-@dataclass
 class Runtime:
     settings: Settings
     deployment: Deployment
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
-    chains: dict[ChainId, ChainRuntime]
+    # Every chain of every kind (see `kinds.port`), in the registry's order.
+    kind_chains: dict[ChainId, KindChain]
     clock: Callable[[], float]
     metrics: Metrics
     # Operator overrides (`crossfill chains disable`), refreshed from the database each second.
     disabled_overrides: dict[int, bool] = field(default_factory=dict)
-    svm_chains: dict[ChainId, SvmChainRuntime] = field(default_factory=dict)
-    # The perps exchange (chain 1337), when the deployment has one.
-    perps: PerpsRuntime | None = None
     # SQLite's log checkpointed off the commit path (None on PostgreSQL).
     wal_checkpoints: WalCheckpoints | None = None
-    # The devnet SVM chain's keys, for `devnet-svm:ROLE` key references: given in devnet mode
-    # by the command that runs it (`crossfill devnet`, `crossfill run`), never in production.
-    devnet_svm_keys: DevnetSvmKeys | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    @cached_property
+    def chains(self) -> dict[ChainId, ChainRuntime]:
+        """The EVM chains, which the core's own paths (quotes between them, their workers)
+        serve."""
+        return {
+            chain_id: chain.live
+            for chain_id, chain in self.kind_chains.items()
+            if isinstance(chain, EvmChain)
+        }
 
     @cached_property
     def quote_rows(self) -> GroupCommit:
@@ -105,12 +74,7 @@ class Runtime:
 
     def configured_disabled(self, chain_id: int) -> bool:
         """Whether the deployment file disables the chain (the operator may override it)."""
-        svm = self.svm_chains.get(ChainId(chain_id))
-        if self.perps is not None and chain_id == self.perps.config.id:
-            return not self.perps.config.enabled
-        if svm is not None:
-            return svm.config.disabled
-        return self.chains[ChainId(chain_id)].config.disabled
+        return self.kind_chains[ChainId(chain_id)].configured_disabled
 
     def chain_disabled(self, chain_id: int) -> bool:
         return self.disabled_overrides.get(chain_id, self.configured_disabled(chain_id))
@@ -135,8 +99,8 @@ class Runtime:
         settings: Settings,
         deployment: Deployment | None = None,
         *,
+        kinds: Sequence[ChainKind],
         clock: Callable[[], float] = time.monotonic,
-        devnet_svm_keys: DevnetSvmKeys | None = None,
     ) -> Runtime:
         deployment = deployment or load_deployment(settings.deployment_path, mode=settings.mode)
         database_file = sqlite_file(settings.database)
@@ -147,35 +111,20 @@ class Runtime:
             timeout_seconds=settings.database_timeout_seconds,
         )
         metrics = Metrics(multiprocess_dir=settings.prometheus_multiproc_dir)
-        solver = deployment.solver.address
-        chains = {
-            chain.id: _chain_runtime(chain, settings, solver, clock, metrics)
-            for chain in deployment.chains
+        kind_chains = {
+            chain.chain_id: chain
+            for kind in kinds
+            for chain in kind.chains(deployment, settings, clock=clock, metrics=metrics)
         }
-        svm_chains = {
-            chain.id: _svm_chain_runtime(chain, settings, clock) for chain in deployment.svm_chains
-        }
-        perps = None
-        if deployment.perps is not None:
-            config = deployment.perps
-            client = PerpsClient(
-                config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds
-            )
-            perps = PerpsRuntime(
-                config, client, PerpsState(config.id), PerpsInventory(client, config, clock)
-            )
         return cls(
             settings,
             deployment,
             engine,
             session_factory(engine),
-            chains,
+            kind_chains,
             clock,
             metrics,
-            svm_chains=svm_chains,
-            perps=perps,
             wal_checkpoints=wal_checkpoints,
-            devnet_svm_keys=devnet_svm_keys,
         )
 
     def start_wal_checkpoints(self) -> None:
@@ -184,86 +133,24 @@ class Runtime:
             self.wal_checkpoints.start()
 
     async def start_followers(self) -> None:
-        """Poll every chain once, then keep following: a process starts serving with chain
+        """Read every chain once, then keep following: a process starts serving with chain
         state in hand (an unreachable chain costs one RPC timeout and is recorded as such)."""
-        followers: list[ChainFollower | SvmFollower] = [
-            *(chain.follower for chain in self.chains.values()),
-            *(chain.follower for chain in self.svm_chains.values()),
-        ]
-        await asyncio.gather(*(follower.update() for follower in followers))
+        chains = self.kind_chains.values()
+        await asyncio.gather(*(chain.follow_once() for chain in chains))
         self._tasks.append(asyncio.create_task(self._follow_overrides(), name="chain-overrides"))
-        for follower in followers:
-            name = f"head-follower-{follower.config.id}"
-            self._tasks.append(asyncio.create_task(follower.run(), name=name))
+        for chain in chains:
+            following = chain.following()
+            if following is not None:
+                name = f"head-follower-{chain.chain_id}"
+                self._tasks.append(asyncio.create_task(following, name=name))
 
     async def close(self) -> None:
         await stop_tasks(self._tasks)
         self._tasks.clear()
-        clients: list[EvmPort | SvmPort | PerpsPort] = [
-            *(chain.client for chain in self.chains.values()),
-            *(chain.client for chain in self.svm_chains.values()),
-            *((self.perps.client,) if self.perps is not None else ()),
-        ]
-        for client in clients:
-            await client.close()
+        for chain in self.kind_chains.values():
+            await chain.close()
         if "quote_rows" in self.__dict__:  # created on first use
             await self.quote_rows.close()
         if self.wal_checkpoints is not None:
             await self.wal_checkpoints.stop()
         await self.engine.dispose()
-
-
-def _chain_runtime(
-    config: ChainConfig,
-    settings: Settings,
-    solver: str,
-    clock: Callable[[], float],
-    metrics: Metrics,
-) -> ChainRuntime:
-    client = EvmClient(
-        config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds, metrics=metrics
-    )
-    state = ChainState(
-        chain_id=config.id,
-        lag_threshold_seconds=config.block_lag_threshold_seconds,
-        started_at=clock(),
-    )
-    subscription_url = config.head_subscription_url
-    heads = (
-        None
-        if subscription_url is None or not settings.head_subscriptions
-        else WebSocketHeads(
-            config.id, subscription_url, timeout_seconds=settings.rpc_timeout_seconds
-        )
-    )
-    follower = ChainFollower(
-        client,
-        state,
-        config=config,
-        solver=solver,
-        tokens=tuple(currency.address for currency in config.erc20_currencies),
-        interval_seconds=settings.head_poll_interval_seconds,
-        clock=clock,
-        metrics=metrics,
-        heads=heads,
-    )
-    return ChainRuntime(config, client, state, follower, UserPositions(client, state))
-
-
-def _svm_chain_runtime(
-    config: SvmChainConfig, settings: Settings, clock: Callable[[], float]
-) -> SvmChainRuntime:
-    client = SvmClient(config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds)
-    state = SvmChainState(
-        chain_id=config.id,
-        lag_threshold_seconds=config.block_lag_threshold_seconds,
-        started_at=clock(),
-    )
-    follower = SvmFollower(
-        client,
-        state,
-        config=config,
-        interval_seconds=settings.head_poll_interval_seconds,
-        clock=clock,
-    )
-    return SvmChainRuntime(config, client, state, follower)

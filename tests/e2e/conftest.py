@@ -19,7 +19,7 @@ import uvicorn
 
 from crossfill.config import Deployment
 from crossfill.devnet.child_process import free_port
-from crossfill.devnet.svm import accounts as svm_accounts
+from crossfill.devnet.kinds import devnet_kinds
 from crossfill.process.server import uvicorn_config
 from crossfill.process.service import build_service
 from crossfill.runtime import Runtime
@@ -50,7 +50,7 @@ class ServiceThread:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         app = build_service(
-            Runtime.build(settings, deployment, devnet_svm_keys=svm_accounts.by_role),
+            Runtime.build(settings, deployment, kinds=devnet_kinds()),
             run_workers=run_workers,
             **app_options,
         )

@@ -16,6 +16,7 @@ from web3 import Web3
 from web3.exceptions import TransactionNotFound
 
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.kinds.registry import KINDS
 from crossfill.runtime import Runtime
 from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import SentTransaction
@@ -122,7 +123,7 @@ async def test_a_reverted_transaction_reorged_out_for_good_has_its_nonce_voided(
         update={"database_url": database}
     )
     await upgrade_async(settings.database)
-    runtime = Runtime.build(settings, devnet.deployment)
+    runtime = Runtime.build(settings, devnet.deployment, kinds=KINDS)
     chain = runtime.chains[ChainId(DESTINATION)]
     rpc = rpc_urls(devnet)[DESTINATION]
     web3 = Web3(Web3.HTTPProvider(rpc))

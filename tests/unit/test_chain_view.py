@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from crossfill.api.chain_view import ChainLiveStatus, chain_wire
 from crossfill.config import ChainConfig, parse_deployment
+from crossfill.kinds.chain_view import ChainLiveStatus
+from crossfill.kinds.evm.view import chain_wire
 from crossfill.settings import Mode
 from tests.unit.deployment_samples import SOLVER, as_toml, deployment_document
 

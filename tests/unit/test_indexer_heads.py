@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.config import ConfirmationTier
 from crossfill.first_on_loop import fill_path
-from crossfill.runtime import ChainRuntime
+from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.store import deposits
 from crossfill.store.tables import ChainCursor, Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS

@@ -14,16 +14,11 @@ from crossfill.errors import ChainUnreachable
 from crossfill.kinds.perps.client import ClearinghouseState, SpotBalance
 from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS
 from crossfill.kinds.perps.inventory import PerpsInventory
-from crossfill.kinds.svm.quote import QuotedCurrency
+from crossfill.kinds.svm.costs import TOKEN_ACCOUNT_RENT_LAMPORTS, svm_fill_payouts
 from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
+from crossfill.quoting.cross_vm import QuotedCurrency
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
-from crossfill.quoting.payout_capacity import (
-    TOKEN_ACCOUNT_RENT_LAMPORTS,
-    Payout,
-    check_capacity,
-    evm_fill_payouts,
-    svm_fill_payouts,
-)
+from crossfill.quoting.payout_capacity import Payout, check_capacity, evm_fill_payouts
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.unit.test_perps_quotes import EVM, EVM_USDC, HYPE_ID, PERPS
 from tests.unit.test_svm_quotes import SVM, USDC_MINT

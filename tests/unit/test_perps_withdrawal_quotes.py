@@ -20,7 +20,7 @@ from crossfill.kinds.perps.withdrawal import (
     plan_perps_withdrawal,
 )
 from crossfill.kinds.perps.withdrawal_response import perps_withdrawal_wire
-from crossfill.kinds.svm.quote import QuotedCurrency
+from crossfill.quoting.cross_vm import QuotedCurrency
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.types import Address, ChainId

@@ -13,13 +13,12 @@ from crossfill.app.refunds import (
     failed_fills_usd,
     plan_refund,
     refund_calldata,
-    svm_refund_cost_lamports,
-    svm_refund_worth_sending,
 )
 from crossfill.contracts import calldata
 from crossfill.contracts.abi import function
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.kinds.svm.config import SvmCurrencyConfig
+from crossfill.kinds.svm.costs import svm_refund_cost_lamports, svm_refund_worth_sending
 from crossfill.store.deposits import EXCESS, WHOLE
 from crossfill.store.tables import Deposit, RequestTransaction
 

@@ -19,8 +19,8 @@ from crossfill.kinds.svm.follower import SvmChainState, SvmFollower
 from crossfill.kinds.svm.indexer import SvmIndexer
 from crossfill.kinds.svm.payer import SvmPayer
 from crossfill.kinds.svm.refunder import SvmRefunder
+from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.vault_accounts import whole_history
-from crossfill.runtime import SvmChainRuntime
 from crossfill.store import deposits
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade_async

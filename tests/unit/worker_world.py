@@ -15,8 +15,8 @@ from crossfill.chains.follower import ChainFollower
 from crossfill.chains.positions import UserPositions
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, Deployment
+from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.metrics import Metrics
-from crossfill.runtime import ChainRuntime
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade_async
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId

@@ -44,8 +44,9 @@ from crossfill.errors import (
     Reverted,
     ServiceUnavailable,
 )
+from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.quoting.prices import value_on_chain
-from crossfill.runtime import ChainRuntime, Runtime
+from crossfill.runtime import Runtime
 from crossfill.store import commit_signals, gasless_executions, requests
 from crossfill.store.tables import ApiKey, GaslessExecution, Request
 from crossfill.types import Address

@@ -1,38 +1,35 @@
-"""The answer to a quote or price request, whichever kinds of chain its route crosses: EVM
-routes are quoted by `app.quotes`, routes to or from the SVM chain by `app.svm_quotes`,
-deposits to the perps exchange by `app.perps_quotes` and withdrawals from it by
-`app.perps_withdrawal_quotes`."""
+"""The answer to a quote or price request, whichever kinds of chain its route crosses: a route
+with a side on a chain whose kind quotes it (`kinds.port.KindChain.quote_route`) is that
+kind's; EVM routes are quoted by `app.quotes`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from crossfill.app.quotes import create_quote, preview_price
-from crossfill.kinds.perps.quotes import create_perps_deposit_quote, from_perps, to_perps
-from crossfill.kinds.perps.withdrawal_quotes import create_perps_withdrawal_quote
-from crossfill.kinds.svm.quotes import create_svm_quote, preview_svm_price, svm_direction
-from crossfill.quoting.errors import QuoteError
+from crossfill.kinds.port import QuoteRoute
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
+from crossfill.types import ChainId
+
+
+def kind_route(runtime: Runtime, request: QuoteRequest) -> QuoteRoute | None:
+    """The route of the kind that quotes one of the request's sides; with two such sides, the
+    kind of lower precedence, the destination's on a tie."""
+    routes = []
+    for side, chain_id in enumerate((request.destination_chain_id, request.origin_chain_id)):
+        chain = runtime.kind_chains.get(ChainId(chain_id))
+        route = None if chain is None else chain.quote_route(request)
+        if chain is not None and route is not None:
+            routes.append((chain.route_precedence, side, route))
+    return min(routes, key=lambda found: found[:2])[2] if routes else None
 
 
 async def quote_answer(runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None) -> bytes:
     """The quote's JSON answer, its request stored."""
-    if to_perps(runtime, request):
-        return orjson.dumps(
-            await create_perps_deposit_quote(runtime, request, api_key_id=api_key_id)
-        )
-    if from_perps(runtime, request):
-        return orjson.dumps(
-            await create_perps_withdrawal_quote(runtime, request, api_key_id=api_key_id)
-        )
-    direction = svm_direction(runtime, request)
-    if direction is not None:
-        return orjson.dumps(
-            await create_svm_quote(runtime, request, direction, api_key_id=api_key_id)
-        )
+    route = kind_route(runtime, request)
+    if route is not None:
+        return await route.quote(runtime, request, api_key_id=api_key_id)
     return await create_quote(runtime, request, api_key_id=api_key_id)
 
 
@@ -40,11 +37,7 @@ async def price_answer(
     runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
 ) -> dict[str, Any]:
     """POST /price: the quote's fees and details, nothing stored."""
-    if to_perps(runtime, request) or from_perps(runtime, request):
-        raise QuoteError(
-            "UNSUPPORTED_ROUTE", "/price does not preview perps-exchange routes; ask /quote/v2"
-        )
-    direction = svm_direction(runtime, request)
-    if direction is not None:
-        return preview_svm_price(runtime, request, direction)
+    route = kind_route(runtime, request)
+    if route is not None:
+        return await route.price(runtime, request, api_key_id=api_key_id)
     return await preview_price(runtime, request, api_key_id=api_key_id)

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from fractions import Fraction
 
 from eth_account.signers.local import LocalAccount
 from eth_utils.crypto import keccak
@@ -25,11 +24,8 @@ from eth_utils.crypto import keccak
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
 from crossfill.domain.deposit_checks import DepositVerdict
-from crossfill.kinds.svm.config import SvmCurrencyConfig
-from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
-from crossfill.quoting.payout_capacity import TOKEN_ACCOUNT_RENT_LAMPORTS
+from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.quoting.prices import gas_cost_on_chain
-from crossfill.runtime import ChainRuntime
 from crossfill.store.deposits import EXCESS, decides
 from crossfill.store.tables import Deposit, RequestTransaction
 
@@ -132,26 +128,3 @@ def refund_calldata(
     return calldata.depository_execute(
         [call.as_tuple() for call in payout.calls], payout.nonce, payout.expiration, signature
     )
-
-
-def svm_refund_cost_lamports(currency: SvmCurrencyConfig, *, new_token_account: bool) -> int:
-    """What paying a deposit of `currency` back costs the SVM vault: the transaction's fee, and
-    for a token whose recipient has no account for it (closed, perhaps on purpose), that
-    account's rent, which the vault funds."""
-    rent = TOKEN_ACCOUNT_RENT_LAMPORTS if new_token_account and not currency.is_native else 0
-    return LAMPORTS_PER_SIGNATURE + rent
-
-
-def svm_refund_worth_sending(
-    amount: int, currency: SvmCurrencyConfig, sol: SvmCurrencyConfig, cost_lamports: int
-) -> bool:
-    """Whether `amount` of `currency` is worth more than its refund costs in SOL (at the
-    configured prices): dust is kept, never paid back at the vault's loss. A token without a
-    price is worth sending only when the refund costs no more than its fee."""
-    if currency.is_native:
-        return amount > cost_lamports
-    if currency.usd_price is None or sol.usd_price is None:
-        return cost_lamports <= LAMPORTS_PER_SIGNATURE
-    value = Fraction(amount, 10**currency.decimals) * Fraction(currency.usd_price)
-    cost = Fraction(cost_lamports, 10**sol.decimals) * Fraction(sol.usd_price)
-    return value > cost

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import gc
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -16,7 +16,8 @@ from fastapi import FastAPI
 from crossfill.api.limits import uvicorn_limits
 from crossfill.api.ops_app import create_ops_app
 from crossfill.errors import ConfigError
-from crossfill.kinds.svm.keys import DevnetSvmKeys
+from crossfill.kinds.port import ChainKind
+from crossfill.kinds.registry import KINDS
 from crossfill.loops import stop_tasks
 from crossfill.metrics import clear_multiprocess_dir
 from crossfill.process.late_stop import reported_if_late
@@ -39,10 +40,10 @@ log = structlog.get_logger(__name__)
 SHUTDOWN_GRACE_SECONDS = 5
 
 
-async def serve(settings: Settings, *, devnet_svm_keys: DevnetSvmKeys | None = None) -> None:
+async def serve(settings: Settings, *, kinds: Sequence[ChainKind] = KINDS) -> None:
     """The main process: migrate the database, start the API replicas if there are to be
     several API processes, then serve the API and run the workers until SIGINT/SIGTERM.
-    `devnet_svm_keys`: as `Runtime.devnet_svm_keys`."""
+    `kinds`: the kinds of chain served (the devnet's own, with its keys, in devnet mode)."""
     raise_open_files_limit()
     await upgrade_async(settings.database)
     if settings.prometheus_multiproc_dir is not None:
@@ -58,7 +59,7 @@ async def serve(settings: Settings, *, devnet_svm_keys: DevnetSvmKeys | None = N
         await replicas.start()
         supervisor = asyncio.create_task(replicas.supervise(), name="api-replicas")
     try:
-        config = _config(settings, sock, run_workers=True, devnet_svm_keys=devnet_svm_keys)
+        config = _config(settings, sock, run_workers=True, kinds=kinds)
         await _Server(config).serve(sockets=[sock])
     finally:
         if replicas is not None and supervisor is not None:
@@ -66,13 +67,11 @@ async def serve(settings: Settings, *, devnet_svm_keys: DevnetSvmKeys | None = N
             await replicas.stop()
 
 
-async def run_workers_only(
-    settings: Settings, *, devnet_svm_keys: DevnetSvmKeys | None = None
-) -> None:
+async def run_workers_only(settings: Settings, *, kinds: Sequence[ChainKind] = KINDS) -> None:
     """Workers without the API (`crossfill run --workers-only`): migrate, follow the chains,
     run every worker until SIGINT/SIGTERM. API processes (`crossfill api`) on the same
     PostgreSQL database forward clients' deposit hints here; a second workers process waits
-    on the signer lease instead of signing. `devnet_svm_keys`: as `Runtime.devnet_svm_keys`."""
+    on the signer lease instead of signing. `kinds`: as `serve`'s."""
     raise_open_files_limit()
     # Bound first: a port taken stops the process before it touches the database or chains.
     ops_socket = (
@@ -81,7 +80,7 @@ async def run_workers_only(
         else listening_socket(settings.host, settings.ops_port, shared=False)
     )
     await upgrade_async(settings.database)
-    runtime = Runtime.build(settings, devnet_svm_keys=devnet_svm_keys)
+    runtime = Runtime.build(settings, kinds=kinds)
     workers = ProcessWorkers(runtime)
     listener = None
     try:
@@ -108,7 +107,7 @@ async def serve_replica(settings: Settings, *, ready_fd: int | None) -> None:
     serves and stops when the main process is gone."""
     raise_open_files_limit()
     sock = _socket(settings)
-    server = _Server(_config(settings, sock, run_workers=False), ready_fd=ready_fd)
+    server = _Server(_config(settings, sock, run_workers=False, kinds=KINDS), ready_fd=ready_fd)
     orphan_watch = asyncio.create_task(stop_when_orphaned()) if ready_fd is not None else None
     try:
         await server.serve(sockets=[sock])
@@ -122,13 +121,9 @@ def _socket(settings: Settings) -> socket.socket:
 
 
 def _config(
-    settings: Settings,
-    sock: socket.socket,
-    *,
-    run_workers: bool,
-    devnet_svm_keys: DevnetSvmKeys | None = None,
+    settings: Settings, sock: socket.socket, *, run_workers: bool, kinds: Sequence[ChainKind]
 ) -> uvicorn.Config:
-    runtime = Runtime.build(settings, devnet_svm_keys=devnet_svm_keys)
+    runtime = Runtime.build(settings, kinds=kinds)
     config = uvicorn_config(
         build_service(runtime, run_workers=run_workers), settings, port=sock.getsockname()[1]
     )

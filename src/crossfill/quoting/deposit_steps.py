@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
-from crossfill.kinds.svm.quote import QuotedCurrency
+from crossfill.quoting.cross_vm import QuotedCurrency
 from crossfill.quoting.money import format_rate, format_units, format_usd
 from crossfill.quoting.response import (
     UsdBreakdown,

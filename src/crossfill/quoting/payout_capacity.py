@@ -1,5 +1,5 @@
 """Whether the side that pays a quote's output can pay it (pure): the output, plus what paying
-it costs that side (the fill's gas, the SVM transaction's fee and a token account's rent), per
+it costs that side (an EVM fill's gas here; each kind's own costs with the kind), per
 currency, against the solver's balances there. The quotes of every route whose output is paid
 by another kind of chain than its input's (to and from the SVM chain, to and from the perps
 exchange) are checked this way, so a deposit is never taken for a fill that cannot be paid.
@@ -12,14 +12,8 @@ from dataclasses import dataclass
 
 from crossfill.config import ChainConfig
 from crossfill.domain.gas import with_gas_headroom
-from crossfill.kinds.svm.config import SvmChainConfig
-from crossfill.kinds.svm.quote import QuotedCurrency
-from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
+from crossfill.quoting.cross_vm import QuotedCurrency
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
-
-# The rent-exempt minimum of an SPL token account (165 bytes of data): the payer funds the
-# recipient's associated token account when it does not exist yet, which a quote cannot know.
-TOKEN_ACCOUNT_RENT_LAMPORTS = 2_039_280
 
 
 @dataclass(frozen=True)
@@ -33,7 +27,7 @@ class Payout:
     amount: int
 
 
-def _merged(payouts: Iterable[Payout]) -> tuple[Payout, ...]:
+def merged(payouts: Iterable[Payout]) -> tuple[Payout, ...]:
     """One payout per currency (the output and a cost in the same currency added up)."""
     totals: dict[str, Payout] = {}
     for payout in payouts:
@@ -43,7 +37,7 @@ def _merged(payouts: Iterable[Payout]) -> tuple[Payout, ...]:
     return tuple(totals.values())
 
 
-def _output(currency: QuotedCurrency, amount: int) -> Payout:
+def output(currency: QuotedCurrency, amount: int) -> Payout:
     return Payout(currency.chain_id, currency.address, currency.symbol, amount)
 
 
@@ -57,22 +51,7 @@ def evm_fill_payouts(
     gas = with_gas_headroom(fees.fill_gas_native if currency.is_native else fees.fill_gas_erc20)
     native = chain.native_currency
     cost = Payout(chain.id, native.address.lower(), native.symbol, gas * max_fee_per_gas)
-    return _merged((_output(currency, amount), cost))
-
-
-def svm_fill_payouts(
-    chain: SvmChainConfig, currency: QuotedCurrency, amount: int
-) -> tuple[Payout, ...]:
-    """An SVM payment of `amount` of `currency` from the vault: the output, the transaction's
-    signature fee, and for a token the recipient's token account's rent (in SOL)."""
-    sol = chain.native_currency
-    fee = LAMPORTS_PER_SIGNATURE + (0 if currency.is_native else TOKEN_ACCOUNT_RENT_LAMPORTS)
-    return _merged((_output(currency, amount), Payout(chain.id, sol.address, sol.symbol, fee)))
-
-
-def exchange_payouts(currency: QuotedCurrency, amount: int) -> tuple[Payout, ...]:
-    """A transfer from the solver's exchange account: the output (the exchange charges none)."""
-    return (_output(currency, amount),)
+    return merged((output(currency, amount), cost))
 
 
 def check_capacity(payouts: Iterable[Payout], balance_of: Callable[[Payout], int | None]) -> None:

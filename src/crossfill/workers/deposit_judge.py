@@ -29,8 +29,8 @@ from crossfill.domain.deposit_checks import (
 from crossfill.domain.enums import features_mask
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
+from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.quoting.prices import value_on_chain
-from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Deposit, Request, RequestTransaction

@@ -15,7 +15,8 @@ from datetime import datetime
 import structlog
 
 from crossfill.errors import ChainError, ConfigError
-from crossfill.runtime import ChainRuntime, Runtime
+from crossfill.kinds.evm.runtime import ChainRuntime
+from crossfill.runtime import Runtime
 from crossfill.settings import Mode
 from crossfill.store import chain_genesis
 

@@ -34,9 +34,9 @@ from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.first_on_loop import fill_path
+from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
-from crossfill.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
 from crossfill.workers.deposit_judge import DepositJudge, SeenRequest

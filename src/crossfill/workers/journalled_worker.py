@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config import ChainConfig
-from crossfill.runtime import ChainRuntime
+from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.workers.txmanager import TxManager
 
 

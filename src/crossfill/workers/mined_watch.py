@@ -34,9 +34,9 @@ import structlog
 from hexbytes import HexBytes
 
 from crossfill.chains.evm import BlockHead
+from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
-from crossfill.runtime import ChainRuntime
 from crossfill.store.tables import SentTransaction
 from crossfill.workers.txmanager import VOID, TxManager
 

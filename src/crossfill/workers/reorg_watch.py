@@ -19,7 +19,7 @@ from crossfill.chains.depository_logs import to_hex
 from crossfill.chains.evm import BlockHead
 from crossfill.domain.reorgs import DEPOSIT_REORGED, ReorgAction, after_confirmation
 from crossfill.domain.status import RequestStatus
-from crossfill.runtime import ChainRuntime
+from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Deposit, Request

@@ -1,5 +1,6 @@
 """Composition root of the workers: an indexer, a solver, a refunder, a sponsor collector, an
-app-fee payer and a deposit-address sweeper per chain, built from the runtime."""
+app-fee payer and a deposit-address sweeper per EVM chain, a gasless executor per EVM chain and
+sponsor, the webhook dispatcher, and every other kind's own workers, built from the runtime."""
 
 from __future__ import annotations
 
@@ -11,22 +12,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypeVar
 
 from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
-from crossfill.kinds.perps.payer import PerpsPayer
-from crossfill.kinds.perps.refunder import PerpsRefunder
-from crossfill.kinds.perps.solver import PerpsSolver
-from crossfill.kinds.perps.watcher import PerpsWatcher
-from crossfill.kinds.svm.indexer import SvmIndexer
-from crossfill.kinds.svm.keys import resolve_svm_holder
-from crossfill.kinds.svm.payer import SvmPayer
-from crossfill.kinds.svm.refunder import SvmRefunder
-from crossfill.kinds.svm.solver import SvmSolver
+from crossfill.kinds.port import NamedWorker, WorkerContext
 from crossfill.loops import stop_tasks
 from crossfill.runtime import Runtime
 from crossfill.store import deposit_hints, outbox, requests, signer_leases
@@ -78,13 +71,8 @@ class Workers:
     permit_depositors: dict[ChainId, PermitDepositor]
     gasless_executors: list[GaslessExecutor] = field(default_factory=list)
     deposit_address_sweepers: dict[ChainId, DepositAddressSweeper] = field(default_factory=dict)
-    svm_solvers: dict[ChainId, SvmSolver] = field(default_factory=dict)
-    svm_indexers: dict[ChainId, SvmIndexer] = field(default_factory=dict)
-    svm_refunders: dict[ChainId, SvmRefunder] = field(default_factory=dict)
-    perps_solver: PerpsSolver | None = None
-    # Withdrawals from the exchange: its transfers in, and the refunds of those that paid nothing.
-    perps_watcher: PerpsWatcher | None = None
-    perps_refunder: PerpsRefunder | None = None
+    # Every kind's own workers (`kinds.port.KindChain.workers`).
+    kind_workers: list[NamedWorker] = field(default_factory=list)
     # One per signer and chain: its mined transactions kept in the chain until final.
     mined_watches: list[MinedWatch] = field(default_factory=list)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -188,31 +176,10 @@ class Workers:
             )
             for chain_id, chain in runtime.chains.items()
         }
-        svm_payers = {
-            chain_id: SvmPayer(
-                chain.client,
-                resolve_svm_holder(
-                    chain.config.solver, mode=settings.mode, devnet_keys=runtime.devnet_svm_keys
-                ),
-                runtime.sessions,
-                now=utc_now,
-            )
-            for chain_id, chain in runtime.svm_chains.items()
-        }
-        svm_solvers: dict[ChainId, SvmSolver] = {}
-        svm_indexers: dict[ChainId, SvmIndexer] = {}
-        svm_refunders: dict[ChainId, SvmRefunder] = {}
-        for chain_id, chain in runtime.svm_chains.items():
-            payer, sessions = svm_payers[chain_id], runtime.sessions
-            svm_solvers[chain_id] = SvmSolver(
-                chain, payer, sessions, now=utc_now, interval_seconds=interval, owner=owner
-            )
-            svm_indexers[chain_id] = SvmIndexer(
-                chain, sessions, now=utc_now, interval_seconds=interval
-            )
-            svm_refunders[chain_id] = SvmRefunder(
-                chain, payer, sessions, now=utc_now, interval_seconds=interval
-            )
+        context = WorkerContext(runtime.sessions, settings, owner, utc_now, runtime.metrics)
+        kind_workers = [
+            worker for chain in runtime.kind_chains.values() for worker in chain.workers(context)
+        ]
         gasless_executors = _gasless_executors(runtime, owner)
         mined_watches = [
             MinedWatch(
@@ -231,10 +198,7 @@ class Workers:
             gasless_executors=gasless_executors,
             mined_watches=mined_watches,
             deposit_address_sweepers=sweepers,
-            svm_solvers=svm_solvers,
-            svm_indexers=svm_indexers,
-            svm_refunders=svm_refunders,
-            **_perps_workers(runtime, owner),
+            kind_workers=kind_workers,
         )
 
     async def recover(self, runtime: Runtime) -> None:
@@ -281,22 +245,8 @@ class Workers:
             )
         for executor in self.gasless_executors:
             self._tasks.append(asyncio.create_task(executor.run(), name=executor.name))
-        svm_workers: list[
-            tuple[
-                str,
-                ChainId,
-                SvmSolver | SvmIndexer | SvmRefunder | PerpsSolver | PerpsWatcher | PerpsRefunder,
-            ]
-        ] = [
-            *(("perps-solver", w.config.id, w) for w in (self.perps_solver,) if w is not None),
-            *(("perps-watcher", w.config.id, w) for w in (self.perps_watcher,) if w is not None),
-            *(("perps-refunder", w.config.id, w) for w in (self.perps_refunder,) if w is not None),
-            *(("svm-solver", chain_id, w) for chain_id, w in self.svm_solvers.items()),
-            *(("svm-indexer", chain_id, w) for chain_id, w in self.svm_indexers.items()),
-            *(("svm-refunder", chain_id, w) for chain_id, w in self.svm_refunders.items()),
-        ]
-        for name, chain_id, worker in svm_workers:
-            self._tasks.append(asyncio.create_task(worker.run(), name=f"{name}-{chain_id}"))
+        for worker in self.kind_workers:
+            self._tasks.append(asyncio.create_task(worker.run(), name=worker.name))
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
     async def listen_for_hints(self, database_url: str) -> None:
@@ -316,45 +266,6 @@ class Workers:
         if indexer is None:
             return False
         return indexer.hint(Hint(tx_hash, client))
-
-
-class _PerpsWorkers(TypedDict, total=False):
-    perps_solver: PerpsSolver
-    perps_watcher: PerpsWatcher
-    perps_refunder: PerpsRefunder
-
-
-def _perps_workers(runtime: Runtime, owner: str) -> _PerpsWorkers:
-    """The perps exchange's solver (deposits to it), watcher and refunder (withdrawals from
-    it), all paying from the solver's exchange account through one payer (its journal holds
-    every action that account signs); none without an exchange."""
-    exchange = runtime.perps
-    if exchange is None:
-        return {}
-    settings = runtime.settings
-    account = resolve_holder(
-        exchange.config.solver,
-        "perps.solver",
-        mode=settings.mode,
-        keystore_password=settings.keystore_password,
-    )
-    payer = PerpsPayer(exchange.client, exchange.config, account, runtime.sessions, now=utc_now)
-    interval = min(settings.worker_interval_seconds, exchange.config.poll_interval_seconds)
-    return {
-        "perps_solver": PerpsSolver(
-            exchange, payer, runtime.sessions, now=utc_now, interval_seconds=interval, owner=owner
-        ),
-        "perps_watcher": PerpsWatcher(  # its every tick reads the exchange: its own cadence
-            exchange.client,
-            exchange.config,
-            runtime.sessions,
-            now=utc_now,
-            interval_seconds=exchange.config.poll_interval_seconds,
-        ),
-        "perps_refunder": PerpsRefunder(
-            exchange.config, payer, runtime.sessions, now=utc_now, interval_seconds=interval
-        ),
-    }
 
 
 def _gasless_executors(runtime: Runtime, owner: str) -> list[GaslessExecutor]:

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from crossfill.domain.fill_plan import FillPlan
+from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.metrics import Metrics
-from crossfill.runtime import ChainRuntime
 from crossfill.workers.txmanager import Call, TxManager
 
 # A waiting fill not seen short again for this long (filled, failed, or taken by another

@@ -6,15 +6,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from crossfill.api.chain_view import ChainLiveStatus, chain_wire
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.chains import ChainsResponse
 from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id
 from crossfill.errors import BadRequest
-from crossfill.kinds.perps.view import perps_chain_wire
-from crossfill.kinds.svm.view import svm_chain_wire
-from crossfill.runtime import ChainRuntime, PerpsRuntime, SvmChainRuntime
+from crossfill.kinds.chain_view import ChainLiveStatus
+from crossfill.kinds.port import KindChain
 from crossfill.store import chain_controls
 from crossfill.store.tables import ChainControl
 
@@ -42,20 +40,13 @@ def parse_chain_ids(include_chains: str) -> set[int]:
 RPC_TROUBLE = "The service cannot read this chain right now; deposits and fills wait for it"
 
 
-def _live_status(
-    chain: ChainRuntime | SvmChainRuntime | PerpsRuntime,
-    control: ChainControl | None,
-    now: float,
-) -> ChainLiveStatus:
+def _live_status(chain: KindChain, control: ChainControl | None, now: float) -> ChainLiveStatus:
     operator_reason = control.reason if control is not None and control.disabled else None
-    trouble = RPC_TROUBLE if chain.state.last_error is not None else None
-    configured = (
-        not chain.config.enabled if isinstance(chain, PerpsRuntime) else chain.config.disabled
-    )
+    trouble = RPC_TROUBLE if chain.read_failing() else None
     return ChainLiveStatus(
-        disabled=control.disabled if control is not None else configured,
-        lagging=chain.state.lagging(now),
-        status_message=operator_reason or chain.config.status_message or trouble,
+        disabled=control.disabled if control is not None else chain.configured_disabled,
+        lagging=chain.lagging(now),
+        status_message=operator_reason or chain.status_message or trouble,
     )
 
 
@@ -73,23 +64,10 @@ async def list_chains(
             control.chain_id: control for control in await chain_controls.all_controls(session)
         }
     now = runtime.clock()
+    solver_address = runtime.deployment.solver.address
     chains = [
-        chain_wire(
-            chain.config,
-            _live_status(chain, controls.get(chain.config.id), now),
-            solver_address=runtime.deployment.solver.address,
-        )
-        for chain in runtime.chains.values()
-        if wanted is None or chain.config.id in wanted
+        chain.wire(_live_status(chain, controls.get(chain_id), now), solver_address=solver_address)
+        for chain_id, chain in runtime.kind_chains.items()
+        if wanted is None or chain_id in wanted
     ]
-    chains += [
-        svm_chain_wire(chain.config, _live_status(chain, controls.get(chain.config.id), now))
-        for chain in runtime.svm_chains.values()
-        if wanted is None or chain.config.id in wanted
-    ]
-    perps = runtime.perps
-    if perps is not None and (wanted is None or perps.config.id in wanted):
-        chains.append(
-            perps_chain_wire(perps.config, _live_status(perps, controls.get(perps.config.id), now))
-        )
     return ChainsResponse(chains=chains)

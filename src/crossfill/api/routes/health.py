@@ -16,7 +16,7 @@ from crossfill.api.openapi import responses
 from crossfill.api.schemas.responses import Alive, Ready
 from crossfill.errors import ChainError, StoreError
 from crossfill.quoting.money import format_units
-from crossfill.runtime import ChainRuntime, Runtime
+from crossfill.runtime import Runtime
 from crossfill.store import chain_controls
 from crossfill.store.db import ping
 from crossfill.store.write_probe import probe_write
@@ -38,30 +38,8 @@ ChainCheck = Callable[[], Awaitable[object]]
 
 
 def _checks_of(runtime: Runtime) -> dict[int, ChainCheck]:
-    """Every configured chain's check, by chain id: an EVM node serves the configured chain
-    id (and `trace_filter`, where deposit addresses read contracts' payments from traces); an
-    SVM node says it is healthy (`getHealth`: one behind the cluster says not); the
-    perps exchange answers its token list."""
-    checks: dict[int, ChainCheck] = {
-        chain.config.id: _evm_check(chain) for chain in runtime.chains.values()
-    }
-    checks.update({chain.config.id: chain.client.health for chain in runtime.svm_chains.values()})
-    if runtime.perps is not None:
-        checks[runtime.perps.config.id] = runtime.perps.client.spot_meta
-    return checks
-
-
-def _evm_check(chain: ChainRuntime) -> ChainCheck:
-    """The node serves the configured chain, and the traces it is configured to read."""
-    traces = chain.config.trace_internal_transfers
-    if traces is None:
-        return chain.client.check_identity
-
-    async def both() -> None:
-        await chain.client.check_identity()
-        await chain.client.check_traces(traces)
-
-    return both
+    """Every configured chain's check, by chain id (each kind's own: `KindChain.check`)."""
+    return {chain_id: chain.check for chain_id, chain in runtime.kind_chains.items()}
 
 
 async def _chain_check(check: ChainCheck) -> str:

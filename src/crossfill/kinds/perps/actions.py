@@ -23,7 +23,7 @@ from eth_account.messages import encode_typed_data
 from eth_account.signers.local import LocalAccount
 from eth_utils.address import is_address, to_checksum_address
 
-from crossfill.types import ExchangeChain as ExchangeChain  # re-exported: the actions name it
+from crossfill.types import ExchangeChain  # re-exported: the actions name it
 
 EXCHANGE_CHAINS: Final = ("Mainnet", "Testnet")
 DOMAIN_NAME: Final = "HyperliquidSignTransaction"

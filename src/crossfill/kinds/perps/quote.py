@@ -20,8 +20,8 @@ from crossfill.kinds.perps.config import (
     PERPS_USDC_DECIMALS,
     PerpsExchangeConfig,
 )
-from crossfill.kinds.svm.quote import QuotedCurrency, fixed_rate_output, quoted_evm_currency
 from crossfill.quoting import inputs
+from crossfill.quoting.cross_vm import QuotedCurrency, fixed_rate_output, quoted_evm_currency
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.request import QuoteRequest

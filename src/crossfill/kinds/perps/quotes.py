@@ -10,10 +10,12 @@ from typing import Any
 
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import request_row
-from crossfill.app.payout_capacity import check_exchange_payout
 from crossfill.app.quote_store import store_quote
+from crossfill.kinds.perps.config import PerpsExchangeConfig
+from crossfill.kinds.perps.payout import check_exchange_payout
 from crossfill.kinds.perps.quote import PerpsQuoteContext, plan_perps_deposit
 from crossfill.kinds.perps.response import perps_deposit_wire
+from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
@@ -21,18 +23,7 @@ from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
 
 
-def to_perps(runtime: Runtime, body: QuoteRequest) -> bool:
-    """Whether the body deposits to the perps exchange."""
-    return runtime.perps is not None and body.destination_chain_id == runtime.perps.config.id
-
-
-def from_perps(runtime: Runtime, body: QuoteRequest) -> bool:
-    return runtime.perps is not None and body.origin_chain_id == runtime.perps.config.id
-
-
-def _context(runtime: Runtime, body: QuoteRequest) -> PerpsQuoteContext:
-    assert runtime.perps is not None
-    perps = runtime.perps.config
+def _context(runtime: Runtime, body: QuoteRequest, perps: PerpsExchangeConfig) -> PerpsQuoteContext:
     evm = runtime.deployment.chain(body.origin_chain_id)
     if evm is None:
         raise QuoteError(
@@ -55,11 +46,11 @@ def _context(runtime: Runtime, body: QuoteRequest) -> PerpsQuoteContext:
 
 
 async def create_perps_deposit_quote(
-    runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
+    runtime: Runtime, exchange: PerpsRuntime, body: QuoteRequest, *, api_key_id: int | None = None
 ) -> dict[str, Any]:
-    context = _context(runtime, body)
+    context = _context(runtime, body, exchange.config)
     quote = plan_perps_deposit(body, context)
-    await check_exchange_payout(runtime, quote.currency_out, quote.amount_out)
+    await check_exchange_payout(exchange, quote.currency_out, quote.amount_out)
     wire = perps_deposit_wire(quote, context.evm)
     row = request_row(
         quote,

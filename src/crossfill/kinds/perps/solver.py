@@ -28,7 +28,7 @@ from crossfill.kinds.perps.payer import (
     PerpsPaymentOrder,
     Refused,
 )
-from crossfill.runtime import PerpsRuntime
+from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.store import requests
 from crossfill.store.tables import Request
 from crossfill.workers.leased_fills import LeasedFills

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crossfill.api.chain_view import (
+from crossfill.kinds.chain_view import (
     NO_CONTRACTS,
     NO_FEES,
     ChainLiveStatus,
@@ -20,7 +20,10 @@ from crossfill.api.chain_view import (
     listed_token,
     shown_currency,
 )
-from crossfill.api.schemas.chains import Chain, NativeCurrency
+from crossfill.kinds.chain_wire import (
+    Chain,
+    NativeCurrency,
+)
 from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
     PERPS_USDC_DECIMALS,

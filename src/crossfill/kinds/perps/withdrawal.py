@@ -18,8 +18,8 @@ from typing import Any
 from crossfill.config import ChainConfig
 from crossfill.domain.nonce_mapping import NonceMapping
 from crossfill.domain.order import InputRefund, Order, OrderInput, OrderOutput, OutputPayment
-from crossfill.kinds.svm.quote import QuotedCurrency, fixed_rate_output, quoted_evm_currency
 from crossfill.quoting import inputs
+from crossfill.quoting.cross_vm import QuotedCurrency, fixed_rate_output, quoted_evm_currency
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.money import format_units

@@ -92,10 +92,12 @@ def _request_row(
 
 
 async def create_perps_withdrawal_quote(
-    runtime: Runtime, body: QuoteRequest, *, api_key_id: int | None = None
+    runtime: Runtime,
+    perps: PerpsExchangeConfig,
+    body: QuoteRequest,
+    *,
+    api_key_id: int | None = None,
 ) -> dict[str, Any]:
-    assert runtime.perps is not None
-    perps = runtime.perps.config
     check_protocol_version(body, perps.id)
     reject_unsupported(body)
     context = _context(runtime, body, perps)

@@ -33,10 +33,10 @@ from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
 from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.deposits import VaultDeposit, read_vault_deposits
 from crossfill.kinds.svm.programs import NATIVE_SOL_ADDRESS as NATIVE_SOL
+from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.kinds.svm.vault_accounts import UnservedTokenAccounts, whole_history
 from crossfill.loops import run_every
-from crossfill.runtime import SvmChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ChainCursor, Deposit, Request

@@ -13,13 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from fractions import Fraction
 from typing import Literal
 
 from solders.instruction import Instruction
 from solders.pubkey import Pubkey
 
-from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.config import ChainConfig
 from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
 from crossfill.domain.order import Order
 from crossfill.kinds.svm.config import SvmChainConfig, SvmCurrencyConfig
@@ -32,6 +31,12 @@ from crossfill.kinds.svm.transactions import (
     deposit_instructions,
 )
 from crossfill.quoting import inputs
+from crossfill.quoting.cross_vm import (
+    QuotedCurrency,
+    evm_currency,
+    fixed_rate_output,
+    quoted_evm_currency,
+)
 from crossfill.quoting.engine import fill_deadline
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.fees import TradeType
@@ -44,24 +49,6 @@ BPS = 10_000
 SVM_AMOUNT_LIMIT = 2**64
 # maxRouteLength bounds the hops of SVM swap routing; direct transfers take one.
 MAX_ROUTE_LENGTH = 16
-
-
-@dataclass(frozen=True)
-class QuotedCurrency:
-    chain_id: int
-    # The chain's protocol name (the order's chain id).
-    chain_name: str
-    address: str
-    symbol: str
-    name: str
-    decimals: int
-    is_native: bool
-    logo_uri: str
-    usd_price: Decimal
-
-    def usd_micros(self, amount: int) -> int:
-        """What `amount` smallest units are worth at this price, in micro-USD (rounded down)."""
-        return int(Fraction(amount, 10**self.decimals) * Fraction(self.usd_price) * 10**6)
 
 
 @dataclass(frozen=True)
@@ -120,29 +107,6 @@ def _quoted_svm(chain: SvmChainConfig, currency: SvmCurrencyConfig) -> QuotedCur
     )  # fmt: skip
 
 
-def quoted_evm_currency(
-    chain: ChainConfig, address: str, field: str, price: Decimal | None
-) -> QuotedCurrency:
-    """A bridgeable currency of an EVM chain at its live USD price, or its configured one."""
-    inputs.address(address, "UNSUPPORTED_CURRENCY", field)
-    found = chain.currency(address)
-    if found is None or not found.supports_bridging:
-        raise QuoteError(
-            "UNSUPPORTED_CURRENCY", f"{field} {address} is not supported on chain {chain.id}"
-        )
-    usd = price if price is not None else found.usd_price
-    if usd is None:
-        raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {address} has no price")
-    return _evm_currency(chain, found, usd)
-
-
-def _evm_currency(chain: ChainConfig, found: CurrencyConfig, usd: Decimal) -> QuotedCurrency:
-    return QuotedCurrency(
-        chain.id, chain.protocol_name, found.address.lower(), found.symbol, found.name,
-        found.decimals, found.is_native, found.logo_uri, usd,
-    )  # fmt: skip
-
-
 def _deposit_gas(
     direction: Direction, context: SvmQuoteContext, currency_in: QuotedCurrency, user_pays: bool
 ) -> tuple[QuotedCurrency, int]:
@@ -161,21 +125,11 @@ def _deposit_gas(
             )
         fees = evm.fees
         units = fees.deposit_gas_native if currency_in.is_native else fees.deposit_gas_erc20
-        return _evm_currency(evm, native, usd), units * context.evm_fee_per_gas
+        return evm_currency(evm, native, usd), units * context.evm_fee_per_gas
     sol = context.svm.native_currency
     if sol.usd_price is None:
         raise QuoteUnavailable("PRICE_FETCH_FAILED", f"no price for {sol.symbol}")
     return _quoted_svm(context.svm, sol), LAMPORTS_PER_SIGNATURE if user_pays else 0
-
-
-def fixed_rate_output(
-    amount_in: int, fee_bps: int, into: QuotedCurrency, out: QuotedCurrency
-) -> tuple[int, int]:
-    """(amount out, service fee in input units) of a transfer priced in USD: the input's
-    value less the fee, in the output currency (rounded down)."""
-    fee = amount_in * fee_bps // BPS
-    value = Fraction(amount_in - fee, 10**into.decimals) * Fraction(into.usd_price)
-    return int(value / Fraction(out.usd_price) * 10**out.decimals), fee
 
 
 def _fee_payer(body: QuoteRequest, direction: Direction, user: str) -> str | None:

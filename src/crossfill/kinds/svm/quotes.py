@@ -8,27 +8,21 @@ from typing import Any
 
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
-from crossfill.app.payout_capacity import check_evm_payout, check_svm_payout
+from crossfill.app.payout_capacity import check_evm_payout
 from crossfill.app.quote_store import store_quote
 from crossfill.config import ChainConfig
 from crossfill.domain.order import sign_order_id
+from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.kinds.svm.payout import check_svm_payout
 from crossfill.kinds.svm.quote import Direction, SvmQuote, SvmQuoteContext, plan_svm_quote
 from crossfill.kinds.svm.response import svm_price_wire, svm_quote_wire
+from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
 from crossfill.types import ChainId
-
-
-def svm_direction(runtime: Runtime, body: QuoteRequest) -> Direction | None:
-    """Which way the body crosses the SVM chain; None for EVM-only routes."""
-    if ChainId(body.destination_chain_id) in runtime.svm_chains:
-        return "to_svm"
-    if ChainId(body.origin_chain_id) in runtime.svm_chains:
-        return "from_svm"
-    return None
 
 
 def _deposit_fee_per_gas(runtime: Runtime, evm: ChainConfig) -> int | None:
@@ -38,20 +32,23 @@ def _deposit_fee_per_gas(runtime: Runtime, evm: ChainConfig) -> int | None:
     return state.fee_per_gas(evm.fees.base_fee_buffer_percent)
 
 
-def _context(runtime: Runtime, body: QuoteRequest, direction: Direction) -> SvmQuoteContext:
+def _context(
+    runtime: Runtime, svm: SvmChainConfig, body: QuoteRequest, direction: Direction
+) -> SvmQuoteContext:
     to_svm = direction == "to_svm"
     svm_id, evm_id = (
         (body.destination_chain_id, body.origin_chain_id)
         if to_svm
         else (body.origin_chain_id, body.destination_chain_id)
     )
-    if svm_id == evm_id or ChainId(evm_id) in runtime.svm_chains:
+    if svm_id == evm_id or (
+        ChainId(evm_id) in runtime.kind_chains and ChainId(evm_id) not in runtime.chains
+    ):
         raise QuoteError("UNSUPPORTED_ROUTE", "an SVM route crosses to or from an EVM chain")
     evm = runtime.deployment.chain(evm_id)
     if evm is None:
         raise QuoteError("UNSUPPORTED_CHAIN", f"chain {evm_id} is not a supported chain")
     registry.require_enabled(runtime, svm_id, evm_id)
-    svm = runtime.svm_chains[ChainId(svm_id)].config
     evm_currency = evm.currency(body.origin_currency if to_svm else body.destination_currency)
     native_price = registry.live_usd_price(runtime, evm, evm.native_currency) if to_svm else None
     now = datetime.now(UTC)
@@ -87,23 +84,32 @@ def _request_row(
 
 
 def _planned(
-    runtime: Runtime, body: QuoteRequest, direction: Direction, context: SvmQuoteContext
+    runtime: Runtime,
+    svm: SvmChainRuntime,
+    body: QuoteRequest,
+    direction: Direction,
+    context: SvmQuoteContext,
 ) -> SvmQuote:
     """The quote, once the side paying its output can pay it: the vault to the SVM chain, the
     EVM solver from it."""
     quote = plan_svm_quote(body, direction, context)
     if direction == "to_svm":
-        check_svm_payout(runtime, quote.currency_out, quote.amount_out)
+        check_svm_payout(svm, quote.currency_out, quote.amount_out)
     else:
         check_evm_payout(runtime, quote.currency_out, quote.amount_out)
     return quote
 
 
 async def create_svm_quote(
-    runtime: Runtime, body: QuoteRequest, direction: Direction, *, api_key_id: int | None = None
+    runtime: Runtime,
+    svm: SvmChainRuntime,
+    body: QuoteRequest,
+    direction: Direction,
+    *,
+    api_key_id: int | None = None,
 ) -> dict[str, Any]:
-    context = _context(runtime, body, direction)
-    quote = _planned(runtime, body, direction, context)
+    context = _context(runtime, svm.config, body, direction)
+    quote = _planned(runtime, svm, body, direction, context)
     signature = (
         sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))
         if body.include_protocol_data
@@ -118,7 +124,9 @@ async def create_svm_quote(
     return wire
 
 
-def preview_svm_price(runtime: Runtime, body: QuoteRequest, direction: Direction) -> dict[str, Any]:
+def preview_svm_price(
+    runtime: Runtime, svm: SvmChainRuntime, body: QuoteRequest, direction: Direction
+) -> dict[str, Any]:
     """POST /price for an SVM route: planned and checked as its quote is, nothing stored."""
-    context = _context(runtime, body, direction)
-    return svm_price_wire(_planned(runtime, body, direction, context), context.evm)
+    context = _context(runtime, svm.config, body, direction)
+    return svm_price_wire(_planned(runtime, svm, body, direction, context), context.evm)

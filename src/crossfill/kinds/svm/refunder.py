@@ -15,13 +15,13 @@ import structlog
 from solders.pubkey import Pubkey
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.app.refunds import svm_refund_cost_lamports, svm_refund_worth_sending
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.config import SvmCurrencyConfig
+from crossfill.kinds.svm.costs import svm_refund_cost_lamports, svm_refund_worth_sending
 from crossfill.kinds.svm.payer import Paid, Refused, SvmPayer
+from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
-from crossfill.runtime import SvmChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 from crossfill.workers.due_refunds import REFUND, DueRefunds

@@ -17,8 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.domain.status import RequestStatus
 from crossfill.kinds.svm.payer import Paid, PaymentOutcome, Refused, SvmPayer
+from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
-from crossfill.runtime import SvmChainRuntime
 from crossfill.store import requests
 from crossfill.store.tables import Request
 from crossfill.workers.leased_fills import LeasedFills

@@ -7,7 +7,7 @@ names the solver vault that deposits go to.
 
 from __future__ import annotations
 
-from crossfill.api.chain_view import (
+from crossfill.kinds.chain_view import (
     NO_CONTRACTS,
     NO_FEES,
     ChainLiveStatus,
@@ -17,7 +17,10 @@ from crossfill.api.chain_view import (
     listed_token,
     shown_currency,
 )
-from crossfill.api.schemas.chains import Chain, NativeCurrency
+from crossfill.kinds.chain_wire import (
+    Chain,
+    NativeCurrency,
+)
 from crossfill.kinds.svm.config import SvmChainConfig, SvmCurrencyConfig
 
 

@@ -1,10 +1,9 @@
 """Shape a configured chain plus its live state into the `/chains` wire record.
 
-Every kind of chain (EVM here; SVM in `svm_chain_view`, the perps exchange in
-`perps_chain_view`) fills the same record: what the operator wrote about the chain
-(`ListedChain`), its live status, and what only its kind knows (`ChainParts`: endpoints,
-currencies, fees, contracts, the depository). `chain_record` puts them together, so the
-record's shape is written once.
+Every kind of chain fills the same record, each in its own `kinds.<kind>.view`: what the
+operator wrote about the chain (`ListedChain`), its live status, and what only its kind knows
+(`ChainParts`: endpoints, currencies, fees, contracts, the depository). `chain_record` puts
+them together, so the record's shape is written once.
 """
 
 from __future__ import annotations
@@ -13,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from crossfill.api.schemas.chains import (
+from crossfill.config.explorer import ExplorerConfig
+from crossfill.kinds.chain_wire import (
     Chain,
     ChainContracts,
     ChainProtocol,
@@ -26,8 +26,6 @@ from crossfill.api.schemas.chains import (
     SolverCurrency,
     TokenMetadata,
 )
-from crossfill.config import ChainConfig, CurrencyConfig
-from crossfill.config.explorer import ExplorerConfig
 
 _NO_ROUTERS = RouterContracts(erc20Router="", approvalProxy="")
 # A chain without contracts of ours (SVM, the perps exchange): every address empty.
@@ -222,49 +220,3 @@ def shown_currency(currency: Shown, address: str) -> NativeCurrency:
         decimals=currency.decimals,
         supportsBridging=currency.supports_bridging,
     )
-
-
-def _native(currency: CurrencyConfig) -> NativeCurrency:
-    return shown_currency(currency, currency.address.lower())
-
-
-def _fees(source: ChainConfig | CurrencyConfig) -> TokenFees:
-    return TokenFees(source.withdrawal_fee, source.deposit_fee, source.surge_enabled)
-
-
-def _contracts(config: ChainConfig) -> ChainContracts:
-    contracts = config.contracts
-    routers = RouterContracts(erc20Router=contracts.router, approvalProxy=contracts.approval_proxy)
-    return ChainContracts(
-        multicall3=contracts.multicall3 or contracts.multicaller,
-        multicaller=contracts.multicaller,
-        onlyOwnerMulticaller=contracts.only_owner_multicaller,
-        serviceReceiver=contracts.receiver,
-        erc20Router=contracts.router,
-        approvalProxy=contracts.approval_proxy,
-        v3=routers,
-    )
-
-
-def chain_wire(config: ChainConfig, live: ChainLiveStatus, *, solver_address: str) -> Chain:
-    currencies = (config.native_currency, *config.erc20_currencies)
-    tokens = config.erc20_currencies
-    parts = ChainParts(
-        http_rpc_url=config.http_rpc_url,
-        ws_rpc_url=config.ws_rpc_url,
-        token_support=config.token_support,
-        partial_disable_limit=config.partial_disable_limit,
-        currency=_native(config.native_currency),
-        fees=_fees(config),
-        featured_tokens=[featured_token(_native(c), c) for c in currencies if c.featured],
-        erc20_currencies=[
-            listed_token(_native(c), _fees(c), supports_permit=c.supports_permit) for c in tokens
-        ],
-        solver_currencies=[_native(c) for c in currencies if c.supports_bridging],
-        contracts=_contracts(config),
-        base_chain_id=config.settles_on,
-        solver_address=solver_address,
-        protocol_chain_id=config.protocol_name,
-        depository=config.contracts.depository,
-    )
-    return chain_record(config, live, parts)

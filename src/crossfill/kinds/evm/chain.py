@@ -1,0 +1,95 @@
+"""The EVM kind: each EVM chain of the deployment as the core sees a chain (`kinds.port`).
+
+Quotes between EVM chains are the core's own planner's (`app.quotes`), and the EVM workers
+are composed in `workers.runner` (one transaction manager per chain, shared by the solver,
+the refunder and every other worker that sends there), so this kind adds neither."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from crossfill.config import Deployment
+from crossfill.kinds.chain_view import ChainLiveStatus
+from crossfill.kinds.chain_wire import Chain
+from crossfill.kinds.evm.runtime import ChainRuntime, evm_chain_runtime
+from crossfill.kinds.evm.view import chain_wire
+from crossfill.kinds.port import NamedWorker, QuoteRoute, WorkerContext
+from crossfill.metrics import Metrics
+from crossfill.quoting.request import QuoteRequest
+from crossfill.settings import Settings
+from crossfill.types import ChainId
+
+
+@dataclass
+class EvmChain:
+    live: ChainRuntime
+
+    @property
+    def chain_id(self) -> ChainId:
+        return self.live.config.id
+
+    @property
+    def configured_disabled(self) -> bool:
+        return self.live.config.disabled
+
+    @property
+    def status_message(self) -> str | None:
+        return self.live.config.status_message
+
+    def read_failing(self) -> bool:
+        return self.live.state.last_error is not None
+
+    def lagging(self, now: float) -> bool:
+        return self.live.state.lagging(now)
+
+    async def follow_once(self) -> None:
+        await self.live.follower.update()
+
+    def following(self) -> Coroutine[Any, Any, None]:
+        return self.live.follower.run()
+
+    async def check(self) -> None:
+        """The node serves the configured chain, and the traces it is configured to read."""
+        await self.live.client.check_identity()
+        traces = self.live.config.trace_internal_transfers
+        if traces is not None:
+            await self.live.client.check_traces(traces)
+
+    def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
+        return chain_wire(self.live.config, live, solver_address=solver_address)
+
+    def workers(self, context: WorkerContext) -> Sequence[NamedWorker]:
+        return ()
+
+    def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
+        return None
+
+    @property
+    def route_precedence(self) -> int:
+        return 2
+
+    async def close(self) -> None:
+        await self.live.client.close()
+
+
+class EvmKind:
+    name = "evm"
+
+    def chains(
+        self,
+        deployment: Deployment,
+        settings: Settings,
+        *,
+        clock: Callable[[], float],
+        metrics: Metrics,
+    ) -> Sequence[EvmChain]:
+        solver = deployment.solver.address
+        return [
+            EvmChain(evm_chain_runtime(config, settings, solver, clock, metrics))
+            for config in deployment.chains
+        ]
+
+
+EVM = EvmKind()

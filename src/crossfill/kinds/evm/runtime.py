@@ -1,0 +1,63 @@
+"""An EVM chain live in this process: its client, its state, the follower that keeps the state,
+and the users' balances and allowances read for quotes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from crossfill.chains.evm import EvmClient
+from crossfill.chains.follower import ChainFollower
+from crossfill.chains.head_subscription import WebSocketHeads
+from crossfill.chains.port import EvmPort
+from crossfill.chains.positions import UserPositions
+from crossfill.chains.state import ChainState
+from crossfill.config import ChainConfig
+from crossfill.metrics import Metrics
+from crossfill.settings import Settings
+
+
+@dataclass
+class ChainRuntime:
+    config: ChainConfig
+    client: EvmPort
+    state: ChainState
+    follower: ChainFollower
+    positions: UserPositions
+
+
+def evm_chain_runtime(
+    config: ChainConfig,
+    settings: Settings,
+    solver: str,
+    clock: Callable[[], float],
+    metrics: Metrics,
+) -> ChainRuntime:
+    client = EvmClient(
+        config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds, metrics=metrics
+    )
+    state = ChainState(
+        chain_id=config.id,
+        lag_threshold_seconds=config.block_lag_threshold_seconds,
+        started_at=clock(),
+    )
+    subscription_url = config.head_subscription_url
+    heads = (
+        None
+        if subscription_url is None or not settings.head_subscriptions
+        else WebSocketHeads(
+            config.id, subscription_url, timeout_seconds=settings.rpc_timeout_seconds
+        )
+    )
+    follower = ChainFollower(
+        client,
+        state,
+        config=config,
+        solver=solver,
+        tokens=tuple(currency.address for currency in config.erc20_currencies),
+        interval_seconds=settings.head_poll_interval_seconds,
+        clock=clock,
+        metrics=metrics,
+        heads=heads,
+    )
+    return ChainRuntime(config, client, state, follower, UserPositions(client, state))

@@ -1,0 +1,173 @@
+"""The perps exchange as the core sees a chain (`kinds.port`): listed, checked, quoted (deposits
+to it from an EVM chain, withdrawals from it to one), and served by its solver, the watcher of
+transfers in and their refunder. It has no head to follow."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from crossfill.config import Deployment
+from crossfill.config.secrets import resolve_holder
+from crossfill.kinds.chain_view import ChainLiveStatus
+from crossfill.kinds.chain_wire import Chain
+from crossfill.kinds.perps.payer import PerpsPayer
+from crossfill.kinds.perps.quotes import create_perps_deposit_quote
+from crossfill.kinds.perps.refunder import PerpsRefunder
+from crossfill.kinds.perps.runtime import PerpsRuntime, perps_runtime
+from crossfill.kinds.perps.solver import PerpsSolver
+from crossfill.kinds.perps.view import perps_chain_wire
+from crossfill.kinds.perps.watcher import PerpsWatcher
+from crossfill.kinds.perps.withdrawal_quotes import create_perps_withdrawal_quote
+from crossfill.kinds.port import NamedWorker, QuoteRoute, WorkerContext
+from crossfill.metrics import Metrics
+from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.request import QuoteRequest
+from crossfill.runtime import Runtime
+from crossfill.settings import Settings
+from crossfill.types import ChainId
+
+
+class _NoPrice:
+    async def price(
+        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
+    ) -> dict[str, Any]:
+        raise QuoteError(
+            "UNSUPPORTED_ROUTE", "/price does not preview perps-exchange routes; ask /quote/v2"
+        )
+
+
+@dataclass(frozen=True)
+class DepositRoute(_NoPrice):
+    """From an EVM chain's Depository to the user's exchange account."""
+
+    exchange: PerpsRuntime
+
+    async def quote(
+        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
+    ) -> bytes:
+        answer = await create_perps_deposit_quote(
+            runtime, self.exchange, request, api_key_id=api_key_id
+        )
+        return orjson.dumps(answer)
+
+
+@dataclass(frozen=True)
+class WithdrawalRoute(_NoPrice):
+    """From the user's exchange account to an EVM chain."""
+
+    exchange: PerpsRuntime
+
+    async def quote(
+        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
+    ) -> bytes:
+        answer = await create_perps_withdrawal_quote(
+            runtime, self.exchange.config, request, api_key_id=api_key_id
+        )
+        return orjson.dumps(answer)
+
+
+@dataclass
+class PerpsChain:
+    live: PerpsRuntime
+
+    @property
+    def chain_id(self) -> ChainId:
+        return self.live.config.id
+
+    @property
+    def configured_disabled(self) -> bool:
+        return not self.live.config.enabled
+
+    @property
+    def status_message(self) -> str | None:
+        return self.live.config.status_message
+
+    def read_failing(self) -> bool:
+        return self.live.state.last_error is not None
+
+    def lagging(self, now: float) -> bool:
+        return self.live.state.lagging(now)
+
+    async def follow_once(self) -> None:
+        """An exchange has no head: its balances are read when a quote needs them."""
+
+    def following(self) -> None:
+        return None
+
+    async def check(self) -> None:
+        """The exchange answers its token list."""
+        await self.live.client.spot_meta()
+
+    def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
+        return perps_chain_wire(self.live.config, live)
+
+    def workers(self, context: WorkerContext) -> Sequence[NamedWorker]:
+        """The solver (deposits to the exchange), the watcher and the refunder (withdrawals
+        from it), all paying from the solver's exchange account through one payer: its journal
+        holds every action that account signs."""
+        exchange, settings, sessions, now = (
+            self.live,
+            context.settings,
+            context.sessions,
+            context.now,
+        )
+        account = resolve_holder(
+            exchange.config.solver,
+            "perps.solver",
+            mode=settings.mode,
+            keystore_password=settings.keystore_password,
+        )
+        payer = PerpsPayer(exchange.client, exchange.config, account, sessions, now=now)
+        poll = exchange.config.poll_interval_seconds
+        interval = min(settings.worker_interval_seconds, poll)
+        solver = PerpsSolver(
+            exchange, payer, sessions, now=now, interval_seconds=interval, owner=context.owner
+        )
+        # Its every tick reads the exchange: its own cadence.
+        watcher = PerpsWatcher(
+            exchange.client, exchange.config, sessions, now=now, interval_seconds=poll
+        )
+        refunder = PerpsRefunder(
+            exchange.config, payer, sessions, now=now, interval_seconds=interval
+        )
+        return (
+            NamedWorker(f"perps-solver-{self.chain_id}", solver.run),
+            NamedWorker(f"perps-watcher-{self.chain_id}", watcher.run),
+            NamedWorker(f"perps-refunder-{self.chain_id}", refunder.run),
+        )
+
+    def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
+        if request.destination_chain_id == self.chain_id:
+            return DepositRoute(self.live)
+        if request.origin_chain_id == self.chain_id:
+            return WithdrawalRoute(self.live)
+        return None
+
+    @property
+    def route_precedence(self) -> int:
+        return 0
+
+    async def close(self) -> None:
+        await self.live.client.close()
+
+
+class PerpsKind:
+    name = "perps"
+
+    def chains(
+        self,
+        deployment: Deployment,
+        settings: Settings,
+        *,
+        clock: Callable[[], float],
+        metrics: Metrics,
+    ) -> Sequence[PerpsChain]:
+        exchange = deployment.perps
+        return [] if exchange is None else [PerpsChain(perps_runtime(exchange, settings, clock))]
+
+
+PERPS = PerpsKind()

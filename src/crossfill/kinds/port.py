@@ -1,0 +1,124 @@
+"""What the core asks of a kind of chain (the EVM chains, the SVM chain, the perps exchange).
+
+A kind (`ChainKind`) builds, from the deployment, one `KindChain` per chain of its own. The
+runtime keeps every chain of every kind in one map (`Runtime.kind_chains`: chain id → its
+`KindChain`), and the core iterates it: `/chains` lists each chain's record, `/readyz` runs its
+check, the process follows its head, the workers' composition starts its workers, and a quote
+goes to the kind whose chain is one of its sides. The kinds themselves are listed once, in
+`kinds.registry`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from crossfill.kinds.chain_view import ChainLiveStatus
+from crossfill.kinds.chain_wire import Chain
+from crossfill.metrics import Metrics
+from crossfill.quoting.request import QuoteRequest
+from crossfill.settings import Settings
+from crossfill.types import ChainId
+
+if TYPE_CHECKING:
+    from crossfill.config import Deployment
+    from crossfill.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class WorkerContext:
+    """What every kind's workers are built with."""
+
+    sessions: async_sessionmaker[AsyncSession]
+    settings: Settings
+    # This process among every other: the holder of the leases its workers take.
+    owner: str
+    now: Callable[[], datetime]
+    metrics: Metrics
+
+
+@dataclass(frozen=True)
+class NamedWorker:
+    """A long-running worker loop, and the name of its task (`<job>-<chain id>`)."""
+
+    name: str
+    run: Callable[[], Coroutine[Any, Any, None]]
+
+
+class QuoteRoute(Protocol):
+    """A kind's answers to a quote whose route crosses one of its chains."""
+
+    async def quote(
+        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
+    ) -> bytes:
+        """The quote's JSON answer, its request stored."""
+
+    async def price(
+        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
+    ) -> dict[str, Any]:
+        """POST /price: the quote's fees and details, nothing stored."""
+
+
+class KindChain(Protocol):
+    """One configured chain of some kind, live in this process."""
+
+    @property
+    def chain_id(self) -> ChainId: ...
+
+    @property
+    def configured_disabled(self) -> bool:
+        """Whether the deployment file disables the chain (an operator may override it)."""
+
+    @property
+    def status_message(self) -> str | None:
+        """The operator's message about the chain, from the deployment file."""
+
+    def read_failing(self) -> bool:
+        """Whether the service's last read of the chain failed."""
+
+    def lagging(self, now: float) -> bool:
+        """Whether the chain's head has not advanced for longer than its threshold."""
+
+    async def follow_once(self) -> None:
+        """Read the chain's head and the solver's balances there once (a failure is recorded,
+        never raised)."""
+
+    def following(self) -> Coroutine[Any, Any, None] | None:
+        """The loop that keeps following the chain, if its kind follows one."""
+
+    async def check(self) -> None:
+        """`/readyz`: raises `ChainError` unless the endpoint serves this chain."""
+
+    def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
+        """The chain's `/chains` record."""
+
+    def workers(self, context: WorkerContext) -> Sequence[NamedWorker]:
+        """The workers that watch, pay and refund on this chain."""
+
+    def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
+        """Who answers a quote with this chain as one of its sides (None: the EVM planner)."""
+
+    @property
+    def route_precedence(self) -> int:
+        """When both sides are chains whose kinds quote them, the lower answers."""
+
+    async def close(self) -> None: ...
+
+
+class ChainKind(Protocol):
+    """A kind of chain: how its chains are built from the deployment."""
+
+    name: str
+
+    def chains(
+        self,
+        deployment: Deployment,
+        settings: Settings,
+        *,
+        clock: Callable[[], float],
+        metrics: Metrics,
+    ) -> Sequence[KindChain]: ...

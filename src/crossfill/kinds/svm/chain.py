@@ -1,0 +1,151 @@
+"""The SVM kind: each SVM chain of the deployment as the core sees a chain (`kinds.port`):
+followed for its height and the vault's balances, listed, checked, quoted to and from an EVM
+chain, and watched, paid and refunded by its own workers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from crossfill.config import Deployment
+from crossfill.kinds.chain_view import ChainLiveStatus
+from crossfill.kinds.chain_wire import Chain
+from crossfill.kinds.port import NamedWorker, QuoteRoute, WorkerContext
+from crossfill.kinds.svm.indexer import SvmIndexer
+from crossfill.kinds.svm.keys import DevnetSvmKeys, resolve_svm_holder
+from crossfill.kinds.svm.payer import SvmPayer
+from crossfill.kinds.svm.quote import Direction
+from crossfill.kinds.svm.quotes import create_svm_quote, preview_svm_price
+from crossfill.kinds.svm.refunder import SvmRefunder
+from crossfill.kinds.svm.runtime import SvmChainRuntime, svm_chain_runtime
+from crossfill.kinds.svm.solver import SvmSolver
+from crossfill.kinds.svm.view import svm_chain_wire
+from crossfill.metrics import Metrics
+from crossfill.quoting.request import QuoteRequest
+from crossfill.runtime import Runtime
+from crossfill.settings import Settings
+from crossfill.types import ChainId
+
+
+@dataclass(frozen=True)
+class SvmRoute:
+    """A quote to (`to_svm`) or from (`from_svm`) the SVM chain, its other side an EVM chain."""
+
+    chain: SvmChainRuntime
+    direction: Direction
+
+    async def quote(
+        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
+    ) -> bytes:
+        answer = await create_svm_quote(
+            runtime, self.chain, request, self.direction, api_key_id=api_key_id
+        )
+        return orjson.dumps(answer)
+
+    async def price(
+        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
+    ) -> dict[str, Any]:
+        return preview_svm_price(runtime, self.chain, request, self.direction)
+
+
+@dataclass
+class SvmChain:
+    live: SvmChainRuntime
+    # The devnet's keys for `devnet-svm:ROLE` key references (devnet mode only).
+    devnet_keys: DevnetSvmKeys | None = None
+
+    @property
+    def chain_id(self) -> ChainId:
+        return self.live.config.id
+
+    @property
+    def configured_disabled(self) -> bool:
+        return self.live.config.disabled
+
+    @property
+    def status_message(self) -> str | None:
+        return self.live.config.status_message
+
+    def read_failing(self) -> bool:
+        return self.live.state.last_error is not None
+
+    def lagging(self, now: float) -> bool:
+        return self.live.state.lagging(now)
+
+    async def follow_once(self) -> None:
+        await self.live.follower.update()
+
+    def following(self) -> Coroutine[Any, Any, None]:
+        return self.live.follower.run()
+
+    async def check(self) -> None:
+        """The node says it is healthy (`getHealth`: one behind the cluster says not)."""
+        await self.live.client.health()
+
+    def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
+        return svm_chain_wire(self.live.config, live)
+
+    def workers(self, context: WorkerContext) -> Sequence[NamedWorker]:
+        """The solver (fills paid from the vault), the indexer (deposits to the vault) and the
+        refunder, the solver and the refunder paying through one journalled payer."""
+        chain, sessions, now = self.live, context.sessions, context.now
+        interval = context.settings.worker_interval_seconds
+        payer = SvmPayer(
+            chain.client,
+            resolve_svm_holder(
+                chain.config.solver, mode=context.settings.mode, devnet_keys=self.devnet_keys
+            ),
+            sessions,
+            now=now,
+        )
+        solver = SvmSolver(
+            chain, payer, sessions, now=now, interval_seconds=interval, owner=context.owner
+        )
+        indexer = SvmIndexer(chain, sessions, now=now, interval_seconds=interval)
+        refunder = SvmRefunder(chain, payer, sessions, now=now, interval_seconds=interval)
+        return (
+            NamedWorker(f"svm-solver-{self.chain_id}", solver.run),
+            NamedWorker(f"svm-indexer-{self.chain_id}", indexer.run),
+            NamedWorker(f"svm-refunder-{self.chain_id}", refunder.run),
+        )
+
+    def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
+        if request.destination_chain_id == self.chain_id:
+            return SvmRoute(self.live, "to_svm")
+        if request.origin_chain_id == self.chain_id:
+            return SvmRoute(self.live, "from_svm")
+        return None
+
+    @property
+    def route_precedence(self) -> int:
+        return 1
+
+    async def close(self) -> None:
+        await self.live.client.close()
+
+
+@dataclass(frozen=True)
+class SvmKind:
+    """`devnet_keys`: given by the devnet's command in devnet mode, never in production."""
+
+    devnet_keys: DevnetSvmKeys | None = None
+    name = "svm"
+
+    def chains(
+        self,
+        deployment: Deployment,
+        settings: Settings,
+        *,
+        clock: Callable[[], float],
+        metrics: Metrics,
+    ) -> Sequence[SvmChain]:
+        return [
+            SvmChain(svm_chain_runtime(config, settings, clock), self.devnet_keys)
+            for config in deployment.svm_chains
+        ]
+
+
+SVM = SvmKind()
