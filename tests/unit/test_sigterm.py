@@ -12,13 +12,13 @@ from types import FrameType
 
 import pytest
 
-from crossfill.cli import _exit_on_sigterm
+from crossfill.cli.foreground import exit_on_sigterm
 
 
 @pytest.fixture
 def sigterm_handler() -> Iterator[None]:
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
-    _exit_on_sigterm()
+    exit_on_sigterm()
     yield
     signal.signal(signal.SIGTERM, before[0])
     signal.signal(signal.SIGINT, before[1])

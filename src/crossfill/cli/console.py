@@ -1,0 +1,5 @@
+"""The terminal every command prints to."""
+
+from rich.console import Console
+
+console = Console()

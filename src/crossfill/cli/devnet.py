@@ -1,0 +1,116 @@
+"""`crossfill devnet`: the local devnet, and crediting accounts on its perps exchange."""
+
+from __future__ import annotations
+
+import signal
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from crossfill.cli.console import console
+from crossfill.cli.environment import command_settings
+from crossfill.cli.foreground import exit_on_sigterm, serve_until_interrupted
+from crossfill.cli.options import ApiProcesses
+from crossfill.config import load_deployment
+from crossfill.errors import CrossfillError
+
+app = typer.Typer(help="The local devnet: anvil chains, the SVM node, the perps exchange.")
+
+
+@app.callback(invoke_without_command=True)
+def devnet(
+    context: typer.Context,
+    chains: Annotated[int, typer.Option(min=1, max=8, help="Number of anvil chains")] = 2,
+    block_time: Annotated[
+        float,
+        typer.Option(min=0, help="Seconds per block (fractions too: 0.25); 0 = automine"),
+    ] = 1,
+    hardfork: Annotated[str, typer.Option(help="EVM hardfork for anvil")] = "prague",
+    lag_threshold: Annotated[
+        float | None, typer.Option(help="Seconds without a block before a chain is lagging")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="API port (default 8000)")] = None,
+    chains_only: Annotated[bool, typer.Option(help="Run the chains without the service")] = False,
+    svm: Annotated[bool, typer.Option(help="Also run the devnet SVM chain (792703809)")] = True,
+    exchange: Annotated[
+        bool, typer.Option(help="Also run the devnet perps exchange (1337)")
+    ] = True,
+    api_processes: ApiProcesses = None,
+) -> None:
+    """Start anvil chains, deploy and seed everything, then serve the API on them."""
+    if context.invoked_subcommand is not None:
+        return
+    from crossfill.devnet.network import DevnetOptions, start_devnet
+    from crossfill.devnet.summary import print_summary
+
+    settings = command_settings(port=port, api_processes=api_processes)
+    options = DevnetOptions(
+        chain_count=chains,
+        block_time=block_time,
+        hardfork=hardfork,
+        lag_threshold_seconds=lag_threshold,
+        svm=svm,
+        exchange=exchange,
+    )
+    exit_on_sigterm()
+    with console.status("starting devnet chains…"):
+        network = start_devnet(
+            options,
+            deployment_path=settings.deployment_path,
+            log_dir=settings.home / "logs",
+            progress=console.log,
+        )
+    try:
+        print_summary(
+            console,
+            settings,
+            load_deployment(settings.deployment_path, mode=settings.mode),
+            chains_only=chains_only,
+        )
+        if chains_only:
+            while True:
+                signal.pause()
+        else:
+            serve_until_interrupted(settings)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        network.stop()
+        console.print("devnet stopped")
+
+
+@app.command("fund-exchange")
+def fund_exchange(
+    user: Annotated[str, typer.Option(help="The exchange account (0x address) to credit")],
+    usd: Annotated[str | None, typer.Option(help="Perps USDC to credit, as a decimal")] = None,
+    token: Annotated[
+        str | None, typer.Option(help="A spot token's name (USDC, HYPE) to credit instead")
+    ] = None,
+    amount: Annotated[str | None, typer.Option(help="The spot token amount, as a decimal")] = None,
+) -> None:
+    """Credit an account on the running devnet perps exchange (devnet only)."""
+    from crossfill.devnet.exchange.process import fund
+    from crossfill.domain.identifiers import is_address
+    from crossfill.settings import Mode
+
+    settings = command_settings()
+    if settings.mode is not Mode.DEVNET:
+        raise typer.BadParameter("fund-exchange works on the devnet only")
+    if not is_address(user):
+        raise typer.BadParameter("--user must be a 0x-prefixed 20-byte hex address")
+    if (usd is None) == (token is None) or (token is not None and amount is None):
+        raise typer.BadParameter("give --usd AMOUNT, or --token NAME --amount AMOUNT")
+    perps = load_deployment(settings.deployment_path, mode=settings.mode).perps
+    if perps is None:
+        raise typer.BadParameter("the deployment file has no [perps] exchange: start the devnet")
+    try:
+        if token is None:
+            fund(perps.rpc_url, user, str(usd))
+        else:
+            fund(perps.rpc_url, user, str(amount), token)
+    except CrossfillError as exc:
+        console.print(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(1) from None
+    what = f"{usd} USD (perps)" if token is None else f"{amount} {token} (spot)"
+    console.print(f"credited {what} to {user}")
