@@ -36,7 +36,8 @@ class Runtime:
     deployment: Deployment
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
-    # Every chain of every kind (see `kinds.port`), in the registry's order.
+    # The kinds of chain served, and every chain of theirs (see `kinds.port`), in that order.
+    kinds: tuple[ChainKind, ...]
     kind_chains: dict[ChainId, KindChain]
     clock: Callable[[], float]
     metrics: Metrics
@@ -121,6 +122,7 @@ class Runtime:
             deployment,
             engine,
             session_factory(engine),
+            tuple(kinds),
             kind_chains,
             clock,
             metrics,

@@ -3,9 +3,9 @@
 A kind (`ChainKind`) builds, from the deployment, one `KindChain` per chain of its own. The
 runtime keeps every chain of every kind in one map (`Runtime.kind_chains`: chain id → its
 `KindChain`), and the core iterates it: `/chains` lists each chain's record, `/readyz` runs its
-check, the process follows its head, the workers' composition starts its workers, and a quote
-goes to the kind whose chain is one of its sides. The kinds themselves are listed once, in
-`kinds.registry`.
+check, the process follows its head, and a quote goes to the kind whose chain is one of its
+sides; the workers' composition starts each kind's workers (`ChainKind.workers`). The kinds
+themselves are listed once, in `kinds.registry`.
 """
 
 from __future__ import annotations
@@ -96,9 +96,6 @@ class KindChain(Protocol):
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         """The chain's `/chains` record."""
 
-    def workers(self, context: WorkerContext) -> Sequence[NamedWorker]:
-        """The workers that watch, pay and refund on this chain."""
-
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         """Who answers a quote with this chain as one of its sides (None: the EVM planner)."""
 
@@ -109,10 +106,41 @@ class KindChain(Protocol):
     async def close(self) -> None: ...
 
 
+class KindWorkers(Protocol):
+    """A kind's workers in this process: what watches, pays and refunds on its chains."""
+
+    def listen(self) -> Sequence[Callable[[], None]]:
+        """Attach the workers woken by a chain's new heads; the removals of those listeners."""
+
+    def loops(self) -> Sequence[NamedWorker]:
+        """The long-running loops to start."""
+
+    def hint(self, chain_id: int, tx_hash: str, client: str) -> bool:
+        """A client's word that `tx_hash` deposits on `chain_id`: whether a worker took it."""
+
+
+@dataclass(frozen=True)
+class LoopWorkers:
+    """Workers that are loops only: no head listeners, no deposit hints."""
+
+    named: Sequence[NamedWorker]
+
+    def listen(self) -> Sequence[Callable[[], None]]:
+        return ()
+
+    def loops(self) -> Sequence[NamedWorker]:
+        return self.named
+
+    def hint(self, chain_id: int, tx_hash: str, client: str) -> bool:
+        return False
+
+
 class ChainKind(Protocol):
-    """A kind of chain: how its chains are built from the deployment."""
+    """A kind of chain: how its chains are built from the deployment, and its workers."""
 
     name: str
+
+    def workers(self, runtime: Runtime, context: WorkerContext) -> KindWorkers: ...
 
     def chains(
         self,

@@ -3,7 +3,7 @@ add a chain kind")."""
 
 from __future__ import annotations
 
-from crossfill.kinds.evm.chain import EVM
+from crossfill.kinds.evm.kind import EVM
 from crossfill.kinds.perps.chain import PERPS
 from crossfill.kinds.port import ChainKind
 from crossfill.kinds.svm.chain import SVM

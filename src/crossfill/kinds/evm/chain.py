@@ -1,24 +1,20 @@
 """The EVM kind: each EVM chain of the deployment as the core sees a chain (`kinds.port`).
 
-Quotes between EVM chains are the core's own planner's (`app.quotes`), and the EVM workers
-are composed in `workers.runner` (one transaction manager per chain, shared by the solver,
-the refunder and every other worker that sends there), so this kind adds neither."""
+Quotes between EVM chains are the core's own planner's (`app.quotes`): an EVM chain routes
+none of them. Its workers are the kind's (`kinds.evm.kind`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from crossfill.config import Deployment
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
-from crossfill.kinds.evm.runtime import ChainRuntime, evm_chain_runtime
+from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.view import chain_wire
-from crossfill.kinds.port import NamedWorker, QuoteRoute, WorkerContext
-from crossfill.metrics import Metrics
+from crossfill.kinds.port import QuoteRoute
 from crossfill.quoting.request import QuoteRequest
-from crossfill.settings import Settings
 from crossfill.types import ChainId
 
 
@@ -60,9 +56,6 @@ class EvmChain:
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         return chain_wire(self.live.config, live, solver_address=solver_address)
 
-    def workers(self, context: WorkerContext) -> Sequence[NamedWorker]:
-        return ()
-
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         return None
 
@@ -72,24 +65,3 @@ class EvmChain:
 
     async def close(self) -> None:
         await self.live.client.close()
-
-
-class EvmKind:
-    name = "evm"
-
-    def chains(
-        self,
-        deployment: Deployment,
-        settings: Settings,
-        *,
-        clock: Callable[[], float],
-        metrics: Metrics,
-    ) -> Sequence[EvmChain]:
-        solver = deployment.solver.address
-        return [
-            EvmChain(evm_chain_runtime(config, settings, solver, clock, metrics))
-            for config in deployment.chains
-        ]
-
-
-EVM = EvmKind()

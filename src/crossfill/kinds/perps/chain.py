@@ -22,7 +22,7 @@ from crossfill.kinds.perps.solver import PerpsSolver
 from crossfill.kinds.perps.view import perps_chain_wire
 from crossfill.kinds.perps.watcher import PerpsWatcher
 from crossfill.kinds.perps.withdrawal_quotes import create_perps_withdrawal_quote
-from crossfill.kinds.port import NamedWorker, QuoteRoute, WorkerContext
+from crossfill.kinds.port import LoopWorkers, NamedWorker, QuoteRoute, WorkerContext
 from crossfill.metrics import Metrics
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
@@ -105,41 +105,6 @@ class PerpsChain:
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         return perps_chain_wire(self.live.config, live)
 
-    def workers(self, context: WorkerContext) -> Sequence[NamedWorker]:
-        """The solver (deposits to the exchange), the watcher and the refunder (withdrawals
-        from it), all paying from the solver's exchange account through one payer: its journal
-        holds every action that account signs."""
-        exchange, settings, sessions, now = (
-            self.live,
-            context.settings,
-            context.sessions,
-            context.now,
-        )
-        account = resolve_holder(
-            exchange.config.solver,
-            "perps.solver",
-            mode=settings.mode,
-            keystore_password=settings.keystore_password,
-        )
-        payer = PerpsPayer(exchange.client, exchange.config, account, sessions, now=now)
-        poll = exchange.config.poll_interval_seconds
-        interval = min(settings.worker_interval_seconds, poll)
-        solver = PerpsSolver(
-            exchange, payer, sessions, now=now, interval_seconds=interval, owner=context.owner
-        )
-        # Its every tick reads the exchange: its own cadence.
-        watcher = PerpsWatcher(
-            exchange.client, exchange.config, sessions, now=now, interval_seconds=poll
-        )
-        refunder = PerpsRefunder(
-            exchange.config, payer, sessions, now=now, interval_seconds=interval
-        )
-        return (
-            NamedWorker(f"perps-solver-{self.chain_id}", solver.run),
-            NamedWorker(f"perps-watcher-{self.chain_id}", watcher.run),
-            NamedWorker(f"perps-refunder-{self.chain_id}", refunder.run),
-        )
-
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         if request.destination_chain_id == self.chain_id:
             return DepositRoute(self.live)
@@ -168,6 +133,40 @@ class PerpsKind:
     ) -> Sequence[PerpsChain]:
         exchange = deployment.perps
         return [] if exchange is None else [PerpsChain(perps_runtime(exchange, settings, clock))]
+
+    def workers(self, runtime: Runtime, context: WorkerContext) -> LoopWorkers:
+        chains = [c for c in runtime.kind_chains.values() if isinstance(c, PerpsChain)]
+        return LoopWorkers([worker for chain in chains for worker in _workers(chain, context)])
+
+
+def _workers(chain: PerpsChain, context: WorkerContext) -> Sequence[NamedWorker]:
+    """The solver (deposits to the exchange), the watcher and the refunder (withdrawals
+    from it), all paying from the solver's exchange account through one payer: its journal
+    holds every action that account signs."""
+    exchange, settings, sessions = chain.live, context.settings, context.sessions
+    now = context.now
+    account = resolve_holder(
+        exchange.config.solver,
+        "perps.solver",
+        mode=settings.mode,
+        keystore_password=settings.keystore_password,
+    )
+    payer = PerpsPayer(exchange.client, exchange.config, account, sessions, now=now)
+    poll = exchange.config.poll_interval_seconds
+    interval = min(settings.worker_interval_seconds, poll)
+    solver = PerpsSolver(
+        exchange, payer, sessions, now=now, interval_seconds=interval, owner=context.owner
+    )
+    # Its every tick reads the exchange: its own cadence.
+    watcher = PerpsWatcher(
+        exchange.client, exchange.config, sessions, now=now, interval_seconds=poll
+    )
+    refunder = PerpsRefunder(exchange.config, payer, sessions, now=now, interval_seconds=interval)
+    return (
+        NamedWorker(f"perps-solver-{chain.chain_id}", solver.run),
+        NamedWorker(f"perps-watcher-{chain.chain_id}", watcher.run),
+        NamedWorker(f"perps-refunder-{chain.chain_id}", refunder.run),
+    )
 
 
 PERPS = PerpsKind()

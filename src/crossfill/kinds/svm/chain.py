@@ -13,7 +13,7 @@ import orjson
 from crossfill.config import Deployment
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
-from crossfill.kinds.port import NamedWorker, QuoteRoute, WorkerContext
+from crossfill.kinds.port import LoopWorkers, NamedWorker, QuoteRoute, WorkerContext
 from crossfill.kinds.svm.indexer import SvmIndexer
 from crossfill.kinds.svm.keys import DevnetSvmKeys, resolve_svm_holder
 from crossfill.kinds.svm.payer import SvmPayer
@@ -88,30 +88,6 @@ class SvmChain:
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         return svm_chain_wire(self.live.config, live)
 
-    def workers(self, context: WorkerContext) -> Sequence[NamedWorker]:
-        """The solver (fills paid from the vault), the indexer (deposits to the vault) and the
-        refunder, the solver and the refunder paying through one journalled payer."""
-        chain, sessions, now = self.live, context.sessions, context.now
-        interval = context.settings.worker_interval_seconds
-        payer = SvmPayer(
-            chain.client,
-            resolve_svm_holder(
-                chain.config.solver, mode=context.settings.mode, devnet_keys=self.devnet_keys
-            ),
-            sessions,
-            now=now,
-        )
-        solver = SvmSolver(
-            chain, payer, sessions, now=now, interval_seconds=interval, owner=context.owner
-        )
-        indexer = SvmIndexer(chain, sessions, now=now, interval_seconds=interval)
-        refunder = SvmRefunder(chain, payer, sessions, now=now, interval_seconds=interval)
-        return (
-            NamedWorker(f"svm-solver-{self.chain_id}", solver.run),
-            NamedWorker(f"svm-indexer-{self.chain_id}", indexer.run),
-            NamedWorker(f"svm-refunder-{self.chain_id}", refunder.run),
-        )
-
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         if request.destination_chain_id == self.chain_id:
             return SvmRoute(self.live, "to_svm")
@@ -146,6 +122,35 @@ class SvmKind:
             SvmChain(svm_chain_runtime(config, settings, clock), self.devnet_keys)
             for config in deployment.svm_chains
         ]
+
+    def workers(self, runtime: Runtime, context: WorkerContext) -> LoopWorkers:
+        chains = [chain for chain in runtime.kind_chains.values() if isinstance(chain, SvmChain)]
+        return LoopWorkers([worker for chain in chains for worker in _workers(chain, context)])
+
+
+def _workers(chain: SvmChain, context: WorkerContext) -> Sequence[NamedWorker]:
+    """The solver (fills paid from the vault), the indexer (deposits to the vault) and the
+    refunder, the solver and the refunder paying through one journalled payer."""
+    live, sessions, now = chain.live, context.sessions, context.now
+    interval = context.settings.worker_interval_seconds
+    payer = SvmPayer(
+        live.client,
+        resolve_svm_holder(
+            live.config.solver, mode=context.settings.mode, devnet_keys=chain.devnet_keys
+        ),
+        sessions,
+        now=now,
+    )
+    solver = SvmSolver(
+        live, payer, sessions, now=now, interval_seconds=interval, owner=context.owner
+    )
+    indexer = SvmIndexer(live, sessions, now=now, interval_seconds=interval)
+    refunder = SvmRefunder(live, payer, sessions, now=now, interval_seconds=interval)
+    return (
+        NamedWorker(f"svm-solver-{chain.chain_id}", solver.run),
+        NamedWorker(f"svm-indexer-{chain.chain_id}", indexer.run),
+        NamedWorker(f"svm-refunder-{chain.chain_id}", refunder.run),
+    )
 
 
 SVM = SvmKind()

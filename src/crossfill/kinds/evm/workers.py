@@ -1,0 +1,240 @@
+"""The EVM chains' workers: an indexer, a solver, a refunder, a sponsor collector, a permit
+depositor, an app-fee payer and a deposit-address sweeper per chain, a gasless executor per
+chain and sponsor, and a watch of each signer's mined transactions. They are composed across
+chains: an indexer hands a request it makes pending to its destination's solver at once."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from eth_account.signers.local import LocalAccount
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.app.quotes import arrival_rows
+from crossfill.config.secrets import resolve_holder
+from crossfill.kinds.port import NamedWorker, WorkerContext
+from crossfill.runtime import Runtime
+from crossfill.store.tables import Request
+from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
+from crossfill.workers.app_fee_payer import AppFeePayer
+from crossfill.workers.deposit_addresses import DepositAddressSweeper
+from crossfill.workers.gasless_executor import GaslessExecutor
+from crossfill.workers.hint_watch import Hint
+from crossfill.workers.indexer import Claim, Indexer
+from crossfill.workers.mined_watch import MinedWatch
+from crossfill.workers.permit_depositor import PermitDepositor
+from crossfill.workers.refunder import Refunder
+from crossfill.workers.solver import Solver
+from crossfill.workers.sponsor_collector import SponsorCollector
+from crossfill.workers.txmanager import TxManager
+
+T = TypeVar("T")
+
+
+def _hand_over(solvers: dict[ChainId, Solver], chain_id: int, request_id: str) -> None:
+    solver = solvers.get(ChainId(chain_id))
+    if solver is not None:
+        solver.take(request_id)
+
+
+async def _claim_pending(
+    solvers: dict[ChainId, Solver], session: AsyncSession, request: Request
+) -> Claim | None:
+    solver = solvers.get(ChainId(request.destination_chain_id))
+    return None if solver is None else await solver.claim_pending(session, request)
+
+
+@dataclass
+class EvmWorkers:
+    runtime: Runtime
+    indexers: dict[ChainId, Indexer]
+    solvers: dict[ChainId, Solver]
+    refunders: dict[ChainId, Refunder]
+    sponsor_collectors: dict[ChainId, SponsorCollector]
+    app_fee_payers: dict[ChainId, AppFeePayer]
+    permit_depositors: dict[ChainId, PermitDepositor]
+    deposit_address_sweepers: dict[ChainId, DepositAddressSweeper]
+    gasless_executors: list[GaslessExecutor] = field(default_factory=list)
+    # One per signer and chain: its mined transactions kept in the chain until final.
+    mined_watches: list[MinedWatch] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, runtime: Runtime, context: WorkerContext) -> EvmWorkers:
+        settings, deployment, now = runtime.settings, runtime.deployment, context.now
+        allocator = resolve_holder(
+            deployment.allocator,
+            "allocator",
+            mode=settings.mode,
+            keystore_password=settings.keystore_password,
+        )
+        # One transaction manager per chain for the solver key: fills, refunds and app-fee
+        # payouts share nonces, and one process at a time signs with it (the signer lease,
+        # held as the context's owner). The followers read the key's balance: what it cannot
+        # pay for is never signed.
+        txmanagers = {
+            chain_id: TxManager(
+                chain.client,
+                chain.state,
+                runtime.solver_account,
+                runtime.sessions,
+                now=now,
+                holder=context.owner,
+                funds=functools.partial(chain.state.solver_balance, NATIVE_EVM_ADDRESS),
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
+        interval = settings.worker_interval_seconds
+        indexers = {
+            chain_id: Indexer(
+                chain,
+                runtime.sessions,
+                now=now,
+                interval_seconds=interval,
+                metrics=runtime.metrics,
+                hint_calls_per_client_per_minute=settings.hint_rpc_calls_per_client_per_minute,
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
+        solvers = {
+            chain_id: Solver(
+                chain,
+                runtime.sessions,
+                txmanagers[chain_id],
+                now=now,
+                interval_seconds=interval,
+                owner=context.owner,
+                metrics=runtime.metrics,
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
+
+        def journalled(worker: Callable[..., T], *signers: LocalAccount) -> dict[ChainId, T]:
+            """One per chain of a worker sending through that chain's journal."""
+            return {
+                chain_id: worker(
+                    chain,
+                    runtime.sessions,
+                    txmanagers[chain_id],
+                    *signers,
+                    now=now,
+                    interval_seconds=interval,
+                )
+                for chain_id, chain in runtime.chains.items()
+            }
+
+        for indexer in indexers.values():
+            indexer.on_pending = lambda chain_id, request_id: _hand_over(
+                solvers, chain_id, request_id
+            )
+            indexer.claim_pending = functools.partial(_claim_pending, solvers)
+        sweepers = {
+            chain_id: DepositAddressSweeper(
+                chain,
+                runtime.sessions,
+                txmanagers[chain_id],
+                now=now,
+                interval_seconds=interval,
+                reprice=functools.partial(arrival_rows, runtime),
+                metrics=runtime.metrics,
+            )
+            for chain_id, chain in runtime.chains.items()
+        }
+        gasless_executors = _gasless_executors(runtime, context)
+        mined_watches = [
+            MinedWatch(
+                worker.chain, worker.txmanager, interval_seconds=interval, metrics=runtime.metrics
+            )
+            for worker in (*solvers.values(), *gasless_executors)
+        ]
+        return cls(
+            runtime,
+            indexers,
+            solvers,
+            journalled(Refunder, allocator),
+            journalled(SponsorCollector),
+            journalled(AppFeePayer, allocator),
+            journalled(PermitDepositor),
+            sweepers,
+            gasless_executors=gasless_executors,
+            mined_watches=mined_watches,
+        )
+
+    def listen(self) -> list[Callable[[], None]]:
+        """Each new head wakes the chain's indexer (deposits) and solver (fills mined), and
+        the mined watches; the deposit-address sweeper once the indexer's scan of it is done
+        (the fill path first on the database)."""
+        removals = []
+        for chain_id, chain in self.runtime.chains.items():
+            indexer = self.indexers[chain_id]
+            removals.append(chain.follower.on_new_head(indexer.new_head))
+            removals.append(chain.follower.on_new_head(self.solvers[chain_id].new_head))
+            sweeper = self.deposit_address_sweepers.get(chain_id)
+            if sweeper is not None:
+                indexer.on_scanned = sweeper.new_head
+        for watch in self.mined_watches:
+            removals.append(watch.chain.follower.on_new_head(watch.new_head))
+        return removals
+
+    def loops(self) -> Sequence[NamedWorker]:
+        per_chain: list[tuple[str, dict[ChainId, Any]]] = [
+            ("indexer", self.indexers),
+            ("solver", self.solvers),
+            ("refunder", self.refunders),
+            ("sponsor-collector", self.sponsor_collectors),
+            ("app-fee-payer", self.app_fee_payers),
+            ("permit-depositor", self.permit_depositors),
+            ("deposit-addresses", self.deposit_address_sweepers),
+        ]
+        return [
+            *(NamedWorker(watch.name, watch.run) for watch in self.mined_watches),
+            *(
+                NamedWorker(f"{name}-{chain_id}", worker.run)
+                for name, workers in per_chain
+                for chain_id, worker in workers.items()
+            ),
+            *(
+                NamedWorker(f"deposit-address-traces-{chain_id}", sweeper.run_traces)
+                for chain_id, sweeper in self.deposit_address_sweepers.items()
+            ),
+            *(NamedWorker(executor.name, executor.run) for executor in self.gasless_executors),
+        ]
+
+    def hint(self, chain_id: int, tx_hash: str, client: str) -> bool:
+        indexer = self.indexers.get(ChainId(chain_id))
+        return indexer is not None and indexer.hint(Hint(tx_hash, client))
+
+
+def _gasless_executors(runtime: Runtime, context: WorkerContext) -> list[GaslessExecutor]:
+    """One per chain and gas sponsor, each with the sponsor's own transaction manager (its
+    nonces, its signer lease)."""
+    settings = runtime.settings
+    executors = []
+    for index, holder in enumerate(runtime.deployment.gasless.sponsors):
+        account = resolve_holder(
+            holder,
+            f"gasless.sponsors[{index}]",
+            mode=settings.mode,
+            keystore_password=settings.keystore_password,
+        )
+        for chain in runtime.chains.values():
+            txmanager = TxManager(
+                chain.client,
+                chain.state,
+                account,
+                runtime.sessions,
+                now=context.now,
+                holder=context.owner,
+            )
+            executors.append(
+                GaslessExecutor(
+                    chain,
+                    runtime.sessions,
+                    txmanager,
+                    now=context.now,
+                    interval_seconds=settings.worker_interval_seconds,
+                )
+            )
+    return executors
