@@ -1,5 +1,6 @@
 """An in-memory perps exchange for worker tests: the devnet exchange's own rules (signatures,
-nonces, balances) behind `PerpsPort`, on the test's clock, with scripted faults."""
+nonces, balances) behind `PerpsPort`, on the test's clock, with scripted faults; checked
+against the devnet exchange by `tests/conformance`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Literal
 
 from crossfill.devnet.exchange.actions import Exchange
 from crossfill.devnet.exchange.ledger import ExchangeLedger, Leg, Refused
-from crossfill.devnet.exchange.tokens import LEDGER_DECIMALS, PERPS_DEX, USDC
+from crossfill.devnet.exchange.tokens import LEDGER_DECIMALS, PERPS_DEX, SPOT_DEX, SPOT_TOKENS, USDC
 from crossfill.errors import ActionRefused, ChainUnreachable
 from crossfill.kinds.perps.actions import SignedAction
 from crossfill.kinds.perps.client import (
@@ -43,7 +44,7 @@ class FakeExchange:
         self.ledger.credit(user, Leg(PERPS_DEX, USDC.name, usd * 10**LEDGER_DECIMALS))
 
     def usd(self, user: str) -> Decimal:
-        return Decimal(self.ledger.balance(user, PERPS_DEX, USDC.name)) / 10**LEDGER_DECIMALS
+        return _decimal(self.ledger.balance(user, PERPS_DEX, USDC.name))
 
     async def post_action(self, signed: SignedAction) -> ActionAccepted:
         body = signed.request_body()
@@ -72,10 +73,23 @@ class FakeExchange:
         return ClearinghouseState(self.usd(user), self.usd(user))
 
     async def spot_balances(self, user: str) -> list[SpotBalance]:
-        return []
+        held = self.ledger.balances(user, SPOT_DEX)
+        return [
+            SpotBalance(token.name, token.index, _decimal(held[token.name]), Decimal(0))
+            for token in SPOT_TOKENS
+            if held.get(token.name)
+        ]
 
     async def spot_meta(self) -> list[SpotTokenMeta]:
-        return []
+        return [
+            SpotTokenMeta(t.name, t.index, t.token_id, t.sz_decimals, t.wei_decimals)
+            for t in SPOT_TOKENS
+        ]
 
     async def close(self) -> None:
         self.ledger.close()
+
+
+def _decimal(units: int) -> Decimal:
+    """Ledger units as the amount the exchange shows."""
+    return Decimal(units) / 10**LEDGER_DECIMALS

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
 from bench.synthetic import synthetic_requests
-from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from sqlalchemy import insert, select
 
@@ -65,7 +64,7 @@ async def one_request_world(
     """A synthetic request in `status`, with this chain as its `side`, and its row in `table`:
     `columns` and the request's id and chain, not sent yet."""
     async with chain_world(tmp_path) as base:
-        solver: LocalAccount = Account.create()
+        solver = base.signer()
         txmanager = TxManager(
             base.chain, base.state, solver, base.sessions, now=base.clock, holder="me"
         )

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 from bench.synthetic import synthetic_requests
-from eth_account import Account
-from eth_account.signers.local import LocalAccount
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
 from sqlalchemy import delete, insert, select
@@ -83,7 +81,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         contracts = base.config.contracts.model_copy(update={"deposit_address_factory": FACTORY})
         config = base.config.model_copy(update={"contracts": contracts})
         runtime = replace(base.runtime, config=config)
-        solver: LocalAccount = Account.create()
+        solver = base.signer()
         txmanager = TxManager(
             base.chain, base.state, solver, base.sessions, now=base.clock, holder="me"
         )
@@ -147,7 +145,7 @@ async def test_a_second_transfer_is_a_child_request_swept_on_its_own(world: Worl
         "blockNumber": BLOCK + 1,
         "blockHash": (await world.chain.block_at(BLOCK + 1) or world.chain.head_block).hash,
     }
-    world.chain.deposit_logs[BLOCK + 1] = [log]
+    world.chain.logs[BLOCK + 1] = [log]
     await world.sweeper.tick()
     transfers, journal, requests = await world.rows()
     (parent,) = [row for row in requests if row.id == world.request["id"]]

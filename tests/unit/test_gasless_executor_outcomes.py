@@ -78,7 +78,7 @@ class World:
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
-        sponsor: LocalAccount = Account.create()
+        sponsor = base.signer()
         user: LocalAccount = Account.create()
         # Typed as SignedMessage by eth-account, it is a SignedSetCodeAuthorization.
         signed: Any = user.sign_authorization(

@@ -9,7 +9,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from eth_account import Account
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
 from sqlalchemy import select
@@ -72,7 +71,7 @@ class World:
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
         txmanager = TxManager(
-            base.chain, base.state, Account.create(), base.sessions, now=base.clock, holder="me"
+            base.chain, base.state, base.signer(), base.sessions, now=base.clock, holder="me"
         )
         await txmanager.hold_signer()
         watch = MinedWatch(base.runtime, txmanager, interval_seconds=1, metrics=base.metrics)
@@ -234,7 +233,7 @@ async def test_a_transaction_that_does_otherwise_when_mined_again_is_recorded_so
 async def test_only_the_signer_lease_holder_watches(tmp_path: Path) -> None:
     async with chain_world(tmp_path) as base:
         txmanager = TxManager(
-            base.chain, base.state, Account.create(), base.sessions, now=base.clock, holder="me"
+            base.chain, base.state, base.signer(), base.sessions, now=base.clock, holder="me"
         )
         watch = MinedWatch(base.runtime, txmanager, interval_seconds=1, metrics=base.metrics)
         watch.new_head(base.chain.head_block)

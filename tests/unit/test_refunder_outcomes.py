@@ -61,7 +61,7 @@ class World:
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
         txmanager = TxManager(
-            base.chain, base.state, Account.create(), base.sessions, now=base.clock, holder="me"
+            base.chain, base.state, base.signer(), base.sessions, now=base.clock, holder="me"
         )
         refunder = Refunder(
             base.runtime,

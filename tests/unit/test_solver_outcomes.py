@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from bench.synthetic import synthetic_requests
-from eth_account import Account
 from sqlalchemy import insert, select
 
 from crossfill.app.fills import stored_fill_plan
@@ -81,7 +80,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         txmanager = TxManager(
             base.chain,
             base.state,
-            Account.create(),
+            base.signer(),
             base.sessions,
             now=base.clock,
             holder="me",

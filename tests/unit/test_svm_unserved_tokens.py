@@ -13,7 +13,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.kinds.svm import programs
-from crossfill.kinds.svm.client import OwnedTokenAccount
 from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.kinds.svm.follower import SvmChainState, SvmFollower
 from crossfill.kinds.svm.indexer import SvmIndexer
@@ -76,9 +75,7 @@ class World:
         pay = programs.transfer_token(USER, VAULT, OTHER, amount, 0)
         signature = self.chain.land([*create, pay, MEMO], USER)
         if creating_the_account:
-            self.chain.token_accounts.append(
-                OwnedTokenAccount(programs.token_account(VAULT, OTHER), OTHER)
-            )
+            self.chain.give_tokens(VAULT, OTHER)
         return signature
 
     async def kept(self) -> list[tuple[str, str, str | None, str | None]]:
@@ -96,10 +93,8 @@ async def test_a_payment_into_an_unserved_mints_existing_vault_account_is_record
     was never listed."""
     world = World(sessions)
     # Accounts the vault owns that hold no deposit: a served mint's, one not associated.
-    world.chain.token_accounts += [
-        OwnedTokenAccount(programs.token_account(VAULT, USDC), USDC),
-        OwnedTokenAccount(Keypair().pubkey(), Keypair().pubkey()),
-    ]
+    world.chain.give_tokens(VAULT, USDC)
+    world.chain.give_tokens(VAULT, Keypair().pubkey(), account=Keypair().pubkey())
     await world.indexer.tick()
     first = world.pay_other(100, creating_the_account=True)
     await world.indexer.tick()  # read through the vault's listing
@@ -150,9 +145,7 @@ async def test_the_vaults_token_accounts_are_looked_for_again_each_minute(
     world = World(sessions)
     await world.indexer.tick()
     world.chain.land([programs.create_token_account(USER, VAULT, OTHER)], USER)
-    world.chain.token_accounts.append(
-        OwnedTokenAccount(programs.token_account(VAULT, OTHER), OTHER)
-    )
+    world.chain.give_tokens(VAULT, OTHER)
     await world.indexer.tick()
     paid = world.pay_other(100)
     await world.indexer.tick()

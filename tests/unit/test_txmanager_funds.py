@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from eth_account import Account
 from sqlalchemy import select
 
 from crossfill.errors import CannotPayGas, ChainError, InsufficientFunds, NonceTooLow
@@ -46,7 +45,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         txmanager = TxManager(
             base.chain,
             base.state,
-            Account.create(),
+            base.signer(),
             base.sessions,
             now=base.clock,
             holder="me",
@@ -83,6 +82,7 @@ async def test_what_its_transactions_in_flight_may_take_is_spoken_for(world: Wor
 async def test_without_a_known_balance_the_node_judges(world: World) -> None:
     world.balance[0] = None
     assert world.txmanager.available() is None
+    world.chain.fund(world.txmanager.sender, 2 * 10**30)  # more than the service knows of
     await world.send("sweep", value=10**30)
     assert len(world.chain.sent) == 1
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.chains.follower import ChainFollower
@@ -37,6 +39,10 @@ class Clock:
         self.now += delta
 
 
+# What the solver and every signing key hold on the chain, in wei.
+SIGNER_BALANCE = 10**21
+
+
 @dataclass
 class ChainWorld:
     engine: AsyncEngine
@@ -47,6 +53,12 @@ class ChainWorld:
     runtime: ChainRuntime
     clock: Clock
     metrics: Metrics
+
+    def signer(self) -> LocalAccount:
+        """A new signing key that can pay for its transactions on the chain."""
+        account: LocalAccount = Account.create()
+        self.chain.fund(account.address, SIGNER_BALANCE)
+        return account
 
 
 @asynccontextmanager
@@ -60,7 +72,7 @@ async def chain_world(tmp_path: Path, database_url: str | None = None) -> AsyncI
     state = ChainState(chain_id=config.id, lag_threshold_seconds=None, started_at=0.0)
     state.record_head(chain.head_block, 0.0)
     state.priority_fee_per_gas = 1
-    state.solver_balances = {NATIVE_EVM_ADDRESS: 10**21}
+    state.solver_balances = {NATIVE_EVM_ADDRESS: SIGNER_BALANCE}
     metrics = Metrics()
     follower = ChainFollower(
         chain,
