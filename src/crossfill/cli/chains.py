@@ -63,12 +63,7 @@ def _set_disabled(chain_id: int, *, disabled: bool, reason: str | None) -> None:
 
     settings = command_settings()
     deployment = load_deployment(settings.deployment_path, mode=settings.mode)
-    perps_id = deployment.perps.id if deployment.perps is not None else None
-    if (
-        deployment.chain(chain_id) is None
-        and deployment.svm_chain(chain_id) is None
-        and (chain_id != perps_id)
-    ):
+    if not deployment.serves(chain_id):
         raise CrossfillError(f"chain {chain_id} is not in {settings.deployment_path}")
 
     async def _apply() -> None:

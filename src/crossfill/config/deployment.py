@@ -285,11 +285,18 @@ class Deployment(ConfigModel):
     # The perps exchange (config.perps), chain 1337: neither EVM nor SVM.
     perps: PerpsExchangeConfig | None = None
 
+    @property
+    def listed_chains(self) -> tuple[ChainConfig | SvmChainConfig | PerpsExchangeConfig, ...]:
+        """Every chain of every kind the file configures."""
+        return (*self.chains, *self.svm_chains, *((self.perps,) if self.perps else ()))
+
+    def serves(self, chain_id: int) -> bool:
+        return any(chain.id == chain_id for chain in self.listed_chains)
+
     @model_validator(mode="after")
     def _unique_chains(self) -> Deployment:
         for attribute in ("id", "name"):
-            every = (*self.chains, *self.svm_chains, *((self.perps,) if self.perps else ()))
-            values = [getattr(chain, attribute) for chain in every]
+            values = [getattr(chain, attribute) for chain in self.listed_chains]
             duplicates = sorted({str(v) for v in values if values.count(v) > 1})
             if duplicates:
                 raise ValueError(f"chains: duplicate {attribute} {', '.join(duplicates)}")
