@@ -135,6 +135,58 @@ class LoopWorkers:
         return False
 
 
+class LiveConfig(Protocol):
+    @property
+    def id(self) -> ChainId: ...
+
+    @property
+    def disabled(self) -> bool: ...
+
+    @property
+    def status_message(self) -> str | None: ...
+
+
+class LiveState(Protocol):
+    @property
+    def last_error(self) -> str | None: ...
+
+    def lagging(self, now: float) -> bool: ...
+
+
+class Live(Protocol):
+    """A chain live in this process, as every kind keeps one: its config and its state."""
+
+    @property
+    def config(self) -> LiveConfig: ...
+
+    @property
+    def state(self) -> LiveState: ...
+
+
+class KindChainBase:
+    """What every `KindChain` answers the same way, from its live chain's config and state."""
+
+    live: Live
+
+    @property
+    def chain_id(self) -> ChainId:
+        return self.live.config.id
+
+    @property
+    def configured_disabled(self) -> bool:
+        return self.live.config.disabled
+
+    @property
+    def status_message(self) -> str | None:
+        return self.live.config.status_message
+
+    def read_failing(self) -> bool:
+        return self.live.state.last_error is not None
+
+    def lagging(self, now: float) -> bool:
+        return self.live.state.lagging(now)
+
+
 class ChainKind(Protocol):
     """A kind of chain: how its chains are built from the deployment, and its workers."""
 

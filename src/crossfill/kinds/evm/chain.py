@@ -13,32 +13,13 @@ from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.view import chain_wire
-from crossfill.kinds.port import QuoteRoute
+from crossfill.kinds.port import KindChainBase, QuoteRoute
 from crossfill.quoting.request import QuoteRequest
-from crossfill.types import ChainId
 
 
 @dataclass
-class EvmChain:
+class EvmChain(KindChainBase):
     live: ChainRuntime
-
-    @property
-    def chain_id(self) -> ChainId:
-        return self.live.config.id
-
-    @property
-    def configured_disabled(self) -> bool:
-        return self.live.config.disabled
-
-    @property
-    def status_message(self) -> str | None:
-        return self.live.config.status_message
-
-    def read_failing(self) -> bool:
-        return self.live.state.last_error is not None
-
-    def lagging(self, now: float) -> bool:
-        return self.live.state.lagging(now)
 
     async def follow_once(self) -> None:
         await self.live.follower.update()

@@ -22,13 +22,12 @@ from crossfill.kinds.perps.solver import PerpsSolver
 from crossfill.kinds.perps.view import perps_chain_wire
 from crossfill.kinds.perps.watcher import PerpsWatcher
 from crossfill.kinds.perps.withdrawal_quotes import create_perps_withdrawal_quote
-from crossfill.kinds.port import LoopWorkers, NamedWorker, QuoteRoute, WorkerContext
+from crossfill.kinds.port import KindChainBase, LoopWorkers, NamedWorker, QuoteRoute, WorkerContext
 from crossfill.metrics import Metrics
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 from crossfill.settings import Settings
-from crossfill.types import ChainId
 
 
 class _NoPrice:
@@ -71,26 +70,8 @@ class WithdrawalRoute(_NoPrice):
 
 
 @dataclass
-class PerpsChain:
+class PerpsChain(KindChainBase):
     live: PerpsRuntime
-
-    @property
-    def chain_id(self) -> ChainId:
-        return self.live.config.id
-
-    @property
-    def configured_disabled(self) -> bool:
-        return not self.live.config.enabled
-
-    @property
-    def status_message(self) -> str | None:
-        return self.live.config.status_message
-
-    def read_failing(self) -> bool:
-        return self.live.state.last_error is not None
-
-    def lagging(self, now: float) -> bool:
-        return self.live.state.lagging(now)
 
     async def follow_once(self) -> None:
         """An exchange has no head: its balances are read when a quote needs them."""

@@ -128,3 +128,8 @@ class PerpsExchangeConfig(ChainListing):
     def spot_currency(self, address: str) -> PerpsSpotCurrency | None:
         wanted = address.lower()
         return next((c for c in self.spot_currencies if c.address == wanted), None)
+
+    @property
+    def disabled(self) -> bool:
+        """As every chain says it: the exchange's section says `enabled`."""
+        return not self.enabled

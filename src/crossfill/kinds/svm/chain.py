@@ -13,7 +13,7 @@ import orjson
 from crossfill.config import Deployment
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
-from crossfill.kinds.port import LoopWorkers, NamedWorker, QuoteRoute, WorkerContext
+from crossfill.kinds.port import KindChainBase, LoopWorkers, NamedWorker, QuoteRoute, WorkerContext
 from crossfill.kinds.svm.indexer import SvmIndexer
 from crossfill.kinds.svm.keys import DevnetSvmKeys, resolve_svm_holder
 from crossfill.kinds.svm.payer import SvmPayer
@@ -27,7 +27,6 @@ from crossfill.metrics import Metrics
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 from crossfill.settings import Settings
-from crossfill.types import ChainId
 
 
 @dataclass(frozen=True)
@@ -52,28 +51,10 @@ class SvmRoute:
 
 
 @dataclass
-class SvmChain:
+class SvmChain(KindChainBase):
     live: SvmChainRuntime
     # The devnet's keys for `devnet-svm:ROLE` key references (devnet mode only).
     devnet_keys: DevnetSvmKeys | None = None
-
-    @property
-    def chain_id(self) -> ChainId:
-        return self.live.config.id
-
-    @property
-    def configured_disabled(self) -> bool:
-        return self.live.config.disabled
-
-    @property
-    def status_message(self) -> str | None:
-        return self.live.config.status_message
-
-    def read_failing(self) -> bool:
-        return self.live.state.last_error is not None
-
-    def lagging(self, now: float) -> bool:
-        return self.live.state.lagging(now)
 
     async def follow_once(self) -> None:
         await self.live.follower.update()
