@@ -22,8 +22,8 @@ import aiohttp
 import uvloop
 
 from bench.chain_watch import rpc
-from crossfill.chains.evm import EvmClient, LogFilter
 from crossfill.devnet.anvil import anvil_rpc, start_anvil
+from crossfill.kinds.evm.client import EvmClient, LogFilter
 from crossfill.metrics import Metrics
 from crossfill.types import ChainId
 

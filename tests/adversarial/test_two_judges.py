@@ -13,11 +13,11 @@ from bench.synthetic import synthetic_requests
 from sqlalchemy import insert, select
 
 from crossfill.domain.status import RequestStatus
+from crossfill.kinds.evm.indexer import Indexer
 from crossfill.store import deposits
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.indexer import Indexer
 from tests.e2e.conftest import on_database
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import START, ChainWorld, chain_world

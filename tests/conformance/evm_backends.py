@@ -16,12 +16,12 @@ from eth_account.signers.local import LocalAccount
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
-from crossfill.chains.evm import InternalTransfer
-from crossfill.chains.port import EvmPort
 from crossfill.contracts.abi import ERC20, function
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import AnvilProcess, anvil_rpc, set_native_balance, start_anvil
 from crossfill.devnet.deploy import deploy, signing_web3
+from crossfill.kinds.evm.client import InternalTransfer
+from crossfill.kinds.evm.port import EvmPort
 from crossfill.types import Address
 from tests.unit.fake_chain import FakeChain
 

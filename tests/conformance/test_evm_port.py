@@ -12,14 +12,6 @@ from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 from web3 import Web3
 
-from crossfill.chains import receipt_outcomes
-from crossfill.chains.depository_logs import (
-    TokenTransfer,
-    address_topic,
-    decode_transfer,
-    erc20_transfer_event,
-)
-from crossfill.chains.evm import CallOutcome, EvmClient, LogFilter, TransactionFacts, ValueTransfer
 from crossfill.contracts.abi import ERC20, function
 from crossfill.contracts.events import decode_events
 from crossfill.contracts.reverts import RevertReason
@@ -31,6 +23,20 @@ from crossfill.errors import (
     NonceTooLow,
     Reverted,
     SendRefused,
+)
+from crossfill.kinds.evm import receipt_outcomes
+from crossfill.kinds.evm.client import (
+    CallOutcome,
+    EvmClient,
+    LogFilter,
+    TransactionFacts,
+    ValueTransfer,
+)
+from crossfill.kinds.evm.depository_logs import (
+    TokenTransfer,
+    address_topic,
+    decode_transfer,
+    erc20_transfer_event,
 )
 from crossfill.metrics import Metrics
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId, TraceApi

@@ -16,14 +16,14 @@ from web3 import Web3
 from web3.exceptions import TransactionNotFound
 
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.kinds.evm.mined_watch import MinedWatch
+from crossfill.kinds.evm.txmanager import VOID, TxManager
 from crossfill.kinds.registry import KINDS
 from crossfill.runtime import Runtime
 from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import SentTransaction
 from crossfill.types import ChainId
-from crossfill.workers.mined_watch import MinedWatch
 from crossfill.workers.runner import utc_now
-from crossfill.workers.txmanager import VOID, TxManager
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, final_status, rpc_urls
 from tests.e2e.conftest import ServiceThread, StartService, service_settings, wait_for

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from eth_account import Account
 
-from crossfill.chains.evm import EvmClient
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.kinds.evm.client import EvmClient
 from crossfill.metrics import Metrics
 from crossfill.types import ChainId
 from tests.e2e.bridging import (

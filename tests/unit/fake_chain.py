@@ -1,4 +1,4 @@
-"""An EVM chain in memory, serving the chain port (`crossfill.chains.port.EvmPort`) to the
+"""An EVM chain in memory, serving the chain port (`crossfill.kinds.evm.port.EvmPort`) to the
 workers' unit tests, with faults scripted per method: the next calls of a method raise the
 outcomes a test puts in its queue. It also pushes heads (`chains.port.HeadStream`): a test
 pushes each new head, or drops the open subscription.
@@ -26,20 +26,6 @@ from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 
-from crossfill.chains import receipt_outcomes
-from crossfill.chains.depository_logs import address_topic, erc20_transfer_event
-from crossfill.chains.evm import (
-    BlockHead,
-    CallOutcome,
-    ChainPoll,
-    InternalTransfer,
-    LogFilter,
-    Read,
-    ScannedRange,
-    TracedRange,
-    TransactionFacts,
-    ValueTransfer,
-)
 from crossfill.contracts.abi import ERC20, function
 from crossfill.contracts.reverts import decode_revert
 from crossfill.errors import (
@@ -52,6 +38,20 @@ from crossfill.errors import (
     Reverted,
     SendRefused,
 )
+from crossfill.kinds.evm import receipt_outcomes
+from crossfill.kinds.evm.client import (
+    BlockHead,
+    CallOutcome,
+    ChainPoll,
+    InternalTransfer,
+    LogFilter,
+    Read,
+    ScannedRange,
+    TracedRange,
+    TransactionFacts,
+    ValueTransfer,
+)
+from crossfill.kinds.evm.depository_logs import address_topic, erc20_transfer_event
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId, TraceApi
 
 # What a plain transfer of ether costs in gas; a call costs the chain's `gas`.

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
+from crossfill.kinds.evm.txmanager import CONFLICT_CONFIRMATION
 from crossfill.store.tables import SentTransaction
-from crossfill.workers.txmanager import CONFLICT_CONFIRMATION
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import Clock
 

@@ -6,10 +6,10 @@ import os
 from datetime import UTC, datetime
 
 from crossfill.api.schemas.quote import QuoteBody
-from crossfill.chains.evm import BlockHead
-from crossfill.chains.market import MarketSnapshot
-from crossfill.chains.state import ChainState
 from crossfill.config import Deployment
+from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.market import MarketSnapshot
+from crossfill.kinds.evm.state import ChainState
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
 from crossfill.quoting.request import QuoteRequest
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId

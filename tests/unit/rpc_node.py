@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from crossfill.chains.evm import EvmClient
 from crossfill.chains.transport import JsonRpcProvider
+from crossfill.kinds.evm.client import EvmClient
 from crossfill.metrics import Metrics
 from crossfill.types import ChainId
 

@@ -20,16 +20,16 @@ from sqlalchemy import insert, select
 
 from crossfill.domain.app_fee_claim import ClaimTerms
 from crossfill.errors import ChainUnreachable
-from crossfill.store import app_fee_claims
-from crossfill.store.tables import AppFee, AppFeeClaim, Request, SentTransaction
-from crossfill.types import NATIVE_EVM_ADDRESS, Address
-from crossfill.workers.app_fee_payer import (
+from crossfill.kinds.evm.app_fee_payer import (
     AUTHORISATION_SECONDS,
     EXPIRY_MARGIN_SECONDS,
     AppFeePayer,
     payout_expiration,
 )
-from crossfill.workers.txmanager import TxManager
+from crossfill.kinds.evm.txmanager import TxManager
+from crossfill.store import app_fee_claims
+from crossfill.store.tables import AppFee, AppFeeClaim, Request, SentTransaction
+from crossfill.types import NATIVE_EVM_ADDRESS, Address
 from tests.unit.fake_chain import FakeChain
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.worker_world import START, ChainWorld, chain_world

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from crossfill.chains.evm import BlockHead
-from crossfill.chains.state import ChainState
 from crossfill.domain.chain_health import is_block_production_lagging
+from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.state import ChainState
 from crossfill.types import ChainId
 
 

@@ -15,20 +15,20 @@ from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
 from sqlalchemy import delete, insert, select
 
-from crossfill.chains.depository_logs import address_topic, erc20_transfer_event
-from crossfill.chains.evm import InternalTransfer, ValueTransfer
 from crossfill.contracts.deposit_addresses import Sweep
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import ChainError, ChainUnreachable, NodeBehind, Reverted
-from crossfill.store.address_transfers import ROLE, TRACES_ROLE
-from crossfill.store.tables import AddressTransfer, ChainCursor, Request, SentTransaction
-from crossfill.types import NATIVE_EVM_ADDRESS, TraceApi
-from crossfill.workers.deposit_addresses import (
+from crossfill.kinds.evm.client import InternalTransfer, ValueTransfer
+from crossfill.kinds.evm.deposit_addresses import (
     UNTRACED_GIVE_UP,
     UNTRACED_TRIES,
     DepositAddressSweeper,
 )
-from crossfill.workers.txmanager import TxManager
+from crossfill.kinds.evm.depository_logs import address_topic, erc20_transfer_event
+from crossfill.kinds.evm.txmanager import TxManager
+from crossfill.store.address_transfers import ROLE, TRACES_ROLE
+from crossfill.store.tables import AddressTransfer, ChainCursor, Request, SentTransaction
+from crossfill.types import NATIVE_EVM_ADDRESS, TraceApi
 from tests.unit.fake_chain import FakeChain
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.worker_world import START, ChainWorld, chain_world

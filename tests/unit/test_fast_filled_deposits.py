@@ -9,11 +9,11 @@ import pytest
 from bench.synthetic import synthetic_requests
 from sqlalchemy import insert, select
 
+from crossfill.kinds.evm.indexer import Indexer
 from crossfill.store import deposits, requests
 from crossfill.store.fast_fills import FAST_FILL
 from crossfill.store.tables import Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.indexer import Indexer
 from tests.unit.worker_world import START, chain_world
 
 DEPOSIT_BLOCK = 60  # 41 blocks deep at the fake head: past every tier

@@ -20,13 +20,13 @@ from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
 from sqlalchemy import insert, select
 
-from crossfill.chains.evm import CallOutcome
 from crossfill.domain.set_code import Authorization
 from crossfill.errors import ChainUnreachable
+from crossfill.kinds.evm.client import CallOutcome
+from crossfill.kinds.evm.gasless_executor import GaslessExecutor
+from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store.tables import GaslessExecution, Request, RequestTransaction, SentTransaction
 from crossfill.types import Address
-from crossfill.workers.gasless_executor import GaslessExecutor
-from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.receipt_logs import native_deposit_log

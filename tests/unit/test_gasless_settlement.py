@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from crossfill.chains.call_payments import payments_in
 from crossfill.domain.gasless import (
     NO_DEPOSIT_REASON,
     REVERTED_REASON,
@@ -14,6 +13,7 @@ from crossfill.domain.gasless import (
     settlement,
 )
 from crossfill.domain.status import RequestStatus, can_move
+from crossfill.kinds.evm.call_payments import payments_in
 from tests.unit.receipt_logs import multicall_log, native_deposit_log, transfer_log
 
 TX = "0x" + "cd" * 32

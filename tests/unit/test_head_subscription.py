@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from crossfill.chains.evm import BlockHead
-from crossfill.chains.follower import ChainFollower
-from crossfill.chains.head_subscription import subscribed_head
 from crossfill.domain.backoff import Backoff
 from crossfill.errors import ChainUnreachable
+from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.follower import ChainFollower
+from crossfill.kinds.evm.head_subscription import subscribed_head
 from tests.unit.worker_world import ChainWorld, chain_world
 
 # Polls come this often when no head is pushed; resubscribing waits well under it.

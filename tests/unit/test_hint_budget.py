@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from crossfill.workers import hint_budget
-from crossfill.workers.hint_budget import HintBudget
+from crossfill.kinds.evm import hint_budget
+from crossfill.kinds.evm.hint_budget import HintBudget
 from tests.unit.worker_world import Clock
 
 

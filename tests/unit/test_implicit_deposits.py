@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eth_abi.abi import encode
 
-from crossfill.chains.depository_logs import address_topic, decode_implicit_deposit
+from crossfill.kinds.evm.depository_logs import address_topic, decode_implicit_deposit
 
 # The standard ERC-20 values, written out here so the ABI-derived ones are checked against them.
 TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"

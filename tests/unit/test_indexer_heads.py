@@ -19,12 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.config import ConfirmationTier
 from crossfill.first_on_loop import fill_path
+from crossfill.kinds.evm.indexer import Claim, Indexer
 from crossfill.kinds.evm.runtime import ChainRuntime
+from crossfill.kinds.evm.unconfirmed import UnconfirmedCount
 from crossfill.store import deposits
 from crossfill.store.tables import ChainCursor, Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.indexer import Claim, Indexer
-from crossfill.workers.unconfirmed import UnconfirmedCount
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 AMOUNT = 10**16

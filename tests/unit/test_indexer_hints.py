@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from crossfill.chains.evm import BlockHead
 from crossfill.errors import ChainUnreachable
-from crossfill.workers.hint_watch import RECHECK_FIRST, RECHECK_MAX, UNMINED_HINT_PATIENCE, Hint
-from crossfill.workers.indexer import Indexer
+from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.hint_watch import RECHECK_FIRST, RECHECK_MAX, UNMINED_HINT_PATIENCE, Hint
+from crossfill.kinds.evm.indexer import Indexer
 from tests.unit.worker_world import ChainWorld, chain_world
 
 HINTED = "0x" + "ab" * 32

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossfill.chains.internal_transfers import (
+from crossfill.kinds.evm.internal_transfers import (
     InternalPayment,
     call_frame_payments,
     internal_payments,

@@ -10,8 +10,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from crossfill.chains.evm import InternalTransfer, TracedRange
 from crossfill.errors import ChainError, ChainUnreachable, NodeBehind
+from crossfill.kinds.evm.client import InternalTransfer, TracedRange
 from crossfill.types import TraceApi
 from tests.unit.rpc_node import client_of
 

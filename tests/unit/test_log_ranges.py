@@ -3,7 +3,7 @@ refused is final."""
 
 from __future__ import annotations
 
-from crossfill.chains.log_ranges import LogRange
+from crossfill.kinds.evm.log_ranges import LogRange
 
 
 def _covered_until_accepted(log_range: LogRange, start: int, last: int, cap: int) -> list[int]:

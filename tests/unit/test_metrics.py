@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from crossfill.chains.evm import rpc_outcome
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import ChainError, ChainUnreachable, NodeBehind, RateLimited, Reverted
+from crossfill.kinds.evm.client import rpc_outcome
 from crossfill.metrics import Metrics
 
 

@@ -13,12 +13,12 @@ from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
 from sqlalchemy import select
 
-from crossfill.chains.evm import BlockHead
 from crossfill.errors import ChainError, ChainUnreachable, NodeBehind
+from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.mined_watch import MinedWatch
+from crossfill.kinds.evm.txmanager import CONFLICT_CONFIRMATION, VOID, TxManager
 from crossfill.metrics import Metrics
 from crossfill.store.tables import SentTransaction
-from crossfill.workers.mined_watch import MinedWatch
-from crossfill.workers.txmanager import CONFLICT_CONFIRMATION, VOID, TxManager
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import START, chain_world
 

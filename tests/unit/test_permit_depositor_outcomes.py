@@ -15,8 +15,8 @@ from hexbytes import HexBytes
 from crossfill.contracts import calldata
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import ChainUnreachable, Reverted
+from crossfill.kinds.evm.permit_depositor import PermitDepositor
 from crossfill.store.tables import PermitDeposit
-from crossfill.workers.permit_depositor import PermitDepositor
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.one_request_world import TOKEN, OneRequestWorld, one_request_world
 from tests.unit.worker_world import START

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crossfill.chains.market import MarketSnapshot
+from crossfill.kinds.evm.market import MarketSnapshot
 from crossfill.quoting.prices import price_on_chain
 from tests.unit import quote_fixtures as fixtures
 

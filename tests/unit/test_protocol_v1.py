@@ -12,16 +12,16 @@ import pytest
 from eth_abi.abi import encode
 from sqlalchemy import select
 
-from crossfill.chains.depository_logs import RECEIVER
-from crossfill.chains.evm import TransactionFacts
-from crossfill.chains.receiver_logs import decode_receiver_deposit, forwarded_event
 from crossfill.contracts.abi import function
+from crossfill.kinds.evm.client import TransactionFacts
+from crossfill.kinds.evm.depository_logs import RECEIVER
+from crossfill.kinds.evm.hint_watch import Hint
+from crossfill.kinds.evm.indexer import Indexer
+from crossfill.kinds.evm.receiver_logs import decode_receiver_deposit, forwarded_event
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.response import quote_wire
 from crossfill.store.tables import Deposit
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.hint_watch import Hint
-from crossfill.workers.indexer import Indexer
 from tests.unit.quote_fixtures import CHAINS, CONTRACT, USDC, USER, WETH, body, quote
 from tests.unit.worker_world import ChainWorld, chain_world
 

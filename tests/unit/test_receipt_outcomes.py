@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from eth_abi.abi import encode
 
-from crossfill.chains.receipt_outcomes import depository_payout, fee_paid, swap_output
+from crossfill.kinds.evm.receipt_outcomes import depository_payout, fee_paid, swap_output
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.unit.receipt_logs import (
     SWAP,

@@ -17,19 +17,19 @@ from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
 from sqlalchemy import insert, select, update
 
-from crossfill.chains.depository_logs import RECEIVER
-from crossfill.chains.evm import TransactionFacts
 from crossfill.contracts.reverts import RevertReason
 from crossfill.domain.call_request import NONCE_ALREADY_USED
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.errors import ChainUnreachable, RateLimited, Reverted
+from crossfill.kinds.evm.client import TransactionFacts
+from crossfill.kinds.evm.depository_logs import RECEIVER
+from crossfill.kinds.evm.refunder import Refunder
+from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.quoting.money import from_usd_micros_ceil
 from crossfill.quoting.prices import price_on_chain
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.refunder import Refunder
-from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.receipt_logs import call_executed_log

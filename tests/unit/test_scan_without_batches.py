@@ -14,9 +14,9 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from crossfill.chains.batching import Batching
-from crossfill.chains.evm import BLOCKS_AT_ONCE, CALLS_IN_FLIGHT, EvmClient, LogFilter
 from crossfill.chains.transport import JsonRpcProvider
 from crossfill.errors import ChainError, ChainUnreachable, NodeBehind, RateLimited
+from crossfill.kinds.evm.client import BLOCKS_AT_ONCE, CALLS_IN_FLIGHT, EvmClient, LogFilter
 from crossfill.metrics import Metrics
 from crossfill.types import ChainId
 

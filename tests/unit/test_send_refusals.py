@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from crossfill.chains.evm import refusal_of
 from crossfill.errors import AlreadyKnown, CannotPayGas, NonceTooLow, SendRefused
+from crossfill.kinds.evm.client import refusal_of
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,6 @@ from bench.synthetic import synthetic_requests
 from sqlalchemy import insert, select
 
 from crossfill.app.fills import stored_fill_plan
-from crossfill.chains.state import ChainState
 from crossfill.contracts.reverts import RevertReason
 from crossfill.domain.fill_plan import FillPlan, Payment
 from crossfill.errors import (
@@ -26,12 +25,13 @@ from crossfill.errors import (
     Reverted,
     SignerBusy,
 )
+from crossfill.kinds.evm.solver import RETRY_AFTER, FillClaim, Solver
+from crossfill.kinds.evm.state import ChainState
+from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store import signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.solver import RETRY_AFTER, FillClaim, Solver
-from crossfill.workers.txmanager import TxManager
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import START, Clock, chain_world
 

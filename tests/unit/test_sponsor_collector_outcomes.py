@@ -16,8 +16,8 @@ from hexbytes import HexBytes
 from crossfill.contracts import calldata
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import ChainUnreachable, RateLimited, Reverted
+from crossfill.kinds.evm.sponsor_collector import SponsorCollector
 from crossfill.store.tables import SponsorPayment
-from crossfill.workers.sponsor_collector import SponsorCollector
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.one_request_world import TOKEN, OneRequestWorld, one_request_world
 

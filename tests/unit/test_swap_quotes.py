@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crossfill.chains.market import MarketSnapshot
 from crossfill.errors import BadRequest
+from crossfill.kinds.evm.market import MarketSnapshot
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.fees import BPS
 from crossfill.quoting.legs import RouteKind

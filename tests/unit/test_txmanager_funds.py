@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import select
 
 from crossfill.errors import CannotPayGas, ChainError, InsufficientFunds, NonceTooLow
+from crossfill.kinds.evm.txmanager import InFlight, Mined, TxManager
 from crossfill.store.tables import SentTransaction
-from crossfill.workers.txmanager import InFlight, Mined, TxManager
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import chain_world
 

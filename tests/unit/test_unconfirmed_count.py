@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crossfill.workers.unconfirmed import UnconfirmedCount
+from crossfill.kinds.evm.unconfirmed import UnconfirmedCount
 
 
 class Clock:

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from crossfill.app.quotes import _user_position
-from crossfill.chains.evm import BlockHead
-from crossfill.chains.port import EvmPort
-from crossfill.chains.positions import UserPositions
-from crossfill.chains.state import ChainState
+from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.port import EvmPort
+from crossfill.kinds.evm.positions import UserPositions
+from crossfill.kinds.evm.state import ChainState
 from crossfill.quoting.engine import Quote
 from crossfill.quoting.steps import steps
 from crossfill.runtime import Runtime

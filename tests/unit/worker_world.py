@@ -13,11 +13,11 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from crossfill.chains.follower import ChainFollower
-from crossfill.chains.positions import UserPositions
-from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, Deployment
+from crossfill.kinds.evm.follower import ChainFollower
+from crossfill.kinds.evm.positions import UserPositions
 from crossfill.kinds.evm.runtime import ChainRuntime
+from crossfill.kinds.evm.state import ChainState
 from crossfill.metrics import Metrics
 from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade_async

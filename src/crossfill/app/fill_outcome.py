@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossfill.chains.receipt_outcomes import swap_output
 from crossfill.contracts.router_calls import SwapPlan
+from crossfill.kinds.evm.receipt_outcomes import swap_output
 from crossfill.store.tables import Request
 
 

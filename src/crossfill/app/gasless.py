@@ -26,7 +26,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app import registry
 from crossfill.app.gasless_requests import standalone_request
-from crossfill.chains.call_payments import CallPayments, payments_in
 from crossfill.config.deployment import GaslessSettings, KeyHolder
 from crossfill.domain import gasless
 from crossfill.domain.enums import FEATURES
@@ -44,6 +43,7 @@ from crossfill.errors import (
     Reverted,
     ServiceUnavailable,
 )
+from crossfill.kinds.evm.call_payments import CallPayments, payments_in
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import Runtime

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.kinds.evm.state import ChainState
 from crossfill.quoting.money import (
     MICROS_PER_USD,
     convert_ceil,

@@ -11,9 +11,9 @@ from bench.synthetic import synthetic_requests
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from crossfill.chains.depository_logs import DepositLog
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.status import RequestStatus
+from crossfill.kinds.evm.depository_logs import DepositLog
 from crossfill.store import deposits
 from crossfill.store.db import session_factory
 from crossfill.store.tables import Deposit, Request

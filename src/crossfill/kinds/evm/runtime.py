@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from crossfill.chains.evm import EvmClient
-from crossfill.chains.follower import ChainFollower
-from crossfill.chains.head_subscription import WebSocketHeads
-from crossfill.chains.port import EvmPort
-from crossfill.chains.positions import UserPositions
-from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig
+from crossfill.kinds.evm.client import EvmClient
+from crossfill.kinds.evm.follower import ChainFollower
+from crossfill.kinds.evm.head_subscription import WebSocketHeads
+from crossfill.kinds.evm.port import EvmPort
+from crossfill.kinds.evm.positions import UserPositions
+from crossfill.kinds.evm.state import ChainState
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings
 

@@ -15,21 +15,21 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
+from crossfill.kinds.evm.app_fee_payer import AppFeePayer
+from crossfill.kinds.evm.deposit_addresses import DepositAddressSweeper
+from crossfill.kinds.evm.gasless_executor import GaslessExecutor
+from crossfill.kinds.evm.hint_watch import Hint
+from crossfill.kinds.evm.indexer import Claim, Indexer
+from crossfill.kinds.evm.mined_watch import MinedWatch
+from crossfill.kinds.evm.permit_depositor import PermitDepositor
+from crossfill.kinds.evm.refunder import Refunder
+from crossfill.kinds.evm.solver import Solver
+from crossfill.kinds.evm.sponsor_collector import SponsorCollector
+from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.kinds.port import NamedWorker, WorkerContext
 from crossfill.runtime import Runtime
 from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
-from crossfill.workers.app_fee_payer import AppFeePayer
-from crossfill.workers.deposit_addresses import DepositAddressSweeper
-from crossfill.workers.gasless_executor import GaslessExecutor
-from crossfill.workers.hint_watch import Hint
-from crossfill.workers.indexer import Claim, Indexer
-from crossfill.workers.mined_watch import MinedWatch
-from crossfill.workers.permit_depositor import PermitDepositor
-from crossfill.workers.refunder import Refunder
-from crossfill.workers.solver import Solver
-from crossfill.workers.sponsor_collector import SponsorCollector
-from crossfill.workers.txmanager import TxManager
 
 T = TypeVar("T")
 

@@ -16,8 +16,6 @@ from typing import Any
 
 import structlog
 
-from crossfill.chains.call_payments import payments_in
-from crossfill.chains.receipt_outcomes import fee_paid
 from crossfill.contracts.reverts import decode_revert
 from crossfill.domain.gasless import (
     PURPOSE,
@@ -30,12 +28,14 @@ from crossfill.domain.gasless import (
 from crossfill.domain.set_code import Authorization
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, ChainUnreachable
+from crossfill.kinds.evm.call_payments import payments_in
+from crossfill.kinds.evm.journalled_worker import JournalledWorker
+from crossfill.kinds.evm.receipt_outcomes import fee_paid
+from crossfill.kinds.evm.replacements import replace_stuck
+from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import each_on_its_own, run_until_woken
 from crossfill.store import commit_signals, gasless_executions, requests
 from crossfill.store.tables import GaslessExecution, Request
-from crossfill.workers.journalled_worker import JournalledWorker
-from crossfill.workers.replacements import replace_stuck
-from crossfill.workers.txmanager import InFlight, Mined
 
 log = structlog.get_logger(__name__)
 

@@ -33,12 +33,12 @@ from typing import Any
 import structlog
 from hexbytes import HexBytes
 
-from crossfill.chains.evm import BlockHead
+from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.runtime import ChainRuntime
+from crossfill.kinds.evm.txmanager import VOID, TxManager
 from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.store.tables import SentTransaction
-from crossfill.workers.txmanager import VOID, TxManager
 
 log = structlog.get_logger(__name__)
 

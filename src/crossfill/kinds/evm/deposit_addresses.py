@@ -43,13 +43,15 @@ from crossfill.app.deposit_addresses import (
     too_small_to_sweep,
     unpriced_reason,
 )
-from crossfill.chains.depository_logs import address_topic, decode_transfer, erc20_transfer_event
-from crossfill.chains.evm import BlockHead, LogFilter
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_addresses import SeenTransfer
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
+from crossfill.kinds.evm.client import BlockHead, LogFilter
+from crossfill.kinds.evm.depository_logs import address_topic, decode_transfer, erc20_transfer_event
+from crossfill.kinds.evm.journalled_worker import JournalledWorker
+from crossfill.kinds.evm.txmanager import Mined
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.quoting.deposit_address import DepositAddressTerms, sweep_gas
@@ -60,8 +62,6 @@ from crossfill.store import address_transfers, requests
 from crossfill.store.requests import QuoteRows
 from crossfill.store.tables import AddressTransfer, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.journalled_worker import JournalledWorker
-from crossfill.workers.txmanager import Mined
 
 log = structlog.get_logger(__name__)
 PURPOSE = "sweep"

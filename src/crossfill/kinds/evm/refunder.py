@@ -33,21 +33,21 @@ from crossfill.app.refunds import (
     refund_gas_cost,
     refund_recipient,
 )
-from crossfill.chains.depository_logs import RECEIVER
-from crossfill.chains.receipt_outcomes import depository_payout, fee_paid
 from crossfill.contracts import calldata
 from crossfill.domain.call_request import NONCE_ALREADY_USED
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
+from crossfill.kinds.evm.depository_logs import RECEIVER
+from crossfill.kinds.evm.journalled_worker import JournalledWorker
+from crossfill.kinds.evm.receipt_outcomes import depository_payout, fee_paid
+from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.quoting.money import from_usd_micros_ceil
 from crossfill.quoting.prices import price_on_chain, value_on_chain
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
-from crossfill.workers.journalled_worker import JournalledWorker
-from crossfill.workers.txmanager import InFlight, Mined
 
 log = structlog.get_logger(__name__)
 REFUND = "refund"

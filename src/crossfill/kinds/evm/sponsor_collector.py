@@ -13,11 +13,11 @@ from web3 import Web3
 from crossfill.contracts import calldata
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import Reverted
+from crossfill.kinds.evm.journalled_worker import JournalledWorker
+from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import sponsor_payments
 from crossfill.store.tables import SponsorPayment
-from crossfill.workers.journalled_worker import JournalledWorker
-from crossfill.workers.txmanager import InFlight, Mined
 
 log = structlog.get_logger(__name__)
 PURPOSE = "sponsor"

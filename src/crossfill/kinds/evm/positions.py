@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crossfill.chains.port import EvmPort
-from crossfill.chains.state import ChainState
+from crossfill.kinds.evm.port import EvmPort
+from crossfill.kinds.evm.state import ChainState
 
 # Entries are dropped with every new head; this bounds one head's worth against many users.
 MAX_ENTRIES = 20_000

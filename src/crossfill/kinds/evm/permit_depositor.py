@@ -15,11 +15,11 @@ import structlog
 from crossfill.contracts import calldata
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import Reverted
+from crossfill.kinds.evm.journalled_worker import JournalledWorker
+from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import each_on_its_own, run_until_woken
 from crossfill.store import commit_signals, permit_deposits
 from crossfill.store.tables import PermitDeposit
-from crossfill.workers.journalled_worker import JournalledWorker
-from crossfill.workers.txmanager import InFlight, Mined
 
 log = structlog.get_logger(__name__)
 PURPOSE = "permit"

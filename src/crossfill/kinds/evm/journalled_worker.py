@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config import ChainConfig
 from crossfill.kinds.evm.runtime import ChainRuntime
-from crossfill.workers.txmanager import TxManager
+from crossfill.kinds.evm.txmanager import TxManager
 
 
 # eq=False: a worker equals only itself and stays hashable, as a plain class does.

@@ -22,9 +22,9 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from crossfill.chains.evm import BlockHead
-from crossfill.chains.port import EvmPort
-from crossfill.workers.hint_budget import HintBudget
+from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.hint_budget import HintBudget
+from crossfill.kinds.evm.port import EvmPort
 
 log = structlog.get_logger(__name__)
 

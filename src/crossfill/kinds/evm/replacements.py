@@ -11,8 +11,8 @@ from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store import deposits, requests
-from crossfill.workers.txmanager import TxManager
 
 
 async def replace_stuck(

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from crossfill.chains.depository_logs import decode_deposit, to_hex
-from crossfill.chains.router_logs import decode_batch
+from crossfill.kinds.evm.depository_logs import decode_deposit, to_hex
+from crossfill.kinds.evm.router_logs import decode_batch
 
 
 @dataclass(frozen=True)

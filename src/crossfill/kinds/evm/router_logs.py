@@ -11,8 +11,8 @@ from typing import Any
 
 from eth_abi.exceptions import DecodingError
 
-from crossfill.chains.depository_logs import to_hex
 from crossfill.contracts.abi import AbiEvent, event
+from crossfill.kinds.evm.depository_logs import to_hex
 
 
 def multicall_event() -> AbiEvent:

@@ -18,7 +18,13 @@ from typing import Any, Protocol
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.depository_logs import (
+from crossfill.domain.confirmations import confirmations, required_confirmations
+from crossfill.domain.status import RequestStatus
+from crossfill.errors import ChainError
+from crossfill.first_on_loop import fill_path
+from crossfill.kinds.evm.client import BlockHead, LogFilter
+from crossfill.kinds.evm.deposit_judge import DepositJudge, SeenRequest
+from crossfill.kinds.evm.depository_logs import (
     DepositLog,
     address_topic,
     decode_deposit,
@@ -27,23 +33,17 @@ from crossfill.chains.depository_logs import (
     erc20_transfer_event,
     to_hex,
 )
-from crossfill.chains.evm import BlockHead, LogFilter
-from crossfill.chains.receiver_logs import decode_receiver_deposit, forwarded_event, is_forwarded
-from crossfill.chains.router_logs import RouterBatch, decode_batch, multicall_event
-from crossfill.domain.confirmations import confirmations, required_confirmations
-from crossfill.domain.status import RequestStatus
-from crossfill.errors import ChainError
-from crossfill.first_on_loop import fill_path
+from crossfill.kinds.evm.hint_watch import DEFAULT_CALLS_PER_CLIENT_PER_MINUTE, Hint, HintWatch
+from crossfill.kinds.evm.receiver_logs import decode_receiver_deposit, forwarded_event, is_forwarded
+from crossfill.kinds.evm.reorg_watch import ReorgWatch
+from crossfill.kinds.evm.router_logs import RouterBatch, decode_batch, multicall_event
 from crossfill.kinds.evm.runtime import ChainRuntime
+from crossfill.kinds.evm.same_chain import awaited, settle_batch
+from crossfill.kinds.evm.unconfirmed import UnconfirmedCount
 from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
-from crossfill.workers.deposit_judge import DepositJudge, SeenRequest
-from crossfill.workers.hint_watch import DEFAULT_CALLS_PER_CLIENT_PER_MINUTE, Hint, HintWatch
-from crossfill.workers.reorg_watch import ReorgWatch
-from crossfill.workers.same_chain import awaited, settle_batch
-from crossfill.workers.unconfirmed import UnconfirmedCount
 
 log = structlog.get_logger(__name__)
 

@@ -17,12 +17,6 @@ from web3.types import RPCEndpoint, RPCResponse
 
 from crossfill.chains.batching import Batching
 from crossfill.chains.http_failures import retry_after_seconds
-from crossfill.chains.internal_transfers import (
-    InternalPayment,
-    call_frame_payments,
-    internal_payments,
-)
-from crossfill.chains.log_ranges import LogRange
 from crossfill.chains.transport import TRANSPORT_ERRORS, JsonRpcProvider, MalformedReply
 from crossfill.contracts.abi import ERC20, event, function
 from crossfill.contracts.reverts import decode_revert
@@ -39,6 +33,12 @@ from crossfill.errors import (
     Reverted,
     SendRefused,
 )
+from crossfill.kinds.evm.internal_transfers import (
+    InternalPayment,
+    call_frame_payments,
+    internal_payments,
+)
+from crossfill.kinds.evm.log_ranges import LogRange
 from crossfill.metrics import RPC_OK, Metrics
 from crossfill.types import ChainId, TraceApi
 

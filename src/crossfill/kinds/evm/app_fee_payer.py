@@ -30,13 +30,13 @@ from crossfill.domain.call_request import (
 )
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import Reverted
+from crossfill.kinds.evm.journalled_worker import JournalledWorker
+from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import each_on_its_own, run_until_woken
 from crossfill.store import app_fee_claims, commit_signals
 from crossfill.store.db import as_utc
 from crossfill.store.tables import AppFeeClaim
 from crossfill.types import NATIVE_EVM_ADDRESS
-from crossfill.workers.journalled_worker import JournalledWorker
-from crossfill.workers.txmanager import InFlight, Mined
 
 log = structlog.get_logger(__name__)
 PURPOSE = "claim"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from crossfill.chains.evm import BlockHead
-from crossfill.chains.market import MarketSnapshot
 from crossfill.domain.chain_health import is_block_production_lagging
+from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.market import MarketSnapshot
 from crossfill.types import ChainId
 
 DEFAULT_PRIORITY_FEE = 1_000_000_000  # 1 gwei, when the node suggests nothing

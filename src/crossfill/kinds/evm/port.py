@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
-from crossfill.chains.evm import (
+from crossfill.kinds.evm.client import (
     BlockHead,
     CallOutcome,
     ChainPoll,

@@ -47,13 +47,13 @@ from hexbytes import HexBytes
 from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.port import EvmPort
-from crossfill.chains.state import ChainState
 from crossfill.errors import AlreadyKnown, CannotPayGas, ChainError, NonceTooLow, SignerBusy
+from crossfill.kinds.evm.key_funds import KeyFunds, cost, row_cost
+from crossfill.kinds.evm.port import EvmPort
+from crossfill.kinds.evm.state import ChainState
 from crossfill.store import signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import SentTransaction
-from crossfill.workers.key_funds import KeyFunds, cost, row_cost
 
 log = structlog.get_logger(__name__)
 

@@ -19,24 +19,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app.fill_outcome import delivered_amount
 from crossfill.app.fills import filler_calldata, revert_reason, stored_fill_plan
-from crossfill.chains.evm import BlockHead
-from crossfill.chains.receipt_outcomes import fee_paid
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan, FillPlanError
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, InsufficientFunds, Reverted, SignerBusy
+from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.journalled_worker import JournalledWorker
+from crossfill.kinds.evm.receipt_outcomes import fee_paid
+from crossfill.kinds.evm.replacements import replace_stuck
+from crossfill.kinds.evm.solver_funds import Amounts, SolverFunds
+from crossfill.kinds.evm.txmanager import Call, journalled
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.quoting.prices import value_on_chain
 from crossfill.store import requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, RequestTransaction, SentTransaction
-from crossfill.workers.journalled_worker import JournalledWorker
-from crossfill.workers.replacements import replace_stuck
-from crossfill.workers.solver_funds import Amounts, SolverFunds
-from crossfill.workers.txmanager import Call, journalled
 
 log = structlog.get_logger(__name__)
 FILL = "fill"

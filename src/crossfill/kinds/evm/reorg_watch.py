@@ -15,10 +15,10 @@ from datetime import datetime
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.chains.depository_logs import to_hex
-from crossfill.chains.evm import BlockHead
 from crossfill.domain.reorgs import DEPOSIT_REORGED, ReorgAction, after_confirmation
 from crossfill.domain.status import RequestStatus
+from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.depository_logs import to_hex
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc

@@ -10,8 +10,8 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.chains.router_logs import RouterBatch
 from crossfill.domain.status import RequestStatus
+from crossfill.kinds.evm.router_logs import RouterBatch
 from crossfill.store import requests
 from crossfill.store.tables import GaslessExecution, Request
 

@@ -18,8 +18,6 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app.refunds import refund_gas_cost
-from crossfill.chains.depository_logs import DepositLog
-from crossfill.chains.evm import BlockHead
 from crossfill.domain.deposit_checks import (
     DepositFacts,
     DepositVerdict,
@@ -29,6 +27,8 @@ from crossfill.domain.deposit_checks import (
 from crossfill.domain.enums import features_mask
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
+from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.depository_logs import DepositLog
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.quoting.prices import value_on_chain
 from crossfill.store import deposits, requests

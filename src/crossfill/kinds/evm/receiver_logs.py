@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossfill.chains.depository_logs import RECEIVER, DepositLog, to_hex
-from crossfill.chains.evm import TransactionFacts
 from crossfill.contracts.abi import AbiEvent, event, function
+from crossfill.kinds.evm.client import TransactionFacts
+from crossfill.kinds.evm.depository_logs import RECEIVER, DepositLog, to_hex
 from crossfill.types import NATIVE_EVM_ADDRESS
 
 ORDER_ID_BYTES = 32

@@ -11,8 +11,8 @@ from web3 import AsyncWeb3, WebSocketProvider
 from web3.exceptions import Web3Exception
 from websockets.exceptions import WebSocketException
 
-from crossfill.chains.evm import BlockHead, shown_endpoint
 from crossfill.errors import ChainError, ChainUnreachable
+from crossfill.kinds.evm.client import BlockHead, shown_endpoint
 from crossfill.types import ChainId
 
 # Our own backoff (the follower's) paces reconnections; web3's would sleep up to 18 s inside.

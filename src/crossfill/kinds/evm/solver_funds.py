@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 
 from crossfill.domain.fill_plan import FillPlan
 from crossfill.kinds.evm.runtime import ChainRuntime
+from crossfill.kinds.evm.txmanager import Call, TxManager
 from crossfill.metrics import Metrics
-from crossfill.workers.txmanager import Call, TxManager
 
 # A waiting fill not seen short again for this long (filled, failed, or taken by another
 # process) no longer counts in the published shortfall.
