@@ -19,9 +19,9 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncEngine
+from tests.support.synthetic import insert_synthetic, synthetic_requests
 
 from bench.common import report, throwaway_postgres
-from bench.synthetic import insert_synthetic, synthetic_requests
 from crossfill.domain.listing_query import ListingQuery, parse_listing
 from crossfill.store import listing
 from crossfill.store.db import create_engine, session_factory

@@ -25,9 +25,9 @@ from pathlib import Path
 import httpx
 import trustme
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from tests.support.synthetic import insert_synthetic, synthetic_requests
 
 from bench.common import report, throwaway_postgres
-from bench.synthetic import insert_synthetic, synthetic_requests
 from crossfill.config.webhook_secret import SigningKeyBox
 from crossfill.devnet.child_process import free_port
 from crossfill.metrics import Metrics

@@ -9,7 +9,6 @@ import asyncio
 import dataclasses
 from pathlib import Path
 
-from bench.synthetic import synthetic_requests
 from sqlalchemy import insert, select
 
 from crossfill.domain.status import RequestStatus
@@ -19,6 +18,7 @@ from crossfill.store.tables import Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.indexer import Indexer
 from tests.e2e.conftest import on_database
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import START, ChainWorld, chain_world
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
-from bench.synthetic import synthetic_requests
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from sqlalchemy import insert, select
@@ -19,6 +18,7 @@ from sqlalchemy import insert, select
 from crossfill.store.tables import Base, Request, SentTransaction
 from crossfill.workers.journalled_worker import JournalledWorker
 from crossfill.workers.txmanager import TxManager
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import START, ChainWorld, chain_world
 

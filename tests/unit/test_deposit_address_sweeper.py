@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
-from bench.synthetic import synthetic_requests
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
@@ -31,6 +30,7 @@ from crossfill.workers.deposit_addresses import (
     DepositAddressSweeper,
 )
 from crossfill.workers.txmanager import TxManager
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.worker_world import START, ChainWorld, chain_world

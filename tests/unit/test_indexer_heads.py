@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.synthetic import synthetic_requests
 from eth_abi.abi import encode
 from eth_utils.crypto import keccak
 from sqlalchemy import insert, select
@@ -25,6 +24,7 @@ from crossfill.store.tables import ChainCursor, Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.indexer import Claim, Indexer
 from crossfill.workers.unconfirmed import UnconfirmedCount
+from tests.support.synthetic import synthetic_requests
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 AMOUNT = 10**16

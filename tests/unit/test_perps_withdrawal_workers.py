@@ -12,7 +12,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from bench.synthetic import synthetic_requests
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from sqlalchemy import insert, select
@@ -31,6 +30,7 @@ from crossfill.types import Address, ChainId
 from crossfill.workers.perps_payer import PerpsPayer
 from crossfill.workers.perps_refunder import PerpsRefunder
 from crossfill.workers.perps_watcher import PerpsWatcher
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_exchange import FakeExchange
 from tests.unit.worker_world import START, Clock
 

@@ -22,7 +22,7 @@ from crossfill.store.tables import Deposit
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.hint_watch import Hint
 from crossfill.workers.indexer import Indexer
-from tests.unit.quote_fixtures import CHAINS, CONTRACT, USDC, USER, WETH, body, quote
+from tests.support.quote_fixtures import CHAINS, CONTRACT, USDC, USER, WETH, body, quote
 from tests.unit.worker_world import ChainWorld, chain_world
 
 RECEIVER_ADDRESS = "0x" + "4e" * 20

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.synthetic import synthetic_requests
 from eth_account import Account
 from sqlalchemy import insert, select
 
@@ -33,6 +32,7 @@ from crossfill.store.tables import Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
 from crossfill.workers.solver import RETRY_AFTER, FillClaim, Solver
 from crossfill.workers.txmanager import TxManager
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import START, Clock, chain_world
 
