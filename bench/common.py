@@ -14,14 +14,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
-import asyncpg
 import httpx
+from tests.support.database import throwaway_postgres
 
 from crossfill.devnet.child_process import free_port
 
@@ -239,9 +238,6 @@ def _main_thread_cpu(pid: int, ticks: int) -> float:
         return 0.0  # exited meanwhile
 
 
-POSTGRES_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/test"
-
-
 @contextlib.contextmanager
 def database_for(kind: str) -> Iterator[str | None]:
     """The service's database for a bench run: None (its embedded SQLite) or the URL of a
@@ -250,23 +246,9 @@ def database_for(kind: str) -> Iterator[str | None]:
         yield None
         return
     with asyncio.Runner() as runner:
-        postgres = throwaway_postgres()
+        postgres = throwaway_postgres("crossfill_bench")
         url = runner.run(postgres.__aenter__())
         try:
             yield url
         finally:
             runner.run(postgres.__aexit__(None, None, None))
-
-
-@contextlib.asynccontextmanager
-async def throwaway_postgres(*, keep: bool = False) -> AsyncIterator[str]:
-    """A fresh PostgreSQL database for one bench run; its SQLAlchemy URL. Dropped after."""
-    name = f"crossfill_bench_{uuid.uuid4().hex[:8]}"
-    admin = await asyncpg.connect(POSTGRES_ADMIN_DSN)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        if not keep:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()

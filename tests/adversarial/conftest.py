@@ -28,7 +28,6 @@ from tests.e2e.conftest import (  # noqa: F401  (fixtures, registered by import)
     StartService,
     client,
     database,
-    postgres_url,
     service,
 )
 from tests.e2e.conftest import start_service as e2e_start_service

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -23,11 +22,11 @@ from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import OutboxEvent, SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.conftest import ServiceThread, validate_against, wait_for
 from tests.e2e.wallet import send_item
+from tests.support.database import rows_in
 
 NATIVE = "0x0000000000000000000000000000000000000000"
 ORIGIN, DESTINATION = 900001, 900002
@@ -197,20 +196,6 @@ def fills_journalled(database_url: str, request_id: str) -> list[Any]:
             SentTransaction.request_id == request_id, SentTransaction.purpose == "fill"
         ),
     )
-
-
-def rows_in(database_url: str, statement: Select[Any]) -> list[Any]:
-    """Run one ORM select against the database at `database_url`."""
-
-    async def read() -> list[Any]:
-        engine = create_engine(database_url)
-        try:
-            async with session_factory(engine)() as session:
-                return list(await session.scalars(statement))
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(read())
 
 
 def published_statuses(service: ServiceThread, request_id: str) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import faulthandler
 import json
 import sys
@@ -25,11 +24,6 @@ from crossfill.runtime import Runtime
 from crossfill.settings import Settings
 from crossfill.store.migrate import upgrade
 from tests.conftest import SCHEMAS_DIR, RunningDevnet
-from tests.integration.storage.conftest import (
-    _create_postgres_database,
-    _drop_postgres_database,
-    _postgres_url,
-)
 
 
 class ServiceThread:
@@ -84,16 +78,6 @@ def service_settings(home: Path, deployment_path: Path) -> Settings:
 
 
 StartService = Callable[..., ServiceThread]
-
-
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A fresh PostgreSQL database (SQLAlchemy URL), dropped after the test."""
-    name = asyncio.run(_create_postgres_database())
-    try:
-        yield _postgres_url(name)
-    finally:
-        asyncio.run(_drop_postgres_database(name))
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -3,7 +3,6 @@ every deposit ends in exactly one fill or one refund, and no status ever moved b
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import random
 import time
@@ -23,12 +22,12 @@ from crossfill.contracts import calldata
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at
 from crossfill.domain.status import RequestStatus, can_move
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import OutboxEvent
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, rpc_urls
 from tests.e2e.conftest import wait_for
 from tests.e2e.service_process import ServiceProcess
+from tests.support.database import rows_in
 
 ETH = 10**18
 REQUESTS = 54
@@ -105,19 +104,10 @@ def _statuses(http: httpx.Client, request_ids: list[str]) -> dict[str, str]:
 
 
 def _published(database: str) -> dict[str, list[str]]:
-    async def read() -> dict[str, list[str]]:
-        engine = create_engine(database)
-        try:
-            async with session_factory(engine)() as session:
-                rows = await session.scalars(select(OutboxEvent).order_by(OutboxEvent.id))
-                events: dict[str, list[str]] = {}
-                for row in rows:
-                    events.setdefault(row.request_id, []).append(row.payload["status"])
-                return events
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(read())
+    events: dict[str, list[str]] = {}
+    for row in rows_in(database, select(OutboxEvent).order_by(OutboxEvent.id)):
+        events.setdefault(row.request_id, []).append(row.payload["status"])
+    return events
 
 
 def test_kill_9_mid_flight_loses_nothing_and_fills_nothing_twice(service_process, devnet) -> None:

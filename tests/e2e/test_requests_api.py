@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -13,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 import redis
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.store import api_keys
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -33,6 +32,7 @@ from tests.e2e.bridging import (
 )
 from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.wallet import execute_steps
+from tests.support.database import read
 
 
 def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> dict[str, Any]:
@@ -295,17 +295,12 @@ def test_keys_cli_shows_the_key_once_and_keeps_only_its_hash(tmp_path: Path) -> 
     database = f"sqlite+aiosqlite:///{tmp_path / 'crossfill.db'}"
     upgrade(database)
 
-    async def stored() -> tuple[list[str], bool]:
-        engine = create_engine(database)
-        try:
-            async with session_factory(engine)() as session:
-                rows = await api_keys.all_keys(session)
-                active = await api_keys.authenticate(session, key) is not None
-                return [row.key_hash for row in rows], active
-        finally:
-            await engine.dispose()
+    async def stored(session: AsyncSession) -> tuple[list[str], bool]:
+        rows = await api_keys.all_keys(session)
+        active = await api_keys.authenticate(session, key) is not None
+        return [row.key_hash for row in rows], active
 
-    hashes, active = asyncio.run(stored())
+    hashes, active = read(database, stored)
     assert hashes == [api_keys.key_hash(key)] and key not in hashes and active
     run("revoke", key[:10])
-    assert asyncio.run(stored())[1] is False
+    assert read(database, stored)[1] is False

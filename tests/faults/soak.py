@@ -43,7 +43,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import asyncpg
 import httpx
 import tomli_w
 from eth_account import Account
@@ -63,12 +62,17 @@ from tests.e2e.test_crash_safety import _call_target
 from tests.faults.reorgs import reorg_returning_transactions
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
 from tests.money_invariant import MoneyReport, account_for_money, wait_until_accounted
+from tests.support.database import (
+    create_postgres_database,
+    drop_postgres_database,
+    postgres_database_url,
+    sqlite_url,
+)
 
 ETH = 10**18
 UNDERPAID_EVERY = 6
 SECOND_PROCESS_FIRST_SECONDS = 20.0
 OPERATOR = "soak-operator-token"
-POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 @dataclass
@@ -411,19 +415,9 @@ def _on_chain(
 def _database(kind: str, home: Path) -> tuple[str, Callable[[], None]]:
     """The service's database URL and how to drop it afterwards."""
     if kind == "sqlite":
-        return f"sqlite+aiosqlite:///{home / 'crossfill.db'}", lambda: None
-    name = f"crossfill_soak_{int(time.time())}"
-
-    async def admin(statement: str) -> None:
-        connection = await asyncpg.connect(POSTGRES_ADMIN)
-        try:
-            await connection.execute(statement)
-        finally:
-            await connection.close()
-
-    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
-    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-    return url, lambda: asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        return sqlite_url(home / "crossfill.db"), lambda: None
+    name = asyncio.run(create_postgres_database("crossfill_soak"))
+    return postgres_database_url(name), lambda: asyncio.run(drop_postgres_database(name))
 
 
 def _api_key(service: ServiceProcess) -> str:

@@ -14,10 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from crossfill.chains.svm import SignatureStatus
 from crossfill.chains.svm_transactions import SvmPaymentOrder
 from crossfill.errors import ChainUnreachable
-from crossfill.store.db import create_engine, session_factory
-from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import SvmPayment
 from crossfill.workers.svm_payer import Paid, Pending, Refused, SvmPayer
+from tests.support.database import sessions_of, sqlite_url
 from tests.unit.fake_svm import VALID_BLOCKS, FakeSvm
 from tests.unit.worker_world import Clock
 
@@ -29,11 +28,8 @@ ORDER = SvmPaymentOrder(
 
 @pytest.fixture
 async def sessions(tmp_path: Path) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'payer.db'}"
-    await upgrade_async(url)
-    engine = create_engine(url)
-    yield session_factory(engine)
-    await engine.dispose()
+    async with sessions_of(sqlite_url(tmp_path / "payer.db"), migrated=True) as sessions:
+        yield sessions
 
 
 async def _attempts(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[int, str]]:
