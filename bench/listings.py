@@ -19,13 +19,13 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncEngine
-from tests.support.database import engine_of, throwaway_postgres
-from tests.support.synthetic import insert_synthetic, synthetic_requests
 
 from bench.common import report
 from crossfill.domain.listing_query import ListingQuery, parse_listing
 from crossfill.store import listing
 from crossfill.store.db import session_factory
+from tests.support.database import engine_of, throwaway_postgres
+from tests.support.synthetic import insert_synthetic, synthetic_requests
 
 SEED_BATCH = 50_000
 

@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from tests.support import quote_fixtures as fixtures
 
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.app.entropy import new_entropy
@@ -34,6 +33,7 @@ from crossfill.quoting.response import quote_wire
 from crossfill.store import requests
 from crossfill.store.db import EncodedJson
 from crossfill.types import NATIVE_EVM_ADDRESS
+from tests.support import quote_fixtures as fixtures
 
 ORIGIN, DESTINATION = fixtures.CHAINS
 

@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from tests.support import quote_fixtures as fixtures
 
 from bench.quote_cpu import quote_once, route_bodies
 from crossfill.store import migrate
 from crossfill.store.bulk_insert import SqliteBulkInsert
 from crossfill.store.db import create_engine
+from tests.support import quote_fixtures as fixtures
 
 BRIDGES = ("native bridge", "USDC bridge")
 Statements = list[tuple[str, list[tuple[Any, ...]]]]

@@ -25,8 +25,6 @@ from pathlib import Path
 import httpx
 import trustme
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from tests.support.database import sessions_of, throwaway_postgres
-from tests.support.synthetic import insert_synthetic, synthetic_requests
 
 from bench.common import report
 from crossfill.config.webhook_secret import SigningKeyBox
@@ -36,6 +34,8 @@ from crossfill.settings import Settings
 from crossfill.store import api_keys, requests, webhook_endpoints
 from crossfill.store.tables import Request
 from crossfill.workers.webhooks import WebhookDispatcher
+from tests.support.database import sessions_of, throwaway_postgres
+from tests.support.synthetic import insert_synthetic, synthetic_requests
 
 
 def _start_receiver(log: Path, tls: Path | None) -> tuple[subprocess.Popen[bytes], str]:

@@ -19,9 +19,8 @@ import argparse
 import asyncio
 import contextlib
 
-from tests.support.hostile_websocket import Outcome, attack
-
 from bench.common import devnet_service
+from tests.support.hostile_websocket import Outcome, attack
 
 ACCEPTANCE_BYTES = 600 * 2**20
 

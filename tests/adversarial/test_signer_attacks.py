@@ -41,8 +41,9 @@ from tests.e2e.bridging import (
     usdc,
     with_balance_wait,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.wallet import execute_steps, send_item
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
 
 ETH = 10**18
 # How long a fill the solver cannot pay waits for a top-up here (the deployment's default is

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,9 +20,11 @@ from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.store.tables import OutboxEvent, SentTransaction
 from tests.conftest import RunningDevnet
-from tests.e2e.conftest import ServiceThread, validate_against, wait_for
+from tests.e2e.conftest import validate_against
 from tests.e2e.wallet import send_item
 from tests.support.database import rows_in
+from tests.support.service import ServiceThread
+from tests.support.waiting import wait_for
 
 NATIVE = "0x0000000000000000000000000000000000000000"
 ORIGIN, DESTINATION = 900001, 900002
@@ -213,22 +211,6 @@ def journal(service: ServiceThread, request_id: str) -> list[SentTransaction]:
         select(SentTransaction)
         .where(SentTransaction.request_id == request_id)
         .order_by(SentTransaction.id),
-    )
-
-
-def run_cli(*args: str, home: Path, deployment_path: Path) -> subprocess.CompletedProcess[str]:
-    """`crossfill <args>` as an operator runs it, against a service's home and deployment."""
-    env = {
-        **os.environ,
-        "CROSSFILL_HOME": str(home),
-        "CROSSFILL_DEPLOYMENT_FILE": str(deployment_path),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "crossfill", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
     )
 
 

@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.store import nonce_mappings
 from crossfill.store.tables import NonceMapping
 from tests.e2e.bridging import native_bridge, request_quote
-from tests.e2e.conftest import ServiceThread
 from tests.support.database import read
+from tests.support.service import ServiceThread
 
 TYPES = {
     "NonceMapping": [

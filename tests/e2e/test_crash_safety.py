@@ -25,9 +25,9 @@ from crossfill.domain.status import RequestStatus, can_move
 from crossfill.store.tables import OutboxEvent
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, rpc_urls
-from tests.e2e.conftest import wait_for
-from tests.e2e.service_process import ServiceProcess
 from tests.support.database import rows_in
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.waiting import wait_for
 
 ETH = 10**18
 REQUESTS = 54
@@ -37,7 +37,7 @@ KILLS = 4
 
 @pytest.fixture
 def service_process(devnet: RunningDevnet, tmp_path: Path):
-    service = ServiceProcess(tmp_path, devnet.deployment_path)
+    service = ServiceProcess(service_settings(tmp_path, devnet.deployment_path))
     service.start()
     yield service
     service.stop()

@@ -24,11 +24,11 @@ from tests.e2e.bridging import (
     funded_user,
     request_quote,
 )
-from tests.e2e.conftest import wait_for
-from tests.e2e.service_process import ServiceProcess
 from tests.e2e.test_deposit_addresses import ETH, _body
 from tests.e2e.wallet import broadcast_item
 from tests.support.database import rows_in
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.waiting import wait_for
 
 
 def _sweeps(service: ServiceProcess, request_id: str) -> list[SentTransaction]:
@@ -43,7 +43,7 @@ def _sweeps(service: ServiceProcess, request_id: str) -> list[SentTransaction]:
 def test_sweep_in_flight_survives_kill_9_and_is_swept_and_filled_once(
     devnet: RunningDevnet, tmp_path: Path
 ) -> None:
-    service = ServiceProcess(tmp_path, devnet.deployment_path)
+    service = ServiceProcess(service_settings(tmp_path, devnet.deployment_path))
     service.start()
     origin = devnet.deployment.chains[0]
     web3 = Web3(Web3.HTTPProvider(origin.rpc_url))

@@ -14,7 +14,6 @@ from crossfill.devnet.anvil import anvil_rpc
 from crossfill.store.tables import SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, OPERATOR_TOKEN, ORIGIN, balance, final_status, usdc
-from tests.e2e.conftest import wait_for
 from tests.e2e.gasless import (
     deploy_delegate,
     execute_body,
@@ -25,8 +24,9 @@ from tests.e2e.gasless import (
     usdc_bridge_quote,
     user_with_usdc,
 )
-from tests.e2e.service_process import ServiceProcess
 from tests.support.database import rows_in
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.waiting import wait_for
 
 AMOUNT = 10_000_000
 
@@ -43,8 +43,9 @@ def _execute_journal(database: str, request_id: str) -> list[SentTransaction]:
 def test_execute_in_flight_survives_kill_9_and_is_sent_once(
     devnet: RunningDevnet, tmp_path: Path
 ) -> None:
-    service = ServiceProcess(tmp_path, devnet.deployment_path)
-    service.env["CROSSFILL_ADMIN_TOKEN"] = OPERATOR_TOKEN
+    service = ServiceProcess(
+        service_settings(tmp_path, devnet.deployment_path, admin_token=OPERATOR_TOKEN)
+    )
     service.start()
     origin_rpc = devnet.deployment.chains[0].rpc_url
     web3 = origin_web3(devnet)

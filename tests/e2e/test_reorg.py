@@ -26,9 +26,10 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.wallet import execute_steps
 from tests.support.database import rows_in
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
 
 ETH = 10**18
 # Worth about $120,000 at the devnet price: the policy wants 4 confirmations.

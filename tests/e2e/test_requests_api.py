@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,9 +27,10 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.wallet import execute_steps
 from tests.support.database import read
+from tests.support.service import ServiceThread, StartService, run_cli
+from tests.support.waiting import wait_for
 
 
 def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> dict[str, Any]:
@@ -279,13 +277,9 @@ def test_admin_keys_need_the_operator_token_and_revocation_takes_hold(
 
 
 def test_keys_cli_shows_the_key_once_and_keeps_only_its_hash(tmp_path: Path) -> None:
-    env = {**os.environ, "CROSSFILL_HOME": str(tmp_path), "CROSSFILL_LOG_LEVEL": "WARNING"}
-    crossfill = [sys.executable, "-m", "crossfill", "keys"]
-
     def run(*args: str) -> str:
-        done = subprocess.run(
-            [*crossfill, *args], env=env, capture_output=True, text=True, timeout=60, check=True
-        )
+        done = run_cli("keys", *args, home=tmp_path, log_level="WARNING")
+        done.check_returncode()
         return done.stdout
 
     key = run("create", "--name", "cli partner").strip().splitlines()[-1]

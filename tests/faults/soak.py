@@ -31,7 +31,6 @@ import contextlib
 import itertools
 import random
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -57,7 +56,6 @@ from crossfill.devnet.network import DevnetOptions, start_devnet
 from crossfill.domain.status import RequestStatus, can_move
 from crossfill.settings import Mode
 from tests.e2e.receiver import Receiver
-from tests.e2e.service_process import ServiceProcess
 from tests.e2e.test_crash_safety import _call_target
 from tests.faults.reorgs import reorg_returning_transactions
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
@@ -68,6 +66,7 @@ from tests.support.database import (
     postgres_database_url,
     sqlite_url,
 )
+from tests.support.service import ServiceProcess, service_settings
 
 ETH = 10**18
 UNDERPAID_EVERY = 6
@@ -464,12 +463,15 @@ def _settle(
 
 def _service(home: Path, database: str, proxies: list[RpcFaultProxy]) -> ServiceProcess:
     """`crossfill run` reaching the chains only through the proxies, rate limits off."""
-    service = ServiceProcess(home, _proxied_deployment(home / "devnet.toml", proxies))
-    service.env.update(CROSSFILL_DATABASE_URL=database, CROSSFILL_ADMIN_TOKEN=OPERATOR)
-    service.env.update(
-        CROSSFILL_RATE_LIMIT_ANONYMOUS_PER_MINUTE="0", CROSSFILL_RATE_LIMIT_KEY_PER_MINUTE="0"
+    settings = service_settings(
+        home,
+        _proxied_deployment(home / "devnet.toml", proxies),
+        database_url=database,
+        admin_token=OPERATOR,
+        rate_limit_anonymous_per_minute=0,
+        rate_limit_key_per_minute=0,
     )
-    return service
+    return ServiceProcess(settings)
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -492,13 +494,7 @@ def run(arguments: argparse.Namespace) -> int:
         service.start()
         key = _api_key(service)
         receiver = Receiver(key)
-        subprocess.run(
-            [sys.executable, "-m", "crossfill", "webhooks", "set", key, receiver.url],
-            env=service.env,
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
+        service.cli("webhooks", "set", key, receiver.url).check_returncode()
         second = _service(home, database, proxies) if arguments.database == "postgres" else None
         chaos = Chaos(
             proxies,

@@ -36,7 +36,7 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, validate_against
+from tests.e2e.conftest import validate_against
 from tests.e2e.perps.conftest import (
     PERPS_ID,
     PERPS_USDC,
@@ -44,6 +44,7 @@ from tests.e2e.perps.conftest import (
     perps_config,
     withdrawable,
 )
+from tests.support.service import ServiceThread, StartService
 
 
 def to_perps(user: str, recipient: str, origin_currency: str, amount: int,

@@ -39,7 +39,7 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, validate_against, wait_for
+from tests.e2e.conftest import validate_against
 from tests.e2e.perps.conftest import PERPS_ID as PERPS
 from tests.e2e.perps.conftest import PERPS_USDC, exchange_info, withdrawable
 from tests.e2e.perps.withdrawing import (
@@ -50,6 +50,8 @@ from tests.e2e.perps.withdrawing import (
     sign_authorization,
     signed_deposit,
 )
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
 
 AMOUNT = 25_000_000  # 25 USDC (perps USD has 6 decimals)
 

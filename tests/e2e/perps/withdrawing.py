@@ -17,7 +17,7 @@ from crossfill.devnet.deployment_file import write_deployment
 from crossfill.devnet.exchange.deployment import perps_document
 from crossfill.devnet.exchange.process import ExchangeProcess
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import run_cli
+from tests.support.service import run_cli
 
 ZERO_ADDRESS = "0x" + "00" * 20
 Signer = Literal["exchange-sdk", "eth-account"]
@@ -38,7 +38,7 @@ def fund_on_exchange(deployment_path: Path, home: Path, user: str, **funds: str)
     options = [part for name, value in funds.items() for part in (f"--{name}", value)]
     run = run_cli(
         "devnet", "fund-exchange", "--user", user, *options, home=home,
-        deployment_path=deployment_path,
+        deployment_file=deployment_path,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
 

@@ -14,7 +14,7 @@ from crossfill.devnet.svm.deployment import svm_chain_document
 from crossfill.devnet.svm.process import SvmNodeOptions, SvmNodeProcess, start_svm_node
 from crossfill.devnet.svm.seed import SeededSvm, seed_svm
 from tests.conftest import RunningDevnet
-from tests.e2e.conftest import StartService
+from tests.support.service import StartService
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from crossfill.devnet.exchange.actions import Exchange
 from crossfill.devnet.exchange.ledger import ExchangeLedger, Leg
 from crossfill.devnet.exchange.server import build_app
 from crossfill.devnet.exchange.tokens import LEDGER_DECIMALS, PERPS_DEX, USDC
-from tests.e2e.conftest import wait_for
+from tests.support.waiting import wait_for
 
 NOW_MS = 1_763_900_000_000
 
