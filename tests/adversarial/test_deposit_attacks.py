@@ -26,10 +26,10 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.wallet import execute_steps
 from tests.support.database import rows_in
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 MILLI_ETH = 10**15
 

@@ -42,11 +42,11 @@ from tests.e2e.bridging import (
     request_quote,
     usdc,
 )
-from tests.e2e.perps.withdrawing import post_to_exchange, sign_authorization, signed_deposit
-from tests.e2e.svm.wallet import airdrop, sign_and_send
 from tests.money_invariant import MoneyReport, account_for_money, heads
 from tests.support.database import write
 from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.perps import post_to_exchange, sign_authorization, signed_deposit
+from tests.support.wallets.svm import airdrop, sign_and_send
 
 SOL_UNIT = 10**9
 NO_LIMITS = {"rate_limit_anonymous_per_minute": 0, "rate_limit_key_per_minute": 0}

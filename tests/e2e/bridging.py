@@ -21,10 +21,10 @@ from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.store.tables import OutboxEvent, SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.conftest import validate_against
-from tests.e2e.wallet import send_item
 from tests.support.database import rows_in
 from tests.support.service import ServiceThread
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import send_item
 
 NATIVE = "0x0000000000000000000000000000000000000000"
 ORIGIN, DESTINATION = 900001, 900002

@@ -30,9 +30,9 @@ from tests.e2e.bridging import (
     stored_rows,
 )
 from tests.e2e.conftest import validate_against
-from tests.e2e.wallet import execute_steps
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 SCRIPT = Path(__file__).parent / "sdk" / "claim_app_fees.mjs"
 FEE_BPS = 100

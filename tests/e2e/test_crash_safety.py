@@ -28,6 +28,7 @@ from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, rpc_urls
 from tests.support.database import rows_in
 from tests.support.service import ServiceProcess, service_settings
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import sign_item, wallet_fees
 
 ETH = 10**18
 REQUESTS = 54
@@ -70,23 +71,19 @@ def _send_deposits(
     web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
     depository = devnet.deployment.chains[0].contracts.depository
     nonces = {user.address: int(web3.eth.get_transaction_count(user.address)) for user in users}
-    fee = 2 * int(web3.eth.get_block("latest")["baseFeePerGas"]) + 10**9
+    fees = wallet_fees(web3)
     for index, (quote, user) in enumerate(zip(quotes, itertools.cycle(users), strict=False)):
         amount = int(quote["details"]["currencyIn"]["amount"])
         if index % UNDERPAID_EVERY == 0:
             amount //= 2
         order_id = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
-        tx: dict[str, Any] = {
+        deposit = {
             "to": depository,
             "data": calldata.deposit_native(user.address, order_id),
             "value": amount,
             "chainId": ORIGIN,
-            "nonce": nonces[user.address],
-            "gas": 100_000,
-            "maxFeePerGas": fee,
-            "maxPriorityFeePerGas": 10**9,
         }
-        signed = user.sign_transaction(tx)
+        signed = sign_item(user, deposit, nonce=nonces[user.address], fees=fees, gas=100_000)
         nonces[user.address] += 1
         web3.eth.send_raw_transaction(signed.raw_transaction)
 

@@ -25,10 +25,10 @@ from tests.e2e.bridging import (
     request_quote,
 )
 from tests.e2e.test_deposit_addresses import ETH, _body
-from tests.e2e.wallet import broadcast_item
 from tests.support.database import rows_in
 from tests.support.service import ServiceProcess, service_settings
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import broadcast_item
 
 
 def _sweeps(service: ServiceProcess, request_id: str) -> list[SentTransaction]:

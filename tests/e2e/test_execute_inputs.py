@@ -35,8 +35,8 @@ from tests.e2e.gasless import (
     usdc_bridge_quote,
     user_with_usdc,
 )
-from tests.e2e.wallet import send_item
 from tests.support.service import ServiceThread, StartService, service_settings
+from tests.support.wallets.evm import send_item
 
 
 @dataclass

@@ -29,9 +29,9 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
-from tests.e2e.wallet import execute_steps
 from tests.support.database import write
 from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.evm import execute_steps
 
 OPERATOR = {"Authorization": "Bearer operator-token"}
 HASH = "0x" + "ab" * 32

@@ -24,9 +24,9 @@ from tests.e2e.bridging import (
     rpc_urls,
 )
 from tests.e2e.receiver import Receiver
-from tests.e2e.wallet import execute_steps
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 OPERATOR = {"Authorization": "Bearer operator-token"}
 ROUTE = {"origin_chain_id": str(ORIGIN), "destination_chain_id": str(DESTINATION)}

@@ -20,8 +20,8 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.wallet import execute_steps
 from tests.support.service import ServiceProcess, StartService, service_settings
+from tests.support.wallets.evm import execute_steps
 
 
 def test_workers_only_beside_an_api_process_complete_a_bridge(

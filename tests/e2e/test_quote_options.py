@@ -24,8 +24,8 @@ from tests.e2e.bridging import (
     usdc,
 )
 from tests.e2e.conftest import validate_against
-from tests.e2e.wallet import execute_steps
 from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.evm import execute_steps
 
 
 @pytest.fixture

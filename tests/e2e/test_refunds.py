@@ -34,10 +34,10 @@ from tests.e2e.bridging import (
     usdc,
     with_balance_wait,
 )
-from tests.e2e.wallet import broadcast_item, execute_steps, send_item
 from tests.support.database import rows_in
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import broadcast_item, execute_steps, send_item
 
 ETH = 10**18
 

@@ -27,10 +27,10 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.wallet import execute_steps
 from tests.support.database import read
 from tests.support.service import ServiceThread, StartService, run_cli
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 
 def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> dict[str, Any]:

@@ -34,9 +34,9 @@ from tests.e2e.bridging import (
     usdc,
 )
 from tests.e2e.conftest import validate_against
-from tests.e2e.wallet import execute_steps, send_item
 from tests.support.service import ServiceThread, StartService, run_cli
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps, send_item
 
 OPERATOR = {"Authorization": "Bearer operator-token"}
 AMOUNT = 10**18 // 4

@@ -31,8 +31,8 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.wallet import execute_steps
 from tests.support.service import ServiceThread, StartService, run_cli
+from tests.support.wallets.evm import execute_steps
 
 ETHER = 10**18
 # Under $1,000 at the devnet's $3,000/ETH: one confirmation, so automine's next block is enough.

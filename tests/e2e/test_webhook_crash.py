@@ -18,9 +18,9 @@ from tests.e2e.bridging import (
     rpc_urls,
 )
 from tests.e2e.receiver import Receiver
-from tests.e2e.wallet import execute_steps
 from tests.support.service import ServiceProcess, service_settings
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 BRIDGED = ["waiting", "pending", "submitted", "success"]
 BRIDGES = 6

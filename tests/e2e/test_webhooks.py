@@ -23,9 +23,9 @@ from tests.e2e.bridging import (
 )
 from tests.e2e.conftest import validate_against
 from tests.e2e.receiver import Receiver
-from tests.e2e.wallet import execute_steps, send_item
 from tests.support.service import ServiceThread, StartService, run_cli
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps, send_item
 
 BRIDGED = ["waiting", "pending", "submitted", "success"]
 

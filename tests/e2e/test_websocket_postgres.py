@@ -18,9 +18,9 @@ from websockets.asyncio.client import connect
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import ORIGIN, rpc_urls
 from tests.e2e.test_websocket import BRIDGED, _quote, _send, _updates_until_success
-from tests.e2e.wallet import execute_steps
 from tests.support.service import ServiceThread, service_settings
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 
 def test_updates_reach_a_socket_on_another_api_process(

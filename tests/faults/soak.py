@@ -67,6 +67,7 @@ from tests.support.database import (
     sqlite_url,
 )
 from tests.support.service import ServiceProcess, service_settings
+from tests.support.wallets.evm import sign_item, wallet_fees
 
 ETH = 10**18
 UNDERPAID_EVERY = 6
@@ -262,20 +263,8 @@ def _one_intent(
     amount = int(quote["details"]["currencyIn"]["amount"]) // (2 if underpaid else 1)
     order_id = quote["protocol"]["v2"]["orderId"]
     item = quote["steps"][0]["items"][0]["data"]
-    web3 = Web3(Web3.HTTPProvider(rpc_urls[origin]))
-    fee = 2 * int(web3.eth.get_block("latest")["baseFeePerGas"]) + 10**9
-    signed = user.sign_transaction(
-        {
-            "to": Web3.to_checksum_address(item["to"]),
-            "data": item["data"],
-            "value": amount,
-            "chainId": origin,
-            "nonce": 0,
-            "gas": 100_000,
-            "maxFeePerGas": fee,
-            "maxPriorityFeePerGas": 10**9,
-        }
-    )
+    fees = wallet_fees(Web3(Web3.HTTPProvider(rpc_urls[origin])))
+    signed = sign_item(user, item, nonce=0, fees=fees, gas=100_000, value=amount)
     request_id = quote["steps"][0]["requestId"]
     intent = Intent(
         request_id,

@@ -26,9 +26,9 @@ from tests.e2e.bridging import (
     rpc_urls,
 )
 from tests.e2e.conftest import validate_against
-from tests.e2e.wallet import execute_steps
 from tests.faults.tcp_relay import TcpRelay
 from tests.support.service import ServiceProcess, service_settings
+from tests.support.wallets.evm import execute_steps
 
 POSTGRES_PORT = 5432
 # Short, for a short test; long enough for a statement on a machine running the whole suite.

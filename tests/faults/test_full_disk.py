@@ -26,9 +26,9 @@ from tests.e2e.bridging import (
     rpc_urls,
 )
 from tests.e2e.conftest import validate_against
-from tests.e2e.wallet import execute_steps
 from tests.support.service import ServiceProcess, service_settings
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 DISK_BYTES = 32 * 1024 * 1024
 CHUNK = b"\0" * (1024 * 1024)

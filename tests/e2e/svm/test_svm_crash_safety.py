@@ -22,9 +22,9 @@ from tests.e2e.payment_crashes import (
     kill_while_paying,
     quote_then_deposit_while_down,
 )
-from tests.e2e.svm.wallet import sol_balance
 from tests.support.service import ServiceProcess, service_settings
 from tests.support.waiting import wait_for
+from tests.support.wallets.svm import sol_balance
 
 SVM_ID = 792703809
 ORDERS = 8

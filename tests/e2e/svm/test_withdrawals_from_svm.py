@@ -30,9 +30,9 @@ from tests.e2e.bridging import (
     usdc,
 )
 from tests.e2e.conftest import validate_against
-from tests.e2e.svm.wallet import item_instructions, sign_and_send, sol_balance, token_balance
 from tests.support.service import StartService
 from tests.support.waiting import wait_for
+from tests.support.wallets.svm import item_instructions, sign_and_send, sol_balance, token_balance
 
 SVM_ID = 792703809
 SOL = "1" * 32

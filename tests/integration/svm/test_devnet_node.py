@@ -16,7 +16,7 @@ from crossfill.chains.svm_deposits import read_vault_deposits
 from crossfill.devnet.svm import accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SOL_PER_HOLDER, USDC_PER_HOLDER, SeededSvm
-from tests.integration.svm.conftest import encoded, rpc, rpc_reply, signed
+from tests.support.wallets.svm import encoded, rpc, rpc_reply, signed
 
 BASE64 = {"encoding": "base64"}
 

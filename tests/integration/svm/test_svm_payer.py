@@ -31,9 +31,9 @@ from crossfill.store.migrate import upgrade
 from crossfill.store.tables import SvmPayment
 from crossfill.types import ChainId
 from crossfill.workers.svm_payer import Paid, Pending, SvmPayer
-from tests.integration.svm.conftest import rpc
 from tests.integration.svm.pay_loop import order, recipient
 from tests.support.database import rows_in, sessions_of, sqlite_url
+from tests.support.wallets.svm import rpc
 
 REPO = Path(__file__).parents[3]
 
