@@ -10,20 +10,17 @@ import json
 import os
 import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
-import asyncpg
-import httpx
 
-from crossfill.devnet.child_process import free_port
+from crossfill.settings import Settings
+from tests.support.database import throwaway_postgres
+from tests.support.service import ServiceProcess
 
 
 @dataclass(frozen=True)
@@ -33,46 +30,30 @@ class RunningService:
     pid: int
 
 
-def _wait_ready(base_url: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit("devnet did not become ready")
-
-
 @contextlib.contextmanager
 def devnet_service(*extra_args: str, database_url: str | None = None) -> Iterator[RunningService]:
     """`crossfill devnet` on a free port with its own home (and SQLite database, unless
-    `database_url` names another); stopped with SIGINT at the end."""
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
+    `database_url` names another); ready once its chains are; stopped with SIGINT at the end."""
     with tempfile.TemporaryDirectory(prefix="crossfill-bench-") as home:
-        env = {
-            **os.environ,
-            "CROSSFILL_HOME": home,
-            "CROSSFILL_LOG_LEVEL": "WARNING",
+        settings = Settings(
+            home=Path(home),
+            log_level="WARNING",
             # One load generator on one address: the per-address limit would measure itself.
-            "CROSSFILL_RATE_LIMIT_ANONYMOUS_PER_MINUTE": "0",
-        }
-        if database_url is not None:
-            env["CROSSFILL_DATABASE_URL"] = database_url
-        devnet = subprocess.Popen(
-            [sys.executable, "-m", "crossfill", "devnet", "--port", str(port), *extra_args],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            rate_limit_anonymous_per_minute=0,
+            database_url=database_url,
         )
+        devnet = ServiceProcess(
+            settings,
+            command=("devnet", *extra_args),
+            ready_path="/readyz",
+            ready_timeout=120,
+            stop_signal=signal.SIGINT,
+        )
+        devnet.start()
         try:
-            _wait_ready(base_url)
-            yield RunningService(base_url, Path(home), devnet.pid)
+            yield RunningService(devnet.base_url, Path(home), devnet.pid)
         finally:
-            devnet.send_signal(signal.SIGINT)
-            devnet.wait(30)
+            devnet.stop(timeout=30)
 
 
 def report(label: str, seconds: list[float]) -> str:
@@ -239,9 +220,6 @@ def _main_thread_cpu(pid: int, ticks: int) -> float:
         return 0.0  # exited meanwhile
 
 
-POSTGRES_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/test"
-
-
 @contextlib.contextmanager
 def database_for(kind: str) -> Iterator[str | None]:
     """The service's database for a bench run: None (its embedded SQLite) or the URL of a
@@ -250,23 +228,9 @@ def database_for(kind: str) -> Iterator[str | None]:
         yield None
         return
     with asyncio.Runner() as runner:
-        postgres = throwaway_postgres()
+        postgres = throwaway_postgres("crossfill_bench")
         url = runner.run(postgres.__aenter__())
         try:
             yield url
         finally:
             runner.run(postgres.__aexit__(None, None, None))
-
-
-@contextlib.asynccontextmanager
-async def throwaway_postgres(*, keep: bool = False) -> AsyncIterator[str]:
-    """A fresh PostgreSQL database for one bench run; its SQLAlchemy URL. Dropped after."""
-    name = f"crossfill_bench_{uuid.uuid4().hex[:8]}"
-    admin = await asyncpg.connect(POSTGRES_ADMIN_DSN)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        if not keep:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()

@@ -27,15 +27,15 @@ from typing import Any
 import aiohttp
 from eth_account.signers.local import LocalAccount
 from eth_typing import HexStr
-from web3 import Web3
 
 from bench.chain_watch import ChainWatch, rpc, watching
 from bench.common import RunningService, cpu_seconds, database_for, devnet_service, report
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
+from tests.support.wallets.evm import GWEI, Fees, sign_item
 
 NATIVE = "0x0000000000000000000000000000000000000000"
-GWEI = 10**9
+FEES = Fees(100 * GWEI, GWEI)  # what each of the bench's transactions offers per gas
 
 
 @dataclass
@@ -54,19 +54,8 @@ class Wallet:
     nonce: int
 
     def sign(self, to: str, value: int, data: str = "0x") -> tuple[str, str]:
-        signed = self.account.sign_transaction(
-            {
-                "type": 2,
-                "to": Web3.to_checksum_address(to),
-                "data": HexStr(data),
-                "value": value,
-                "chainId": self.chain_id,
-                "nonce": self.nonce,
-                "gas": 100_000,
-                "maxFeePerGas": 100 * GWEI,
-                "maxPriorityFeePerGas": GWEI,
-            }
-        )
+        item = {"to": to, "data": HexStr(data), "value": value, "chainId": self.chain_id}
+        signed = sign_item(self.account, item, nonce=self.nonce, fees=FEES, gas=100_000)
         self.nonce += 1
         return signed.raw_transaction.to_0x_hex(), signed.hash.to_0x_hex()
 

@@ -20,12 +20,12 @@ from sqlalchemy import text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bench.common import report, throwaway_postgres
-from bench.synthetic import insert_synthetic, synthetic_requests
+from bench.common import report
 from crossfill.domain.listing_query import ListingQuery, parse_listing
 from crossfill.store import listing
-from crossfill.store.db import create_engine, session_factory
-from crossfill.store.migrate import upgrade_async
+from crossfill.store.db import session_factory
+from tests.support.database import engine_of, throwaway_postgres
+from tests.support.synthetic import insert_synthetic, synthetic_requests
 
 SEED_BATCH = 50_000
 
@@ -102,24 +102,22 @@ async def _explain(engine: AsyncEngine, query: ListingQuery) -> str:
 
 
 async def main_async(rows: int, repeat: int, keep: bool) -> None:
-    async with throwaway_postgres(keep=keep) as url:
-        await upgrade_async(url)
-        engine = create_engine(url)
-        try:
-            sample = await _seed(engine, rows)
-            queries = _queries(sample)
-            depth = max(1, min(40, rows // 50 - 1))
-            queries[f"deep paging (page {depth})"] = {
-                "limit": ["50"],
-                "continuation": [await _deep_cursor(engine, depth)],
-            }
-            for label, params in queries.items():
-                query = parse_listing(params)
-                seconds = await _time(functools.partial(_run_listing, engine, query), repeat)
-                print(report(label, seconds))
-                print("    plan:", await _explain(engine, query))
-        finally:
-            await engine.dispose()
+    async with (
+        throwaway_postgres("crossfill_bench", keep=keep) as url,
+        engine_of(url, migrated=True) as engine,
+    ):
+        sample = await _seed(engine, rows)
+        queries = _queries(sample)
+        depth = max(1, min(40, rows // 50 - 1))
+        queries[f"deep paging (page {depth})"] = {
+            "limit": ["50"],
+            "continuation": [await _deep_cursor(engine, depth)],
+        }
+        for label, params in queries.items():
+            query = parse_listing(params)
+            seconds = await _time(functools.partial(_run_listing, engine, query), repeat)
+            print(report(label, seconds))
+            print("    plan:", await _explain(engine, query))
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ drift by a third within minutes. This isolates what a change to the quote's code
 body parsed and validated (`QuoteBody`), the quote planned (`plan_quote`), its wire answer and
 rows built, its fill planned, the answer encoded, exactly as `app.quotes` does between the
 user's position read and the commit, against the two-chain snapshot the unit tests plan on
-(`tests/unit/quote_fixtures.py`: a USDC/WETH pool on each chain). The baseline is the least a
+(`tests/support/quote_fixtures.py`: a USDC/WETH pool on each chain). The baseline is the least a
 service can do for the same request: parse the body and encode the very answer. Each figure
 is the best of `--rounds` rounds of process CPU time, the machine's stalls being what the
 other rounds show.
@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from tests.unit import quote_fixtures as fixtures
 
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.app.entropy import new_entropy
@@ -35,6 +34,7 @@ from crossfill.quoting.response import quote_wire
 from crossfill.store import requests
 from crossfill.store.db import EncodedJson
 from crossfill.types import NATIVE_EVM_ADDRESS
+from tests.support import quote_fixtures as fixtures
 
 ORIGIN, DESTINATION = fixtures.CHAINS
 

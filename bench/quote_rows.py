@@ -4,7 +4,7 @@ makes on the event loop (`store.group_commit`), nothing else.
 
 Both databases are migrated from empty (one to `head`, one to `--baseline`), then filled with
 the same `--rows` request rows, made by the quote code itself against the unit tests'
-two-chain snapshot (`tests/unit/quote_fixtures.py`: native and USDC bridges, their answers
+two-chain snapshot (`tests/support/quote_fixtures.py`: native and USDC bridges, their answers
 stored as the service stores them). Then each round inserts `--batches` batches of `--batch`
 new rows into each database in turn, each batch one `BEGIN IMMEDIATE` ... `COMMIT` on the
 driver's connection with the service's pragmas, and takes the CPU time of that thread.
@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from tests.unit import quote_fixtures as fixtures
 
 from bench.quote_cpu import quote_once, route_bodies
 from crossfill.store import migrate
 from crossfill.store.bulk_insert import SqliteBulkInsert
 from crossfill.store.db import create_engine
+from tests.support import quote_fixtures as fixtures
 
 BRIDGES = ("native bridge", "USDC bridge")
 Statements = list[tuple[str, list[tuple[Any, ...]]]]

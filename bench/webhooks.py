@@ -26,17 +26,16 @@ import httpx
 import trustme
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bench.common import report, throwaway_postgres
-from bench.synthetic import insert_synthetic, synthetic_requests
+from bench.common import report
 from crossfill.config.webhook_secret import SigningKeyBox
 from crossfill.devnet.child_process import free_port
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings
 from crossfill.store import api_keys, requests, webhook_endpoints
-from crossfill.store.db import create_engine, session_factory
-from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import Request
 from crossfill.workers.webhooks import WebhookDispatcher
+from tests.support.database import sessions_of, throwaway_postgres
+from tests.support.synthetic import insert_synthetic, synthetic_requests
 
 
 def _start_receiver(log: Path, tls: Path | None) -> tuple[subprocess.Popen[bytes], str]:
@@ -131,10 +130,20 @@ async def _wait_for(log: Path, ids: set[int], seconds: float) -> dict[int, float
 
 
 async def run(database_url: str, home: Path, latency_events: int, burst: int, *, tls: bool) -> None:
-    await upgrade_async(database_url)
     settings = Settings(home=home, database_url=database_url)
-    engine = create_engine(database_url)
-    sessions = session_factory(engine)
+    async with sessions_of(database_url, migrated=True) as sessions:
+        await _measure(sessions, settings, latency_events, burst, tls=tls)
+
+
+async def _measure(
+    sessions: async_sessionmaker[AsyncSession],
+    settings: Settings,
+    latency_events: int,
+    burst: int,
+    *,
+    tls: bool,
+) -> None:
+    home = settings.home
     log = home / "arrivals.log"
     log.touch()
     metrics = Metrics()
@@ -181,7 +190,6 @@ async def run(database_url: str, home: Path, latency_events: int, burst: int, *,
         await asyncio.gather(task, return_exceptions=True)
         receiver.terminate()
         receiver.wait(10)
-        await engine.dispose()
 
 
 async def main_async(postgres: bool, latency_events: int, burst: int, *, tls: bool) -> None:
@@ -190,7 +198,7 @@ async def main_async(postgres: bool, latency_events: int, burst: int, *, tls: bo
             url = f"sqlite+aiosqlite:///{home}/bench.db"
             await run(url, Path(home), latency_events, burst, tls=tls)
             return
-        async with throwaway_postgres() as url:
+        async with throwaway_postgres("crossfill_bench") as url:
             await run(url, Path(home), latency_events, burst, tls=tls)
 
 

@@ -1,7 +1,8 @@
-"""Fixtures shared by every suite: a devnet of real anvil chains, and databases."""
+"""Fixtures shared by every suite: a devnet of real anvil chains, and a PostgreSQL database."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Iterator
@@ -16,6 +17,12 @@ import crossfill.api
 from crossfill.config import Deployment, load_deployment
 from crossfill.devnet.network import Devnet, DevnetOptions, start_devnet
 from crossfill.settings import Mode
+from tests.support.database import (
+    PostgresUnreachable,
+    create_postgres_database,
+    drop_postgres_database,
+    postgres_database_url,
+)
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=40
@@ -47,6 +54,27 @@ def devnet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDevnet]:
 
 def running_in_ci() -> bool:
     return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+async def fresh_postgres_database() -> str:
+    """A new PostgreSQL database's name. Without a reachable server the test is skipped, or
+    fails under CI=true."""
+    try:
+        return await create_postgres_database()
+    except PostgresUnreachable as exc:
+        if running_in_ci():
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database (SQLAlchemy URL), dropped after the test."""
+    name = asyncio.run(fresh_postgres_database())
+    try:
+        yield postgres_database_url(name)
+    finally:
+        asyncio.run(drop_postgres_database(name))
 
 
 @pytest.fixture

@@ -24,16 +24,14 @@ from tests.adversarial.cross_vm import (  # noqa: F401  (fixtures, registered by
 )
 from tests.conftest import RunningDevnet
 from tests.e2e.conftest import (  # noqa: F401  (fixtures, registered by import)
-    ServiceThread,
-    StartService,
     client,
     database,
-    postgres_url,
     service,
 )
 from tests.e2e.conftest import start_service as e2e_start_service
 from tests.e2e.svm.conftest import http, svm_deployment  # noqa: F401  (fixtures)
 from tests.money_invariant import MoneyReport, account_for_money, heads, wait_until_accounted
+from tests.support.service import ServiceThread, StartService
 
 start_service_of_e2e = e2e_start_service  # the e2e fixture, under a name of its own
 

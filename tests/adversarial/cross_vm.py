@@ -17,9 +17,9 @@ from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.svm.config import SvmChainConfig
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import request_quote
-from tests.e2e.conftest import ServiceThread, StartService
 from tests.e2e.perps.conftest import exchange, perps_config
 from tests.e2e.svm.conftest import svm_node
+from tests.support.service import ServiceThread, StartService
 
 __all__ = ["cross_vm", "cross_vm_deployment", "cross_vm_service", "exchange", "svm_node"]
 

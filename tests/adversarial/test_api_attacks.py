@@ -26,7 +26,6 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.gasless import (
     deploy_delegate,
     execute_body,
@@ -35,7 +34,9 @@ from tests.e2e.gasless import (
     sponsored_key,
     usdc_bridge_quote,
 )
-from tests.e2e.wallet import execute_steps
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 AMOUNT = 20_000_000
 

@@ -33,8 +33,9 @@ from tests.e2e.bridging import (
     rpc_urls,
     stored_rows,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
-from tests.e2e.wallet import broadcast_item, send_item
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import broadcast_item, send_item
 
 ETH = 10**18
 QUOTED = ETH // 100

@@ -4,7 +4,6 @@ request."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import httpx
@@ -13,7 +12,6 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from sqlalchemy import select
 
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import Deposit
 from tests.e2e.bridging import (
     DESTINATION,
@@ -28,8 +26,10 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
-from tests.e2e.wallet import execute_steps
+from tests.support.database import rows_in
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 MILLI_ETH = 10**15
 
@@ -45,16 +45,8 @@ def _quote(http: httpx.Client, user: LocalAccount, amount: int) -> dict[str, Any
 
 
 def _deposits_of(service: ServiceThread, tx_hash: str) -> list[Deposit]:
-    async def read() -> list[Deposit]:
-        engine = create_engine(service.settings.database)
-        try:
-            async with session_factory(engine)() as session:
-                query = select(Deposit).where(Deposit.tx_hash == tx_hash).order_by(Deposit.id)
-                return list(await session.scalars(query))
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(read())
+    query = select(Deposit).where(Deposit.tx_hash == tx_hash).order_by(Deposit.id)
+    return rows_in(service.settings.database, query)
 
 
 def _settled(service: ServiceThread, tx_hash: str, parts: int = 1) -> list[Deposit]:

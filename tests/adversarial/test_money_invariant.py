@@ -20,9 +20,9 @@ from tests.e2e.bridging import (
     native_bridge,
     request_quote,
 )
-from tests.e2e.conftest import ServiceThread, StartService
-from tests.e2e.wallet import send_item
 from tests.money_invariant import account_for_money, heads
+from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.evm import send_item
 
 
 def _bare_service(start_service: StartService) -> ServiceThread:

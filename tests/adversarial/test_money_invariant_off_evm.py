@@ -5,7 +5,6 @@ does not show; and it reads fills paid there from the chain, not from the record
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,6 +16,7 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.config import Deployment
 from crossfill.devnet import accounts
@@ -27,7 +27,6 @@ from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.perps.actions import UsdSend, sign_action
 from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS
 from crossfill.kinds.svm import programs
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import Deposit
 from tests.adversarial.cross_vm import PERPS_ID, SOL, SVM_ID
 from tests.adversarial.quote_seeds import route_body
@@ -43,10 +42,11 @@ from tests.e2e.bridging import (
     request_quote,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService
-from tests.e2e.perps.withdrawing import post_to_exchange, sign_authorization, signed_deposit
-from tests.e2e.svm.wallet import airdrop, sign_and_send
 from tests.money_invariant import MoneyReport, account_for_money, heads
+from tests.support.database import write
+from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.perps import post_to_exchange, sign_authorization, signed_deposit
+from tests.support.wallets.svm import airdrop, sign_and_send
 
 SOL_UNIT = 10**9
 NO_LIMITS = {"rate_limit_anonymous_per_minute": 0, "rate_limit_key_per_minute": 0}
@@ -85,17 +85,12 @@ def _ledger_hash(exchange: ExchangeProcess, user: str, time_ms: int) -> str:
 def _record(database_url: str, row: Deposit) -> int:
     """A deposit row written as the service would, with whatever it claims; its id."""
 
-    async def write() -> int:
-        engine = create_engine(database_url)
-        try:
-            async with session_factory(engine)() as session, session.begin():
-                session.add(row)
-                await session.flush()
-                return row.id
-        finally:
-            await engine.dispose()
+    async def added(session: AsyncSession) -> int:
+        session.add(row)
+        await session.flush()
+        return row.id
 
-    return asyncio.run(write())
+    return write(database_url, added)
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from tests.adversarial.cross_vm import PERPS_ID
 from tests.adversarial.quote_seeds import route_body
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import ORIGIN, REFUNDED, final_status, request_quote, usdc
-from tests.e2e.conftest import StartService
 from tests.e2e.perps.conftest import exchange_info
-from tests.e2e.perps.withdrawing import post_to_exchange, sign_authorization
+from tests.support.service import StartService
+from tests.support.wallets.perps import post_to_exchange, sign_authorization
 
 NO_LIMITS = {"rate_limit_anonymous_per_minute": 0, "rate_limit_key_per_minute": 0}
 

@@ -41,8 +41,9 @@ from tests.e2e.bridging import (
     usdc,
     with_balance_wait,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
-from tests.e2e.wallet import execute_steps, send_item
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import GWEI, Fees, broadcast_item, execute_steps, send_item
 
 ETH = 10**18
 # How long a fill the solver cannot pay waits for a top-up here (the deployment's default is
@@ -272,16 +273,4 @@ def test_a_destination_call_flipped_before_the_fill_is_paid_by_the_refund(
 
 def _send_tipped(web3: Web3, account: LocalAccount, item: dict[str, Any]) -> str:
     """Like a wallet's transaction, with a tip far above the service's (first in its block)."""
-    tx: dict[str, Any] = {
-        "from": account.address,
-        "to": Web3.to_checksum_address(item["to"]),
-        "data": item["data"],
-        "value": 0,
-        "chainId": item["chainId"],
-        "nonce": web3.eth.get_transaction_count(account.address, "pending"),
-        "gas": item["gas"],
-        "maxPriorityFeePerGas": 100 * 10**9,
-        "maxFeePerGas": 1000 * 10**9,
-    }
-    signed = account.sign_transaction(tx)
-    return web3.eth.send_raw_transaction(signed.raw_transaction).to_0x_hex()
+    return broadcast_item(web3, account, item, fees=Fees(1000 * GWEI, 100 * GWEI))

@@ -20,8 +20,8 @@ from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.svm import programs
 from tests.e2e.bridging import DESTINATION, NATIVE, REFUNDED, final_status, request_quote
-from tests.e2e.conftest import wait_for
-from tests.e2e.svm.wallet import airdrop, item_instructions, sign_and_send, sol_balance
+from tests.support.waiting import wait_for
+from tests.support.wallets.svm import airdrop, item_instructions, sign_and_send, sol_balance
 
 SVM_ID = 792703809
 SOL = "1" * 32

@@ -17,7 +17,7 @@ from tests.adversarial.quote_seeds import route_body
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, usdc
 from tests.e2e.conftest import validate_against
-from tests.e2e.svm.wallet import sol_balance
+from tests.support.wallets.svm import sol_balance
 
 HUGE = 2**100
 EVM_USER = Account.create().address

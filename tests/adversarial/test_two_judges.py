@@ -9,16 +9,16 @@ import asyncio
 import dataclasses
 from pathlib import Path
 
-from bench.synthetic import synthetic_requests
 from sqlalchemy import insert, select
 
 from crossfill.domain.status import RequestStatus
 from crossfill.kinds.evm.indexer import Indexer
 from crossfill.store import deposits
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.e2e.conftest import on_database
+from tests.support.database import sessions_of
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
@@ -68,15 +68,15 @@ async def test_a_deposit_listed_by_two_judges_is_judged_once(
     async with chain_world(tmp_path, url) as world:
         request_id = await _seen_deposit(world)
         gate = asyncio.Event()
-        second_engine = create_engine(str(world.engine.url))  # the other process's own pool
-        try:
+        # The second judge's own pool, as another process would have.
+        async with sessions_of(str(world.engine.url)) as second_sessions:
             first = Indexer(
                 world.runtime, world.sessions, now=world.clock, interval_seconds=0.1,
                 metrics=world.metrics,
             )  # fmt: skip
             held = dataclasses.replace(world.runtime, client=HeldFeeReads(world.chain, gate))
             second = Indexer(
-                held, session_factory(second_engine), now=world.clock, interval_seconds=0.1,
+                held, second_sessions, now=world.clock, interval_seconds=0.1,
                 metrics=world.metrics,
             )  # fmt: skip
             head = await world.chain.head()
@@ -85,8 +85,6 @@ async def test_a_deposit_listed_by_two_judges_is_judged_once(
             await first._confirm(head)
             gate.set()
             await listed
-        finally:
-            await second_engine.dispose()
         async with world.sessions() as session:
             (deposit,) = await session.scalars(select(Deposit))
             request = await session.get(Request, request_id)

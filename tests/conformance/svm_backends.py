@@ -17,7 +17,7 @@ from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm, send
 from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.client import SvmPort
-from tests.integration.svm.conftest import rpc
+from tests.support.wallets.svm import rpc
 from tests.unit.fake_svm import FakeSvm
 
 # The fake's faucet, as the node's airdrops come from one.

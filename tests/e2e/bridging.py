@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,11 +18,13 @@ from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import OutboxEvent, SentTransaction
 from tests.conftest import RunningDevnet
-from tests.e2e.conftest import ServiceThread, validate_against, wait_for
-from tests.e2e.wallet import send_item
+from tests.e2e.conftest import validate_against
+from tests.support.database import rows_in
+from tests.support.service import ServiceThread
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import send_item
 
 NATIVE = "0x0000000000000000000000000000000000000000"
 ORIGIN, DESTINATION = 900001, 900002
@@ -199,20 +196,6 @@ def fills_journalled(database_url: str, request_id: str) -> list[Any]:
     )
 
 
-def rows_in(database_url: str, statement: Select[Any]) -> list[Any]:
-    """Run one ORM select against the database at `database_url`."""
-
-    async def read() -> list[Any]:
-        engine = create_engine(database_url)
-        try:
-            async with session_factory(engine)() as session:
-                return list(await session.scalars(statement))
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(read())
-
-
 def published_statuses(service: ServiceThread, request_id: str) -> list[str]:
     events = stored_rows(
         service,
@@ -228,22 +211,6 @@ def journal(service: ServiceThread, request_id: str) -> list[SentTransaction]:
         select(SentTransaction)
         .where(SentTransaction.request_id == request_id)
         .order_by(SentTransaction.id),
-    )
-
-
-def run_cli(*args: str, home: Path, deployment_path: Path) -> subprocess.CompletedProcess[str]:
-    """`crossfill <args>` as an operator runs it, against a service's home and deployment."""
-    env = {
-        **os.environ,
-        "CROSSFILL_HOME": str(home),
-        "CROSSFILL_DEPLOYMENT_FILE": str(deployment_path),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "crossfill", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
     )
 
 

@@ -1,102 +1,20 @@
-"""The real service over HTTP: uvicorn on a loopback port, on the session devnet."""
+"""The real service over HTTP on the session devnet: `start_service` runs it in this process
+(`tests.support.service.ServiceThread`), stopped after the test."""
 
 from __future__ import annotations
 
-import asyncio
-import faulthandler
 import json
-import sys
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import jsonschema
 import pytest
-import uvicorn
 
 from crossfill.config import Deployment
-from crossfill.devnet.child_process import free_port
-from crossfill.devnet.kinds import devnet_kinds
-from crossfill.process.server import uvicorn_config
-from crossfill.process.service import build_service
-from crossfill.runtime import Runtime
-from crossfill.settings import Settings
-from crossfill.store.migrate import upgrade
 from tests.conftest import SCHEMAS_DIR, RunningDevnet
-from tests.integration.storage.conftest import (
-    _create_postgres_database,
-    _drop_postgres_database,
-    _postgres_url,
-)
-
-
-class ServiceThread:
-    """Runs the app under uvicorn in a thread; `base_url` answers until `stop()`."""
-
-    def __init__(
-        self,
-        settings: Settings,
-        deployment: Deployment,
-        *,
-        run_workers: bool = False,
-        **app_options: Any,
-    ) -> None:
-        upgrade(settings.database)
-        self.settings = settings
-        self.deployment = deployment
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        app = build_service(
-            Runtime.build(settings, deployment, kinds=devnet_kinds()),
-            run_workers=run_workers,
-            **app_options,
-        )
-        self.server = uvicorn.Server(uvicorn_config(app, settings, port=self.port))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def start(self) -> ServiceThread:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("service did not start")
-            time.sleep(0.05)
-        return self
-
-    def stop(self) -> None:
-        """Stopped as Ctrl-C stops it; a stop that hangs fails the test that started it."""
-        self.server.should_exit = True
-        self.thread.join(20)
-        if self.thread.is_alive():
-            # Where each thread is, the service's event loop among them: what held the stop.
-            faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
-            raise RuntimeError("the service did not stop within 20 s of its stop")
-
-
-def service_settings(home: Path, deployment_path: Path) -> Settings:
-    return Settings(
-        home=home,
-        deployment_file=deployment_path,
-        head_poll_interval_seconds=0.2,
-        worker_interval_seconds=0.2,
-        log_level="WARNING",
-    )
-
-
-StartService = Callable[..., ServiceThread]
-
-
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A fresh PostgreSQL database (SQLAlchemy URL), dropped after the test."""
-    name = asyncio.run(_create_postgres_database())
-    try:
-        yield _postgres_url(name)
-    finally:
-        asyncio.run(_drop_postgres_database(name))
+from tests.support.service import ServiceThread, StartService, service_settings
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -125,9 +43,7 @@ def start_service(devnet: RunningDevnet, tmp_path: Path) -> Iterator[StartServic
         settings: dict[str, Any] | None = None,
         **app_options: Any,
     ) -> ServiceThread:
-        chosen = service_settings(tmp_path, devnet.deployment_path).model_copy(
-            update=settings or {}
-        )
+        chosen = service_settings(tmp_path, devnet.deployment_path, **(settings or {}))
         service = ServiceThread(
             chosen, deployment or devnet.deployment, run_workers=run_workers, **app_options
         ).start()
@@ -153,12 +69,3 @@ def client(service: ServiceThread) -> Iterator[httpx.Client]:
 def validate_against(schema_name: str, document: object) -> None:
     schema = json.loads((SCHEMAS_DIR / f"{schema_name}.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(document)
-
-
-def wait_for(predicate: Callable[[], bool], *, timeout: float, interval: float = 0.1) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()

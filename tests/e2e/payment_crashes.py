@@ -19,8 +19,8 @@ from eth_account.signers.local import LocalAccount
 
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import deposit_native, request_quote
-from tests.e2e.conftest import wait_for
-from tests.e2e.service_process import ServiceProcess
+from tests.support.service import ServiceProcess
+from tests.support.waiting import wait_for
 
 
 @dataclass(frozen=True)

@@ -18,18 +18,21 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import ORIGIN, native_bridge, request_quote, usdc
-from tests.e2e.conftest import wait_for
-from tests.e2e.service_process import ServiceProcess
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.waiting import wait_for
 
 CONNECTIONS = 16
 
 
 @pytest.fixture
 def service(tmp_path: Path, devnet: RunningDevnet, postgres_url: str) -> Iterator[ServiceProcess]:
-    process = ServiceProcess(tmp_path, devnet.deployment_path)
-    process.env["CROSSFILL_DATABASE_URL"] = postgres_url
-    process.env["PROMETHEUS_MULTIPROC_DIR"] = str(tmp_path / "metrics")
-    process.options = ["--api-processes", "2"]
+    settings = service_settings(
+        tmp_path,
+        devnet.deployment_path,
+        database_url=postgres_url,
+        prometheus_multiproc_dir=tmp_path / "metrics",
+    )
+    process = ServiceProcess(settings, options=["--api-processes", "2"])
     process.start()
     yield process
     process.stop()

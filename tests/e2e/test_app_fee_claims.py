@@ -29,8 +29,10 @@ from tests.e2e.bridging import (
     rpc_urls,
     stored_rows,
 )
-from tests.e2e.conftest import ServiceThread, StartService, validate_against, wait_for
-from tests.e2e.wallet import execute_steps
+from tests.e2e.conftest import validate_against
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 SCRIPT = Path(__file__).parent / "sdk" / "claim_app_fees.mjs"
 FEE_BPS = 100

@@ -12,7 +12,8 @@ import pytest
 from eth_account import Account
 
 from tests.e2e.bridging import NATIVE, ORIGIN
-from tests.e2e.conftest import ServiceThread, StartService, validate_against
+from tests.e2e.conftest import validate_against
+from tests.support.service import ServiceThread, StartService
 
 OPERATOR = {"Authorization": "Bearer operator-token"}
 WALLET = "0x" + "11" * 20

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import httpx
 import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.store import nonce_mappings
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import NonceMapping
 from tests.e2e.bridging import native_bridge, request_quote
-from tests.e2e.conftest import ServiceThread
+from tests.support.database import read
+from tests.support.service import ServiceThread
 
 TYPES = {
     "NonceMapping": [
@@ -67,15 +67,10 @@ def _sign(
 def _mappings_of(service: ServiceThread, request_id: str) -> list[NonceMapping]:
     """The request's stored mappings, read back by its id through the store."""
 
-    async def read() -> list[NonceMapping]:
-        engine = create_engine(service.settings.database)
-        try:
-            async with session_factory(engine)() as session:
-                return await nonce_mappings.of_request(session, request_id)
-        finally:
-            await engine.dispose()
+    async def mappings(session: AsyncSession) -> list[NonceMapping]:
+        return await nonce_mappings.of_request(session, request_id)
 
-    return asyncio.run(read())
+    return read(service.settings.database, mappings)
 
 
 def _request_id(client: httpx.Client, user: str) -> str:

@@ -27,8 +27,8 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService
-from tests.e2e.wallet import execute_steps
+from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.evm import execute_steps
 
 ETHER = 10**18
 

@@ -12,8 +12,9 @@ from web3 import Web3
 from crossfill.devnet.anvil import anvil_rpc
 from crossfill.types import TraceApi
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import run_cli
-from tests.e2e.conftest import StartService, validate_against, wait_for
+from tests.e2e.conftest import validate_against
+from tests.support.service import StartService, run_cli
+from tests.support.waiting import wait_for
 
 SDK_HEADERS = "content-type,x-api-key,relay-sdk-version,relay-kit-ui-version"
 
@@ -188,7 +189,7 @@ def test_operator_disables_a_chain_without_restart(client, devnet, tmp_path) -> 
         "--reason",
         "RPC incident",
         home=tmp_path,
-        deployment_path=devnet.deployment_path,
+        deployment_file=devnet.deployment_path,
     )
     assert disabled.returncode == 0, disabled.stderr
     chain = _chains(client)[900002]
@@ -197,7 +198,7 @@ def test_operator_disables_a_chain_without_restart(client, devnet, tmp_path) -> 
     assert client.get("/readyz").json()["checks"]["chains"] == {"900001": "ok"}
 
     enabled = run_cli(
-        "chains", "enable", "900002", home=tmp_path, deployment_path=devnet.deployment_path
+        "chains", "enable", "900002", home=tmp_path, deployment_file=devnet.deployment_path
     )
     assert enabled.returncode == 0, enabled.stderr
     enabled_chain = _chains(client)[900002]
@@ -206,7 +207,7 @@ def test_operator_disables_a_chain_without_restart(client, devnet, tmp_path) -> 
 
 def test_disabling_an_unknown_chain_is_a_clear_error(devnet, tmp_path) -> None:
     result = run_cli(
-        "chains", "disable", "31337", home=tmp_path, deployment_path=devnet.deployment_path
+        "chains", "disable", "31337", home=tmp_path, deployment_file=devnet.deployment_path
     )
     assert result.returncode == 1
     assert "chain 31337 is not in" in result.stdout
@@ -215,7 +216,7 @@ def test_disabling_an_unknown_chain_is_a_clear_error(devnet, tmp_path) -> None:
 def test_the_cli_takes_ascii_chain_ids_only(devnet, tmp_path) -> None:
     for chain_id in ("\uff19\uff10\uff10\uff10\uff10\uff12", str(2**63)):
         result = run_cli(
-            "chains", "disable", chain_id, home=tmp_path, deployment_path=devnet.deployment_path
+            "chains", "disable", chain_id, home=tmp_path, deployment_file=devnet.deployment_path
         )
         assert result.returncode == 2, result.stdout
         assert "chain id must be" in result.stderr

@@ -8,7 +8,7 @@ from ipaddress import ip_network
 import httpx
 import redis
 
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.support.service import ServiceThread, StartService
 
 OPERATOR_TOKEN = "operator-token"
 LOOPBACK_PROXY = (ip_network("127.0.0.1/32"),)

@@ -3,7 +3,6 @@ every deposit ends in exactly one fill or one refund, and no status ever moved b
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import random
 import time
@@ -23,12 +22,13 @@ from crossfill.contracts import calldata
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at
 from crossfill.domain.status import RequestStatus, can_move
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import OutboxEvent
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, rpc_urls
-from tests.e2e.conftest import wait_for
-from tests.e2e.service_process import ServiceProcess
+from tests.support.database import rows_in
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import sign_item, wallet_fees
 
 ETH = 10**18
 REQUESTS = 54
@@ -38,7 +38,7 @@ KILLS = 4
 
 @pytest.fixture
 def service_process(devnet: RunningDevnet, tmp_path: Path):
-    service = ServiceProcess(tmp_path, devnet.deployment_path)
+    service = ServiceProcess(service_settings(tmp_path, devnet.deployment_path))
     service.start()
     yield service
     service.stop()
@@ -71,23 +71,19 @@ def _send_deposits(
     web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
     depository = devnet.deployment.chains[0].contracts.depository
     nonces = {user.address: int(web3.eth.get_transaction_count(user.address)) for user in users}
-    fee = 2 * int(web3.eth.get_block("latest")["baseFeePerGas"]) + 10**9
+    fees = wallet_fees(web3)
     for index, (quote, user) in enumerate(zip(quotes, itertools.cycle(users), strict=False)):
         amount = int(quote["details"]["currencyIn"]["amount"])
         if index % UNDERPAID_EVERY == 0:
             amount //= 2
         order_id = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
-        tx: dict[str, Any] = {
+        deposit = {
             "to": depository,
             "data": calldata.deposit_native(user.address, order_id),
             "value": amount,
             "chainId": ORIGIN,
-            "nonce": nonces[user.address],
-            "gas": 100_000,
-            "maxFeePerGas": fee,
-            "maxPriorityFeePerGas": 10**9,
         }
-        signed = user.sign_transaction(tx)
+        signed = sign_item(user, deposit, nonce=nonces[user.address], fees=fees, gas=100_000)
         nonces[user.address] += 1
         web3.eth.send_raw_transaction(signed.raw_transaction)
 
@@ -105,19 +101,10 @@ def _statuses(http: httpx.Client, request_ids: list[str]) -> dict[str, str]:
 
 
 def _published(database: str) -> dict[str, list[str]]:
-    async def read() -> dict[str, list[str]]:
-        engine = create_engine(database)
-        try:
-            async with session_factory(engine)() as session:
-                rows = await session.scalars(select(OutboxEvent).order_by(OutboxEvent.id))
-                events: dict[str, list[str]] = {}
-                for row in rows:
-                    events.setdefault(row.request_id, []).append(row.payload["status"])
-                return events
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(read())
+    events: dict[str, list[str]] = {}
+    for row in rows_in(database, select(OutboxEvent).order_by(OutboxEvent.id)):
+        events.setdefault(row.request_id, []).append(row.payload["status"])
+    return events
 
 
 def test_kill_9_mid_flight_loses_nothing_and_fills_nothing_twice(service_process, devnet) -> None:

@@ -3,7 +3,6 @@ are swept once and the request is filled once."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import httpx
@@ -14,7 +13,6 @@ from web3 import Web3
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import anvil_rpc
 from crossfill.devnet.deploy import contract_at
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -26,34 +24,26 @@ from tests.e2e.bridging import (
     funded_user,
     request_quote,
 )
-from tests.e2e.conftest import wait_for
-from tests.e2e.service_process import ServiceProcess
 from tests.e2e.test_deposit_addresses import ETH, _body
-from tests.e2e.wallet import broadcast_item
+from tests.support.database import rows_in
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import broadcast_item
 
 
 def _sweeps(service: ServiceProcess, request_id: str) -> list[SentTransaction]:
-    async def read() -> list[SentTransaction]:
-        engine = create_engine(service.database)
-        try:
-            async with session_factory(engine)() as session:
-                rows = await session.scalars(
-                    select(SentTransaction).where(
-                        SentTransaction.request_id == request_id,
-                        SentTransaction.purpose == "sweep",
-                    )
-                )
-                return list(rows)
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(read())
+    return rows_in(
+        service.database,
+        select(SentTransaction).where(
+            SentTransaction.request_id == request_id, SentTransaction.purpose == "sweep"
+        ),
+    )
 
 
 def test_sweep_in_flight_survives_kill_9_and_is_swept_and_filled_once(
     devnet: RunningDevnet, tmp_path: Path
 ) -> None:
-    service = ServiceProcess(tmp_path, devnet.deployment_path)
+    service = ServiceProcess(service_settings(tmp_path, devnet.deployment_path))
     service.start()
     origin = devnet.deployment.chains[0]
     web3 = Web3(Web3.HTTPProvider(origin.rpc_url))

@@ -38,8 +38,9 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
-from tests.e2e.wallet import pay_by_self_destruct, send_item
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import pay_by_self_destruct, send_item
 
 ETH = 10**18
 USDC = 10**6

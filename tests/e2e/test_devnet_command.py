@@ -17,8 +17,9 @@ from eth_account import Account
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.child_process import free_port
 from tests.e2e.bridging import DESTINATION, ORIGIN, native_bridge
-from tests.e2e.conftest import validate_against, wait_for
-from tests.e2e.wallet import execute_steps
+from tests.e2e.conftest import validate_against
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 
 def _ready(base_url: str) -> bool:

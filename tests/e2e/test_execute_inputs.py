@@ -24,7 +24,6 @@ from tests.e2e.bridging import (
     request_quote,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, service_settings
 from tests.e2e.gasless import (
     deploy_delegate,
     execute_body,
@@ -36,7 +35,8 @@ from tests.e2e.gasless import (
     usdc_bridge_quote,
     user_with_usdc,
 )
-from tests.e2e.wallet import send_item
+from tests.support.service import ServiceThread, StartService, service_settings
+from tests.support.wallets.evm import send_item
 
 
 @dataclass
@@ -53,10 +53,10 @@ class Setup:
 def module_service(
     devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServiceThread]:
-    settings = service_settings(tmp_path_factory.mktemp("execute"), devnet.deployment_path)
-    service = ServiceThread(
-        settings.model_copy(update={"admin_token": OPERATOR_TOKEN}), devnet.deployment
-    ).start()
+    settings = service_settings(
+        tmp_path_factory.mktemp("execute"), devnet.deployment_path, admin_token=OPERATOR_TOKEN
+    )
+    service = ServiceThread(settings, devnet.deployment).start()
     yield service
     service.stop()
 

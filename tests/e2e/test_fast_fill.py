@@ -31,8 +31,9 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
-from tests.e2e.wallet import execute_steps
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 # Origin deposits wait for this many blocks: none confirms while a test does not mine them.
 CONFIRMATIONS = 40

@@ -26,8 +26,9 @@ from crossfill.types import ChainId
 from crossfill.workers.runner import utc_now
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, final_status, rpc_urls
-from tests.e2e.conftest import ServiceThread, StartService, service_settings, wait_for
 from tests.e2e.test_reorg import SMALL, _deposit_for, _filled, _read, _reorg_back_to, _user
+from tests.support.service import ServiceThread, StartService, service_settings
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture
@@ -119,9 +120,7 @@ async def test_a_reverted_transaction_reorged_out_for_good_has_its_nonce_voided(
     """A signer's reverted transaction (acted on as a revert) that no node puts back: sent
     again, on the new fork it might not revert. Its nonce is used by a void instead, and the
     signer's later transaction, reorged out with it, is mined after the void."""
-    settings = service_settings(tmp_path, devnet.deployment_path).model_copy(
-        update={"database_url": database}
-    )
+    settings = service_settings(tmp_path, devnet.deployment_path, database_url=database)
     await upgrade_async(settings.database)
     runtime = Runtime.build(settings, devnet.deployment, kinds=KINDS)
     chain = runtime.chains[ChainId(DESTINATION)]

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from tests.e2e.bridging import V2_STILL_SERVED
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.support.service import ServiceThread, StartService
 
 OPERATOR_TOKEN = "operator-token"
 EXAMPLES = int(os.environ.get("CROSSFILL_FUZZ_EXAMPLES", "50"))

@@ -25,7 +25,6 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.gasless import (
     deploy_delegate,
     execute_body,
@@ -36,6 +35,8 @@ from tests.e2e.gasless import (
     usdc_bridge_quote,
     user_with_usdc,
 )
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
 
 AMOUNT = 20_000_000
 

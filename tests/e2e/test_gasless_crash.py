@@ -3,7 +3,6 @@ not sent again (one sponsor transaction, one deposit) and the request reaches su
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import httpx
@@ -12,11 +11,9 @@ from sqlalchemy import select
 
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import anvil_rpc
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, OPERATOR_TOKEN, ORIGIN, balance, final_status, usdc
-from tests.e2e.conftest import wait_for
 from tests.e2e.gasless import (
     deploy_delegate,
     execute_body,
@@ -27,34 +24,28 @@ from tests.e2e.gasless import (
     usdc_bridge_quote,
     user_with_usdc,
 )
-from tests.e2e.service_process import ServiceProcess
+from tests.support.database import rows_in
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.waiting import wait_for
 
 AMOUNT = 10_000_000
 
 
 def _execute_journal(database: str, request_id: str) -> list[SentTransaction]:
-    async def read() -> list[SentTransaction]:
-        engine = create_engine(database)
-        try:
-            async with session_factory(engine)() as session:
-                rows = await session.scalars(
-                    select(SentTransaction).where(
-                        SentTransaction.request_id == request_id,
-                        SentTransaction.purpose == "execute",
-                    )
-                )
-                return list(rows)
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(read())
+    return rows_in(
+        database,
+        select(SentTransaction).where(
+            SentTransaction.request_id == request_id, SentTransaction.purpose == "execute"
+        ),
+    )
 
 
 def test_execute_in_flight_survives_kill_9_and_is_sent_once(
     devnet: RunningDevnet, tmp_path: Path
 ) -> None:
-    service = ServiceProcess(tmp_path, devnet.deployment_path)
-    service.env["CROSSFILL_ADMIN_TOKEN"] = OPERATOR_TOKEN
+    service = ServiceProcess(
+        service_settings(tmp_path, devnet.deployment_path, admin_token=OPERATOR_TOKEN)
+    )
     service.start()
     origin_rpc = devnet.deployment.chains[0].rpc_url
     web3 = origin_web3(devnet)

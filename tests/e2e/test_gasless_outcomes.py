@@ -44,7 +44,7 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, on_database, wait_for
+from tests.e2e.conftest import on_database
 from tests.e2e.gasless import (
     deploy_delegate,
     execute_body,
@@ -56,6 +56,8 @@ from tests.e2e.gasless import (
     usdc_bridge_quote,
     user_with_usdc,
 )
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
 
 AMOUNT = 4_000_000
 SETTINGS = {"admin_token": OPERATOR_TOKEN}

@@ -3,7 +3,6 @@ worker, never a request that poisons itself after the deposit."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 from typing import Any
@@ -12,9 +11,9 @@ import httpx
 import pytest
 from eth_account import Account
 from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
 from web3 import Web3
 
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import Request
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -30,8 +29,9 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService
-from tests.e2e.wallet import execute_steps
+from tests.support.database import write
+from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.evm import execute_steps
 
 OPERATOR = {"Authorization": "Bearer operator-token"}
 HASH = "0x" + "ab" * 32
@@ -246,16 +246,9 @@ def test_a_request_the_solver_cannot_process_is_refunded_and_others_still_fill(
 
 
 def _store_unreadable_fill_plan(service: ServiceThread, request_id: str) -> None:
-    async def write() -> None:
-        engine = create_engine(service.settings.database)
-        try:
-            async with session_factory(engine)() as session, session.begin():
-                await session.execute(
-                    update(Request)
-                    .where(Request.id == request_id)
-                    .values(fill_plan={"version": 99})
-                )
-        finally:
-            await engine.dispose()
+    async def unreadable(session: AsyncSession) -> None:
+        await session.execute(
+            update(Request).where(Request.id == request_id).values(fill_plan={"version": 99})
+        )
 
-    asyncio.run(write())
+    write(service.settings.database, unreadable)

@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from crossfill.log_setup import configure_logging
 from crossfill.store import api_keys
-from tests.e2e.conftest import StartService
+from tests.support.service import StartService
 
 ADMIN_TOKEN = "operator-token-5b1c7e"
 WEBHOOK_SECRET = "webhook-secret-9d2f40"

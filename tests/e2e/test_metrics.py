@@ -23,9 +23,10 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
 from tests.e2e.receiver import Receiver
-from tests.e2e.wallet import execute_steps
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 OPERATOR = {"Authorization": "Bearer operator-token"}
 ROUTE = {"origin_chain_id": str(ORIGIN), "destination_chain_id": str(DESTINATION)}

@@ -21,7 +21,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.bridging import OPERATOR_TOKEN
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.support.service import ServiceThread, StartService
 
 METRICS_TOKEN = "metrics-token"
 METHODS = ("get", "post", "put", "delete", "patch")

@@ -11,7 +11,8 @@ from eth_account import Account
 
 from crossfill.domain.deposit_authorization import DepositAuthorization
 from tests.e2e.bridging import ORIGIN, native_bridge, request_quote, usdc
-from tests.e2e.conftest import ServiceThread, StartService, validate_against
+from tests.e2e.conftest import validate_against
+from tests.support.service import ServiceThread, StartService
 
 
 @pytest.fixture

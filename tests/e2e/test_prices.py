@@ -25,7 +25,8 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
-from tests.e2e.conftest import StartService, wait_for
+from tests.support.service import StartService
+from tests.support.waiting import wait_for
 
 FEED_DECIMALS = 8
 

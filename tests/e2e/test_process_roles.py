@@ -5,8 +5,6 @@ series are scraped from their ops listener."""
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -22,28 +20,18 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import StartService
-from tests.e2e.service_process import ServiceProcess
-from tests.e2e.wallet import execute_steps
+from tests.support.service import ServiceProcess, StartService, service_settings
+from tests.support.wallets.evm import execute_steps
 
 
 def test_workers_only_beside_an_api_process_complete_a_bridge(
     start_service: StartService, devnet: RunningDevnet, postgres_url: str, tmp_path: Path
 ) -> None:
     api = start_service(run_workers=False, settings={"database_url": postgres_url})
-    workers = ServiceProcess(tmp_path, devnet.deployment_path)
-    workers.env["CROSSFILL_DATABASE_URL"] = postgres_url
-    workers.env["CROSSFILL_METRICS_TOKEN"] = "scrape-token"
-    ops = f"http://127.0.0.1:{free_port()}"
-    process = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "crossfill", "run", "--workers-only"),
-            *("--ops-port", ops.rsplit(":", 1)[1]),
-        ],
-        env=workers.env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    settings = service_settings(
+        tmp_path, devnet.deployment_path, database_url=postgres_url, metrics_token="scrape-token"
     )
+    workers = ServiceProcess.workers_only(settings, ops_port=free_port()).start()
     try:
         user = funded_user(devnet)
         with httpx.Client(base_url=api.base_url, timeout=10) as http:
@@ -53,12 +41,13 @@ def test_workers_only_beside_an_api_process_complete_a_bridge(
             assert http.post("/transactions/index", json=hint).status_code == 200
             status = final_status(http, quote["steps"][0]["requestId"], timeout=60)
         assert status["status"] == "success"
-        assert process.poll() is None, "the workers process exited"
-        _scrape_the_workers(ops, api.base_url)
+        assert workers.process is not None and workers.process.poll() is None, (
+            "the workers process exited"
+        )
+        _scrape_the_workers(workers.probe_url, api.base_url)
     finally:
-        process.terminate()
-        _, errors = process.communicate(timeout=20)
-    assert process.returncode == 0, errors.decode()[-2000:]
+        exit_code = workers.stop(timeout=20)
+    assert exit_code == 0, workers.log_tail()
 
 
 def _scrape_the_workers(ops: str, api_url: str) -> None:
@@ -88,17 +77,14 @@ def _scrape_the_workers(ops: str, api_url: str) -> None:
 def test_workers_only_with_its_ops_port_taken_stops_saying_so(
     devnet: RunningDevnet, tmp_path: Path
 ) -> None:
-    workers = ServiceProcess(tmp_path, devnet.deployment_path)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        finished = subprocess.run(
-            [sys.executable, "-m", "crossfill", "run", "--workers-only", "--ops-port", str(port)],
-            env=workers.env,
-            capture_output=True,
-            timeout=60,
+        workers = ServiceProcess.workers_only(
+            service_settings(tmp_path, devnet.deployment_path), ops_port=port
         )
-    said = finished.stdout.decode() + finished.stderr.decode()
+        finished = workers.run_to_exit(timeout=60)
+    said = finished.stdout + finished.stderr
     assert finished.returncode == 1, said
     assert f"cannot listen on 127.0.0.1:{port}" in said and "Traceback" not in said

@@ -26,8 +26,9 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, validate_against
-from tests.e2e.wallet import execute_steps, send_item
+from tests.e2e.conftest import validate_against
+from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.evm import execute_steps, send_item
 
 
 @pytest.fixture

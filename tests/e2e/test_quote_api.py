@@ -14,7 +14,8 @@ from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.order import order_signer
 from tests.e2e.bridging import native_bridge, usdc
-from tests.e2e.conftest import validate_against, wait_for
+from tests.e2e.conftest import validate_against
+from tests.support.waiting import wait_for
 
 NATIVE = "0x0000000000000000000000000000000000000000"
 ORIGIN, DESTINATION = 900001, 900002

@@ -17,7 +17,8 @@ from crossfill.contracts.calldata import erc20_transfer
 from crossfill.devnet import accounts
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, ORIGIN, native_bridge, rpc_urls, usdc
-from tests.e2e.conftest import validate_against, wait_for
+from tests.e2e.conftest import validate_against
+from tests.support.waiting import wait_for
 
 DETAILED = ("errorData", "requestId", "approxSimulatedBlock", "failedCallData")
 INSUFFICIENT_BALANCE = function_signature_to_4byte_selector(

@@ -23,8 +23,9 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, validate_against
-from tests.e2e.wallet import execute_steps
+from tests.e2e.conftest import validate_against
+from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.evm import execute_steps
 
 
 @pytest.fixture

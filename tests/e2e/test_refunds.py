@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -18,7 +17,6 @@ from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import anvil_rpc, set_native_balance
 from crossfill.devnet.seed import DEVNET_ETH_USD
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import Deposit
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -36,8 +34,10 @@ from tests.e2e.bridging import (
     usdc,
     with_balance_wait,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
-from tests.e2e.wallet import broadcast_item, execute_steps, send_item
+from tests.support.database import rows_in
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import broadcast_item, execute_steps, send_item
 
 ETH = 10**18
 
@@ -68,15 +68,7 @@ def _deposit(devnet: RunningDevnet, user: LocalAccount, to: str, data: bytes, va
 
 
 def _deposits(service: ServiceThread) -> list[Deposit]:
-    async def read() -> list[Deposit]:
-        engine = create_engine(service.settings.database)
-        try:
-            async with session_factory(engine)() as session:
-                return list(await session.scalars(select(Deposit).order_by(Deposit.id)))
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(read())
+    return rows_in(service.settings.database, select(Deposit).order_by(Deposit.id))
 
 
 def _order_id(quote: dict[str, Any]) -> bytes:

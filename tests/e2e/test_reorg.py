@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -16,7 +15,6 @@ from web3 import Web3
 
 from crossfill.devnet.anvil import anvil_rpc, set_native_balance
 from crossfill.devnet.deploy import contract_at
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import Deposit, Request
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -28,8 +26,10 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
-from tests.e2e.wallet import execute_steps
+from tests.support.database import rows_in
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 ETH = 10**18
 # Worth about $120,000 at the devnet price: the policy wants 4 confirmations.
@@ -44,15 +44,7 @@ def service(start_service: StartService) -> ServiceThread:
 
 
 def _read(service: ServiceThread, table: type[Deposit] | type[Request]) -> list[Any]:
-    async def read() -> list[Any]:
-        engine = create_engine(service.settings.database)
-        try:
-            async with session_factory(engine)() as session:
-                return list(await session.scalars(select(table)))
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(read())
+    return rows_in(service.settings.database, select(table))
 
 
 def _deposit(service: ServiceThread, tx_hash: str) -> Deposit | None:

@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.support.service import ServiceThread, StartService
 
 LIMIT = 256 * 1024
 

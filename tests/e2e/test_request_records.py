@@ -34,8 +34,8 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService
-from tests.e2e.wallet import execute_steps
+from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.evm import execute_steps
 
 ETHER = 10**18
 

@@ -18,7 +18,7 @@ from tests.e2e.bridging import (
     request_quote,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.support.service import ServiceThread, StartService
 
 AMOUNT = 12_000_000
 

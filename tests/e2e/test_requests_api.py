@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 import redis
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.store import api_keys
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.migrate import upgrade
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -31,8 +27,10 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, wait_for
-from tests.e2e.wallet import execute_steps
+from tests.support.database import read
+from tests.support.service import ServiceThread, StartService, run_cli
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 
 def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> dict[str, Any]:
@@ -279,13 +277,9 @@ def test_admin_keys_need_the_operator_token_and_revocation_takes_hold(
 
 
 def test_keys_cli_shows_the_key_once_and_keeps_only_its_hash(tmp_path: Path) -> None:
-    env = {**os.environ, "CROSSFILL_HOME": str(tmp_path), "CROSSFILL_LOG_LEVEL": "WARNING"}
-    crossfill = [sys.executable, "-m", "crossfill", "keys"]
-
     def run(*args: str) -> str:
-        done = subprocess.run(
-            [*crossfill, *args], env=env, capture_output=True, text=True, timeout=60, check=True
-        )
+        done = run_cli("keys", *args, home=tmp_path, log_level="WARNING")
+        done.check_returncode()
         return done.stdout
 
     key = run("create", "--name", "cli partner").strip().splitlines()[-1]
@@ -295,17 +289,12 @@ def test_keys_cli_shows_the_key_once_and_keeps_only_its_hash(tmp_path: Path) -> 
     database = f"sqlite+aiosqlite:///{tmp_path / 'crossfill.db'}"
     upgrade(database)
 
-    async def stored() -> tuple[list[str], bool]:
-        engine = create_engine(database)
-        try:
-            async with session_factory(engine)() as session:
-                rows = await api_keys.all_keys(session)
-                active = await api_keys.authenticate(session, key) is not None
-                return [row.key_hash for row in rows], active
-        finally:
-            await engine.dispose()
+    async def stored(session: AsyncSession) -> tuple[list[str], bool]:
+        rows = await api_keys.all_keys(session)
+        active = await api_keys.authenticate(session, key) is not None
+        return [row.key_hash for row in rows], active
 
-    hashes, active = asyncio.run(stored())
+    hashes, active = read(database, stored)
     assert hashes == [api_keys.key_hash(key)] and key not in hashes and active
     run("revoke", key[:10])
-    assert asyncio.run(stored())[1] is False
+    assert read(database, stored)[1] is False

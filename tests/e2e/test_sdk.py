@@ -30,7 +30,7 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.support.service import ServiceThread, StartService
 
 SCRIPT = Path(__file__).parent / "sdk" / "execute_quote.mjs"
 

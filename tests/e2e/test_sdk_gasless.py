@@ -30,8 +30,9 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import StartService, wait_for
 from tests.e2e.gasless import deploy_delegate, sponsored_key, user_with_usdc
+from tests.support.service import StartService
+from tests.support.waiting import wait_for
 
 SCRIPT = Path(__file__).parent / "sdk" / "gasless_batch.mjs"
 AMOUNT = 15_000_000

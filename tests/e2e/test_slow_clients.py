@@ -14,7 +14,7 @@ import time
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.support.service import ServiceThread, StartService
 
 HEADERS_WITHIN = 0.6
 BODY_WITHIN = 0.8

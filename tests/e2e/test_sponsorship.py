@@ -30,12 +30,13 @@ from tests.e2e.bridging import (
     journal,
     request_quote,
     rpc_urls,
-    run_cli,
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, validate_against, wait_for
-from tests.e2e.wallet import execute_steps, send_item
+from tests.e2e.conftest import validate_against
+from tests.support.service import ServiceThread, StartService, run_cli
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps, send_item
 
 OPERATOR = {"Authorization": "Bearer operator-token"}
 AMOUNT = 10**18 // 4
@@ -89,7 +90,7 @@ def _sponsored_key(
         "--currency",
         usdc(devnet, ORIGIN),
         home=tmp_path,
-        deployment_path=devnet.deployment_path,
+        deployment_file=devnet.deployment_path,
     )
     assert configured.returncode == 0, configured.stderr
     return key

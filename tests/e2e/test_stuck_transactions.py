@@ -19,8 +19,9 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import StartService, wait_for
-from tests.e2e.wallet import execute_steps
+from tests.support.service import StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 
 def test_stuck_fill_is_replaced_and_only_one_version_lands(

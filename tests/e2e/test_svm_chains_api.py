@@ -12,7 +12,9 @@ from crossfill.devnet.svm.process import SvmNodeOptions, start_svm_node
 from crossfill.devnet.svm.seed import seed_svm
 from crossfill.kinds.svm.config import SvmChainConfig
 from tests.conftest import RunningDevnet
-from tests.e2e.conftest import StartService, validate_against, wait_for
+from tests.e2e.conftest import validate_against
+from tests.support.service import StartService
+from tests.support.waiting import wait_for
 
 SVM_ID = 792703809
 

@@ -28,12 +28,11 @@ from tests.e2e.bridging import (
     pool_price_moved,
     request_quote,
     rpc_urls,
-    run_cli,
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService
-from tests.e2e.wallet import execute_steps
+from tests.support.service import ServiceThread, StartService, run_cli
+from tests.support.wallets.evm import execute_steps
 
 ETHER = 10**18
 # Under $1,000 at the devnet's $3,000/ETH: one confirmation, so automine's next block is enough.
@@ -282,7 +281,7 @@ def test_two_app_fee_recipients_are_recorded_and_owed(service, devnet, tmp_path)
     assert [int(s.actual_amount) for s in shares] == [SMALL // 100, SMALL // 400]
 
     shown = run_cli(
-        "app-fees", "balances", APP_A, home=tmp_path, deployment_path=devnet.deployment_path
+        "app-fees", "balances", APP_A, home=tmp_path, deployment_file=devnet.deployment_path
     )
     assert shown.returncode == 0, shown.stderr
     assert str(SMALL // 100) in shown.stdout and "owed" in shown.stdout

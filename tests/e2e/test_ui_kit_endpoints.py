@@ -26,7 +26,9 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, validate_against, wait_for
+from tests.e2e.conftest import validate_against
+from tests.support.service import ServiceThread
+from tests.support.waiting import wait_for
 
 LONE_SURROGATE = "\ud800"
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,10 +17,10 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import wait_for
 from tests.e2e.receiver import Receiver
-from tests.e2e.service_process import ServiceProcess
-from tests.e2e.wallet import execute_steps
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 BRIDGED = ["waiting", "pending", "submitted", "success"]
 BRIDGES = 6
@@ -30,14 +28,14 @@ BRIDGES = 6
 
 @pytest.fixture
 def service(tmp_path: Path, devnet: RunningDevnet) -> Iterator[ServiceProcess]:
-    process = ServiceProcess(tmp_path, devnet.deployment_path)
-    process.env.update(
-        {
-            "CROSSFILL_ADMIN_TOKEN": "operator-token",
-            "CROSSFILL_WEBHOOK_BACKOFF_BASE_SECONDS": "0.3",
-            "CROSSFILL_WEBHOOK_BACKOFF_CAP_SECONDS": "1",
-        }
+    settings = service_settings(
+        tmp_path,
+        devnet.deployment_path,
+        admin_token="operator-token",
+        webhook_backoff_base_seconds=0.3,
+        webhook_backoff_cap_seconds=1,
     )
+    process = ServiceProcess(settings)
     process.start()
     yield process
     process.stop()
@@ -61,13 +59,7 @@ def test_deliveries_survive_kill_9_mid_retry(service: ServiceProcess, devnet) ->
     ).json()["key"]
     receiver = Receiver(key, fail_first=2)
     try:
-        subprocess.run(
-            [sys.executable, "-m", "crossfill", "webhooks", "set", key, receiver.url],
-            env=service.env,
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
+        service.cli("webhooks", "set", key, receiver.url).check_returncode()
         request_ids = []
         with httpx.Client(
             base_url=service.base_url, timeout=10, headers={"x-api-key": key}

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import itertools
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,9 +21,11 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, validate_against, wait_for
+from tests.e2e.conftest import validate_against
 from tests.e2e.receiver import Receiver
-from tests.e2e.wallet import execute_steps, send_item
+from tests.support.service import ServiceThread, StartService, run_cli
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps, send_item
 
 BRIDGED = ["waiting", "pending", "submitted", "success"]
 
@@ -33,19 +33,7 @@ OPERATOR = {"Authorization": "Bearer operator-token"}
 
 
 def _run_crossfill(service: ServiceThread, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "CROSSFILL_HOME": str(service.settings.home),
-        "CROSSFILL_LOG_LEVEL": "WARNING",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "crossfill", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_cli(*args, home=service.settings.home, log_level="WARNING")
 
 
 def _crossfill(service: ServiceThread, *args: str) -> str:

@@ -17,8 +17,9 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import ServiceThread, StartService, validate_against
-from tests.e2e.wallet import execute_steps
+from tests.e2e.conftest import validate_against
+from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.evm import execute_steps
 
 EVENT = "request.status.updated"
 BRIDGED = ["waiting", "pending", "submitted", "success"]

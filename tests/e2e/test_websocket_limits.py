@@ -9,13 +9,13 @@ import json
 import os
 from typing import Any, cast
 
-from bench.ws_hostile import attack
 from fastapi import FastAPI
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from crossfill.events.hub import StatusHub
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.support.hostile_websocket import attack
+from tests.support.service import ServiceThread, StartService
 
 EVENT = "request.status.updated"
 GROWTH_LIMIT_BYTES = 50 * 2**20

@@ -17,17 +17,16 @@ from websockets.asyncio.client import connect
 
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import ORIGIN, rpc_urls
-from tests.e2e.conftest import ServiceThread, service_settings, wait_for
 from tests.e2e.test_websocket import BRIDGED, _quote, _send, _updates_until_success
-from tests.e2e.wallet import execute_steps
+from tests.support.service import ServiceThread, service_settings
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 
 def test_updates_reach_a_socket_on_another_api_process(
     postgres_url: str, devnet: RunningDevnet, tmp_path: Path
 ) -> None:
-    settings = service_settings(tmp_path, devnet.deployment_path).model_copy(
-        update={"database_url": postgres_url}
-    )
+    settings = service_settings(tmp_path, devnet.deployment_path, database_url=postgres_url)
     # One process runs the workers (it makes every status change); the other only serves.
     workers = ServiceThread(settings, devnet.deployment, run_workers=True).start()
     api_only = ServiceThread(settings, devnet.deployment).start()
@@ -53,8 +52,8 @@ def test_a_deposit_hint_sent_to_an_api_replica_reaches_the_indexer(
     postgres_url: str, devnet: RunningDevnet, tmp_path: Path
 ) -> None:
     # Scans a minute apart: only the forwarded hint can make the deposit seen within seconds.
-    settings = service_settings(tmp_path, devnet.deployment_path).model_copy(
-        update={"database_url": postgres_url, "worker_interval_seconds": 60}
+    settings = service_settings(
+        tmp_path, devnet.deployment_path, database_url=postgres_url, worker_interval_seconds=60
     )
     workers = ServiceThread(settings, devnet.deployment, run_workers=True).start()
     api_only = ServiceThread(settings, devnet.deployment).start()

@@ -8,11 +8,11 @@ import pytest
 
 from crossfill.config import Deployment
 from tests.conftest import RunningDevnet
-from tests.e2e.conftest import postgres_url, start_service
+from tests.e2e.conftest import start_service
 from tests.faults.rpc_proxy import RpcFaultProxy
 
-# The e2e suite's service and PostgreSQL fixtures, used here as well.
-__all__ = ["postgres_url", "start_service"]
+# The e2e suite's service fixture, used here as well.
+__all__ = ["start_service"]
 
 
 def _proxy(devnet: RunningDevnet, chain_index: int) -> Iterator[RpcFaultProxy]:

@@ -31,7 +31,6 @@ import contextlib
 import itertools
 import random
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,7 +42,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import asyncpg
 import httpx
 import tomli_w
 from eth_account import Account
@@ -58,17 +56,23 @@ from crossfill.devnet.network import DevnetOptions, start_devnet
 from crossfill.domain.status import RequestStatus, can_move
 from crossfill.settings import Mode
 from tests.e2e.receiver import Receiver
-from tests.e2e.service_process import ServiceProcess
 from tests.e2e.test_crash_safety import _call_target
 from tests.faults.reorgs import reorg_returning_transactions
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
 from tests.money_invariant import MoneyReport, account_for_money, wait_until_accounted
+from tests.support.database import (
+    create_postgres_database,
+    drop_postgres_database,
+    postgres_database_url,
+    sqlite_url,
+)
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.wallets.evm import sign_item, wallet_fees
 
 ETH = 10**18
 UNDERPAID_EVERY = 6
 SECOND_PROCESS_FIRST_SECONDS = 20.0
 OPERATOR = "soak-operator-token"
-POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 @dataclass
@@ -259,20 +263,8 @@ def _one_intent(
     amount = int(quote["details"]["currencyIn"]["amount"]) // (2 if underpaid else 1)
     order_id = quote["protocol"]["v2"]["orderId"]
     item = quote["steps"][0]["items"][0]["data"]
-    web3 = Web3(Web3.HTTPProvider(rpc_urls[origin]))
-    fee = 2 * int(web3.eth.get_block("latest")["baseFeePerGas"]) + 10**9
-    signed = user.sign_transaction(
-        {
-            "to": Web3.to_checksum_address(item["to"]),
-            "data": item["data"],
-            "value": amount,
-            "chainId": origin,
-            "nonce": 0,
-            "gas": 100_000,
-            "maxFeePerGas": fee,
-            "maxPriorityFeePerGas": 10**9,
-        }
-    )
+    fees = wallet_fees(Web3(Web3.HTTPProvider(rpc_urls[origin])))
+    signed = sign_item(user, item, nonce=0, fees=fees, gas=100_000, value=amount)
     request_id = quote["steps"][0]["requestId"]
     intent = Intent(
         request_id,
@@ -411,19 +403,9 @@ def _on_chain(
 def _database(kind: str, home: Path) -> tuple[str, Callable[[], None]]:
     """The service's database URL and how to drop it afterwards."""
     if kind == "sqlite":
-        return f"sqlite+aiosqlite:///{home / 'crossfill.db'}", lambda: None
-    name = f"crossfill_soak_{int(time.time())}"
-
-    async def admin(statement: str) -> None:
-        connection = await asyncpg.connect(POSTGRES_ADMIN)
-        try:
-            await connection.execute(statement)
-        finally:
-            await connection.close()
-
-    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
-    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-    return url, lambda: asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        return sqlite_url(home / "crossfill.db"), lambda: None
+    name = asyncio.run(create_postgres_database("crossfill_soak"))
+    return postgres_database_url(name), lambda: asyncio.run(drop_postgres_database(name))
 
 
 def _api_key(service: ServiceProcess) -> str:
@@ -470,12 +452,15 @@ def _settle(
 
 def _service(home: Path, database: str, proxies: list[RpcFaultProxy]) -> ServiceProcess:
     """`crossfill run` reaching the chains only through the proxies, rate limits off."""
-    service = ServiceProcess(home, _proxied_deployment(home / "devnet.toml", proxies))
-    service.env.update(CROSSFILL_DATABASE_URL=database, CROSSFILL_ADMIN_TOKEN=OPERATOR)
-    service.env.update(
-        CROSSFILL_RATE_LIMIT_ANONYMOUS_PER_MINUTE="0", CROSSFILL_RATE_LIMIT_KEY_PER_MINUTE="0"
+    settings = service_settings(
+        home,
+        _proxied_deployment(home / "devnet.toml", proxies),
+        database_url=database,
+        admin_token=OPERATOR,
+        rate_limit_anonymous_per_minute=0,
+        rate_limit_key_per_minute=0,
     )
-    return service
+    return ServiceProcess(settings)
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -498,13 +483,7 @@ def run(arguments: argparse.Namespace) -> int:
         service.start()
         key = _api_key(service)
         receiver = Receiver(key)
-        subprocess.run(
-            [sys.executable, "-m", "crossfill", "webhooks", "set", key, receiver.url],
-            env=service.env,
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
+        service.cli("webhooks", "set", key, receiver.url).check_returncode()
         second = _service(home, database, proxies) if arguments.database == "postgres" else None
         chaos = Chaos(
             proxies,

@@ -26,9 +26,9 @@ from tests.e2e.bridging import (
     rpc_urls,
 )
 from tests.e2e.conftest import validate_against
-from tests.e2e.service_process import ServiceProcess
-from tests.e2e.wallet import execute_steps
 from tests.faults.tcp_relay import TcpRelay
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.wallets.evm import execute_steps
 
 POSTGRES_PORT = 5432
 # Short, for a short test; long enough for a statement on a machine running the whole suite.
@@ -55,9 +55,13 @@ def relay() -> Iterator[TcpRelay]:
 def service(
     devnet: RunningDevnet, postgres_url: str, relay: TcpRelay, tmp_path: Path
 ) -> Iterator[ServiceProcess]:
-    service = ServiceProcess(tmp_path, devnet.deployment_path)
-    service.env["CROSSFILL_DATABASE_URL"] = _through(postgres_url, relay.port)
-    service.env["CROSSFILL_DATABASE_TIMEOUT_SECONDS"] = str(DATABASE_TIMEOUT_SECONDS)
+    settings = service_settings(
+        tmp_path,
+        devnet.deployment_path,
+        database_url=_through(postgres_url, relay.port),
+        database_timeout_seconds=DATABASE_TIMEOUT_SECONDS,
+    )
+    service = ServiceProcess(settings)
     with service.running():
         yield service
 

@@ -27,10 +27,11 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
-from tests.e2e.conftest import StartService, wait_for
-from tests.e2e.wallet import pay_by_self_destruct, send_item
 from tests.faults.conftest import behind_proxy
 from tests.faults.rpc_proxy import Fault, RpcFaultProxy
+from tests.support.service import StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import pay_by_self_destruct, send_item
 
 ETH = 10**18
 USDC = 10**6

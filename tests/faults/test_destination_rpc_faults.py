@@ -24,10 +24,11 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import StartService, wait_for
-from tests.e2e.wallet import execute_steps
 from tests.faults.conftest import behind_proxy
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
+from tests.support.service import StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 LOG_BLOCKS_CAP = 20
 

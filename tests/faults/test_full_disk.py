@@ -25,9 +25,10 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import validate_against, wait_for
-from tests.e2e.service_process import ServiceProcess
-from tests.e2e.wallet import execute_steps
+from tests.e2e.conftest import validate_against
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 DISK_BYTES = 32 * 1024 * 1024
 CHUNK = b"\0" * (1024 * 1024)
@@ -53,8 +54,10 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def service(devnet: RunningDevnet, small_disk: Path, tmp_path: Path) -> Iterator[ServiceProcess]:
-    service = ServiceProcess(small_disk, devnet.deployment_path)
-    service.log_path = tmp_path / "service.log"  # the log is not on the disk that fills
+    service = ServiceProcess(
+        service_settings(small_disk, devnet.deployment_path),
+        log_path=tmp_path / "service.log",  # the log is not on the disk that fills
+    )
     with service.running():
         yield service
 

@@ -14,9 +14,10 @@ from crossfill.config import Deployment
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import final_status, funded_user, native_bridge, request_quote
 from tests.e2e.bridging import rpc_urls as devnet_rpc_urls
-from tests.e2e.conftest import StartService, wait_for
-from tests.e2e.wallet import execute_steps
 from tests.faults.tcp_relay import TcpRelay
+from tests.support.service import StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 
 @pytest.fixture

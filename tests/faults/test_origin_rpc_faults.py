@@ -21,10 +21,11 @@ from tests.e2e.bridging import (
     usdc,
 )
 from tests.e2e.bridging import rpc_urls as devnet_rpc_urls
-from tests.e2e.conftest import StartService, wait_for
-from tests.e2e.wallet import execute_steps
 from tests.faults.conftest import behind_proxy
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
+from tests.support.service import StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 HASH = "0x" + "cd" * 32
 USDC_HELD = 40_000_000

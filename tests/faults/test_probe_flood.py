@@ -7,9 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from tests.e2e.conftest import StartService
 from tests.faults.conftest import behind_proxy
 from tests.faults.rpc_proxy import RpcFaultProxy
+from tests.support.service import StartService
 
 
 def test_a_flood_of_readiness_probes_checks_each_chain_about_once_a_second(

@@ -20,8 +20,8 @@ from tests.e2e.bridging import (
     rpc_urls,
     stored_rows,
 )
-from tests.e2e.conftest import ServiceThread, StartService
-from tests.e2e.wallet import execute_steps
+from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.evm import execute_steps
 
 BRIDGES = 8
 

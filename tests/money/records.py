@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from crossfill.store.db import create_engine, session_factory
 from crossfill.store.tables import (
     AddressTransfer,
     AppFeeClaim,
@@ -18,6 +17,7 @@ from crossfill.store.tables import (
     Request,
     SvmPayment,
 )
+from tests.support.database import sessions_of
 
 # A deposit as its chain names it: (chain id, transaction, its index there).
 DepositKey = tuple[int, str, int]
@@ -47,24 +47,18 @@ class Records:
 
 
 async def read_records(database_url: str) -> Records:
-    engine = create_engine(database_url)
-    try:
-        async with session_factory(engine)() as session:
-            parts: dict[DepositKey, list[Deposit]] = defaultdict(list)
-            for row in await session.scalars(select(Deposit).order_by(Deposit.part)):
-                if row.state != "reorged":
-                    parts[(row.chain_id, row.tx_hash, row.log_index)].append(row)
-            requests = {row.id: row for row in await session.scalars(select(Request))}
-            claims = {
-                row.tx_hash for row in await session.scalars(select(AppFeeClaim)) if row.tx_hash
-            }
-            transfers = list(await session.scalars(select(AddressTransfer)))
-            svm = {row.signature: row for row in await session.scalars(select(SvmPayment))}
-            perps = {
-                (row.signer.lower(), row.nonce): row
-                for row in await session.scalars(select(PerpsPayment))
-            }
-    finally:
-        await engine.dispose()
+    async with sessions_of(database_url) as sessions, sessions() as session:
+        parts: dict[DepositKey, list[Deposit]] = defaultdict(list)
+        for row in await session.scalars(select(Deposit).order_by(Deposit.part)):
+            if row.state != "reorged":
+                parts[(row.chain_id, row.tx_hash, row.log_index)].append(row)
+        requests = {row.id: row for row in await session.scalars(select(Request))}
+        claims = {row.tx_hash for row in await session.scalars(select(AppFeeClaim)) if row.tx_hash}
+        transfers = list(await session.scalars(select(AddressTransfer)))
+        svm = {row.signature: row for row in await session.scalars(select(SvmPayment))}
+        perps = {
+            (row.signer.lower(), row.nonce): row
+            for row in await session.scalars(select(PerpsPayment))
+        }
     by_order = {request.order_id: request for request in requests.values()}
     return Records(dict(parts), requests, by_order, claims, transfers, svm, perps)

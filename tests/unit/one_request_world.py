@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
-from bench.synthetic import synthetic_requests
 from eth_account.signers.local import LocalAccount
 from sqlalchemy import insert, select
 
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store.tables import Base, Request, SentTransaction
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import START, ChainWorld, chain_world
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from bench.synthetic import synthetic_requests
 from eth_account import Account
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
@@ -30,6 +29,7 @@ from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store import app_fee_claims
 from crossfill.store.tables import AppFee, AppFeeClaim, Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS, Address
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.worker_world import START, ChainWorld, chain_world

@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
-from bench.synthetic import synthetic_requests
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
 from sqlalchemy import delete, insert, select
@@ -29,6 +28,7 @@ from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store.address_transfers import ROLE, TRACES_ROLE
 from crossfill.store.tables import AddressTransfer, ChainCursor, Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS, TraceApi
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.worker_world import START, ChainWorld, chain_world

@@ -27,7 +27,7 @@ from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.prices import gas_cost_on_chain
 from crossfill.quoting.steps import steps
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.unit.quote_fixtures import CHAINS, USDC, USER, body, deployment, quote, views
+from tests.support.quote_fixtures import CHAINS, USDC, USER, body, deployment, quote, views
 
 FACTORY = "0x" + "fa" * 20
 REFUND_TO = "0x" + "ef" * 20

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bench.synthetic import synthetic_requests
 from sqlalchemy import insert, select
 
 from crossfill.kinds.evm.indexer import Indexer
@@ -14,6 +13,7 @@ from crossfill.store import deposits, requests
 from crossfill.store.fast_fills import FAST_FILL
 from crossfill.store.tables import Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
+from tests.support.synthetic import synthetic_requests
 from tests.unit.worker_world import START, chain_world
 
 DEPOSIT_BLOCK = 60  # 41 blocks deep at the fake head: past every tier

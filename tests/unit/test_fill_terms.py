@@ -10,7 +10,7 @@ from crossfill.app.quote_rows import quote_rows
 from crossfill.quoting.response import quote_wire
 from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.unit import quote_fixtures as fx
+from tests.support import quote_fixtures as fx
 
 CALL = {"to": fx.CONTRACT, "value": str(10**16), "data": "0xabcdef"}
 ROUTES = {

@@ -10,7 +10,7 @@ from crossfill.errors import BadRequest
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.money import to_usd_micros
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.unit.quote_fixtures import USDC, USER, body, quote
+from tests.support.quote_fixtures import USDC, USER, body, quote
 
 USDC_BRIDGE = {"originCurrency": USDC, "destinationCurrency": USDC, "amount": str(100 * 10**6)}
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.synthetic import synthetic_requests
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
@@ -27,6 +26,7 @@ from crossfill.kinds.evm.gasless_executor import GaslessExecutor
 from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store.tables import GaslessExecution, Request, RequestTransaction, SentTransaction
 from crossfill.types import Address
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.receipt_logs import native_deposit_log

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.synthetic import synthetic_requests
 from eth_abi.abi import encode
 from eth_utils.crypto import keccak
 from sqlalchemy import insert, select
@@ -25,6 +24,7 @@ from crossfill.kinds.evm.unconfirmed import UnconfirmedCount
 from crossfill.store import deposits
 from crossfill.store.tables import ChainCursor, Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
+from tests.support.synthetic import synthetic_requests
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 AMOUNT = 10**16

@@ -14,7 +14,7 @@ from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.permits import deposit_authorization
 from crossfill.quoting.response import quote_wire
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.unit.quote_fixtures import CHAINS, CONTRACT, NOW, USDC, body, quote
+from tests.support.quote_fixtures import CHAINS, CONTRACT, NOW, USDC, body, quote
 
 USDC_BRIDGE = {"originCurrency": USDC, "destinationCurrency": USDC, "amount": str(100 * 10**6)}
 

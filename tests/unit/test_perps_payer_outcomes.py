@@ -25,9 +25,8 @@ from crossfill.kinds.perps.payer import (
     Refused,
 )
 from crossfill.kinds.perps.solver import fail_reason
-from crossfill.store.db import create_engine, session_factory
-from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import PerpsPayment
+from tests.support.database import sessions_of, sqlite_url
 from tests.unit.fake_exchange import FakeExchange
 from tests.unit.worker_world import Clock
 
@@ -45,11 +44,8 @@ CONFIG = PerpsExchangeConfig.model_validate(
 
 @pytest.fixture
 async def sessions(tmp_path: Path) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'payer.db'}"
-    await upgrade_async(url)
-    engine = create_engine(url)
-    yield session_factory(engine)
-    await engine.dispose()
+    async with sessions_of(sqlite_url(tmp_path / "payer.db"), migrated=True) as sessions:
+        yield sessions
 
 
 @pytest.fixture

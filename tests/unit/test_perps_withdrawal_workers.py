@@ -12,7 +12,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from bench.synthetic import synthetic_requests
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from sqlalchemy import insert, select
@@ -27,10 +26,11 @@ from crossfill.kinds.perps.payer import PerpsPayer
 from crossfill.kinds.perps.refunder import PerpsRefunder
 from crossfill.kinds.perps.watcher import PerpsWatcher
 from crossfill.store import nonce_mappings, requests
-from crossfill.store.db import create_engine, session_factory
-from crossfill.store.migrate import upgrade_async
+from crossfill.store.db import session_factory
 from crossfill.store.tables import Deposit, PerpsPayment, Request
 from crossfill.types import Address, ChainId
+from tests.support.database import engine_of, sqlite_url
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_exchange import FakeExchange
 from tests.unit.worker_world import START, Clock
 
@@ -80,34 +80,31 @@ class World:
 
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'watcher.db'}"
-    await upgrade_async(url)
-    engine = create_engine(url)
-    sessions = session_factory(engine)
-    clock = Clock()
-    exchange = FakeExchange(tmp_path / "exchange.sqlite3", clock)
-    user, refund_to = Account.create(), Account.create().address.lower()
-    exchange.fund_usd(SOLVER.address, 100)
-    exchange.fund_usd(user.address, 100)
-    (row,) = synthetic_requests(1, start=START).requests
-    row.update(
-        status="waiting", fail_reason=None, refund_fail_reason=None, origin_chain_id=CONFIG.id,
-        user_address=user.address.lower(), refund_to=refund_to,
-        origin_currency=PERPS_USDC_ADDRESS, amount_in="25000000",
-        expires_at=START + timedelta(minutes=5), created_at=START, updated_at=START,
-        plan={"kind": "perps_withdrawal", "token": CONFIG.usdc_token, "sourceDex": ""},
-    )  # fmt: skip
-    async with engine.begin() as connection:
-        await connection.execute(insert(Request), [row])
-    async with sessions() as session, session.begin():
-        mapping = NonceMapping(
-            ChainId(CONFIG.id), Address(user.address), Address(user.address), row["id"], NONCE,
-            ChainId(1),
+    async with engine_of(sqlite_url(tmp_path / "watcher.db"), migrated=True) as engine:
+        sessions = session_factory(engine)
+        clock = Clock()
+        exchange = FakeExchange(tmp_path / "exchange.sqlite3", clock)
+        user, refund_to = Account.create(), Account.create().address.lower()
+        exchange.fund_usd(SOLVER.address, 100)
+        exchange.fund_usd(user.address, 100)
+        (row,) = synthetic_requests(1, start=START).requests
+        row.update(
+            status="waiting", fail_reason=None, refund_fail_reason=None, origin_chain_id=CONFIG.id,
+            user_address=user.address.lower(), refund_to=refund_to,
+            origin_currency=PERPS_USDC_ADDRESS, amount_in="25000000",
+            expires_at=START + timedelta(minutes=5), created_at=START, updated_at=START,
+            plan={"kind": "perps_withdrawal", "token": CONFIG.usdc_token, "sourceDex": ""},
         )  # fmt: skip
-        nonce_mappings.add(session, mapping, "0x" + "11" * 65, now=START)
-    clock.advance(timedelta(seconds=1))
-    yield World(sessions, exchange, clock, user, refund_to, row["id"])
-    await engine.dispose()
+        async with engine.begin() as connection:
+            await connection.execute(insert(Request), [row])
+        async with sessions() as session, session.begin():
+            mapping = NonceMapping(
+                ChainId(CONFIG.id), Address(user.address), Address(user.address), row["id"], NONCE,
+                ChainId(1),
+            )  # fmt: skip
+            nonce_mappings.add(session, mapping, "0x" + "11" * 65, now=START)
+        clock.advance(timedelta(seconds=1))
+        yield World(sessions, exchange, clock, user, refund_to, row["id"])
     await exchange.close()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from crossfill.kinds.evm.market import MarketSnapshot
 from crossfill.quoting.prices import price_on_chain
-from tests.unit import quote_fixtures as fixtures
+from tests.support import quote_fixtures as fixtures
 
 
 def _ether_price(reserves: tuple[int, int]) -> tuple[int | None, int | None]:

@@ -22,7 +22,7 @@ from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.response import quote_wire
 from crossfill.store.tables import Deposit
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.unit.quote_fixtures import CHAINS, CONTRACT, USDC, USER, WETH, body, quote
+from tests.support.quote_fixtures import CHAINS, CONTRACT, USDC, USER, WETH, body, quote
 from tests.unit.worker_world import ChainWorld, chain_world
 
 RECEIVER_ADDRESS = "0x" + "4e" * 20

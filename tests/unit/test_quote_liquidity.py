@@ -9,7 +9,7 @@ from crossfill.domain.gas import with_gas_headroom
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.unit import quote_fixtures as fx
+from tests.support import quote_fixtures as fx
 
 DESTINATION = fx.CHAINS[1]
 

@@ -12,7 +12,7 @@ from crossfill.errors import BadRequest
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.response import quote_wire
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.unit.quote_fixtures import (
+from tests.support.quote_fixtures import (
     CHAINS,
     CONTRACT,
     SOLVER,

@@ -7,7 +7,7 @@ import orjson
 from crossfill.quoting.engine import Quote
 from crossfill.quoting.response import amount_wire, price_wire, quote_wire
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.unit import quote_fixtures as fixtures
+from tests.support import quote_fixtures as fixtures
 
 
 def _usdc_bridge(amount: int) -> Quote:

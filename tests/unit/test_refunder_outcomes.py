@@ -11,7 +11,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from bench.synthetic import synthetic_requests
 from eth_account import Account
 from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
@@ -30,6 +29,7 @@ from crossfill.quoting.prices import price_on_chain
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
 from tests.unit.foreign_nonce import signed_again_after_a_foreign_nonce
 from tests.unit.receipt_logs import call_executed_log

@@ -20,7 +20,7 @@ from crossfill.domain.request_record import v2_record, v3_record
 from crossfill.quoting.response import quote_wire
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.conftest import SCHEMAS_DIR
-from tests.unit import quote_fixtures as fx
+from tests.support import quote_fixtures as fx
 
 ORIGIN, DESTINATION = fx.CHAINS
 DEPOSIT, FILL, REFUND = ("0x" + digit * 64 for digit in "def")

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.synthetic import synthetic_requests
 from sqlalchemy import insert, select
 
 from crossfill.app.fills import stored_fill_plan
@@ -32,6 +31,7 @@ from crossfill.store import signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
+from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
 from tests.unit.worker_world import START, Clock, chain_world
 

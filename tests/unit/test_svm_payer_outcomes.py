@@ -15,9 +15,8 @@ from crossfill.errors import ChainUnreachable
 from crossfill.kinds.svm.client import SignatureStatus
 from crossfill.kinds.svm.payer import Paid, Pending, Refused, SvmPayer
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
-from crossfill.store.db import create_engine, session_factory
-from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import SvmPayment
+from tests.support.database import sessions_of, sqlite_url
 from tests.unit.fake_svm import VALID_BLOCKS, FakeSvm
 from tests.unit.worker_world import Clock
 
@@ -29,11 +28,8 @@ ORDER = SvmPaymentOrder(
 
 @pytest.fixture
 async def sessions(tmp_path: Path) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'payer.db'}"
-    await upgrade_async(url)
-    engine = create_engine(url)
-    yield session_factory(engine)
-    await engine.dispose()
+    async with sessions_of(sqlite_url(tmp_path / "payer.db"), migrated=True) as sessions:
+        yield sessions
 
 
 async def _attempts(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[int, str]]:

@@ -21,9 +21,8 @@ from crossfill.kinds.svm.refunder import SvmRefunder
 from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.vault_accounts import whole_history
 from crossfill.store import deposits
-from crossfill.store.db import create_engine, session_factory
-from crossfill.store.migrate import upgrade_async
 from crossfill.store.tables import Deposit
+from tests.support.database import sessions_of, sqlite_url
 from tests.unit.fake_svm import FakeSvm
 from tests.unit.worker_world import Clock
 
@@ -44,11 +43,8 @@ CONFIG = SvmChainConfig.model_validate(
 
 @pytest.fixture
 async def sessions(tmp_path: Path) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'indexer.db'}"
-    await upgrade_async(url)
-    engine = create_engine(url)
-    yield session_factory(engine)
-    await engine.dispose()
+    async with sessions_of(sqlite_url(tmp_path / "indexer.db"), migrated=True) as sessions:
+        yield sessions
 
 
 class World:

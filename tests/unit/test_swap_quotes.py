@@ -16,7 +16,7 @@ from crossfill.quoting.fees import BPS
 from crossfill.quoting.legs import RouteKind
 from crossfill.quoting.response import quote_wire
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.unit import quote_fixtures as fx
+from tests.support import quote_fixtures as fx
 
 app_fee_lists = st.lists(
     st.tuples(st.integers(min_value=1, max_value=2**160 - 1), st.integers(0, 300)), max_size=3

@@ -17,7 +17,7 @@ from crossfill.quoting.engine import Quote
 from crossfill.quoting.steps import steps
 from crossfill.runtime import Runtime
 from crossfill.types import ChainId
-from tests.unit import quote_fixtures as fx
+from tests.support import quote_fixtures as fx
 
 TOKEN, HOLDER, SPENDER = "0x" + "11" * 20, "0x" + "ab" * 20, "0x" + "44" * 20
 

@@ -19,9 +19,9 @@ from crossfill.kinds.evm.positions import UserPositions
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.state import ChainState
 from crossfill.metrics import Metrics
-from crossfill.store.db import create_engine, session_factory
-from crossfill.store.migrate import upgrade_async
+from crossfill.store.db import session_factory
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
+from tests.support.database import engine_of, sqlite_url
 from tests.unit.deployment_samples import deployment_document
 from tests.unit.fake_chain import FakeChain
 
@@ -64,30 +64,26 @@ class ChainWorld:
 @asynccontextmanager
 async def chain_world(tmp_path: Path, database_url: str | None = None) -> AsyncIterator[ChainWorld]:
     """On a SQLite file in `tmp_path`, or the database at `database_url`."""
-    url = database_url or f"sqlite+aiosqlite:///{tmp_path / 'worker.db'}"
-    await upgrade_async(url)
-    engine = create_engine(url)
-    config = Deployment.model_validate(deployment_document()).chains[1]
-    chain = FakeChain(ChainId(config.id))
-    state = ChainState(chain_id=config.id, lag_threshold_seconds=None, started_at=0.0)
-    state.record_head(chain.head_block, 0.0)
-    state.priority_fee_per_gas = 1
-    state.solver_balances = {NATIVE_EVM_ADDRESS: SIGNER_BALANCE}
-    metrics = Metrics()
-    follower = ChainFollower(
-        chain,
-        state,
-        config=config,
-        solver="0x",
-        tokens=(),
-        interval_seconds=1,
-        clock=float,
-        metrics=metrics,
-    )
-    runtime = ChainRuntime(config, chain, state, follower, UserPositions(chain, state))
-    try:
+    url = database_url or sqlite_url(tmp_path / "worker.db")
+    async with engine_of(url, migrated=True) as engine:
+        config = Deployment.model_validate(deployment_document()).chains[1]
+        chain = FakeChain(ChainId(config.id))
+        state = ChainState(chain_id=config.id, lag_threshold_seconds=None, started_at=0.0)
+        state.record_head(chain.head_block, 0.0)
+        state.priority_fee_per_gas = 1
+        state.solver_balances = {NATIVE_EVM_ADDRESS: SIGNER_BALANCE}
+        metrics = Metrics()
+        follower = ChainFollower(
+            chain,
+            state,
+            config=config,
+            solver="0x",
+            tokens=(),
+            interval_seconds=1,
+            clock=float,
+            metrics=metrics,
+        )
+        runtime = ChainRuntime(config, chain, state, follower, UserPositions(chain, state))
         yield ChainWorld(
             engine, session_factory(engine), config, chain, state, runtime, Clock(), metrics
         )
-    finally:
-        await engine.dispose()

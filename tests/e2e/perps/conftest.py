@@ -16,7 +16,7 @@ from crossfill.devnet.exchange.process import ExchangeProcess, start_exchange
 from crossfill.kinds.perps.config import PerpsExchangeConfig
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import OPERATOR_TOKEN
-from tests.e2e.conftest import ServiceThread, StartService
+from tests.support.service import ServiceThread, StartService
 
 PERPS_ID = 1337
 PERPS_USDC = "0x" + "0" * 32

@@ -36,7 +36,7 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, validate_against
+from tests.e2e.conftest import validate_against
 from tests.e2e.perps.conftest import (
     PERPS_ID,
     PERPS_USDC,
@@ -44,6 +44,8 @@ from tests.e2e.perps.conftest import (
     perps_config,
     withdrawable,
 )
+from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.perps import post_to_exchange
 
 
 def to_perps(user: str, recipient: str, origin_currency: str, amount: int,
@@ -166,9 +168,8 @@ def test_a_refused_exchange_transfer_fails_the_request_and_refunds_the_deposit(
                                              10 * 10**6))  # fmt: skip
         spent = UsdSend(config.exchange_chain, config.signature_chain, Account.create().address,
                         "10", time=int(time.time() * 1000))  # fmt: skip
-        posted = httpx.post(f"{exchange.api_url}/exchange",
-                            json=sign_action(spent, solver).request_body(), timeout=10)  # fmt: skip
-        assert posted.json()["status"] == "ok", posted.text
+        posted = post_to_exchange(exchange, sign_action(spent, solver).request_body())
+        assert posted["status"] == "ok", posted
         deposit_usdc(devnet, user, quote, 10 * 10**6)
         request_id = quote["steps"][0]["requestId"]
         status = final_status(http, request_id, timeout=60, until=REFUNDED)

@@ -17,14 +17,14 @@ from crossfill.devnet.exchange.deployment import perps_document
 from crossfill.devnet.exchange.process import ExchangeProcess
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import NATIVE, ORIGIN, funded_user
-from tests.e2e.conftest import wait_for
 from tests.e2e.payment_crashes import (
     PaymentJournal,
     kill_while_paying,
     quote_then_deposit_while_down,
 )
 from tests.e2e.perps.conftest import PERPS_ID, PERPS_USDC, ledger, withdrawable
-from tests.e2e.service_process import ServiceProcess
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.waiting import wait_for
 
 ORDERS = 8
 KILLS = 3
@@ -37,7 +37,7 @@ def test_kill_9_while_paying_exchange_deposits_credits_each_once(
     document["perps"] = perps_document(api_url=exchange.api_url)
     deployment_path = tmp_path / "deployment.toml"
     deployment_path.write_text(tomli_w.dumps(document))
-    service = ServiceProcess(tmp_path, deployment_path)
+    service = ServiceProcess(service_settings(tmp_path, deployment_path))
     journal = PaymentJournal(tmp_path / "crossfill.db", "perps_payments", "credited")
     service.start()
     try:

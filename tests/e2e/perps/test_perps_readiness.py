@@ -6,8 +6,8 @@ from __future__ import annotations
 import httpx
 
 from crossfill.devnet.exchange.process import ExchangeProcess
-from tests.e2e.conftest import wait_for
 from tests.e2e.perps.conftest import PERPS_ID
+from tests.support.waiting import wait_for
 
 
 def test_readiness_names_the_exchange_once_it_is_gone(

@@ -13,9 +13,9 @@ from crossfill.contracts.toolchain import node_modules_dir
 from crossfill.devnet.exchange.process import ExchangeProcess
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import ORIGIN, balance, funded_user, usdc
-from tests.e2e.conftest import ServiceThread
 from tests.e2e.perps.conftest import PERPS_ID, PERPS_USDC, ledger, withdrawable
 from tests.e2e.test_sdk import SCRIPT
+from tests.support.service import ServiceThread
 
 
 def test_sdk_deposits_usdc_to_the_exchange(

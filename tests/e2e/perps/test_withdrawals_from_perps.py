@@ -39,17 +39,13 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import ServiceThread, StartService, validate_against, wait_for
+from tests.e2e.conftest import validate_against
 from tests.e2e.perps.conftest import PERPS_ID as PERPS
 from tests.e2e.perps.conftest import PERPS_USDC, exchange_info, withdrawable
-from tests.e2e.perps.withdrawing import (
-    Signer,
-    deployment_file,
-    fund_on_exchange,
-    post_to_exchange,
-    sign_authorization,
-    signed_deposit,
-)
+from tests.e2e.perps.withdrawing import deployment_file, fund_on_exchange
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.perps import Signer, post_to_exchange, sign_authorization, signed_deposit
 
 AMOUNT = 25_000_000  # 25 USDC (perps USD has 6 decimals)
 

@@ -14,7 +14,7 @@ from crossfill.devnet.svm.process import SvmNodeOptions, SvmNodeProcess, start_s
 from crossfill.devnet.svm.seed import SeededSvm, seed_svm
 from crossfill.kinds.svm.config import SvmChainConfig
 from tests.conftest import RunningDevnet
-from tests.e2e.conftest import StartService
+from tests.support.service import StartService
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from crossfill.devnet.svm.seed import SeededSvm
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, balance, final_status, request_quote
 from tests.e2e.conftest import validate_against
-from tests.e2e.svm.wallet import airdrop, item_instructions, sign_and_send, sol_balance
+from tests.support.wallets.svm import airdrop, item_instructions, sign_and_send, sol_balance
 
 SVM_ID = 792703809
 SOL = "1" * 32

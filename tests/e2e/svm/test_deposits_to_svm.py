@@ -28,7 +28,7 @@ from tests.e2e.bridging import (
     usdc,
 )
 from tests.e2e.conftest import validate_against
-from tests.integration.svm.conftest import rpc
+from tests.support.wallets.svm import rpc
 
 SVM_ID = 792703809
 SOL = "1" * 32

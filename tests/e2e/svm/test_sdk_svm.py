@@ -18,7 +18,7 @@ from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, balance, funded_user
-from tests.e2e.svm.wallet import sol_balance
+from tests.support.wallets.svm import sol_balance
 
 SCRIPT = Path(__file__).parents[1] / "sdk" / "svm_bridge.mjs"
 SVM_ID = 792703809

@@ -17,14 +17,14 @@ from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import NATIVE, ORIGIN, funded_user
-from tests.e2e.conftest import wait_for
 from tests.e2e.payment_crashes import (
     PaymentJournal,
     kill_while_paying,
     quote_then_deposit_while_down,
 )
-from tests.e2e.service_process import ServiceProcess
-from tests.e2e.svm.wallet import sol_balance
+from tests.support.service import ServiceProcess, service_settings
+from tests.support.waiting import wait_for
+from tests.support.wallets.svm import sol_balance
 
 SVM_ID = 792703809
 ORDERS = 8
@@ -41,7 +41,7 @@ def test_kill_9_while_paying_svm_fills_pays_each_once(
     ]
     deployment_path = tmp_path / "deployment.toml"
     deployment_path.write_text(tomli_w.dumps(document))
-    service = ServiceProcess(tmp_path, deployment_path)
+    service = ServiceProcess(service_settings(tmp_path, deployment_path))
     journal = PaymentJournal(tmp_path / "crossfill.db", "svm_payments", "landed")
     service.start()
     try:

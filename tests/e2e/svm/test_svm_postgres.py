@@ -21,8 +21,8 @@ from tests.e2e.bridging import (
     funded_user,
     request_quote,
 )
-from tests.e2e.conftest import StartService
-from tests.e2e.svm.wallet import item_instructions, sign_and_send, sol_balance
+from tests.support.service import StartService
+from tests.support.wallets.svm import item_instructions, sign_and_send, sol_balance
 
 SVM_ID = 792703809
 SOL = "1" * 32

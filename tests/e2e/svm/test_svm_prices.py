@@ -15,7 +15,8 @@ from crossfill.config import Deployment
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.store.tables import Request
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, request_quote, stored_rows
-from tests.e2e.conftest import StartService, wait_for
+from tests.support.service import StartService
+from tests.support.waiting import wait_for
 
 SVM_ID = 792703809
 SOL = "1" * 32

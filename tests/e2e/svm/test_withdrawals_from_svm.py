@@ -29,8 +29,10 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import StartService, validate_against, wait_for
-from tests.e2e.svm.wallet import item_instructions, sign_and_send, sol_balance, token_balance
+from tests.e2e.conftest import validate_against
+from tests.support.service import StartService
+from tests.support.waiting import wait_for
+from tests.support.wallets.svm import item_instructions, sign_and_send, sol_balance, token_balance
 
 SVM_ID = 792703809
 SOL = "1" * 32

@@ -1,5 +1,6 @@
 """The devnet exchange in-process (its Starlette app over a SQLite file in tmp_path, on a
-clock the test holds), and clients that sign as the exchange's own SDK does."""
+clock the test holds). (Clients that sign as the exchange's own SDK does:
+`tests.support.wallets.perps`.)"""
 
 from __future__ import annotations
 
@@ -12,15 +13,13 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from eth_account.signers.local import LocalAccount
-from hyperliquid.utils import signing as sdk
 
 from crossfill.devnet.child_process import free_port
 from crossfill.devnet.exchange.actions import Exchange
 from crossfill.devnet.exchange.ledger import ExchangeLedger, Leg
 from crossfill.devnet.exchange.server import build_app
 from crossfill.devnet.exchange.tokens import LEDGER_DECIMALS, PERPS_DEX, USDC
-from tests.e2e.conftest import wait_for
+from tests.support.waiting import wait_for
 
 NOW_MS = 1_763_900_000_000
 
@@ -78,35 +77,3 @@ def exchange(tmp_path: Path) -> Iterator[DevnetExchange]:
         server.should_exit = True
         thread.join(10)
         ledger.close()
-
-
-def sdk_usd_send(wallet: LocalAccount, destination: str, amount: str, nonce: int) -> dict[str, Any]:
-    """`POST /exchange`'s body for a usdSend signed by the exchange's own SDK (testnet)."""
-    action = {"destination": destination, "amount": amount, "time": nonce, "type": "usdSend"}
-    signature = sdk.sign_usd_transfer_action(wallet, action, False)
-    return {"action": action, "nonce": nonce, "signature": signature, "vaultAddress": None,
-            "expiresAfter": None}  # fmt: skip
-
-
-def sdk_send_asset(
-    wallet: LocalAccount, destination: str, amount: str, nonce: int, *, source_dex: str = "",
-    destination_dex: str = "", token: str = "USDC:0x6d1e7cde53ba9467b783cb7c530ce054",
-) -> dict[str, Any]:  # fmt: skip
-    action = {
-        "type": "sendAsset", "destination": destination, "sourceDex": source_dex,
-        "destinationDex": destination_dex, "token": token, "amount": amount,
-        "fromSubAccount": "", "nonce": nonce,
-    }  # fmt: skip
-    signature = sdk.sign_send_asset_action(wallet, action, False)
-    return {"action": action, "nonce": nonce, "signature": signature, "vaultAddress": None,
-            "expiresAfter": None}  # fmt: skip
-
-
-def sdk_spot_send(
-    wallet: LocalAccount, destination: str, amount: str, token: str, nonce: int
-) -> dict[str, Any]:
-    action = {"destination": destination, "amount": amount, "token": token, "time": nonce,
-              "type": "spotSend"}  # fmt: skip
-    signature = sdk.sign_spot_transfer_action(wallet, action, False)
-    return {"action": action, "nonce": nonce, "signature": signature, "vaultAddress": None,
-            "expiresAfter": None}  # fmt: skip

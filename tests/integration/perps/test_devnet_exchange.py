@@ -13,13 +13,8 @@ from eth_account.signers.local import LocalAccount
 from crossfill.kinds.perps import nonces as exchange_nonces
 from crossfill.kinds.perps.actions import UsdSend, sign_action
 from crossfill.kinds.perps.nonces import FUTURE_WINDOW_MS, PAST_WINDOW_MS
-from tests.integration.perps.conftest import (
-    NOW_MS,
-    DevnetExchange,
-    sdk_send_asset,
-    sdk_spot_send,
-    sdk_usd_send,
-)
+from tests.integration.perps.conftest import NOW_MS, DevnetExchange
+from tests.support.wallets.perps import sdk_send_asset, sdk_spot_send, sdk_usd_send
 
 OK = {"status": "ok", "response": {"type": "default"}}
 

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 from decimal import Decimal
 from pathlib import Path
@@ -21,18 +19,12 @@ from crossfill.errors import ActionRefused, ChainUnreachable
 from crossfill.kinds.perps.actions import UsdSend, sign_action
 from crossfill.kinds.perps.client import PerpsClient, Transfer
 from crossfill.types import ChainId
+from tests.support.service import run_cli
 from tests.unit.deployment_samples import deployment_document
 
 
 def _fund_with_cli(home: Path, user: str, *options: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "crossfill", "devnet", "fund-exchange", "--user", user, *options],
-        env={**os.environ, "CROSSFILL_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_cli("devnet", "fund-exchange", "--user", user, *options, home=home)
 
 
 async def test_funded_by_the_cli_paid_by_the_client_and_kept_across_a_restart(

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections import Counter
 from datetime import UTC, datetime
 
-from bench.synthetic import insert_synthetic, synthetic_requests
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from crossfill.store import chain_controls, chain_genesis
 from crossfill.store.db import session_factory
 from crossfill.store.tables import AddressTransfer, ChainCursor, Request, RequestTransaction
+from tests.support.synthetic import insert_synthetic, synthetic_requests
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
 

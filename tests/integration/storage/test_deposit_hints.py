@@ -12,8 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from crossfill.devnet.child_process import free_port
 from crossfill.loops import stop_tasks
 from crossfill.store import deposit_hints
-from crossfill.store.db import create_engine
-from tests.integration.storage.conftest import _postgres_url
+from tests.support.database import engine_of, postgres_database_url, sqlite_url
 
 TX_HASH = "0x" + "ab" * 32
 CLIENT = "ip:2001:db8:1:2::/64"  # a client name with colons of its own
@@ -83,20 +82,14 @@ async def test_the_listener_listens_again_after_the_server_ends_its_connection(
 
 
 async def test_sqlite_has_no_listener_and_forwarding_is_a_no_op(tmp_path) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'x.db'}"
+    url = sqlite_url(tmp_path / "x.db")
     async with asyncio.timeout(5):
         await deposit_hints.listen(url, lambda *_: None)  # returns at once
-    engine = create_engine(url)
-    try:
+    async with engine_of(url) as engine:
         await deposit_hints.forward(engine, 900001, TX_HASH, CLIENT)
-    finally:
-        await engine.dispose()
 
 
 async def test_an_unreachable_database_does_not_fail_the_hint() -> None:
-    unreachable = _postgres_url("nothing").replace(":5432/", f":{free_port()}/")
-    engine = create_engine(unreachable)
-    try:
+    unreachable = postgres_database_url("nothing").replace(":5432/", f":{free_port()}/")
+    async with engine_of(unreachable) as engine:
         await deposit_hints.forward(engine, 900001, TX_HASH, CLIENT)  # logged, not raised
-    finally:
-        await engine.dispose()

@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from bench.synthetic import synthetic_requests
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
@@ -17,6 +16,7 @@ from crossfill.kinds.evm.depository_logs import DepositLog
 from crossfill.store import deposits
 from crossfill.store.db import session_factory
 from crossfill.store.tables import Deposit, Request
+from tests.support.synthetic import synthetic_requests
 
 NOW = datetime(2026, 11, 28, 12, tzinfo=UTC)
 CHAIN = 900001

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from bench.synthetic import BASE_TIME, STATUSES, insert_synthetic, synthetic_requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import insert
@@ -26,6 +25,7 @@ from crossfill.store import api_keys, listing
 from crossfill.store.db import session_factory
 from crossfill.store.tables import Request
 from tests.integration.storage.listing_reference import Reference
+from tests.support.synthetic import BASE_TIME, STATUSES, insert_synthetic, synthetic_requests
 
 ROWS = 240
 RANGE_NAMES = [

@@ -18,8 +18,8 @@ from crossfill.errors import ChainError
 from crossfill.kinds.svm.client import SvmClient
 from crossfill.kinds.svm.payer import Paid, SvmPayer
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
-from crossfill.store.db import create_engine, session_factory
 from crossfill.types import ChainId
+from tests.support.database import sessions_of
 
 
 def recipient(index: int) -> Pubkey:
@@ -41,23 +41,20 @@ def order(index: int, usdc_mint: Pubkey) -> SvmPaymentOrder:
 
 
 async def main(database_url: str, rpc_url: str, usdc_mint: str, count: int) -> None:
-    engine = create_engine(database_url)
     client = SvmClient(ChainId(792703809), rpc_url)
-    payer = SvmPayer(
-        client, accounts.solver(), session_factory(engine), now=lambda: datetime.now(UTC)
-    )
-    orders = [order(index, Pubkey.from_string(usdc_mint)) for index in range(count)]
-    unpaid = list(orders)
-    while unpaid:
-        for each in list(unpaid):
-            try:
-                if isinstance(await payer.pay(each), Paid):
-                    unpaid.remove(each)
-            except ChainError:
-                pass
-        await asyncio.sleep(0.05)
+    async with sessions_of(database_url) as sessions:
+        payer = SvmPayer(client, accounts.solver(), sessions, now=lambda: datetime.now(UTC))
+        orders = [order(index, Pubkey.from_string(usdc_mint)) for index in range(count)]
+        unpaid = list(orders)
+        while unpaid:
+            for each in list(unpaid):
+                try:
+                    if isinstance(await payer.pay(each), Paid):
+                        unpaid.remove(each)
+                except ChainError:
+                    pass
+            await asyncio.sleep(0.05)
     await client.close()
-    await engine.dispose()
 
 
 if __name__ == "__main__":

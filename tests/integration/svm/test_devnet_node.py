@@ -16,7 +16,7 @@ from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SOL_PER_HOLDER, USDC_PER_HOLDER, SeededSvm
 from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.deposits import read_vault_deposits
-from tests.integration.svm.conftest import encoded, rpc, rpc_reply, signed
+from tests.support.wallets.svm import encoded, rpc, rpc_reply, signed
 
 BASE64 = {"encoding": "base64"}
 

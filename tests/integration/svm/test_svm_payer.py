@@ -28,23 +28,20 @@ from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.client import SvmClient
 from crossfill.kinds.svm.payer import Paid, Pending, SvmPayer
-from crossfill.store.db import create_engine, session_factory
-from crossfill.store.migrate import upgrade, upgrade_async
+from crossfill.store.migrate import upgrade
 from crossfill.store.tables import SvmPayment
 from crossfill.types import ChainId
-from tests.integration.svm.conftest import rpc
 from tests.integration.svm.pay_loop import order, recipient
+from tests.support.database import rows_in, sessions_of, sqlite_url
+from tests.support.wallets.svm import rpc
 
 REPO = Path(__file__).parents[3]
 
 
 @pytest.fixture
 async def sessions(tmp_path: Path) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'payer.db'}"
-    await upgrade_async(url)
-    engine = create_engine(url)
-    yield session_factory(engine)
-    await engine.dispose()
+    async with sessions_of(sqlite_url(tmp_path / "payer.db"), migrated=True) as sessions:
+        yield sessions
 
 
 @pytest.fixture
@@ -130,7 +127,7 @@ def test_kill_9_during_payments_pays_every_order_exactly_once(
     svm_node: SvmNodeProcess, seeded: SeededSvm, tmp_path: Path
 ) -> None:
     count, kills = 40, 5
-    url = f"sqlite+aiosqlite:///{tmp_path / 'crash.db'}"
+    url = sqlite_url(tmp_path / "crash.db")
     upgrade(url)
     command = [sys.executable, "-m", "tests.integration.svm.pay_loop", url, svm_node.rpc_url,
                str(seeded.usdc_mint), str(count)]  # fmt: skip
@@ -163,7 +160,7 @@ def test_kill_9_during_payments_pays_every_order_exactly_once(
                 rpc(svm_node.rpc_url, "getTokenAccountBalance", str(account))["value"]["amount"]
             )
         assert balance == each.amount, f"order {index} paid {balance}, owed {each.amount}"
-    landed = asyncio.run(_landed_per_key(url))
+    landed = _landed_per_key(url)
     assert landed == Counter({f"order-{index}": 1 for index in range(count)})
 
 
@@ -173,10 +170,6 @@ def _journalled(path: Path) -> int:
     return int(rows)
 
 
-async def _landed_per_key(url: str) -> Counter[str]:
-    engine = create_engine(url)
-    async with session_factory(engine)() as session:
-        rows = await session.scalars(select(SvmPayment).where(SvmPayment.status == "landed"))
-        landed = Counter(row.payment_key for row in rows)
-    await engine.dispose()
-    return landed
+def _landed_per_key(url: str) -> Counter[str]:
+    rows = rows_in(url, select(SvmPayment).where(SvmPayment.status == "landed"))
+    return Counter(row.payment_key for row in rows)

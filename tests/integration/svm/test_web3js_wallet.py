@@ -11,7 +11,7 @@ from solders.keypair import Keypair
 from crossfill.devnet.svm import accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import USDC_PER_HOLDER, SeededSvm
-from tests.integration.svm.conftest import rpc
+from tests.support.wallets.svm import rpc
 
 SCRIPT = Path(__file__).with_name("web3js_wallet.cjs")
 
