@@ -62,7 +62,7 @@ class World:
         self.indexer = self.new_indexer()
         payer = SvmPayer(self.chain, Keypair(), sessions, now=self.clock)
         self.refunder = SvmRefunder(
-            self.runtime, payer, sessions, now=self.clock, interval_seconds=1
+            self.runtime, payer, sessions=sessions, now=self.clock, interval_seconds=1
         )
 
     def new_indexer(self) -> SvmIndexer:

@@ -136,13 +136,13 @@ def _workers(chain: PerpsChain, context: WorkerContext) -> Sequence[NamedWorker]
     poll = exchange.config.poll_interval_seconds
     interval = min(settings.worker_interval_seconds, poll)
     solver = PerpsSolver(
-        exchange, payer, sessions, now=now, interval_seconds=interval, owner=context.owner
+        exchange, payer, sessions=sessions, now=now, interval_seconds=interval, owner=context.owner
     )
     # Its every tick reads the exchange: its own cadence.
     watcher = PerpsWatcher(
         exchange.client, exchange.config, sessions, now=now, interval_seconds=poll
     )
-    refunder = PerpsRefunder(exchange.config, payer, sessions, now=now, interval_seconds=interval)
+    refunder = PerpsRefunder(exchange, payer, sessions=sessions, now=now, interval_seconds=interval)
     return (
         NamedWorker(f"perps-solver-{chain.chain_id}", solver.run),
         NamedWorker(f"perps-watcher-{chain.chain_id}", watcher.run),

@@ -123,10 +123,10 @@ def _workers(chain: SvmChain, context: WorkerContext) -> Sequence[NamedWorker]:
         now=now,
     )
     solver = SvmSolver(
-        live, payer, sessions, now=now, interval_seconds=interval, owner=context.owner
+        live, payer, sessions=sessions, now=now, interval_seconds=interval, owner=context.owner
     )
     indexer = SvmIndexer(live, sessions, now=now, interval_seconds=interval)
-    refunder = SvmRefunder(live, payer, sessions, now=now, interval_seconds=interval)
+    refunder = SvmRefunder(live, payer, sessions=sessions, now=now, interval_seconds=interval)
     return (
         NamedWorker(f"svm-solver-{chain.chain_id}", solver.run),
         NamedWorker(f"svm-indexer-{chain.chain_id}", indexer.run),
