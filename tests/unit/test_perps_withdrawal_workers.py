@@ -54,17 +54,20 @@ class World:
     refund_to: str
     request_id: str
 
+    def live(self) -> PerpsRuntime:
+        """The exchange as this process keeps it."""
+        inventory = PerpsInventory(self.exchange, CONFIG, lambda: 0.0)
+        return PerpsRuntime(CONFIG, self.exchange, PerpsState(CONFIG.id), inventory)
+
     def watcher(self) -> PerpsWatcher:
         return PerpsWatcher(
-            self.exchange, CONFIG, self.sessions, now=self.clock, interval_seconds=0.1
+            self.live(), sessions=self.sessions, now=self.clock, interval_seconds=0.1
         )
 
     def refunder(self) -> PerpsRefunder:
         payer = PerpsPayer(self.exchange, CONFIG, SOLVER, self.sessions, now=self.clock)
-        inventory = PerpsInventory(self.exchange, CONFIG, lambda: 0.0)
-        exchange = PerpsRuntime(CONFIG, self.exchange, PerpsState(CONFIG.id), inventory)
         return PerpsRefunder(
-            exchange, payer, sessions=self.sessions, now=self.clock, interval_seconds=0.1
+            self.live(), payer, sessions=self.sessions, now=self.clock, interval_seconds=0.1
         )
 
     async def transfer(self, amount: str = "25") -> None:

@@ -10,10 +10,10 @@ themselves are listed once, in `kinds.registry`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -27,6 +27,17 @@ from crossfill.types import ChainId
 if TYPE_CHECKING:
     from crossfill.config import Deployment
     from crossfill.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class ChainContext:
+    """What every kind's chains are built with: the deployment, the settings, the process's
+    monotonic clock and its metrics."""
+
+    deployment: Deployment
+    settings: Settings
+    clock: Callable[[], float]
+    metrics: Metrics
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,9 @@ class KindChain(Protocol):
     async def close(self) -> None: ...
 
 
+ChainOfKind = TypeVar("ChainOfKind", bound=KindChain)
+
+
 class KindWorkers(Protocol):
     """A kind's workers in this process: what watches, pays and refunds on its chains."""
 
@@ -124,6 +138,18 @@ class LoopWorkers:
     """Workers that are loops only: no head listeners, no deposit hints."""
 
     named: Sequence[NamedWorker]
+
+    @classmethod
+    def of_each(
+        cls,
+        runtime: Runtime,
+        kind: type[ChainOfKind],
+        build: Callable[[ChainOfKind, WorkerContext], Iterable[NamedWorker]],
+        context: WorkerContext,
+    ) -> LoopWorkers:
+        """The loops `build` makes for each of the runtime's chains of type `kind`."""
+        chains = [chain for chain in runtime.kind_chains.values() if isinstance(chain, kind)]
+        return cls([worker for chain in chains for worker in build(chain, context)])
 
     def listen(self) -> Sequence[Callable[[], None]]:
         return ()
@@ -194,11 +220,4 @@ class ChainKind(Protocol):
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> KindWorkers: ...
 
-    def chains(
-        self,
-        deployment: Deployment,
-        settings: Settings,
-        *,
-        clock: Callable[[], float],
-        metrics: Metrics,
-    ) -> Sequence[KindChain]: ...
+    def chains(self, context: ChainContext) -> Sequence[KindChain]: ...

@@ -1,6 +1,7 @@
-"""What a worker on one chain of the SVM or perps kind holds (the solvers and the refunders
-paying through their kind's payer): the chain live in this process, the store's sessions, the
-clock, and how long it waits between ticks. Its name is its job's and the chain's id."""
+"""What a worker on one chain of the SVM or perps kind holds (its solver and its refunder,
+paying through the kind's payer, and what watches deposits to it): the chain live in this
+process, the store's sessions, the clock, and how long it waits between ticks. Its name is
+its job's and the chain's id."""
 
 from __future__ import annotations
 

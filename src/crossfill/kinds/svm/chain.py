@@ -4,16 +4,22 @@ chain, and watched, paid and refunded by its own workers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from crossfill.config import Deployment
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
-from crossfill.kinds.port import KindChainBase, LoopWorkers, NamedWorker, QuoteRoute, WorkerContext
+from crossfill.kinds.port import (
+    ChainContext,
+    KindChainBase,
+    LoopWorkers,
+    NamedWorker,
+    QuoteRoute,
+    WorkerContext,
+)
 from crossfill.kinds.svm.indexer import SvmIndexer
 from crossfill.kinds.svm.keys import DevnetSvmKeys, resolve_svm_holder
 from crossfill.kinds.svm.payer import SvmPayer
@@ -23,10 +29,8 @@ from crossfill.kinds.svm.refunder import SvmRefunder
 from crossfill.kinds.svm.runtime import SvmChainRuntime, svm_chain_runtime
 from crossfill.kinds.svm.solver import SvmSolver
 from crossfill.kinds.svm.view import svm_chain_wire
-from crossfill.metrics import Metrics
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
-from crossfill.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -91,22 +95,14 @@ class SvmKind:
     devnet_keys: DevnetSvmKeys | None = None
     name = "svm"
 
-    def chains(
-        self,
-        deployment: Deployment,
-        settings: Settings,
-        *,
-        clock: Callable[[], float],
-        metrics: Metrics,
-    ) -> Sequence[SvmChain]:
+    def chains(self, context: ChainContext) -> Sequence[SvmChain]:
         return [
-            SvmChain(svm_chain_runtime(config, settings, clock), self.devnet_keys)
-            for config in deployment.svm_chains
+            SvmChain(svm_chain_runtime(config, context.settings, context.clock), self.devnet_keys)
+            for config in context.deployment.svm_chains
         ]
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> LoopWorkers:
-        chains = [chain for chain in runtime.kind_chains.values() if isinstance(chain, SvmChain)]
-        return LoopWorkers([worker for chain in chains for worker in _workers(chain, context)])
+        return LoopWorkers.of_each(runtime, SvmChain, _workers, context)
 
 
 def _workers(chain: SvmChain, context: WorkerContext) -> Sequence[NamedWorker]:
@@ -125,13 +121,9 @@ def _workers(chain: SvmChain, context: WorkerContext) -> Sequence[NamedWorker]:
     solver = SvmSolver(
         live, payer, sessions=sessions, now=now, interval_seconds=interval, owner=context.owner
     )
-    indexer = SvmIndexer(live, sessions, now=now, interval_seconds=interval)
+    indexer = SvmIndexer(live, sessions=sessions, now=now, interval_seconds=interval)
     refunder = SvmRefunder(live, payer, sessions=sessions, now=now, interval_seconds=interval)
-    return (
-        NamedWorker(f"svm-solver-{chain.chain_id}", solver.run),
-        NamedWorker(f"svm-indexer-{chain.chain_id}", indexer.run),
-        NamedWorker(f"svm-refunder-{chain.chain_id}", refunder.run),
-    )
+    return [NamedWorker(worker.name, worker.run) for worker in (solver, indexer, refunder)]
 
 
 SVM = SvmKind()
