@@ -179,8 +179,13 @@ class LiveState(Protocol):
     def lagging(self, now: float) -> bool: ...
 
 
+class LiveClient(Protocol):
+    async def close(self) -> None: ...
+
+
 class Live(Protocol):
-    """A chain live in this process, as every kind keeps one: its config and its state."""
+    """A chain live in this process, as every kind keeps one: its config, its state and its
+    client."""
 
     @property
     def config(self) -> LiveConfig: ...
@@ -188,9 +193,13 @@ class Live(Protocol):
     @property
     def state(self) -> LiveState: ...
 
+    @property
+    def client(self) -> LiveClient: ...
+
 
 class KindChainBase:
-    """What every `KindChain` answers the same way, from its live chain's config and state."""
+    """What every `KindChain` answers the same way, from its live chain's config, state and
+    client."""
 
     live: Live
 
@@ -211,6 +220,34 @@ class KindChainBase:
 
     def lagging(self, now: float) -> bool:
         return self.live.state.lagging(now)
+
+    async def close(self) -> None:
+        await self.live.client.close()
+
+
+class LiveFollower(Protocol):
+    async def update(self) -> None: ...
+
+    async def run(self) -> None: ...
+
+
+class FollowedLive(Live, Protocol):
+    """A live chain whose head its follower keeps."""
+
+    @property
+    def follower(self) -> LiveFollower: ...
+
+
+class FollowedChainBase(KindChainBase):
+    """A `KindChain` whose head a follower of its own keeps (the EVM and SVM chains)."""
+
+    live: FollowedLive
+
+    async def follow_once(self) -> None:
+        await self.live.follower.update()
+
+    def following(self) -> Coroutine[Any, Any, None]:
+        return self.live.follower.run()
 
 
 class ChainKind(Protocol):

@@ -76,6 +76,7 @@ class WithdrawalRoute(_NoPrice):
 @dataclass
 class PerpsChain(KindChainBase):
     live: PerpsRuntime
+    route_precedence = 0
 
     async def follow_once(self) -> None:
         """An exchange has no head: its balances are read when a quote needs them."""
@@ -96,13 +97,6 @@ class PerpsChain(KindChainBase):
         if request.origin_chain_id == self.chain_id:
             return WithdrawalRoute(self.live)
         return None
-
-    @property
-    def route_precedence(self) -> int:
-        return 0
-
-    async def close(self) -> None:
-        await self.live.client.close()
 
 
 class PerpsKind:

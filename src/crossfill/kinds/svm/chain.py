@@ -4,7 +4,7 @@ chain, and watched, paid and refunded by its own workers."""
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,7 @@ from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.port import (
     ChainContext,
-    KindChainBase,
+    FollowedChainBase,
     LoopWorkers,
     NamedWorker,
     QuoteRoute,
@@ -55,16 +55,11 @@ class SvmRoute:
 
 
 @dataclass
-class SvmChain(KindChainBase):
+class SvmChain(FollowedChainBase):
     live: SvmChainRuntime
+    route_precedence = 1
     # The devnet's keys for `devnet-svm:ROLE` key references (devnet mode only).
     devnet_keys: DevnetSvmKeys | None = None
-
-    async def follow_once(self) -> None:
-        await self.live.follower.update()
-
-    def following(self) -> Coroutine[Any, Any, None]:
-        return self.live.follower.run()
 
     async def check(self) -> None:
         """The node says it is healthy (`getHealth`: one behind the cluster says not)."""
@@ -79,13 +74,6 @@ class SvmChain(KindChainBase):
         if request.origin_chain_id == self.chain_id:
             return SvmRoute(self.live, "from_svm")
         return None
-
-    @property
-    def route_precedence(self) -> int:
-        return 1
-
-    async def close(self) -> None:
-        await self.live.client.close()
 
 
 @dataclass(frozen=True)
