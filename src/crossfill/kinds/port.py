@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -195,6 +195,21 @@ class Live(Protocol):
 
     @property
     def client(self) -> LiveClient: ...
+
+
+LiveConfigT = TypeVar("LiveConfigT", bound=LiveConfig)
+LiveClientT = TypeVar("LiveClientT", bound=LiveClient)
+LiveStateT = TypeVar("LiveStateT", bound=LiveState)
+
+
+@dataclass
+class LiveChain(Generic[LiveConfigT, LiveClientT, LiveStateT]):
+    """A chain live in this process (`Live`), as a kind keeps it: its config, its client and
+    its state; each kind adds what else it keeps of it."""
+
+    config: LiveConfigT
+    client: LiveClientT
+    state: LiveStateT
 
 
 class KindChainBase:

@@ -13,15 +13,13 @@ from crossfill.chains.port import EvmPort
 from crossfill.chains.positions import UserPositions
 from crossfill.chains.state import ChainState
 from crossfill.config import ChainConfig
+from crossfill.kinds.port import LiveChain
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings
 
 
 @dataclass
-class ChainRuntime:
-    config: ChainConfig
-    client: EvmPort
-    state: ChainState
+class ChainRuntime(LiveChain[ChainConfig, EvmPort, ChainState]):
     follower: ChainFollower
     positions: UserPositions
 
