@@ -16,7 +16,7 @@ from crossfill.config import Deployment, load_deployment
 from crossfill.config.secrets import resolve_holder
 from crossfill.kinds.evm.chain import EvmChain
 from crossfill.kinds.evm.runtime import ChainRuntime
-from crossfill.kinds.port import ChainKind, KindChain
+from crossfill.kinds.port import ChainContext, ChainKind, KindChain
 from crossfill.loops import stop_tasks
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings
@@ -112,11 +112,8 @@ class Runtime:
             timeout_seconds=settings.database_timeout_seconds,
         )
         metrics = Metrics(multiprocess_dir=settings.prometheus_multiproc_dir)
-        kind_chains = {
-            chain.chain_id: chain
-            for kind in kinds
-            for chain in kind.chains(deployment, settings, clock=clock, metrics=metrics)
-        }
+        context = ChainContext(deployment, settings, clock, metrics)
+        kind_chains = {chain.chain_id: chain for kind in kinds for chain in kind.chains(context)}
         return cls(
             settings,
             deployment,

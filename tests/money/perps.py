@@ -26,9 +26,9 @@ from crossfill.kinds.perps.config import (
     PERPS_USDC_DECIMALS,
     PerpsExchangeConfig,
 )
-from crossfill.kinds.perps.solver import FILL
 from crossfill.kinds.perps.watcher import UNKNOWN_TOKEN
 from crossfill.store.tables import Deposit
+from crossfill.workers.leased_fills import FILL
 from tests.money.ledger import ChainDeposit, Shown
 from tests.money.records import Records
 

@@ -23,8 +23,8 @@ import httpx
 from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.kinds.svm.deposits import read_vault_deposits
 from crossfill.kinds.svm.programs import NATIVE_SOL_ADDRESS, TOKEN_PROGRAM_ID
-from crossfill.kinds.svm.solver import FILL
 from crossfill.store.tables import Deposit
+from crossfill.workers.leased_fills import FILL
 from tests.money.ledger import ChainDeposit, Shown
 from tests.money.records import Records
 

@@ -61,12 +61,12 @@ def _to_perps(**changes: Any) -> QuoteRequest:
 def test_usdc_to_perps_usdc_is_a_bridge_less_the_service_fee() -> None:
     quote = plan_perps_deposit(_to_perps(), _context())
     fee = 10_000_000 * EVM.fees.service_fee_bps // 10_000
-    assert quote.amount_out == 10_000_000 - fee  # both sides 6 decimals, both $1
-    assert quote.service_fee == fee
+    assert quote.terms.amount_out == 10_000_000 - fee  # both sides 6 decimals, both $1
+    assert quote.terms.service_fee == fee
     assert quote.request_type == "Bridge"
-    assert quote.currency_out.address == PERPS_USDC_ADDRESS
-    assert quote.currency_out.decimals == 6
-    assert quote.recipient == RECIPIENT
+    assert quote.terms.currency_out.address == PERPS_USDC_ADDRESS
+    assert quote.terms.currency_out.decimals == 6
+    assert quote.terms.recipient == RECIPIENT
 
 
 def test_the_order_id_is_the_orders_hash_and_pays_the_recipient_on_1337() -> None:
@@ -80,11 +80,11 @@ def test_the_order_id_is_the_orders_hash_and_pays_the_recipient_on_1337() -> Non
     assert order_data["solverChainId"] == PERPS.name
     (payment,) = order_data["output"]["payments"]
     assert payment == {"recipient": RECIPIENT, "currency": PERPS_USDC_ADDRESS,
-                       "minimumAmount": str(quote.amount_out),
-                       "expectedAmount": str(quote.amount_out)}  # fmt: skip
+                       "minimumAmount": str(quote.terms.amount_out),
+                       "expectedAmount": str(quote.terms.amount_out)}  # fmt: skip
     assert [step["id"] for step in wire["steps"]] == ["approve", "deposit"]
     assert wire["details"]["route"]["destination"]["outputCurrency"]["amount"] == str(
-        quote.amount_out
+        quote.terms.amount_out
     )
 
 
@@ -92,9 +92,9 @@ def test_a_spot_token_is_priced_at_its_usd_price_as_a_cross_chain_swap() -> None
     upper_case = "0x" + HYPE_ID[2:].upper()  # hex: case does not matter
     quote = plan_perps_deposit(_to_perps(destination_currency=upper_case), _context())
     fee = 10_000_000 * EVM.fees.service_fee_bps // 10_000
-    assert quote.amount_out == (10_000_000 - fee) * 10**8 // 10**6 // 25
+    assert quote.terms.amount_out == (10_000_000 - fee) * 10**8 // 10**6 // 25
     assert quote.request_type == "Crosschain Swap"
-    assert quote.currency_out.address == HYPE_ID
+    assert quote.terms.currency_out.address == HYPE_ID
 
 
 def test_a_third_party_dex_currency_is_the_spot_address_plus_the_dex_names_hex() -> None:
@@ -132,7 +132,7 @@ def test_an_amount_worth_less_than_one_unit_out_is_too_low() -> None:
 
 def test_a_missing_recipient_is_the_users_own_exchange_account() -> None:
     quote = plan_perps_deposit(_to_perps(recipient=None), _context())
-    assert quote.recipient == "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"
+    assert quote.terms.recipient == "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"
 
 
 def test_the_answer_matches_the_quote_schema() -> None:

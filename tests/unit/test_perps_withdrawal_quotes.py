@@ -83,11 +83,11 @@ def test_a_withdrawal_needs_protocol_version_v2(version: str | None) -> None:
 def test_usdc_out_is_the_amount_less_the_service_fee() -> None:
     quote = plan_perps_withdrawal(_body(), _context())
     fee = 25_000_000 * EVM.fees.service_fee_bps // 10_000
-    assert (quote.amount_in, quote.service_fee, quote.amount_out) == (
+    assert (quote.terms.amount_in, quote.terms.service_fee, quote.terms.amount_out) == (
         25_000_000, fee, 25_000_000 - fee,
     )  # fmt: skip
-    assert quote.recipient == quote.user == USER.address.lower()
-    assert quote.is_bridge
+    assert quote.terms.recipient == quote.terms.user == USER.address.lower()
+    assert quote.terms.is_bridge
 
 
 def test_both_steps_carry_one_fresh_millisecond_nonce() -> None:
@@ -165,7 +165,7 @@ def test_order_data_pays_the_recipient_on_the_destination_and_hashes_to_the_orde
     (payment,) = order_data["output"]["payments"]
     assert payment["recipient"] == "0x" + "44" * 20
     assert payment["currency"] == EVM_USDC.lower()
-    assert payment["expectedAmount"] == str(quote.amount_out)
+    assert payment["expectedAmount"] == str(quote.terms.amount_out)
     assert order_data["output"]["chainId"] == EVM.protocol_name
     assert protocol["paymentDetails"]["depository"] == SOLVER_ACCOUNT
 

@@ -21,9 +21,12 @@ from crossfill.devnet.exchange.deployment import perps_document
 from crossfill.domain.nonce_mapping import NonceMapping
 from crossfill.domain.status import RequestStatus
 from crossfill.kinds.perps.actions import SendAsset, sign_action
+from crossfill.kinds.perps.client import PerpsState
 from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.kinds.perps.inventory import PerpsInventory
 from crossfill.kinds.perps.payer import PerpsPayer
 from crossfill.kinds.perps.refunder import PerpsRefunder
+from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.kinds.perps.watcher import PerpsWatcher
 from crossfill.store import nonce_mappings, requests
 from crossfill.store.db import session_factory
@@ -51,14 +54,21 @@ class World:
     refund_to: str
     request_id: str
 
+    def live(self) -> PerpsRuntime:
+        """The exchange as this process keeps it."""
+        inventory = PerpsInventory(self.exchange, CONFIG, lambda: 0.0)
+        return PerpsRuntime(CONFIG, self.exchange, PerpsState(CONFIG.id), inventory)
+
     def watcher(self) -> PerpsWatcher:
         return PerpsWatcher(
-            self.exchange, CONFIG, self.sessions, now=self.clock, interval_seconds=0.1
+            self.live(), sessions=self.sessions, now=self.clock, interval_seconds=0.1
         )
 
     def refunder(self) -> PerpsRefunder:
         payer = PerpsPayer(self.exchange, CONFIG, SOLVER, self.sessions, now=self.clock)
-        return PerpsRefunder(CONFIG, payer, self.sessions, now=self.clock, interval_seconds=0.1)
+        return PerpsRefunder(
+            self.live(), payer, sessions=self.sessions, now=self.clock, interval_seconds=0.1
+        )
 
     async def transfer(self, amount: str = "25") -> None:
         action = SendAsset(

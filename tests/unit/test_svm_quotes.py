@@ -68,8 +68,8 @@ def _from_svm(**changes: Any) -> QuoteRequest:
 def test_usdc_out_of_svm_is_the_same_value_less_the_service_fee() -> None:
     quote = plan_svm_quote(_from_svm(), "from_svm", _context())
     fee = 10_000_000 * EVM.fees.service_fee_bps // 10_000
-    assert quote.amount_out == 10_000_000 - fee
-    assert quote.user == str(USER) and quote.order_id == "0x" + quote.order.order_id().hex()
+    assert quote.terms.amount_out == 10_000_000 - fee
+    assert quote.terms.user == str(USER) and quote.order_id == "0x" + quote.order.order_id().hex()
     assert quote.deposit_instructions is not None
     payment, memo = quote.deposit_instructions
     assert payment.program_id == programs.TOKEN_PROGRAM_ID
@@ -80,7 +80,7 @@ def test_sol_in_is_priced_in_usd() -> None:
     quote = plan_svm_quote(
         _from_svm(origin_currency="1" * 32, amount=str(10**9)), "from_svm", _context()
     )
-    assert quote.amount_out == 150 * 10**6 * (10_000 - EVM.fees.service_fee_bps) // 10_000
+    assert quote.terms.amount_out == 150 * 10**6 * (10_000 - EVM.fees.service_fee_bps) // 10_000
 
 
 @pytest.mark.parametrize(
@@ -114,7 +114,9 @@ def test_an_svm_deposit_above_a_u64_is_invalid_input_and_the_largest_one_is_plan
 
 def test_max_route_length_4_and_3_are_accepted() -> None:
     for hops in (4, 3):
-        assert plan_svm_quote(_from_svm(max_route_length=hops), "from_svm", _context()).amount_out
+        assert plan_svm_quote(
+            _from_svm(max_route_length=hops), "from_svm", _context()
+        ).terms.amount_out
 
 
 def test_a_deposit_over_1232_bytes_is_refused_with_solana_tx_too_large(
@@ -191,7 +193,7 @@ def test_options_of_svm_deposits_are_refused_for_a_deposit_on_an_evm_chain(
 
 def test_v1_from_an_svm_chain_is_what_happens_anyway() -> None:
     """The SVM deposit is paid to the solver's vault: v1 holds as quoted."""
-    assert plan_svm_quote(_from_svm(protocol_version="v1"), "from_svm", _context()).amount_out
+    assert plan_svm_quote(_from_svm(protocol_version="v1"), "from_svm", _context()).terms.amount_out
 
 
 SOL = "1" * 32
@@ -236,12 +238,12 @@ def test_impacts_fees_and_sponsorship_mean_what_they_mean_on_evm(
     assert abs(percent - (usd_out - usd_in) * 100 / usd_in) < Decimal("0.01")
     assert Decimal(details["expandedPriceImpact"]["relay"]["usd"]) == usd_out - usd_in
     assert fees["subsidized"]["amount"] == "0"
-    assert fees["relayer"]["amount"] == str(quote.service_fee) != "0"
+    assert fees["relayer"]["amount"] == str(quote.terms.service_fee) != "0"
     # Nothing is sponsored: the user pays every fee.
     quoted = wire["feeSponsorship"]["quoted"]
     assert quoted["selectedComponents"] == [] and quoted["capHit"] is False
     assert quoted["sponsoredTotal"]["amount"] == "0"
-    assert quoted["userPaysTotal"]["amount"] == str(quote.service_fee)
+    assert quoted["userPaysTotal"]["amount"] == str(quote.terms.service_fee)
     assert wire["feeSponsorship"]["actual"] is None
 
 
@@ -254,14 +256,14 @@ def test_the_order_id_is_the_hash_of_the_stated_order(
     order = protocol["orderData"]
     assert protocol["orderId"] == "0x" + quote.order.order_id().hex()
     (payment,) = order["output"]["payments"]
-    assert payment["expectedAmount"] == str(quote.amount_out)
-    assert order["inputs"][0]["payment"]["amount"] == str(quote.amount_in)
+    assert payment["expectedAmount"] == str(quote.terms.amount_out)
+    assert order["inputs"][0]["payment"]["amount"] == str(quote.terms.amount_in)
     assert protocol["paymentDetails"]["chainId"] == order["inputs"][0]["payment"]["chainId"]
     svm_side = order["output"] if direction == "to_svm" else order["inputs"][0]["payment"]
     assert svm_side["chainId"] == SVM.name
     recipient = bytes.fromhex(payment["recipient"][2:])
-    expected = Pubkey.from_string(quote.recipient) if direction == "to_svm" else None
-    assert recipient == (bytes(expected) if expected else bytes.fromhex(quote.recipient[2:]))
+    expected = Pubkey.from_string(quote.terms.recipient) if direction == "to_svm" else None
+    assert recipient == (bytes(expected) if expected else bytes.fromhex(quote.terms.recipient[2:]))
 
 
 @pytest.mark.parametrize(
@@ -296,10 +298,10 @@ def test_without_a_gas_price_a_deposit_on_evm_is_503_once_its_inputs_are_checked
 def test_a_fixed_rate_is_the_whole_service_fee_and_never_below_it() -> None:
     bps = EVM.fees.service_fee_bps + 20
     quote = plan_svm_quote(_from_svm(fixed_rate=str(bps)), "from_svm", _context())
-    assert quote.service_fee == 10_000_000 * bps // 10_000
+    assert quote.terms.service_fee == 10_000_000 * bps // 10_000
     details = svm_quote_wire(quote, EVM)["details"]
     assert details["isFixedRate"] is True
-    assert details["fixedRateFee"] == {"usd": format_usd(quote.service_fee)}
+    assert details["fixedRateFee"] == {"usd": format_usd(quote.terms.service_fee)}
     floating = svm_quote_wire(plan_svm_quote(_from_svm(), "from_svm", _context()), EVM)
     assert floating["details"]["fixedRateFee"] is None
     with pytest.raises(QuoteError) as refused:
@@ -392,4 +394,4 @@ def test_an_option_svm_routes_do_not_serve_is_refused_naming_it(
 @pytest.mark.parametrize(("field", "value"), SERVED)
 def test_an_option_svm_routes_serve_is_accepted(field: str, value: Any) -> None:
     body = _from_svm(**{field: value})
-    assert plan_svm_quote(body, "from_svm", _context()).amount_out > 0
+    assert plan_svm_quote(body, "from_svm", _context()).terms.amount_out > 0

@@ -58,12 +58,12 @@ class World:
         self.indexer = self.new_indexer()
         payer = SvmPayer(self.chain, Keypair(), sessions, now=self.clock)
         self.refunder = SvmRefunder(
-            self.runtime, payer, sessions, now=self.clock, interval_seconds=1
+            self.runtime, payer, sessions=sessions, now=self.clock, interval_seconds=1
         )
 
     def new_indexer(self) -> SvmIndexer:
         """An indexer as a process starting on this database has it."""
-        return SvmIndexer(self.runtime, self.sessions, now=self.clock, interval_seconds=1)
+        return SvmIndexer(self.runtime, sessions=self.sessions, now=self.clock, interval_seconds=1)
 
     def pay_other(self, amount: int, *, creating_the_account: bool = False) -> str:
         """`amount` of the unserved mint paid into the vault's account for it."""

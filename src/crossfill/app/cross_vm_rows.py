@@ -18,8 +18,6 @@ class CrossVmQuote(QuotedTransfer, Protocol):
     """What the row needs of an SVM or perps quote beyond the transfer itself."""
 
     @property
-    def refund_to(self) -> str: ...
-    @property
     def created_at(self) -> datetime: ...
     @property
     def expires_at(self) -> datetime: ...
@@ -30,12 +28,12 @@ def evm_payment_plan(quote: CrossVmQuote, evm: ChainConfig) -> dict[str, Any]:
     planned once at quote time as for EVM origins."""
     terms = FillTerms(
         order_id=quote.order_id,
-        recipient=quote.recipient,
-        currency=quote.currency_out.address,
-        amount_out=quote.amount_out,
+        recipient=quote.terms.recipient,
+        currency=quote.terms.currency_out.address,
+        amount_out=quote.terms.amount_out,
         expires_at=quote.expires_at,
         swap=None,
-        leg_currency=quote.currency_out.address,
+        leg_currency=quote.terms.currency_out.address,
         calls=(),
     )
     return plan_fill(terms, evm).to_json()
@@ -57,18 +55,18 @@ def request_row(
         "id": quote.request_id,
         "order_id": quote.order_id,
         "status": "waiting",
-        "origin_chain_id": quote.currency_in.chain_id,
-        "destination_chain_id": quote.currency_out.chain_id,
-        "user_address": quote.user,
-        "recipient": quote.recipient,
-        "refund_to": quote.refund_to,
-        "origin_currency": quote.currency_in.address,
-        "destination_currency": quote.currency_out.address,
+        "origin_chain_id": quote.terms.currency_in.chain_id,
+        "destination_chain_id": quote.terms.currency_out.chain_id,
+        "user_address": quote.terms.user,
+        "recipient": quote.terms.recipient,
+        "refund_to": quote.terms.refund_to,
+        "origin_currency": quote.terms.currency_in.address,
+        "destination_currency": quote.terms.currency_out.address,
         "trade_type": body.trade_type,
-        "amount_in": str(quote.amount_in),
-        "amount_out": str(quote.amount_out),
-        "minimum_amount_out": str(quote.amount_out),
-        "amount_in_usd_micros": quote.currency_in.usd_micros(quote.amount_in),
+        "amount_in": str(quote.terms.amount_in),
+        "amount_out": str(quote.terms.amount_out),
+        "minimum_amount_out": str(quote.terms.amount_out),
+        "amount_in_usd_micros": quote.terms.currency_in.usd_micros(quote.terms.amount_in),
         "explicit_deposit": True,
         "quote": wire,
         "referrer": inputs.referrer(body.referrer),
@@ -77,8 +75,8 @@ def request_row(
         "created_at": quote.created_at,
         "updated_at": quote.created_at,
         "request_type": request_type,
-        "currency_in_symbol": quote.currency_in.symbol,
-        "currency_out_symbol": quote.currency_out.symbol,
+        "currency_in_symbol": quote.terms.currency_in.symbol,
+        "currency_out_symbol": quote.terms.currency_out.symbol,
         "features_mask": 0,
         "app_fees_usd_micros": 0,
         "plan": plan,

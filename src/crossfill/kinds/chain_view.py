@@ -3,7 +3,8 @@
 Every kind of chain fills the same record, each in its own `kinds.<kind>.view`: what the
 operator wrote about the chain (`ListedChain`), its live status, and what only its kind knows
 (`ChainParts`: endpoints, currencies, fees, contracts, the depository). `chain_record` puts
-them together, so the record's shape is written once.
+them together, so the record's shape is written once; `record_without_contracts` fills what a
+chain without contracts of ours (the SVM chain, the perps exchange) shows alike.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from crossfill.kinds.chain_wire import (
 
 _NO_ROUTERS = RouterContracts(erc20Router="", approvalProxy="")
 # A chain without contracts of ours (SVM, the perps exchange): every address empty.
-NO_CONTRACTS = ChainContracts(
+_NO_CONTRACTS = ChainContracts(
     multicall3="", multicaller="", onlyOwnerMulticaller="", serviceReceiver="",
     erc20Router="", approvalProxy="", v3=_NO_ROUTERS,
 )  # fmt: skip
@@ -87,6 +88,17 @@ NO_FEES = TokenFees()
 
 
 @dataclass(frozen=True)
+class ListedCurrencies:
+    """A chain's currencies as its record lists them: its own, those featured, its token list
+    (with their fees), and those the solver holds there."""
+
+    currency: NativeCurrency
+    featured: Sequence[FeaturedToken]
+    tokens: Sequence[Erc20Currency]
+    solver_holds: Sequence[NativeCurrency]
+
+
+@dataclass(frozen=True)
 class ChainParts:
     """The parts of a chain's record that only its kind knows."""
 
@@ -94,12 +106,8 @@ class ChainParts:
     ws_rpc_url: str
     token_support: str
     partial_disable_limit: float
-    currency: NativeCurrency
+    currencies: ListedCurrencies
     fees: TokenFees
-    featured_tokens: Sequence[FeaturedToken]
-    erc20_currencies: Sequence[Erc20Currency]
-    # The currencies the solver holds here, as the chain lists them.
-    solver_currencies: Sequence[NativeCurrency]
     contracts: ChainContracts
     base_chain_id: int
     solver_address: str
@@ -108,7 +116,7 @@ class ChainParts:
 
 
 def chain_record(config: ListedChain, live: ChainLiveStatus, parts: ChainParts) -> Chain:
-    explorer = config.explorer
+    explorer, currencies = config.explorer, parts.currencies
     return Chain(
         id=config.id,
         name=config.name,
@@ -128,13 +136,13 @@ def chain_record(config: ListedChain, live: ChainLiveStatus, parts: ChainParts) 
         disabled=live.disabled,
         partialDisableLimit=parts.partial_disable_limit,
         blockProductionLagging=live.lagging,
-        currency=parts.currency,
+        currency=currencies.currency,
         withdrawalFee=parts.fees.withdrawal_fee,
         depositFee=parts.fees.deposit_fee,
         surgeEnabled=parts.fees.surge_enabled,
-        featuredTokens=list(parts.featured_tokens),
-        erc20Currencies=list(parts.erc20_currencies),
-        solverCurrencies=[_solver_currency(shown) for shown in parts.solver_currencies],
+        featuredTokens=list(currencies.featured),
+        erc20Currencies=list(currencies.tokens),
+        solverCurrencies=[_solver_currency(shown) for shown in currencies.solver_holds],
         iconUrl=config.icon_url,
         logoUrl=config.logo_url,
         brandColor=config.brand_color,
@@ -148,6 +156,35 @@ def chain_record(config: ListedChain, live: ChainLiveStatus, parts: ChainParts) 
             v2=ProtocolV2(chainId=parts.protocol_chain_id, depository=parts.depository)
         ),
     )
+
+
+def record_without_contracts(
+    config: ListedChain,
+    live: ChainLiveStatus,
+    currencies: ListedCurrencies,
+    *,
+    endpoints: tuple[str, str],
+    solver_address: str,
+) -> Chain:
+    """The record of a chain without contracts of ours (the SVM chain, the perps exchange),
+    at its (HTTP, websocket) `endpoints`: a limited token list without fees, every contract
+    address empty, its own id as its base chain, its name as the protocol's chain id, and the
+    solver's account there as the depository that deposits go to."""
+    http_rpc_url, ws_rpc_url = endpoints
+    parts = ChainParts(
+        http_rpc_url=http_rpc_url,
+        ws_rpc_url=ws_rpc_url,
+        token_support="Limited",
+        partial_disable_limit=0,
+        currencies=currencies,
+        fees=NO_FEES,
+        contracts=_NO_CONTRACTS,
+        base_chain_id=config.id,
+        solver_address=solver_address,
+        protocol_chain_id=config.name,
+        depository=solver_address,
+    )
+    return chain_record(config, live, parts)
 
 
 class Listed(Protocol):

@@ -10,10 +10,10 @@ themselves are listed once, in `kinds.registry`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -27,6 +27,17 @@ from crossfill.types import ChainId
 if TYPE_CHECKING:
     from crossfill.config import Deployment
     from crossfill.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class ChainContext:
+    """What every kind's chains are built with: the deployment, the settings, the process's
+    monotonic clock and its metrics."""
+
+    deployment: Deployment
+    settings: Settings
+    clock: Callable[[], float]
+    metrics: Metrics
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,9 @@ class KindChain(Protocol):
     async def close(self) -> None: ...
 
 
+ChainOfKind = TypeVar("ChainOfKind", bound=KindChain)
+
+
 class KindWorkers(Protocol):
     """A kind's workers in this process: what watches, pays and refunds on its chains."""
 
@@ -124,6 +138,18 @@ class LoopWorkers:
     """Workers that are loops only: no head listeners, no deposit hints."""
 
     named: Sequence[NamedWorker]
+
+    @classmethod
+    def of_each(
+        cls,
+        runtime: Runtime,
+        kind: type[ChainOfKind],
+        build: Callable[[ChainOfKind, WorkerContext], Iterable[NamedWorker]],
+        context: WorkerContext,
+    ) -> LoopWorkers:
+        """The loops `build` makes for each of the runtime's chains of type `kind`."""
+        chains = [chain for chain in runtime.kind_chains.values() if isinstance(chain, kind)]
+        return cls([worker for chain in chains for worker in build(chain, context)])
 
     def listen(self) -> Sequence[Callable[[], None]]:
         return ()
@@ -153,8 +179,13 @@ class LiveState(Protocol):
     def lagging(self, now: float) -> bool: ...
 
 
+class LiveClient(Protocol):
+    async def close(self) -> None: ...
+
+
 class Live(Protocol):
-    """A chain live in this process, as every kind keeps one: its config and its state."""
+    """A chain live in this process, as every kind keeps one: its config, its state and its
+    client."""
 
     @property
     def config(self) -> LiveConfig: ...
@@ -162,9 +193,28 @@ class Live(Protocol):
     @property
     def state(self) -> LiveState: ...
 
+    @property
+    def client(self) -> LiveClient: ...
+
+
+LiveConfigT = TypeVar("LiveConfigT", bound=LiveConfig)
+LiveClientT = TypeVar("LiveClientT", bound=LiveClient)
+LiveStateT = TypeVar("LiveStateT", bound=LiveState)
+
+
+@dataclass
+class LiveChain(Generic[LiveConfigT, LiveClientT, LiveStateT]):
+    """A chain live in this process (`Live`), as a kind keeps it: its config, its client and
+    its state; each kind adds what else it keeps of it."""
+
+    config: LiveConfigT
+    client: LiveClientT
+    state: LiveStateT
+
 
 class KindChainBase:
-    """What every `KindChain` answers the same way, from its live chain's config and state."""
+    """What every `KindChain` answers the same way, from its live chain's config, state and
+    client."""
 
     live: Live
 
@@ -186,6 +236,34 @@ class KindChainBase:
     def lagging(self, now: float) -> bool:
         return self.live.state.lagging(now)
 
+    async def close(self) -> None:
+        await self.live.client.close()
+
+
+class LiveFollower(Protocol):
+    async def update(self) -> None: ...
+
+    async def run(self) -> None: ...
+
+
+class FollowedLive(Live, Protocol):
+    """A live chain whose head its follower keeps."""
+
+    @property
+    def follower(self) -> LiveFollower: ...
+
+
+class FollowedChainBase(KindChainBase):
+    """A `KindChain` whose head a follower of its own keeps (the EVM and SVM chains)."""
+
+    live: FollowedLive
+
+    async def follow_once(self) -> None:
+        await self.live.follower.update()
+
+    def following(self) -> Coroutine[Any, Any, None]:
+        return self.live.follower.run()
+
 
 class ChainKind(Protocol):
     """A kind of chain: how its chains are built from the deployment, and its workers."""
@@ -194,11 +272,4 @@ class ChainKind(Protocol):
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> KindWorkers: ...
 
-    def chains(
-        self,
-        deployment: Deployment,
-        settings: Settings,
-        *,
-        clock: Callable[[], float],
-        metrics: Metrics,
-    ) -> Sequence[KindChain]: ...
+    def chains(self, context: ChainContext) -> Sequence[KindChain]: ...

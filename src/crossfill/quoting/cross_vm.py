@@ -1,11 +1,13 @@
 """What quotes with a side off the EVM chains share, whichever kind that side is: a currency
-at its quoted USD price, an EVM chain's side of such a route, and a transfer priced in USD."""
+at its quoted USD price, an EVM chain's side of such a route, and the transfer quoted, priced
+in USD (`TransferTerms`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import Protocol, TypeVar
 
 from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.quoting import inputs
@@ -32,19 +34,45 @@ class QuotedCurrency:
         return int(Fraction(amount, 10**self.decimals) * Fraction(self.usd_price) * 10**6)
 
 
+class Bridgeable(Protocol):
+    """A configured currency of any kind of chain, as a quote reads it."""
+
+    @property
+    def supports_bridging(self) -> bool: ...
+
+    @property
+    def usd_price(self) -> Decimal | None: ...
+
+
+Found = TypeVar("Found", bound=Bridgeable)
+
+
+def bridged(
+    found: Found | None,
+    named: tuple[str, str],
+    chain_id: int,
+    live_price: Decimal | None = None,
+) -> tuple[Found, Decimal]:
+    """The currency a request's (field, address) `named` found on `chain_id`, and its USD price
+    (`live_price`, else the configured one); refused unless the chain bridges it and it has a
+    price."""
+    field, address = named
+    if found is None or not found.supports_bridging:
+        raise QuoteError(
+            "UNSUPPORTED_CURRENCY", f"{field} {address} is not supported on chain {chain_id}"
+        )
+    usd = live_price if live_price is not None else found.usd_price
+    if usd is None:
+        raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {address} has no price")
+    return found, usd
+
+
 def quoted_evm_currency(
     chain: ChainConfig, address: str, field: str, price: Decimal | None
 ) -> QuotedCurrency:
     """A bridgeable currency of an EVM chain at its live USD price, or its configured one."""
     inputs.address(address, "UNSUPPORTED_CURRENCY", field)
-    found = chain.currency(address)
-    if found is None or not found.supports_bridging:
-        raise QuoteError(
-            "UNSUPPORTED_CURRENCY", f"{field} {address} is not supported on chain {chain.id}"
-        )
-    usd = price if price is not None else found.usd_price
-    if usd is None:
-        raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {address} has no price")
+    found, usd = bridged(chain.currency(address), (field, address), chain.id, price)
     return evm_currency(chain, found, usd)
 
 
@@ -55,11 +83,42 @@ def evm_currency(chain: ChainConfig, found: CurrencyConfig, usd: Decimal) -> Quo
     )  # fmt: skip
 
 
-def fixed_rate_output(
-    amount_in: int, fee_bps: int, into: QuotedCurrency, out: QuotedCurrency
-) -> tuple[int, int]:
-    """(amount out, service fee in input units) of a transfer priced in USD: the input's
-    value less the fee, in the output currency (rounded down)."""
+@dataclass(frozen=True)
+class TransferTerms:
+    """What a quote crossing to another kind of chain transfers: `amount_in` of `currency_in`
+    from `user` for `amount_out` of `currency_out` to `recipient`, the input's USD value at the
+    quoted prices less the service fee (`service_fee`, in input units); a refund goes to
+    `refund_to`."""
+
+    user: str
+    recipient: str
+    refund_to: str
+    currency_in: QuotedCurrency
+    currency_out: QuotedCurrency
+    amount_in: int
+    amount_out: int
+    service_fee: int
+
+    @property
+    def is_bridge(self) -> bool:
+        """The same asset on both sides: a bridge, else a cross-chain swap."""
+        return self.currency_in.symbol == self.currency_out.symbol
+
+
+def priced_transfer(
+    accounts: tuple[str, str, str],
+    currencies: tuple[QuotedCurrency, QuotedCurrency],
+    amount_in: int,
+    fee_bps: int,
+) -> TransferTerms:
+    """The transfer between (user, recipient, refund recipient) `accounts` of (input, output)
+    `currencies`, priced in USD: the output is the input's value less `fee_bps` of it, in the
+    output currency (rounded down), refused when nothing is left."""
+    user, recipient, refund_to = accounts
+    into, out = currencies
     fee = amount_in * fee_bps // BPS
     value = Fraction(amount_in - fee, 10**into.decimals) * Fraction(into.usd_price)
-    return int(value / Fraction(out.usd_price) * 10**out.decimals), fee
+    amount_out = int(value / Fraction(out.usd_price) * 10**out.decimals)
+    if amount_out <= 0:
+        raise QuoteError("AMOUNT_TOO_LOW", "the amount does not cover the fees")
+    return TransferTerms(user, recipient, refund_to, into, out, amount_in, amount_out, fee)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import delete, func, or_, select, update
@@ -10,7 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.domain.deposit_checks import DepositVerdict, Judgement, Standing, judge
 from crossfill.domain.deposit_log import DepositLog
 from crossfill.domain.enums import features_mask
-from crossfill.domain.status import RequestStatus
+from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
+from crossfill.store import requests
 from crossfill.store.requests import publish
 from crossfill.store.tables import ChainCursor, Deposit, Request
 
@@ -235,6 +237,51 @@ async def place(
     if judgement.excess > 0 and request is not None:
         _split_excess(session, deposit, judgement.excess, request.id)
     return judgement
+
+
+@dataclass(frozen=True)
+class ShownDeposit:
+    """A deposit's transaction as the request it decides shows it."""
+
+    chain_id: int
+    tx_hash: str
+    block_number: int
+    timestamp: int | None
+    sender: str | None = None
+    # The origin's block the request records, on a chain with blocks (the exchange has none).
+    origin_block: int | None = None
+
+
+async def carry_out(
+    session: AsyncSession,
+    request: Request | None,
+    judgement: Judgement,
+    shown: ShownDeposit,
+    *,
+    now: datetime,
+) -> None:
+    """What a deposit recorded and judged (`place`) does to `request` (read locked): nothing
+    unless it decides it (else it is refunded to its sender, and the request, if any, goes on
+    undisturbed); then the request shows it, and one still awaiting its deposit moves to
+    `pending` when it is accepted, else fails with the verdict (one failed before any deposit
+    came goes on as it is: this deposit is refunded as its own)."""
+    if request is None or not judgement.decides:
+        return
+    await requests.record_transaction(
+        session, request.id, kind="deposit", chain_id=shown.chain_id, tx_hash=shown.tx_hash,
+        status="success", now=now, block_number=shown.block_number, timestamp=shown.timestamp,
+        sender=shown.sender,
+    )  # fmt: skip
+    if RequestStatus(request.status) not in AWAITING_DEPOSIT:
+        return
+    if shown.origin_block is not None:
+        request.origin_block_number = shown.origin_block
+    if judgement.verdict is DepositVerdict.ACCEPTED:
+        await requests.move(session, request, RequestStatus.PENDING, now=now)
+    else:
+        await requests.move(
+            session, request, RequestStatus.FAILURE, now=now, fail_reason=judgement.verdict
+        )
 
 
 def _split_excess(session: AsyncSession, deposit: Deposit, excess: int, request_id: str) -> None:

@@ -527,22 +527,33 @@ class SentTransaction(Base):
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
-class SvmPayment(Base):
-    """The SVM payer's journal: every signed SVM transaction, recorded before it is sent.
-
-    One payment (`purpose`, `key`: a fill or refund of one request) has attempts 1, 2, ...;
-    a new attempt is signed only once the previous one is `expired` (its blockhash past its
-    last valid block height with no status for its signature), so at most one can land.
-    """
-
-    __tablename__ = "svm_payments"
-    __table_args__ = (UniqueConstraint("chain_id", "purpose", "payment_key", "attempt"),)
+class PaymentAttemptColumns:
+    """What every payer's journal (`store.payment_journal`) keeps of an attempt: the payment it
+    belongs to (`purpose`, `payment_key` on `chain_id`), its number, and its stage (`signed`
+    while in flight, then the journal's word for paid, refused or dead)."""
 
     id: Mapped[int] = mapped_column(SerialId, primary_key=True)
     chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
     purpose: Mapped[str] = mapped_column(String(16), nullable=False)
     payment_key: Mapped[str] = mapped_column(String(100), nullable=False)
     attempt: Mapped[int] = mapped_column(Integer, nullable=False)
+    status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class SvmPayment(PaymentAttemptColumns, Base):
+    """The SVM payer's journal: every signed SVM transaction, recorded before it is sent.
+
+    One payment (`purpose`, `key`: a fill or refund of one request) has attempts 1, 2, ...;
+    a new attempt is signed only once the previous one is `expired` (its blockhash past its
+    last valid block height with no status for its signature), so at most one can land.
+    Its stages: signed -> landed | failed | expired.
+    """
+
+    __tablename__ = "svm_payments"
+    __table_args__ = (UniqueConstraint("chain_id", "purpose", "payment_key", "attempt"),)
+
     recipient: Mapped[str] = mapped_column(AddressColumn, nullable=False)
     currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
     amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
@@ -550,21 +561,18 @@ class SvmPayment(Base):
     raw_transaction: Mapped[str] = mapped_column(Text, nullable=False)
     blockhash: Mapped[str] = mapped_column(String(64), nullable=False)
     last_valid_block_height: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    # signed -> landed | failed | expired
-    status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
     slot: Mapped[int | None] = mapped_column(BigInteger)
     error: Mapped[Any | None] = mapped_column(JSONColumn)
-    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
-    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
-class PerpsPayment(Base):
+class PerpsPayment(PaymentAttemptColumns, Base):
     """The perps payer's journal: every signed exchange action, recorded before it is posted.
 
     One payment (`purpose`, `key`: a fill of one request) has attempts 1, 2, ...; a new
     attempt is signed only once the previous one is `dead` (refused for its nonce, which the
     exchange will never take again, and not in the ledger), so at most one can be credited:
     the exchange takes each signer's nonce once, and every retry re-posts the same action.
+    Its stages: signed -> credited | refused | dead.
     """
 
     __tablename__ = "perps_payments"
@@ -573,11 +581,6 @@ class PerpsPayment(Base):
         UniqueConstraint("signer", "nonce"),
     )
 
-    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
-    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    purpose: Mapped[str] = mapped_column(String(16), nullable=False)
-    payment_key: Mapped[str] = mapped_column(String(100), nullable=False)
-    attempt: Mapped[int] = mapped_column(Integer, nullable=False)
     signer: Mapped[str] = mapped_column(String(42), nullable=False)
     destination: Mapped[str] = mapped_column(String(42), nullable=False)
     currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
@@ -586,14 +589,10 @@ class PerpsPayment(Base):
     nonce: Mapped[int] = mapped_column(BigInteger, nullable=False)
     # The `POST /exchange` body exactly as signed: every retry posts these bytes' content.
     signed_action: Mapped[Any] = mapped_column(JSONColumn, nullable=False)
-    # signed -> credited | refused | dead
-    status: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
     # The exchange's hash of the transfer and its ledger time (ms), once its ledger shows it.
     tx_hash: Mapped[str | None] = mapped_column(String(90))
     ledger_time_ms: Mapped[int | None] = mapped_column(BigInteger)
     error: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
-    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
 # Every table whose rows refer to a request (`request_id`), children before parents: what

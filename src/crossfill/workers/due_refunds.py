@@ -1,34 +1,29 @@
 """The loop of a refunder that pays back through a payer of its own chain kind (the SVM chain,
 the perps exchange): each tick, the chain's deposits due for refund, each refunded on its own;
-and a refund, once paid, recorded on its request."""
+and a refund, once paid, recorded on the deposit and on its request."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
+from crossfill.workers.kind_worker import Chain, KindWorker
 
 REFUND = "refund"
 log = structlog.get_logger(__name__)
 
 
-# eq=False: a worker equals only itself and stays hashable, as a plain class does.
 @dataclass(eq=False)
-class DueRefunds:
-    name: str
-    chain_id: int
-    sessions: async_sessionmaker[AsyncSession]
-    _: KW_ONLY
-    now: Callable[[], datetime]
-    interval_seconds: float
+class DueRefunds(KindWorker[Chain]):
+    """The loop of `chain`'s refunder; its kind adds how a deposit is paid back (`_refund`)
+    and what it pays with."""
 
     async def run(self) -> None:
         await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
@@ -45,6 +40,18 @@ class DueRefunds:
         async with self.sessions() as session, session.begin():
             deposit = await deposits.keep(session, deposit_id, reason, now=self.now())
         log.warning("deposit kept: not refunded", deposit=deposit.tx_hash, reason=reason)
+
+    async def _refunded(self, deposit_id: int, refund_hash: str) -> bool:
+        """The deposit paid back by `refund_hash`: recorded on it, and on the request it decided
+        (True when that request records it)."""
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            deposit = await session.get(Deposit, deposit_id)
+            assert deposit is not None
+            deposit.refund_status = "done"
+            deposit.refund_tx_hash = refund_hash
+            deposit.refund_amount = deposit.amount
+            return await self._record_on_request(session, deposit, refund_hash, now=now)
 
     async def _record_on_request(
         self, session: AsyncSession, deposit: Deposit, refund_hash: str, *, now: datetime

@@ -1,42 +1,62 @@
 """The loop of a solver that pays fills through a payer of its own chain kind (the SVM chain,
 the perps exchange): claim the requests bound for the chain under a lease, `pending` first,
-then `submitted` ones whose payment has not landed yet, and fill each on its own."""
+then `submitted` ones whose payment has not landed yet, and fill each on its own; and what
+became of a fill's payment, recorded on its request: refused, it fails; sent, it is
+`submitted`; paid, `success`."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
+from typing import ClassVar
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.store import requests
 from crossfill.store.tables import Request
+from crossfill.workers.kind_worker import Chain, KindWorker
 
 LEASE = timedelta(seconds=30)
 CLAIMED_PER_TICK = 20
+FILL = "fill"
 
 
-class LeasedFills:
-    def __init__(
-        self,
-        name: str,
-        chain_id: int,
-        sessions: async_sessionmaker[AsyncSession],
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-        owner: str,
-    ) -> None:
-        self.name = name
-        self.chain_id = chain_id
-        self.sessions = sessions
-        self.now = now
-        self.interval_seconds = interval_seconds
-        self.owner = owner
-        self._wakeup = asyncio.Event()
+@dataclass(frozen=True)
+class FillTransaction:
+    """A fill's payment as its request's `outTxs` shows it."""
+
+    tx_hash: str
+    status: str
+    block_number: int | None = None
+    timestamp: int | None = None
+    moved: Moved | None = None
+
+
+@dataclass(frozen=True)
+class FillRecord:
+    """What became of a fill's payment: refused (its request fails with `fail_reason`), or
+    sent, with its transaction once there is one to show, and `paid` or not yet."""
+
+    fail_reason: str | None = None
+    transaction: FillTransaction | None = None
+    paid: bool = False
+
+
+@dataclass(eq=False)
+class LeasedFills(KindWorker[Chain]):
+    """The loop of `chain`'s solver, claiming under this process's lease (`owner`); its kind
+    adds how a request is filled (`_fill`) and what it pays with."""
+
+    # Whether a fill's transaction is shown from when it is sent, its hash known before it is
+    # paid (an SVM signature), or only once paid (the exchange's ledger names it then).
+    shown_when_sent: ClassVar[bool]
+    _: KW_ONLY
+    owner: str
+    _wakeup: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
 
     def wake(self) -> None:
         self._wakeup.set()
@@ -63,3 +83,40 @@ class LeasedFills:
 
     async def _fill(self, request: Request) -> None:
         raise NotImplementedError
+
+    async def _record(self, request_id: str, record: FillRecord) -> None:
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            current = await requests.get(session, request_id)
+            assert current is not None
+            if record.fail_reason is not None:
+                await requests.move(
+                    session, current, RequestStatus.FAILURE, now=now,
+                    fail_reason=record.fail_reason,
+                )  # fmt: skip
+                return
+            if self.shown_when_sent:
+                await self._show(session, request_id, record.transaction, now=now)
+            if RequestStatus(current.status) is RequestStatus.PENDING:
+                await requests.move(session, current, RequestStatus.SUBMITTED, now=now)
+            if not self.shown_when_sent:
+                await self._show(session, request_id, record.transaction, now=now)
+            if record.paid:
+                await requests.move(session, current, RequestStatus.SUCCESS, now=now)
+            current.lease_expires_at = None
+
+    async def _show(
+        self,
+        session: AsyncSession,
+        request_id: str,
+        transaction: FillTransaction | None,
+        *,
+        now: datetime,
+    ) -> None:
+        if transaction is None:
+            return
+        await requests.record_transaction(
+            session, request_id, kind=FILL, chain_id=self.chain_id, tx_hash=transaction.tx_hash,
+            status=transaction.status, now=now, block_number=transaction.block_number,
+            timestamp=transaction.timestamp, moved=transaction.moved,
+        )  # fmt: skip

@@ -5,27 +5,20 @@ none of them. Its workers are the kind's (`kinds.evm.kind`)."""
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any
 
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.view import chain_wire
-from crossfill.kinds.port import KindChainBase, QuoteRoute
+from crossfill.kinds.port import FollowedChainBase, QuoteRoute
 from crossfill.quoting.request import QuoteRequest
 
 
 @dataclass
-class EvmChain(KindChainBase):
+class EvmChain(FollowedChainBase):
     live: ChainRuntime
-
-    async def follow_once(self) -> None:
-        await self.live.follower.update()
-
-    def following(self) -> Coroutine[Any, Any, None]:
-        return self.live.follower.run()
+    route_precedence = 2
 
     async def check(self) -> None:
         """The node serves the configured chain, and the traces it is configured to read."""
@@ -39,10 +32,3 @@ class EvmChain(KindChainBase):
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         return None
-
-    @property
-    def route_precedence(self) -> int:
-        return 2
-
-    async def close(self) -> None:
-        await self.live.client.close()

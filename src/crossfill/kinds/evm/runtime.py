@@ -13,15 +13,13 @@ from crossfill.kinds.evm.head_subscription import WebSocketHeads
 from crossfill.kinds.evm.port import EvmPort
 from crossfill.kinds.evm.positions import UserPositions
 from crossfill.kinds.evm.state import ChainState
+from crossfill.kinds.port import LiveChain
 from crossfill.metrics import Metrics
 from crossfill.settings import Settings
 
 
 @dataclass
-class ChainRuntime:
-    config: ChainConfig
-    client: EvmPort
-    state: ChainState
+class ChainRuntime(LiveChain[ChainConfig, EvmPort, ChainState]):
     follower: ChainFollower
     positions: UserPositions
 

@@ -4,26 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from crossfill.domain.chain_health import is_block_production_lagging
+from crossfill.domain.chain_health import HeadProgress
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.market import MarketSnapshot
-from crossfill.types import ChainId
 
 DEFAULT_PRIORITY_FEE = 1_000_000_000  # 1 gwei, when the node suggests nothing
 
 
 @dataclass
-class ChainState:
+class ChainState(HeadProgress):
     """Written by the chain's follower (and `solver_shortfall` by the chain's solver); read
     by the API and workers."""
 
-    chain_id: ChainId
-    lag_threshold_seconds: float | None
-    started_at: float
     head: BlockHead | None = None
-    last_advance_at: float | None = None
-    last_poll_ok_at: float | None = None
-    last_error: str | None = field(default=None, repr=False)
     priority_fee_per_gas: int | None = None
     # Lower-case currency address -> the solver's balance of it on this chain.
     solver_balances: dict[str, int] = field(default_factory=dict)
@@ -34,11 +27,10 @@ class ChainState:
     market: MarketSnapshot = field(default_factory=lambda: MarketSnapshot({}, {}))
 
     def record_head(self, head: BlockHead, now: float) -> None:
-        if self.head is None or head.number != self.head.number or head.hash != self.head.hash:
-            self.last_advance_at = now
+        known = self.head
+        advanced = known is None or head.number != known.number or head.hash != known.hash
+        self.record_read(advanced=advanced, now=now)
         self.head = head
-        self.last_poll_ok_at = now
-        self.last_error = None
 
     def fee_per_gas(self, base_fee_buffer_percent: int) -> int | None:
         """What a transaction sent now should expect to pay per gas, with head-room."""
@@ -59,11 +51,3 @@ class ChainState:
 
     def record_error(self, message: str) -> None:
         self.last_error = message
-
-    def lagging(self, now: float) -> bool:
-        return is_block_production_lagging(
-            last_advance_at=self.last_advance_at,
-            started_at=self.started_at,
-            now=now,
-            threshold_seconds=self.lag_threshold_seconds,
-        )

@@ -7,6 +7,7 @@ from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.kinds.chain_view import (
     ChainLiveStatus,
     ChainParts,
+    ListedCurrencies,
     TokenFees,
     chain_record,
     featured_token,
@@ -46,13 +47,16 @@ def chain_wire(config: ChainConfig, live: ChainLiveStatus, *, solver_address: st
         ws_rpc_url=config.ws_rpc_url,
         token_support=config.token_support,
         partial_disable_limit=config.partial_disable_limit,
-        currency=_native(config.native_currency),
+        currencies=ListedCurrencies(
+            _native(config.native_currency),
+            featured=[featured_token(_native(c), c) for c in currencies if c.featured],
+            tokens=[
+                listed_token(_native(c), _fees(c), supports_permit=c.supports_permit)
+                for c in tokens
+            ],
+            solver_holds=[_native(c) for c in currencies if c.supports_bridging],
+        ),
         fees=_fees(config),
-        featured_tokens=[featured_token(_native(c), c) for c in currencies if c.featured],
-        erc20_currencies=[
-            listed_token(_native(c), _fees(c), supports_permit=c.supports_permit) for c in tokens
-        ],
-        solver_currencies=[_native(c) for c in currencies if c.supports_bridging],
         contracts=_contracts(config),
         base_chain_id=config.settles_on,
         solver_address=solver_address,

@@ -4,13 +4,12 @@ transfers in and their refunder. It has no head to follow."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from crossfill.config import Deployment
 from crossfill.config.secrets import resolve_holder
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
@@ -22,12 +21,17 @@ from crossfill.kinds.perps.solver import PerpsSolver
 from crossfill.kinds.perps.view import perps_chain_wire
 from crossfill.kinds.perps.watcher import PerpsWatcher
 from crossfill.kinds.perps.withdrawal_quotes import create_perps_withdrawal_quote
-from crossfill.kinds.port import KindChainBase, LoopWorkers, NamedWorker, QuoteRoute, WorkerContext
-from crossfill.metrics import Metrics
+from crossfill.kinds.port import (
+    ChainContext,
+    KindChainBase,
+    LoopWorkers,
+    NamedWorker,
+    QuoteRoute,
+    WorkerContext,
+)
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
-from crossfill.settings import Settings
 
 
 class _NoPrice:
@@ -72,6 +76,7 @@ class WithdrawalRoute(_NoPrice):
 @dataclass
 class PerpsChain(KindChainBase):
     live: PerpsRuntime
+    route_precedence = 0
 
     async def follow_once(self) -> None:
         """An exchange has no head: its balances are read when a quote needs them."""
@@ -93,31 +98,18 @@ class PerpsChain(KindChainBase):
             return WithdrawalRoute(self.live)
         return None
 
-    @property
-    def route_precedence(self) -> int:
-        return 0
-
-    async def close(self) -> None:
-        await self.live.client.close()
-
 
 class PerpsKind:
     name = "perps"
 
-    def chains(
-        self,
-        deployment: Deployment,
-        settings: Settings,
-        *,
-        clock: Callable[[], float],
-        metrics: Metrics,
-    ) -> Sequence[PerpsChain]:
-        exchange = deployment.perps
-        return [] if exchange is None else [PerpsChain(perps_runtime(exchange, settings, clock))]
+    def chains(self, context: ChainContext) -> Sequence[PerpsChain]:
+        exchange = context.deployment.perps
+        if exchange is None:
+            return []
+        return [PerpsChain(perps_runtime(exchange, context.settings, context.clock))]
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> LoopWorkers:
-        chains = [c for c in runtime.kind_chains.values() if isinstance(c, PerpsChain)]
-        return LoopWorkers([worker for chain in chains for worker in _workers(chain, context)])
+        return LoopWorkers.of_each(runtime, PerpsChain, _workers, context)
 
 
 def _workers(chain: PerpsChain, context: WorkerContext) -> Sequence[NamedWorker]:
@@ -136,18 +128,12 @@ def _workers(chain: PerpsChain, context: WorkerContext) -> Sequence[NamedWorker]
     poll = exchange.config.poll_interval_seconds
     interval = min(settings.worker_interval_seconds, poll)
     solver = PerpsSolver(
-        exchange, payer, sessions, now=now, interval_seconds=interval, owner=context.owner
+        exchange, payer, sessions=sessions, now=now, interval_seconds=interval, owner=context.owner
     )
     # Its every tick reads the exchange: its own cadence.
-    watcher = PerpsWatcher(
-        exchange.client, exchange.config, sessions, now=now, interval_seconds=poll
-    )
-    refunder = PerpsRefunder(exchange.config, payer, sessions, now=now, interval_seconds=interval)
-    return (
-        NamedWorker(f"perps-solver-{chain.chain_id}", solver.run),
-        NamedWorker(f"perps-watcher-{chain.chain_id}", watcher.run),
-        NamedWorker(f"perps-refunder-{chain.chain_id}", refunder.run),
-    )
+    watcher = PerpsWatcher(exchange, sessions=sessions, now=now, interval_seconds=poll)
+    refunder = PerpsRefunder(exchange, payer, sessions=sessions, now=now, interval_seconds=interval)
+    return [NamedWorker(worker.name, worker.run) for worker in (solver, watcher, refunder)]
 
 
 PERPS = PerpsKind()

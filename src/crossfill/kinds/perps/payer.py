@@ -30,7 +30,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.errors import ActionRefused
-from crossfill.kinds.perps import payments as perps_payments
 from crossfill.kinds.perps.actions import (
     SendAsset,
     SignedAction,
@@ -41,6 +40,8 @@ from crossfill.kinds.perps.actions import (
 )
 from crossfill.kinds.perps.client import PerpsPort, Transfer
 from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.kinds.perps.payments import PERPS_PAYMENTS, highest_nonce
+from crossfill.store.payment_journal import IN_FLIGHT, Stage
 from crossfill.store.tables import PerpsPayment
 
 log = structlog.get_logger(__name__)
@@ -131,16 +132,17 @@ class PerpsPayer:
         """Idempotent: the first call signs, journals and posts; later calls follow the same
         attempt to its outcome (re-posting it, or signing the next only once it is dead)."""
         async with self.sessions() as session:
-            attempt = await perps_payments.latest(
+            attempt = await PERPS_PAYMENTS.latest(
                 session, chain_id=self.config.id, purpose=order.purpose, payment_key=order.key
             )
         if attempt is None:
             return await self._sign_and_post(order, number=1, dead=None)
-        if attempt.status == "credited":
+        stage = PERPS_PAYMENTS.stage_of(attempt)
+        if stage is Stage.PAID:
             return Credited(attempt.tx_hash or "", attempt.ledger_time_ms or 0)
-        if attempt.status == "refused":
+        if stage is Stage.REFUSED:
             return Refused(attempt.error or "")
-        if attempt.status == "dead":
+        if stage is Stage.DEAD:
             return await self._sign_and_post(order, number=attempt.attempt + 1, dead=None)
         credited = await self._credit_in_ledger(attempt)
         if credited is not None:
@@ -162,7 +164,7 @@ class PerpsPayer:
                          attempt=attempt.attempt, reason=refused.message)  # fmt: skip
                 return await self._sign_and_post(order, number=attempt.attempt + 1, dead=attempt)
             log.warning("perps payment refused", key=order.key, reason=refused.message)
-            await self._settle(attempt, "refused", error=refused.message)
+            await self._settle(attempt, Stage.REFUSED, error=refused.message)
             return Refused(refused.message)
         credited = await self._credit_in_ledger(attempt)
         return credited if credited is not None else Pending(attempt.nonce)
@@ -174,7 +176,7 @@ class PerpsPayer:
             delta = update.delta
             if isinstance(delta, Transfer) and _is_attempt(delta, attempt):
                 await self._settle(
-                    attempt, "credited", tx_hash=update.hash, ledger_time_ms=update.time
+                    attempt, Stage.PAID, tx_hash=update.hash, ledger_time_ms=update.time
                 )
                 return Credited(update.hash, update.time)
         return None
@@ -199,38 +201,35 @@ class PerpsPayer:
         now = self.now()
         signer = self.account.address
         async with self.sessions() as session:
-            highest = await perps_payments.highest_nonce(session, signer=signer)
+            highest = await highest_nonce(session, signer=signer)
         nonce = max(_ms(now), highest + 1)
         signed = sign_action(self.action_for(order, nonce), self.account)
         attempt = PerpsPayment(
             chain_id=self.config.id, purpose=order.purpose, payment_key=order.key,
             attempt=number, signer=signer, destination=order.destination.lower(),
             currency=order.currency, amount=str(order.amount), action_type=signed.action.kind,
-            nonce=nonce, signed_action=signed.request_body(), status=perps_payments.IN_FLIGHT,
+            nonce=nonce, signed_action=signed.request_body(), status=IN_FLIGHT,
             created_at=now, updated_at=now,
         )  # fmt: skip
         try:
             async with self.sessions() as session, session.begin():
-                if dead is not None and not await perps_payments.settle(
-                    session, dead.id, status="dead", now=now
-                ):
+                if not await PERPS_PAYMENTS.journal(session, attempt, replacing=dead, now=now):
                     return None, True
-                perps_payments.record_signed(session, attempt)
         except IntegrityError:
             async with self.sessions() as session:
-                latest = await perps_payments.latest(
+                latest = await PERPS_PAYMENTS.latest(
                     session, chain_id=self.config.id, purpose=order.purpose, payment_key=order.key
                 )
             return None, latest is not None and latest.attempt >= number
         return attempt, False
 
     async def _settle(
-        self, attempt: PerpsPayment, status: str, *, tx_hash: str | None = None,
+        self, attempt: PerpsPayment, stage: Stage, *, tx_hash: str | None = None,
         ledger_time_ms: int | None = None, error: str | None = None,
     ) -> None:  # fmt: skip
         async with self.sessions() as session, session.begin():
-            await perps_payments.settle(
-                session, attempt.id, status=status, now=self.now(), tx_hash=tx_hash,
+            await PERPS_PAYMENTS.settle(
+                session, attempt.id, stage, now=self.now(), tx_hash=tx_hash,
                 ledger_time_ms=ledger_time_ms, error=error,
             )  # fmt: skip
 

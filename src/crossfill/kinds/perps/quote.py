@@ -21,7 +21,13 @@ from crossfill.kinds.perps.config import (
     PerpsExchangeConfig,
 )
 from crossfill.quoting import inputs
-from crossfill.quoting.cross_vm import QuotedCurrency, fixed_rate_output, quoted_evm_currency
+from crossfill.quoting.cross_vm import (
+    QuotedCurrency,
+    TransferTerms,
+    bridged,
+    priced_transfer,
+    quoted_evm_currency,
+)
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.request import QuoteRequest
@@ -31,14 +37,7 @@ from crossfill.quoting.request import QuoteRequest
 class PerpsDepositQuote:
     request_id: str
     order: Order
-    user: str
-    recipient: str
-    refund_to: str
-    currency_in: QuotedCurrency
-    currency_out: QuotedCurrency
-    amount_in: int
-    amount_out: int
-    service_fee: int  # in input units
+    terms: TransferTerms
     created_at: datetime
     expires_at: datetime
 
@@ -48,8 +47,7 @@ class PerpsDepositQuote:
 
     @property
     def request_type(self) -> str:
-        same_asset = self.currency_in.symbol == self.currency_out.symbol
-        return "Bridge" if same_asset else "Crosschain Swap"
+        return "Bridge" if self.terms.is_bridge else "Crosschain Swap"
 
 
 @dataclass(frozen=True)
@@ -73,34 +71,37 @@ def perps_currency(perps: PerpsExchangeConfig, address: str, field: str) -> Quot
             perps.id, perps.name, PERPS_USDC_ADDRESS, "USDC", "USD Coin (perps)",
             PERPS_USDC_DECIMALS, False, "", perps.usdc_usd_price,
         )  # fmt: skip
-    spot = perps.spot_currency(address)
-    if spot is None or not spot.supports_bridging:
-        raise QuoteError(
-            "UNSUPPORTED_CURRENCY", f"{field} {address} is not supported on chain {perps.id}"
-        )
-    if spot.usd_price is None:
-        raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {address} has no price")
+    spot, usd = bridged(perps.spot_currency(address), (field, address), perps.id)
     return QuotedCurrency(
         perps.id, perps.name, spot.address, spot.symbol, spot.name, spot.decimals, False,
-        spot.logo_uri, spot.usd_price,
+        spot.logo_uri, usd,
     )  # fmt: skip
 
 
-def _order(
-    context: PerpsQuoteContext, currency_in: QuotedCurrency, currency_out: QuotedCurrency,
-    amount_in: int, amount_out: int, recipient: str, refund_to: str, deadline: int,
-) -> Order:  # fmt: skip
+def exchange_accounts(body: QuoteRequest) -> tuple[str, str, str]:
+    """(user, recipient, refund recipient), each an EVM address (as an exchange account is):
+    the user's own unless the request names another."""
+    user = inputs.address(body.user, "INVALID_ADDRESS", "user")
+    recipient = inputs.address(body.recipient or user, "INVALID_RECIPIENT", "recipient")
+    refund_to = inputs.address(body.refund_to or user, "INVALID_ADDRESS", "refundTo")
+    return user, recipient, refund_to
+
+
+def _order(context: PerpsQuoteContext, terms: TransferTerms, deadline: int) -> Order:
     def raw(address: str) -> bytes:
         return bytes.fromhex(address[2:])
 
     origin, destination = context.evm.protocol_name, context.perps.name
-    refund = InputRefund(origin, raw(refund_to), raw(currency_in.address), 0, deadline)
-    payment = OutputPayment(raw(recipient), raw(currency_out.address), amount_out, amount_out)
+    currency_in, amount_out = terms.currency_in, terms.amount_out
+    refund = InputRefund(origin, raw(terms.refund_to), raw(currency_in.address), 0, deadline)
+    payment = OutputPayment(
+        raw(terms.recipient), raw(terms.currency_out.address), amount_out, amount_out
+    )
     return Order(
         solver_chain_id=destination,
         solver=context.solver,
         salt=context.salt,
-        inputs=(OrderInput(origin, raw(currency_in.address), amount_in, (refund,)),),
+        inputs=(OrderInput(origin, raw(currency_in.address), terms.amount_in, (refund,)),),
         output=OrderOutput(destination, (payment,), deadline),
     )
 
@@ -111,35 +112,19 @@ def plan_perps_deposit(body: QuoteRequest, context: PerpsQuoteContext) -> PerpsD
             "UNSUPPORTED_EXECUTION_TYPE", "perps exchange routes are quoted EXACT_INPUT only"
         )
     amount_in = inputs.amount(body.amount)
-    user = inputs.address(body.user, "INVALID_ADDRESS", "user")
-    # An exchange account is an EVM address.
-    recipient = inputs.address(body.recipient or user, "INVALID_RECIPIENT", "recipient")
-    refund_to = inputs.address(body.refund_to or user, "INVALID_ADDRESS", "refundTo")
+    accounts = exchange_accounts(body)
     currency_in = quoted_evm_currency(
         context.evm, body.origin_currency, "originCurrency", context.evm_price
     )
     currency_out = perps_currency(context.perps, body.destination_currency, "destinationCurrency")
-    amount_out, fee = fixed_rate_output(
-        amount_in, context.evm.fees.service_fee_bps, currency_in, currency_out
+    terms = priced_transfer(
+        accounts, (currency_in, currency_out), amount_in, context.evm.fees.service_fee_bps
     )
-    if amount_out <= 0:
-        raise QuoteError("AMOUNT_TOO_LOW", "the amount does not cover the fees")
     expires_at = context.now + context.ttl
-    order = _order(
-        context, currency_in, currency_out, amount_in, amount_out, recipient, refund_to,
-        int(expires_at.timestamp()),
-    )  # fmt: skip
     return PerpsDepositQuote(
         request_id="0x" + context.request_id.hex(),
-        order=order,
-        user=user,
-        recipient=recipient,
-        refund_to=refund_to,
-        currency_in=currency_in,
-        currency_out=currency_out,
-        amount_in=amount_in,
-        amount_out=amount_out,
-        service_fee=fee,
+        order=_order(context, terms, int(expires_at.timestamp())),
+        terms=terms,
         created_at=context.now,
         expires_at=expires_at,
     )

@@ -50,7 +50,7 @@ async def create_perps_deposit_quote(
 ) -> dict[str, Any]:
     context = _context(runtime, body, exchange.config)
     quote = plan_perps_deposit(body, context)
-    await check_exchange_payout(exchange, quote.currency_out, quote.amount_out)
+    await check_exchange_payout(exchange, quote.terms.currency_out, quote.terms.amount_out)
     wire = perps_deposit_wire(quote, context.evm)
     row = request_row(
         quote,

@@ -13,18 +13,16 @@ refund is recorded with the ledger's hash and the request, if any, moves to `ref
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
+from dataclasses import dataclass
 
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
     PERPS_USDC_DECIMALS,
-    PerpsExchangeConfig,
 )
 from crossfill.kinds.perps.payer import Credited, PerpsPayer, PerpsPaymentOrder, Refused
+from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 from crossfill.workers.due_refunds import REFUND, DueRefunds
@@ -32,25 +30,10 @@ from crossfill.workers.due_refunds import REFUND, DueRefunds
 log = structlog.get_logger(__name__)
 
 
-class PerpsRefunder(DueRefunds):
-    def __init__(
-        self,
-        config: PerpsExchangeConfig,
-        payer: PerpsPayer,
-        sessions: async_sessionmaker[AsyncSession],
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-    ) -> None:
-        super().__init__(
-            f"perps-refunder-{config.id}",
-            config.id,
-            sessions,
-            now=now,
-            interval_seconds=interval_seconds,
-        )
-        self.config = config
-        self.payer = payer
+@dataclass(eq=False)
+class PerpsRefunder(DueRefunds[PerpsRuntime]):
+    job = "perps-refunder"
+    payer: PerpsPayer
 
     def order_of(self, deposit: Deposit, refund_to: str | None) -> PerpsPaymentOrder | None:
         """What landed, sent back to the request's `refundTo` (its order's refund recipient)
@@ -58,7 +41,7 @@ class PerpsRefunder(DueRefunds):
         if deposit.currency == PERPS_USDC_ADDRESS:
             decimals = PERPS_USDC_DECIMALS
         else:
-            spot = self.config.spot_currency(deposit.currency)
+            spot = self.chain.config.spot_currency(deposit.currency)
             if spot is None:
                 return None
             decimals = spot.decimals
@@ -87,22 +70,11 @@ class PerpsRefunder(DueRefunds):
             return
         outcome = await self.payer.pay(order)
         if isinstance(outcome, Credited):
-            await self._refunded(deposit.id, outcome.tx_hash)
+            recorded = await self._refunded(deposit.id, outcome.tx_hash)
+            # Every paid refund, whether or not a request records it (none for a transfer that
+            # named no request, or a second deposit for one).
+            log.info("perps transfer refunded", deposit_id=deposit.id, hash=outcome.tx_hash,
+                     on_request=recorded)  # fmt: skip
         elif isinstance(outcome, Refused):
             log.error("perps refund refused", deposit=deposit.tx_hash, error=outcome.message)
             await self._skip(deposit.id, deposits.REFUND_REFUSED)
-
-    async def _refunded(self, deposit_id: int, ledger_hash: str) -> None:
-        now = self.now()
-        async with self.sessions() as session, session.begin():
-            deposit = await session.get(Deposit, deposit_id)
-            assert deposit is not None
-            deposit.refund_status = "done"
-            deposit.refund_tx_hash = ledger_hash
-            deposit.refund_amount = deposit.amount
-            recorded = await self._record_on_request(session, deposit, ledger_hash, now=now)
-        # Every paid refund, whether or not a request records it (none for a transfer that
-        # named no request, or a second deposit for one).
-        log.info(
-            "perps transfer refunded", deposit_id=deposit_id, hash=ledger_hash, on_request=recorded
-        )

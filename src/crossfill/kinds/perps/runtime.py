@@ -9,14 +9,12 @@ from dataclasses import dataclass
 from crossfill.kinds.perps.client import PerpsClient, PerpsPort, PerpsState
 from crossfill.kinds.perps.config import PerpsExchangeConfig
 from crossfill.kinds.perps.inventory import PerpsInventory
+from crossfill.kinds.port import LiveChain
 from crossfill.settings import Settings
 
 
 @dataclass
-class PerpsRuntime:
-    config: PerpsExchangeConfig
-    client: PerpsPort
-    state: PerpsState
+class PerpsRuntime(LiveChain[PerpsExchangeConfig, PerpsPort, PerpsState]):
     inventory: PerpsInventory
 
 

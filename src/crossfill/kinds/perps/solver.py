@@ -11,14 +11,11 @@ deposit back; every other failure is retried.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
+from dataclasses import dataclass
 
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.domain.record_facts import Moved
-from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.kinds.perps.config import PERPS_USDC_DECIMALS
 from crossfill.kinds.perps.payer import (
@@ -29,12 +26,10 @@ from crossfill.kinds.perps.payer import (
     Refused,
 )
 from crossfill.kinds.perps.runtime import PerpsRuntime
-from crossfill.store import requests
 from crossfill.store.tables import Request
-from crossfill.workers.leased_fills import LeasedFills
+from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
 
 log = structlog.get_logger(__name__)
-FILL = "fill"
 
 
 def fail_reason(refusal: str) -> str:
@@ -43,32 +38,15 @@ def fail_reason(refusal: str) -> str:
     return "TRANSFER_FAILED"
 
 
-class PerpsSolver(LeasedFills):
-    def __init__(
-        self,
-        exchange: PerpsRuntime,
-        payer: PerpsPayer,
-        sessions: async_sessionmaker[AsyncSession],
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-        owner: str,
-    ) -> None:
-        super().__init__(
-            f"perps-solver-{exchange.config.id}",
-            exchange.config.id,
-            sessions,
-            now=now,
-            interval_seconds=interval_seconds,
-            owner=owner,
-        )
-        self.exchange = exchange
-        self.config = exchange.config
-        self.payer = payer
+@dataclass(eq=False)
+class PerpsSolver(LeasedFills[PerpsRuntime]):
+    job = "perps-solver"
+    shown_when_sent = False
+    payer: PerpsPayer
 
     def order_of(self, request: Request) -> PerpsPaymentOrder:
         currency = request.destination_currency
-        spot = self.config.spot_currency(currency)
+        spot = self.chain.config.spot_currency(currency)
         return PerpsPaymentOrder(
             purpose=FILL,
             key=request.id,
@@ -82,33 +60,21 @@ class PerpsSolver(LeasedFills):
         try:
             outcome = await self.payer.pay(self.order_of(request))
         except ChainError as exc:
-            self.exchange.state.last_error = str(exc)
+            self.chain.state.last_error = str(exc)
             raise
-        self.exchange.state.last_error = None
-        await self._record(request.id, outcome)
+        self.chain.state.last_error = None
+        await self._record(request.id, self._record_of(request, outcome))
 
-    async def _record(self, request_id: str, outcome: PaymentOutcome) -> None:
-        now = self.now()
-        async with self.sessions() as session, session.begin():
-            current = await requests.get(session, request_id)
-            assert current is not None
-            status = RequestStatus(current.status)
-            if isinstance(outcome, Refused):
-                log.warning("perps fill refused", request_id=request_id, reason=outcome.message)
-                await requests.move(
-                    session, current, RequestStatus.FAILURE, now=now,
-                    fail_reason=fail_reason(outcome.message),
-                )  # fmt: skip
-                return
-            if status is RequestStatus.PENDING:
-                await requests.move(session, current, RequestStatus.SUBMITTED, now=now)
-            if isinstance(outcome, Credited):
-                # The exchange has no blocks: `block` 0, the ledger's time as the timestamp.
-                await requests.record_transaction(
-                    session, request_id, kind=FILL, chain_id=self.config.id,
-                    tx_hash=outcome.tx_hash, status="success", now=now, block_number=0,
-                    timestamp=outcome.time_ms // 1000 if outcome.time_ms else None,
-                    moved=Moved(current.destination_currency, int(current.amount_out)),
-                )  # fmt: skip
-                await requests.move(session, current, RequestStatus.SUCCESS, now=now)
-            current.lease_expires_at = None
+    def _record_of(self, request: Request, outcome: PaymentOutcome) -> FillRecord:
+        if isinstance(outcome, Refused):
+            log.warning("perps fill refused", request_id=request.id, reason=outcome.message)
+            return FillRecord(fail_reason=fail_reason(outcome.message))
+        if not isinstance(outcome, Credited):
+            return FillRecord()
+        # The exchange has no blocks: `block` 0, the ledger's time as the timestamp.
+        transaction = FillTransaction(
+            outcome.tx_hash, "success", block_number=0,
+            timestamp=outcome.time_ms // 1000 if outcome.time_ms else None,
+            moved=Moved(request.destination_currency, int(request.amount_out)),
+        )  # fmt: skip
+        return FillRecord(transaction=transaction, paid=True)

@@ -11,13 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crossfill.kinds.chain_view import (
-    NO_CONTRACTS,
-    NO_FEES,
     ChainLiveStatus,
-    ChainParts,
-    chain_record,
+    ListedCurrencies,
     featured_token,
     listed_token,
+    record_without_contracts,
     shown_currency,
 )
 from crossfill.kinds.chain_wire import (
@@ -52,20 +50,13 @@ def perps_chain_wire(config: PerpsExchangeConfig, live: ChainLiveStatus) -> Chai
     spot = config.spot_currencies
     featured = [featured_token(PERPS_USDC, _PerpsUsdcListing())]
     featured += [featured_token(_spot(currency), currency) for currency in spot]
-    parts = ChainParts(
-        http_rpc_url=config.api_url,
-        ws_rpc_url="",
-        token_support="Limited",
-        partial_disable_limit=0,
-        currency=PERPS_USDC,
-        fees=NO_FEES,
-        featured_tokens=featured,
-        erc20_currencies=[listed_token(_spot(currency)) for currency in spot],
-        solver_currencies=[PERPS_USDC] + [_spot(c) for c in spot if c.supports_bridging],
-        contracts=NO_CONTRACTS,
-        base_chain_id=config.id,
-        solver_address=config.solver.address,
-        protocol_chain_id=config.name,
-        depository=config.solver.address,
+    listed = ListedCurrencies(
+        PERPS_USDC,
+        featured=featured,
+        tokens=[listed_token(_spot(currency)) for currency in spot],
+        solver_holds=[PERPS_USDC] + [_spot(c) for c in spot if c.supports_bridging],
     )
-    return chain_record(config, live, parts)
+    # The exchange's API is its only endpoint: no websocket.
+    return record_without_contracts(
+        config, live, listed, endpoints=(config.api_url, ""), solver_address=config.solver.address
+    )

@@ -15,21 +15,19 @@ sends the transfer back (the deposit row keeps what landed: its 1337 currency an
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
+from dataclasses import dataclass
 
 import structlog
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.domain.deposit_checks import DepositVerdict
-from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
 from crossfill.kinds.perps.client import LedgerUpdate, PerpsPort, Transfer
 from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
     PERPS_USDC_DECIMALS,
     PerpsExchangeConfig,
 )
+from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.kinds.perps.transfers import (
     IncomingTransfer,
     QuotedTransfer,
@@ -39,6 +37,7 @@ from crossfill.loops import run_every
 from crossfill.store import deposits, nonce_mappings, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ChainCursor, Deposit, Request
+from crossfill.workers.kind_worker import KindWorker
 
 log = structlog.get_logger(__name__)
 ROLE = "perps-watch"
@@ -84,27 +83,19 @@ def landed_currency(
     return None if units is None else (spot.address, units)
 
 
-class PerpsWatcher:
-    def __init__(
-        self,
-        client: PerpsPort,
-        config: PerpsExchangeConfig,
-        sessions: async_sessionmaker[AsyncSession],
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-    ) -> None:
-        self.client = client
-        self.config = config
-        self.account = config.solver.address.lower()
-        self.sessions = sessions
-        self.now = now
-        self.interval_seconds = interval_seconds
+@dataclass(eq=False)
+class PerpsWatcher(KindWorker[PerpsRuntime]):
+    job = "perps-watcher"
+
+    def __post_init__(self) -> None:
+        self.client: PerpsPort = self.chain.client
+        self.config: PerpsExchangeConfig = self.chain.config
+        self.account = self.config.solver.address.lower()
         # The durable cursor as this watcher last read or wrote it; None: read it again.
         self._start: int | None = None
 
     async def run(self) -> None:
-        await run_every(f"perps-watcher-{self.config.id}", self.tick, self.interval_seconds)
+        await run_every(self.name, self.tick, self.interval_seconds)
 
     async def tick(self) -> None:
         start = self._start if self._start is not None else await self._cursor()
@@ -188,22 +179,11 @@ class PerpsWatcher:
             log.info("perps transfer", hash=transfer.hash, sender=transfer.sender,
                      nonce=transfer.nonce, verdict=str(judgement.verdict),
                      decides=judgement.decides)  # fmt: skip
-            if request is None or not judgement.decides:
-                return
-            await requests.record_transaction(
-                session, request.id, kind="deposit", chain_id=self.config.id,
-                tx_hash=transfer.hash, status="success", now=now,
-                block_number=transfer.time_ms, timestamp=transfer.time_ms // 1000,
-            )  # fmt: skip
-            if RequestStatus(request.status) not in AWAITING_DEPOSIT:
-                return
-            if judgement.verdict is DepositVerdict.ACCEPTED:
-                await requests.move(session, request, RequestStatus.PENDING, now=now)
-            else:
-                await requests.move(
-                    session, request, RequestStatus.FAILURE, now=now,
-                    fail_reason=judgement.verdict,
-                )  # fmt: skip
+            # The exchange has no blocks: its ledger's time stands for one.
+            shown = deposits.ShownDeposit(
+                self.config.id, transfer.hash, transfer.time_ms, transfer.time_ms // 1000
+            )
+            await deposits.carry_out(session, request, judgement, shown, now=now)
 
     async def _request_of(
         self, session: AsyncSession, transfer: IncomingTransfer

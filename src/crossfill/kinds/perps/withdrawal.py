@@ -18,8 +18,14 @@ from typing import Any
 from crossfill.config import ChainConfig
 from crossfill.domain.nonce_mapping import NonceMapping
 from crossfill.domain.order import InputRefund, Order, OrderInput, OrderOutput, OutputPayment
+from crossfill.kinds.perps.quote import exchange_accounts
 from crossfill.quoting import inputs
-from crossfill.quoting.cross_vm import QuotedCurrency, fixed_rate_output, quoted_evm_currency
+from crossfill.quoting.cross_vm import (
+    QuotedCurrency,
+    TransferTerms,
+    priced_transfer,
+    quoted_evm_currency,
+)
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
 from crossfill.quoting.money import format_units
@@ -92,24 +98,12 @@ class PerpsWithdrawalQuote:
     request_id: str
     order: Order
     order_id: str
-    user: str
-    recipient: str
-    refund_to: str
-    currency_in: QuotedCurrency
-    currency_out: QuotedCurrency
-    amount_in: int
-    amount_out: int
-    service_fee: int  # in input units
+    terms: TransferTerms
     nonce: int
     send_asset: SendAssetParameters
     mapping: NonceMapping
     created_at: datetime
     expires_at: datetime
-
-    @property
-    def is_bridge(self) -> bool:
-        """The same asset on both sides (USDC to USDC): a bridge, else a cross-chain swap."""
-        return self.currency_in.symbol == self.currency_out.symbol
 
 
 def _perps_currency(side: PerpsWithdrawalSide, address: str) -> QuotedCurrency:
@@ -133,14 +127,9 @@ def check_protocol_version(body: QuoteRequest, chain_id: int) -> None:
         )
 
 
-def _order(
-    context: PerpsWithdrawalContext,
-    quote_in: tuple[QuotedCurrency, int, str],
-    quote_out: tuple[QuotedCurrency, int, str],
-    deadline: int,
-) -> Order:
-    currency_in, amount_in, refund_to = quote_in
-    currency_out, amount_out, recipient = quote_out
+def _order(context: PerpsWithdrawalContext, terms: TransferTerms, deadline: int) -> Order:
+    currency_in, amount_in, refund_to = terms.currency_in, terms.amount_in, terms.refund_to
+    currency_out, amount_out, recipient = terms.currency_out, terms.amount_out, terms.recipient
     perps, evm = context.perps, context.evm
 
     def raw(address: str) -> bytes:
@@ -186,25 +175,17 @@ def plan_perps_withdrawal(
             f"withdrawals from chain {perps.chain_id} are quoted EXACT_INPUT only",
         )
     amount_in = inputs.amount(body.amount)
-    user = inputs.address(body.user, "INVALID_ADDRESS", "user")
-    recipient = inputs.address(body.recipient or user, "INVALID_RECIPIENT", "recipient")
-    refund_to = inputs.address(body.refund_to or user, "INVALID_ADDRESS", "refundTo")
+    accounts = exchange_accounts(body)
+    user = accounts[0]
     currency_in = _perps_currency(perps, body.origin_currency)
     currency_out = quoted_evm_currency(
         evm, body.destination_currency, "destinationCurrency", context.evm_price
     )
-    amount_out, fee = fixed_rate_output(
-        amount_in, evm.fees.service_fee_bps, currency_in, currency_out
+    terms = priced_transfer(
+        accounts, (currency_in, currency_out), amount_in, evm.fees.service_fee_bps
     )
-    if amount_out <= 0:
-        raise QuoteError("AMOUNT_TOO_LOW", "the amount does not cover the fees")
     expires_at = context.now + context.ttl
-    order = _order(
-        context,
-        (currency_in, amount_in, refund_to),
-        (currency_out, amount_out, recipient),
-        int(expires_at.timestamp()),
-    )
+    order = _order(context, terms, int(expires_at.timestamp()))
     request_id = "0x" + context.request_id.hex()
     # The exchange's nonce rule: a millisecond timestamp close to now, once per signer.
     nonce = int(context.now.timestamp() * 1000)
@@ -230,14 +211,7 @@ def plan_perps_withdrawal(
         request_id=request_id,
         order=order,
         order_id="0x" + order.order_id().hex(),
-        user=user,
-        recipient=recipient,
-        refund_to=refund_to,
-        currency_in=currency_in,
-        currency_out=currency_out,
-        amount_in=amount_in,
-        amount_out=amount_out,
-        service_fee=fee,
+        terms=terms,
         nonce=nonce,
         send_asset=send_asset,
         mapping=mapping,

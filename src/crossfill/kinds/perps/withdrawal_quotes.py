@@ -79,7 +79,7 @@ def _request_row(
 ) -> dict[str, Any]:
     return request_row(
         quote, wire, body, api_key_id,
-        request_type="Bridge" if quote.is_bridge else "Crosschain Swap",
+        request_type="Bridge" if quote.terms.is_bridge else "Crosschain Swap",
         # What the watcher matches the user's exchange transfer against.
         plan={
             "kind": PLAN_KIND,
@@ -102,7 +102,7 @@ async def create_perps_withdrawal_quote(
     reject_unsupported(body)
     context = _context(runtime, body, perps)
     quote = plan_perps_withdrawal(body, context)
-    check_evm_payout(runtime, quote.currency_out, quote.amount_out)
+    check_evm_payout(runtime, quote.terms.currency_out, quote.terms.amount_out)
     wire = perps_withdrawal_wire(
         quote,
         send_asset_types={

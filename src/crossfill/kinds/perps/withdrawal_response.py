@@ -7,9 +7,9 @@ from typing import Any
 
 from crossfill.domain.nonce_mapping import NONCE_MAPPING_TYPES, PRIMARY_TYPE
 from crossfill.kinds.perps.withdrawal import PerpsWithdrawalQuote
-from crossfill.quoting.deposit_steps import amount_wire, service_fee_wire, unsponsored_wire
-from crossfill.quoting.money import format_rate, format_units, format_usd
-from crossfill.quoting.response import route_leg
+from crossfill.quoting.cross_vm import TransferTerms
+from crossfill.quoting.deposit_steps import transfer_answer, transfer_details
+from crossfill.quoting.money import format_units, format_usd
 from crossfill.quoting.steps import check
 
 SEND_ASSET = "sendAsset"
@@ -82,23 +82,14 @@ def _deposit_step(
     }
 
 
-def _details(quote: PerpsWithdrawalQuote) -> dict[str, Any]:
-    currency_in = amount_wire(quote.currency_in, quote.amount_in)
-    currency_out = amount_wire(quote.currency_out, quote.amount_out)
-    usd_in = quote.currency_in.usd_micros(quote.amount_in)
-    usd_out = quote.currency_out.usd_micros(quote.amount_out)
-    fee_usd = quote.currency_in.usd_micros(quote.service_fee)
+def _impacts(terms: TransferTerms) -> dict[str, Any]:
+    """The transfer's price impacts: all of it the swap's, the service fee the relay's."""
+    usd_in = terms.currency_in.usd_micros(terms.amount_in)
+    usd_out = terms.currency_out.usd_micros(terms.amount_out)
+    fee_usd = terms.currency_in.usd_micros(terms.service_fee)
     impact = usd_out - usd_in
     percent = "0" if usd_in == 0 else format_units(impact * 10_000 // usd_in, 2)
-    none = {"usd": "0", "value": "0", "percent": "0"}
     return {
-        "operation": "bridge" if quote.is_bridge else "swap",
-        "sender": quote.user,
-        "recipient": quote.recipient,
-        "currencyIn": currency_in,
-        "currencyOut": currency_out,
-        "refundCurrency": currency_in,
-        "currencyGasTopup": None,
         "totalImpact": {"usd": format_usd(impact), "percent": percent},
         "swapImpact": {"usd": format_usd(impact + fee_usd), "percent": "0"},
         "expandedPriceImpact": {
@@ -107,22 +98,6 @@ def _details(quote: PerpsWithdrawalQuote) -> dict[str, Any]:
             "relay": {"usd": format_usd(-fee_usd)},
             "app": {"usd": "0"},
             "sponsored": {"usd": "0"},
-        },
-        "rate": format_rate(
-            quote.amount_in,
-            quote.currency_in.decimals,
-            quote.amount_out,
-            quote.currency_out.decimals,
-        ),
-        "slippageTolerance": {"origin": none, "destination": none},
-        "timeEstimate": 10,
-        "userBalance": "0",
-        "fallbackType": None,
-        "isFixedRate": True,
-        "fixedRateFee": None,
-        "route": {
-            "origin": route_leg(currency_in, currency_in, ()),
-            "destination": route_leg(currency_in, currency_out, ()),
         },
     }
 
@@ -135,27 +110,18 @@ def perps_withdrawal_wire(
     depository: str,
 ) -> dict[str, Any]:
     """The quote's answer; `depository` is where the input is paid (the solver's account)."""
-    fees = service_fee_wire(quote.currency_in, quote.service_fee)
-    return {
-        "steps": [
-            _authorize_step(quote),
-            _deposit_step(quote, send_asset_types, send_asset_primary_type),
-        ],
-        "fees": fees,
-        # Nothing of a withdrawal is sponsored: the user pays the service fee.
-        "feeSponsorship": unsponsored_wire(quote.currency_in, quote.service_fee),
-        "details": _details(quote),
-        "protocol": {
-            "v2": {
-                "orderId": quote.order_id,
-                "hubType": "onchain",
-                "orderData": quote.order.wire(),
-                "paymentDetails": {
-                    "chainId": quote.order.inputs[0].chain_id,
-                    "depository": depository,
-                    "currency": quote.currency_in.address,
-                    "amount": str(quote.amount_in),
-                },
-            }
-        },
-    }
+    terms = quote.terms
+    details = transfer_details(
+        terms,
+        operation="bridge" if terms.is_bridge else "swap",
+        time_estimate_seconds=10,
+        impacts=_impacts(terms),
+        fixed_rate_fee=None,
+        destination_from_input=True,
+    )
+    steps = [
+        _authorize_step(quote),
+        _deposit_step(quote, send_asset_types, send_asset_primary_type),
+    ]
+    payment = (quote.order.inputs[0].chain_id, depository)
+    return transfer_answer(quote, steps=steps, details=details, payment=payment)

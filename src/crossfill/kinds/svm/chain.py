@@ -4,16 +4,22 @@ chain, and watched, paid and refunded by its own workers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from crossfill.config import Deployment
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
-from crossfill.kinds.port import KindChainBase, LoopWorkers, NamedWorker, QuoteRoute, WorkerContext
+from crossfill.kinds.port import (
+    ChainContext,
+    FollowedChainBase,
+    LoopWorkers,
+    NamedWorker,
+    QuoteRoute,
+    WorkerContext,
+)
 from crossfill.kinds.svm.indexer import SvmIndexer
 from crossfill.kinds.svm.keys import DevnetSvmKeys, resolve_svm_holder
 from crossfill.kinds.svm.payer import SvmPayer
@@ -23,10 +29,8 @@ from crossfill.kinds.svm.refunder import SvmRefunder
 from crossfill.kinds.svm.runtime import SvmChainRuntime, svm_chain_runtime
 from crossfill.kinds.svm.solver import SvmSolver
 from crossfill.kinds.svm.view import svm_chain_wire
-from crossfill.metrics import Metrics
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
-from crossfill.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -51,16 +55,11 @@ class SvmRoute:
 
 
 @dataclass
-class SvmChain(KindChainBase):
+class SvmChain(FollowedChainBase):
     live: SvmChainRuntime
+    route_precedence = 1
     # The devnet's keys for `devnet-svm:ROLE` key references (devnet mode only).
     devnet_keys: DevnetSvmKeys | None = None
-
-    async def follow_once(self) -> None:
-        await self.live.follower.update()
-
-    def following(self) -> Coroutine[Any, Any, None]:
-        return self.live.follower.run()
 
     async def check(self) -> None:
         """The node says it is healthy (`getHealth`: one behind the cluster says not)."""
@@ -76,13 +75,6 @@ class SvmChain(KindChainBase):
             return SvmRoute(self.live, "from_svm")
         return None
 
-    @property
-    def route_precedence(self) -> int:
-        return 1
-
-    async def close(self) -> None:
-        await self.live.client.close()
-
 
 @dataclass(frozen=True)
 class SvmKind:
@@ -91,22 +83,14 @@ class SvmKind:
     devnet_keys: DevnetSvmKeys | None = None
     name = "svm"
 
-    def chains(
-        self,
-        deployment: Deployment,
-        settings: Settings,
-        *,
-        clock: Callable[[], float],
-        metrics: Metrics,
-    ) -> Sequence[SvmChain]:
+    def chains(self, context: ChainContext) -> Sequence[SvmChain]:
         return [
-            SvmChain(svm_chain_runtime(config, settings, clock), self.devnet_keys)
-            for config in deployment.svm_chains
+            SvmChain(svm_chain_runtime(config, context.settings, context.clock), self.devnet_keys)
+            for config in context.deployment.svm_chains
         ]
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> LoopWorkers:
-        chains = [chain for chain in runtime.kind_chains.values() if isinstance(chain, SvmChain)]
-        return LoopWorkers([worker for chain in chains for worker in _workers(chain, context)])
+        return LoopWorkers.of_each(runtime, SvmChain, _workers, context)
 
 
 def _workers(chain: SvmChain, context: WorkerContext) -> Sequence[NamedWorker]:
@@ -123,15 +107,11 @@ def _workers(chain: SvmChain, context: WorkerContext) -> Sequence[NamedWorker]:
         now=now,
     )
     solver = SvmSolver(
-        live, payer, sessions, now=now, interval_seconds=interval, owner=context.owner
+        live, payer, sessions=sessions, now=now, interval_seconds=interval, owner=context.owner
     )
-    indexer = SvmIndexer(live, sessions, now=now, interval_seconds=interval)
-    refunder = SvmRefunder(live, payer, sessions, now=now, interval_seconds=interval)
-    return (
-        NamedWorker(f"svm-solver-{chain.chain_id}", solver.run),
-        NamedWorker(f"svm-indexer-{chain.chain_id}", indexer.run),
-        NamedWorker(f"svm-refunder-{chain.chain_id}", refunder.run),
-    )
+    indexer = SvmIndexer(live, sessions=sessions, now=now, interval_seconds=interval)
+    refunder = SvmRefunder(live, payer, sessions=sessions, now=now, interval_seconds=interval)
+    return [NamedWorker(worker.name, worker.run) for worker in (solver, indexer, refunder)]
 
 
 SVM = SvmKind()

@@ -9,43 +9,25 @@ from dataclasses import dataclass, field
 import structlog
 from solders.pubkey import Pubkey
 
-from crossfill.domain.chain_health import is_block_production_lagging
+from crossfill.domain.chain_health import HeadProgress
 from crossfill.errors import ChainError
 from crossfill.kinds.svm.client import SvmPort
 from crossfill.kinds.svm.config import SvmChainConfig
-from crossfill.types import ChainId
 
 log = structlog.get_logger(__name__)
 
 
 @dataclass
-class SvmChainState:
+class SvmChainState(HeadProgress):
     """Written only by the chain's follower; read by the API and workers."""
 
-    chain_id: ChainId
-    lag_threshold_seconds: float | None
-    started_at: float
     block_height: int | None = None
-    last_advance_at: float | None = None
-    last_poll_ok_at: float | None = None
-    last_error: str | None = field(default=None, repr=False)
     # Currency address (exact base58) -> the solver vault's balance.
     solver_balances: dict[str, int] = field(default_factory=dict)
 
     def record_height(self, height: int, now: float) -> None:
-        if height != self.block_height:
-            self.last_advance_at = now
+        self.record_read(advanced=height != self.block_height, now=now)
         self.block_height = height
-        self.last_poll_ok_at = now
-        self.last_error = None
-
-    def lagging(self, now: float) -> bool:
-        return is_block_production_lagging(
-            last_advance_at=self.last_advance_at,
-            started_at=self.started_at,
-            now=now,
-            threshold_seconds=self.lag_threshold_seconds,
-        )
 
 
 class SvmFollower:

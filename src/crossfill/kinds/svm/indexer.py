@@ -13,15 +13,12 @@ does a deposit with no order in its memo.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import structlog
 from solders.pubkey import Pubkey
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.domain.deposit_checks import (
     DepositFacts,
@@ -29,8 +26,8 @@ from crossfill.domain.deposit_checks import (
     ExpectedDeposit,
     judge_deposit,
 )
-from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
 from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.kinds.svm.deposits import VaultDeposit, read_vault_deposits
 from crossfill.kinds.svm.programs import NATIVE_SOL_ADDRESS as NATIVE_SOL
 from crossfill.kinds.svm.runtime import SvmChainRuntime
@@ -40,6 +37,7 @@ from crossfill.loops import run_every
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ChainCursor, Deposit, Request
+from crossfill.workers.kind_worker import KindWorker
 
 log = structlog.get_logger(__name__)
 PAGE = 1000
@@ -62,25 +60,17 @@ class _Position:
     newest: str | None = None
 
 
-class SvmIndexer:
-    def __init__(
-        self,
-        chain: SvmChainRuntime,
-        sessions: async_sessionmaker[AsyncSession],
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-    ) -> None:
-        self.chain = chain
-        self.config = chain.config
-        self.sessions = sessions
-        self.now = now
-        self.interval_seconds = interval_seconds
+@dataclass(eq=False)
+class SvmIndexer(KindWorker[SvmChainRuntime]):
+    job = "svm-indexer"
+
+    def __post_init__(self) -> None:
+        self.config: SvmChainConfig = self.chain.config
         vault = Pubkey.from_string(self.config.solver.address)
         served = [Pubkey.from_string(token.address) for token in self.config.token_currencies]
         self.served_accounts = [vault] + [programs.token_account(vault, mint) for mint in served]
         # The vault's token accounts of other mints: found on the chain, read from their start.
-        self.unserved = UnservedTokenAccounts(chain.client, vault, served, now=now)
+        self.unserved = UnservedTokenAccounts(self.chain.client, vault, served, now=self.now)
         # Signatures read this process's lifetime (a re-listed one is not fetched again).
         self.settled: set[str] = set()
         # Each address's cursor, kept between this indexer's own writes (role -> position):
@@ -95,7 +85,7 @@ class SvmIndexer:
         )
 
     async def run(self) -> None:
-        await run_every(f"svm-indexer-{self.config.id}", self.tick, self.interval_seconds)
+        await run_every(self.name, self.tick, self.interval_seconds)
 
     async def tick(self) -> None:
         # Which chain this is (a restarted devnet is a new one), read once per tick.
@@ -268,22 +258,11 @@ class SvmIndexer:
                 verdict=str(judgement.verdict),
                 decides=judgement.decides,
             )
-            if request is None or not judgement.decides:
-                return  # refunded to its sender; its request, if any, goes on undisturbed
-            await requests.record_transaction(
-                session, request.id, kind="deposit", chain_id=self.config.id,
-                tx_hash=deposit.signature, status="success", now=now,
-                block_number=deposit.slot, timestamp=deposit.block_time, sender=deposit.sender,
+            shown = deposits.ShownDeposit(
+                self.config.id, deposit.signature, deposit.slot, deposit.block_time,
+                sender=deposit.sender, origin_block=deposit.slot,
             )  # fmt: skip
-            if RequestStatus(request.status) not in AWAITING_DEPOSIT:
-                return  # failed before any deposit came: this one is refunded as its own
-            request.origin_block_number = deposit.slot
-            if judgement.verdict is DepositVerdict.ACCEPTED:
-                await requests.move(session, request, RequestStatus.PENDING, now=now)
-            else:
-                await requests.move(
-                    session, request, RequestStatus.FAILURE, now=now, fail_reason=judgement.verdict
-                )
+            await deposits.carry_out(session, request, judgement, shown, now=now)
 
     def _verdict(self, deposit: VaultDeposit, request: Request | None) -> DepositVerdict:
         if request is not None and deposit.currency != request.origin_currency:

@@ -28,9 +28,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.errors import ProgramFailed
-from crossfill.kinds.svm import payments as svm_payments
 from crossfill.kinds.svm.client import BlockhashNotFound, SvmPort
+from crossfill.kinds.svm.payments import SVM_PAYMENTS
 from crossfill.kinds.svm.transactions import SvmPaymentOrder, payment_instructions
+from crossfill.store.payment_journal import IN_FLIGHT, Stage
 from crossfill.store.tables import SvmPayment
 
 log = structlog.get_logger(__name__)
@@ -77,7 +78,7 @@ class SvmPayer:
         """Idempotent: the first call signs, journals and sends; later calls follow the same
         payment to its outcome (re-sending, or re-signing only after provable expiry)."""
         async with self.sessions() as session:
-            attempt = await svm_payments.latest(
+            attempt = await SVM_PAYMENTS.latest(
                 session, chain_id=self.client.chain_id, purpose=order.purpose, payment_key=order.key
             )
         if attempt is None:
@@ -85,11 +86,12 @@ class SvmPayer:
         return await self._follow(order, attempt)
 
     async def _follow(self, order: SvmPaymentOrder, attempt: SvmPayment) -> PaymentOutcome:
-        if attempt.status == "landed":
+        stage = SVM_PAYMENTS.stage_of(attempt)
+        if stage is Stage.PAID:
             return Paid(attempt.signature, attempt.slot or 0)
-        if attempt.status == "failed":
+        if stage is Stage.REFUSED:
             return Refused(attempt.signature, attempt.error)
-        if attempt.status == "expired":
+        if stage is Stage.DEAD:
             # Not left by this payer (expiry and the next attempt are one transaction), but
             # an expired newest attempt means none can land: the next one may be signed.
             return await self._sign_and_send(order, number=attempt.attempt + 1, expired=None)
@@ -113,10 +115,10 @@ class SvmPayer:
         if status is None:
             return None
         if status.err is not None:
-            await self._settle(attempt, "failed", slot=status.slot, error=status.err)
+            await self._settle(attempt, Stage.REFUSED, slot=status.slot, error=status.err)
             return Refused(attempt.signature, status.err)
         if status.commitment in SETTLED_COMMITMENTS:
-            await self._settle(attempt, "landed", slot=status.slot)
+            await self._settle(attempt, Stage.PAID, slot=status.slot)
             return Paid(attempt.signature, status.slot)
         return Pending(attempt.signature)
 
@@ -131,7 +133,7 @@ class SvmPayer:
             await self._send(attempt, preflight=True)
         except ProgramFailed as failed:
             # Refused in simulation: nothing was broadcast, so nothing can land.
-            await self._settle(attempt, "failed", error=failed.err)
+            await self._settle(attempt, Stage.REFUSED, error=failed.err)
             return Refused(attempt.signature, failed.err)
         return Pending(attempt.signature)
 
@@ -156,17 +158,14 @@ class SvmPayer:
             raw_transaction=base64.b64encode(bytes(tx)).decode(),
             blockhash=str(latest.blockhash),
             last_valid_block_height=latest.last_valid_block_height,
-            status=svm_payments.IN_FLIGHT,
+            status=IN_FLIGHT,
             created_at=now,
             updated_at=now,
         )
         try:
             async with self.sessions() as session, session.begin():
-                if expired is not None and not await svm_payments.settle(
-                    session, expired.id, status="expired", now=now
-                ):
+                if not await SVM_PAYMENTS.journal(session, attempt, replacing=expired, now=now):
                     return None
-                svm_payments.record_signed(session, attempt)
         except IntegrityError:
             return None
         return attempt
@@ -180,9 +179,9 @@ class SvmPayer:
             log.info("svm payment blockhash not found", signature=attempt.signature)
 
     async def _settle(
-        self, attempt: SvmPayment, status: str, *, slot: int | None = None, error: object = None
+        self, attempt: SvmPayment, stage: Stage, *, slot: int | None = None, error: object = None
     ) -> None:
         async with self.sessions() as session, session.begin():
-            await svm_payments.settle(
-                session, attempt.id, status=status, now=self.now(), slot=slot, error=error
+            await SVM_PAYMENTS.settle(
+                session, attempt.id, stage, now=self.now(), slot=slot, error=error
             )

@@ -33,8 +33,10 @@ from crossfill.kinds.svm.transactions import (
 from crossfill.quoting import inputs
 from crossfill.quoting.cross_vm import (
     QuotedCurrency,
+    TransferTerms,
+    bridged,
     evm_currency,
-    fixed_rate_output,
+    priced_transfer,
     quoted_evm_currency,
 )
 from crossfill.quoting.engine import fill_deadline
@@ -56,14 +58,7 @@ class SvmQuote:
     direction: Direction
     request_id: str
     order_id: str
-    user: str
-    recipient: str
-    refund_to: str
-    currency_in: QuotedCurrency
-    currency_out: QuotedCurrency
-    amount_in: int
-    amount_out: int
-    service_fee: int  # in input units
+    terms: TransferTerms
     # `fees.gas`: the user's own fee for the deposit, in the origin's gas currency.
     gas_currency: QuotedCurrency
     deposit_gas: int
@@ -89,13 +84,7 @@ def svm_address(value: str | None, error_code: str, field: str) -> str:
 
 def _svm_currency(chain: SvmChainConfig, value: str, field: str) -> SvmCurrencyConfig:
     svm_address(value, "UNSUPPORTED_CURRENCY", field)
-    found = chain.currency(value)
-    if found is None or not found.supports_bridging:
-        raise QuoteError(
-            "UNSUPPORTED_CURRENCY", f"{field} {value} is not supported on chain {chain.id}"
-        )
-    if found.usd_price is None:
-        raise QuoteError("UNSUPPORTED_CURRENCY", f"{field} {value} has no price")
+    found, _usd = bridged(chain.currency(value), (field, value), chain.id)
     return found
 
 
@@ -213,23 +202,16 @@ def _raw(address: str) -> bytes:
     return bytes(Pubkey.from_string(address))
 
 
-def _order(
-    context: SvmQuoteContext,
-    ends: tuple[QuotedCurrency, QuotedCurrency],
-    accounts: tuple[str, str],
-    amounts: tuple[int, int],
-    expires_at: datetime,
-) -> Order:
-    """(input, output) currencies, (refund recipient, recipient), (amount in, amount out)."""
-    (into, out), (refund_to, recipient), (amount_in, amount_out) = ends, accounts, amounts
+def _order(context: SvmQuoteContext, terms: TransferTerms, expires_at: datetime) -> Order:
+    into, out = terms.currency_in, terms.currency_out
     return order_of(
-        origin=OrderSide(into.chain_name, _raw(into.address), _raw(refund_to)),
-        destination=OrderSide(out.chain_name, _raw(out.address), _raw(recipient)),
+        origin=OrderSide(into.chain_name, _raw(into.address), _raw(terms.refund_to)),
+        destination=OrderSide(out.chain_name, _raw(out.address), _raw(terms.recipient)),
         solver=context.solver,
         salt=context.salt,
-        amount_in=amount_in,
-        amount_out=amount_out,
-        minimum_out=amount_out,
+        amount_in=terms.amount_in,
+        amount_out=terms.amount_out,
+        minimum_out=terms.amount_out,
         deadline=fill_deadline(expires_at),
     )
 
@@ -263,14 +245,11 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
             evm, body.destination_currency, "destinationCurrency", context.evm_price
         )
     fee_bps = _fee_bps(options.fixed_rate_bps, evm.fees.service_fee_bps)
-    amount_out, fee = fixed_rate_output(amount_in, fee_bps, currency_in, currency_out)
-    if amount_out <= 0:
-        raise QuoteError("AMOUNT_TOO_LOW", "the amount does not cover the fees")
+    terms = priced_transfer(
+        (user, recipient, refund_to), (currency_in, currency_out), amount_in, fee_bps
+    )
     expires_at = context.now + context.ttl
-    order = _order(
-        context, (currency_in, currency_out), (refund_to, recipient), (amount_in, amount_out),
-        expires_at,
-    )  # fmt: skip
+    order = _order(context, terms, expires_at)
     order_id = "0x" + order.order_id().hex()
     fee_payer = _fee_payer(body, direction, user)
     instructions = None
@@ -291,14 +270,7 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
         direction=direction,
         request_id="0x" + context.request_id.hex(),
         order_id=order_id,
-        user=user,
-        recipient=recipient,
-        refund_to=refund_to,
-        currency_in=currency_in,
-        currency_out=currency_out,
-        amount_in=amount_in,
-        amount_out=amount_out,
-        service_fee=fee,
+        terms=terms,
         fixed_rate_bps=options.fixed_rate_bps,
         order=order,
         gas_currency=gas_currency,

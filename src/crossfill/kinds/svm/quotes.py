@@ -94,9 +94,9 @@ def _planned(
     EVM solver from it."""
     quote = plan_svm_quote(body, direction, context)
     if direction == "to_svm":
-        check_svm_payout(svm, quote.currency_out, quote.amount_out)
+        check_svm_payout(svm, quote.terms.currency_out, quote.terms.amount_out)
     else:
-        check_evm_payout(runtime, quote.currency_out, quote.amount_out)
+        check_evm_payout(runtime, quote.terms.currency_out, quote.terms.amount_out)
     return quote
 
 

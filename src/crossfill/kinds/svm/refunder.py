@@ -8,12 +8,10 @@ Memo giving the reason; the request, if any, moves to `refund`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
+from dataclasses import dataclass
 
 import structlog
 from solders.pubkey import Pubkey
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.kinds.svm import programs
@@ -36,29 +34,13 @@ def refund_key(deposit: Deposit) -> str:
     return f"{key}:excess" if deposit.part == deposits.EXCESS else key
 
 
-class SvmRefunder(DueRefunds):
-    def __init__(
-        self,
-        chain: SvmChainRuntime,
-        payer: SvmPayer,
-        sessions: async_sessionmaker[AsyncSession],
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-    ) -> None:
-        super().__init__(
-            f"svm-refunder-{chain.config.id}",
-            chain.config.id,
-            sessions,
-            now=now,
-            interval_seconds=interval_seconds,
-        )
-        self.chain = chain
-        self.config = chain.config
-        self.payer = payer
+@dataclass(eq=False)
+class SvmRefunder(DueRefunds[SvmChainRuntime]):
+    job = "svm-refunder"
+    payer: SvmPayer
 
     def order_of(self, deposit: Deposit, reason: str) -> SvmPaymentOrder:
-        currency = self.config.currency(deposit.currency)
+        currency = self.chain.config.currency(deposit.currency)
         native = currency is None or currency.is_native
         return SvmPaymentOrder(
             purpose=REFUND,
@@ -72,7 +54,7 @@ class SvmRefunder(DueRefunds):
 
     async def _refund(self, deposit: Deposit) -> None:
         reason = deposit.outcome or "UNKNOWN"
-        currency = self.config.currency(deposit.currency)
+        currency = self.chain.config.currency(deposit.currency)
         if currency is None:
             # A token we do not serve: the vault may not hold it; left for the operator.
             await self._skip(deposit.id, deposits.UNSERVED_CURRENCY)
@@ -86,7 +68,7 @@ class SvmRefunder(DueRefunds):
                 reason = (request.fail_reason if request else None) or reason
         outcome = await self.payer.pay(self.order_of(deposit, reason))
         if isinstance(outcome, Paid):
-            await self._mark(deposit.id, "done", outcome.signature)
+            await self._refunded(deposit.id, outcome.signature)
             log.info("svm deposit refunded", deposit=deposit.tx_hash, signature=outcome.signature)
         elif isinstance(outcome, Refused):
             log.error("svm refund refused", deposit=deposit.tx_hash, error=outcome.error)
@@ -103,16 +85,5 @@ class SvmRefunder(DueRefunds):
         )
         cost = svm_refund_cost_lamports(currency, new_token_account=new_account)
         return svm_refund_worth_sending(
-            int(deposit.amount), currency, self.config.native_currency, cost
+            int(deposit.amount), currency, self.chain.config.native_currency, cost
         )
-
-    async def _mark(self, deposit_id: int, status: str, signature: str | None) -> None:
-        now = self.now()
-        async with self.sessions() as session, session.begin():
-            deposit = await session.get(Deposit, deposit_id)
-            assert deposit is not None
-            deposit.refund_status = status
-            deposit.refund_tx_hash = signature
-            deposit.refund_amount = deposit.amount if signature else None
-            if signature is not None:
-                await self._record_on_request(session, deposit, signature, now=now)

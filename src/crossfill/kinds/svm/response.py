@@ -10,7 +10,7 @@ from crossfill.config import ChainConfig
 from crossfill.kinds.svm.quote import SvmQuote
 from crossfill.kinds.svm.transactions import instruction_wire
 from crossfill.quoting.deposit_steps import amount_wire as _amount
-from crossfill.quoting.deposit_steps import details_wire, service_fee_wire, unsponsored_wire
+from crossfill.quoting.deposit_steps import details_wire, service_fee_wire, transfer_answer
 from crossfill.quoting.deposit_steps import evm_deposit_steps as _evm_steps
 from crossfill.quoting.deposit_steps import step as _step
 
@@ -23,17 +23,17 @@ def _svm_steps(quote: SvmQuote) -> list[dict[str, Any]]:
     data = {
         "instructions": [instruction_wire(ix) for ix in quote.deposit_instructions],
         "addressLookupTableAddresses": [],
-        "chainId": quote.currency_in.chain_id,
-        "from": quote.user,
+        "chainId": quote.terms.currency_in.chain_id,
+        "from": quote.terms.user,
         # The transaction's fee payer (`depositFeePayer`, else the user): it signs as well.
         "feePayer": quote.fee_payer,
     }
     return [_step(quote, "deposit", "Depositing funds", data)]
 
 
-def _fees(quote: SvmQuote) -> dict[str, Any]:
-    gas = _amount(quote.gas_currency, quote.deposit_gas)
-    return service_fee_wire(quote.currency_in, quote.service_fee, gas=gas)
+def _gas(quote: SvmQuote) -> dict[str, Any]:
+    """`fees.gas`: the user's own fee for the deposit, in the origin's gas currency."""
+    return _amount(quote.gas_currency, quote.deposit_gas)
 
 
 def _details(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
@@ -51,31 +51,19 @@ def _details(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
 def svm_quote_wire(
     quote: SvmQuote, evm: ChainConfig, *, order_signature: str | None = None
 ) -> dict[str, Any]:
-    steps = _evm_steps(quote, evm) if quote.direction == "to_svm" else _svm_steps(quote)
-    depository = evm.contracts.depository if quote.direction == "to_svm" else quote.vault
-    protocol: dict[str, Any] = {
-        "orderId": quote.order_id,
-        "hubType": "onchain",
-        "orderData": quote.order.wire(),
-        "paymentDetails": {
-            "chainId": quote.currency_in.chain_name,
-            "depository": depository,
-            "currency": quote.currency_in.address,
-            "amount": str(quote.amount_in),
-        },
-    }
-    if order_signature is not None:
-        protocol["orderSignature"] = order_signature
-    return {
-        "steps": steps,
-        "fees": _fees(quote),
-        # Nothing is sponsored on SVM routes (`subsidizeFees` is refused there).
-        "feeSponsorship": unsponsored_wire(quote.currency_in, quote.service_fee),
-        "details": _details(quote, evm),
-        "protocol": {"v2": protocol},
-    }
+    to_svm = quote.direction == "to_svm"
+    steps = _evm_steps(quote, evm) if to_svm else _svm_steps(quote)
+    depository = evm.contracts.depository if to_svm else quote.vault
+    return transfer_answer(
+        quote,
+        steps=steps,
+        details=_details(quote, evm),
+        payment=(quote.terms.currency_in.chain_name, depository),
+        gas=_gas(quote),
+        order_signature=order_signature,
+    )
 
 
 def svm_price_wire(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
     """POST /price for an SVM route: the quote's fees and details, no steps, no order."""
-    return {"fees": _fees(quote), "details": _details(quote, evm)}
+    return {"fees": service_fee_wire(quote.terms, gas=_gas(quote)), "details": _details(quote, evm)}

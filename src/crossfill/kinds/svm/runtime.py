@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from crossfill.kinds.port import LiveChain
 from crossfill.kinds.svm.client import SvmClient, SvmPort
 from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.kinds.svm.follower import SvmChainState, SvmFollower
@@ -12,10 +13,7 @@ from crossfill.settings import Settings
 
 
 @dataclass
-class SvmChainRuntime:
-    config: SvmChainConfig
-    client: SvmPort
-    state: SvmChainState
+class SvmChainRuntime(LiveChain[SvmChainConfig, SvmPort, SvmChainState]):
     follower: SvmFollower
 
 

@@ -8,50 +8,28 @@ origin chain's refunder pays the deposit back; every other failure is retried.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
+from dataclasses import dataclass
 
 import structlog
 from solders.pubkey import Pubkey
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.domain.status import RequestStatus
-from crossfill.kinds.svm.payer import Paid, PaymentOutcome, Refused, SvmPayer
+from crossfill.kinds.svm.payer import Paid, Refused, SvmPayer
 from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
-from crossfill.store import requests
 from crossfill.store.tables import Request
-from crossfill.workers.leased_fills import LeasedFills
+from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
 
 log = structlog.get_logger(__name__)
-FILL = "fill"
 
 
-class SvmSolver(LeasedFills):
-    def __init__(
-        self,
-        chain: SvmChainRuntime,
-        payer: SvmPayer,
-        sessions: async_sessionmaker[AsyncSession],
-        *,
-        now: Callable[[], datetime],
-        interval_seconds: float,
-        owner: str,
-    ) -> None:
-        super().__init__(
-            f"svm-solver-{chain.config.id}",
-            chain.config.id,
-            sessions,
-            now=now,
-            interval_seconds=interval_seconds,
-            owner=owner,
-        )
-        self.chain = chain
-        self.config = chain.config
-        self.payer = payer
+@dataclass(eq=False)
+class SvmSolver(LeasedFills[SvmChainRuntime]):
+    job = "svm-solver"
+    shown_when_sent = True
+    payer: SvmPayer
 
     def order_of(self, request: Request) -> SvmPaymentOrder:
-        currency = self.config.currency(request.destination_currency)
+        currency = self.chain.config.currency(request.destination_currency)
         assert currency is not None, "quoted currencies are configured ones"
         return SvmPaymentOrder(
             purpose=FILL,
@@ -65,34 +43,15 @@ class SvmSolver(LeasedFills):
 
     async def _fill(self, request: Request) -> None:
         outcome = await self.payer.pay(self.order_of(request))
-        await self._record(request.id, outcome)
-
-    async def _record(self, request_id: str, outcome: PaymentOutcome) -> None:
-        now = self.now()
-        async with self.sessions() as session, session.begin():
-            current = await requests.get(session, request_id)
-            assert current is not None
-            status = RequestStatus(current.status)
-            if isinstance(outcome, Refused):
-                log.warning("svm fill refused", request_id=request_id, error=outcome.error)
-                await requests.move(
-                    session,
-                    current,
-                    RequestStatus.FAILURE,
-                    now=now,
-                    fail_reason="EXECUTION_REVERTED",
-                )
-                return
-            if not outcome.signature:
-                return
-            paid = isinstance(outcome, Paid)
-            await requests.record_transaction(
-                session, request_id, kind=FILL, chain_id=self.config.id,
-                tx_hash=outcome.signature, status="success" if paid else "pending", now=now,
-                block_number=outcome.slot if isinstance(outcome, Paid) else None,
-            )  # fmt: skip
-            if status is RequestStatus.PENDING:
-                await requests.move(session, current, RequestStatus.SUBMITTED, now=now)
-            if paid:
-                await requests.move(session, current, RequestStatus.SUCCESS, now=now)
-            current.lease_expires_at = None
+        if isinstance(outcome, Refused):
+            log.warning("svm fill refused", request_id=request.id, error=outcome.error)
+            await self._record(request.id, FillRecord(fail_reason="EXECUTION_REVERTED"))
+            return
+        if not outcome.signature:
+            return
+        paid = isinstance(outcome, Paid)
+        transaction = FillTransaction(
+            outcome.signature, "success" if paid else "pending",
+            block_number=outcome.slot if isinstance(outcome, Paid) else None,
+        )  # fmt: skip
+        await self._record(request.id, FillRecord(transaction=transaction, paid=paid))

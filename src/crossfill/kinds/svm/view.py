@@ -8,13 +8,11 @@ names the solver vault that deposits go to.
 from __future__ import annotations
 
 from crossfill.kinds.chain_view import (
-    NO_CONTRACTS,
-    NO_FEES,
     ChainLiveStatus,
-    ChainParts,
-    chain_record,
+    ListedCurrencies,
     featured_token,
     listed_token,
+    record_without_contracts,
     shown_currency,
 )
 from crossfill.kinds.chain_wire import (
@@ -30,20 +28,13 @@ def _shown(currency: SvmCurrencyConfig) -> NativeCurrency:
 
 def svm_chain_wire(config: SvmChainConfig, live: ChainLiveStatus) -> Chain:
     currencies = config.currencies
-    parts = ChainParts(
-        http_rpc_url=config.http_rpc_url,
-        ws_rpc_url=config.ws_rpc_url,
-        token_support="Limited",
-        partial_disable_limit=0,
-        currency=_shown(config.native_currency),
-        fees=NO_FEES,
-        featured_tokens=[featured_token(_shown(c), c) for c in currencies if c.featured],
-        erc20_currencies=[listed_token(_shown(c)) for c in config.token_currencies],
-        solver_currencies=[_shown(c) for c in currencies if c.supports_bridging],
-        contracts=NO_CONTRACTS,
-        base_chain_id=config.id,
-        solver_address=config.solver.address,
-        protocol_chain_id=config.name,
-        depository=config.solver.address,
+    listed = ListedCurrencies(
+        _shown(config.native_currency),
+        featured=[featured_token(_shown(c), c) for c in currencies if c.featured],
+        tokens=[listed_token(_shown(c)) for c in config.token_currencies],
+        solver_holds=[_shown(c) for c in currencies if c.supports_bridging],
     )
-    return chain_record(config, live, parts)
+    endpoints = (config.http_rpc_url, config.ws_rpc_url)
+    return record_without_contracts(
+        config, live, listed, endpoints=endpoints, solver_address=config.solver.address
+    )
