@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
 from crossfill.contracts.toolchain import anvil_binary
-from crossfill.devnet.child_process import ChildProcess, spawn, start_child
-from crossfill.errors import DevnetError
+from crossfill.devnet import json_rpc
+from crossfill.devnet.child_process import ChildProcess, answers_post, spawn, start_child
+
+# A chain is up once it answers a JSON-RPC call.
+_READY_PROBE: dict[str, object] = {"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []}
 
 
 @dataclass(kw_only=True)
@@ -19,18 +20,6 @@ class AnvilProcess(ChildProcess):
     @property
     def ws_url(self) -> str:
         return f"ws://{self.host}:{self.port}"
-
-
-def _rpc_answers(rpc_url: str) -> bool:
-    try:
-        reply = httpx.post(
-            rpc_url,
-            json={"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []},
-            timeout=1,
-        )
-    except httpx.HTTPError:
-        return False
-    return reply.status_code == 200
 
 
 def _launch(
@@ -76,7 +65,7 @@ def start_anvil(
     log_path = log_dir / f"anvil-{chain_id}.log"
     return start_child(
         lambda port: _launch(chain_id, host, port, hardfork, log_path, block_time),
-        lambda anvil: _rpc_answers(anvil.rpc_url),
+        lambda anvil: answers_post(anvil.rpc_url, _READY_PROBE),
         host=host,
         ready_timeout=ready_timeout,
         what=f"anvil for chain {chain_id}",
@@ -86,12 +75,7 @@ def start_anvil(
 
 def anvil_rpc(rpc_url: str, method: str, params: list[object]) -> object:
     """Call an anvil-specific method (anvil_*, evm_*); an RPC error raises DevnetError."""
-    reply = httpx.post(
-        rpc_url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, timeout=10
-    ).json()
-    if "error" in reply:
-        raise DevnetError(f"{method} failed on {rpc_url}: {reply['error'].get('message')}")
-    return reply.get("result")
+    return json_rpc.call(rpc_url, method, params)
 
 
 def set_interval_mining(rpc_url: str, block_time_seconds: int) -> None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+import httpx
+
 from crossfill.errors import DevnetError
 
 _PR_SET_PDEATHSIG = 1
@@ -79,6 +81,16 @@ def spawn(command: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
 
 
 Child = TypeVar("Child", bound=ChildProcess)
+
+
+def answers_post(url: str, body: dict[str, object]) -> bool:
+    """Whether a child answers `body` POSTed to `url` with a 200 within a second (its
+    readiness probe)."""
+    try:
+        reply = httpx.post(url, json=body, timeout=1)
+    except httpx.HTTPError:
+        return False
+    return reply.status_code == 200
 
 
 def start_child(

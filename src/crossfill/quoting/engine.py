@@ -160,13 +160,16 @@ def _relayer_gas(request: CheckedRequest, prices: QuotePrices) -> int:
     """The fill's gas on the destination, priced in the input currency (0 on one chain)."""
     if request.kind.same_chain:
         return 0
-    destination = request.destination
-    gas = _fill_gas(request)
-    native = destination.config.native_currency
+    return _gas_in_input(request, prices, request.destination, _fill_gas(request))
+
+
+def _gas_in_input(request: CheckedRequest, prices: QuotePrices, chain: ChainView, gas: int) -> int:
+    """`gas` on `chain` at its fee per gas, priced in the input currency (rounded up)."""
+    native = chain.config.native_currency
     return convert_ceil(
-        gas * fee_per_gas(destination),
+        gas * fee_per_gas(chain),
         from_decimals=native.decimals,
-        from_price=prices(destination.config, native),
+        from_price=prices(chain.config, native),
         to_decimals=request.currency_in.decimals,
         to_price=prices(request.origin.config, request.currency_in),
     )
@@ -203,14 +206,7 @@ def _permit_gas(request: CheckedRequest, prices: QuotePrices) -> int:
     origin = request.origin
     gas = origin.config.fees.deposit_gas_erc20 + AUTHORIZATION_GAS
     gas += request.permit.origin_gas_overhead
-    native = origin.config.native_currency
-    return convert_ceil(
-        gas * fee_per_gas(origin),
-        from_decimals=native.decimals,
-        from_price=prices(origin.config, native),
-        to_decimals=request.currency_in.decimals,
-        to_price=prices(origin.config, request.currency_in),
-    )
+    return _gas_in_input(request, prices, origin, gas)
 
 
 def _sweep_gas(
@@ -219,16 +215,8 @@ def _sweep_gas(
     """`useDepositAddress`: the sweep the solver sends on the origin, in input units."""
     if wanted is None:
         return 0
-    origin = request.origin
-    gas = sweep_gas(origin.config.fees, native=request.currency_in.is_native)
-    native = origin.config.native_currency
-    return convert_ceil(
-        gas * fee_per_gas(origin),
-        from_decimals=native.decimals,
-        from_price=prices(origin.config, native),
-        to_decimals=request.currency_in.decimals,
-        to_price=prices(origin.config, request.currency_in),
-    )
+    gas = sweep_gas(request.origin.config.fees, native=request.currency_in.is_native)
+    return _gas_in_input(request, prices, request.origin, gas)
 
 
 def _permit_valid_before(request: CheckedRequest, now: datetime, expires_at: datetime) -> int:

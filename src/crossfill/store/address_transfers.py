@@ -75,14 +75,8 @@ async def record(session: AsyncSession, chain_id: int, seen: SeenTransfer, now: 
     session.add(
         AddressTransfer(
             chain_id=chain_id,
-            address=seen.address,
-            tx_hash=seen.tx_hash,
-            log_index=seen.log_index,
-            block_number=seen.block_number,
-            block_hash=seen.block_hash,
-            currency=seen.currency,
+            **_transferred(seen),
             amount=str(seen.amount),
-            depositor=seen.depositor,
             leg=PAID,
             state=SEEN,
             created_at=now,
@@ -99,14 +93,8 @@ async def split_excess(
     paid.amount = str(int(paid.amount) - excess)
     leg = AddressTransfer(
         chain_id=paid.chain_id,
-        address=paid.address,
-        tx_hash=paid.tx_hash,
-        log_index=paid.log_index,
-        block_number=paid.block_number,
-        block_hash=paid.block_hash,
-        currency=paid.currency,
+        **_transferred(paid),
         amount=str(excess),
-        depositor=paid.depositor,
         leg=EXCESS,
         state=SEEN,
         created_at=now,
@@ -114,6 +102,20 @@ async def split_excess(
     session.add(leg)
     await session.flush()
     return leg
+
+
+def _transferred(source: SeenTransfer | AddressTransfer) -> dict[str, object]:
+    """The columns every leg of a transfer keeps of the transfer: from the transfer as seen,
+    or from another leg's row."""
+    return {
+        "address": source.address,
+        "tx_hash": source.tx_hash,
+        "log_index": source.log_index,
+        "block_number": source.block_number,
+        "block_hash": source.block_hash,
+        "currency": source.currency,
+        "depositor": source.depositor,
+    }
 
 
 async def unswept(session: AsyncSession, chain_id: int, limit: int) -> list[AddressTransfer]:

@@ -58,21 +58,29 @@ async def record_seen(
         return await _seen_again(session, known, log, state)
     row = Deposit(
         chain_id=chain_id,
-        tx_hash=log.tx_hash,
-        log_index=log.log_index,
         part=WHOLE,
-        block_number=log.block_number,
-        block_hash=log.block_hash,
-        order_id=log.order_id,
-        depositor=log.depositor,
-        currency=log.currency,
+        **_logged(log),
         amount=str(log.amount),
-        paid_to=log.paid_to,
         state=state,
         created_at=now,
     )
     session.add(row)  # written with the session's next flush (its next statement, or commit)
     return row
+
+
+def _logged(source: DepositLog | Deposit) -> dict[str, object]:
+    """The columns every part of a deposit keeps of its log: from the log itself, or from
+    another part's row."""
+    return {
+        "tx_hash": source.tx_hash,
+        "log_index": source.log_index,
+        "block_number": source.block_number,
+        "block_hash": source.block_hash,
+        "order_id": source.order_id,
+        "depositor": source.depositor,
+        "currency": source.currency,
+        "paid_to": source.paid_to,
+    }
 
 
 async def _seen_again(
@@ -291,16 +299,9 @@ def _split_excess(session: AsyncSession, deposit: Deposit, excess: int, request_
     session.add(
         Deposit(
             chain_id=deposit.chain_id,
-            tx_hash=deposit.tx_hash,
-            log_index=deposit.log_index,
             part=EXCESS,
-            block_number=deposit.block_number,
-            block_hash=deposit.block_hash,
-            order_id=deposit.order_id,
-            depositor=deposit.depositor,
-            currency=deposit.currency,
+            **_logged(deposit),
             amount=str(excess),
-            paid_to=deposit.paid_to,
             state=deposit.state,
             request_id=request_id,
             outcome=DepositVerdict.EXCESS,

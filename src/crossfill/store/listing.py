@@ -10,7 +10,7 @@ skip a record that was there when the walk started.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     ColumnElement,
@@ -231,21 +231,26 @@ async def total(session: AsyncSession, query: ListingQuery) -> int:
 async def transactions_by_request(
     session: AsyncSession, request_ids: list[str]
 ) -> dict[str, list[RequestTransaction]]:
-    found: dict[str, list[RequestTransaction]] = {request_id: [] for request_id in request_ids}
-    if request_ids:
-        rows = await session.scalars(select(T).where(T.request_id.in_(request_ids)).order_by(T.id))
-        for row in rows:
-            found[row.request_id].append(row)
-    return found
+    return await _rows_by_request(session, RequestTransaction, request_ids)
 
 
 async def app_fees_by_request(
     session: AsyncSession, request_ids: list[str]
 ) -> dict[str, list[AppFee]]:
-    found: dict[str, list[AppFee]] = {request_id: [] for request_id in request_ids}
+    return await _rows_by_request(session, AppFee, request_ids)
+
+
+_RequestChild = TypeVar("_RequestChild", RequestTransaction, AppFee)
+
+
+async def _rows_by_request(
+    session: AsyncSession, table: type[_RequestChild], request_ids: list[str]
+) -> dict[str, list[_RequestChild]]:
+    """Each request's rows of `table`, in the order they were written (none: an empty list)."""
+    found: dict[str, list[_RequestChild]] = {request_id: [] for request_id in request_ids}
     if request_ids:
         rows = await session.scalars(
-            select(AppFee).where(AppFee.request_id.in_(request_ids)).order_by(AppFee.id)
+            select(table).where(table.request_id.in_(request_ids)).order_by(table.id)
         )
         for row in rows:
             found[row.request_id].append(row)

@@ -15,7 +15,7 @@ from crossfill.api.rate_limit import Limiter, budget, enforce
 from crossfill.api.schemas.responses import RequestsV2
 from crossfill.domain.deprecation import RETIRED_ON, SUCCESSOR, V2Schedule
 from crossfill.domain.listing_query import ListingError, ListingQuery, parse_listing
-from crossfill.domain.record_facts import CurrencyObjects, GasSponsorFacts, SolverFacts
+from crossfill.domain.record_facts import CurrencyObjects, RecordFacts, SolverFacts
 from crossfill.domain.request_record import v2_record, v3_record
 from crossfill.errors import BadRequest, Gone
 from crossfill.quoting.response import currency_wire
@@ -60,8 +60,13 @@ def _currencies(runtime: Runtime) -> CurrencyObjects:
 async def _list(
     runtime: Runtime,
     query: ListingQuery,
-    shape: Callable[[RequestRow, list[Any], list[Any], GasSponsorFacts | None], dict[str, Any]],
+    *,
+    referrer: Callable[[RequestRow], str | None],
+    record: Callable[[RecordFacts], dict[str, Any]],
 ) -> dict[str, Any]:
+    """A page of requests matching `query`, each shaped by `record` (`referrer`: what a row
+    shows as its referrer to this caller)."""
+    currencies = _currencies(runtime)
     async with runtime.sessions() as session:
         rows, continuation = await listing.page(session, query)
         transactions = await listing.transactions_by_request(session, [row.id for row in rows])
@@ -70,7 +75,17 @@ async def _list(
         total = await listing.total(session, query) if query.include_total else None
     body: dict[str, Any] = {
         "requests": [
-            shape(row, transactions[row.id], app_fees[row.id], gas_sponsors.get(row.id))
+            record(
+                listing.record_facts(
+                    row,
+                    transactions[row.id],
+                    app_fees[row.id],
+                    _solver(runtime, row),
+                    referrer=referrer(row),
+                    currencies=currencies,
+                    gas_sponsor=gas_sponsors.get(row.id),
+                )
+            )
             for row in rows
         ]
     }
@@ -92,27 +107,12 @@ async def requests_v3(
 ) -> dict[str, Any]:
     """Requests matching every parameter, newest first by default, one keyset page at a time."""
     query = _query(request, v2=False)
-    currencies = _currencies(runtime)
 
-    def shape(
-        row: RequestRow,
-        transactions: list[Any],
-        app_fees: list[Any],
-        gas_sponsor: GasSponsorFacts | None,
-    ) -> dict[str, Any]:
+    def referrer(row: RequestRow) -> str | None:
         own = query.include_authenticated_data and row.api_key_id == caller.key_id
-        facts = listing.record_facts(
-            row,
-            transactions,
-            app_fees,
-            _solver(runtime, row),
-            referrer=row.referrer if own else None,
-            currencies=currencies,
-            gas_sponsor=gas_sponsor,
-        )
-        return v3_record(facts)
+        return row.referrer if own else None
 
-    return await _list(runtime, query, shape)
+    return await _list(runtime, query, referrer=referrer, record=v3_record)
 
 
 @router.get(
@@ -143,23 +143,8 @@ async def requests_v2(
         f"GET /requests/v2 is deprecated and its rate limit is reduced; use {SUCCESSOR}",
     )
     query = _query(request, v2=True)
-    currencies = _currencies(runtime)
 
-    def shape(
-        row: RequestRow,
-        transactions: list[Any],
-        app_fees: list[Any],
-        gas_sponsor: GasSponsorFacts | None,
-    ) -> dict[str, Any]:
-        facts = listing.record_facts(
-            row,
-            transactions,
-            app_fees,
-            _solver(runtime, row),
-            referrer=row.referrer,
-            currencies=currencies,
-            gas_sponsor=gas_sponsor,
-        )
+    def record(facts: RecordFacts) -> dict[str, Any]:
         return v2_record(facts, include_order_data=query.include_order_data)
 
-    return await _list(runtime, query, shape)
+    return await _list(runtime, query, referrer=lambda row: row.referrer, record=record)

@@ -3,6 +3,7 @@ pragma solidity ^0.8.30;
 
 import {Owned} from "./lib/Owned.sol";
 import {SafeTransfer} from "./lib/SafeTransfer.sol";
+import {TypedSignatures} from "./lib/TypedSignatures.sol";
 
 interface IDepositoryDeposits {
     function depositNative(address depositor, bytes32 id) external payable;
@@ -91,13 +92,8 @@ contract DepositAddressFactory is Owned {
     bytes32 public constant RECOVER_TYPEHASH = keccak256(
         "Recover(address depositAddress,address token,uint256 amount,uint256 nonce,uint256 deadline)"
     );
-    bytes32 private constant DOMAIN_TYPEHASH = keccak256(
-        "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
-    );
     bytes32 private constant NAME_HASH = keccak256("CrossfillDepositAddress");
     bytes32 private constant VERSION_HASH = keccak256("1");
-    uint256 private constant HALF_CURVE_ORDER =
-        0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0;
 
     constructor(address initialOwner, address depository_) Owned(initialOwner) {
         implementation = address(new DepositAddress());
@@ -145,15 +141,11 @@ contract DepositAddressFactory is Owned {
         if (recoveryAddress == address(0)) revert NoRecoveryAddress();
         if (block.timestamp > deadline) revert RecoveryExpired(deadline);
         address deposit = addressOf(key, recoveryAddress);
-        bytes32 digest = keccak256(
-            abi.encodePacked(
-                "\x19\x01",
-                domainSeparator(),
-                keccak256(abi.encode(RECOVER_TYPEHASH, deposit, token, amount, nonce, deadline))
-            )
+        bytes32 digest = TypedSignatures.digest(
+            domainSeparator(), keccak256(abi.encode(RECOVER_TYPEHASH, deposit, token, amount, nonce, deadline))
         );
         if (recoveryUsed[digest]) revert RecoveryAlreadyUsed(digest);
-        if (_recover(digest, signature) != recoveryAddress) revert InvalidSignature();
+        if (TypedSignatures.recover(digest, signature) != recoveryAddress) revert InvalidSignature();
         recoveryUsed[digest] = true;
         _deployed(key, recoveryAddress);
         DepositAddress(payable(deposit)).pay(token, recoveryAddress, amount);
@@ -161,7 +153,7 @@ contract DepositAddressFactory is Owned {
     }
 
     function domainSeparator() public view returns (bytes32) {
-        return keccak256(abi.encode(DOMAIN_TYPEHASH, NAME_HASH, VERSION_HASH, block.chainid, address(this)));
+        return TypedSignatures.domainSeparator(NAME_HASH, VERSION_HASH);
     }
 
     function _cloneCode() private view returns (bytes memory) {
@@ -183,14 +175,5 @@ contract DepositAddressFactory is Owned {
         }
         require(created == deposit, "clone not deployed");
         emit DepositAddressDeployed(deposit, key, recoveryAddress);
-    }
-
-    function _recover(bytes32 digest, bytes calldata signature) private pure returns (address) {
-        if (signature.length != 65) return address(0);
-        bytes32 r = bytes32(signature[0:32]);
-        bytes32 s = bytes32(signature[32:64]);
-        uint8 v = uint8(signature[64]);
-        if (uint256(s) > HALF_CURVE_ORDER || (v != 27 && v != 28)) return address(0);
-        return ecrecover(digest, v, r, s);
     }
 }

@@ -4,6 +4,7 @@ pragma solidity ^0.8.30;
 import {IERC20} from "./lib/IERC20.sol";
 import {Owned} from "./lib/Owned.sol";
 import {SafeTransfer} from "./lib/SafeTransfer.sol";
+import {TypedSignatures} from "./lib/TypedSignatures.sol";
 
 /// @notice EIP-3009's payee-executed transfer (USDC and the devnet's TestUSDC).
 interface IReceiveWithAuthorization {
@@ -55,14 +56,8 @@ contract Depository is Owned {
         "CallRequest(Call[] calls,uint256 nonce,uint256 expiration)"
         "Call(address to,bytes data,uint256 value,bool allowFailure)"
     );
-    bytes32 private constant DOMAIN_TYPEHASH = keccak256(
-        "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
-    );
     bytes32 private constant NAME_HASH = keccak256("CrossfillDepository");
     bytes32 private constant VERSION_HASH = keccak256("1");
-    // Upper bound of s for canonical (non-malleable) secp256k1 signatures.
-    uint256 private constant HALF_CURVE_ORDER =
-        0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0;
 
     address public allocator;
     /// @notice Nonces of executed call requests: the replay guard. A nonce pays out once,
@@ -134,7 +129,7 @@ contract Depository is Owned {
         if (block.timestamp > request.expiration) revert CallRequestExpired(request.expiration);
         id = hashCallRequest(request);
         if (nonceUsed[request.nonce]) revert NonceAlreadyUsed(request.nonce);
-        address signer = _recover(keccak256(abi.encodePacked("\x19\x01", domainSeparator(), id)), signature);
+        address signer = TypedSignatures.recover(TypedSignatures.digest(domainSeparator(), id), signature);
         if (signer == address(0) || signer != allocator) revert InvalidSignature();
         nonceUsed[request.nonce] = true;
 
@@ -147,7 +142,7 @@ contract Depository is Owned {
     }
 
     function domainSeparator() public view returns (bytes32) {
-        return keccak256(abi.encode(DOMAIN_TYPEHASH, NAME_HASH, VERSION_HASH, block.chainid, address(this)));
+        return TypedSignatures.domainSeparator(NAME_HASH, VERSION_HASH);
     }
 
     /// @notice EIP-712 hashStruct of a call request (what the allocator signs; its id in events).
@@ -171,14 +166,5 @@ contract Depository is Owned {
 
     function _depositorOrSender(address depositor) private view returns (address) {
         return depositor == address(0) ? msg.sender : depositor;
-    }
-
-    function _recover(bytes32 digest, bytes calldata signature) private pure returns (address) {
-        if (signature.length != 65) return address(0);
-        bytes32 r = bytes32(signature[0:32]);
-        bytes32 s = bytes32(signature[32:64]);
-        uint8 v = uint8(signature[64]);
-        if (uint256(s) > HALF_CURVE_ORDER || (v != 27 && v != 28)) return address(0);
-        return ecrecover(digest, v, r, s);
     }
 }

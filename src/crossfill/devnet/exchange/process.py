@@ -8,8 +8,10 @@ from pathlib import Path
 
 import httpx
 
-from crossfill.devnet.child_process import ChildProcess, spawn, start_child
+from crossfill.devnet.child_process import ChildProcess, answers_post, spawn, start_child
 from crossfill.errors import DevnetError
+
+_READY_PROBE: dict[str, object] = {"type": "spotMeta"}
 
 
 @dataclass(kw_only=True)
@@ -19,14 +21,6 @@ class ExchangeProcess(ChildProcess):
     @property
     def api_url(self) -> str:
         return self.rpc_url
-
-
-def _answers(api_url: str) -> bool:
-    try:
-        reply = httpx.post(f"{api_url}/info", json={"type": "spotMeta"}, timeout=1)
-    except httpx.HTTPError:
-        return False
-    return reply.status_code == 200
 
 
 def start_exchange(
@@ -52,7 +46,7 @@ def start_exchange(
 
     return start_child(
         launch,
-        lambda exchange: _answers(exchange.api_url),
+        lambda exchange: answers_post(f"{exchange.api_url}/info", _READY_PROBE),
         host=host,
         ready_timeout=ready_timeout,
         what="the devnet exchange",

@@ -142,20 +142,20 @@ class Ledger:
         return self.svm.get_balance(address) or 0
 
     def token_account(self, address: Pubkey) -> TokenAccount | None:
-        found = self.account(address)
-        if found is None or found.owner != TOKEN_PROGRAM_ID:
-            return None
-        if len(found.data) != TOKEN_ACCOUNT_SIZE:
-            return None
-        return TokenAccount.from_bytes(bytes(found.data))
+        data = self._token_program_data(address, TOKEN_ACCOUNT_SIZE)
+        return None if data is None else TokenAccount.from_bytes(data)
 
     def mint(self, address: Pubkey) -> Mint | None:
+        data = self._token_program_data(address, MINT_ACCOUNT_SIZE)
+        return None if data is None else Mint.from_bytes(data)
+
+    def _token_program_data(self, address: Pubkey, size: int) -> bytes | None:
+        """The data of the token program's account of `size` bytes at `address`; None when
+        there is none (no account, another owner, another size)."""
         found = self.account(address)
-        if found is None or found.owner != TOKEN_PROGRAM_ID:
+        if found is None or found.owner != TOKEN_PROGRAM_ID or len(found.data) != size:
             return None
-        if len(found.data) != MINT_ACCOUNT_SIZE:
-            return None
-        return Mint.from_bytes(bytes(found.data))
+        return bytes(found.data)
 
     def token_accounts_of(self, owner: Pubkey) -> list[tuple[Pubkey, TokenAccount]]:
         return [

@@ -6,10 +6,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
-from crossfill.devnet.child_process import ChildProcess, spawn, start_child
+from crossfill.devnet.child_process import ChildProcess, answers_post, spawn, start_child
 from crossfill.devnet.svm.ledger import BLOCKHASH_VALID_SLOTS
+
+_READY_PROBE: dict[str, object] = {"jsonrpc": "2.0", "id": 1, "method": "getHealth"}
 
 
 @dataclass(kw_only=True)
@@ -18,16 +18,6 @@ class SvmNodeProcess(ChildProcess):
     def ws_url(self) -> str:
         # The next port, where @solana/web3.js looks by default.
         return f"ws://{self.host}:{self.port + 1}"
-
-
-def _answers(rpc_url: str) -> bool:
-    try:
-        reply = httpx.post(
-            rpc_url, json={"jsonrpc": "2.0", "id": 1, "method": "getHealth"}, timeout=1
-        )
-    except httpx.HTTPError:
-        return False
-    return reply.status_code == 200
 
 
 def _launch(host: str, port: int, options: SvmNodeOptions, log_path: Path) -> SvmNodeProcess:
@@ -56,7 +46,7 @@ def start_svm_node(
     log_path = log_dir / "svm-node.log"
     return start_child(
         lambda port: _launch(host, port, options, log_path),
-        lambda node: _answers(node.rpc_url),
+        lambda node: answers_post(node.rpc_url, _READY_PROBE),
         host=host,
         ready_timeout=ready_timeout,
         what="the SVM node",

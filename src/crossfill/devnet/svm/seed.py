@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 
-import httpx
 from solders.hash import Hash
 from solders.instruction import Instruction
 from solders.keypair import Keypair
@@ -14,8 +13,8 @@ from solders.pubkey import Pubkey
 from solders.system_program import CreateAccountParams, create_account
 from solders.transaction import VersionedTransaction
 
+from crossfill.devnet import json_rpc
 from crossfill.devnet.svm import accounts
-from crossfill.errors import DevnetError
 from crossfill.kinds.svm import programs
 
 SOL_PER_HOLDER = 500 * 10**9
@@ -29,18 +28,9 @@ class SeededSvm:
     users: tuple[Pubkey, ...]
 
 
-def _rpc(rpc_url: str, method: str, params: list[object]) -> object:
-    reply = httpx.post(
-        rpc_url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, timeout=10
-    ).json()
-    if "error" in reply:
-        raise DevnetError(f"{method} failed on {rpc_url}: {reply['error'].get('message')}")
-    return reply["result"]
-
-
 def send(rpc_url: str, instructions: list[Instruction], signers: list[Keypair]) -> str:
     """Sign with a fresh blockhash (the first signer pays) and land it; returns the signature."""
-    latest = _rpc(rpc_url, "getLatestBlockhash", [])
+    latest = json_rpc.call(rpc_url, "getLatestBlockhash", [])
     assert isinstance(latest, dict)
     blockhash = latest["value"]["blockhash"]
     message = Message.new_with_blockhash(
@@ -48,7 +38,7 @@ def send(rpc_url: str, instructions: list[Instruction], signers: list[Keypair]) 
     )
     tx = VersionedTransaction(message, signers)
     encoded = base64.b64encode(bytes(tx)).decode()
-    signature = _rpc(rpc_url, "sendTransaction", [encoded, {"encoding": "base64"}])
+    signature = json_rpc.call(rpc_url, "sendTransaction", [encoded, {"encoding": "base64"}])
     assert isinstance(signature, str)
     return signature
 
@@ -57,8 +47,8 @@ def seed_svm(rpc_url: str) -> SeededSvm:
     authority, mint = accounts.mint_authority(), accounts.usdc_mint()
     holders = [accounts.solver().pubkey(), *(user.pubkey() for user in accounts.users())]
     for holder in (authority.pubkey(), *holders):
-        _rpc(rpc_url, "requestAirdrop", [str(holder), SOL_PER_HOLDER])
-    rent = _rpc(rpc_url, "getMinimumBalanceForRentExemption", [programs.MINT_ACCOUNT_SIZE])
+        json_rpc.call(rpc_url, "requestAirdrop", [str(holder), SOL_PER_HOLDER])
+    rent = json_rpc.call(rpc_url, "getMinimumBalanceForRentExemption", [programs.MINT_ACCOUNT_SIZE])
     assert isinstance(rent, int)
     create_mint = create_account(
         CreateAccountParams(

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: UNLICENSED
 pragma solidity ^0.8.30;
 
+import {TypedSignatures} from "../lib/TypedSignatures.sol";
+
 /// @notice Devnet EIP-7702 delegate: an account that points its code here runs batches of
 /// calls its own key signed (EIP-712), whoever sends them, so a sponsor can pay the gas of a
 /// user holding no ether. Each batch nonce runs once; the account itself may run a batch
@@ -20,16 +22,11 @@ contract BatchDelegate {
 
     event BatchExecuted(uint256 indexed nonce, uint256 calls);
 
-    bytes32 private constant DOMAIN_TYPEHASH = keccak256(
-        "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
-    );
     bytes32 private constant CALL_TYPEHASH = keccak256("Call(address to,uint256 value,bytes data)");
     bytes32 private constant BATCH_TYPEHASH =
         keccak256("Batch(Call[] calls,uint256 nonce)Call(address to,uint256 value,bytes data)");
     bytes32 private constant NAME_HASH = keccak256("CrossfillBatchDelegate");
     bytes32 private constant VERSION_HASH = keccak256("1");
-    uint256 private constant HALF_CURVE_ORDER =
-        0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0;
 
     mapping(uint256 => bool) public nonceUsed;
 
@@ -38,8 +35,8 @@ contract BatchDelegate {
     function execute(Call[] calldata calls, uint256 nonce, bytes calldata signature) external payable {
         if (nonceUsed[nonce]) revert NonceAlreadyUsed(nonce);
         if (msg.sender != address(this)) {
-            bytes32 digest = keccak256(abi.encodePacked("\x19\x01", domainSeparator(), hashBatch(calls, nonce)));
-            if (_recover(digest, signature) != address(this)) revert InvalidSignature();
+            bytes32 digest = TypedSignatures.digest(domainSeparator(), hashBatch(calls, nonce));
+            if (TypedSignatures.recover(digest, signature) != address(this)) revert InvalidSignature();
         }
         nonceUsed[nonce] = true;
         for (uint256 i = 0; i < calls.length; i++) {
@@ -50,7 +47,7 @@ contract BatchDelegate {
     }
 
     function domainSeparator() public view returns (bytes32) {
-        return keccak256(abi.encode(DOMAIN_TYPEHASH, NAME_HASH, VERSION_HASH, block.chainid, address(this)));
+        return TypedSignatures.domainSeparator(NAME_HASH, VERSION_HASH);
     }
 
     /// @notice EIP-712 hashStruct of a batch (what the account's key signs).
@@ -60,14 +57,5 @@ contract BatchDelegate {
             callHashes[i] = keccak256(abi.encode(CALL_TYPEHASH, calls[i].to, calls[i].value, keccak256(calls[i].data)));
         }
         return keccak256(abi.encode(BATCH_TYPEHASH, keccak256(abi.encodePacked(callHashes)), nonce));
-    }
-
-    function _recover(bytes32 digest, bytes calldata signature) private pure returns (address) {
-        if (signature.length != 65) return address(0);
-        bytes32 r = bytes32(signature[0:32]);
-        bytes32 s = bytes32(signature[32:64]);
-        uint8 v = uint8(signature[64]);
-        if (uint256(s) > HALF_CURVE_ORDER || (v != 27 && v != 28)) return address(0);
-        return ecrecover(digest, v, r, s);
     }
 }
