@@ -73,6 +73,8 @@ MISSES = {
     "currencyInSymbol": "DAI",
     "currencyOutSymbol": "DAI",
     **{name: "999999" for name, kind in FIELDS.items() if kind.value == "int"},
+    # Request and order ids are always 0x and 32 bytes: a well-formed one no row has.
+    **{name: "0x" + "ee" * 32 for name, kind in FIELDS.items() if kind.value == "id"},
 }
 VALUES = _values()
 
