@@ -18,10 +18,7 @@ from crossfill.kinds.chain_view import (
     record_without_contracts,
     shown_currency,
 )
-from crossfill.kinds.chain_wire import (
-    Chain,
-    NativeCurrency,
-)
+from crossfill.kinds.chain_wire import Chain, NativeCurrency
 from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
     PERPS_USDC_DECIMALS,

@@ -15,10 +15,7 @@ from crossfill.kinds.chain_view import (
     record_without_contracts,
     shown_currency,
 )
-from crossfill.kinds.chain_wire import (
-    Chain,
-    NativeCurrency,
-)
+from crossfill.kinds.chain_wire import Chain, NativeCurrency
 from crossfill.kinds.svm.config import SvmChainConfig, SvmCurrencyConfig
 
 
