@@ -144,6 +144,9 @@ def test_withdrawal_signed_by_the_wallet_arrives_on_the_evm_chain(
     assert answer.status_code == 200, answer.text
     quote = answer.json()
     validate_against("quote", quote)
+    # The user's perps USDC, as the exchange's clearinghouse holds it.
+    held = withdrawable(exchange, user.address) * 10**6
+    assert quote["details"]["userBalance"] == str(int(held)) == str(100 * 10**6)
     authorize, deposit = quote["steps"]
     assert [authorize["id"], deposit["id"]] == ["authorize", "deposit"]
     request_id = deposit["requestId"]
