@@ -58,6 +58,20 @@ def _bridge_seconds(base_url: str, rpc_urls: list[str]) -> float:
     return time.monotonic() - sent_at
 
 
+# Contracts the devnet deploys for clients (the service calls none of them), published in its
+# deployment file and in what it prints once up.
+PUBLISHED = ("deposit_address_factory", "gasless_delegate", "attestation_verifier")
+
+
+def _code(rpc_url: str, address: str) -> str:
+    answer = httpx.post(
+        rpc_url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "eth_getCode", "params": [address, "latest"]},
+        timeout=5,
+    )
+    return str(answer.json()["result"])
+
+
 def _run_devnet_once(home: Path) -> float:
     """Start `crossfill devnet`, bridge once, Ctrl-C as a terminal sends it (to the whole
     foreground process group); the bridge's seconds."""
@@ -88,6 +102,12 @@ def _run_devnet_once(home: Path) -> float:
             chain["contracts"]["depository"] for chain in deployment["chains"]
         ]
         assert chains["chains"][2]["vmType"] == "svm"
+        published = [
+            chain["contracts"][role] for chain in deployment["chains"] for role in PUBLISHED
+        ]
+        for chain in deployment["chains"]:
+            for role in PUBLISHED:
+                assert _code(chain["http_rpc_url"], chain["contracts"][role]) != "0x", role
         bridge_seconds = _bridge_seconds(base_url, rpc_urls)
         os.killpg(process.pid, signal.SIGINT)
         output, _ = process.communicate(timeout=30)
@@ -98,6 +118,8 @@ def _run_devnet_once(home: Path) -> float:
     assert process.returncode == 0, output
     assert f"http://127.0.0.1:{port}" in output
     assert "test account" in output
+    assert all(address in output for address in published), output[:3000]
+    assert deployment["gasless"]["sponsors"][0]["address"] in output
     assert "devnet stopped" in output
     # The chains outlive the service's stop: no worker met one gone while stopping.
     assert "unreachable" not in output, output[-3000:]

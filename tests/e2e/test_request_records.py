@@ -124,6 +124,13 @@ def test_underpaid_deposit_record_shows_the_real_deposit_and_refund(service, dev
     assert refund_data["amount"] == refund_data["minimumAmount"] == str(refunded)
     assert float(refund_data["amountUsd"]) > 0
 
+    # What the deposit lost is what the refund kept back for its gas: execution, no fee.
+    deposited_usd = Decimal(actual["origin"]["inputCurrency"]["amountUsd"])
+    kept_usd = deposited_usd - Decimal(refund_data["amountUsd"])
+    fees = data["fees"]["actual"]
+    assert Decimal(fees["execution"]["usd"]) == kept_usd > 0
+    assert fees["platform"] == fees["app"] == fees["sponsored"] == {"usd": "0"}
+
     # v2 shows the same facts under its own names.
     v2_data = v2_record["data"]
     assert v2_data["refundCurrencyData"] == refund_data

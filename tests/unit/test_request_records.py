@@ -257,9 +257,31 @@ def test_actual_fees_of_a_refund_are_the_refund_gas_and_nothing_charged() -> Non
         fail_reason="DEPOSITED_AMOUNT_TOO_LOW_TO_FILL",
     )
     actual = _valid_v3(v3_record(facts))["data"]["fees"]["actual"]
-    assert actual["execution"] == {"usd": "0.12"}
-    assert actual["platform"] == {"usd": "0.18"}  # the refund kept back 0.3, its gas cost 0.12
+    # The refund kept back 0.3 for its gas (its receipt paid 0.12 of it): all of it is gas,
+    # none of it a fee of the service.
+    assert actual["execution"] == {"usd": "0.3"}
+    assert actual["platform"] == {"usd": "0"}
     assert actual["app"] == actual["sponsored"] == {"usd": "0"}
+
+
+def test_actual_fees_of_an_unpriced_refund_are_its_receipts_gas() -> None:
+    wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
+    facts = _facts(
+        wire,
+        "refund",
+        _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, 5 * 10**17, None)),
+        _tx(
+            "refund",
+            ORIGIN,
+            REFUND,
+            Moved(NATIVE_EVM_ADDRESS, 5 * 10**17 - 10**14, None),
+            fee_usd=120_000,
+        ),
+        fail_reason="DEPOSITED_AMOUNT_TOO_LOW_TO_FILL",
+    )
+    actual = _valid_v3(v3_record(facts))["data"]["fees"]["actual"]
+    assert actual["execution"] == {"usd": "0.12"}
+    assert actual["platform"] == {"usd": "0"}
 
 
 def test_actual_fees_fall_back_to_the_quote_without_prices_and_wait_for_the_end() -> None:

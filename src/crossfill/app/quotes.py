@@ -76,6 +76,20 @@ async def _user_position(runtime: Runtime, quote: Quote) -> tuple[int | None, in
     return position.balance, position.allowance
 
 
+async def evm_user_balance(
+    runtime: Runtime, chain_id: int, currency: str, holder: str, spender: str
+) -> int | None:
+    """`holder`'s balance of `currency` on EVM chain `chain_id`, read as `_user_position`
+    reads it (kept per head, with the allowance to `spender`), for a quote's `userBalance`
+    when its input is paid on that chain; None when the chain does not answer."""
+    try:
+        position = await runtime.chains[ChainId(chain_id)].positions.read(currency, holder, spender)
+    except ChainError as exc:
+        log.warning("user balance unavailable", chain_id=chain_id, error=str(exc))
+        return None
+    return position.balance
+
+
 async def _sponsor_wallet(
     runtime: Runtime, body: QuoteRequest, api_key_id: int | None
 ) -> SponsorWallet | None:

@@ -63,6 +63,12 @@ class ContractsConfig(ConfigModel):
     # Deposit addresses (`useDepositAddress`): the factory of their CREATE2 clones; none, none
     # are offered on this chain.
     deposit_address_factory: EvmAddress | None = None
+    # Published for clients, never called by the service: an EIP-7702 delegate that runs a
+    # batch of calls its account signed (what a user points its code at for `POST /execute`),
+    # and a contract that recomputes and recovers a request attestation (`GET
+    # /requests/{requestId}/signature`). The devnet deploys both.
+    gasless_delegate: EvmAddress | None = None
+    attestation_verifier: EvmAddress | None = None
 
 
 class PoolConfig(ConfigModel):

@@ -30,6 +30,8 @@ class DeployedContracts:
     uniswap_v2_router: Address
     weth_usdc_pair: Address
     deposit_address_factory: Address
+    gasless_delegate: Address
+    attestation_verifier: Address
 
 
 def signing_web3(rpc_url: str, account: LocalAccount) -> Web3:
@@ -89,4 +91,7 @@ def deploy_all(
         weth_usdc_pair=Address(Web3.to_checksum_address(pair)),
         # Deposit addresses: the solver sweeps them into the Depository.
         deposit_address_factory=deploy(web3, "DepositAddressFactory", solver, depository),
+        # For clients: the delegate a gasless user's code points at, and an attestation check.
+        gasless_delegate=deploy(web3, "BatchDelegate"),
+        attestation_verifier=deploy(web3, "AttestationVerifier"),
     )

@@ -85,6 +85,8 @@ def chain_document(
             "uniswap_v2_factory": contracts.uniswap_v2_factory,
             "uniswap_v2_router": contracts.uniswap_v2_router,
             "deposit_address_factory": contracts.deposit_address_factory,
+            "gasless_delegate": contracts.gasless_delegate,
+            "attestation_verifier": contracts.attestation_verifier,
         },
         # anvil serves both kinds of traces: contracts' payments to deposit addresses are seen.
         "trace_internal_transfers": "parity",

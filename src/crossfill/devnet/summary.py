@@ -1,4 +1,6 @@
-"""What `crossfill devnet` prints once everything is up."""
+"""What `crossfill devnet` prints once everything is up: each chain's contracts (those the
+service uses, and those published for clients: the gasless delegate, the attestation verifier,
+the deposit-address factory), the gas sponsor and a funded test account."""
 
 from __future__ import annotations
 
@@ -37,6 +39,12 @@ def print_summary(
             f"(perps exchange)  api {deployment.perps.api_url}\n"
             f"  {'solver account':<24} {deployment.perps.solver.address}\n"
             "  fund an account: crossfill devnet fund-exchange --user 0x... --usd 100"
+        )
+    for sponsor in deployment.gasless.sponsors:
+        console.print(
+            f"gas sponsor      {sponsor.address}  (POST /execute; docs/gasless.md)\n"
+            "  give a key it   crossfill keys sponsor KEY --wallet ADDRESS --chain ID "
+            "--currency USDC"
         )
     user = accounts.users()[0]
     console.print(

@@ -2,7 +2,8 @@
 received, the refund, each shaped as the spec's Amount object.
 
 The fees actually paid (`actual_fees`) come from the same facts: the gas the service's receipts
-paid, the app fees paid out, and what the deposit lost beyond them.
+paid, the app fees paid out, and what the deposit lost beyond them (on a request that was not
+filled, all it lost went to gas).
 
 The quote's figures stay where the spec puts expected ones (`route.quoted`, the destination's
 `inputCurrency`); `route.actual` shows a fact once there is one and falls back to `quoted`
@@ -176,12 +177,15 @@ def actual_fees(
     facts: RecordFacts, quoted: Mapping[str, Mapping[str, str]]
 ) -> dict[str, dict[str, str]] | None:
     """`fees.actual`, from what happened once the request has ended (filled, refunded, or
-    failed with no refund to come): `execution` is the gas the fill and refund receipts paid;
-    `app` the app fees paid out; `sponsored` what a sponsor paid (a fill only); `swap` has no
-    charge of its own (the swap's real output is in `route.actual`); `platform` is the rest of
-    the value the deposit lost: deposited - received - refunded - execution - app +
-    sponsored, all valued when each happened (negative when the service paid more than it
-    kept). A value without a price falls back to the quoted one."""
+    failed with no refund to come): `app` the app fees paid out; `sponsored` what a sponsor
+    paid (a fill only); `swap` has no charge of its own (the swap's real output is in
+    `route.actual`). Filled: `execution` is the gas the fill and refund receipts paid and
+    `platform` the rest of the value the deposit lost: deposited - received - refunded -
+    execution - app + sponsored (negative when the service paid more than it kept). Not
+    filled: the service charges nothing (`platform` 0) and all the deposit lost, deposited -
+    refunded - app, is `execution`: what the refund kept back for its own gas and any
+    reverted fill's. All valued when each happened; a value without a price falls back to the
+    receipts' gas, else the quoted one."""
     ended = facts.status in ENDED_WITH_FEES or (
         facts.status == "failure" and facts.refund_fail_reason is not None
     )
@@ -193,14 +197,22 @@ def actual_fees(
     app = sum(fee.amount_usd_micros for fee in facts.app_fees if fee.actual_amount)
     sponsored = _usd_micros(quoted["sponsored"]["usd"]) if filled else 0
     values = (_moved_usd(deposit), _moved_usd(fill_tx(facts)), _moved_usd(refund_tx(facts)))
-    platform: int | None = None
-    if gas is not None and all(value is not None for value in values):
+    lost: int | None = None
+    if all(value is not None for value in values):
         paid_in, received, refunded = (value or 0 for value in values)
-        platform = paid_in - received - refunded - gas - app + sponsored
-    quoted_platform = quoted["platform"]["usd"] if filled else "0"
+        lost = paid_in - received - refunded - app + sponsored
+    if filled:
+        execution = gas
+        platform = None if lost is None or gas is None else lost - gas
+        quoted_platform = quoted["platform"]["usd"]
+    else:
+        execution = lost if lost is not None else gas
+        platform, quoted_platform = 0, "0"
     return {
         "swap": {"usd": "0"},
-        "execution": {"usd": quoted["execution"]["usd"] if gas is None else format_usd(gas)},
+        "execution": {
+            "usd": quoted["execution"]["usd"] if execution is None else format_usd(execution)
+        },
         "platform": {"usd": quoted_platform if platform is None else format_usd(platform)},
         "app": {"usd": format_usd(app)},
         "sponsored": {"usd": format_usd(sponsored)},

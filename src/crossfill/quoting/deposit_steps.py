@@ -128,7 +128,12 @@ def unsponsored_wire(terms: TransferTerms) -> dict[str, Any]:
 
 
 def details_wire(
-    quote: QuotedTransfer, *, operation: str, time_estimate_seconds: int, fixed: bool = False
+    quote: QuotedTransfer,
+    *,
+    operation: str,
+    time_estimate_seconds: int,
+    fixed: bool = False,
+    user_balance: int | None = None,
 ) -> dict[str, Any]:
     """`details` of a transfer without a swap, in the EVM quote's shape and meaning: the
     service fee is the only price impact (the rate is fixed at quote time)."""
@@ -143,6 +148,7 @@ def details_wire(
         time_estimate_seconds=time_estimate_seconds,
         impacts=impacts_wire(usd),
         fixed_rate_fee=fixed_rate_fee_wire(usd, fixed=fixed),
+        user_balance=user_balance,
     )
 
 
@@ -154,10 +160,13 @@ def transfer_details(
     impacts: dict[str, Any],
     fixed_rate_fee: dict[str, str] | None,
     destination_from_input: bool = False,
+    user_balance: int | None = None,
 ) -> dict[str, Any]:
     """`details` of a fixed-rate transfer, its price `impacts` as its kind states them. The
     route's destination leg starts from the output currency, or from the input's where
-    `destination_from_input` (as a withdrawal from the exchange shows it)."""
+    `destination_from_input` (as a withdrawal from the exchange shows it). `user_balance`: the
+    user's balance of the input currency on the origin ("0" when unknown, as EVM quotes show
+    it)."""
     currency_in = amount_wire(terms.currency_in, terms.amount_in)
     currency_out = amount_wire(terms.currency_out, terms.amount_out)
     return {
@@ -177,7 +186,7 @@ def transfer_details(
         ),
         "slippageTolerance": no_slippage(),
         "timeEstimate": time_estimate_seconds,
-        "userBalance": "0",
+        "userBalance": "0" if user_balance is None else str(user_balance),
         "fallbackType": None,
         "isFixedRate": True,
         "fixedRateFee": fixed_rate_fee,

@@ -10,6 +10,7 @@ from datetime import datetime
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import deposits, requests
@@ -18,6 +19,16 @@ from crossfill.workers.kind_worker import Chain, KindWorker
 
 REFUND = "refund"
 log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class ShownRefund:
+    """A paid refund as its request's record shows it: its block (0 on a chain without blocks),
+    its time (Unix seconds) and what it paid back; None where the payer does not know it."""
+
+    block_number: int | None = None
+    timestamp: int | None = None
+    moved: Moved | None = None
 
 
 @dataclass(eq=False)
@@ -41,9 +52,12 @@ class DueRefunds(KindWorker[Chain]):
             deposit = await deposits.keep(session, deposit_id, reason, now=self.now())
         log.warning("deposit kept: not refunded", deposit=deposit.tx_hash, reason=reason)
 
-    async def _refunded(self, deposit_id: int, refund_hash: str) -> bool:
+    async def _refunded(
+        self, deposit_id: int, refund_hash: str, *, shown: ShownRefund | None = None
+    ) -> bool:
         """The deposit paid back by `refund_hash`: recorded on it, and on the request it decided
-        (True when that request records it)."""
+        (True when that request records it), with what `shown` says of the refund when its
+        chain's payer knows that at once (else its chain's watcher adds it later)."""
         now = self.now()
         async with self.sessions() as session, session.begin():
             deposit = await session.get(Deposit, deposit_id)
@@ -51,10 +65,18 @@ class DueRefunds(KindWorker[Chain]):
             deposit.refund_status = "done"
             deposit.refund_tx_hash = refund_hash
             deposit.refund_amount = deposit.amount
-            return await self._record_on_request(session, deposit, refund_hash, now=now)
+            return await self._record_on_request(
+                session, deposit, refund_hash, shown or ShownRefund(), now=now
+            )
 
     async def _record_on_request(
-        self, session: AsyncSession, deposit: Deposit, refund_hash: str, *, now: datetime
+        self,
+        session: AsyncSession,
+        deposit: Deposit,
+        refund_hash: str,
+        shown: ShownRefund,
+        *,
+        now: datetime,
     ) -> bool:
         """The paid refund of `deposit` recorded on the request it decided, which moves from
         `failure` to `refund`. Not for a stray or an excess: the request is another deposit's.
@@ -72,6 +94,9 @@ class DueRefunds(KindWorker[Chain]):
             tx_hash=refund_hash,
             status="success",
             now=now,
+            block_number=shown.block_number,
+            timestamp=shown.timestamp,
+            moved=shown.moved,
         )
         if request.status == RequestStatus.FAILURE:
             await requests.move(session, request, RequestStatus.REFUND, now=now)

@@ -69,6 +69,9 @@ def test_usdc_deposit_is_credited_to_the_recipients_exchange_account(
     assert quote["details"]["currencyOut"]["currency"]["address"] == PERPS_USDC
     assert quote["details"]["currencyOut"]["currency"]["decimals"] == 6
     assert 19 * 10**6 < amount_out < 20 * 10**6  # less the service fee
+    # The user's balance of the input, as the origin chain holds it.
+    held = balance(devnet, ORIGIN, usdc(devnet, ORIGIN), user.address)
+    assert quote["details"]["userBalance"] == str(held) == str(50 * 10**6)
     assert [step["id"] for step in quote["steps"]] == ["approve", "deposit"]
     order_data = quote["protocol"]["v2"]["orderData"]
     assert order_data["output"]["payments"][0]["expectedAmount"] == str(amount_out)

@@ -41,7 +41,7 @@ from tests.e2e.bridging import (
 )
 from tests.e2e.conftest import validate_against
 from tests.e2e.perps.conftest import PERPS_ID as PERPS
-from tests.e2e.perps.conftest import PERPS_USDC, exchange_info, withdrawable
+from tests.e2e.perps.conftest import PERPS_USDC, exchange_info, ledger, withdrawable
 from tests.e2e.perps.withdrawing import deployment_file, fund_on_exchange
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
@@ -98,6 +98,17 @@ def _authorize(client: httpx.Client, wallet: LocalAccount, step: dict[str, Any],
     assert answer.status_code == 200, answer.text
 
 
+def _shown(tx: dict[str, Any]) -> tuple[str, int, int, int, str]:
+    """A record's transaction entry: (hash, chain, block, timestamp, status)."""
+    return tx["txHash"], tx["chainId"], tx["block"], tx["timestamp"], tx["status"]
+
+
+def _on_ledger(entry: dict[str, Any]) -> tuple[str, int, int, int, str]:
+    """A ledger entry as a record shows it: the exchange has no blocks (`block` 0), and the
+    entry's time is in milliseconds."""
+    return entry["hash"], PERPS, 0, entry["time"] // 1000, "success"
+
+
 def _refund_of(service: ServiceThread, transfer_hash: str) -> Deposit | None:
     (deposit,) = stored_rows(service, select(Deposit).where(Deposit.tx_hash == transfer_hash))
     return deposit if deposit.refund_status == "done" else None
@@ -133,6 +144,9 @@ def test_withdrawal_signed_by_the_wallet_arrives_on_the_evm_chain(
     assert answer.status_code == 200, answer.text
     quote = answer.json()
     validate_against("quote", quote)
+    # The user's perps USDC, as the exchange's clearinghouse holds it.
+    held = withdrawable(exchange, user.address) * 10**6
+    assert quote["details"]["userBalance"] == str(int(held)) == str(100 * 10**6)
     authorize, deposit = quote["steps"]
     assert [authorize["id"], deposit["id"]] == ["authorize", "deposit"]
     request_id = deposit["requestId"]
@@ -156,8 +170,8 @@ def test_withdrawal_signed_by_the_wallet_arrives_on_the_evm_chain(
     assert [tx["hash"] for tx in legacy["data"]["inTxs"]] == [transfer_hash]
     (record,) = listed_v3(client, key, id=request_id)["requests"]
     assert record["requestType"] == "Bridge" and record["features"] == []
-    assert [tx["txHash"] for tx in record["data"]["inTxs"]] == [transfer_hash]
-    assert record["data"]["inTxs"][0]["chainId"] == PERPS
+    entries = {entry["hash"]: entry for entry in ledger(exchange, user.address)}
+    assert [_shown(tx) for tx in record["data"]["inTxs"]] == [_on_ledger(entries[transfer_hash])]
     assert [tx["chainId"] for tx in record["data"]["outTxs"]] == [DESTINATION]
 
 
@@ -228,6 +242,19 @@ def test_transfer_of_another_amount_is_refunded_and_the_request_says_why(
     assert refunded is not None and refunded.refund_tx_hash == refund_hash
     assert withdrawable(exchange, user.address) == Decimal(100)
     assert published_statuses(service, deposit["requestId"]) == ["failure", "refund"]
+
+    # The record shows both ledger entries as the exchange's ledger has them.
+    entries = {entry["hash"]: entry for entry in ledger(exchange, user.address)}
+    key = new_api_key(client, "perps-refund-records")
+    (record,) = listed_v3(client, key, id=deposit["requestId"])["requests"]
+    data = record["data"]
+    assert [_shown(tx) for tx in data["inTxs"]] == [_on_ledger(entries[transfer_hash])]
+    assert [_shown(tx) for tx in data["outTxs"]] == [_on_ledger(entries[refund_hash])]
+    refunds = record["protocol"]["settlement"]["destination"]["refunds"]
+    assert refunds == [{"chainId": PERPS, "transactionId": refund_hash}]
+    assert record["protocol"]["settlement"]["destination"]["fills"] == []
+    paid_back = data["refundCurrencyData"]
+    assert (paid_back["currency"]["address"], paid_back["amountFormatted"]) == (PERPS_USDC, "20")
 
 
 SDK_SCRIPT = Path(__file__).parent.parent / "sdk" / "perps_withdraw.mjs"

@@ -68,7 +68,7 @@ class WithdrawalRoute(_NoPrice):
         self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
     ) -> bytes:
         answer = await create_perps_withdrawal_quote(
-            runtime, self.exchange.config, request, api_key_id=api_key_id
+            runtime, self.exchange, request, api_key_id=api_key_id
         )
         return orjson.dumps(answer)
 

@@ -34,6 +34,13 @@ def _units(amount: Decimal, decimals: int) -> int:
     return int((amount * 10**decimals).to_integral_value(rounding=ROUND_FLOOR))
 
 
+async def perps_usdc_of(client: PerpsPort, account: str) -> int:
+    """What `account` can withdraw of its perps USDC (the clearinghouse's `withdrawable`), in
+    its smallest units. Raises the port's `ChainError` when the exchange does not answer."""
+    state = await client.clearinghouse_state(account)
+    return _units(state.withdrawable, PERPS_USDC_DECIMALS)
+
+
 class PerpsInventory:
     """What the solver's exchange account can pay, by currency address on the exchange."""
 
@@ -73,8 +80,7 @@ class PerpsInventory:
     async def _read(self, kind: str) -> dict[str, int]:
         account = self._config.solver.address
         if kind == "perps":
-            state = await self._client.clearinghouse_state(account)
-            return {PERPS_USDC_ADDRESS: _units(state.withdrawable, PERPS_USDC_DECIMALS)}
+            return {PERPS_USDC_ADDRESS: await perps_usdc_of(self._client, account)}
         held = {b.coin: b.total - b.hold for b in await self._client.spot_balances(account)}
         return {
             spot.address: _units(held.get(spot.exchange_name, Decimal(0)), spot.decimals)

@@ -11,6 +11,7 @@ from typing import Any
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import request_row
 from crossfill.app.quote_store import store_quote
+from crossfill.app.quotes import evm_user_balance
 from crossfill.kinds.perps.config import PerpsExchangeConfig
 from crossfill.kinds.perps.payout import check_exchange_payout
 from crossfill.kinds.perps.quote import PerpsQuoteContext, plan_perps_deposit
@@ -51,7 +52,14 @@ async def create_perps_deposit_quote(
     context = _context(runtime, body, exchange.config)
     quote = plan_perps_deposit(body, context)
     await check_exchange_payout(exchange, quote.terms.currency_out, quote.terms.amount_out)
-    wire = perps_deposit_wire(quote, context.evm)
+    balance = await evm_user_balance(
+        runtime,
+        context.evm.id,
+        quote.terms.currency_in.address,
+        quote.terms.user,
+        context.evm.contracts.depository,
+    )
+    wire = perps_deposit_wire(quote, context.evm, user_balance=balance)
     row = request_row(
         quote,
         wire,

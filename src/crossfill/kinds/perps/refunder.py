@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from crossfill.domain.record_facts import Moved
 from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
     PERPS_USDC_DECIMALS,
@@ -25,9 +26,19 @@ from crossfill.kinds.perps.payer import Credited, PerpsPayer, PerpsPaymentOrder,
 from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
-from crossfill.workers.due_refunds import REFUND, DueRefunds
+from crossfill.workers.due_refunds import REFUND, DueRefunds, ShownRefund
 
 log = structlog.get_logger(__name__)
+
+
+def _shown(order: PerpsPaymentOrder, credited: Credited) -> ShownRefund:
+    """The refund as the request's record shows it: final once the ledger shows it, which has
+    no blocks (`block` 0, as a fill's), at the ledger's time, paying back what landed."""
+    return ShownRefund(
+        block_number=0,
+        timestamp=credited.time_ms // 1000 if credited.time_ms else None,
+        moved=Moved(order.currency, order.amount),
+    )
 
 
 @dataclass(eq=False)
@@ -70,7 +81,9 @@ class PerpsRefunder(DueRefunds[PerpsRuntime]):
             return
         outcome = await self.payer.pay(order)
         if isinstance(outcome, Credited):
-            recorded = await self._refunded(deposit.id, outcome.tx_hash)
+            recorded = await self._refunded(
+                deposit.id, outcome.tx_hash, shown=_shown(order, outcome)
+            )
             # Every paid refund, whether or not a request records it (none for a transfer that
             # named no request, or a second deposit for one).
             log.info("perps transfer refunded", deposit_id=deposit.id, hash=outcome.tx_hash,

@@ -10,11 +10,15 @@ from crossfill.kinds.perps.quote import PerpsDepositQuote
 from crossfill.quoting.deposit_steps import details_wire, evm_deposit_steps, transfer_answer
 
 
-def perps_deposit_wire(quote: PerpsDepositQuote, evm: ChainConfig) -> dict[str, Any]:
+def perps_deposit_wire(
+    quote: PerpsDepositQuote, evm: ChainConfig, *, user_balance: int | None = None
+) -> dict[str, Any]:
+    """The answer; `user_balance` is the user's balance of the input on the EVM origin."""
     details = details_wire(
         quote,
         operation="bridge" if quote.request_type == "Bridge" else "swap",
         time_estimate_seconds=evm.fees.fill_time_estimate_seconds,
+        user_balance=user_balance,
     )
     # Paid into the EVM origin's Depository.
     payment = (str(quote.terms.currency_in.chain_id), evm.contracts.depository)

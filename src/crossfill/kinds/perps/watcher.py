@@ -179,9 +179,10 @@ class PerpsWatcher(KindWorker[PerpsRuntime]):
             log.info("perps transfer", hash=transfer.hash, sender=transfer.sender,
                      nonce=transfer.nonce, verdict=str(judgement.verdict),
                      decides=judgement.decides)  # fmt: skip
-            # The exchange has no blocks: its ledger's time stands for one.
+            # The exchange has no blocks (nor a ledger height): the record shows `block` 0, as
+            # it does for fills and refunds, and the ledger's time as the timestamp.
             shown = deposits.ShownDeposit(
-                self.config.id, transfer.hash, transfer.time_ms, transfer.time_ms // 1000
+                self.config.id, transfer.hash, 0, transfer.time_ms // 1000
             )
             await deposits.carry_out(session, request, judgement, shown, now=now)
 

@@ -8,14 +8,19 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
+import structlog
+
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
 from crossfill.app.payout_capacity import check_evm_payout
 from crossfill.app.quote_store import store_quote
 from crossfill.config import ChainConfig
+from crossfill.errors import ChainError
 from crossfill.kinds.perps.actions import SendAsset
 from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.kinds.perps.inventory import perps_usdc_of
 from crossfill.kinds.perps.quote import perps_currency
+from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.kinds.perps.transfers import PLAN_KIND
 from crossfill.kinds.perps.withdrawal import (
     PerpsWithdrawalContext,
@@ -31,6 +36,8 @@ from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.unsupported import reject_unsupported
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
+
+log = structlog.get_logger(__name__)
 
 
 def perps_side(perps: PerpsExchangeConfig) -> PerpsWithdrawalSide:
@@ -91,13 +98,24 @@ def _request_row(
     )  # fmt: skip
 
 
+async def _user_balance(exchange: PerpsRuntime, user: str) -> int | None:
+    """The user's perps USDC on the exchange (what the withdrawal spends), for the quote's
+    `userBalance`; None when the exchange does not answer (the quote still goes out)."""
+    try:
+        return await perps_usdc_of(exchange.client, user)
+    except ChainError as exc:
+        log.warning("user balance unavailable", chain_id=exchange.config.id, error=str(exc))
+        return None
+
+
 async def create_perps_withdrawal_quote(
     runtime: Runtime,
-    perps: PerpsExchangeConfig,
+    exchange: PerpsRuntime,
     body: QuoteRequest,
     *,
     api_key_id: int | None = None,
 ) -> dict[str, Any]:
+    perps = exchange.config
     check_protocol_version(body, perps.id)
     reject_unsupported(body)
     context = _context(runtime, body, perps)
@@ -110,6 +128,7 @@ async def create_perps_withdrawal_quote(
         },
         send_asset_primary_type=SendAsset.primary_type,
         depository=context.perps.solver_account,
+        user_balance=await _user_balance(exchange, quote.terms.user),
     )
     await store_quote(
         runtime,

@@ -108,8 +108,10 @@ def perps_withdrawal_wire(
     send_asset_types: dict[str, list[dict[str, str]]],
     send_asset_primary_type: str,
     depository: str,
+    user_balance: int | None = None,
 ) -> dict[str, Any]:
-    """The quote's answer; `depository` is where the input is paid (the solver's account)."""
+    """The quote's answer; `depository` is where the input is paid (the solver's account),
+    `user_balance` the user's perps USDC on the exchange."""
     terms = quote.terms
     details = transfer_details(
         terms,
@@ -118,6 +120,7 @@ def perps_withdrawal_wire(
         impacts=_impacts(terms),
         fixed_rate_fee=None,
         destination_from_input=True,
+        user_balance=user_balance,
     )
     steps = [
         _authorize_step(quote),
