@@ -10,6 +10,7 @@ from datetime import datetime
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import deposits, requests
@@ -18,6 +19,18 @@ from crossfill.workers.kind_worker import Chain, KindWorker
 
 REFUND = "refund"
 log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class LandedRefund:
+    """What the chain says of a paid refund's transaction: where and when it landed, its fee
+    (native units, and micro-USD), and what it paid back."""
+
+    block_number: int
+    timestamp: int | None
+    fee: int
+    fee_usd_micros: int | None
+    moved: Moved
 
 
 @dataclass(eq=False)
@@ -41,9 +54,11 @@ class DueRefunds(KindWorker[Chain]):
             deposit = await deposits.keep(session, deposit_id, reason, now=self.now())
         log.warning("deposit kept: not refunded", deposit=deposit.tx_hash, reason=reason)
 
-    async def _refunded(self, deposit_id: int, refund_hash: str) -> bool:
-        """The deposit paid back by `refund_hash`: recorded on it, and on the request it decided
-        (True when that request records it)."""
+    async def _refunded(
+        self, deposit_id: int, refund_hash: str, landed: LandedRefund | None = None
+    ) -> bool:
+        """The deposit paid back by `refund_hash` (`landed` as the chain tells): recorded on it,
+        and on the request it decided (True when that request records it)."""
         now = self.now()
         async with self.sessions() as session, session.begin():
             deposit = await session.get(Deposit, deposit_id)
@@ -51,10 +66,16 @@ class DueRefunds(KindWorker[Chain]):
             deposit.refund_status = "done"
             deposit.refund_tx_hash = refund_hash
             deposit.refund_amount = deposit.amount
-            return await self._record_on_request(session, deposit, refund_hash, now=now)
+            return await self._record_on_request(session, deposit, refund_hash, landed, now=now)
 
     async def _record_on_request(
-        self, session: AsyncSession, deposit: Deposit, refund_hash: str, *, now: datetime
+        self,
+        session: AsyncSession,
+        deposit: Deposit,
+        refund_hash: str,
+        landed: LandedRefund | None,
+        *,
+        now: datetime,
     ) -> bool:
         """The paid refund of `deposit` recorded on the request it decided, which moves from
         `failure` to `refund`. Not for a stray or an excess: the request is another deposit's.
@@ -72,6 +93,11 @@ class DueRefunds(KindWorker[Chain]):
             tx_hash=refund_hash,
             status="success",
             now=now,
+            block_number=landed.block_number if landed else None,
+            timestamp=landed.timestamp if landed else None,
+            fee=landed.fee if landed else None,
+            fee_usd_micros=landed.fee_usd_micros if landed else None,
+            moved=landed.moved if landed else None,
         )
         if request.status == RequestStatus.FAILURE:
             await requests.move(session, request, RequestStatus.REFUND, now=now)
