@@ -20,9 +20,15 @@ from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.errors import ChainNotFound, ProgramFailed
 from crossfill.kinds.svm import programs
-from crossfill.kinds.svm.client import BlockhashNotFound, OwnedTokenAccount, SvmClient
+from crossfill.kinds.svm.client import (
+    BlockhashNotFound,
+    LandedTransaction,
+    OwnedTokenAccount,
+    SvmClient,
+)
 from crossfill.kinds.svm.deposits import VaultDeposit, read_vault_deposits
 from crossfill.kinds.svm.payer import SETTLED_COMMITMENTS
+from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.types import ChainId
 from tests.conformance.svm_backends import DevnetSvmDriver, FakeSvmDriver, SvmBackend
 from tests.unit.fake_svm import SVM_CHAIN, FakeSvm
@@ -121,8 +127,11 @@ async def test_a_sent_transfer_lands_listed_and_readable_as_a_deposit(backend: S
     deposit = VaultDeposit(
         signature, status.slot, listed["blockTime"], str(latest.blockhash),
         str(payer.pubkey()), programs.NATIVE_SOL_ADDRESS, SOL, ORDER_ID,
+        fee=LAMPORTS_PER_SIGNATURE,
     )  # fmt: skip
     assert read_vault_deposits(await port.transaction(signature), str(vault)) == [deposit]
+    landed = LandedTransaction(status.slot, listed["blockTime"], LAMPORTS_PER_SIGNATURE)
+    assert await port.landed_transaction(signature) == landed
 
     assert await port.send(tx) == signature  # landed already: answered, not landed twice
     assert _signatures(await port.signatures_for(vault, until=None, limit=10)) == [signature]
@@ -239,3 +248,5 @@ async def test_what_the_node_never_saw_is_unknown(backend: SvmBackend) -> None:
     assert await backend.port.signature_status(unknown) is None
     with pytest.raises(ChainNotFound):
         await backend.port.transaction(unknown)
+    with pytest.raises(ChainNotFound):
+        await backend.port.landed_transaction(unknown)

@@ -22,10 +22,13 @@ from crossfill.kinds.svm.client import (
     Blockhash,
     BlockhashNotFound,
     Commitment,
+    LandedTransaction,
     OwnedTokenAccount,
     SignatureStatus,
+    landed_of,
 )
 from crossfill.kinds.svm.programs import token_account
+from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.types import ChainId
 
 VALID_BLOCKS = 150
@@ -60,7 +63,10 @@ def landed_answer(
                 ],
             },
         },
-        "meta": {"err": err, "postTokenBalances": []},
+        "meta": {
+            "err": err, "postTokenBalances": [],
+            "fee": LAMPORTS_PER_SIGNATURE * message.header.num_required_signatures,
+        },
     }  # fmt: skip
 
 
@@ -73,6 +79,8 @@ class FakeSvm:
     on_send: str = "land"
     unreachable: bool = False
     sent: list[str] = field(default_factory=list)
+    # Transactions dropped when sent (`on_send="drop"`), by signature, for `land_dropped`.
+    dropped: dict[str, VersionedMessage] = field(default_factory=dict)
     landed: dict[str, SignatureStatus] = field(default_factory=dict)
     blockhashes: dict[str, int] = field(default_factory=dict)
     # Lamports held, by account.
@@ -154,7 +162,13 @@ class FakeSvm:
         if self.on_send != "drop":
             err = REFUSED if self.on_send == "refuse" else None
             self._keep(tx.message, signature, self.height, err, "confirmed")
+        else:
+            self.dropped[signature] = tx.message
         return signature
+
+    def land_dropped(self, signature: str) -> None:
+        """A transaction this node dropped lands after all (another node had it), now."""
+        self._keep(self.dropped.pop(signature), signature, self.height, None, "confirmed")
 
     def _keep(
         self,
@@ -198,6 +212,9 @@ class FakeSvm:
         if signature not in self.transactions:
             raise ChainNotFound(f"transaction {signature} is unknown")
         return self.transactions[signature]
+
+    async def landed_transaction(self, signature: str) -> LandedTransaction:
+        return landed_of(await self.transaction(signature))
 
     async def token_accounts_of(self, owner: Pubkey) -> list[OwnedTokenAccount]:
         self._check()

@@ -36,6 +36,7 @@ def test_a_sol_transfer_with_a_memo_is_a_deposit_of_that_order() -> None:
     deposit = _one(landed)
     assert (deposit.sender, deposit.currency, deposit.amount) == (str(USER), "1" * 32, 10**9)
     assert deposit.order_id == ORDER_ID and deposit.slot == 7
+    assert (deposit.fee, deposit.block_time) == (5000, 1_800_000_000)  # as the node answers
 
 
 def test_a_token_transfer_into_the_vault_account_names_its_mint() -> None:

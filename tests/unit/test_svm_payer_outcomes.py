@@ -12,12 +12,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.errors import ChainUnreachable
-from crossfill.kinds.svm.client import SignatureStatus
+from crossfill.kinds.svm.client import LandedTransaction
 from crossfill.kinds.svm.payer import Paid, Pending, Refused, SvmPayer
-from crossfill.kinds.svm.transactions import SvmPaymentOrder
+from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE, SvmPaymentOrder
 from crossfill.store.tables import SvmPayment
 from tests.support.database import sessions_of, sqlite_url
-from tests.unit.fake_svm import VALID_BLOCKS, FakeSvm
+from tests.unit.fake_svm import BLOCK_TIME_BASE, VALID_BLOCKS, FakeSvm
 from tests.unit.worker_world import Clock
 
 ORDER = SvmPaymentOrder(
@@ -50,7 +50,9 @@ async def test_a_landed_payment_is_paid_once_however_often_it_is_asked(
     first = await payer.pay(ORDER)
     assert isinstance(first, Pending)
     for _ in range(3):
-        assert await payer.pay(ORDER) == Paid(first.signature, chain.height)
+        assert await payer.pay(ORDER) == Paid(
+            first.signature, await chain.landed_transaction(first.signature)
+        )
     assert len(chain.landed) == 1
     assert await _attempts(sessions) == [(1, "landed")]
 
@@ -84,8 +86,9 @@ async def test_a_payment_that_landed_while_expiring_is_not_re_signed(
     first = await payer.pay(ORDER)
     chain.height += VALID_BLOCKS + 1
     # It landed after all (the drop was only this node's view): its status wins.
-    chain.landed[first.signature] = SignatureStatus(chain.height, None, "confirmed")
-    assert await payer.pay(ORDER) == Paid(first.signature, chain.height)
+    chain.land_dropped(first.signature)
+    landed = LandedTransaction(chain.height, BLOCK_TIME_BASE + chain.height, LAMPORTS_PER_SIGNATURE)
+    assert await payer.pay(ORDER) == Paid(first.signature, landed)
     assert await _attempts(sessions) == [(1, "landed")]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from crossfill.domain.attestation import Attestation
+from crossfill.domain.attestation import Attestation, address_word
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import BadRequest, NotFound
 from crossfill.runtime import Runtime
@@ -33,10 +33,19 @@ class NotAttested(BadRequest):
         return {**super().body(), "code": self.code}
 
 
-def _hex_word(value: str, field: str) -> str:
-    if _HEX_WORD.fullmatch(value) is None:
-        raise BadRequest(f"{field} {value} is not an EVM address; only EVM requests are attested")
-    return value
+def _word(value: str, field: str) -> str:
+    """An attested address: 0x-hex of at most 32 bytes (EVM), or base58 of 32 (SVM)."""
+    if _HEX_WORD.fullmatch(value) is not None or _svm_address(value):
+        return value
+    raise BadRequest(f"{field} {value} is neither an EVM nor an SVM address")
+
+
+def _svm_address(value: str) -> bool:
+    try:
+        address_word(value)
+    except ValueError:
+        return False
+    return not value.startswith("0x")
 
 
 async def attestation_of(runtime: Runtime, request_id: str) -> Attestation:
@@ -58,11 +67,11 @@ async def attestation_of(runtime: Runtime, request_id: str) -> Attestation:
     return Attestation(
         request_id=request.id,
         origin_chain_id=deposit.chain_id,
-        origin_user=_hex_word(deposit.depositor, "originUser"),
-        origin_currency=_hex_word(deposit.currency, "originCurrency"),
+        origin_user=_word(deposit.depositor, "originUser"),
+        origin_currency=_word(deposit.currency, "originCurrency"),
         origin_amount=int(deposit.amount),
         destination_chain_id=request.destination_chain_id,
-        destination_user=_hex_word(request.recipient, "destinationUser"),
+        destination_user=_word(request.recipient, "destinationUser"),
     )
 
 

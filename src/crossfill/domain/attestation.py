@@ -2,8 +2,9 @@
 vouches for about a deposited request, in a form a contract can recompute.
 
 The seven values are ABI-encoded as (bytes32, uint256, bytes32, bytes32, uint256, uint256,
-bytes32), addresses left-padded to 32 bytes; the keccak256 of that encoding is signed as an
-EIP-191 personal message (`"\\x19Ethereum Signed Message:\\n32" || hash`).
+bytes32), EVM addresses left-padded to 32 bytes, SVM addresses (base58) as their 32 bytes;
+the keccak256 of that encoding is signed as an EIP-191 personal message
+(`"\\x19Ethereum Signed Message:\\n32" || hash`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import base58
 from eth_abi.abi import encode
 from eth_account.messages import encode_defunct
 from eth_account.signers.local import LocalAccount
@@ -19,12 +21,19 @@ from eth_utils.crypto import keccak
 ENCODED_TYPES = ("bytes32", "uint256", "bytes32", "bytes32", "uint256", "uint256", "bytes32")
 
 
-def _word(hex_value: str) -> bytes:
-    """A 0x-hex value (an address or a bytes32) left-padded to 32 bytes."""
-    raw = bytes.fromhex(hex_value.removeprefix("0x"))
-    if len(raw) > 32:
-        raise ValueError(f"{hex_value} is longer than 32 bytes")
-    return raw.rjust(32, b"\0")
+def address_word(value: str) -> bytes:
+    """An address as its bytes32: a 0x-hex value (an EVM address or a bytes32) left-padded to
+    32 bytes, or an SVM address (base58 of 32 bytes) as those bytes. ValueError for anything
+    else."""
+    if value.startswith("0x"):
+        raw = bytes.fromhex(value.removeprefix("0x"))
+        if len(raw) > 32:
+            raise ValueError(f"{value} is longer than 32 bytes")
+        return raw.rjust(32, b"\0")
+    raw = base58.b58decode(value)
+    if len(raw) != 32:
+        raise ValueError(f"{value} is no SVM address (base58 of 32 bytes)")
+    return raw
 
 
 @dataclass(frozen=True)
@@ -43,13 +52,13 @@ class Attestation:
         return encode(
             list(ENCODED_TYPES),
             [
-                _word(self.request_id),
+                address_word(self.request_id),
                 self.origin_chain_id,
-                _word(self.origin_user),
-                _word(self.origin_currency),
+                address_word(self.origin_user),
+                address_word(self.origin_currency),
                 self.origin_amount,
                 self.destination_chain_id,
-                _word(self.destination_user),
+                address_word(self.destination_user),
             ],
         )
 

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.domain.deposit_checks import DepositVerdict, Judgement, Standing, judge
 from crossfill.domain.deposit_log import DepositLog
 from crossfill.domain.enums import features_mask
+from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
 from crossfill.store import requests
 from crossfill.store.requests import publish
@@ -258,6 +259,9 @@ class ShownDeposit:
     sender: str | None = None
     # The origin's block the request records, on a chain with blocks (the exchange has none).
     origin_block: int | None = None
+    # What the transaction paid in fees, and what it paid in.
+    fee: int | None = None
+    moved: Moved | None = None
 
 
 async def carry_out(
@@ -278,7 +282,7 @@ async def carry_out(
     await requests.record_transaction(
         session, request.id, kind="deposit", chain_id=shown.chain_id, tx_hash=shown.tx_hash,
         status="success", now=now, block_number=shown.block_number, timestamp=shown.timestamp,
-        sender=shown.sender,
+        sender=shown.sender, fee=shown.fee, moved=shown.moved,
     )  # fmt: skip
     if RequestStatus(request.status) not in AWAITING_DEPOSIT:
         return

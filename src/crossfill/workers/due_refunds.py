@@ -23,11 +23,14 @@ log = structlog.get_logger(__name__)
 
 @dataclass(frozen=True)
 class ShownRefund:
-    """A paid refund as its request's record shows it: its block (0 on a chain without blocks),
-    its time (Unix seconds) and what it paid back; None where the payer does not know it."""
+    """A paid refund as its request's record shows it, from what the chain or ledger said of
+    it: its block (0 on a chain without blocks), its time (Unix seconds), its fee (native
+    units, and micro-USD) and what it paid back; None where the payer does not know it."""
 
     block_number: int | None = None
     timestamp: int | None = None
+    fee: int | None = None
+    fee_usd_micros: int | None = None
     moved: Moved | None = None
 
 
@@ -96,6 +99,8 @@ class DueRefunds(KindWorker[Chain]):
             now=now,
             block_number=shown.block_number,
             timestamp=shown.timestamp,
+            fee=shown.fee,
+            fee_usd_micros=shown.fee_usd_micros,
             moved=shown.moved,
         )
         if request.status == RequestStatus.FAILURE:

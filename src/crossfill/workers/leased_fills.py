@@ -34,6 +34,9 @@ class FillTransaction:
     block_number: int | None = None
     timestamp: int | None = None
     moved: Moved | None = None
+    # What it paid in fees, in the chain's native units and in micro-USD.
+    fee: int | None = None
+    fee_usd_micros: int | None = None
 
 
 @dataclass(frozen=True)
@@ -118,5 +121,6 @@ class LeasedFills(KindWorker[Chain]):
         await requests.record_transaction(
             session, request_id, kind=FILL, chain_id=self.chain_id, tx_hash=transaction.tx_hash,
             status=transaction.status, now=now, block_number=transaction.block_number,
-            timestamp=transaction.timestamp, moved=transaction.moved,
+            timestamp=transaction.timestamp, moved=transaction.moved, fee=transaction.fee,
+            fee_usd_micros=transaction.fee_usd_micros,
         )  # fmt: skip

@@ -38,11 +38,11 @@ def _query(request: Request, *, v2: bool) -> ListingQuery:
 
 
 def _solver(runtime: Runtime, row: RequestRow) -> SolverFacts:
-    destination = runtime.chains.get(ChainId(row.destination_chain_id))
+    destination = runtime.kind_chains.get(ChainId(row.destination_chain_id))
     return SolverFacts(
         address=runtime.deployment.solver.address,
         protocol_chain_id=(
-            destination.config.protocol_name if destination else str(row.destination_chain_id)
+            destination.protocol_name if destination else str(row.destination_chain_id)
         ),
         chain_id=row.destination_chain_id,
     )

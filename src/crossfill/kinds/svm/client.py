@@ -56,6 +56,26 @@ class SignatureStatus:
 
 
 @dataclass(frozen=True)
+class LandedTransaction:
+    """What a landed transaction cost and when, as the chain recorded it: its slot, its
+    block's time (None when the node kept none) and the fee it paid, in lamports."""
+
+    slot: int
+    block_time: int | None
+    fee: int
+
+
+def landed_of(answer: dict[str, Any]) -> LandedTransaction:
+    """The `LandedTransaction` of a `getTransaction` answer."""
+    block_time = answer.get("blockTime")
+    return LandedTransaction(
+        slot=int(answer["slot"]),
+        block_time=None if block_time is None else int(block_time),
+        fee=int((answer.get("meta") or {}).get("fee") or 0),
+    )
+
+
+@dataclass(frozen=True)
 class OwnedTokenAccount:
     """An SPL Token account and the mint it holds."""
 
@@ -97,6 +117,9 @@ class SvmPort(Protocol):
     async def signature_status(self, signature: str) -> SignatureStatus | None: ...
 
     async def transaction(self, signature: str) -> dict[str, Any]: ...
+
+    async def landed_transaction(self, signature: str) -> LandedTransaction:
+        """The landed transaction's slot, block time and fee (`ChainNotFound` if unknown)."""
 
     async def signatures_for(
         self, address: Pubkey, *, until: str | None, limit: int, before: str | None = None
@@ -249,6 +272,9 @@ class SvmClient:
             raise ChainNotFound(f"transaction {signature} is unknown to the node")
         result: dict[str, Any] = found
         return result
+
+    async def landed_transaction(self, signature: str) -> LandedTransaction:
+        return landed_of(await self.transaction(signature))
 
     async def signatures_for(
         self, address: Pubkey, *, until: str | None, limit: int, before: str | None = None

@@ -47,6 +47,7 @@ class VaultDeposit:
     amount: int
     memo: str | None
     index: int = 0  # among the transaction's deposits, in the order they ran
+    fee: int = 0  # lamports the transaction paid
 
     @property
     def order_id(self) -> str | None:
@@ -93,6 +94,7 @@ def read_vault_deposits(landed: dict[str, Any], vault: str) -> list[VaultDeposit
             amount=amount,
             memo=memo,
             index=index,
+            fee=int(meta.get("fee") or 0),
         )
         for index, (sender, currency, amount) in enumerate(incoming)
     ]

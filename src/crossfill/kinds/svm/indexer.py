@@ -32,6 +32,7 @@ from crossfill.kinds.svm.deposits import VaultDeposit, read_vault_deposits
 from crossfill.kinds.svm.programs import NATIVE_SOL_ADDRESS as NATIVE_SOL
 from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
+from crossfill.kinds.svm.values import moved
 from crossfill.kinds.svm.vault_accounts import UnservedTokenAccounts, whole_history
 from crossfill.loops import run_every
 from crossfill.store import deposits, requests
@@ -260,7 +261,8 @@ class SvmIndexer(KindWorker[SvmChainRuntime]):
             )
             shown = deposits.ShownDeposit(
                 self.config.id, deposit.signature, deposit.slot, deposit.block_time,
-                sender=deposit.sender, origin_block=deposit.slot,
+                sender=deposit.sender, origin_block=deposit.slot, fee=deposit.fee,
+                moved=moved(self.config, deposit.currency, deposit.amount),
             )  # fmt: skip
             await deposits.carry_out(session, request, judgement, shown, now=now)
 

@@ -28,7 +28,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.errors import ProgramFailed
-from crossfill.kinds.svm.client import BlockhashNotFound, SvmPort
+from crossfill.kinds.svm.client import BlockhashNotFound, LandedTransaction, SvmPort
 from crossfill.kinds.svm.payments import SVM_PAYMENTS
 from crossfill.kinds.svm.transactions import SvmPaymentOrder, payment_instructions
 from crossfill.store.payment_journal import IN_FLIGHT, Stage
@@ -40,8 +40,10 @@ SETTLED_COMMITMENTS = frozenset({"confirmed", "finalized"})
 
 @dataclass(frozen=True)
 class Paid:
+    """The payment landed: its transaction's slot, block time and fee, as the chain has them."""
+
     signature: str
-    slot: int
+    landed: LandedTransaction
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ class SvmPayer:
     async def _follow(self, order: SvmPaymentOrder, attempt: SvmPayment) -> PaymentOutcome:
         stage = SVM_PAYMENTS.stage_of(attempt)
         if stage is Stage.PAID:
-            return Paid(attempt.signature, attempt.slot or 0)
+            return await self._paid(attempt.signature)
         if stage is Stage.REFUSED:
             return Refused(attempt.signature, attempt.error)
         if stage is Stage.DEAD:
@@ -119,8 +121,12 @@ class SvmPayer:
             return Refused(attempt.signature, status.err)
         if status.commitment in SETTLED_COMMITMENTS:
             await self._settle(attempt, Stage.PAID, slot=status.slot)
-            return Paid(attempt.signature, status.slot)
+            return await self._paid(attempt.signature)
         return Pending(attempt.signature)
+
+    async def _paid(self, signature: str) -> Paid:
+        """The landed payment, read back from the chain."""
+        return Paid(signature, await self.client.landed_transaction(signature))
 
     async def _sign_and_send(
         self, order: SvmPaymentOrder, *, number: int, expired: SvmPayment | None

@@ -20,9 +20,10 @@ from crossfill.kinds.svm.costs import svm_refund_cost_lamports, svm_refund_worth
 from crossfill.kinds.svm.payer import Paid, Refused, SvmPayer
 from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
+from crossfill.kinds.svm.values import fee_value, moved
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
-from crossfill.workers.due_refunds import REFUND, DueRefunds
+from crossfill.workers.due_refunds import REFUND, DueRefunds, ShownRefund
 
 log = structlog.get_logger(__name__)
 
@@ -68,7 +69,18 @@ class SvmRefunder(DueRefunds[SvmChainRuntime]):
                 reason = (request.fail_reason if request else None) or reason
         outcome = await self.payer.pay(self.order_of(deposit, reason))
         if isinstance(outcome, Paid):
-            await self._refunded(deposit.id, outcome.signature)
+            landed = outcome.landed
+            await self._refunded(
+                deposit.id,
+                outcome.signature,
+                shown=ShownRefund(
+                    block_number=landed.slot,
+                    timestamp=landed.block_time,
+                    fee=landed.fee,
+                    fee_usd_micros=fee_value(self.chain.config, landed.fee),
+                    moved=moved(self.chain.config, deposit.currency, int(deposit.amount)),
+                ),
+            )
             log.info("svm deposit refunded", deposit=deposit.tx_hash, signature=outcome.signature)
         elif isinstance(outcome, Refused):
             log.error("svm refund refused", deposit=deposit.tx_hash, error=outcome.error)

@@ -16,6 +16,7 @@ from solders.pubkey import Pubkey
 from crossfill.kinds.svm.payer import Paid, Refused, SvmPayer
 from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
+from crossfill.kinds.svm.values import fee_value, moved
 from crossfill.store.tables import Request
 from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
 
@@ -50,8 +51,19 @@ class SvmSolver(LeasedFills[SvmChainRuntime]):
         if not outcome.signature:
             return
         paid = isinstance(outcome, Paid)
-        transaction = FillTransaction(
-            outcome.signature, "success" if paid else "pending",
-            block_number=outcome.slot if isinstance(outcome, Paid) else None,
-        )  # fmt: skip
+        transaction = (
+            self._landed(request, outcome)
+            if isinstance(outcome, Paid)
+            else FillTransaction(outcome.signature, "pending")
+        )
         await self._record(request.id, FillRecord(transaction=transaction, paid=paid))
+
+    def _landed(self, request: Request, paid: Paid) -> FillTransaction:
+        """The fill as its landed transaction tells: slot, block time and fee, and what the
+        recipient was paid."""
+        config, landed = self.chain.config, paid.landed
+        return FillTransaction(
+            paid.signature, "success", block_number=landed.slot, timestamp=landed.block_time,
+            moved=moved(config, request.destination_currency, int(request.amount_out)),
+            fee=landed.fee, fee_usd_micros=fee_value(config, landed.fee),
+        )  # fmt: skip
