@@ -1,6 +1,6 @@
 """Work that goes first on the shared event loop: a new head's scan by its chain's indexer, in
 which a deposit found deep enough is recorded, its fill journalled and, once that commits,
-broadcast (see `workers.indexer`).
+broadcast (see `kinds.evm.indexer`).
 
 Everything else in the process shares that loop and, with SQLite, the database's one
 connection: an idle worker's tick or a follower's poll that starts between the head and the

@@ -23,7 +23,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 QUOTED, REFUSED, UNAVAILABLE, FAILED = "ok", "refused", "unavailable", "error"
 # Route kind of a quote refused before its route was known.
 NO_ROUTE = "unknown"
-# Outcomes of a JSON-RPC call, after `chains.evm` has typed its failures.
+# Outcomes of a JSON-RPC call, after `kinds.evm.client` has typed its failures.
 RPC_OK = "ok"
 # Outcomes of a webhook delivery attempt.
 DELIVERED, NOT_DELIVERED = "delivered", "failed"

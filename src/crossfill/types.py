@@ -22,7 +22,7 @@ ExchangeChain = Literal["Mainnet", "Testnet"]
 
 class TraceApi(StrEnum):
     """The call traces a chain's RPC serves, from which contracts' ether payments are read
-    (`chains.internal_transfers`)."""
+    (`kinds.evm.internal_transfers`)."""
 
     PARITY = "parity"  # trace_filter, trace_transaction, trace_block: Erigon, Nethermind, Reth
     GETH = "geth"  # debug_traceBlockByHash with the callTracer: geth and its forks

@@ -1,4 +1,4 @@
-"""The EVM chain port (`chains.port.EvmPort`) as the workers rely on it, each behaviour run
+"""The EVM chain port (`kinds.evm.port.EvmPort`) as the workers rely on it, each behaviour run
 on the in-memory `FakeChain` and on `EvmClient` against anvil: what one answers, the other
 must."""
 

@@ -1,4 +1,4 @@
-"""The perps exchange port (`chains.perps.PerpsPort`) as the perps workers rely on it, each
+"""The perps exchange port (`kinds.perps.client.PerpsPort`) as the perps workers rely on it, each
 behaviour run on the in-memory `FakeExchange` and on `PerpsClient` against the devnet
 exchange: what one answers, the other must."""
 

@@ -1,4 +1,4 @@
-"""The SVM chain port (`chains.svm.SvmPort`) as the SVM workers rely on it, each behaviour
+"""The SVM chain port (`kinds.svm.client.SvmPort`) as the SVM workers rely on it, each behaviour
 run on the in-memory `FakeSvm` and on `SvmClient` against the devnet's node: what one answers,
 the other must."""
 

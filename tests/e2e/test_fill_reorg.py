@@ -1,4 +1,4 @@
-"""Reorgs of the destination chain after a fill is mined (`workers.mined_watch`): the fill
+"""Reorgs of the destination chain after a fill is mined (`kinds.evm.mined_watch`): the fill
 must end in the chain whatever the reorg did with it."""
 
 from __future__ import annotations

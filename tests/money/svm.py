@@ -3,7 +3,7 @@ successful transaction listed for the vault or one of its token accounts (the ch
 list of them, `getTokenAccountsByOwner`), read with `getTransaction`.
 
 A deposit is a transfer into the vault or its token account with its memo's order id, as the
-service's pure reader (`chains.svm_deposits.read_vault_deposits`) reads a transaction; an
+service's pure reader (`kinds.svm.deposits.read_vault_deposits`) reads a transaction; an
 operator's top-up (memo `crossfill:topup`) is none. A payment out is a transaction in which
 the vault's lamports fall by more than the fee it paid, or one of its token balances falls:
 each must be a fill the SVM payer journalled (`svm_payments`, purpose `fill`) paying the

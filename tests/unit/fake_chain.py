@@ -1,6 +1,6 @@
 """An EVM chain in memory, serving the chain port (`crossfill.kinds.evm.port.EvmPort`) to the
 workers' unit tests, with faults scripted per method: the next calls of a method raise the
-outcomes a test puts in its queue. It also pushes heads (`chains.port.HeadStream`): a test
+outcomes a test puts in its queue. It also pushes heads (`kinds.evm.port.HeadStream`): a test
 pushes each new head, or drops the open subscription.
 
 Underneath the scripting it keeps a node's rules, checked against anvil by

@@ -1,5 +1,5 @@
 """What a mined gasless execution does to its request (`domain.gasless.settlement`), and which
-requests a call's logs pay (`chains.call_payments`)."""
+requests a call's logs pay (`kinds.evm.call_payments`)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 A claim goes: `prepare_claim` names the wallet's owed shares and their sum (the terms the
 wallet signs, EIP-712); `file_claim` checks the signature and moves exactly those shares from
 owed to claiming in one transaction (or none, when the balance changed meanwhile); the
-app-fee payer (`workers.app_fee_payer`) pays the claim out on chain.
+app-fee payer (`kinds.evm.app_fee_payer`) pays the claim out on chain.
 """
 
 from __future__ import annotations

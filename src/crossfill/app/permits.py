@@ -3,7 +3,7 @@
 The signature must be the quoting user's over the very authorization the quote asked for
 (this request's order as nonce, its amount, its Depository, its time bound): anything else is
 refused now, rather than left to revert on chain. A checked signature is stored; the origin
-chain's permit depositor (`workers.permit_depositor`) sends the deposit.
+chain's permit depositor (`kinds.evm.permit_depositor`) sends the deposit.
 """
 
 from __future__ import annotations

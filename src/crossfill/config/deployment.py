@@ -286,9 +286,9 @@ class Deployment(ConfigModel):
     solver: KeyHolder
     allocator: KeyHolder
     chains: tuple[ChainConfig, ...] = Field(min_length=1)
-    # SVM chains (config.svm): beside the EVM ones, which every EVM path iterates.
+    # SVM chains (kinds.svm.config): beside the EVM ones, which every EVM path iterates.
     svm_chains: tuple[SvmChainConfig, ...] = ()
-    # The perps exchange (config.perps), chain 1337: neither EVM nor SVM.
+    # The perps exchange (kinds.perps.config), chain 1337: neither EVM nor SVM.
     perps: PerpsExchangeConfig | None = None
 
     @property

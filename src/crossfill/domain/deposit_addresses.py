@@ -1,5 +1,5 @@
 """Deposit addresses: a transfer seen at one, and the ids of the child request a later
-transfer makes. Pure values; the watcher (`workers.deposit_addresses`) finds and sweeps them."""
+transfer makes. Pure values; the watcher (`kinds.evm.deposit_addresses`) finds and sweeps them."""
 
 from __future__ import annotations
 

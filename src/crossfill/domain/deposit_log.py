@@ -1,5 +1,5 @@
 """A deposit as its EVM chain logged it, and where its funds went: what the indexer reads
-(`chains.depository_logs`, `chains.receiver_logs`) and the store records."""
+(`kinds.evm.depository_logs`, `kinds.evm.receiver_logs`) and the store records."""
 
 from __future__ import annotations
 

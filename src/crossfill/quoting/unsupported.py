@@ -10,9 +10,9 @@ errorCode that names why; never accepted and silently ignored.
 `protocolVersion` is v2 (the Depository's escrow), preferV2 (the same), or v1: the deposit is
 paid to the solver through the Receiver (`quoting.inputs.paid_to_solver` says where v1 applies).
 
-`reject_refused` is what every route refuses (SVM routes too, `quoting.svm_options`);
+`reject_refused` is what every route refuses (SVM routes too, `kinds.svm.options`);
 `reject_unsupported` adds what only an EVM route refuses: `depositFeePayer` is served for
-deposits from an SVM chain (`quoting.svm_quote`); here, on an EVM route, it is refused.
+deposits from an SVM chain (`kinds.svm.quote`); here, on an EVM route, it is refused.
 
 `refundOnOrigin` is honoured by design and needs no check: refunds are always paid on the
 origin chain, by its Depository, to `refundTo`.

@@ -22,7 +22,7 @@ REORGED = "reorged"
 TOO_SMALL = "too_small"
 ROLE = "deposit_addresses"
 # The cursor of the read of contracts' payments from the node's traces, which goes at its own
-# pace (`workers.deposit_addresses`).
+# pace (`kinds.evm.deposit_addresses`).
 TRACES_ROLE = "deposit_address_traces"
 # Columns a child request does not copy from its parent.
 _NOT_COPIED = frozenset(

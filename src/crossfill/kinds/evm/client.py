@@ -180,7 +180,7 @@ class ValueTransfer:
 class InternalTransfer:
     """Ether a contract's internal call paid to an address (`to`, lower case), in a
     transaction mined in block `block_number`; `ordinal` numbers it within the transaction
-    (`chains.internal_transfers`)."""
+    (`kinds.evm.internal_transfers`)."""
 
     tx_hash: str
     sender: str
@@ -449,7 +449,7 @@ class EvmClient:
 
         A node that refuses a batch's logs (providers cap the blocks or results one log query
         covers) is asked for the first half of it, and so on down to single blocks, then for
-        the rest a batch of that width at a time (`chains.log_ranges`). Each batch is still
+        the rest a batch of that width at a time (`kinds.evm.log_ranges`). Each batch is still
         one node's answer checked by its own last block; a single block refused raises
         LogsRefused. On an endpoint that refuses batches the range is read block by block
         (`_scan_blocks`)."""
@@ -682,7 +682,7 @@ class EvmClient:
     ) -> TracedRange:
         """Ether paid to one of `to` (lower-case addresses) by contracts' internal calls and
         self-destructs in blocks `start`..`end`, that took effect, read from the node's
-        `traces` (`chains.internal_transfers`); and the transactions it could not trace."""
+        `traces` (`kinds.evm.internal_transfers`); and the transactions it could not trace."""
         if traces is TraceApi.GETH:
             return await self._frame_traced_blocks(start, end, to)
         return await self._parity_traced(start, end, to)

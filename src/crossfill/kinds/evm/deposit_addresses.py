@@ -5,7 +5,7 @@ addresses quoted recently (`WATCH_WINDOW`, at most `MAX_WATCHED` addresses): ERC
 logs to them (one `eth_getLogs` over the range, the addresses as one topic list) and ether
 paid to them by a transaction (the range's blocks with their transactions: one
 `eth_getBlockByNumber` per block, none while no address is watched). On a chain whose RPC
-serves traces, ether that contracts pay them is read from those (`chains.internal_transfers`)
+serves traces, ether that contracts pay them is read from those (`kinds.evm.internal_transfers`)
 in a loop and from a cursor of its own, so a trace the node cannot give holds that read only.
 Each transfer is stored once, and the request it pays shows its depositor and transaction.
 
@@ -13,7 +13,7 @@ Sweep: once a transfer has the confirmations its value calls for and its block i
 canonical, it is assigned to a request (`app.deposit_addresses`: the first one to the quoted
 request, later ones to child requests) and deposited into the Depository for that request's
 order by the factory, which deploys the address's clone in the same transaction. The sweep is
-journalled per request like fills and refunds (`workers.txmanager`), so a kill -9 at any
+journalled per request like fills and refunds (`kinds.evm.txmanager`), so a kill -9 at any
 instant neither loses it nor sends it twice. The indexer then sees the Depository's deposit
 as any other, and the solver fills or the refunder refunds. A transfer worth no more than its
 own sweep's gas is not swept: a failed child request records it, and it stays at the address.
@@ -73,7 +73,7 @@ BATCH_BLOCKS = 100
 INITIAL_LOOKBACK_BLOCKS = 256
 REWIND_BLOCKS = 64
 # Where ether has no log: a transaction's own transfer is -1, the payments of its internal
-# calls (`chains.internal_transfers`) -2, -3, ... by their ordinal.
+# calls (`kinds.evm.internal_transfers`) -2, -3, ... by their ordinal.
 INTERNAL_LOG_INDEX = -2
 # A transaction the node answers for but cannot trace (a hundred thousand calls: megabytes of
 # traces) is asked again at each read until it has failed this many times over this long.

@@ -1,6 +1,6 @@
 """New heads pushed by a node: `eth_subscribe("newHeads")` over its websocket (web3's
 AsyncWeb3 + WebSocketProvider). A lost or refused connection leaves here as ChainUnreachable;
-the follower then polls and subscribes again (`chains.follower`)."""
+the follower then polls and subscribes again (`kinds.evm.follower`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The EVM chain port: what the workers and use cases may ask of a chain.
 
-`chains.evm.EvmClient` serves it over JSON-RPC; tests serve it from memory
+`kinds.evm.client.EvmClient` serves it over JSON-RPC; tests serve it from memory
 (`tests/unit/fake_chain.py`) with scripted faults. Every call returns its answer or raises a
 typed outcome (`crossfill.errors`): `Reverted` (the contract refused, with its decoded
 reason: the only outcome that may refuse or refund an order), `ChainUnreachable`,
@@ -99,7 +99,7 @@ class EvmPort(Protocol):
 
 
 class HeadStream(Protocol):
-    """Heads pushed by a node as they come (`chains.head_subscription.WebSocketHeads`)."""
+    """Heads pushed by a node as they come (`kinds.evm.head_subscription.WebSocketHeads`)."""
 
     def new_heads(self) -> AsyncIterator[BlockHead]:
         """Every new head from now on; raises ChainUnreachable when the stream is lost."""

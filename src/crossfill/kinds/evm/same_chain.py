@@ -1,6 +1,6 @@
 """Same-chain requests settle in the user's own transaction (or the gas sponsor's, for a
 gasless one: `depositing` then): seen on chain, they succeed. A standalone gasless call is not
-one: its own transaction settles it (`workers.gasless_executor`), never a batch tagged with
+one: its own transaction settles it (`kinds.evm.gasless_executor`), never a batch tagged with
 its id."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A request is leased before it is worked on. Its fill is looked up in the transaction journal
 first, so a restart resumes the fill it already signed instead of signing another; the Filler
 itself refuses a second fill of an order on-chain. A fill the solver's balance cannot pay (its
-output and gas) is not signed: it waits for a top-up, a bounded time (`workers.solver_funds`).
+output and gas) is not signed: it waits for a top-up, a bounded time (`kinds.evm.solver_funds`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ class ChainState(HeadProgress):
     # Lower-case currency address -> the solver's balance of it on this chain.
     solver_balances: dict[str, int] = field(default_factory=dict)
     # Lower-case currency address -> what the solver's balance lacks for the fills waiting on
-    # it (`workers.solver_funds`); empty when none waits.
+    # it (`kinds.evm.solver_funds`); empty when none waits.
     solver_shortfall: dict[str, int] = field(default_factory=dict)
     # Pool reserves and price-feed rounds as of the last poll.
     market: MarketSnapshot = field(default_factory=lambda: MarketSnapshot({}, {}))

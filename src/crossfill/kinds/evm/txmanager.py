@@ -136,7 +136,7 @@ class TxManager:
         funds: Callable[[], int | None] | None = None,
     ) -> None:
         """`funds`: the key's gas-currency balance as last read (None while unknown), where
-        something reads it (the followers read the solver key's); see `workers.key_funds`."""
+        something reads it (the followers read the solver key's); see `kinds.evm.key_funds`."""
         self.client = client
         self.state = state
         self.account = account
@@ -287,7 +287,7 @@ class TxManager:
             return row
 
     def available(self) -> int | None:
-        """What the key may still spend in gas currency (see `workers.key_funds`)."""
+        """What the key may still spend in gas currency (see `kinds.evm.key_funds`)."""
         return self.funds.available()
 
     def cost_of(self, call: Call) -> int:

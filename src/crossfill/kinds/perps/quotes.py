@@ -1,5 +1,5 @@
 """Serve a quote that deposits to the perps exchange (chain 1337): plan it, answer it, store
-its request. The EVM origin's indexer settles the deposit as any other; `workers.perps_solver`
+its request. The EVM origin's indexer settles the deposit as any other; `kinds.perps.solver`
 pays the recipient's exchange account."""
 
 from __future__ import annotations

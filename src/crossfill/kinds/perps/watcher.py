@@ -7,7 +7,7 @@ nor a re-read counts one twice, and the cursor moves only after its entries are 
 The watcher keeps the cursor in memory between its own writes: read once, again after a write
 of it failed.
 A transfer is matched by (sender, nonce) through the sender's nonce mapping (POST /authorize)
-to its request, and judged against the quote (`domain.perps_transfers`). Accepted: the
+to its request, and judged against the quote (`kinds.perps.transfers`). Accepted: the
 request moves to `pending` and its EVM destination's solver fills it, as any other.
 Otherwise the request, if any, fails with the verdict as its reason, and the perps refunder
 sends the transfer back (the deposit row keeps what landed: its 1337 currency and amount).

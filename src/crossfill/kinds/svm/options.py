@@ -6,7 +6,7 @@ top of that, what SVM routes do not serve. Options that only tune a swap (swap s
 `maxRouteLength`, `overridePriceImpact`, `disableSwapProviderPreference`, `disableOriginSwaps`,
 `useSharedAccounts`, `enableTrueExactOutput`) restrict nothing on these direct transfers;
 `slippageTolerance` is checked and has nothing to slip. `fixedRate` is served
-(`quoting.svm_quote`), `includeProtocolData` too (`app.svm_quotes`).
+(`kinds.svm.quote`), `includeProtocolData` too (`kinds.svm.quotes`).
 """
 
 from __future__ import annotations
