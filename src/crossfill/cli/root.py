@@ -14,6 +14,7 @@ from crossfill.cli import (
     deposits,
     devnet,
     keys,
+    requests,
     serve,
     webhooks,
 )
@@ -35,6 +36,7 @@ app.add_typer(keys.app, name="keys")
 app.add_typer(webhooks.app, name="webhooks")
 app.add_typer(app_fees.app, name="app-fees")
 app.add_typer(deposits.app, name="deposits")
+app.add_typer(requests.app, name="requests")
 app.add_typer(devnet.app, name="devnet")
 
 
