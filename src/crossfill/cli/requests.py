@@ -49,8 +49,7 @@ def _records(query: ListingQuery) -> tuple[Listed, str | None]:
     }
 
     def solver(row: RequestRow) -> SolverFacts:
-        destination = deployment.chain(row.destination_chain_id)
-        name = destination.protocol_name if destination else str(row.destination_chain_id)
+        name = deployment.protocol_name(row.destination_chain_id)
         return SolverFacts(deployment.solver.address, name, row.destination_chain_id)
 
     async def _page() -> tuple[Listed, str | None]:

@@ -296,6 +296,11 @@ class Deployment(ConfigModel):
         """Every chain of every kind the file configures."""
         return (*self.chains, *self.svm_chains, *((self.perps,) if self.perps else ()))
 
+    def protocol_name(self, chain_id: int) -> str:
+        """The chain's name in the protocol (records' `protocolChainId`); its id when unknown."""
+        listed = next((chain for chain in self.listed_chains if chain.id == chain_id), None)
+        return listed.protocol_name if listed is not None else str(chain_id)
+
     def serves(self, chain_id: int) -> bool:
         return any(chain.id == chain_id for chain in self.listed_chains)
 

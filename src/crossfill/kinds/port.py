@@ -173,6 +173,9 @@ class LiveConfig(Protocol):
     def name(self) -> str: ...
 
     @property
+    def protocol_name(self) -> str: ...
+
+    @property
     def disabled(self) -> bool: ...
 
     @property
@@ -239,7 +242,7 @@ class KindChainBase:
 
     @property
     def protocol_name(self) -> str:
-        return self.live.config.name
+        return self.live.config.protocol_name
 
     def read_failing(self) -> bool:
         return self.live.state.last_error is not None

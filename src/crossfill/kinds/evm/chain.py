@@ -20,10 +20,6 @@ class EvmChain(FollowedChainBase):
     live: ChainRuntime
     route_precedence = 2
 
-    @property
-    def protocol_name(self) -> str:
-        return self.live.config.protocol_name
-
     async def check(self) -> None:
         """The node serves the configured chain, and the traces it is configured to read."""
         await self.live.client.check_identity()

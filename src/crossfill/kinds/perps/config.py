@@ -133,3 +133,8 @@ class PerpsExchangeConfig(ChainListing):
     def disabled(self) -> bool:
         """As every chain says it: the exchange's section says `enabled`."""
         return not self.enabled
+
+    @property
+    def protocol_name(self) -> str:
+        """The chain's name in the protocol (orders and records): its name."""
+        return self.name

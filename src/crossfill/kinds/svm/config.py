@@ -108,3 +108,8 @@ class SvmChainConfig(ChainListing):
     @property
     def rpc_url(self) -> str:
         return self.internal_rpc_url or self.http_rpc_url
+
+    @property
+    def protocol_name(self) -> str:
+        """The chain's name in the protocol (orders and records): its name."""
+        return self.name
