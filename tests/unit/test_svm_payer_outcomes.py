@@ -11,7 +11,7 @@ from solders.keypair import Keypair
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.errors import ChainUnreachable
+from crossfill.errors import ChainNotFound, ChainUnreachable
 from crossfill.kinds.svm.client import LandedTransaction
 from crossfill.kinds.svm.payer import Paid, Pending, Refused, SvmPayer
 from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE, SvmPaymentOrder
@@ -121,3 +121,28 @@ async def test_an_outage_after_journalling_resends_the_journalled_bytes(
     await payer.pay(ORDER)
     assert isinstance(await payer.pay(ORDER), Paid)
     assert list(chain.landed) == [first.signature]
+
+
+async def test_a_landed_payment_the_node_cannot_show_yet_is_asked_again_never_resent(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    """Its status says landed, but reading the transaction back (its slot, time and fee for
+    the record) fails: a node behind that does not know it yet, then one unreachable. The
+    payment stays landed, nothing is signed or sent again, and the next ask reads it."""
+    chain = FakeSvm()
+    payer = _payer(chain, sessions)
+    first = await payer.pay(ORDER)
+    assert isinstance(first, Pending)
+    shown = chain.transactions.pop(first.signature)
+    with pytest.raises(ChainNotFound):
+        await payer.pay(ORDER)
+    chain.transactions[first.signature] = shown
+    chain.unreachable = True
+    with pytest.raises(ChainUnreachable):
+        await payer.pay(ORDER)
+    chain.unreachable = False
+    assert await payer.pay(ORDER) == Paid(
+        first.signature, await chain.landed_transaction(first.signature)
+    )
+    assert set(chain.sent) == {first.signature}
+    assert await _attempts(sessions) == [(1, "landed")]
