@@ -88,10 +88,6 @@ class KindChain(Protocol):
     def status_message(self) -> str | None:
         """The operator's message about the chain, from the deployment file."""
 
-    @property
-    def protocol_name(self) -> str:
-        """The chain's name in the protocol (`protocolChainId` in records)."""
-
     def read_failing(self) -> bool:
         """Whether the service's last read of the chain failed."""
 
@@ -173,9 +169,6 @@ class LiveConfig(Protocol):
     def name(self) -> str: ...
 
     @property
-    def protocol_name(self) -> str: ...
-
-    @property
     def disabled(self) -> bool: ...
 
     @property
@@ -239,10 +232,6 @@ class KindChainBase:
     @property
     def status_message(self) -> str | None:
         return self.live.config.status_message
-
-    @property
-    def protocol_name(self) -> str:
-        return self.live.config.protocol_name
 
     def read_failing(self) -> bool:
         return self.live.state.last_error is not None

@@ -22,7 +22,6 @@ from crossfill.quoting.response import currency_wire
 from crossfill.runtime import Runtime
 from crossfill.store import listing
 from crossfill.store.tables import Request as RequestRow
-from crossfill.types import ChainId
 
 router = APIRouter(tags=["requests"])
 
@@ -38,12 +37,9 @@ def _query(request: Request, *, v2: bool) -> ListingQuery:
 
 
 def _solver(runtime: Runtime, row: RequestRow) -> SolverFacts:
-    destination = runtime.kind_chains.get(ChainId(row.destination_chain_id))
     return SolverFacts(
         address=runtime.deployment.solver.address,
-        protocol_chain_id=(
-            destination.protocol_name if destination else str(row.destination_chain_id)
-        ),
+        protocol_chain_id=runtime.deployment.protocol_name(row.destination_chain_id),
         chain_id=row.destination_chain_id,
     )
 
