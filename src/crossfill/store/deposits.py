@@ -173,7 +173,7 @@ async def refunds_due_counts(session: AsyncSession) -> dict[int, int]:
         .where(*_DUE_FOR_REFUND)
         .group_by(Deposit.chain_id)
     )
-    return {int(chain_id): int(count) for chain_id, count in rows.tuples()}
+    return {int(chain_id): int(count) for chain_id, count in rows}
 
 
 async def accepted_for(session: AsyncSession, request_id: str) -> Deposit | None:

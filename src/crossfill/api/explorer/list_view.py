@@ -18,6 +18,7 @@ from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
 
 PAGE_SIZE = "20"
+MAX_SYMBOL = 32  # as the deployment file allows a currency's
 
 
 def _unix_seconds(name: str, text: str) -> str:
@@ -68,6 +69,8 @@ class ListForm:
             if chain:
                 params[name] = [str(_chain_id(label, chain))]
         if self.currency:
+            if len(self.currency) > MAX_SYMBOL or not self.currency.isprintable():
+                raise ListingError(f"Currency must be a symbol of at most {MAX_SYMBOL} characters")
             # In either currency: two groups, OR-ed.
             groups = [{"currencyInSymbol": self.currency}, {"currencyOutSymbol": self.currency}]
             params["filters"] = [json.dumps(groups, separators=(",", ":"))]
