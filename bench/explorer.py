@@ -99,12 +99,16 @@ class Measured:
     latencies: list[float] = field(default_factory=list)
     cpu: float = 0.0
     main_thread: float = 0.0
+    postgres: float = 0.0
 
     def line(self, label: str) -> str:
         pages = len(self.latencies)
-        per_page = f"cpu={self.cpu / pages * 1000:.2f} ms/page"
-        main = f"main_thread={self.main_thread / pages * 1000:.2f} ms/page"
-        return f"{report(label, self.latencies)}  {per_page}  {main}"
+        shown = [report(label, self.latencies)]
+        for role in ("cpu", "main_thread", "postgres"):
+            seconds: float = getattr(self, role)
+            if role != "postgres" or seconds:
+                shown.append(f"{role}={seconds / pages * 1000:.2f} ms/page")
+        return "  ".join(shown)
 
 
 async def _measure(
@@ -129,6 +133,7 @@ async def _measure(
             measured.latencies += latencies
             measured.cpu += after["service"] - before["service"]
             measured.main_thread += after["main_thread"] - before["main_thread"]
+            measured.postgres += after["postgres"] - before["postgres"]
     return found
 
 

@@ -8,13 +8,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from crossfill.domain.reason_words import Reason, reasons
-from crossfill.domain.record_facts import Moved, RecordFacts, SolverFacts, TxFacts
+from crossfill.domain.record_facts import Moved, RecordFacts, TxFacts
 from crossfill.domain.request_fees import FeeRow, fee_rows, fees_of
 from crossfill.domain.request_record import v3_record
 from crossfill.domain.request_timeline import StatusChange, timeline
 from crossfill.quoting.response import quote_wire
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.support import quote_fixtures as fx
+from tests.support.record_facts import facts_of
 
 ORIGIN, DESTINATION = fx.CHAINS
 DEPOSIT, FILL, REFUND = ("0x" + digit * 64 for digit in "def")
@@ -44,27 +45,7 @@ def _tx(
 
 
 def _facts(status: str, *transactions: TxFacts, **extra: Any) -> RecordFacts:
-    details = WIRE["details"]
-    return RecordFacts(
-        request_id="0x" + "01" * 32,
-        status=status,
-        user=fx.USER,
-        recipient=fx.USER,
-        refund_to=fx.USER,
-        request_type="Bridge",
-        features=(),
-        fail_reason=extra.get("fail_reason"),
-        refund_fail_reason=extra.get("refund_fail_reason"),
-        amount_out=int(details["currencyOut"]["amount"]),
-        minimum_amount_out=int(details["currencyOut"]["minimumAmount"]),
-        deposit_address=None,
-        referrer=None,
-        quote=WIRE,
-        solver=SolverFacts(fx.SOLVER, "crossfill-devnet-2", DESTINATION),
-        transactions=transactions,
-        created_at="2026-11-22T12:00:00.000Z",
-        updated_at="2026-11-22T12:00:30.000Z",
-    )
+    return facts_of(WIRE, status, *transactions, **extra)
 
 
 def _changes(*moves: tuple[str, float]) -> list[StatusChange]:
