@@ -99,16 +99,12 @@ class Measured:
     latencies: list[float] = field(default_factory=list)
     cpu: float = 0.0
     main_thread: float = 0.0
-    postgres: float = 0.0
 
     def line(self, label: str) -> str:
         pages = len(self.latencies)
-        shown = [report(label, self.latencies)]
-        for role in ("cpu", "main_thread", "postgres"):
-            seconds: float = getattr(self, role)
-            if role != "postgres" or seconds:
-                shown.append(f"{role}={seconds / pages * 1000:.2f} ms/page")
-        return "  ".join(shown)
+        per_page = f"cpu={self.cpu / pages * 1000:.2f} ms/page"
+        main = f"main_thread={self.main_thread / pages * 1000:.2f} ms/page"
+        return f"{report(label, self.latencies)}  {per_page}  {main}"
 
 
 async def _measure(
@@ -133,7 +129,6 @@ async def _measure(
             measured.latencies += latencies
             measured.cpu += after["service"] - before["service"]
             measured.main_thread += after["main_thread"] - before["main_thread"]
-            measured.postgres += after["postgres"] - before["postgres"]
     return found
 
 
