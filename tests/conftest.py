@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, settings
 import crossfill.api
 from crossfill.config import Deployment, load_deployment
 from crossfill.devnet.network import Devnet, DevnetOptions, start_devnet
+from crossfill.kinds.registry import SECTIONS
 from crossfill.settings import Mode
 from tests.support.database import (
     PostgresUnreachable,
@@ -47,7 +48,8 @@ def devnet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDevnet]:
     path = home / "deployment.toml"
     network = start_devnet(DevnetOptions(block_time=0), deployment_path=path, log_dir=home)
     try:
-        yield RunningDevnet(network, load_deployment(path, mode=Mode.DEVNET), path)
+        deployment = load_deployment(path, mode=Mode.DEVNET, sections=SECTIONS)
+        yield RunningDevnet(network, deployment, path)
     finally:
         network.stop()
 

@@ -10,9 +10,8 @@ from rich.table import Table
 
 from crossfill.cli.console import console
 from crossfill.cli.database import migrated_session
-from crossfill.cli.environment import command_settings
+from crossfill.cli.environment import command_deployment, command_settings
 from crossfill.cli.request_timeline import fee_rows, reasons, timeline
-from crossfill.config import load_deployment
 from crossfill.domain.listing_query import ListingError, ListingQuery, parse_listing
 from crossfill.errors import CrossfillError
 
@@ -41,7 +40,7 @@ def _records(query: ListingQuery) -> tuple[Listed, str | None]:
     from crossfill.store import listing
 
     settings = command_settings()
-    deployment = load_deployment(settings.deployment_path, mode=settings.mode)
+    deployment = command_deployment(settings)
     currencies: CurrencyObjects = {
         (chain.id, currency.address.lower()): currency_wire(chain, currency)
         for chain in deployment.chains

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from crossfill.config.sections import ConfigSection
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.metrics import Metrics
@@ -106,6 +107,10 @@ class KindChain(Protocol):
 
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         """The chain's `/chains` record."""
+
+    def solver_shortfall(self) -> dict[str, str]:
+        """`/readyz`: what the solver's balance here lacks for the fills waiting on it, in
+        whole units by currency symbol, as this process last found (empty: nothing)."""
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         """Who answers a quote with this chain as one of its sides (None: the EVM planner)."""
@@ -239,6 +244,9 @@ class KindChainBase:
     def lagging(self, now: float) -> bool:
         return self.live.state.lagging(now)
 
+    def solver_shortfall(self) -> dict[str, str]:
+        return {}
+
     async def close(self) -> None:
         await self.live.client.close()
 
@@ -272,6 +280,11 @@ class ChainKind(Protocol):
     """A kind of chain: how its chains are built from the deployment, and its workers."""
 
     name: str
+
+    @property
+    def config_section(self) -> ConfigSection[Any] | None:
+        """The kind's own section of the deployment file; None: the EVM chains, the core's."""
+        ...
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> KindWorkers: ...
 

@@ -15,6 +15,7 @@ from datetime import datetime
 import structlog
 
 from crossfill.errors import ChainError, ConfigError
+from crossfill.kinds.evm.chain import evm_chains
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.runtime import Runtime
 from crossfill.settings import Mode
@@ -24,7 +25,7 @@ log = structlog.get_logger(__name__)
 
 
 async def bind_state_to_chains(runtime: Runtime, *, now: Callable[[], datetime]) -> None:
-    for chain in runtime.chains.values():
+    for chain in evm_chains(runtime).values():
         await _bind(runtime, chain, now())
 
 

@@ -13,7 +13,7 @@ import pytest
 from crossfill.config import Deployment
 from crossfill.devnet.exchange.deployment import perps_document, seed_exchange
 from crossfill.devnet.exchange.process import ExchangeProcess, start_exchange
-from crossfill.kinds.perps.config import PerpsExchangeConfig
+from crossfill.kinds.perps.config import PERPS_SECTION, PerpsExchangeConfig
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import OPERATOR_TOKEN
 from tests.support.service import ServiceThread, StartService
@@ -41,7 +41,7 @@ def perps_config(exchange: ExchangeProcess, **changes: Any) -> PerpsExchangeConf
 
 @pytest.fixture
 def perps_deployment(devnet: RunningDevnet, exchange: ExchangeProcess) -> Deployment:
-    return devnet.deployment.model_copy(update={"perps": perps_config(exchange)})
+    return devnet.deployment.with_section(PERPS_SECTION, (perps_config(exchange),))
 
 
 @pytest.fixture

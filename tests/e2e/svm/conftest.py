@@ -12,7 +12,7 @@ from crossfill.config import Deployment
 from crossfill.devnet.svm.deployment import svm_chain_document
 from crossfill.devnet.svm.process import SvmNodeOptions, SvmNodeProcess, start_svm_node
 from crossfill.devnet.svm.seed import SeededSvm, seed_svm
-from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.kinds.svm.config import SVM_SECTION, SvmChainConfig
 from tests.conftest import RunningDevnet
 from tests.support.service import StartService
 
@@ -34,9 +34,7 @@ def svm_node(
 def svm_deployment(devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm]) -> Deployment:
     node, seeded = svm_node
     document = svm_chain_document(rpc_url=node.rpc_url, ws_url=node.ws_url, seeded=seeded)
-    return devnet.deployment.model_copy(
-        update={"svm_chains": (SvmChainConfig.model_validate(document),)}
-    )
+    return devnet.deployment.with_section(SVM_SECTION, (SvmChainConfig.model_validate(document),))
 
 
 @pytest.fixture

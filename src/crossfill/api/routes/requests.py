@@ -18,6 +18,7 @@ from crossfill.domain.listing_query import ListingError, ListingQuery, parse_lis
 from crossfill.domain.record_facts import CurrencyObjects, RecordFacts, SolverFacts
 from crossfill.domain.request_record import v2_record, v3_record
 from crossfill.errors import BadRequest, Gone
+from crossfill.kinds.evm.chain import evm_chains
 from crossfill.quoting.response import currency_wire
 from crossfill.runtime import Runtime
 from crossfill.store import listing
@@ -48,7 +49,7 @@ def _currencies(runtime: Runtime) -> CurrencyObjects:
     """Every configured currency's wire object, for amounts moved in one a quote did not name."""
     return {
         (chain.config.id, currency.address.lower()): currency_wire(chain.config, currency)
-        for chain in runtime.chains.values()
+        for chain in evm_chains(runtime).values()
         for currency in chain.config.currencies
     }
 

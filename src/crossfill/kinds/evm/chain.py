@@ -5,14 +5,21 @@ none of them. Its workers are the kind's (`kinds.evm.kind`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.view import chain_wire
 from crossfill.kinds.port import FollowedChainBase, QuoteRoute
+from crossfill.quoting.money import format_units
 from crossfill.quoting.request import QuoteRequest
+from crossfill.types import ChainId
+
+if TYPE_CHECKING:
+    from crossfill.runtime import Runtime
 
 
 @dataclass
@@ -32,3 +39,24 @@ class EvmChain(FollowedChainBase):
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         return None
+
+    def solver_shortfall(self) -> dict[str, str]:
+        """What the solver's balance lacks here, in whole units by currency symbol, for the
+        fills waiting on it, as this process's solver last found."""
+        config = self.live.config
+        lacking = {}
+        for address, amount in self.live.state.solver_shortfall.items():
+            currency = config.currency(address)
+            if currency is not None:
+                lacking[currency.symbol] = format_units(amount, currency.decimals)
+        return lacking
+
+
+def _live(chain: EvmChain) -> ChainRuntime:
+    return chain.live
+
+
+def evm_chains(runtime: Runtime) -> Mapping[ChainId, ChainRuntime]:
+    """The EVM chains live in this process, by id: what the core's own paths (quotes between
+    them, gasless execution, permits, the EVM workers) read and send through."""
+    return runtime.chains_of(EvmChain, _live)

@@ -13,15 +13,20 @@ on a third-party DEX of the exchange is the spot address followed by the hex of 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug
 from crossfill.config.listing import ChainListing, ConfigModel
 from crossfill.config.secrets import KeyRef
+from crossfill.config.sections import ConfigSection
 from crossfill.types import ChainId, ExchangeChain
+
+if TYPE_CHECKING:
+    from crossfill.config.deployment import Deployment
 
 PERPS_CHAIN_ID: Final = ChainId(1337)
 PERPS_USDC_ADDRESS: Final = "0x" + "0" * 32
@@ -138,3 +143,14 @@ class PerpsExchangeConfig(ChainListing):
     def protocol_name(self) -> str:
         """The chain's name in the protocol (orders and records): its name."""
         return self.name
+
+    def key_references(self) -> Mapping[str, str]:
+        return {"perps.solver": self.solver.key}
+
+
+PERPS_SECTION: Final = ConfigSection("perps", PerpsExchangeConfig, single=True)
+
+
+def perps_exchange(deployment: Deployment) -> PerpsExchangeConfig | None:
+    """The deployment's perps exchange (`[perps]`), if it has one."""
+    return next(iter(deployment.section(PERPS_SECTION)), None)

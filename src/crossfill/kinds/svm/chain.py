@@ -20,6 +20,7 @@ from crossfill.kinds.port import (
     QuoteRoute,
     WorkerContext,
 )
+from crossfill.kinds.svm.config import SVM_SECTION, svm_chains
 from crossfill.kinds.svm.indexer import SvmIndexer
 from crossfill.kinds.svm.keys import DevnetSvmKeys, resolve_svm_holder
 from crossfill.kinds.svm.payer import SvmPayer
@@ -82,11 +83,12 @@ class SvmKind:
 
     devnet_keys: DevnetSvmKeys | None = None
     name = "svm"
+    config_section = SVM_SECTION
 
     def chains(self, context: ChainContext) -> Sequence[SvmChain]:
         return [
             SvmChain(svm_chain_runtime(config, context.settings, context.clock), self.devnet_keys)
-            for config in context.deployment.svm_chains
+            for config in svm_chains(context.deployment)
         ]
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> LoopWorkers:
