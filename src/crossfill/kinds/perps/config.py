@@ -23,6 +23,7 @@ from crossfill.config.fields import EvmAddress, HttpUrl, Slug
 from crossfill.config.listing import ChainListing, ConfigModel
 from crossfill.config.secrets import KeyRef
 from crossfill.config.sections import ConfigSection
+from crossfill.quoting.money import to_usd_micros, usd_micros_per_unit
 from crossfill.types import ChainId, ExchangeChain
 
 if TYPE_CHECKING:
@@ -133,6 +134,18 @@ class PerpsExchangeConfig(ChainListing):
     def spot_currency(self, address: str) -> PerpsSpotCurrency | None:
         wanted = address.lower()
         return next((c for c in self.spot_currencies if c.address == wanted), None)
+
+    def usd_value(self, address: str, amount: int) -> int | None:
+        """`amount` of the currency at `address` in micro-USD, at the configured prices; None
+        for a currency not configured or unpriced."""
+        if address.lower() == PERPS_USDC_ADDRESS:
+            decimals, price = PERPS_USDC_DECIMALS, self.usdc_usd_price
+        else:
+            spot = self.spot_currency(address)
+            if spot is None or spot.usd_price is None:
+                return None
+            decimals, price = spot.decimals, spot.usd_price
+        return to_usd_micros(amount, decimals, usd_micros_per_unit(price))
 
     @property
     def disabled(self) -> bool:
