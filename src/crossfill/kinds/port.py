@@ -108,6 +108,11 @@ class KindChain(Protocol):
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         """The chain's `/chains` record."""
 
+    async def genesis(self) -> str | None:
+        """What names the chain's history (its genesis block's hash), which the stored state
+        is bound to at start (`workers.genesis`); None for a kind without one (the exchange).
+        Raises `ChainError` when the chain does not answer."""
+
     def solver_shortfall(self) -> dict[str, str]:
         """`/readyz`: what the solver's balance here lacks for the fills waiting on it, in
         whole units by currency symbol, as this process last found (empty: nothing)."""
@@ -243,6 +248,9 @@ class KindChainBase:
 
     def lagging(self, now: float) -> bool:
         return self.live.state.lagging(now)
+
+    async def genesis(self) -> str | None:
+        return None
 
     def solver_shortfall(self) -> dict[str, str]:
         return {}

@@ -40,6 +40,11 @@ class EvmChain(FollowedChainBase):
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         return None
 
+    async def genesis(self) -> str | None:
+        block = await self.live.client.block_at(0)
+        assert block is not None  # every chain has its block 0
+        return block.hash
+
     def solver_shortfall(self) -> dict[str, str]:
         """What the solver's balance lacks here, in whole units by currency symbol, for the
         fills waiting on it, as this process's solver last found."""

@@ -66,6 +66,9 @@ class SvmChain(FollowedChainBase):
         """The node says it is healthy (`getHealth`: one behind the cluster says not)."""
         await self.live.client.health()
 
+    async def genesis(self) -> str | None:
+        return await self.live.client.genesis_hash()
+
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         return svm_chain_wire(self.live.config, live)
 
