@@ -1,0 +1,74 @@
+"""The client's tests. End-to-end ones run against the real service with its workers on a
+devnet of their test file's own (module scope: the EVM chains, and the SVM node or the perps
+exchange when the file's `deployment` serves them), started with the suite's own launchers
+(`tests.support`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from client_devnet import OPERATOR_TOKEN
+from pydantic import JsonValue
+
+from crossfill.config import Deployment
+from crossfill.devnet.exchange.process import ExchangeProcess
+from crossfill.devnet.svm.process import SvmNodeProcess
+from crossfill.devnet.svm.seed import SeededSvm
+from tests.support.devnets import (
+    RunningDevnet,
+    running_devnet,
+    running_exchange,
+    running_svm_node,
+)
+from tests.support.service import ServiceThread, service_settings
+
+RECORDED = Path(__file__).parent / "recorded"
+
+
+def recorded(name: str) -> JsonValue:
+    """An answer recorded from the devnet service (`recorded/<name>.json`)."""
+    document: JsonValue = json.loads((RECORDED / f"{name}.json").read_text())
+    return document
+
+
+@pytest.fixture(scope="module")
+def devnet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDevnet]:
+    with running_devnet(tmp_path_factory.mktemp("devnet")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def svm_node(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[SvmNodeProcess, SeededSvm]]:
+    with running_svm_node(tmp_path_factory.mktemp("svm")) as node_and_seed:
+        yield node_and_seed
+
+
+@pytest.fixture(scope="module")
+def exchange(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExchangeProcess]:
+    with running_exchange(tmp_path_factory.mktemp("exchange")) as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def deployment(devnet: RunningDevnet) -> Deployment:
+    """What the service serves: the EVM chains (a test file may add the SVM chain or the
+    exchange by overriding this fixture)."""
+    return devnet.deployment
+
+
+@pytest.fixture(scope="module")
+def service(
+    devnet: RunningDevnet, deployment: Deployment, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServiceThread]:
+    """The service with its workers, for every test of the file."""
+    settings = service_settings(
+        tmp_path_factory.mktemp("service"), devnet.deployment_path, admin_token=OPERATOR_TOKEN
+    )
+    running = ServiceThread(settings, deployment, run_workers=True).start()
+    yield running
+    running.stop()
