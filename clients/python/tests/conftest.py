@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_devnet import OPERATOR_TOKEN
 from pydantic import JsonValue
 
+from client_devnet import OPERATOR_TOKEN
 from crossfill.config import Deployment
 from crossfill.devnet.exchange.process import ExchangeProcess
 from crossfill.devnet.svm.process import SvmNodeProcess

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from eth_account import Account
+
 from client_devnet import (
     DESTINATION,
     NATIVE,
@@ -17,8 +19,6 @@ from client_devnet import (
     rpc_url,
     usdc,
 )
-from eth_account import Account
-
 from crossfill_client import (
     Client,
     QuoteError,
@@ -109,7 +109,9 @@ def test_token_bridge_approves_then_deposits(
 
     assert [sent.step_id for sent in result.transactions] == ["approve", "deposit"]
     assert result.status is not None and result.status.status is RequestStatus.SUCCESS
-    assert evm_balance(devnet, DESTINATION, token_out, recipient) == quote.details.currency_out.amount
+    assert (
+        evm_balance(devnet, DESTINATION, token_out, recipient) == quote.details.currency_out.amount
+    )
     assert evm_balance(devnet, ORIGIN, token_in, user.address) == 30 * 10**6
 
 

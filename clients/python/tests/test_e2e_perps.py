@@ -9,6 +9,9 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+
 from client_devnet import (
     DESTINATION,
     ORIGIN,
@@ -20,9 +23,6 @@ from client_devnet import (
     usdc,
     withdrawable,
 )
-from eth_account import Account
-from eth_account.signers.local import LocalAccount
-
 from crossfill.config import Deployment
 from crossfill.devnet.exchange.process import ExchangeProcess, fund
 from crossfill_client import Client, QuoteRequest, RequestStatus, Signer
@@ -102,8 +102,12 @@ def test_withdrawal_signs_the_mapping_and_the_exchange_transfer(
     )
 
     assert result.status is not None and result.status.status is RequestStatus.SUCCESS
-    assert evm_balance(devnet, DESTINATION, token, user.address) == quote.details.currency_out.amount
+    assert (
+        evm_balance(devnet, DESTINATION, token, user.address) == quote.details.currency_out.amount
+    )
     assert withdrawable(exchange.api_url, user.address) == Decimal(75)
-    posted = [event for event in events if isinstance(event, SignaturePosted | ExchangeActionPosted)]
+    posted = [
+        event for event in events if isinstance(event, SignaturePosted | ExchangeActionPosted)
+    ]
     assert [type(event) for event in posted] == [SignaturePosted, ExchangeActionPosted]
     assert result.transactions == ()  # no chain transaction of the user's own

@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from eth_account import Account
+from solders.keypair import Keypair
+
 from client_devnet import (
     DESTINATION,
     NATIVE,
@@ -19,9 +22,6 @@ from client_devnet import (
     rpc_url,
     sol_balance,
 )
-from eth_account import Account
-from solders.keypair import Keypair
-
 from crossfill.config import Deployment
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess

@@ -37,7 +37,7 @@ class ExtraTransaction(WireRequest):
 class QuoteRequest(WireRequest):
     """What to quote. `amount` is an integer in the smallest unit of the input currency (of the
     output for EXACT_OUTPUT). Other fields of the interface may be given by their wire name
-    (e.g. `QuoteRequest(..., **{"topupGas": True})`)."""
+    (e.g. `QuoteRequest(..., topupGas=True)`)."""
 
     model_config = ConfigDict(extra="allow")
 
