@@ -14,6 +14,7 @@ from web3 import Web3
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill_client import QuoteRequest
 from tests.support.devnets import RunningDevnet
 from tests.support.wallets.svm import rpc
 
@@ -24,6 +25,31 @@ NATIVE = "0x" + "00" * 20
 SOL = "1" * 32
 PERPS_USDC = "0x" + "0" * 32
 OPERATOR_TOKEN = "client-tests-operator"
+
+
+def bridge(
+    user: str,
+    route: tuple[int, int],
+    currencies: tuple[str, str],
+    amount: int,
+    *,
+    recipient: str | None = None,
+    **options: object,
+) -> QuoteRequest:
+    """A quote of `amount` from `route[0]` to `route[1]`, `currencies[0]` to `currencies[1]`."""
+    (origin, destination), (currency_in, currency_out) = route, currencies
+    return QuoteRequest.model_validate(
+        {
+            "user": user,
+            "recipient": recipient,
+            "origin_chain_id": origin,
+            "destination_chain_id": destination,
+            "origin_currency": currency_in,
+            "destination_currency": currency_out,
+            "amount": amount,
+            **options,
+        }
+    )
 
 
 def usdc(devnet: RunningDevnet, chain_id: int) -> str:

@@ -14,18 +14,15 @@ from pydantic import JsonValue
 
 from client_devnet import OPERATOR_TOKEN
 from crossfill.config import Deployment
-from crossfill.devnet.exchange.process import ExchangeProcess
-from crossfill.devnet.svm.process import SvmNodeProcess
-from crossfill.devnet.svm.seed import SeededSvm
-from tests.support.devnets import (
-    RunningDevnet,
-    running_devnet,
-    running_exchange,
-    running_svm_node,
-)
+from tests.e2e.perps.conftest import exchange
+from tests.e2e.svm.conftest import svm_node
+from tests.support.devnets import RunningDevnet, running_devnet
 from tests.support.service import ServiceThread, service_settings
 
 RECORDED = Path(__file__).parent / "recorded"
+# The suite's own module-scoped fixtures, for the files here that need them: the SVM node and
+# the perps exchange.
+__all__ = ["exchange", "svm_node"]
 
 
 def recorded(name: str) -> JsonValue:
@@ -38,20 +35,6 @@ def recorded(name: str) -> JsonValue:
 def devnet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDevnet]:
     with running_devnet(tmp_path_factory.mktemp("devnet")) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def svm_node(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[SvmNodeProcess, SeededSvm]]:
-    with running_svm_node(tmp_path_factory.mktemp("svm")) as node_and_seed:
-        yield node_and_seed
-
-
-@pytest.fixture(scope="module")
-def exchange(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExchangeProcess]:
-    with running_exchange(tmp_path_factory.mktemp("exchange")) as process:
-        yield process
 
 
 @pytest.fixture(scope="module")

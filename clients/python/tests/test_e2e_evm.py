@@ -13,6 +13,7 @@ from client_devnet import (
     DESTINATION,
     NATIVE,
     ORIGIN,
+    bridge,
     evm_balance,
     funded_user,
     new_api_key,
@@ -22,7 +23,6 @@ from client_devnet import (
 from crossfill_client import (
     Client,
     QuoteError,
-    QuoteRequest,
     RequestFilters,
     RequestStatus,
     Signer,
@@ -40,6 +40,9 @@ from crossfill_client.signing import EvmWallet
 from tests.support.devnets import RunningDevnet
 from tests.support.service import ServiceThread
 
+EVM_ROUTE = (ORIGIN, DESTINATION)
+ETH = (NATIVE, NATIVE)
+
 
 @pytest.fixture(scope="module")
 def client(service: ServiceThread) -> Iterator[Client]:
@@ -56,17 +59,7 @@ def test_native_bridge_lands_on_the_destination_and_reports_each_stage(
     devnet: RunningDevnet, client: Client, rpc_urls: dict[int, str]
 ) -> None:
     user, recipient = funded_user(devnet), Account.create().address
-    quote = client.quote(
-        QuoteRequest(
-            user=user.address,
-            recipient=recipient,
-            origin_chain_id=ORIGIN,
-            destination_chain_id=DESTINATION,
-            origin_currency=NATIVE,
-            destination_currency=NATIVE,
-            amount=10**17,
-        )
-    )
+    quote = client.quote(bridge(user.address, EVM_ROUTE, ETH, 10**17, recipient=recipient))
     events: list[ProgressEvent] = []
 
     result = client.execute(quote, Signer(evm=EvmWallet(user)), rpc_urls=rpc_urls,
@@ -93,15 +86,7 @@ def test_token_bridge_approves_then_deposits(
     user, recipient = funded_user(devnet, usdc_units=50 * 10**6), Account.create().address
     token_in, token_out = usdc(devnet, ORIGIN), usdc(devnet, DESTINATION)
     quote = client.quote(
-        QuoteRequest(
-            user=user.address,
-            recipient=recipient,
-            origin_chain_id=ORIGIN,
-            destination_chain_id=DESTINATION,
-            origin_currency=token_in,
-            destination_currency=token_out,
-            amount=20 * 10**6,
-        )
+        bridge(user.address, EVM_ROUTE, (token_in, token_out), 20 * 10**6, recipient=recipient)
     )
     assert [step.id for step in quote.steps] == ["approve", "deposit"]
 
@@ -120,16 +105,7 @@ def test_deposit_address_bridge_is_paid_by_a_plain_transfer(
 ) -> None:
     user, recipient = funded_user(devnet), Account.create().address
     quote = client.quote(
-        QuoteRequest(
-            user=user.address,
-            recipient=recipient,
-            origin_chain_id=ORIGIN,
-            destination_chain_id=DESTINATION,
-            origin_currency=NATIVE,
-            destination_currency=NATIVE,
-            amount=10**17,
-            use_deposit_address=True,
-        )
+        bridge(user.address, EVM_ROUTE, ETH, 10**17, recipient=recipient, use_deposit_address=True)
     )
     address = quote.deposit_address
     assert address is not None
@@ -147,16 +123,7 @@ def test_requests_walks_every_page_of_the_listing(
     user = funded_user(devnet)
     with Client(service.base_url, api_key=new_api_key(service.base_url, "pages")) as client:
         request_ids = {
-            client.quote(
-                QuoteRequest(
-                    user=user.address,
-                    origin_chain_id=ORIGIN,
-                    destination_chain_id=DESTINATION,
-                    origin_currency=NATIVE,
-                    destination_currency=NATIVE,
-                    amount=10**16 + n,
-                )
-            ).request_id
+            client.quote(bridge(user.address, EVM_ROUTE, ETH, 10**16 + n)).request_id
             for n in range(3)
         }
         listed = list(client.requests(RequestFilters(user=user.address, limit=2)))
@@ -170,16 +137,7 @@ def test_requests_walks_every_page_of_the_listing(
 
 def test_refused_quote_is_a_typed_quote_error(client: Client) -> None:
     with pytest.raises(QuoteError) as refused:
-        client.quote(
-            QuoteRequest(
-                user=Account.create().address,
-                origin_chain_id=ORIGIN,
-                destination_chain_id=999,
-                origin_currency=NATIVE,
-                destination_currency=NATIVE,
-                amount=10**16,
-            )
-        )
+        client.quote(bridge(Account.create().address, (ORIGIN, 999), ETH, 10**16))
     assert refused.value.status_code == 400
     assert refused.value.error_code == "UNSUPPORTED_CHAIN"
 

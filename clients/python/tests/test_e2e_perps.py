@@ -17,6 +17,7 @@ from client_devnet import (
     ORIGIN,
     PERPS_CHAIN,
     PERPS_USDC,
+    bridge,
     evm_balance,
     funded_user,
     rpc_url,
@@ -25,7 +26,7 @@ from client_devnet import (
 )
 from crossfill.config import Deployment
 from crossfill.devnet.exchange.process import ExchangeProcess, fund
-from crossfill_client import Client, QuoteRequest, RequestStatus, Signer
+from crossfill_client import Client, RequestStatus, Signer
 from crossfill_client.progress import ExchangeActionPosted, ProgressEvent, SignaturePosted
 from crossfill_client.signing import EvmWallet
 from tests.support.devnets import RunningDevnet, with_exchange
@@ -53,16 +54,9 @@ def test_usdc_deposit_is_credited_on_the_exchange(
     devnet: RunningDevnet, exchange: ExchangeProcess, client: Client, rpc_urls: dict[int, str]
 ) -> None:
     user, recipient = funded_user(devnet, usdc_units=50 * 10**6), Account.create().address
+    currencies = (usdc(devnet, ORIGIN), PERPS_USDC)
     quote = client.quote(
-        QuoteRequest(
-            user=user.address,
-            recipient=recipient,
-            origin_chain_id=ORIGIN,
-            destination_chain_id=PERPS_CHAIN,
-            origin_currency=usdc(devnet, ORIGIN),
-            destination_currency=PERPS_USDC,
-            amount=20 * 10**6,
-        )
+        bridge(user.address, (ORIGIN, PERPS_CHAIN), currencies, 20 * 10**6, recipient=recipient)
     )
 
     result = client.execute(quote, Signer(evm=EvmWallet(user)), rpc_urls=rpc_urls)
@@ -83,17 +77,8 @@ def test_withdrawal_signs_the_mapping_and_the_exchange_transfer(
 ) -> None:
     user = _funded_on_exchange(exchange, "100")
     token = usdc(devnet, DESTINATION)
-    quote = client.quote(
-        QuoteRequest(
-            user=user.address,
-            origin_chain_id=PERPS_CHAIN,
-            destination_chain_id=DESTINATION,
-            origin_currency=PERPS_USDC,
-            destination_currency=token,
-            amount=25 * 10**6,
-            protocol_version="v2",
-        )
-    )
+    route, currencies = (PERPS_CHAIN, DESTINATION), (PERPS_USDC, token)
+    quote = client.quote(bridge(user.address, route, currencies, 25 * 10**6, protocol_version="v2"))
     assert [step.id for step in quote.steps] == ["authorize", "deposit"]
     events: list[ProgressEvent] = []
 

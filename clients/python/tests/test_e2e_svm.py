@@ -17,6 +17,7 @@ from client_devnet import (
     ORIGIN,
     SOL,
     SVM_CHAIN,
+    bridge,
     evm_balance,
     funded_user,
     rpc_url,
@@ -26,7 +27,7 @@ from crossfill.config import Deployment
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
-from crossfill_client import AsyncClient, QuoteRequest, RequestStatus, Signer
+from crossfill_client import AsyncClient, RequestStatus, Signer
 from crossfill_client.models import SvmTransactionData
 from crossfill_client.signing import EvmWallet, SvmWallet
 from tests.support.devnets import RunningDevnet, with_svm_chain
@@ -60,15 +61,7 @@ async def test_eth_to_sol_pays_the_svm_recipient(
     node, _seeded = svm_node
     user, recipient = funded_user(devnet), str(Keypair().pubkey())
     quote = await client.quote(
-        QuoteRequest(
-            user=user.address,
-            recipient=recipient,
-            origin_chain_id=ORIGIN,
-            destination_chain_id=SVM_CHAIN,
-            origin_currency=NATIVE,
-            destination_currency=SOL,
-            amount=10**17,
-        )
+        bridge(user.address, (ORIGIN, SVM_CHAIN), (NATIVE, SOL), 10**17, recipient=recipient)
     )
 
     result = await client.execute(quote, Signer(evm=EvmWallet(user)), rpc_urls=rpc_urls)
@@ -87,16 +80,9 @@ async def test_sol_to_eth_signs_the_quoted_svm_transaction(
     user, recipient = svm_accounts.users()[0], Account.create().address
     vault = str(svm_accounts.solver().pubkey())
     vault_before = sol_balance(node.rpc_url, vault)
+    route, currencies = (SVM_CHAIN, DESTINATION), (SOL, NATIVE)
     quote = await client.quote(
-        QuoteRequest(
-            user=str(user.pubkey()),
-            recipient=recipient,
-            origin_chain_id=SVM_CHAIN,
-            destination_chain_id=DESTINATION,
-            origin_currency=SOL,
-            destination_currency=NATIVE,
-            amount=2 * 10**9,
-        )
+        bridge(str(user.pubkey()), route, currencies, 2 * 10**9, recipient=recipient)
     )
     assert isinstance(quote.steps[0].items[0].data, SvmTransactionData)
 

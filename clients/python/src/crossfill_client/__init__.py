@@ -3,8 +3,8 @@ steps, statuses, listings, gasless execution): `AsyncClient`, and `Client` for c
 an event loop. Signing wallets for `execute` are in `crossfill_client.signing` (the
 `signing` extra)."""
 
-from crossfill_client._async_client import DEFAULT_BASE_URL, AsyncClient
-from crossfill_client._execution.runner import ExecutionResult, SentTransaction
+from crossfill_client._async_client import DEFAULT_BASE_URL, AsyncClient, ClientOptions
+from crossfill_client._execution.runner import ExecutionOptions, ExecutionResult, SentTransaction
 from crossfill_client._retry import NO_RETRIES, RetryPolicy
 from crossfill_client._sync_client import Client
 from crossfill_client._waiting import WaitOptions
@@ -40,9 +40,11 @@ __all__ = [
     "ChainRpcError",
     "Client",
     "ClientError",
+    "ClientOptions",
     "ExchangeRefused",
     "ExecuteError",
     "ExecutionError",
+    "ExecutionOptions",
     "ExecutionResult",
     "QuoteError",
     "QuoteRequest",

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
+from typing import TypedDict, Unpack
 
 import httpx
 
 from crossfill_client._error_mapping import ErrorFamily
-from crossfill_client._execution.runner import ExecuteOptions, ExecutionResult, StepRunner
+from crossfill_client._execution.runner import ExecutionOptions, ExecutionResult, StepRunner
 from crossfill_client._http import ServiceHttp, Sleep
 from crossfill_client._retry import RetryPolicy
 from crossfill_client._waiting import StatusCallback, WaitOptions, status_path, wait_for_request
@@ -32,6 +33,19 @@ from crossfill_client.signers import Signer
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 
 
+class ClientOptions(TypedDict, total=False):
+    """What both clients take beside the base URL: `api_key` (sent as `x-api-key`),
+    `timeout` (seconds per HTTP call, default 30), `retry` (default `RetryPolicy()`),
+    `transport` and `chain_transport` (httpx transports to the service and to chain nodes:
+    seams for tests)."""
+
+    api_key: str | None
+    timeout: float
+    retry: RetryPolicy | None
+    transport: httpx.AsyncBaseTransport | None
+    chain_transport: httpx.AsyncBaseTransport | None
+
+
 class AsyncClient:
     """A client of one service. `api_key` is sent as `x-api-key` (required by `requests` and
     `execute_gasless`); `retry` governs every call to the service and to chain nodes;
@@ -41,22 +55,21 @@ class AsyncClient:
         self,
         base_url: str = DEFAULT_BASE_URL,
         *,
-        api_key: str | None = None,
-        timeout: float = 30.0,
-        retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        chain_transport: httpx.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
+        **options: Unpack[ClientOptions],
     ) -> None:
+        timeout = options.get("timeout", 30.0)
         self._service = ServiceHttp(
             base_url,
-            api_key=api_key,
+            api_key=options.get("api_key"),
             timeout=timeout,
-            retry=retry or RetryPolicy(),
-            transport=transport,
+            retry=options.get("retry") or RetryPolicy(),
+            transport=options.get("transport"),
             sleep=sleep,
         )
-        self._chain_http = httpx.AsyncClient(timeout=timeout, transport=chain_transport)
+        self._chain_http = httpx.AsyncClient(
+            timeout=timeout, transport=options.get("chain_transport")
+        )
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -149,22 +162,19 @@ class AsyncClient:
         *,
         rpc_urls: Mapping[int, str],
         on_progress: ProgressCallback | None = None,
-        wait_for_fill: bool = True,
-        wait: WaitOptions | None = None,
-        confirmation_timeout: float = 120.0,
-        exchange_signature_chain_id: int | None = None,
+        options: ExecutionOptions | None = None,
     ) -> ExecutionResult:
         """Carry out the quote's steps in order with `signer`'s wallets: transactions sent
         through `rpc_urls` (per chain id; the perps exchange's API URL for its actions) and
         waited for, signatures posted where the item says; after an item with a check, the
-        request followed to its end (unless `wait_for_fill` is False). A request that ends in
-        failure or refund raises `RequestFailed`."""
-        options = ExecuteOptions(
-            rpc_urls=rpc_urls,
-            wait=wait or WaitOptions(),
-            wait_for_fill=wait_for_fill,
-            confirmation_timeout=confirmation_timeout,
-            exchange_signature_chain_id=exchange_signature_chain_id,
+        request followed to its end (unless `options.wait_for_fill` is False). A request that
+        ends in failure or refund raises `RequestFailed`."""
+        runner = StepRunner(
+            self._service,
+            self._chain_http,
+            signer,
+            rpc_urls,
+            options or ExecutionOptions(),
+            on_progress,
         )
-        runner = StepRunner(self._service, self._chain_http, signer, options, on_progress)
         return await runner.run(quote)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TypedDict, TypeVar, Unpack
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -54,6 +54,16 @@ async def send_with_retries(
         attempt += 1
 
 
+class CallOptions(TypedDict, total=False):
+    """How one call is made: which error shape its path answers (`family`, default generic),
+    whether it is safe to repeat (`idempotent`, default True), its query and JSON body."""
+
+    family: ErrorFamily
+    idempotent: bool
+    params: dict[str, str] | None
+    json: object
+
+
 def parsed(model: type[Model], content: bytes) -> Model:
     """`content` read as `model`; a `ResponseError` when it is not that shape."""
     try:
@@ -85,49 +95,29 @@ class ServiceHttp:
             base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
         )
 
-    async def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        family: ErrorFamily = ErrorFamily.GENERIC,
-        idempotent: bool = True,
-        params: dict[str, str] | None = None,
-        json: object = None,
-    ) -> bytes:
+    async def call(self, method: str, path: str, **options: Unpack[CallOptions]) -> bytes:
         """The body of a successful answer; an error answer raised as its family's error."""
-        request = self.http.build_request(method, path, params=params, json=json)
+        request = self.http.build_request(
+            method, path, params=options.get("params"), json=options.get("json")
+        )
         response = await send_with_retries(
-            self.http, request, self.retry, idempotent=idempotent, sleep=self.sleep
+            self.http,
+            request,
+            self.retry,
+            idempotent=options.get("idempotent", True),
+            sleep=self.sleep,
         )
         if response.status_code >= 400:
+            family = options.get("family", ErrorFamily.GENERIC)
             retry_after = retry_after_seconds(response.headers.get("retry-after"))
             raise api_error(family, response.status_code, response.content, retry_after=retry_after)
         return response.content
 
     async def read(
-        self,
-        model: type[Model],
-        method: str,
-        path: str,
-        *,
-        family: ErrorFamily = ErrorFamily.GENERIC,
-        idempotent: bool = True,
-        params: dict[str, str] | None = None,
-        json: object = None,
+        self, model: type[Model], method: str, path: str, **options: Unpack[CallOptions]
     ) -> Model:
         """`call`, its answer read as `model`."""
-        content = await self.call(
-            method, path, family=family, idempotent=idempotent, params=params, json=json
-        )
-        return parsed(model, content)
-
-    @property
-    def websocket_url(self) -> str:
-        """The service's status stream (`/ws`), with the API key as `apiKey` when there is one."""
-        url = httpx.URL(self.base_url + "/ws")
-        url = url.copy_with(scheme="wss" if url.scheme == "https" else "ws")
-        return str(url.copy_merge_params({"apiKey": self.api_key})) if self.api_key else str(url)
+        return parsed(model, await self.call(method, path, **options))
 
     async def aclose(self) -> None:
         await self.http.aclose()

@@ -8,13 +8,10 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
-import httpx
-
-from crossfill_client._async_client import DEFAULT_BASE_URL, AsyncClient
-from crossfill_client._execution.runner import ExecutionResult
-from crossfill_client._retry import RetryPolicy
+from crossfill_client._async_client import DEFAULT_BASE_URL, AsyncClient, ClientOptions
+from crossfill_client._execution.runner import ExecutionOptions, ExecutionResult
 from crossfill_client._waiting import StatusCallback, WaitOptions
 from crossfill_client.models import (
     AppFeeBalances,
@@ -59,25 +56,9 @@ class _LoopThread:
 class Client:
     """The blocking client: the same calls as `AsyncClient`, with the same arguments."""
 
-    def __init__(
-        self,
-        base_url: str = DEFAULT_BASE_URL,
-        *,
-        api_key: str | None = None,
-        timeout: float = 30.0,
-        retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        chain_transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
+    def __init__(self, base_url: str = DEFAULT_BASE_URL, **options: Unpack[ClientOptions]) -> None:
         self._portal = _LoopThread()
-        self._client = AsyncClient(
-            base_url,
-            api_key=api_key,
-            timeout=timeout,
-            retry=retry,
-            transport=transport,
-            chain_transport=chain_transport,
-        )
+        self._client = AsyncClient(base_url, **options)
 
     def __enter__(self) -> Client:
         return self
@@ -141,20 +122,10 @@ class Client:
         *,
         rpc_urls: Mapping[int, str],
         on_progress: ProgressCallback | None = None,
-        wait_for_fill: bool = True,
-        wait: WaitOptions | None = None,
-        confirmation_timeout: float = 120.0,
-        exchange_signature_chain_id: int | None = None,
+        options: ExecutionOptions | None = None,
     ) -> ExecutionResult:
         return self._portal.run(
             self._client.execute(
-                quote,
-                signer,
-                rpc_urls=rpc_urls,
-                on_progress=on_progress,
-                wait_for_fill=wait_for_fill,
-                wait=wait,
-                confirmation_timeout=confirmation_timeout,
-                exchange_signature_chain_id=exchange_signature_chain_id,
+                quote, signer, rpc_urls=rpc_urls, on_progress=on_progress, options=options
             )
         )

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
@@ -43,14 +44,13 @@ from crossfill_client.signers import EvmSigner, Signer, SvmSigner
 
 
 @dataclass(frozen=True)
-class ExecuteOptions:
-    """`rpc_urls`: per chain id, the JSON-RPC endpoint transactions go through (for the perps
-    exchange, its API URL). `wait_for_fill`: follow each item's check to the request's end
-    (else return once every step is sent). `confirmation_timeout`: seconds a transaction may
-    take to land. `exchange_signature_chain_id`: the chain id exchange actions are signed on,
-    instead of the item's."""
+class ExecutionOptions:
+    """`wait`: how a step's check is followed; `wait_for_fill`: follow each item's check to
+    the request's end (else return once every step is sent); `confirmation_timeout`: seconds
+    a transaction may take to land, asked after every `confirmation_interval`;
+    `exchange_signature_chain_id`: the chain id exchange actions are signed on, instead of
+    the item's."""
 
-    rpc_urls: Mapping[int, str]
     wait: WaitOptions = field(default_factory=WaitOptions)
     wait_for_fill: bool = True
     confirmation_timeout: float = 120.0
@@ -88,10 +88,11 @@ class StepRunner:
         service: ServiceHttp,
         chain_http: httpx.AsyncClient,
         signer: Signer,
-        options: ExecuteOptions,
+        rpc_urls: Mapping[int, str],
+        options: ExecutionOptions,
         on_progress: ProgressCallback | None,
     ) -> None:
-        self.service, self.chain_http = service, chain_http
+        self.service, self.chain_http, self.rpc_urls = service, chain_http, rpc_urls
         self.signer, self.options, self.on_progress = signer, options, on_progress
         self.sent: list[SentTransaction] = []
         self.statuses: dict[str, StatusRecord] = {}
@@ -112,7 +113,7 @@ class StepRunner:
             self.on_progress(event)
 
     def rpc(self, chain_id: int, step_id: str) -> JsonRpc:
-        url = self.options.rpc_urls.get(chain_id)
+        url = self.rpc_urls.get(chain_id)
         if url is None:
             raise ExecutionError(f"no RPC URL given for chain {chain_id}", step_id=step_id)
         return JsonRpc(self.chain_http, url, self.service.retry, self.service.sleep)
@@ -135,32 +136,38 @@ class StepRunner:
         self._submitted(step, data.chain_id, tx_hash)
         if hint:
             await self._hint(tx_hash, data.chain_id)
-        async with self._confirming(step, tx_hash):
-            await wait_for_receipt(
-                rpc,
-                data.chain_id,
-                tx_hash,
-                interval=self.options.confirmation_interval,
-                step_id=step.id,
-            )
-        self.emit(TransactionConfirmed(step.id, data.chain_id, tx_hash))
+        landed = wait_for_receipt(
+            rpc, data.chain_id, tx_hash, interval=self._interval, step_id=step.id
+        )
+        await self._confirmed(step, data.chain_id, tx_hash, landed)
 
     async def _svm(self, step: Step, data: SvmTransactionData) -> None:
         rpc = self.rpc(data.chain_id, step.id)
         signature = await send_svm_transaction(rpc, self._svm_signer(step), data, step_id=step.id)
         self._submitted(step, data.chain_id, signature)
-        async with self._confirming(step, signature):
-            await wait_for_signature(
-                rpc,
-                data.chain_id,
-                signature,
-                interval=self.options.confirmation_interval,
-                step_id=step.id,
-            )
-        self.emit(TransactionConfirmed(step.id, data.chain_id, signature))
+        landed = wait_for_signature(
+            rpc, data.chain_id, signature, interval=self._interval, step_id=step.id
+        )
+        await self._confirmed(step, data.chain_id, signature, landed)
+
+    @property
+    def _interval(self) -> float:
+        return self.options.confirmation_interval
+
+    async def _confirmed(
+        self, step: Step, chain_id: int, tx_id: str, landed: Coroutine[Any, Any, None]
+    ) -> None:
+        """Awaits `landed` for at most `confirmation_timeout` seconds, then reports it."""
+        timeout = self.options.confirmation_timeout
+        try:
+            async with asyncio.timeout(timeout):
+                await landed
+        except TimeoutError as exc:
+            raise ExecutionError(f"{tx_id} did not land in {timeout} s", step_id=step.id) from exc
+        self.emit(TransactionConfirmed(step.id, chain_id, tx_id))
 
     async def _exchange(self, step: Step, data: ExchangeActionData, chain_id: int) -> None:
-        url = self.options.rpc_urls.get(chain_id)
+        url = self.rpc_urls.get(chain_id)
         if url is None:
             raise ExecutionError(f"no exchange URL given for chain {chain_id}", step_id=step.id)
         body = signed_action_body(
@@ -170,16 +177,6 @@ class StepRunner:
         )
         await post_action(self.chain_http, url, body, self.service.retry, step_id=step.id)
         self.emit(ExchangeActionPosted(step.id, data.nonce))
-
-    @contextlib.asynccontextmanager
-    async def _confirming(self, step: Step, tx_id: str) -> AsyncIterator[None]:
-        """Bounds a wait for a transaction to land by `confirmation_timeout`."""
-        timeout = self.options.confirmation_timeout
-        try:
-            async with asyncio.timeout(timeout):
-                yield
-        except TimeoutError as exc:
-            raise ExecutionError(f"{tx_id} did not land in {timeout} s", step_id=step.id) from exc
 
     async def _hint(self, tx_hash: str, chain_id: int) -> None:
         """Tell the service where the deposit is, so it need not wait for its next scan. Only

@@ -156,9 +156,11 @@ class Impact(WireModel):
 
 
 class RouteSide(WireModel):
+    """One chain's leg of a route: what goes in and out there, and who routes it."""
+
     input_currency: Amount
     output_currency: Amount
-    router: str
+    router: str | None = None
     included_swap_sources: tuple[str, ...] = ()
 
 

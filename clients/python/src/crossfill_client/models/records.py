@@ -8,6 +8,7 @@ from pydantic import Field, JsonValue
 
 from crossfill_client.models._base import WireModel
 from crossfill_client.models.common import Amount, Currency
+from crossfill_client.models.quote import Route
 from crossfill_client.models.status import RequestStatus
 
 
@@ -32,20 +33,11 @@ class RecordTransaction(WireModel):
     type: str = "onchain"
 
 
-class RecordRouteSide(WireModel):
-    input_currency: Amount
-    output_currency: Amount
-    router: str | None = None
-
-
-class RecordLeg(WireModel):
-    origin: RecordRouteSide
-    destination: RecordRouteSide
-
-
 class RecordRoute(WireModel):
-    quoted: RecordLeg
-    actual: RecordLeg | None = None
+    """The route as quoted, and as it went (`actual`, the quoted one until there are facts)."""
+
+    quoted: Route
+    actual: Route | None = None
 
 
 class AppFeeRecord(WireModel):
