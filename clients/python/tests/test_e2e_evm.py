@@ -98,6 +98,8 @@ def test_token_bridge_approves_then_deposits(
         evm_balance(devnet, DESTINATION, token_out, recipient) == quote.details.currency_out.amount
     )
     assert evm_balance(devnet, ORIGIN, token_in, user.address) == 30 * 10**6
+    attested = client.attestation(quote.request_id).request_data
+    assert (attested.origin_amount, attested.destination_chain_id) == (20 * 10**6, DESTINATION)
 
 
 def test_deposit_address_bridge_is_paid_by_a_plain_transfer(

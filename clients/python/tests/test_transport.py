@@ -12,6 +12,7 @@ import pytest
 from conftest import recorded
 from crossfill_client import (
     AsyncClient,
+    AttestationError,
     Client,
     ExecuteError,
     QuoteError,
@@ -110,6 +111,15 @@ async def test_a_gasless_execution_is_not_repeated_once_it_may_have_arrived() ->
     retried = Script(httpx.ConnectError("refused"), accepted)
     async with retried.client(api_key="cfk_test") as client:
         assert (await client.execute_gasless(_gasless())).request_id == STATUS_ID
+
+
+async def test_attestation_refusal_is_an_attestation_error() -> None:
+    script = Script(httpx.Response(400, json=recorded("signature_error")))
+    async with script.client() as client:
+        with pytest.raises(AttestationError) as raised:
+            await client.attestation(STATUS_ID)
+    assert raised.value.code == "REQUEST_NOT_DEPOSITED"
+    assert script.requests[0].url.path == f"/requests/{STATUS_ID}/signature"
 
 
 def _listing_page(ids: list[str], continuation: str | None) -> httpx.Response:

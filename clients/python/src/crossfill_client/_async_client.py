@@ -16,6 +16,7 @@ from crossfill_client._retry import RetryPolicy
 from crossfill_client._waiting import StatusCallback, WaitOptions, status_path, wait_for_request
 from crossfill_client.models import (
     AppFeeBalances,
+    Attestation,
     Chain,
     ChainList,
     GaslessAccepted,
@@ -137,6 +138,13 @@ class AsyncClient:
             if page.continuation is None or not page.requests:
                 return
             continuation = page.continuation
+
+    async def attestation(self, request_id: str) -> Attestation:
+        """The solver's signature of the request's deposit (`GET /requests/{id}/signature`);
+        an `AttestationError` (`code` `REQUEST_NOT_DEPOSITED`, ...) until there is one."""
+        return await self._service.read(
+            Attestation, "GET", f"/requests/{request_id}/signature", family=ErrorFamily.ATTESTATION
+        )
 
     async def app_fees(self, wallet: str) -> AppFeeBalances:
         """The wallet's owed app fees (`GET /app-fees/{wallet}/balances`)."""

@@ -15,6 +15,7 @@ from crossfill_client._execution.runner import ExecutionOptions, ExecutionResult
 from crossfill_client._waiting import StatusCallback, WaitOptions
 from crossfill_client.models import (
     AppFeeBalances,
+    Attestation,
     Chain,
     GaslessAccepted,
     GaslessExecution,
@@ -108,6 +109,9 @@ class Client:
                 yield self._portal.run(_next(records))
             except StopAsyncIteration:
                 return
+
+    def attestation(self, request_id: str) -> Attestation:
+        return self._portal.run(self._client.attestation(request_id))
 
     def app_fees(self, wallet: str) -> AppFeeBalances:
         return self._portal.run(self._client.app_fees(wallet))

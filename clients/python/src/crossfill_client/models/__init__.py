@@ -1,6 +1,7 @@
 """The interface's wire shapes as typed, immutable models (unknown fields are kept)."""
 
 from crossfill_client.models.app_fees import AppFeeBalances
+from crossfill_client.models.attestation import Attestation, AttestedRequest
 from crossfill_client.models.chains import Chain, ChainCurrency, ChainList
 from crossfill_client.models.common import Amount, Currency, CurrencyMetadata
 from crossfill_client.models.gasless import (
@@ -33,6 +34,8 @@ __all__ = [
     "Amount",
     "AppFee",
     "AppFeeBalances",
+    "Attestation",
+    "AttestedRequest",
     "Authorization",
     "Chain",
     "ChainCurrency",
