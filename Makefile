@@ -49,10 +49,12 @@ browser:
 
 deps: $(PY_STAMP) $(NPM_STAMP)
 
-$(PY_STAMP): pyproject.toml
+# The service, and the Python client (its own distribution, clients/python) with its signing
+# wallets, which the client's tests use.
+$(PY_STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev]' -e './clients/python[signing]'
 	touch $@
 
 # `npm install` (not `npm ci`): the lockfile pins every version, but the registry reachable
@@ -67,17 +69,19 @@ contracts: deps
 
 check: lint typecheck
 
+PY_SOURCES := src tests bench clients/python
+
 lint: deps
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check $(PY_SOURCES)
+	$(BIN)/ruff format --check $(PY_SOURCES)
 	$(BIN)/lint-imports
 
 typecheck: deps
-	$(BIN)/mypy src tests bench
+	$(BIN)/mypy src tests bench clients/python/src clients/python/tests
 
 format: deps
-	$(BIN)/ruff format src tests
-	$(BIN)/ruff check --fix src tests
+	$(BIN)/ruff format $(PY_SOURCES)
+	$(BIN)/ruff check --fix $(PY_SOURCES)
 
 clean:
 	rm -rf $(VENV) node_modules src/crossfill/contracts/compiled .crossfill

@@ -6,7 +6,6 @@ import asyncio
 import logging
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,15 +13,13 @@ import structlog
 from hypothesis import HealthCheck, settings
 
 import crossfill.api
-from crossfill.config import Deployment, load_deployment
-from crossfill.devnet.network import Devnet, DevnetOptions, start_devnet
-from crossfill.settings import Mode
 from tests.support.database import (
     PostgresUnreachable,
     create_postgres_database,
     drop_postgres_database,
     postgres_database_url,
 )
+from tests.support.devnets import RunningDevnet, running_devnet
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=40
@@ -33,23 +30,14 @@ settings.load_profile("default")
 SCHEMAS_DIR = Path(crossfill.api.__file__).resolve().parent / "wire_schemas"
 
 
-@dataclass
-class RunningDevnet:
-    network: Devnet
-    deployment: Deployment
-    deployment_path: Path
+__all__ = ["SCHEMAS_DIR", "RunningDevnet"]
 
 
 @pytest.fixture(scope="session")
 def devnet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDevnet]:
     """Two automining anvil chains with everything deployed and seeded."""
-    home = tmp_path_factory.mktemp("devnet")
-    path = home / "deployment.toml"
-    network = start_devnet(DevnetOptions(block_time=0), deployment_path=path, log_dir=home)
-    try:
-        yield RunningDevnet(network, load_deployment(path, mode=Mode.DEVNET), path)
-    finally:
-        network.stop()
+    with running_devnet(tmp_path_factory.mktemp("devnet")) as running:
+        yield running
 
 
 def running_in_ci() -> bool:

@@ -44,6 +44,8 @@ from collections.abc import Callable, Mapping
 from web3 import Web3
 
 from crossfill.config import Deployment
+from crossfill.kinds.perps.config import perps_exchange
+from crossfill.kinds.svm.config import svm_chains
 from tests.money.deposit_addresses import account_deposit_addresses
 from tests.money.evm import EvmLedger, web3_of
 from tests.money.ledger import ChainLedger, MoneyReport, account
@@ -63,10 +65,10 @@ def account_for_money(
     for chain in deployment.chains:
         web3 = web3s[chain.id]
         ledgers[chain.id] = EvmLedger(chain, web3, since.get(chain.id, 0), web3.eth.block_number)
-    for svm in deployment.svm_chains:
+    for svm in svm_chains(deployment):
         ledgers[svm.id] = SvmVaultLedger(svm, since.get(svm.id, 0))
-    if deployment.perps is not None:
-        perps = deployment.perps
+    perps = perps_exchange(deployment)
+    if perps is not None:
         ledgers[perps.id] = ExchangeAccountLedger(perps, since.get(perps.id, 0))
     # Read after the chains: every payment they show was journalled before it was sent.
     records = asyncio.run(read_records(database_url))
@@ -82,9 +84,10 @@ def heads(deployment: Deployment) -> dict[int, int]:
     starts: dict[int, int] = {
         chain.id: web3_of(chain).eth.block_number + 1 for chain in deployment.chains
     }
-    starts |= {svm.id: next_slot(svm) for svm in deployment.svm_chains}
-    if deployment.perps is not None:
-        starts[deployment.perps.id] = ledger_head(deployment.perps)
+    starts |= {svm.id: next_slot(svm) for svm in svm_chains(deployment)}
+    perps = perps_exchange(deployment)
+    if perps is not None:
+        starts[perps.id] = ledger_head(perps)
     return starts
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, TypeVar, cast
 
 import structlog
 from eth_account.signers.local import LocalAccount
@@ -14,8 +15,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from crossfill.config import Deployment, load_deployment
 from crossfill.config.secrets import resolve_holder
-from crossfill.kinds.evm.chain import EvmChain
-from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.port import ChainContext, ChainKind, KindChain
 from crossfill.loops import stop_tasks
 from crossfill.metrics import Metrics
@@ -28,6 +27,8 @@ from crossfill.types import ChainId
 
 log = structlog.get_logger(__name__)
 OVERRIDES_REFRESH_SECONDS = 1.0
+KindChainT = TypeVar("KindChainT", bound=KindChain)
+ViewT = TypeVar("ViewT")
 
 
 @dataclass
@@ -46,16 +47,21 @@ class Runtime:
     # SQLite's log checkpointed off the commit path (None on PostgreSQL).
     wal_checkpoints: WalCheckpoints | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    _views: dict[type[Any], Mapping[ChainId, Any]] = field(default_factory=dict)
 
-    @cached_property
-    def chains(self) -> dict[ChainId, ChainRuntime]:
-        """The EVM chains, which the core's own paths (quotes between them, their workers)
-        serve."""
-        return {
-            chain_id: chain.live
-            for chain_id, chain in self.kind_chains.items()
-            if isinstance(chain, EvmChain)
-        }
+    def chains_of(
+        self, chain_type: type[KindChainT], view: Callable[[KindChainT], ViewT]
+    ) -> Mapping[ChainId, ViewT]:
+        """The chains of one kind (those whose `KindChain` is a `chain_type`), each as `view`
+        shows it, by id; built once (a kind gives the same view each time)."""
+        found = self._views.get(chain_type)
+        if found is None:
+            found = self._views[chain_type] = {
+                chain_id: view(chain)
+                for chain_id, chain in self.kind_chains.items()
+                if isinstance(chain, chain_type)
+            }
+        return cast(Mapping[ChainId, ViewT], found)
 
     @cached_property
     def quote_rows(self) -> GroupCommit:
@@ -103,7 +109,11 @@ class Runtime:
         kinds: Sequence[ChainKind],
         clock: Callable[[], float] = time.monotonic,
     ) -> Runtime:
-        deployment = deployment or load_deployment(settings.deployment_path, mode=settings.mode)
+        deployment = deployment or load_deployment(
+            settings.deployment_path,
+            mode=settings.mode,
+            sections=[kind.config_section for kind in kinds if kind.config_section is not None],
+        )
         database_file = sqlite_file(settings.database)
         wal_checkpoints = None if database_file is None else WalCheckpoints(database_file)
         engine = create_engine(

@@ -14,7 +14,8 @@ from crossfill.devnet.exchange.process import ExchangeProcess
 from crossfill.devnet.svm.deployment import svm_chain_document
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
-from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.kinds.perps.config import PERPS_SECTION
+from crossfill.kinds.svm.config import SVM_SECTION, SvmChainConfig
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import request_quote
 from tests.e2e.perps.conftest import exchange, perps_config
@@ -38,12 +39,9 @@ def cross_vm_deployment(
     """The session's EVM devnet with the module's SVM node and exchange."""
     node, seeded = svm_node
     svm = svm_chain_document(rpc_url=node.rpc_url, ws_url=node.ws_url, seeded=seeded)
-    return devnet.deployment.model_copy(
-        update={
-            "svm_chains": (SvmChainConfig.model_validate(svm),),
-            "perps": perps_config(exchange),
-        }
-    )
+    return devnet.deployment.with_section(
+        SVM_SECTION, (SvmChainConfig.model_validate(svm),)
+    ).with_section(PERPS_SECTION, (perps_config(exchange),))
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.perps.actions import UsdSend, sign_action
-from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, perps_exchange
 from crossfill.kinds.svm import programs
 from crossfill.store.tables import Deposit
 from tests.adversarial.cross_vm import PERPS_ID, SOL, SVM_ID
@@ -63,7 +63,7 @@ def _svm_pay(rpc_url: str, payer: Keypair, to: str, lamports: int, memo: str) ->
 def _usd_send(exchange: ExchangeProcess, deployment: Deployment, sender: LocalAccount,
               to: str, usd: str) -> str:  # fmt: skip
     """A perps USDC transfer on the exchange, signed by `sender`; its ledger hash."""
-    perps = deployment.perps
+    perps = perps_exchange(deployment)
     assert perps is not None
     action = UsdSend(perps.exchange_chain, perps.signature_chain, to.lower(), usd,
                      time=int(time.time() * 1000))  # fmt: skip

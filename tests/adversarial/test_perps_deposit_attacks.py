@@ -16,7 +16,7 @@ from crossfill.config import Deployment
 from crossfill.devnet.exchange.process import ExchangeProcess, fund
 from crossfill.devnet.exchange.tokens import USDC
 from crossfill.kinds.perps.actions import SpotSend, sign_action
-from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS
+from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, perps_exchange
 from tests.adversarial.cross_vm import PERPS_ID
 from tests.adversarial.quote_seeds import route_body
 from tests.conftest import RunningDevnet
@@ -40,7 +40,7 @@ def test_a_spot_usdc_send_under_a_perps_withdrawals_nonce_is_refunded_in_spot_us
     exchange: ExchangeProcess,
 ) -> None:
     service = start_service(cross_vm_deployment, run_workers=True, settings=NO_LIMITS)
-    perps = cross_vm_deployment.perps
+    perps = perps_exchange(cross_vm_deployment)
     assert perps is not None
     user: LocalAccount = Account.create()
     fund(exchange.api_url, user.address, "100", "USDC")

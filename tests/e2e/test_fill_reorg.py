@@ -16,6 +16,7 @@ from web3 import Web3
 from web3.exceptions import TransactionNotFound
 
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.kinds.evm.chain import evm_chains
 from crossfill.kinds.evm.mined_watch import MinedWatch
 from crossfill.kinds.evm.txmanager import VOID, TxManager
 from crossfill.kinds.registry import KINDS
@@ -123,7 +124,7 @@ async def test_a_reverted_transaction_reorged_out_for_good_has_its_nonce_voided(
     settings = service_settings(tmp_path, devnet.deployment_path, database_url=database)
     await upgrade_async(settings.database)
     runtime = Runtime.build(settings, devnet.deployment, kinds=KINDS)
-    chain = runtime.chains[ChainId(DESTINATION)]
+    chain = evm_chains(runtime)[ChainId(DESTINATION)]
     rpc = rpc_urls(devnet)[DESTINATION]
     web3 = Web3(Web3.HTTPProvider(rpc))
     signer = Account.create()

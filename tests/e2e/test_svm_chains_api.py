@@ -10,7 +10,7 @@ import httpx
 from crossfill.devnet.svm.deployment import svm_chain_document
 from crossfill.devnet.svm.process import SvmNodeOptions, start_svm_node
 from crossfill.devnet.svm.seed import seed_svm
-from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.kinds.svm.config import SVM_SECTION, SvmChainConfig
 from tests.conftest import RunningDevnet
 from tests.e2e.conftest import validate_against
 from tests.support.service import StartService
@@ -34,7 +34,7 @@ def test_chains_lists_the_svm_chain_and_reports_its_node_going_away(
         seeded = seed_svm(node.rpc_url)
         document = svm_chain_document(rpc_url=node.rpc_url, ws_url=node.ws_url, seeded=seeded)
         svm_chain = SvmChainConfig.model_validate(document)
-        deployment = devnet.deployment.model_copy(update={"svm_chains": (svm_chain,)})
+        deployment = devnet.deployment.with_section(SVM_SECTION, (svm_chain,))
         service = start_service(deployment)
         with httpx.Client(base_url=service.base_url, timeout=10) as client:
             chains = _chains(client)
@@ -84,8 +84,8 @@ def test_include_chains_mixes_svm_and_evm_ids(
     try:
         seeded = seed_svm(node.rpc_url)
         document = svm_chain_document(rpc_url=node.rpc_url, ws_url=node.ws_url, seeded=seeded)
-        deployment = devnet.deployment.model_copy(
-            update={"svm_chains": (SvmChainConfig.model_validate(document),)}
+        deployment = devnet.deployment.with_section(
+            SVM_SECTION, (SvmChainConfig.model_validate(document),)
         )
         with httpx.Client(base_url=start_service(deployment).base_url, timeout=10) as client:
             assert sorted(_chains(client, includeChains=f"{SVM_ID},900001")) == [900001, SVM_ID]

@@ -54,6 +54,7 @@ from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at
 from crossfill.devnet.network import DevnetOptions, start_devnet
 from crossfill.domain.status import RequestStatus, can_move
+from crossfill.kinds.registry import SECTIONS
 from crossfill.settings import Mode
 from tests.e2e.receiver import Receiver
 from tests.e2e.test_crash_safety import _call_target
@@ -443,7 +444,7 @@ def _settle(
     while findings.webhook_problems and time.monotonic() < deadline:
         time.sleep(2)
         findings = _on_chain(deployment, intents, receiver, final)
-    chains = load_deployment(deployment, mode=Mode.DEVNET)
+    chains = load_deployment(deployment, mode=Mode.DEVNET, sections=SECTIONS)
     findings.money = wait_until_accounted(
         lambda: account_for_money(chains, arguments.database_url, since={}), timeout=120
     )

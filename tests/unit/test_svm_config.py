@@ -12,7 +12,14 @@ from solders.keypair import Keypair
 from crossfill.config import parse_deployment
 from crossfill.devnet.svm import accounts
 from crossfill.errors import ConfigError, SecretError
-from crossfill.kinds.svm.config import SVM_CHAIN_ID, SvmKeyHolder
+from crossfill.kinds.registry import SECTIONS
+from crossfill.kinds.svm.config import (
+    SVM_CHAIN_ID,
+    SVM_SECTION,
+    SvmChainConfig,
+    SvmKeyHolder,
+    svm_chains,
+)
 from crossfill.kinds.svm.keys import resolve_svm_holder, resolve_svm_keypair
 from crossfill.settings import Mode
 from tests.unit.deployment_samples import as_toml, deployment_document
@@ -39,13 +46,13 @@ def _svm_chain(**changes: Any) -> dict[str, Any]:
 def _parse(*svm_chains: dict[str, Any]) -> Any:
     document = deployment_document()
     document["svm_chains"] = list(svm_chains)
-    return parse_deployment(as_toml(document), source="test", mode=Mode.DEVNET)
+    return parse_deployment(as_toml(document), source="test", mode=Mode.DEVNET, sections=SECTIONS)
 
 
 def test_an_svm_chain_keeps_its_base58_addresses_exactly() -> None:
     deployment = _parse(_svm_chain())
-    chain = deployment.svm_chain(SVM_CHAIN_ID)
-    assert chain is not None and chain.vm_type == "svm"
+    (chain,) = svm_chains(deployment)
+    assert chain.id == SVM_CHAIN_ID and chain.vm_type == "svm"
     assert chain.currency(USDC_MINT) is not None
     assert chain.currency(USDC_MINT.lower()) is None  # case-sensitive
     assert chain.solver.address == VAULT
@@ -106,3 +113,31 @@ def test_devnet_svm_keys_need_the_devnets_keys_passed_in() -> None:
     holder = SvmKeyHolder(address=VAULT, key="devnet-svm:solver")
     with pytest.raises(SecretError, match="no devnet keys were given"):
         resolve_svm_holder(holder, mode=Mode.DEVNET)
+
+
+def test_a_kind_section_no_served_kind_reads_is_refused_naming_it() -> None:
+    document = deployment_document()
+    document["svm_chains"] = [_svm_chain()]
+    with pytest.raises(ConfigError, match="svm_chains"):
+        parse_deployment(as_toml(document), source="test", mode=Mode.DEVNET)
+
+
+def test_production_refuses_a_devnet_key_in_any_kinds_section() -> None:
+    document = deployment_document()
+    document["svm_chains"] = [_svm_chain()]
+    for role in ("solver", "allocator"):
+        document[role]["key"] = "env:CROSSFILL_TEST_KEY"
+    with pytest.raises(ConfigError, match=r"svm_chains\(svm\)\.solver\.key: devnet keys"):
+        parse_deployment(as_toml(document), source="test", mode=Mode.PRODUCTION, sections=SECTIONS)
+
+
+def test_a_section_replaced_keeps_the_rest_and_is_checked_like_the_file() -> None:
+    deployment = _parse(_svm_chain())
+    renamed = SvmChainConfig.model_validate(_svm_chain(name="svm-two"))
+    replaced = deployment.with_section(SVM_SECTION, (renamed,))
+    assert [chain.name for chain in svm_chains(replaced)] == ["svm-two"]
+    assert replaced.chains == deployment.chains
+    assert replaced.serves(SVM_CHAIN_ID) and replaced.protocol_name(SVM_CHAIN_ID) == "svm-two"
+    clash = SvmChainConfig.model_validate(_svm_chain(name=deployment.chains[0].name))
+    with pytest.raises(ValueError, match="duplicate name"):
+        deployment.with_section(SVM_SECTION, (clash,))

@@ -133,7 +133,8 @@ def _usdc_swap() -> Quote:
 
 def _runtime(positions: UserPositions) -> Runtime:
     chain = SimpleNamespace(positions=positions)
-    return cast(Runtime, SimpleNamespace(chains={fx.CHAINS[0]: chain}))
+    chains = {fx.CHAINS[0]: chain}
+    return cast(Runtime, SimpleNamespace(chains_of=lambda chain_type, view: chains))
 
 
 def test_a_stale_allowance_never_drops_a_needed_approval() -> None:

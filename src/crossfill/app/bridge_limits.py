@@ -9,6 +9,7 @@ from crossfill.app import registry
 from crossfill.app.currencies import currency_id
 from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.errors import BadRequest, ChainError, ServiceUnavailable
+from crossfill.kinds.evm.chain import evm_chains
 from crossfill.quoting.money import unit
 from crossfill.runtime import Runtime
 from crossfill.types import Address, ChainId
@@ -40,7 +41,7 @@ def _in_origin_units(amount: int, origin: CurrencyConfig, destination: CurrencyC
 async def _user_limit(
     runtime: Runtime, origin: ChainConfig, currency: CurrencyConfig, user: Address, capacity: int
 ) -> UserLimit:
-    chain = runtime.chains[ChainId(origin.id)]
+    chain = evm_chains(runtime)[ChainId(origin.id)]
     try:
         balance, _ = await chain.client.balance_and_allowance(
             currency.address, user, origin.contracts.depository
@@ -75,7 +76,9 @@ async def bridge_limits(
             error_code="UNSUPPORTED_CURRENCY",
         )
     currency_in = _by_id(origin, currency_id(currency_out))
-    balance = runtime.chains[ChainId(destination.id)].state.solver_balance(currency_out.address)
+    balance = evm_chains(runtime)[ChainId(destination.id)].state.solver_balance(
+        currency_out.address
+    )
     if balance is None:
         raise ServiceUnavailable(f"solver inventory on chain {destination.id} not known yet")
     enabled = (

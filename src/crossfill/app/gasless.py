@@ -44,6 +44,7 @@ from crossfill.errors import (
     ServiceUnavailable,
 )
 from crossfill.kinds.evm.call_payments import CallPayments, payments_in
+from crossfill.kinds.evm.chain import evm_chains
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import Runtime
@@ -69,7 +70,7 @@ def _chain(runtime: Runtime, order: ExecuteOrder) -> ChainRuntime:
     registry.chain(runtime, order.chain_id, "data.chainId")
     if runtime.chain_disabled(order.chain_id):
         raise BadRequest(f"data.chainId: chain {order.chain_id} is disabled")
-    return runtime.chains[order.chain_id]
+    return evm_chains(runtime)[order.chain_id]
 
 
 async def _checked_authorities(chain: ChainRuntime, order: ExecuteOrder, sponsor: Address) -> None:

@@ -4,6 +4,7 @@ kind checks its own side (`kinds.<kind>.payout`)."""
 
 from __future__ import annotations
 
+from crossfill.kinds.evm.chain import evm_chains
 from crossfill.quoting.cross_vm import QuotedCurrency
 from crossfill.quoting.payout_capacity import check_capacity, evm_fill_payouts
 from crossfill.runtime import Runtime
@@ -12,7 +13,7 @@ from crossfill.types import ChainId
 
 def check_evm_payout(runtime: Runtime, currency: QuotedCurrency, amount: int) -> None:
     """The EVM solver pays `amount` of `currency` and the fill's gas (as EVM quotes count it)."""
-    chain = runtime.chains[ChainId(currency.chain_id)]
+    chain = evm_chains(runtime)[ChainId(currency.chain_id)]
     max_fee_per_gas, _tip = chain.state.offered_fees()
     check_capacity(
         evm_fill_payouts(chain.config, currency, amount, max_fee_per_gas),

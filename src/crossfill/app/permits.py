@@ -15,6 +15,7 @@ from crossfill.domain.deposit_authorization import SIGNATURE_KIND, DepositAuthor
 from crossfill.domain.identifiers import InvalidIdentifier, parse_hex_bytes, parse_tx_hash
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import BadRequest, NotFound
+from crossfill.kinds.evm.chain import evm_chains
 from crossfill.runtime import Runtime
 from crossfill.store import commit_signals, permit_deposits, requests
 from crossfill.store.tables import Request
@@ -63,7 +64,7 @@ async def accept_permit(runtime: Runtime, request_id: str, signature: str, kind:
         request = await requests.get(session, request_id)
         if request is None:
             raise NotFound(f"request {request_id} not found")
-        chain = runtime.chains.get(ChainId(request.origin_chain_id))
+        chain = evm_chains(runtime).get(ChainId(request.origin_chain_id))
         authorization = None if chain is None else authorization_of(request, chain.config)
         if authorization is None:
             raise BadRequest(f"request {request_id} was not quoted with usePermit")

@@ -1,6 +1,6 @@
 """The answer to a quote or price request, whichever kinds of chain its route crosses: a route
 with a side on a chain whose kind quotes it (`kinds.port.KindChain.quote_route`) is that
-kind's; EVM routes are quoted by `app.quotes`."""
+kind's; the core's own planner (`app.quotes`) answers the rest."""
 
 from __future__ import annotations
 

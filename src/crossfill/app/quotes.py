@@ -19,6 +19,7 @@ from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan
 from crossfill.domain.order import sign_order_id
 from crossfill.errors import ApiError, ChainError, Reverted, ServiceUnavailable
+from crossfill.kinds.evm.chain import evm_chains
 from crossfill.metrics import FAILED, NO_ROUTE, QUOTED, REFUSED, UNAVAILABLE
 from crossfill.quoting.deposit_address import DepositAddressTerms
 from crossfill.quoting.engine import ChainView, Quote, plan_quote
@@ -46,7 +47,7 @@ def _chain_views(runtime: Runtime) -> dict[int, ChainView]:
         chain_id: ChainView(
             config=chain.config, state=chain.state, disabled=runtime.chain_disabled(chain_id)
         )
-        for chain_id, chain in runtime.chains.items()
+        for chain_id, chain in evm_chains(runtime).items()
     }
 
 
@@ -60,7 +61,7 @@ async def _user_position(runtime: Runtime, quote: Quote) -> tuple[int | None, in
     a stale one never drops a needed approval. On failure the quote still goes out, with an
     approve step included to be safe.
     """
-    positions = runtime.chains[quote.origin.id].positions
+    positions = evm_chains(runtime)[quote.origin.id].positions
     currency, user, contract = quote.currency_in.address, quote.user, spender(quote)
     try:
         position = await positions.read(currency, user, contract)
@@ -83,7 +84,9 @@ async def evm_user_balance(
     reads it (kept per head, with the allowance to `spender`), for a quote's `userBalance`
     when its input is paid on that chain; None when the chain does not answer."""
     try:
-        position = await runtime.chains[ChainId(chain_id)].positions.read(currency, holder, spender)
+        position = await evm_chains(runtime)[ChainId(chain_id)].positions.read(
+            currency, holder, spender
+        )
     except ChainError as exc:
         log.warning("user balance unavailable", chain_id=chain_id, error=str(exc))
         return None
@@ -109,7 +112,7 @@ async def _check_sponsor_funds(runtime: Runtime, quote: Quote) -> None:
     wallet = quote.sponsor
     if wallet is None or quote.sponsor_payment == 0:
         return
-    client = runtime.chains[ChainId(wallet.chain_id)].client
+    client = evm_chains(runtime)[ChainId(wallet.chain_id)].client
     try:
         balance, allowance = await client.balance_and_allowance(
             wallet.currency, wallet.address, runtime.deployment.solver.address
@@ -204,7 +207,7 @@ async def _simulate_fill(runtime: Runtime, quote: Quote, fill: FillPlan) -> None
     current state: calls that revert, or need more gas than budgeted, are refused now, in the
     Detailed error shape (what ran, against about which block, what the chain said)."""
     destination = quote.destination
-    chain = runtime.chains[destination.id]
+    chain = evm_chains(runtime)[destination.id]
     call = SimulatedCall(
         sender=runtime.deployment.solver.address,
         to=destination.contracts.filler,

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.errors import BadRequest
+from crossfill.kinds.evm.chain import evm_chains
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.money import to_usd_micros
 from crossfill.quoting.prices import PriceBook, PriceMissing
@@ -52,10 +53,17 @@ def live_usd_price(
         return None
 
 
+def fee_per_gas(runtime: Runtime, chain_config: ChainConfig) -> int | None:
+    """The EVM chain's fee per gas now, with its configured buffer; None until its state has
+    one."""
+    state = evm_chains(runtime)[chain_config.id].state
+    return state.fee_per_gas(chain_config.fees.base_fee_buffer_percent)
+
+
 def price_book(runtime: Runtime) -> PriceBook:
     """Every chain's prices as a quote made now would see them."""
     return PriceBook(
-        {chain_id: (chain.config, chain.state) for chain_id, chain in runtime.chains.items()},
+        {chain_id: (chain.config, chain.state) for chain_id, chain in evm_chains(runtime).items()},
         now_seconds=int(datetime.now(UTC).timestamp()),
     )
 

@@ -10,8 +10,7 @@ from rich.table import Table
 
 from crossfill.cli.console import console
 from crossfill.cli.database import migrated_session
-from crossfill.cli.environment import command_settings
-from crossfill.config import load_deployment
+from crossfill.cli.environment import command_deployment, command_settings
 
 app = typer.Typer(help="App fees earned by integrators' recipient wallets.")
 
@@ -26,7 +25,7 @@ def balances(
     from crossfill.store import app_fees
 
     settings = command_settings()
-    deployment = load_deployment(settings.deployment_path, mode=settings.mode)
+    deployment = command_deployment(settings)
 
     async def _balances() -> list[app_fees.Balance]:
         async with migrated_session(settings) as session:

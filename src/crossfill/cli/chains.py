@@ -10,9 +10,8 @@ from rich.table import Table
 
 from crossfill.cli.console import console
 from crossfill.cli.database import migrated_session
-from crossfill.cli.environment import command_settings
+from crossfill.cli.environment import command_deployment, command_settings
 from crossfill.cli.options import ChainIdArgument
-from crossfill.config import load_deployment
 from crossfill.errors import CrossfillError
 
 app = typer.Typer(help="Inspect chains and toggle them without a restart.")
@@ -24,7 +23,7 @@ def list_chains() -> None:
     from crossfill.store import chain_controls
 
     settings = command_settings()
-    deployment = load_deployment(settings.deployment_path, mode=settings.mode)
+    deployment = command_deployment(settings)
 
     async def _controls() -> dict[int, tuple[bool, str | None]]:
         async with migrated_session(settings) as session:
@@ -62,7 +61,7 @@ def _set_disabled(chain_id: int, *, disabled: bool, reason: str | None) -> None:
     from crossfill.store import chain_controls
 
     settings = command_settings()
-    deployment = load_deployment(settings.deployment_path, mode=settings.mode)
+    deployment = command_deployment(settings)
     if not deployment.serves(chain_id):
         raise CrossfillError(f"chain {chain_id} is not in {settings.deployment_path}")
 

@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from crossfill.cli.console import console
-from crossfill.cli.environment import command_settings
-from crossfill.config import load_deployment
+from crossfill.cli.environment import command_deployment, command_settings
 
 app = typer.Typer(help="Deployment file.")
 
@@ -23,5 +22,5 @@ def check(
     """Validate a deployment file; errors name the field."""
     settings = command_settings()
     path = file or settings.deployment_path
-    deployment = load_deployment(path, mode=settings.mode)
+    deployment = command_deployment(settings, path)
     console.print(f"{path}: ok ({len(deployment.chains)} chains)")

@@ -9,10 +9,9 @@ import typer
 from rich.markup import escape
 
 from crossfill.cli.console import console
-from crossfill.cli.environment import command_settings
+from crossfill.cli.environment import command_deployment, command_settings
 from crossfill.cli.foreground import exit_on_sigterm, serve_until_interrupted
 from crossfill.cli.options import ApiProcesses
-from crossfill.config import load_deployment
 from crossfill.errors import CrossfillError
 
 app = typer.Typer(help="The local devnet: anvil chains, the SVM node, the perps exchange.")
@@ -65,7 +64,7 @@ def devnet(
         print_summary(
             console,
             settings,
-            load_deployment(settings.deployment_path, mode=settings.mode),
+            command_deployment(settings),
             chains_only=chains_only,
         )
         if chains_only:
@@ -90,6 +89,7 @@ def fund_exchange(
     amount: Annotated[str | None, typer.Option(help="The spot token amount, as a decimal")] = None,
 ) -> None:
     """Credit an account on the running devnet perps exchange (devnet only)."""
+    from crossfill.devnet.exchange.deployment import exchange_url
     from crossfill.devnet.exchange.process import fund
     from crossfill.domain.identifiers import is_address
     from crossfill.settings import Mode
@@ -101,14 +101,14 @@ def fund_exchange(
         raise typer.BadParameter("--user must be a 0x-prefixed 20-byte hex address")
     if (usd is None) == (token is None) or (token is not None and amount is None):
         raise typer.BadParameter("give --usd AMOUNT, or --token NAME --amount AMOUNT")
-    perps = load_deployment(settings.deployment_path, mode=settings.mode).perps
-    if perps is None:
+    url = exchange_url(command_deployment(settings))
+    if url is None:
         raise typer.BadParameter("the deployment file has no [perps] exchange: start the devnet")
     try:
         if token is None:
-            fund(perps.rpc_url, user, str(usd))
+            fund(url, user, str(usd))
         else:
-            fund(perps.rpc_url, user, str(amount), token)
+            fund(url, user, str(amount), token)
     except CrossfillError as exc:
         console.print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(1) from None

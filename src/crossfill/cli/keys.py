@@ -11,9 +11,8 @@ from rich.table import Table
 
 from crossfill.cli.console import console
 from crossfill.cli.database import migrated_session
-from crossfill.cli.environment import command_settings
+from crossfill.cli.environment import command_deployment, command_settings
 from crossfill.cli.options import KeyReference, chain_id_parameter
-from crossfill.config import load_deployment
 from crossfill.errors import CrossfillError
 
 app = typer.Typer(help="Integrators' API keys (stored only as hashes).")
@@ -88,7 +87,7 @@ def set_sponsor(
     from crossfill.store import api_keys
 
     settings = command_settings()
-    deployment = load_deployment(settings.deployment_path, mode=settings.mode)
+    deployment = command_deployment(settings)
     sponsor: SponsorWallet | None = None
     if not clear:
         if wallet is None or chain is None or currency is None:

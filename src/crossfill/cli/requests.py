@@ -10,8 +10,7 @@ from rich.table import Table
 
 from crossfill.cli.console import console
 from crossfill.cli.database import migrated_session
-from crossfill.cli.environment import command_settings
-from crossfill.config import load_deployment
+from crossfill.cli.environment import command_deployment, command_settings
 from crossfill.domain.listing_query import ListingError, ListingQuery, parse_listing
 from crossfill.domain.reason_words import reasons
 from crossfill.domain.request_fees import fee_rows
@@ -41,8 +40,7 @@ def _shaping() -> tuple[Settings, RecordShaping]:
     from crossfill.app.request_records import RecordShaping
 
     settings = command_settings()
-    deployment = load_deployment(settings.deployment_path, mode=settings.mode)
-    return settings, RecordShaping.of(deployment)
+    return settings, RecordShaping.of(command_deployment(settings))
 
 
 def _records(query: ListingQuery) -> tuple[Listed, str | None]:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from crossfill.cli.environment import command_settings
+from crossfill.cli.environment import command_deployment, command_settings
 from crossfill.cli.foreground import (
     exit_on_sigterm,
     serve_until_interrupted,
@@ -14,7 +14,6 @@ from crossfill.cli.foreground import (
     until_interrupted,
 )
 from crossfill.cli.options import ApiProcesses
-from crossfill.config import load_deployment
 
 
 def run(
@@ -40,7 +39,7 @@ def run(
             param_hint="--ops-port",
         )
     settings = command_settings(port=port, api_processes=api_processes, ops_port=ops_port)
-    load_deployment(settings.deployment_path, mode=settings.mode)  # fail fast, naming the field
+    command_deployment(settings)  # fail fast, naming the field
     exit_on_sigterm()
     if workers_only:
         from crossfill.process.server import run_workers_only
@@ -59,6 +58,6 @@ def api(
     from crossfill.process.server import serve_replica
 
     settings = command_settings(port=port)
-    load_deployment(settings.deployment_path, mode=settings.mode)
+    command_deployment(settings)
     exit_on_sigterm()
     until_interrupted(serve_replica(settings, ready_fd=ready_fd))

@@ -5,18 +5,18 @@ Field names are snake_case in TOML; the API renders the `/chains` camelCase shap
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
-from functools import cached_property
-from typing import Literal
+from functools import cache, cached_property
+from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, create_model, field_validator, model_validator
 
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug, WsUrl
 from crossfill.config.listing import ChainListing, ConfigModel, ListedCurrency
 from crossfill.config.secrets import KeyRef
+from crossfill.config.sections import ConfigSection, SectionChain
 from crossfill.domain.confirmations import ConfirmationTier
-from crossfill.kinds.perps.config import PerpsExchangeConfig
-from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId, TraceApi
 
 
@@ -278,7 +278,15 @@ class FastFillSettings(ConfigModel):
     enabled: bool = False
 
 
+ChainT = TypeVar("ChainT", bound=SectionChain)
+
+
 class Deployment(ConfigModel):
+    """The file's shared settings and its EVM chains; each other kind's chains are a section of
+    their own (`config.sections`), fields of the model `deployment_model` builds for them."""
+
+    SECTIONS: ClassVar[tuple[ConfigSection[Any], ...]] = ()
+
     version: Literal[1] = 1
     quotes: QuoteSettings = QuoteSettings()
     gasless: GaslessSettings = GaslessSettings()
@@ -286,15 +294,30 @@ class Deployment(ConfigModel):
     solver: KeyHolder
     allocator: KeyHolder
     chains: tuple[ChainConfig, ...] = Field(min_length=1)
-    # SVM chains (kinds.svm.config): beside the EVM ones, which every EVM path iterates.
-    svm_chains: tuple[SvmChainConfig, ...] = ()
-    # The perps exchange (kinds.perps.config), chain 1337: neither EVM nor SVM.
-    perps: PerpsExchangeConfig | None = None
+
+    def section(self, section: ConfigSection[ChainT]) -> tuple[ChainT, ...]:
+        """The chains of a kind's section; none where the file (or this model) has none."""
+        return section.chains(getattr(self, section.key, None))
+
+    def with_section(self, section: ConfigSection[ChainT], chains: Sequence[ChainT]) -> Deployment:
+        """This deployment with the section's chains replaced by `chains`."""
+        model = deployment_model((*(s for s in self.SECTIONS if s != section), section))
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        values[section.key] = (chains[0] if chains else None) if section.single else tuple(chains)
+        return model.model_validate(values)
 
     @property
-    def listed_chains(self) -> tuple[ChainConfig | SvmChainConfig | PerpsExchangeConfig, ...]:
+    def listed_chains(self) -> tuple[ChainConfig | SectionChain, ...]:
         """Every chain of every kind the file configures."""
-        return (*self.chains, *self.svm_chains, *((self.perps,) if self.perps else ()))
+        return (*self.chains, *(chain for s in self.SECTIONS for chain in self.section(s)))
+
+    def key_references(self) -> dict[str, str]:
+        """Every role's key reference, by the role's name in the file."""
+        references = {"solver": self.solver.key, "allocator": self.allocator.key}
+        for chain in self.listed_chains:
+            if not isinstance(chain, ChainConfig):
+                references |= chain.key_references()
+        return references
 
     def protocol_name(self, chain_id: int) -> str:
         """The chain's name in the protocol (records' `protocolChainId`); its id when unknown."""
@@ -316,5 +339,13 @@ class Deployment(ConfigModel):
     def chain(self, chain_id: int) -> ChainConfig | None:
         return next((chain for chain in self.chains if chain.id == chain_id), None)
 
-    def svm_chain(self, chain_id: int) -> SvmChainConfig | None:
-        return next((chain for chain in self.svm_chains if chain.id == chain_id), None)
+
+@cache
+def deployment_model(sections: tuple[ConfigSection[Any], ...]) -> type[Deployment]:
+    """The deployment file's model with the given kinds' sections as fields."""
+    if not sections:
+        return Deployment
+    fields: dict[str, Any] = {section.key: section.field() for section in sections}
+    model = create_model("Deployment", __base__=Deployment, **fields)
+    model.SECTIONS = sections
+    return model

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from crossfill.config.deployment import Deployment
+from crossfill.config.deployment import Deployment, deployment_model
+from crossfill.config.sections import ConfigSection
 from crossfill.errors import ConfigError
 from crossfill.settings import Mode
 
@@ -36,13 +38,17 @@ def _child(node: Any, step: int | str) -> Any:
     return None
 
 
-def parse_deployment(text: str, *, source: str, mode: Mode) -> Deployment:
+def parse_deployment(
+    text: str, *, source: str, mode: Mode, sections: Sequence[ConfigSection[Any]] = ()
+) -> Deployment:
+    """`sections`: the sections of the kinds served beside the EVM chains (a file with a
+    section no kind served reads is refused, naming it)."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
     try:
-        deployment = Deployment.model_validate(document)
+        deployment = deployment_model(tuple(sections)).model_validate(document)
     except ValidationError as exc:
         problems = [
             f"  {_field_path(error['loc'], document)}: {error['msg']}" for error in exc.errors()
@@ -55,18 +61,17 @@ def parse_deployment(text: str, *, source: str, mode: Mode) -> Deployment:
 def _check_mode(deployment: Deployment, *, source: str, mode: Mode) -> None:
     if mode is not Mode.PRODUCTION:
         return
-    keys = {"solver": deployment.solver.key, "allocator": deployment.allocator.key}
-    if deployment.perps is not None:
-        keys["perps.solver"] = deployment.perps.solver.key
-    for role, key in keys.items():
-        if key.startswith("devnet:"):
+    for role, key in deployment.key_references().items():
+        if key.partition(":")[0].startswith("devnet"):  # devnet:N, and each kind's own
             raise ConfigError(
                 f"{source}: {role}.key: devnet keys are refused in production mode; "
-                "use env:NAME or keystore:PATH"
+                "use env:NAME or a key file"
             )
 
 
-def load_deployment(path: Path, *, mode: Mode) -> Deployment:
+def load_deployment(
+    path: Path, *, mode: Mode, sections: Sequence[ConfigSection[Any]] = ()
+) -> Deployment:
     try:
         text = path.read_text()
     except FileNotFoundError:
@@ -74,4 +79,4 @@ def load_deployment(path: Path, *, mode: Mode) -> Deployment:
             f"deployment file {path} not found: start the devnet (`make run`) "
             "or set CROSSFILL_DEPLOYMENT_FILE"
         ) from None
-    return parse_deployment(text, source=str(path), mode=mode)
+    return parse_deployment(text, source=str(path), mode=mode, sections=sections)

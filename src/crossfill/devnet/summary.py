@@ -12,7 +12,8 @@ from crossfill.config import Deployment
 from crossfill.devnet import accounts
 from crossfill.devnet.seed import USER_FUNDING
 from crossfill.devnet.svm import accounts as svm_accounts
-from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.kinds.perps.config import perps_exchange
+from crossfill.kinds.svm.config import SvmChainConfig, svm_chains
 from crossfill.settings import Settings
 
 
@@ -31,13 +32,14 @@ def print_summary(
             console.print(f"  {currency.symbol:<24} {currency.address}")
         for role, address in chain.contracts.model_dump(exclude_none=True).items():
             console.print(f"  {role:<24} {address}")
-    for svm_chain in deployment.svm_chains:
+    for svm_chain in svm_chains(deployment):
         _print_svm_chain(console, svm_chain)
-    if deployment.perps is not None:
+    exchange = perps_exchange(deployment)
+    if exchange is not None:
         console.print(
-            f"[bold]chain {deployment.perps.id}[/bold] {deployment.perps.display_name} "
-            f"(perps exchange)  api {deployment.perps.api_url}\n"
-            f"  {'solver account':<24} {deployment.perps.solver.address}\n"
+            f"[bold]chain {exchange.id}[/bold] {exchange.display_name} "
+            f"(perps exchange)  api {exchange.api_url}\n"
+            f"  {'solver account':<24} {exchange.solver.address}\n"
             "  fund an account: crossfill devnet fund-exchange --user 0x... --usd 100"
         )
     for sponsor in deployment.gasless.sponsors:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from crossfill.config.sections import ConfigSection
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.metrics import Metrics
@@ -140,6 +141,15 @@ class KindChain(Protocol):
     def solver_balances(self) -> Sequence[SolverBalance]:
         """The solver's balances there as last read (none where its kind reads them only when
         a quote needs them)."""
+
+    async def genesis(self) -> str | None:
+        """What names the chain's history (its genesis block's hash), which the stored state
+        is bound to at start (`workers.genesis`); None for a kind without one (the exchange).
+        Raises `ChainError` when the chain does not answer."""
+
+    def solver_shortfall(self) -> dict[str, str]:
+        """`/readyz`: what the solver's balance here lacks for the fills waiting on it, in
+        whole units by currency symbol, as this process last found (empty: nothing)."""
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         """Who answers a quote with this chain as one of its sides (None: the EVM planner)."""
@@ -273,6 +283,12 @@ class KindChainBase:
     def lagging(self, now: float) -> bool:
         return self.live.state.lagging(now)
 
+    async def genesis(self) -> str | None:
+        return None
+
+    def solver_shortfall(self) -> dict[str, str]:
+        return {}
+
     async def close(self) -> None:
         await self.live.client.close()
 
@@ -306,6 +322,11 @@ class ChainKind(Protocol):
     """A kind of chain: how its chains are built from the deployment, and its workers."""
 
     name: str
+
+    @property
+    def config_section(self) -> ConfigSection[Any] | None:
+        """The kind's own section of the deployment file; None: the EVM chains, the core's."""
+        ...
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> KindWorkers: ...
 

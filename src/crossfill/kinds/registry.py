@@ -3,6 +3,9 @@ add a chain kind")."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from crossfill.config.sections import ConfigSection
 from crossfill.kinds.evm.kind import EVM
 from crossfill.kinds.perps.chain import PERPS
 from crossfill.kinds.port import ChainKind
@@ -12,4 +15,9 @@ KINDS: tuple[ChainKind, ...] = (
     EVM,
     SVM,
     PERPS,
+)
+
+# The deployment file's sections of the kinds beside the EVM chains (`config.sections`).
+SECTIONS: tuple[ConfigSection[Any], ...] = tuple(
+    kind.config_section for kind in KINDS if kind.config_section is not None
 )

@@ -89,7 +89,7 @@ async def run_workers_only(settings: Settings, *, kinds: Sequence[ChainKind] = K
         await workers.start()
         if ops_socket is not None:
             listener = await OpsListener.start(runtime, ops_socket)
-        log.info("workers running", chains=sorted(runtime.chains), ops_port=settings.ops_port)
+        log.info("workers running", chains=sorted(runtime.kind_chains), ops_port=settings.ops_port)
         await asyncio.Event().wait()
     finally:
         with reported_if_late():

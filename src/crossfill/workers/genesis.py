@@ -15,7 +15,7 @@ from datetime import datetime
 import structlog
 
 from crossfill.errors import ChainError, ConfigError
-from crossfill.kinds.evm.runtime import ChainRuntime
+from crossfill.kinds.port import KindChain
 from crossfill.runtime import Runtime
 from crossfill.settings import Mode
 from crossfill.store import chain_genesis
@@ -24,28 +24,29 @@ log = structlog.get_logger(__name__)
 
 
 async def bind_state_to_chains(runtime: Runtime, *, now: Callable[[], datetime]) -> None:
-    for chain in runtime.chains.values():
+    for chain in runtime.kind_chains.values():
         await _bind(runtime, chain, now())
 
 
-async def _bind(runtime: Runtime, chain: ChainRuntime, now: datetime) -> None:
-    chain_id = chain.config.id
+async def _bind(runtime: Runtime, chain: KindChain, now: datetime) -> None:
+    chain_id = chain.chain_id
     try:
-        genesis = await chain.client.block_at(0)
+        genesis = await chain.genesis()
     except ChainError as exc:
         log.warning(
             "chain genesis not checked: chain unreachable", chain_id=chain_id, error=str(exc)
         )
         return
-    assert genesis is not None
+    if genesis is None:  # a kind with no history of its own to bind to
+        return
     async with runtime.sessions() as session, session.begin():
         known = await chain_genesis.recorded(session, chain_id)
-        if known == genesis.hash:
+        if known == genesis:
             return
         if known is not None:
             if runtime.settings.mode is Mode.PRODUCTION:
                 raise ConfigError(
-                    f"chain {chain_id}: its genesis block is {genesis.hash}, but the database "
+                    f"chain {chain_id}: its genesis block is {genesis}, but the database "
                     f"holds state of a chain whose genesis is {known}: wrong RPC URL or database"
                 )
             removed = await chain_genesis.forget_chain_state(session, chain_id)
@@ -54,4 +55,4 @@ async def _bind(runtime: Runtime, chain: ChainRuntime, now: datetime) -> None:
                 chain_id=chain_id,
                 requests_removed=removed,
             )
-        await chain_genesis.record(session, chain_id, genesis.hash, now)
+        await chain_genesis.record(session, chain_id, genesis, now)

@@ -11,11 +11,11 @@ import httpx
 import pytest
 
 from crossfill.config import Deployment
-from crossfill.devnet.exchange.deployment import perps_document, seed_exchange
-from crossfill.devnet.exchange.process import ExchangeProcess, start_exchange
+from crossfill.devnet.exchange.process import ExchangeProcess
 from crossfill.kinds.perps.config import PerpsExchangeConfig
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import OPERATOR_TOKEN
+from tests.support.devnets import exchange_config, running_exchange, with_exchange
 from tests.support.service import ServiceThread, StartService
 
 PERPS_ID = 1337
@@ -24,24 +24,17 @@ PERPS_USDC = "0x" + "0" * 32
 
 @pytest.fixture(scope="module")
 def exchange(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExchangeProcess]:
-    home = tmp_path_factory.mktemp("exchange")
-    process = start_exchange(state_path=home / "exchange-state.sqlite3", log_dir=home)
-    try:
-        seed_exchange(process.api_url)
+    with running_exchange(tmp_path_factory.mktemp("exchange")) as process:
         yield process
-    finally:
-        process.stop()
 
 
 def perps_config(exchange: ExchangeProcess, **changes: Any) -> PerpsExchangeConfig:
-    return PerpsExchangeConfig.model_validate(
-        {**perps_document(api_url=exchange.api_url), **changes}
-    )
+    return exchange_config(exchange, **changes)
 
 
 @pytest.fixture
 def perps_deployment(devnet: RunningDevnet, exchange: ExchangeProcess) -> Deployment:
-    return devnet.deployment.model_copy(update={"perps": perps_config(exchange)})
+    return with_exchange(devnet.deployment, exchange)
 
 
 @pytest.fixture

@@ -173,6 +173,16 @@ def test_withdrawal_signed_by_the_wallet_arrives_on_the_evm_chain(
     entries = {entry["hash"]: entry for entry in ledger(exchange, user.address)}
     assert [_shown(tx) for tx in record["data"]["inTxs"]] == [_on_ledger(entries[transfer_hash])]
     assert [tx["chainId"] for tx in record["data"]["outTxs"]] == [DESTINATION]
+    # What landed on the ledger and what arrived, valued; the fees are what the transfer lost.
+    route = record["data"]["route"]["actual"]
+    paid_in = route["origin"]["inputCurrency"]
+    assert (paid_in["amount"], paid_in["amountUsd"]) == (str(AMOUNT), "25")
+    arrived = route["destination"]["outputCurrency"]
+    assert arrived["amount"] == str(received)
+    fees = record["data"]["fees"]["actual"]
+    assert fees is not None
+    charged = Decimal(fees["execution"]["usd"]) + Decimal(fees["platform"]["usd"])
+    assert charged == Decimal(paid_in["amountUsd"]) - Decimal(arrived["amountUsd"])
 
 
 def test_withdrawal_without_protocol_version_v2_is_400(

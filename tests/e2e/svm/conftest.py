@@ -9,11 +9,10 @@ import httpx
 import pytest
 
 from crossfill.config import Deployment
-from crossfill.devnet.svm.deployment import svm_chain_document
-from crossfill.devnet.svm.process import SvmNodeOptions, SvmNodeProcess, start_svm_node
-from crossfill.devnet.svm.seed import SeededSvm, seed_svm
-from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.devnet.svm.process import SvmNodeProcess
+from crossfill.devnet.svm.seed import SeededSvm
 from tests.conftest import RunningDevnet
+from tests.support.devnets import running_svm_node, with_svm_chain
 from tests.support.service import StartService
 
 
@@ -21,22 +20,13 @@ from tests.support.service import StartService
 def svm_node(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[SvmNodeProcess, SeededSvm]]:
-    node = start_svm_node(
-        log_dir=tmp_path_factory.mktemp("svm"), options=SvmNodeOptions(slot_ms=100)
-    )
-    try:
-        yield node, seed_svm(node.rpc_url)
-    finally:
-        node.stop()
+    with running_svm_node(tmp_path_factory.mktemp("svm")) as node_and_seed:
+        yield node_and_seed
 
 
 @pytest.fixture
 def svm_deployment(devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm]) -> Deployment:
-    node, seeded = svm_node
-    document = svm_chain_document(rpc_url=node.rpc_url, ws_url=node.ws_url, seeded=seeded)
-    return devnet.deployment.model_copy(
-        update={"svm_chains": (SvmChainConfig.model_validate(document),)}
-    )
+    return with_svm_chain(devnet.deployment, *svm_node)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.svm import programs
+from crossfill.kinds.svm.config import svm_chains
 from crossfill.store.tables import ChainCursor
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -131,7 +132,7 @@ def test_a_deposit_without_memo_is_refunded(
     node, _seeded = svm_node
     service = start_service(svm_deployment, run_workers=True)
     # What landed before the indexer's first scan is history: the transfer waits for it.
-    watched = 1 + len(svm_deployment.svm_chains[0].token_currencies)
+    watched = 1 + len(svm_chains(svm_deployment)[0].token_currencies)
     assert wait_for(
         lambda: (
             len(stored_rows(service, select(ChainCursor).where(ChainCursor.chain_id == SVM_ID)))

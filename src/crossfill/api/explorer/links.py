@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from crossfill.config import Deployment
 from crossfill.config.explorer import ExplorerConfig
+from crossfill.config.listing import ChainListing
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,12 @@ class Chains:
 
     @classmethod
     def of(cls, deployment: Deployment) -> Chains:
+        """Every chain whose kind lists it as the operator wrote it (all kinds do)."""
         return cls(
             {
                 int(chain.id): ChainLinks(chain.display_name, chain.explorer)
                 for chain in deployment.listed_chains
+                if isinstance(chain, ChainListing)
             }
         )
 

@@ -16,7 +16,6 @@ from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.responses import Alive, Ready
 from crossfill.errors import ChainError, StoreError
-from crossfill.quoting.money import format_units
 from crossfill.runtime import Runtime
 from crossfill.store import chain_controls
 from crossfill.store.db import ping
@@ -111,19 +110,13 @@ async def _enabled_chain_ids(runtime: Runtime, chain_ids: list[int]) -> list[int
 
 def _shortfalls(runtime: Runtime, chain_ids: list[int]) -> dict[str, dict[str, str]]:
     """By chain id, then currency symbol: what the solver's balance lacks (whole units) for
-    the fills waiting on it there, as this process's solver last found; chains lacking
-    nothing left out."""
+    the fills waiting on it there (`KindChain.solver_shortfall`); chains lacking nothing left
+    out."""
     shown: dict[str, dict[str, str]] = {}
     for chain_id in chain_ids:
-        chain = runtime.chains.get(ChainId(chain_id))
-        if chain is None or not chain.state.solver_shortfall:
-            continue
-        by_symbol = {}
-        for address, amount in chain.state.solver_shortfall.items():
-            currency = chain.config.currency(address)
-            if currency is not None:
-                by_symbol[currency.symbol] = format_units(amount, currency.decimals)
-        shown[str(chain_id)] = by_symbol
+        lacking = runtime.kind_chains[ChainId(chain_id)].solver_shortfall()
+        if lacking:
+            shown[str(chain_id)] = lacking
     return shown
 
 
@@ -160,9 +153,9 @@ async def readiness(runtime: Runtime, checker: ReadinessChecks) -> Readiness:
 @router.get("/readyz", response_model=None, responses=responses(Ready, 503))
 async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
     """Ready when the database answers and takes a write, and every enabled chain's endpoint
-    serves it (EVM, SVM and the perps exchange alike). What the solver's balance lacks for
-    fills waiting on it is shown (`solverShortfall`) without making the service unready: it
-    still answers, fills other chains and refunds."""
+    serves it, whatever its kind. What the solver's balance lacks for fills waiting on it is
+    shown (`solverShortfall`) without making the service unready: it still answers, fills
+    other chains and refunds."""
     try:
         found = await readiness(runtime, request.app.state.readiness_checks)
     except StoreError as exc:

@@ -11,6 +11,7 @@ from crossfill.api.openapi import responses
 from crossfill.api.schemas.responses import Accepted
 from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id, parse_tx_hash
 from crossfill.errors import BadRequest
+from crossfill.kinds.evm.chain import evm_chains
 from crossfill.store import deposit_hints
 from crossfill.types import ChainId
 
@@ -36,7 +37,7 @@ def _chain_id(runtime: RuntimeDep, value: str | int) -> ChainId:
         chain_id = parse_chain_id(value)
     except InvalidIdentifier:
         chain_id = None
-    if chain_id is None or chain_id not in runtime.chains:
+    if chain_id is None or chain_id not in evm_chains(runtime):
         shown = value if isinstance(value, int) else value[:80]
         raise BadRequest(
             f"chainId {shown!r} is not a supported chain", error_code="UNSUPPORTED_CHAIN"

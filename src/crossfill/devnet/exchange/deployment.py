@@ -6,10 +6,11 @@ from typing import Any, Final
 
 import httpx
 
+from crossfill.config import Deployment
 from crossfill.devnet import accounts
 from crossfill.devnet.exchange.process import fund
 from crossfill.devnet.exchange.tokens import SPOT_TOKENS
-from crossfill.kinds.perps.config import PERPS_CHAIN_ID
+from crossfill.kinds.perps.config import PERPS_CHAIN_ID, perps_exchange
 
 DEVNET_EXCHANGE_CHAIN: Final = "Testnet"
 # Arbitrum Sepolia's id, which the exchange's own SDK signs testnet actions with.
@@ -17,6 +18,12 @@ DEVNET_SIGNATURE_CHAIN_ID: Final = "0x66eee"
 SOLVER_PERPS_USD: Final = "1000000"
 SOLVER_SPOT: Final = {"USDC": "1000000", "HYPE": "10000"}
 DEVNET_HYPE_USD: Final = "25"
+
+
+def exchange_url(deployment: Deployment) -> str | None:
+    """The URL the devnet's own processes reach its exchange at; None: the file has none."""
+    exchange = perps_exchange(deployment)
+    return None if exchange is None else exchange.rpc_url
 
 
 def perps_document(*, api_url: str) -> dict[str, Any]:

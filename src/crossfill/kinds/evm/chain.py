@@ -5,8 +5,9 @@ none of them. Its workers are the kind's (`kinds.evm.kind`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
@@ -18,7 +19,12 @@ from crossfill.kinds.port import (
     SolverBalance,
     solver_balances_of,
 )
+from crossfill.quoting.money import format_units
 from crossfill.quoting.request import QuoteRequest
+from crossfill.types import ChainId
+
+if TYPE_CHECKING:
+    from crossfill.runtime import Runtime
 
 
 @dataclass
@@ -41,3 +47,29 @@ class EvmChain(FollowedChainBase):
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         return None
+
+    async def genesis(self) -> str | None:
+        block = await self.live.client.block_at(0)
+        assert block is not None  # every chain has its block 0
+        return block.hash
+
+    def solver_shortfall(self) -> dict[str, str]:
+        """What the solver's balance lacks here, in whole units by currency symbol, for the
+        fills waiting on it, as this process's solver last found."""
+        config = self.live.config
+        lacking = {}
+        for address, amount in self.live.state.solver_shortfall.items():
+            currency = config.currency(address)
+            if currency is not None:
+                lacking[currency.symbol] = format_units(amount, currency.decimals)
+        return lacking
+
+
+def _live(chain: EvmChain) -> ChainRuntime:
+    return chain.live
+
+
+def evm_chains(runtime: Runtime) -> Mapping[ChainId, ChainRuntime]:
+    """The EVM chains live in this process, by id: what the core's own paths (quotes between
+    them, gasless execution, permits, the EVM workers) read and send through."""
+    return runtime.chains_of(EvmChain, _live)

@@ -13,6 +13,7 @@ from crossfill.runtime import Runtime
 
 class EvmKind:
     name = "evm"
+    config_section = None  # its chains are the deployment file's own `[[chains]]`
 
     def chains(self, context: ChainContext) -> Sequence[EvmChain]:
         solver = context.deployment.solver.address

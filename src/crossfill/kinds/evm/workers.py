@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
 from crossfill.kinds.evm.app_fee_payer import AppFeePayer
+from crossfill.kinds.evm.chain import evm_chains
 from crossfill.kinds.evm.deposit_addresses import DepositAddressSweeper
 from crossfill.kinds.evm.gasless_executor import GaslessExecutor
 from crossfill.kinds.evm.hint_watch import Hint
@@ -84,7 +85,7 @@ class EvmWorkers:
                 holder=context.owner,
                 funds=functools.partial(chain.state.solver_balance, NATIVE_EVM_ADDRESS),
             )
-            for chain_id, chain in runtime.chains.items()
+            for chain_id, chain in evm_chains(runtime).items()
         }
         interval = settings.worker_interval_seconds
         indexers = {
@@ -96,7 +97,7 @@ class EvmWorkers:
                 metrics=runtime.metrics,
                 hint_calls_per_client_per_minute=settings.hint_rpc_calls_per_client_per_minute,
             )
-            for chain_id, chain in runtime.chains.items()
+            for chain_id, chain in evm_chains(runtime).items()
         }
         solvers = {
             chain_id: Solver(
@@ -108,7 +109,7 @@ class EvmWorkers:
                 owner=context.owner,
                 metrics=runtime.metrics,
             )
-            for chain_id, chain in runtime.chains.items()
+            for chain_id, chain in evm_chains(runtime).items()
         }
 
         def journalled(worker: Callable[..., T], *signers: LocalAccount) -> dict[ChainId, T]:
@@ -122,7 +123,7 @@ class EvmWorkers:
                     now=now,
                     interval_seconds=interval,
                 )
-                for chain_id, chain in runtime.chains.items()
+                for chain_id, chain in evm_chains(runtime).items()
             }
 
         for indexer in indexers.values():
@@ -140,7 +141,7 @@ class EvmWorkers:
                 reprice=functools.partial(arrival_rows, runtime),
                 metrics=runtime.metrics,
             )
-            for chain_id, chain in runtime.chains.items()
+            for chain_id, chain in evm_chains(runtime).items()
         }
         gasless_executors = _gasless_executors(runtime, context)
         mined_watches = [
@@ -167,7 +168,7 @@ class EvmWorkers:
         the mined watches; the deposit-address sweeper once the indexer's scan of it is done
         (the fill path first on the database)."""
         removals = []
-        for chain_id, chain in self.runtime.chains.items():
+        for chain_id, chain in evm_chains(self.runtime).items():
             indexer = self.indexers[chain_id]
             removals.append(chain.follower.on_new_head(indexer.new_head))
             removals.append(chain.follower.on_new_head(self.solvers[chain_id].new_head))
@@ -219,7 +220,7 @@ def _gasless_executors(runtime: Runtime, context: WorkerContext) -> list[Gasless
             mode=settings.mode,
             keystore_password=settings.keystore_password,
         )
-        for chain in runtime.chains.values():
+        for chain in evm_chains(runtime).values():
             txmanager = TxManager(
                 chain.client,
                 chain.state,

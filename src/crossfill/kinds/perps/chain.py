@@ -13,6 +13,7 @@ import orjson
 from crossfill.config.secrets import resolve_holder
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
+from crossfill.kinds.perps.config import PERPS_SECTION, perps_exchange
 from crossfill.kinds.perps.payer import PerpsPayer
 from crossfill.kinds.perps.quotes import create_perps_deposit_quote
 from crossfill.kinds.perps.refunder import PerpsRefunder
@@ -106,9 +107,10 @@ class PerpsChain(KindChainBase):
 
 class PerpsKind:
     name = "perps"
+    config_section = PERPS_SECTION
 
     def chains(self, context: ChainContext) -> Sequence[PerpsChain]:
-        exchange = context.deployment.perps
+        exchange = perps_exchange(context.deployment)
         if exchange is None:
             return []
         return [PerpsChain(perps_runtime(exchange, context.settings, context.clock))]

@@ -13,15 +13,21 @@ on a third-party DEX of the exchange is the spot address followed by the hex of 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug
 from crossfill.config.listing import ChainListing, ConfigModel
 from crossfill.config.secrets import KeyRef
+from crossfill.config.sections import ConfigSection
+from crossfill.quoting.money import to_usd_micros, usd_micros_per_unit
 from crossfill.types import ChainId, ExchangeChain
+
+if TYPE_CHECKING:
+    from crossfill.config.deployment import Deployment
 
 PERPS_CHAIN_ID: Final = ChainId(1337)
 PERPS_USDC_ADDRESS: Final = "0x" + "0" * 32
@@ -129,6 +135,18 @@ class PerpsExchangeConfig(ChainListing):
         wanted = address.lower()
         return next((c for c in self.spot_currencies if c.address == wanted), None)
 
+    def usd_value(self, address: str, amount: int) -> int | None:
+        """`amount` of the currency at `address` in micro-USD, at the configured prices; None
+        for a currency not configured or unpriced."""
+        if address.lower() == PERPS_USDC_ADDRESS:
+            decimals, price = PERPS_USDC_DECIMALS, self.usdc_usd_price
+        else:
+            spot = self.spot_currency(address)
+            if spot is None or spot.usd_price is None:
+                return None
+            decimals, price = spot.decimals, spot.usd_price
+        return to_usd_micros(amount, decimals, usd_micros_per_unit(price))
+
     @property
     def disabled(self) -> bool:
         """As every chain says it: the exchange's section says `enabled`."""
@@ -138,3 +156,14 @@ class PerpsExchangeConfig(ChainListing):
     def protocol_name(self) -> str:
         """The chain's name in the protocol (orders and records): its name."""
         return self.name
+
+    def key_references(self) -> Mapping[str, str]:
+        return {"perps.solver": self.solver.key}
+
+
+PERPS_SECTION: Final = ConfigSection("perps", PerpsExchangeConfig, single=True)
+
+
+def perps_exchange(deployment: Deployment) -> PerpsExchangeConfig | None:
+    """The deployment's perps exchange (`[perps]`), if it has one."""
+    return next(iter(deployment.section(PERPS_SECTION)), None)

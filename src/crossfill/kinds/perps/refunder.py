@@ -21,6 +21,7 @@ from crossfill.domain.record_facts import Moved
 from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
     PERPS_USDC_DECIMALS,
+    PerpsExchangeConfig,
 )
 from crossfill.kinds.perps.payer import Credited, PerpsPayer, PerpsPaymentOrder, Refused
 from crossfill.kinds.perps.runtime import PerpsRuntime
@@ -31,13 +32,15 @@ from crossfill.workers.due_refunds import REFUND, DueRefunds, ShownRefund
 log = structlog.get_logger(__name__)
 
 
-def _shown(order: PerpsPaymentOrder, credited: Credited) -> ShownRefund:
+def _shown(
+    config: PerpsExchangeConfig, order: PerpsPaymentOrder, credited: Credited
+) -> ShownRefund:
     """The refund as the request's record shows it: final once the ledger shows it, which has
     no blocks (`block` 0, as a fill's), at the ledger's time, paying back what landed."""
     return ShownRefund(
         block_number=0,
         timestamp=credited.time_ms // 1000 if credited.time_ms else None,
-        moved=Moved(order.currency, order.amount),
+        moved=Moved(order.currency, order.amount, config.usd_value(order.currency, order.amount)),
     )
 
 
@@ -82,7 +85,7 @@ class PerpsRefunder(DueRefunds[PerpsRuntime]):
         outcome = await self.payer.pay(order)
         if isinstance(outcome, Credited):
             recorded = await self._refunded(
-                deposit.id, outcome.tx_hash, shown=_shown(order, outcome)
+                deposit.id, outcome.tx_hash, shown=_shown(self.chain.config, order, outcome)
             )
             # Every paid refund, whether or not a request records it (none for a transfer that
             # named no request, or a second deposit for one).

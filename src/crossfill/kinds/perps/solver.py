@@ -65,6 +65,9 @@ class PerpsSolver(LeasedFills[PerpsRuntime]):
         self.chain.state.last_error = None
         await self._record(request.id, self._record_of(request, outcome))
 
+    def _moved(self, currency: str, amount: int) -> Moved:
+        return Moved(currency, amount, self.chain.config.usd_value(currency, amount))
+
     def _record_of(self, request: Request, outcome: PaymentOutcome) -> FillRecord:
         if isinstance(outcome, Refused):
             log.warning("perps fill refused", request_id=request.id, reason=outcome.message)
@@ -75,6 +78,6 @@ class PerpsSolver(LeasedFills[PerpsRuntime]):
         transaction = FillTransaction(
             outcome.tx_hash, "success", block_number=0,
             timestamp=outcome.time_ms // 1000 if outcome.time_ms else None,
-            moved=Moved(request.destination_currency, int(request.amount_out)),
+            moved=self._moved(request.destination_currency, int(request.amount_out)),
         )  # fmt: skip
         return FillRecord(transaction=transaction, paid=True)

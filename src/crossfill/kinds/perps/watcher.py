@@ -21,6 +21,7 @@ import structlog
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from crossfill.domain.record_facts import Moved
 from crossfill.kinds.perps.client import LedgerUpdate, PerpsPort, Transfer
 from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
@@ -181,8 +182,13 @@ class PerpsWatcher(KindWorker[PerpsRuntime]):
                      decides=judgement.decides)  # fmt: skip
             # The exchange has no blocks (nor a ledger height): the record shows `block` 0, as
             # it does for fills and refunds, and the ledger's time as the timestamp.
+            landed = (
+                None
+                if currency == UNKNOWN_TOKEN
+                else Moved(currency, amount, self.config.usd_value(currency, amount))
+            )
             shown = deposits.ShownDeposit(
-                self.config.id, transfer.hash, 0, transfer.time_ms // 1000
+                self.config.id, transfer.hash, 0, transfer.time_ms // 1000, moved=landed
             )
             await deposits.carry_out(session, request, judgement, shown, now=now)
 

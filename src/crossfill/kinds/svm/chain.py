@@ -22,6 +22,7 @@ from crossfill.kinds.port import (
     WorkerContext,
     solver_balances_of,
 )
+from crossfill.kinds.svm.config import SVM_SECTION, svm_chains
 from crossfill.kinds.svm.indexer import SvmIndexer
 from crossfill.kinds.svm.keys import DevnetSvmKeys, resolve_svm_holder
 from crossfill.kinds.svm.payer import SvmPayer
@@ -67,6 +68,9 @@ class SvmChain(FollowedChainBase):
         """The node says it is healthy (`getHealth`: one behind the cluster says not)."""
         await self.live.client.health()
 
+    async def genesis(self) -> str | None:
+        return await self.live.client.genesis_hash()
+
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         return svm_chain_wire(self.live.config, live)
 
@@ -87,11 +91,12 @@ class SvmKind:
 
     devnet_keys: DevnetSvmKeys | None = None
     name = "svm"
+    config_section = SVM_SECTION
 
     def chains(self, context: ChainContext) -> Sequence[SvmChain]:
         return [
             SvmChain(svm_chain_runtime(config, context.settings, context.clock), self.devnet_keys)
-            for config in context.deployment.svm_chains
+            for config in svm_chains(context.deployment)
         ]
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> LoopWorkers:

@@ -8,14 +8,19 @@ Addresses are base58 and case-sensitive: they are kept exactly as written.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Final, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
 from crossfill.config.fields import HttpUrl, Slug, WsUrl
 from crossfill.config.listing import ChainListing, ConfigModel, ListedCurrency
+from crossfill.config.sections import ConfigSection
 from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
 from crossfill.types import NATIVE_SVM_ADDRESS, ChainId, SvmAddress
+
+if TYPE_CHECKING:
+    from crossfill.config.deployment import Deployment
 
 # The chain id the interface gives its SVM chain (spec, chain-specific identifiers).
 SVM_CHAIN_ID: Final = ChainId(792703809)
@@ -113,3 +118,14 @@ class SvmChainConfig(ChainListing):
     def protocol_name(self) -> str:
         """The chain's name in the protocol (orders and records): its name."""
         return self.name
+
+    def key_references(self) -> Mapping[str, str]:
+        return {f"svm_chains({self.name}).solver": self.solver.key}
+
+
+SVM_SECTION: Final = ConfigSection("svm_chains", SvmChainConfig)
+
+
+def svm_chains(deployment: Deployment) -> tuple[SvmChainConfig, ...]:
+    """The deployment's SVM chains (`[[svm_chains]]`)."""
+    return deployment.section(SVM_SECTION)

@@ -22,14 +22,12 @@ from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
-from crossfill.types import ChainId
 
 
 def _deposit_fee_per_gas(runtime: Runtime, evm: ChainConfig) -> int | None:
     """The EVM chain's fee per gas now; None until the chain's state has one (the quote is
     refused 503 then, once its inputs are checked)."""
-    state = runtime.chains[ChainId(evm.id)].state
-    return state.fee_per_gas(evm.fees.base_fee_buffer_percent)
+    return registry.fee_per_gas(runtime, evm)
 
 
 def _context(
@@ -42,7 +40,7 @@ def _context(
         else (body.origin_chain_id, body.destination_chain_id)
     )
     if svm_id == evm_id or (
-        ChainId(evm_id) in runtime.kind_chains and ChainId(evm_id) not in runtime.chains
+        runtime.deployment.serves(evm_id) and runtime.deployment.chain(evm_id) is None
     ):
         raise QuoteError("UNSUPPORTED_ROUTE", "an SVM route crosses to or from an EVM chain")
     evm = runtime.deployment.chain(evm_id)
