@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test fuzz faults bench-tools deps contracts check lint typecheck format clean
+.PHONY: run test fuzz faults bench-tools browser deps contracts check lint typecheck format clean
 
 run: contracts ## start the devnet and the service on http://127.0.0.1:8000
 	$(BIN)/crossfill devnet
@@ -13,7 +13,7 @@ run: contracts ## start the devnet and the service on http://127.0.0.1:8000
 # Two pytest workers (pytest-xdist), each with its own devnet; a file's tests stay on one
 # worker so its module-scoped chains and exchange start once. Most tests wait on chains and
 # services, so two workers nearly halve the wall time on two cores.
-test: contracts check ## the whole suite: lint, types, unit, integration, end-to-end
+test: contracts browser check ## the whole suite: lint, types, unit, integration, end-to-end
 	$(BIN)/pytest -n 2 --dist loadfile
 
 # schemathesis against the real service, longer than `make test`'s pass: every phase, 1000
@@ -37,6 +37,15 @@ bench-tools: contracts
 		if [ "$$(id -u)" = 0 ]; then apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }; \
 		else sudo apt-get install -y wrk || { sudo apt-get update && sudo apt-get install -y wrk; }; fi; }
 	@wrk --version 2>&1 | head -1 || true
+
+# What the explorer's browser tests drive (tests/e2e/test_explorer.py, through Playwright):
+# Debian's headless Chromium at /usr/bin/chromium (root, or sudo, installs it). Playwright's
+# own browser builds are never downloaded.
+APT_CHROMIUM := DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+browser:
+	@test -x /usr/bin/chromium || { \
+		if [ "$$(id -u)" = 0 ]; then $(APT_CHROMIUM) || { apt-get update && $(APT_CHROMIUM); }; \
+		else sudo $(APT_CHROMIUM) || { sudo apt-get update && sudo $(APT_CHROMIUM); }; fi; }
 
 deps: $(PY_STAMP) $(NPM_STAMP)
 

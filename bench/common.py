@@ -68,10 +68,13 @@ class Call:
     method: str
     path: str
     body: bytes | None = None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 async def call(session: aiohttp.ClientSession, request: Call) -> None:
-    headers = {"Content-Type": "application/json"} if request.body is not None else None
+    headers = dict(request.headers)
+    if request.body is not None:
+        headers["Content-Type"] = "application/json"
     async with session.request(
         request.method, request.path, data=request.body, headers=headers
     ) as reply:

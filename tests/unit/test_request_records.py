@@ -12,8 +12,6 @@ import jsonschema
 from crossfill.domain.record_facts import (
     DepositAddressFacts,
     Moved,
-    RecordFacts,
-    SolverFacts,
     TxFacts,
 )
 from crossfill.domain.request_record import v2_record, v3_record
@@ -21,6 +19,7 @@ from crossfill.quoting.response import quote_wire
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.conftest import SCHEMAS_DIR
 from tests.support import quote_fixtures as fx
+from tests.support.record_facts import facts_of
 
 ORIGIN, DESTINATION = fx.CHAINS
 DEPOSIT, FILL, REFUND = ("0x" + digit * 64 for digit in "def")
@@ -46,31 +45,6 @@ def _tx(kind: str, chain_id: int, tx_hash: str, moved: Moved | None, **facts: An
     )
 
 
-def _facts(wire: dict[str, Any], status: str, *transactions: TxFacts, **extra: Any) -> RecordFacts:
-    details = wire["details"]
-    return RecordFacts(
-        request_id="0x" + "01" * 32,
-        status=status,
-        user=fx.USER,
-        recipient=fx.USER,
-        refund_to=fx.USER,
-        request_type="Bridge",
-        features=(),
-        fail_reason=extra.get("fail_reason"),
-        refund_fail_reason=None,
-        amount_out=int(details["currencyOut"]["amount"]),
-        minimum_amount_out=int(details["currencyOut"]["minimumAmount"]),
-        deposit_address=extra.get("deposit_address"),
-        referrer=None,
-        quote=wire,
-        solver=SolverFacts(fx.SOLVER, "crossfill-devnet-2", DESTINATION),
-        transactions=transactions,
-        created_at="2026-11-22T12:00:00.000Z",
-        updated_at="2026-11-22T12:00:05.000Z",
-        currencies=extra.get("currencies", {}),
-    )
-
-
 def _valid_v3(record: dict[str, Any]) -> dict[str, Any]:
     schema = json.loads((SCHEMAS_DIR / "requests-v3.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate({"requests": [record]})
@@ -79,7 +53,7 @@ def _valid_v3(record: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_request_without_facts_shows_the_quote_as_its_actual_route() -> None:
     wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
-    record = _valid_v3(v3_record(_facts(wire, "waiting")))
+    record = _valid_v3(v3_record(facts_of(wire, "waiting")))
     data, route = record["data"], record["data"]["route"]
     assert route["actual"] == {"rate": wire["details"]["rate"], **route["quoted"]}
     assert route["quoted"]["origin"]["inputCurrency"] == wire["details"]["currencyIn"]
@@ -87,14 +61,14 @@ def test_a_request_without_facts_shows_the_quote_as_its_actual_route() -> None:
     payment = wire["protocol"]["v2"]["paymentDetails"]
     assert record["protocol"]["deposit"]["origin"]["amount"] == payment["amount"]
     assert record["protocol"]["deposit"]["origin"]["transactionId"] is None
-    assert v2_record(_facts(wire, "waiting"))["data"]["refundCurrencyData"] is None
+    assert v2_record(facts_of(wire, "waiting"))["data"]["refundCurrencyData"] is None
 
 
 def test_an_underpaid_refunded_request_shows_what_was_paid_and_paid_back() -> None:
     wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
     quoted_in = int(wire["details"]["currencyIn"]["amount"])
     paid, refunded = quoted_in // 2, quoted_in // 2 - 3_000
-    facts = _facts(
+    facts = facts_of(
         wire,
         "refund",
         _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, paid, 1_500_000_000)),
@@ -153,7 +127,7 @@ def test_a_swap_shows_its_real_output_rate_and_venue() -> None:
     quoted_out = int(details["currencyOut"]["amount"])
     real_out = quoted_out - 1_234_567
     assert real_out > int(details["currencyOut"]["minimumAmount"])
-    facts = _facts(
+    facts = facts_of(
         wire,
         "success",
         _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, deposited, None)),
@@ -184,7 +158,7 @@ def test_amounts_in_a_currency_the_quote_does_not_name_show_that_currency() -> N
         "decimals": 6,
         "metadata": {"logoURI": "", "verified": True, "isNative": False},
     }
-    facts = _facts(
+    facts = facts_of(
         wire,
         "refund",
         _tx("deposit", ORIGIN, DEPOSIT, Moved(fx.USDC, 30_000_000, 30_000_000)),
@@ -197,14 +171,14 @@ def test_amounts_in_a_currency_the_quote_does_not_name_show_that_currency() -> N
     assert data["refundCurrencyData"]["currency"] == usdc
     assert data["refundCurrencyData"]["amountFormatted"] == "29.9"
 
-    stray = _facts(wire, "failure", _tx("deposit", ORIGIN, DEPOSIT, Moved(STRAY_TOKEN, 5, None)))
+    stray = facts_of(wire, "failure", _tx("deposit", ORIGIN, DEPOSIT, Moved(STRAY_TOKEN, 5, None)))
     shown = _valid_v3(v3_record(stray))["data"]["route"]["actual"]["origin"]["inputCurrency"]
     assert shown["currency"]["address"] == STRAY_TOKEN and shown["amountFormatted"] == "5"
 
 
-def test_transactions_not_mined_yet_are_not_facts() -> None:
+def test_transactions_not_mined_yet_are_notfacts_of() -> None:
     wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
-    facts = _facts(
+    facts = facts_of(
         wire,
         "waiting",
         _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, 1, None), status="pending"),
@@ -218,7 +192,7 @@ def test_transactions_not_mined_yet_are_not_facts() -> None:
 def test_actual_fees_of_a_fill_are_its_real_gas_and_what_the_deposit_lost() -> None:
     wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
     deposited = int(wire["details"]["currencyIn"]["amount"])
-    facts = _facts(
+    facts = facts_of(
         wire,
         "success",
         _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, deposited, 3_000_000_000)),
@@ -243,7 +217,7 @@ def test_actual_fees_of_a_fill_are_its_real_gas_and_what_the_deposit_lost() -> N
 
 def test_actual_fees_of_a_refund_are_the_refund_gas_and_nothing_charged() -> None:
     wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
-    facts = _facts(
+    facts = facts_of(
         wire,
         "refund",
         _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, 5 * 10**17, 1_500_000_000)),
@@ -266,7 +240,7 @@ def test_actual_fees_of_a_refund_are_the_refund_gas_and_nothing_charged() -> Non
 
 def test_actual_fees_of_an_unpriced_refund_are_its_receipts_gas() -> None:
     wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
-    facts = _facts(
+    facts = facts_of(
         wire,
         "refund",
         _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, 5 * 10**17, None)),
@@ -290,21 +264,21 @@ def test_actual_fees_fall_back_to_the_quote_without_prices_and_wait_for_the_end(
     deposit = _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, deposited, None))
     fill = _tx("fill", DESTINATION, FILL, Moved(NATIVE_EVM_ADDRESS, 1, None))
     quoted = wire["fees"]
-    actual = v3_record(_facts(wire, "success", deposit, fill))["data"]["fees"]["actual"]
+    actual = v3_record(facts_of(wire, "success", deposit, fill))["data"]["fees"]["actual"]
     assert actual["execution"] == {"usd": quoted["relayerGas"]["amountUsd"]}
     assert actual["platform"] == {"usd": quoted["relayerService"]["amountUsd"]}
     for status in ("waiting", "pending", "submitted", "failure"):
-        assert v3_record(_facts(wire, status, deposit))["data"]["fees"]["actual"] is None
+        assert v3_record(facts_of(wire, status, deposit))["data"]["fees"]["actual"] is None
 
 
 def test_the_depositor_is_who_paid_the_deposit_not_the_quoting_user() -> None:
     wire = _wire(destinationCurrency=NATIVE_EVM_ADDRESS)
     payer = "0x" + "5e" * 20
     paid = _tx("deposit", ORIGIN, DEPOSIT, Moved(NATIVE_EVM_ADDRESS, 1, None), sender=payer)
-    record = _valid_v3(v3_record(_facts(wire, "pending", paid)))
+    record = _valid_v3(v3_record(facts_of(wire, "pending", paid)))
     assert record["protocol"]["deposit"]["origin"]["depositor"] == payer
     assert record["user"] == fx.USER != payer
-    unpaid = _valid_v3(v3_record(_facts(wire, "waiting")))
+    unpaid = _valid_v3(v3_record(facts_of(wire, "waiting")))
     assert unpaid["protocol"]["deposit"]["origin"]["depositor"] == fx.USER
 
 
@@ -316,7 +290,7 @@ def test_a_deposit_address_request_shows_its_address_in_both_versions() -> None:
         deposit_tx_hash=DEPOSIT,
         recovery_address="0x" + "cd" * 20,
     )
-    facts = _facts(_wire(), "waiting", deposit_address=paid_at)
+    facts = facts_of(_wire(), "waiting", deposit_address=paid_at)
     assert _valid_v3(v3_record(facts))["depositAddress"] == {
         "address": paid_at.address,
         "type": "open",
@@ -330,4 +304,4 @@ def test_a_deposit_address_request_shows_its_address_in_both_versions() -> None:
         "depositor": fx.USER,
         "depositTxHash": DEPOSIT,
     }
-    assert v3_record(_facts(_wire(), "waiting"))["depositAddress"] is None
+    assert v3_record(facts_of(_wire(), "waiting"))["depositAddress"] is None

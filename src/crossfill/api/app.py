@@ -15,6 +15,7 @@ from starlette.types import ASGIApp
 from crossfill import __version__
 from crossfill.api.auth import KeyCache
 from crossfill.api.errors import install_error_handlers
+from crossfill.api.explorer import install_explorer
 from crossfill.api.limits import RequestLimits, RequestLimitsMiddleware
 from crossfill.api.openapi import install_openapi, responses
 from crossfill.api.rate_limit import RateLimited, build_limiter
@@ -172,4 +173,5 @@ def create_app(
     app.include_router(metrics.router)
     app.include_router(ws.router)
     app.include_router(admin.router)
+    install_explorer(app)
     return app

@@ -1,4 +1,5 @@
-"""Every error leaves as JSON `{message, statusCode, ...}`: never HTML, never a bare 500.
+"""Every error leaves as JSON `{message, statusCode, ...}`, never a bare 500; under the paths
+of pages for people (the explorer's, see `ErrorPages`) it leaves as that page's error page.
 
 A request the database (or a chain's RPC) failed under, by being unreachable or dropping the
 connection, is answered 503 with `Retry-After`, logged in one line: it says nothing about the
@@ -18,12 +19,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
+from typing import Protocol
 
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
 
 from crossfill.api.openapi import documented_methods
 from crossfill.errors import ApiError, ChainError
@@ -78,9 +82,29 @@ class ErrorResponse(JSONResponse):
         return text.encode("utf-8", "replace")
 
 
-def error_response(
-    request: Request, status_code: int, message: str, **extra: object
-) -> JSONResponse:
+class ErrorPage(Protocol):
+    """An error as a page for people to read (HTML), for the paths a set of pages serves."""
+
+    def __call__(self, request: Request, status_code: int, message: str) -> Response: ...
+
+
+# Path prefix -> the error page of the pages served under it (`app.state.error_pages`).
+ErrorPages = Mapping[str, ErrorPage]
+
+
+def _error_page(request: Request) -> ErrorPage | None:
+    pages: ErrorPages = getattr(request.app.state, "error_pages", {})
+    path = request.url.path
+    return next(
+        (page for prefix, page in pages.items() if path == prefix or path.startswith(prefix + "/")),
+        None,
+    )
+
+
+def error_response(request: Request, status_code: int, message: str, **extra: object) -> Response:
+    page = _error_page(request)
+    if page is not None:
+        return page(request, status_code, message)
     return ErrorResponse(error_body(request.url.path, status_code, message, **extra), status_code)
 
 
@@ -91,13 +115,13 @@ def _describe(error: dict[str, object]) -> str:
     return f"{where}: {error.get('msg')}"
 
 
-async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+async def _validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     problems = "; ".join(_describe(error) for error in exc.errors())
     return error_response(request, 400, f"Invalid request: {problems}")
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     response = error_response(request, exc.status_code, str(exc.detail))
     if exc.headers:
@@ -107,8 +131,13 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return response
 
 
-async def _api_error(request: Request, exc: Exception) -> JSONResponse:
+async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
+    page = _error_page(request)
+    if page is not None:
+        response = page(request, exc.status_code, exc.message)
+        response.headers.update(exc.headers())
+        return response
     body = with_quote_code(request.url.path, exc.body())
     return ErrorResponse(body, exc.status_code, headers=exc.headers())
 
@@ -120,7 +149,7 @@ UNAVAILABLE_RETRY_AFTER_SECONDS = 1
 _UNAVAILABLE_LOG = LogThrottle()
 
 
-async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
+async def _unavailable(request: Request, exc: Exception) -> Response:
     backend = "a chain's RPC" if isinstance(exc, ChainError) else "the database"
     held_back = _UNAVAILABLE_LOG.let_through(backend)
     if held_back is not None:
@@ -136,7 +165,7 @@ async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
     return response
 
 
-async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+async def _unexpected(request: Request, exc: Exception) -> Response:
     # The id in the answer is the one in the log: a client reporting it finds the traceback.
     request_id = "0x" + os.urandom(32).hex()
     log.exception("unhandled error", path=request.url.path, request_id=request_id, exc_info=exc)

@@ -11,11 +11,15 @@ from rich.table import Table
 from crossfill.cli.console import console
 from crossfill.cli.database import migrated_session
 from crossfill.cli.environment import command_deployment, command_settings
-from crossfill.cli.request_timeline import fee_rows, reasons, timeline
 from crossfill.domain.listing_query import ListingError, ListingQuery, parse_listing
+from crossfill.domain.reason_words import reasons
+from crossfill.domain.request_fees import fee_rows
+from crossfill.domain.request_timeline import timeline
 from crossfill.errors import CrossfillError
 
 if TYPE_CHECKING:
+    from crossfill.app.request_records import RecordShaping, RequestDetail
+    from crossfill.settings import Settings
     from crossfill.store.tables import Request as RequestRow
 
 app = typer.Typer(help="Requests as GET /requests/v3 shows them.")
@@ -32,47 +36,40 @@ def _query(options: dict[str, str | None]) -> ListingQuery:
         raise typer.BadParameter(str(exc)) from None
 
 
-def _records(query: ListingQuery) -> tuple[Listed, str | None]:
-    """A page of rows, each with its v3 record as the API builds it, and the continuation."""
-    from crossfill.domain.record_facts import CurrencyObjects, SolverFacts
-    from crossfill.domain.request_record import v3_record
-    from crossfill.quoting.response import currency_wire
-    from crossfill.store import listing
+def _shaping() -> tuple[Settings, RecordShaping]:
+    from crossfill.app.request_records import RecordShaping
 
     settings = command_settings()
-    deployment = command_deployment(settings)
-    currencies: CurrencyObjects = {
-        (chain.id, currency.address.lower()): currency_wire(chain, currency)
-        for chain in deployment.chains
-        for currency in chain.currencies
-    }
+    return settings, RecordShaping.of(command_deployment(settings))
 
-    def solver(row: RequestRow) -> SolverFacts:
-        name = deployment.protocol_name(row.destination_chain_id)
-        return SolverFacts(deployment.solver.address, name, row.destination_chain_id)
+
+def _records(query: ListingQuery) -> tuple[Listed, str | None]:
+    """A page of rows, each with its v3 record as the API builds it, and the continuation."""
+    from crossfill.app.request_records import facts_of
+    from crossfill.domain.request_record import v3_record
+    from crossfill.store import listing
+
+    settings, shaping = _shaping()
 
     async def _page() -> tuple[Listed, str | None]:
         async with migrated_session(settings) as session:
             rows, continuation = await listing.page(session, query)
-            ids = [row.id for row in rows]
-            transactions = await listing.transactions_by_request(session, ids)
-            app_fees = await listing.app_fees_by_request(session, ids)
-            sponsors = await listing.gas_sponsors_by_request(session, ids)
-        facts = [
-            listing.record_facts(
-                row,
-                transactions[row.id],
-                app_fees[row.id],
-                solver(row),
-                referrer=None,  # as the API shows it without includeAuthenticatedData
-                currencies=currencies,
-                gas_sponsor=sponsors.get(row.id),
-            )
-            for row in rows
-        ]
+            facts = await facts_of(session, rows, shaping)
         return [(row, v3_record(f)) for row, f in zip(rows, facts, strict=True)], continuation
 
     return asyncio.run(_page())
+
+
+def _detail(request_id: str) -> RequestDetail | None:
+    from crossfill.app.request_records import detail
+
+    settings, shaping = _shaping()
+
+    async def _read() -> RequestDetail | None:
+        async with migrated_session(settings) as session:
+            return await detail(session, request_id, shaping)
+
+    return asyncio.run(_read())
 
 
 @app.command("list")
@@ -109,13 +106,14 @@ def list_requests(
 def show(request_id: Annotated[str, typer.Argument(help="Request id")]) -> None:
     """One request's timeline: each step with its time, transaction and duration, then fees
     quoted vs actual and why it failed."""
-    listed, _ = _records(_query({"id": request_id}))
-    if not listed:
+    query = _query({"id": request_id})  # checks the id as the listing does
+    (condition,) = query.conditions
+    found = _detail(str(condition.values[0]))
+    if found is None:
         raise CrossfillError(f"no request {request_id}")
-    ((_, record),) = listed
-    console.print(f"request {record['id']}: {record['status']}", highlight=False)
+    console.print(f"request {found.row.id}: {found.row.status}", highlight=False)
     steps = Table("step", "at", "took", "chain", "transaction", "block")
-    for step in timeline(record):
+    for step in timeline(found.facts, found.changes):
         steps.add_row(
             step.name,
             step.at.isoformat() if step.at else "",
@@ -125,8 +123,8 @@ def show(request_id: Annotated[str, typer.Argument(help="Request id")]) -> None:
         )
     console.print(steps)
     fees = Table("fee", "quoted (USD)", "actual (USD)")
-    for fee in fee_rows(record):
+    for fee in fee_rows(found.record):
         fees.add_row(fee.component, fee.quoted_usd, fee.actual_usd or "")
     console.print(fees)
-    for reason in reasons(record):
-        console.print(reason, highlight=False)
+    for reason in reasons(found.row.fail_reason, found.row.refund_fail_reason):
+        console.print(f"{reason.what}: {reason.words} ({reason.code})", highlight=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 # A currency's wire object (spec "Currency object"), keyed by (chain id, lowercase address).
@@ -35,6 +36,8 @@ class TxFacts:
     # The fee's value when it was paid (None: unknown), and who sent a deposit's funds in.
     fee_usd_micros: int | None = None
     sender: str | None = None
+    # When the service first recorded it: a deposit seen, a fill or refund sent.
+    recorded_at: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ themselves are listed once, in `kinds.registry`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -75,6 +75,36 @@ class QuoteRoute(Protocol):
         """POST /price: the quote's fees and details, nothing stored."""
 
 
+@dataclass(frozen=True)
+class SolverBalance:
+    """The solver's balance of one currency on a chain, as the service last read it."""
+
+    symbol: str
+    amount: int  # smallest units
+    decimals: int
+
+
+class _Currency(Protocol):
+    @property
+    def symbol(self) -> str: ...
+
+    @property
+    def decimals(self) -> int: ...
+
+
+def solver_balances_of(
+    balances: Mapping[str, int], currency: Callable[[str], _Currency | None]
+) -> list[SolverBalance]:
+    """`balances` (currency address -> amount) of the configured currencies (`currency`: the
+    configured one at an address), by symbol."""
+    shown = []
+    for address, amount in balances.items():
+        configured = currency(address)
+        if configured is not None:
+            shown.append(SolverBalance(configured.symbol, amount, configured.decimals))
+    return sorted(shown, key=lambda balance: balance.symbol)
+
+
 class KindChain(Protocol):
     """One configured chain of some kind, live in this process."""
 
@@ -107,6 +137,10 @@ class KindChain(Protocol):
 
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         """The chain's `/chains` record."""
+
+    def solver_balances(self) -> Sequence[SolverBalance]:
+        """The solver's balances there as last read (none where its kind reads them only when
+        a quote needs them)."""
 
     async def genesis(self) -> str | None:
         """What names the chain's history (its genesis block's hash), which the stored state

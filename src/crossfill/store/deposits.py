@@ -144,25 +144,36 @@ async def confirmed_since(session: AsyncSession, chain_id: int, block_number: in
     return list(rows)
 
 
+# Confirmed deposits that pay for nothing (refused, strays, excesses, or accepted for a
+# request that failed) and whose return has not started (with `Request` outer-joined).
+_DUE_FOR_REFUND = (
+    Deposit.state == CONFIRMED,
+    Deposit.refund_status.is_(None),
+    or_(Deposit.outcome != DepositVerdict.ACCEPTED, Request.status == RequestStatus.FAILURE),
+)
+
+
 async def due_for_refund(session: AsyncSession, chain_id: int) -> list[Deposit]:
-    """Confirmed deposits of the chain that pay for nothing (refused, strays, excesses, or
-    accepted for a request that failed) and whose return has not started, oldest first."""
+    """The chain's deposits due for refund, oldest first."""
     return list(
         await session.scalars(
             select(Deposit)
             .outerjoin(Request, Request.id == Deposit.request_id)
-            .where(
-                Deposit.chain_id == chain_id,
-                Deposit.state == CONFIRMED,
-                Deposit.refund_status.is_(None),
-                or_(
-                    Deposit.outcome != DepositVerdict.ACCEPTED,
-                    Request.status == RequestStatus.FAILURE,
-                ),
-            )
+            .where(Deposit.chain_id == chain_id, *_DUE_FOR_REFUND)
             .order_by(Deposit.id)
         )
     )
+
+
+async def refunds_due_counts(session: AsyncSession) -> dict[int, int]:
+    """How many deposits are due for refund, by chain (chains with none left out)."""
+    rows = await session.execute(
+        select(Deposit.chain_id, func.count())
+        .outerjoin(Request, Request.id == Deposit.request_id)
+        .where(*_DUE_FOR_REFUND)
+        .group_by(Deposit.chain_id)
+    )
+    return {int(chain_id): int(count) for chain_id, count in rows}
 
 
 async def accepted_for(session: AsyncSession, request_id: str) -> Deposit | None:

@@ -343,4 +343,5 @@ def _tx_facts(tx: RequestTransaction) -> TxFacts:
         moved=moved,
         fee_usd_micros=tx.fee_usd_micros,
         sender=tx.sender,
+        recorded_at=as_utc(tx.created_at),
     )

@@ -7,13 +7,15 @@ same event at once, and a crashed dispatcher's events come due again when the le
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import exists, or_, select, update
+from sqlalchemy import exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from crossfill.store.tables import OutboxEvent, WebhookEndpoint
+from crossfill.store.db import as_utc
+from crossfill.store.tables import ApiKey, OutboxEvent, WebhookEndpoint
 
 PENDING, DELIVERED, FAILED, SKIPPED = "pending", "delivered", "failed", "skipped"
 
@@ -76,3 +78,45 @@ async def settle(
                 delivered_at=now if outcome == DELIVERED else None,
             )
         )
+
+
+@dataclass(frozen=True)
+class FailedDeliveries:
+    """An API key's webhook deliveries that failed for good (replayable): how many, and the
+    latest of them: when its event was published, and its last attempt's error."""
+
+    api_key_id: int
+    key_name: str
+    count: int
+    latest_event_at: datetime
+    latest_error: str | None
+
+
+async def failed_deliveries(session: AsyncSession) -> list[FailedDeliveries]:
+    """Per API key with any, its failed deliveries, the key with the latest failure first."""
+    counts = (
+        select(
+            OutboxEvent.api_key_id,
+            func.count().label("failed"),
+            func.max(OutboxEvent.id).label("last_id"),
+        )
+        .where(OutboxEvent.delivery == FAILED)
+        .group_by(OutboxEvent.api_key_id)
+        .subquery()
+    )
+    rows = await session.execute(
+        select(counts.c.api_key_id, ApiKey.name, counts.c.failed, OutboxEvent)
+        .join(OutboxEvent, OutboxEvent.id == counts.c.last_id)
+        .join(ApiKey, ApiKey.id == counts.c.api_key_id)
+        .order_by(counts.c.last_id.desc())
+    )
+    return [
+        FailedDeliveries(
+            api_key_id=key_id,
+            key_name=name,
+            count=failed,
+            latest_event_at=as_utc(last.created_at),
+            latest_error=last.last_error,
+        )
+        for key_id, name, failed, last in rows
+    ]

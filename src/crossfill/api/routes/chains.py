@@ -12,7 +12,9 @@ from crossfill.api.schemas.chains import ChainsResponse
 from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id
 from crossfill.errors import BadRequest
 from crossfill.kinds.chain_view import ChainLiveStatus
+from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.port import KindChain
+from crossfill.runtime import Runtime
 from crossfill.store import chain_controls
 from crossfill.store.tables import ChainControl
 
@@ -50,6 +52,21 @@ def _live_status(chain: KindChain, control: ChainControl | None, now: float) -> 
     )
 
 
+async def live_records(runtime: Runtime, wanted: set[int] | None = None) -> list[Chain]:
+    """Every chain's `/chains` record with its live status (only those of `wanted`, if given)."""
+    async with runtime.sessions() as session:
+        controls = {
+            control.chain_id: control for control in await chain_controls.all_controls(session)
+        }
+    now = runtime.clock()
+    solver_address = runtime.deployment.solver.address
+    return [
+        chain.wire(_live_status(chain, controls.get(chain_id), now), solver_address=solver_address)
+        for chain_id, chain in runtime.kind_chains.items()
+        if wanted is None or chain_id in wanted
+    ]
+
+
 @router.get("/chains", response_model=ChainsResponse, responses=responses("chains", 400, 401, 429))
 async def list_chains(
     runtime: RuntimeDep,
@@ -59,15 +76,4 @@ async def list_chains(
     referrer: Annotated[str | None, Query(description="Integrator name; accepted, unused")] = None,
 ) -> ChainsResponse:
     wanted = parse_chain_ids(include_chains) if include_chains else None
-    async with runtime.sessions() as session:
-        controls = {
-            control.chain_id: control for control in await chain_controls.all_controls(session)
-        }
-    now = runtime.clock()
-    solver_address = runtime.deployment.solver.address
-    chains = [
-        chain.wire(_live_status(chain, controls.get(chain_id), now), solver_address=solver_address)
-        for chain_id, chain in runtime.kind_chains.items()
-        if wanted is None or chain_id in wanted
-    ]
-    return ChainsResponse(chains=chains)
+    return ChainsResponse(chains=await live_records(runtime, wanted))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from fastapi import APIRouter, Request
@@ -119,34 +120,54 @@ def _shortfalls(runtime: Runtime, chain_ids: list[int]) -> dict[str, dict[str, s
     return shown
 
 
+@dataclass(frozen=True)
+class Readiness:
+    """What `/readyz` found: the database's write probe and each enabled chain's check ("ok"
+    or what failed), and what the solver's balance lacks where fills wait on it."""
+
+    database: str
+    chains: dict[int, str]
+    shortfalls: dict[str, dict[str, str]]
+
+    @property
+    def problems(self) -> list[str]:
+        failing = sorted(str(chain_id) for chain_id, found in self.chains.items() if found != "ok")
+        problems = [self.database] if self.database != "ok" else []
+        if failing:
+            problems.append(f"chains not reachable: {', '.join(failing)}")
+        return problems
+
+
+async def readiness(runtime: Runtime, checker: ReadinessChecks) -> Readiness:
+    """The checks `/readyz` runs (each shared by the probes of one second); raises StoreError
+    when the database does not answer at all."""
+    checks_by_chain = _checks_of(runtime)
+    await ping(runtime.engine)
+    enabled = await _enabled_chain_ids(runtime, list(checks_by_chain))
+    database = await checker.database_write(runtime.engine)
+    results = await checker.results(checks_by_chain)
+    by_chain = {chain_id: results[chain_id] for chain_id in enabled}
+    return Readiness(database, by_chain, _shortfalls(runtime, enabled))
+
+
 @router.get("/readyz", response_model=None, responses=responses(Ready, 503))
 async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
     """Ready when the database answers and takes a write, and every enabled chain's endpoint
-    serves it, whatever its kind. What the solver's balance lacks for
-    fills waiting on it is shown (`solverShortfall`) without making the service unready: it
-    still answers, fills other chains and refunds."""
-    checks_by_chain = _checks_of(runtime)
+    serves it, whatever its kind. What the solver's balance lacks for fills waiting on it is
+    shown (`solverShortfall`) without making the service unready: it still answers, fills
+    other chains and refunds."""
     try:
-        await ping(runtime.engine)
-        enabled = await _enabled_chain_ids(runtime, list(checks_by_chain))
+        found = await readiness(runtime, request.app.state.readiness_checks)
     except StoreError as exc:
         return JSONResponse(
             {"message": str(exc), "statusCode": 503, "checks": {"database": str(exc)}}, 503
         )
-    checker: ReadinessChecks = request.app.state.readiness_checks
-    database = await checker.database_write(runtime.engine)
-    results = await checker.results(checks_by_chain)
-    by_chain = {str(chain_id): results[chain_id] for chain_id in enabled}
-    checks: dict[str, object] = {"database": database, "chains": by_chain}
-    shortfalls = _shortfalls(runtime, enabled)
-    if shortfalls:
-        checks["solverShortfall"] = shortfalls
-    failing = sorted(chain_id for chain_id, result in by_chain.items() if result != "ok")
-    problems = [database] if database != "ok" else []
-    if failing:
-        problems.append(f"chains not reachable: {', '.join(failing)}")
-    if problems:
+    by_chain = {str(chain_id): result for chain_id, result in found.chains.items()}
+    checks: dict[str, object] = {"database": found.database, "chains": by_chain}
+    if found.shortfalls:
+        checks["solverShortfall"] = found.shortfalls
+    if found.problems:
         return JSONResponse(
-            {"message": "; ".join(problems), "statusCode": 503, "checks": checks}, 503
+            {"message": "; ".join(found.problems), "statusCode": 503, "checks": checks}, 503
         )
     return JSONResponse({"status": "ready", "checks": checks})

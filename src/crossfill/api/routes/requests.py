@@ -13,13 +13,12 @@ from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import listing_parameters, responses
 from crossfill.api.rate_limit import Limiter, budget, enforce
 from crossfill.api.schemas.responses import RequestsV2
+from crossfill.app.request_records import RecordShaping, facts_of
 from crossfill.domain.deprecation import RETIRED_ON, SUCCESSOR, V2Schedule
 from crossfill.domain.listing_query import ListingError, ListingQuery, parse_listing
-from crossfill.domain.record_facts import CurrencyObjects, RecordFacts, SolverFacts
+from crossfill.domain.record_facts import RecordFacts
 from crossfill.domain.request_record import v2_record, v3_record
 from crossfill.errors import BadRequest, Gone
-from crossfill.kinds.evm.chain import evm_chains
-from crossfill.quoting.response import currency_wire
 from crossfill.runtime import Runtime
 from crossfill.store import listing
 from crossfill.store.tables import Request as RequestRow
@@ -37,23 +36,6 @@ def _query(request: Request, *, v2: bool) -> ListingQuery:
         raise BadRequest(str(exc)) from exc
 
 
-def _solver(runtime: Runtime, row: RequestRow) -> SolverFacts:
-    return SolverFacts(
-        address=runtime.deployment.solver.address,
-        protocol_chain_id=runtime.deployment.protocol_name(row.destination_chain_id),
-        chain_id=row.destination_chain_id,
-    )
-
-
-def _currencies(runtime: Runtime) -> CurrencyObjects:
-    """Every configured currency's wire object, for amounts moved in one a quote did not name."""
-    return {
-        (chain.config.id, currency.address.lower()): currency_wire(chain.config, currency)
-        for chain in evm_chains(runtime).values()
-        for currency in chain.config.currencies
-    }
-
-
 async def _list(
     runtime: Runtime,
     query: ListingQuery,
@@ -63,29 +45,12 @@ async def _list(
 ) -> dict[str, Any]:
     """A page of requests matching `query`, each shaped by `record` (`referrer`: what a row
     shows as its referrer to this caller)."""
-    currencies = _currencies(runtime)
+    shaping = RecordShaping.of(runtime.deployment)
     async with runtime.sessions() as session:
         rows, continuation = await listing.page(session, query)
-        transactions = await listing.transactions_by_request(session, [row.id for row in rows])
-        app_fees = await listing.app_fees_by_request(session, [row.id for row in rows])
-        gas_sponsors = await listing.gas_sponsors_by_request(session, [row.id for row in rows])
+        facts = await facts_of(session, rows, shaping, referrer=referrer)
         total = await listing.total(session, query) if query.include_total else None
-    body: dict[str, Any] = {
-        "requests": [
-            record(
-                listing.record_facts(
-                    row,
-                    transactions[row.id],
-                    app_fees[row.id],
-                    _solver(runtime, row),
-                    referrer=referrer(row),
-                    currencies=currencies,
-                    gas_sponsor=gas_sponsors.get(row.id),
-                )
-            )
-            for row in rows
-        ]
-    }
+    body: dict[str, Any] = {"requests": [record(one) for one in facts]}
     if continuation is not None:
         body["continuation"] = continuation
     if total is not None:

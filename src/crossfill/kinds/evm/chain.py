@@ -5,7 +5,7 @@ none of them. Its workers are the kind's (`kinds.evm.kind`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,7 +13,12 @@ from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.view import chain_wire
-from crossfill.kinds.port import FollowedChainBase, QuoteRoute
+from crossfill.kinds.port import (
+    FollowedChainBase,
+    QuoteRoute,
+    SolverBalance,
+    solver_balances_of,
+)
 from crossfill.quoting.money import format_units
 from crossfill.quoting.request import QuoteRequest
 from crossfill.types import ChainId
@@ -36,6 +41,9 @@ class EvmChain(FollowedChainBase):
 
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         return chain_wire(self.live.config, live, solver_address=solver_address)
+
+    def solver_balances(self) -> Sequence[SolverBalance]:
+        return solver_balances_of(self.live.state.solver_balances, self.live.config.currency)
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         return None

@@ -28,6 +28,7 @@ from crossfill.kinds.port import (
     LoopWorkers,
     NamedWorker,
     QuoteRoute,
+    SolverBalance,
     WorkerContext,
 )
 from crossfill.quoting.errors import QuoteError
@@ -91,6 +92,10 @@ class PerpsChain(KindChainBase):
 
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         return perps_chain_wire(self.live.config, live)
+
+    def solver_balances(self) -> Sequence[SolverBalance]:
+        """Read from the exchange when a quote or a payment needs them, not kept."""
+        return ()
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         if request.destination_chain_id == self.chain_id:

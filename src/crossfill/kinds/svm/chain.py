@@ -18,7 +18,9 @@ from crossfill.kinds.port import (
     LoopWorkers,
     NamedWorker,
     QuoteRoute,
+    SolverBalance,
     WorkerContext,
+    solver_balances_of,
 )
 from crossfill.kinds.svm.config import SVM_SECTION, svm_chains
 from crossfill.kinds.svm.indexer import SvmIndexer
@@ -71,6 +73,9 @@ class SvmChain(FollowedChainBase):
 
     def wire(self, live: ChainLiveStatus, *, solver_address: str) -> Chain:
         return svm_chain_wire(self.live.config, live)
+
+    def solver_balances(self) -> Sequence[SolverBalance]:
+        return solver_balances_of(self.live.state.solver_balances, self.live.config.currency)
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         if request.destination_chain_id == self.chain_id:
