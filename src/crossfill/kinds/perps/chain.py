@@ -106,7 +106,7 @@ class PerpsKind:
         exchange = context.deployment.perps
         if exchange is None:
             return []
-        return [PerpsChain(perps_runtime(exchange, context.settings, context.clock))]
+        return [PerpsChain(perps_runtime(exchange, context))]
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> LoopWorkers:
         return LoopWorkers.of_each(runtime, PerpsChain, _workers, context)
@@ -116,24 +116,23 @@ def _workers(chain: PerpsChain, context: WorkerContext) -> Sequence[NamedWorker]
     """The solver (deposits to the exchange), the watcher and the refunder (withdrawals
     from it), all paying from the solver's exchange account through one payer: its journal
     holds every action that account signs."""
-    exchange, settings, sessions = chain.live, context.settings, context.sessions
-    now = context.now
+    exchange, settings = chain.live, context.settings
     account = resolve_holder(
         exchange.config.solver,
         "perps.solver",
         mode=settings.mode,
         keystore_password=settings.keystore_password,
     )
-    payer = PerpsPayer(exchange.client, exchange.config, account, sessions, now=now)
+    payer = PerpsPayer(exchange.client, exchange.config, account, context.sessions, now=context.now)
     poll = exchange.config.poll_interval_seconds
-    interval = min(settings.worker_interval_seconds, poll)
-    solver = PerpsSolver(
-        exchange, payer, sessions=sessions, now=now, interval_seconds=interval, owner=context.owner
+    every = context.ticking(min(settings.worker_interval_seconds, poll))
+    workers = (
+        PerpsSolver(exchange, payer, owner=context.owner, **every),
+        # Its every tick reads the exchange: its own cadence.
+        PerpsWatcher(exchange, **context.ticking(poll)),
+        PerpsRefunder(exchange, payer, **every),
     )
-    # Its every tick reads the exchange: its own cadence.
-    watcher = PerpsWatcher(exchange, sessions=sessions, now=now, interval_seconds=poll)
-    refunder = PerpsRefunder(exchange, payer, sessions=sessions, now=now, interval_seconds=interval)
-    return [NamedWorker(worker.name, worker.run) for worker in (solver, watcher, refunder)]
+    return [NamedWorker(worker.name, worker.run) for worker in workers]
 
 
 PERPS = PerpsKind()
