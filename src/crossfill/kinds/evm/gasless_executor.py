@@ -197,18 +197,10 @@ class GaslessExecutor(JournalledWorker):
             # request's; a call that failed its request is only that request's in.
             kinds = ("deposit", "fill") if outcome.status is RequestStatus.SUCCESS else ("deposit",)
             for kind in kinds:
-                await requests.record_transaction(
-                    session,
-                    execution.request_id,
-                    kind=kind,
-                    chain_id=self.config.id,
-                    tx_hash=tx_hash,
-                    status="success" if succeeded else "failure",
-                    now=now,
-                    block_number=int(receipt["blockNumber"]),
-                    fee=spent,
-                    timestamp=timestamp,
-                )
+                await self.record_mined(
+                    session, execution.request_id, kind=kind, tx_hash=tx_hash, receipt=receipt,
+                    now=now, timestamp=timestamp, priced=False,
+                )  # fmt: skip
             request = await requests.get(session, execution.request_id)
             if request is None or request.status != RequestStatus.DEPOSITING:
                 return  # the indexer saw a deposit for it meanwhile: that path goes on

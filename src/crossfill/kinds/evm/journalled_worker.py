@@ -7,12 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config import ChainConfig
+from crossfill.domain.record_facts import Moved
+from crossfill.kinds.evm.receipt_outcomes import fee_paid
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.txmanager import TxManager
+from crossfill.quoting.prices import value_on_chain
+from crossfill.store import requests
 
 
 # eq=False: a worker equals only itself and stays hashable, as a plain class does.
@@ -32,3 +37,43 @@ class JournalledWorker:
     @property
     def config(self) -> ChainConfig:
         return self.chain.config
+
+    def valued(self, currency: str, amount: int, now: datetime) -> Moved:
+        """`amount` of `currency` moved on the chain, valued in micro-USD at the prices quotes
+        use at `now`."""
+        now_seconds = int(now.timestamp())
+        usd = value_on_chain(self.config, self.chain.state, currency, amount, now_seconds)
+        return Moved(currency, amount, usd)
+
+    async def record_mined(
+        self,
+        session: AsyncSession,
+        request_id: str,
+        *,
+        kind: str,
+        tx_hash: str,
+        receipt: dict[str, Any],
+        now: datetime,
+        timestamp: int | None,
+        moved: Moved | None = None,
+        priced: bool = True,
+    ) -> None:
+        """`tx_hash`, mined, on its request's record as its `kind` transaction: succeeded or
+        reverted as its receipt says, in its block, with the fee it paid (and, `priced`, that
+        fee's value) and what it `moved`."""
+        fee = fee_paid(receipt)
+        gas = self.valued(self.config.native_currency.address, fee, now)
+        await requests.record_transaction(
+            session,
+            request_id,
+            kind=kind,
+            chain_id=self.config.id,
+            tx_hash=tx_hash,
+            status="success" if receipt["status"] == 1 else "failure",
+            now=now,
+            block_number=int(receipt["blockNumber"]),
+            fee=fee,
+            fee_usd_micros=gas.usd_micros if priced else None,
+            timestamp=timestamp,
+            moved=moved,
+        )

@@ -41,11 +41,11 @@ from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
 from crossfill.kinds.evm.depository_logs import RECEIVER
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
-from crossfill.kinds.evm.receipt_outcomes import depository_payout, fee_paid
+from crossfill.kinds.evm.receipt_outcomes import depository_payout
 from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.quoting.money import from_usd_micros_ceil
-from crossfill.quoting.prices import price_on_chain, value_on_chain
+from crossfill.quoting.prices import price_on_chain
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
 
@@ -293,9 +293,7 @@ class Refunder(JournalledWorker):
                 recipient=recipient,
             )
         )
-        now_seconds = int(self.now().timestamp())
-        usd = value_on_chain(self.config, self.chain.state, deposit.currency, amount, now_seconds)
-        return Moved(deposit.currency, amount, usd)
+        return self.valued(deposit.currency, amount, self.now())
 
     async def _settle(self, deposit_id: int, tx_hash: str, receipt: dict[str, Any]) -> None:
         now = self.now()
@@ -320,25 +318,9 @@ class Refunder(JournalledWorker):
             request = await self._decided(session, deposit)
             if request is None:
                 return
-            await requests.record_transaction(
-                session,
-                request.id,
-                kind=REFUND,
-                chain_id=self.config.id,
-                tx_hash=tx_hash,
-                status="success" if succeeded else "failure",
-                now=now,
-                block_number=int(receipt["blockNumber"]),
-                fee=fee_paid(receipt),
-                fee_usd_micros=value_on_chain(
-                    self.config,
-                    self.chain.state,
-                    self.config.native_currency.address,
-                    fee_paid(receipt),
-                    int(now.timestamp()),
-                ),
-                timestamp=block.timestamp if block else None,
-                moved=moved,
-            )
+            await self.record_mined(
+                session, request.id, kind=REFUND, tx_hash=tx_hash, receipt=receipt, now=now,
+                timestamp=block.timestamp if block else None, moved=moved,
+            )  # fmt: skip
             if succeeded and request.status == RequestStatus.FAILURE:
                 await requests.move(session, request, RequestStatus.REFUND, now=now)
