@@ -45,7 +45,6 @@ from crossfill.app.deposit_addresses import (
 )
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_addresses import SeenTransfer
-from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
 from crossfill.kinds.evm.client import BlockHead, LogFilter
@@ -476,13 +475,7 @@ class DepositAddressSweeper(JournalledWorker):
         )
         data = sweep.calldata()
         try:
-            gas = await self.chain.client.estimate_gas(
-                {
-                    "from": self.txmanager.account.address,
-                    "to": self.factory,
-                    "data": "0x" + data.hex(),
-                }
-            )
+            gas = await self.gas_for(self.factory, data)
         except Reverted as revert:
             # The funds are gone (recovered by the recovery address) or never arrived.
             log.warning(
@@ -493,14 +486,7 @@ class DepositAddressSweeper(JournalledWorker):
             )
             await self._settle(row.id, address_transfers.FAILED)
             return
-        await self.txmanager.send(
-            to=self.factory,
-            data=data,
-            value=0,
-            gas_limit=with_gas_headroom(gas),
-            purpose=PURPOSE,
-            request_id=request_id,
-        )
+        await self.send_estimated(self.factory, data, gas, purpose=PURPOSE, request_id=request_id)
 
     async def _settle(self, transfer_id: int, state: str) -> None:
         async with self.sessions() as session, session.begin():

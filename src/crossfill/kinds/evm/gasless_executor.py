@@ -98,15 +98,9 @@ class GaslessExecutor(JournalledWorker):
         now = self.now()
         async with self.sessions() as session, session.begin():
             await gasless_executions.mark_submitted(session, request_id, tx_hash, now=now)
-            await requests.record_transaction(
-                session,
-                request_id,
-                kind="deposit",
-                chain_id=self.config.id,
-                tx_hash=tx_hash,
-                status="pending",
-                now=now,
-                keep_mined=True,  # the indexer may have seen it mined before this commit
+            # The indexer may have seen it mined before this commit.
+            await self.record_sent(
+                session, request_id, kind="deposit", tx_hash=tx_hash, now=now, keep_mined=True
             )
 
     async def _settle(self, execution: GaslessExecution, row: Any, receipt: dict[str, Any]) -> None:

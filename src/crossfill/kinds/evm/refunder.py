@@ -21,7 +21,6 @@ from typing import Any
 
 import structlog
 from eth_account.signers.local import LocalAccount
-from eth_utils.address import to_checksum_address
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -33,9 +32,7 @@ from crossfill.app.refunds import (
     refund_gas_cost,
     refund_recipient,
 )
-from crossfill.contracts import calldata
 from crossfill.domain.call_request import NONCE_ALREADY_USED
-from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
@@ -138,14 +135,7 @@ class Refunder(JournalledWorker):
             depository=self.config.contracts.depository,
         )
         try:
-            gas = await self.chain.client.estimate_gas(
-                {
-                    "from": self.txmanager.account.address,
-                    "to": self.config.contracts.depository,
-                    "data": calldata.hex_data(data),
-                    "value": 0,
-                }
-            )
+            gas = await self.gas_for(self.config.contracts.depository, data)
         except Reverted as revert:
             if revert.reason.name == NONCE_ALREADY_USED:
                 await self._paid_out_already(deposit.id)
@@ -159,14 +149,10 @@ class Refunder(JournalledWorker):
         except ChainError as exc:
             log.warning("refund simulation failed; retried", deposit_id=deposit.id, error=str(exc))
             return
-        row = await self.txmanager.send(
-            to=self.config.contracts.depository,
-            data=data,
-            value=0,
-            gas_limit=with_gas_headroom(gas),
-            purpose=purpose,
+        row = await self.send_estimated(
+            self.config.contracts.depository, data, gas, purpose=purpose,
             request_id=deposit.request_id,
-        )
+        )  # fmt: skip
         await self._mark_submitted(deposit.id, row.tx_hash, refund.amount)
 
     async def _refund_to(self, session: AsyncSession, deposit: Deposit) -> str | None:
@@ -185,25 +171,15 @@ class Refunder(JournalledWorker):
         if refund is None:
             await self._skip(deposit.id, deposits.TOO_SMALL_TO_RETURN)
             return
-        transfer = {
-            "from": self.txmanager.account.address,
-            "to": to_checksum_address(refund.recipient),
-            "data": "0x",
-            "value": refund.amount,
-        }
         try:
-            gas = await self.chain.client.estimate_gas(transfer)
+            gas = await self.gas_for(refund.recipient, b"", refund.amount)
         except ChainError as exc:
             log.warning("refund simulation failed; retried", deposit_id=deposit.id, error=str(exc))
             return
-        row = await self.txmanager.send(
-            to=refund.recipient,
-            data=b"",
-            value=refund.amount,
-            gas_limit=with_gas_headroom(gas),
-            purpose=purpose,
+        row = await self.send_estimated(
+            refund.recipient, b"", gas, value=refund.amount, purpose=purpose,
             request_id=deposit.request_id,
-        )
+        )  # fmt: skip
         await self._mark_submitted(deposit.id, row.tx_hash, refund.amount)
 
     async def _paid_out_already(self, deposit_id: int) -> None:

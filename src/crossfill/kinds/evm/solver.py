@@ -410,15 +410,7 @@ class Solver(JournalledWorker):
         async with self.sessions() as session, session.begin():
             request = await requests.get(session, request_id)
             assert request is not None
-            await requests.record_transaction(
-                session,
-                request_id,
-                kind=FILL,
-                chain_id=self.config.id,
-                tx_hash=tx_hash,
-                status="pending",
-                now=now,
-            )
+            await self.record_sent(session, request_id, kind=FILL, tx_hash=tx_hash, now=now)
             if request.status == RequestStatus.PENDING:
                 await requests.move(session, request, RequestStatus.SUBMITTED, now=now)
         self._in_flight += 1
