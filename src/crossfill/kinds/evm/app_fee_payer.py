@@ -74,12 +74,9 @@ def purpose_of(claim: AppFeeClaim) -> str:
 
 @dataclass(eq=False)
 class AppFeePayer(JournalledWorker):
+    job = "app-fee-payer"
     # Signs the payouts' allocator attestations.
     allocator: LocalAccount
-
-    @property
-    def name(self) -> str:
-        return f"app-fee-payer-{self.config.id}"
 
     async def run(self) -> None:
         await run_until_woken(

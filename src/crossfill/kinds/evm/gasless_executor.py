@@ -41,9 +41,12 @@ log = structlog.get_logger(__name__)
 
 
 class GaslessExecutor(JournalledWorker):
+    job = "gasless"
+
     @property
     def name(self) -> str:
-        return f"gasless-{self.config.id}-{self.txmanager.sender[:10]}"
+        """One per chain and gas sponsor: `gasless-<chain id>-<sponsor's address start>`."""
+        return f"{super().name}-{self.txmanager.sender[:10]}"
 
     async def run(self) -> None:
         await self.txmanager.rebroadcast()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from eth_utils.address import to_checksum_address
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -31,6 +31,8 @@ class JournalledWorker:
     signs and sends for its key (the solver's or a gas sponsor's, under that key's signer
     lease), the clock, and how long it waits between ticks."""
 
+    # What the worker does, as its task's name says it (`solver`, `refunder`, ...).
+    job: ClassVar[str]
     chain: ChainRuntime
     sessions: async_sessionmaker[AsyncSession]
     txmanager: TxManager
@@ -41,6 +43,15 @@ class JournalledWorker:
     @property
     def config(self) -> ChainConfig:
         return self.chain.config
+
+    @property
+    def name(self) -> str:
+        """The worker's task: `<job>-<chain id>`."""
+        return f"{self.job}-{self.config.id}"
+
+    async def run(self) -> None:
+        """The worker's loop, until cancelled."""
+        raise NotImplementedError
 
     async def gas_for(self, to: str, data: bytes, value: int = 0) -> int:
         """The gas the key's call of `to` (`data`, `value`) takes, as the chain estimates it:

@@ -27,9 +27,7 @@ SEND_MARGIN_SECONDS = 30
 
 
 class PermitDepositor(JournalledWorker):
-    @property
-    def name(self) -> str:
-        return f"permit-depositor-{self.config.id}"
+    job = "permit-depositor"
 
     async def run(self) -> None:
         await run_until_woken(

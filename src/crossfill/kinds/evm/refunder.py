@@ -52,18 +52,16 @@ REFUND = "refund"
 
 @dataclass(eq=False)
 class Refunder(JournalledWorker):
+    job = "refunder"
     # Signs the refunds' allocator attestations.
     allocator: LocalAccount
 
     async def run(self) -> None:
-        await run_every(
-            f"refunder-{self.config.id}", self.tick, self.interval_seconds, stretch_when_quiet=True
-        )
+        await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave refunds to it
-        name = f"refunder-{self.config.id}"
-        await each_on_its_own(name, await self._due(), self._refund, label=str)
+        await each_on_its_own(self.name, await self._due(), self._refund, label=str)
         await self._track()
 
     async def _due(self) -> list[int]:

@@ -57,6 +57,7 @@ async def _known(journal: SentTransaction | None) -> SentTransaction | None:
 
 @dataclass(eq=False)
 class Solver(JournalledWorker):
+    job = "solver"
     # Who leases the requests it fills (this process).
     owner: str
     metrics: Metrics
@@ -141,7 +142,7 @@ class Solver(JournalledWorker):
 
     async def run(self) -> None:
         await self.txmanager.rebroadcast()
-        await run_forever(f"solver-{self.config.id}", self.tick, self._wait)
+        await run_forever(self.name, self.tick, self._wait)
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: claim nothing
@@ -175,7 +176,7 @@ class Solver(JournalledWorker):
 
     async def _fill_each(self, claimed: list[Request]) -> None:
         await each_on_its_own(
-            f"solver-{self.config.id}",
+            self.name,
             claimed,
             self._fill,
             label=lambda request: request.id,
@@ -426,9 +427,7 @@ class Solver(JournalledWorker):
                 )
             )
         self._in_flight = len(submitted)
-        await each_on_its_own(
-            f"solver-{self.config.id}", submitted, self._track, label=lambda request: request.id
-        )
+        await each_on_its_own(self.name, submitted, self._track, label=lambda request: request.id)
 
     @staticmethod
     async def _fill_time(session: AsyncSession, request_id: str, filled_at: int) -> int | None:

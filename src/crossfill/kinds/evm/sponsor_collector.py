@@ -22,9 +22,7 @@ PURPOSE = "sponsor"
 
 
 class SponsorCollector(JournalledWorker):
-    @property
-    def name(self) -> str:
-        return f"sponsor-collector-{self.config.id}"
+    job = "sponsor-collector"
 
     async def run(self) -> None:
         await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
