@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -34,43 +34,39 @@ from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 
 
-class _NoPrice:
+class QuoteCreator(Protocol):
+    """A use case that quotes a route to or from the exchange, its answer as JSON."""
+
+    async def __call__(
+        self,
+        runtime: Runtime,
+        exchange: PerpsRuntime,
+        body: QuoteRequest,
+        *,
+        api_key_id: int | None = None,
+    ) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class ExchangeRoute:
+    """A route with the exchange as one side, quoted by `create`: deposits to the user's
+    exchange account from an EVM chain's Depository, or withdrawals from it to an EVM chain."""
+
+    exchange: PerpsRuntime
+    create: QuoteCreator
+
+    async def quote(
+        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
+    ) -> bytes:
+        answer = await self.create(runtime, self.exchange, request, api_key_id=api_key_id)
+        return orjson.dumps(answer)
+
     async def price(
         self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
     ) -> dict[str, Any]:
         raise QuoteError(
             "UNSUPPORTED_ROUTE", "/price does not preview perps-exchange routes; ask /quote/v2"
         )
-
-
-@dataclass(frozen=True)
-class DepositRoute(_NoPrice):
-    """From an EVM chain's Depository to the user's exchange account."""
-
-    exchange: PerpsRuntime
-
-    async def quote(
-        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
-    ) -> bytes:
-        answer = await create_perps_deposit_quote(
-            runtime, self.exchange, request, api_key_id=api_key_id
-        )
-        return orjson.dumps(answer)
-
-
-@dataclass(frozen=True)
-class WithdrawalRoute(_NoPrice):
-    """From the user's exchange account to an EVM chain."""
-
-    exchange: PerpsRuntime
-
-    async def quote(
-        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
-    ) -> bytes:
-        answer = await create_perps_withdrawal_quote(
-            runtime, self.exchange, request, api_key_id=api_key_id
-        )
-        return orjson.dumps(answer)
 
 
 @dataclass
@@ -93,9 +89,9 @@ class PerpsChain(KindChainBase):
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         if request.destination_chain_id == self.chain_id:
-            return DepositRoute(self.live)
+            return ExchangeRoute(self.live, create_perps_deposit_quote)
         if request.origin_chain_id == self.chain_id:
-            return WithdrawalRoute(self.live)
+            return ExchangeRoute(self.live, create_perps_withdrawal_quote)
         return None
 
 
