@@ -14,7 +14,7 @@ from eth_account.messages import SignableMessage, encode_typed_data
 from eth_utils.crypto import keccak
 
 from crossfill.domain.eip712 import eip712_types
-from crossfill.domain.typed_signatures import UnrecoverableSignature, signer_of
+from crossfill.domain.typed_signatures import check_signer
 from crossfill.types import Address
 
 DOMAIN_NAME = "CrossfillAppFees"
@@ -77,9 +77,7 @@ class ClaimTerms:
 
     def check_signature(self, signature: str) -> None:
         """Raise InvalidClaimSignature unless `signature` is the wallet's over these terms."""
-        try:
-            signer = signer_of(self._signable(), signature)
-        except UnrecoverableSignature as exc:
-            raise InvalidClaimSignature(str(exc)) from None
-        if signer.lower() != self.wallet.lower():
-            raise InvalidClaimSignature(f"the claim is not signed by {self.wallet}")
+        check_signer(
+            self._signable(), signature, self.wallet, refused=InvalidClaimSignature,
+            what="the claim",
+        )  # fmt: skip

@@ -15,7 +15,7 @@ from typing import Any
 from eth_account.messages import SignableMessage, encode_typed_data
 
 from crossfill.domain.eip712 import eip712_domain, eip712_types
-from crossfill.domain.typed_signatures import UnrecoverableSignature, signer_of
+from crossfill.domain.typed_signatures import check_signer
 from crossfill.types import Address, ChainId
 
 DOMAIN_NAME = "CrossfillNonceMapping"
@@ -66,11 +66,7 @@ class NonceMapping:
 
     def check_signature(self, signature: str) -> None:
         """Raise InvalidMappingSignature unless `signature` is the wallet's over this mapping."""
-        try:
-            signer = signer_of(self._signable(), signature)
-        except UnrecoverableSignature as exc:
-            raise InvalidMappingSignature(str(exc)) from None
-        if signer.lower() != self.wallet.lower():
-            raise InvalidMappingSignature(
-                f"signature: the nonce mapping is not signed by {self.wallet}"
-            )
+        check_signer(
+            self._signable(), signature, self.wallet, refused=InvalidMappingSignature,
+            what="signature: the nonce mapping",
+        )  # fmt: skip
