@@ -13,6 +13,7 @@ files there and any process's /metrics answers for all of them (see docs/metrics
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import partial
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -43,108 +44,92 @@ class Metrics:
     def __init__(self, *, multiprocess_dir: Path | None = None) -> None:
         self.multiprocess_dir = multiprocess_dir
         self.registry = CollectorRegistry()
-        registry = self.registry
-        self.quote_duration = Histogram(
+        counter = partial(Counter, registry=self.registry)
+        histogram = partial(Histogram, registry=self.registry)
+        # Gauges set by one process at a time (followers run in every process: the latest
+        # value wins, which is what one chain poll or another says).
+        latest = partial(Gauge, registry=self.registry, multiprocess_mode="mostrecent")
+        self.quote_duration = histogram(
             "crossfill_quote_duration_seconds",
             "Time to answer a quote, by route kind and outcome (ok, refused, unavailable, error)",
             ["route_kind", "outcome"],
             buckets=_QUOTE_BUCKETS,
-            registry=registry,
         )
-        self.http_responses = Counter(
+        self.http_responses = counter(
             "crossfill_http_responses",
             "HTTP answers of the API by route (its path template; 'unmatched' when no route "
             "took the request) and status code",
             ["route", "code"],
-            registry=registry,
         )
-        self.fill_service = Histogram(
+        self.fill_service = histogram(
             "crossfill_fill_service_seconds",
             "The service's share of a fill: deposit accepted by the indexer to fill broadcast",
             _CHAINS,
             buckets=_SERVICE_BUCKETS,
-            registry=registry,
         )
-        self.fill_end_to_end = Histogram(
+        self.fill_end_to_end = histogram(
             "crossfill_fill_end_to_end_seconds",
             "Deposit block to fill block (block timestamps), for successful fills",
             _CHAINS,
             buckets=_END_TO_END_BUCKETS,
-            registry=registry,
         )
-        self.rpc_calls = Counter(
+        self.rpc_calls = counter(
             "crossfill_rpc_calls",
             "JSON-RPC calls (single or batched) by chain, call and outcome",
             ["chain_id", "call", "outcome"],
-            registry=registry,
         )
-        self.rpc_batches_refused = Counter(
+        self.rpc_batches_refused = counter(
             "crossfill_rpc_batches_refused",
             "JSON-RPC batches an endpoint refused as a whole (its calls then go one by one)",
             ["chain_id"],
-            registry=registry,
         )
-        self.reorged_transactions = Counter(
+        self.reorged_transactions = counter(
             "crossfill_reorged_transactions",
             "Mined transactions of ours a reorg took out of their block, by what became of them",
             ["chain_id", "outcome"],
-            registry=registry,
         )
-        self.webhook_delivery = Histogram(
+        self.webhook_delivery = histogram(
             "crossfill_webhook_delivery_duration_seconds",
             "Webhook delivery attempts, request sent to answer (or failure), by outcome",
             ["outcome"],
             buckets=_WEBHOOK_BUCKETS,
-            registry=registry,
         )
-        self.webhook_failures = Counter(
+        self.webhook_failures = counter(
             "crossfill_webhook_delivery_failures",
             "Failed webhook delivery attempts by reason",
             ["reason"],
-            registry=registry,
         )
-        self.traces_passed_over = Counter(
+        self.traces_passed_over = counter(
             "crossfill_traces_passed_over",
             "Transactions whose traces the node could not give, passed over by the read of "
             "contracts' payments to deposit addresses (a payment in one is left to recovery)",
             ["chain_id"],
-            registry=registry,
         )
-        self.deposit_address_dust = Counter(
+        self.deposit_address_dust = counter(
             "crossfill_deposit_address_dust",
             "Transfers to deposit addresses worth no more than the gas of their own sweep: "
             "recorded as failed child requests too small to refund, left at the address",
             ["chain_id"],
-            registry=registry,
         )
-        self.webhook_abandoned = Counter(
+        self.webhook_abandoned = counter(
             "crossfill_webhook_deliveries_abandoned",
             "Webhook events given up on after their last retry (replayable by an operator)",
-            registry=registry,
         )
-        # Gauges set by one process at a time (followers run in every process: the latest
-        # value wins, which is what one chain poll or another says).
-        self.solver_balance = Gauge(
+        self.solver_balance = latest(
             "crossfill_solver_balance",
             "The solver's balance per chain and currency, in whole units (decimals applied)",
             ["chain_id", "currency"],
-            registry=registry,
-            multiprocess_mode="mostrecent",
         )
-        self.solver_shortfall = Gauge(
+        self.solver_shortfall = latest(
             "crossfill_solver_shortfall",
             "What the solver's balance lacks, per chain and currency in whole units, for the "
             "fills waiting on it (output and gas; 0 when nothing waits)",
             ["chain_id", "currency"],
-            registry=registry,
-            multiprocess_mode="mostrecent",
         )
-        self.indexer_lag = Gauge(
+        self.indexer_lag = latest(
             "crossfill_indexer_lag_blocks",
             "Blocks between the chain's head and the indexer's cursor",
             ["chain_id"],
-            registry=registry,
-            multiprocess_mode="mostrecent",
         )
 
     def exposition(

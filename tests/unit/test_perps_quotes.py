@@ -17,6 +17,7 @@ from crossfill.domain.order import ORDER_HASHER
 from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
 from crossfill.kinds.perps.quote import PerpsQuoteContext, perps_currency, plan_perps_deposit
 from crossfill.kinds.perps.response import perps_deposit_wire
+from crossfill.quoting.cross_vm import QuoteStamp
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from tests.conftest import SCHEMAS_DIR
@@ -42,8 +43,9 @@ RECIPIENT = "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc"
 
 def _context() -> PerpsQuoteContext:
     return PerpsQuoteContext(
-        evm=EVM, perps=PERPS, evm_price=Decimal(1), now=datetime(2026, 11, 23, tzinfo=UTC),
-        ttl=timedelta(minutes=5), request_id=b"\x01" * 32, salt=7, solver=SOLVER,
+        evm=EVM, perps=PERPS, evm_price=Decimal(1),
+        stamp=QuoteStamp(now=datetime(2026, 11, 23, tzinfo=UTC), ttl=timedelta(minutes=5),
+                         request_id=b"\x01" * 32, salt=7, solver=SOLVER),
     )  # fmt: skip
 
 

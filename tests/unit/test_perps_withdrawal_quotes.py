@@ -20,7 +20,7 @@ from crossfill.kinds.perps.withdrawal import (
     plan_perps_withdrawal,
 )
 from crossfill.kinds.perps.withdrawal_response import perps_withdrawal_wire
-from crossfill.quoting.cross_vm import QuotedCurrency
+from crossfill.quoting.cross_vm import QuotedCurrency, QuoteStamp
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.types import Address, ChainId
@@ -34,7 +34,6 @@ USER = Account.from_key("0x" + "07" * 32)
 NOW = datetime(2026, 11, 23, 15, 0, tzinfo=UTC)
 SIDE = PerpsWithdrawalSide(
     chain_id=1337,
-    protocol_name="perps-exchange",
     solver_account=SOLVER_ACCOUNT,
     network="Testnet",
     currency=QuotedCurrency(
@@ -47,8 +46,9 @@ SEND_ASSET_TYPES = {"HyperliquidTransaction:SendAsset": [{"name": "nonce", "type
 
 def _context() -> PerpsWithdrawalContext:
     return PerpsWithdrawalContext(
-        evm=EVM, perps=SIDE, evm_price=Decimal(1), now=NOW, ttl=timedelta(minutes=5),
-        request_id=b"\x01" * 32, salt=7, solver="0x" + "33" * 20,
+        evm=EVM, perps=SIDE, evm_price=Decimal(1),
+        stamp=QuoteStamp(now=NOW, ttl=timedelta(minutes=5), request_id=b"\x01" * 32, salt=7,
+                         solver="0x" + "33" * 20),
     )  # fmt: skip
 
 

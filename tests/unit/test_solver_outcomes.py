@@ -318,14 +318,13 @@ async def test_a_fill_a_node_refuses_for_funds_has_its_nonce_voided_at_once(
 
 async def test_while_another_process_holds_the_key_nothing_is_claimed(world: World) -> None:
     async with world.solver.sessions() as session, session.begin():
-        await signer_leases.take(
-            session,
-            chain_id=world.chain.chain_id,
-            sender=world.solver.txmanager.sender,
+        another = signer_leases.LeaseClaim(
+            world.chain.chain_id,
+            world.solver.txmanager.sender,
             holder="another process",
-            now=START,
             lease=timedelta(seconds=30),
         )
+        await signer_leases.take(session, another, now=START)
     with pytest.raises(SignerBusy):
         await world.solver.tick()
     request = await world.request()

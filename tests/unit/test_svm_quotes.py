@@ -19,6 +19,7 @@ from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.kinds.svm.quote import Direction, SvmQuoteContext, plan_svm_quote
 from crossfill.kinds.svm.response import svm_quote_wire
+from crossfill.quoting.cross_vm import QuoteStamp
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.money import format_usd
 from crossfill.quoting.request import AppFee, ExtraTx, QuoteRequest
@@ -50,8 +51,9 @@ EVM_USDC = next(c.address for c in EVM.erc20_currencies if c.symbol == "USDC")
 def _context(price: str = "1") -> SvmQuoteContext:
     return SvmQuoteContext(
         evm=EVM, svm=SVM, evm_price=Decimal(price), evm_native_price=Decimal(3000),
-        evm_fee_per_gas=GWEI, now=datetime(2026, 11, 23, tzinfo=UTC),
-        ttl=timedelta(minutes=5), request_id=b"\x01" * 32, salt=2, solver=SOLVER,
+        evm_fee_per_gas=GWEI,
+        stamp=QuoteStamp(now=datetime(2026, 11, 23, tzinfo=UTC), ttl=timedelta(minutes=5),
+                         request_id=b"\x01" * 32, salt=2, solver=SOLVER),
     )  # fmt: skip
 
 

@@ -49,20 +49,14 @@ def _claim_id(value: str) -> str:
 RowIdPath = Annotated[int, Path(description="A positive integer id"), BeforeValidator(_row_id)]
 ChainIdField = Annotated[int, BeforeValidator(_chain_id)]
 Label = Annotated[str, AfterValidator(_label)]
-RequestIdQuery = Annotated[
-    str,
-    Query(alias="requestId", description="0x-prefixed 32-byte request id"),
-    AfterValidator(_request_id),
-]
+RequestId = Annotated[str, AfterValidator(_request_id)]
+_REQUEST_ID = "0x-prefixed 32-byte request id"
+RequestIdQuery = Annotated[RequestId, Query(alias="requestId", description=_REQUEST_ID)]
+RequestIdPath = Annotated[RequestId, Path(alias="requestId", description=_REQUEST_ID)]
 WalletPath = Annotated[
     Address,
     Path(description="0x-prefixed 20-byte address of the wallet"),
     AfterValidator(_wallet),
-]
-RequestIdPath = Annotated[
-    str,
-    Path(alias="requestId", description="0x-prefixed 32-byte request id"),
-    AfterValidator(_request_id),
 ]
 ClaimIdPath = Annotated[
     str,

@@ -17,6 +17,7 @@ from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
 from crossfill.contracts.abi import function
+from crossfill.domain.eip712 import EIP712_DOMAIN, eip712_domain, eip712_types
 
 NO_RECOVERY = "0x0000000000000000000000000000000000000000"
 NATIVE = NO_RECOVERY
@@ -82,28 +83,15 @@ class Recovery:
 
     def typed_data(self) -> dict[str, object]:
         return {
-            "types": {
-                "EIP712Domain": [
-                    {"name": "name", "type": "string"},
-                    {"name": "version", "type": "string"},
-                    {"name": "chainId", "type": "uint256"},
-                    {"name": "verifyingContract", "type": "address"},
-                ],
-                "Recover": [
-                    {"name": "depositAddress", "type": "address"},
-                    {"name": "token", "type": "address"},
-                    {"name": "amount", "type": "uint256"},
-                    {"name": "nonce", "type": "uint256"},
-                    {"name": "deadline", "type": "uint256"},
-                ],
-            },
+            "types": eip712_types(
+                EIP712_DOMAIN,
+                "Recover(address depositAddress,address token,uint256 amount,uint256 nonce,"
+                "uint256 deadline)",
+            ),
             "primaryType": "Recover",
-            "domain": {
-                "name": "CrossfillDepositAddress",
-                "version": "1",
-                "chainId": self.chain_id,
-                "verifyingContract": to_checksum_address(self.factory),
-            },
+            "domain": eip712_domain(
+                "CrossfillDepositAddress", "1", self.chain_id, to_checksum_address(self.factory)
+            ),
             "message": {
                 "depositAddress": to_checksum_address(
                     deposit_address(self.factory, self.key, self.recovery_address)

@@ -7,7 +7,13 @@ from pathlib import Path
 
 from crossfill.contracts.toolchain import anvil_binary
 from crossfill.devnet import json_rpc
-from crossfill.devnet.child_process import ChildProcess, answers_post, spawn, start_child
+from crossfill.devnet.child_process import (
+    LOOPBACK,
+    ChildProcess,
+    answers_post,
+    spawn,
+    start_child,
+)
 
 # A chain is up once it answers a JSON-RPC call.
 _READY_PROBE: dict[str, object] = {"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []}
@@ -23,12 +29,7 @@ class AnvilProcess(ChildProcess):
 
 
 def _launch(
-    chain_id: int,
-    host: str,
-    port: int,
-    hardfork: str,
-    log_path: Path,
-    block_time: float | None,
+    chain_id: int, port: int, hardfork: str, log_path: Path, block_time: float | None
 ) -> AnvilProcess:
     # anvil takes a sub-second block time only on its command line (evm_setIntervalMining
     # takes whole seconds).
@@ -36,7 +37,7 @@ def _launch(
     command = [
         str(anvil_binary()),
         "--host",
-        host,
+        LOOPBACK,
         "--port",
         str(port),
         "--chain-id",
@@ -47,27 +48,20 @@ def _launch(
         *mining,
     ]
     process = spawn(command, log_path)
-    return AnvilProcess(chain_id=chain_id, host=host, port=port, process=process, log_path=log_path)
+    return AnvilProcess(
+        chain_id=chain_id, host=LOOPBACK, port=port, process=process, log_path=log_path
+    )
 
 
 def start_anvil(
-    chain_id: int,
-    *,
-    log_dir: Path,
-    hardfork: str = "prague",
-    host: str = "127.0.0.1",
-    ready_timeout: float = 20.0,
-    block_time: float | None = None,
+    chain_id: int, *, log_dir: Path, hardfork: str = "prague", block_time: float | None = None
 ) -> AnvilProcess:
     """Start one anvil chain: automining (interval mining is switched on after deployment),
     or mining a block every `block_time` seconds from the start."""
-    log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"anvil-{chain_id}.log"
     return start_child(
-        lambda port: _launch(chain_id, host, port, hardfork, log_path, block_time),
+        lambda port: _launch(chain_id, port, hardfork, log_path, block_time),
         lambda anvil: answers_post(anvil.rpc_url, _READY_PROBE),
-        host=host,
-        ready_timeout=ready_timeout,
         what=f"anvil for chain {chain_id}",
         log_path=log_path,
     )

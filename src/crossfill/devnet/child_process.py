@@ -1,5 +1,5 @@
-"""Devnet child processes (anvil chains, the SVM node): started on a free loopback port,
-waited on until they answer, tied to the devnet's life, stopped for sure."""
+"""Devnet child processes (anvil chains, the SVM node, the exchange): started on a free
+loopback port, waited on until they answer, tied to the devnet's life, stopped for sure."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ from crossfill.errors import DevnetError
 
 _PR_SET_PDEATHSIG = 1
 _START_ATTEMPTS = 5
+# Children listen on the loopback interface only, and have this long to answer once started.
+LOOPBACK = "127.0.0.1"
+READY_TIMEOUT_SECONDS = 20.0
 
 
 def die_with_parent() -> None:
@@ -29,7 +32,7 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def free_port(host: str = "127.0.0.1") -> int:
+def free_port(host: str = LOOPBACK) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
         port: int = probe.getsockname()[1]
@@ -97,16 +100,16 @@ def start_child(
     launch: Callable[[int], Child],
     answers: Callable[[Child], bool],
     *,
-    host: str,
-    ready_timeout: float,
     what: str,
     log_path: Path,
 ) -> Child:
-    """Launch on a free port until one start answers within `ready_timeout`: a child that
-    exits early most likely lost its port to another process between probe and bind."""
+    """Launch on a free loopback port (its output to `log_path`) until one start answers
+    within `READY_TIMEOUT_SECONDS`: a child that exits early most likely lost its port to
+    another process between probe and bind."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(_START_ATTEMPTS):
-        child = launch(free_port(host))
-        deadline = time.monotonic() + ready_timeout
+        child = launch(free_port(LOOPBACK))
+        deadline = time.monotonic() + READY_TIMEOUT_SECONDS
         while child.alive() and time.monotonic() < deadline:
             if answers(child):
                 return child

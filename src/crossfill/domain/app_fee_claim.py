@@ -13,23 +13,17 @@ from typing import Any
 from eth_account.messages import SignableMessage, encode_typed_data
 from eth_utils.crypto import keccak
 
-from crossfill.domain.typed_signatures import UnrecoverableSignature, signer_of
+from crossfill.domain.eip712 import eip712_types
+from crossfill.domain.typed_signatures import check_signer
 from crossfill.types import Address
 
 DOMAIN_NAME = "CrossfillAppFees"
 DOMAIN_VERSION = "1"
 PRIMARY_TYPE = "AppFeeClaim"
-CLAIM_TYPES: dict[str, list[dict[str, str]]] = {
-    PRIMARY_TYPE: [
-        {"name": "wallet", "type": "address"},
-        {"name": "recipient", "type": "address"},
-        {"name": "chainId", "type": "uint256"},
-        {"name": "currency", "type": "address"},
-        {"name": "amount", "type": "uint256"},
-        {"name": "throughFeeId", "type": "uint256"},
-        {"name": "expiry", "type": "uint256"},
-    ]
-}
+CLAIM_TYPES = eip712_types(
+    f"{PRIMARY_TYPE}(address wallet,address recipient,uint256 chainId,address currency,"
+    "uint256 amount,uint256 throughFeeId,uint256 expiry)"
+)
 
 
 class InvalidClaimSignature(ValueError):
@@ -83,9 +77,7 @@ class ClaimTerms:
 
     def check_signature(self, signature: str) -> None:
         """Raise InvalidClaimSignature unless `signature` is the wallet's over these terms."""
-        try:
-            signer = signer_of(self._signable(), signature)
-        except UnrecoverableSignature as exc:
-            raise InvalidClaimSignature(str(exc)) from None
-        if signer.lower() != self.wallet.lower():
-            raise InvalidClaimSignature(f"the claim is not signed by {self.wallet}")
+        check_signer(
+            self._signable(), signature, self.wallet, refused=InvalidClaimSignature,
+            what="the claim",
+        )  # fmt: skip

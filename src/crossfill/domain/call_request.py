@@ -9,25 +9,18 @@ from eth_account import Account
 from eth_account.messages import encode_typed_data
 from eth_account.signers.local import LocalAccount
 
+from crossfill.domain.eip712 import eip712_domain, eip712_types
+
 DOMAIN_NAME = "CrossfillDepository"
 # The Depository's revert when a request's nonce has paid out already: whatever was signed
 # with that nonce executed once (perhaps sent by someone else), and nothing more can.
 NONCE_ALREADY_USED = "NonceAlreadyUsed"
 DOMAIN_VERSION = "1"
 
-CALL_REQUEST_TYPES: dict[str, list[dict[str, str]]] = {
-    "CallRequest": [
-        {"name": "calls", "type": "Call[]"},
-        {"name": "nonce", "type": "uint256"},
-        {"name": "expiration", "type": "uint256"},
-    ],
-    "Call": [
-        {"name": "to", "type": "address"},
-        {"name": "data", "type": "bytes"},
-        {"name": "value", "type": "uint256"},
-        {"name": "allowFailure", "type": "bool"},
-    ],
-}
+CALL_REQUEST_TYPES = eip712_types(
+    "CallRequest(Call[] calls,uint256 nonce,uint256 expiration)",
+    "Call(address to,bytes data,uint256 value,bool allowFailure)",
+)
 
 
 @dataclass(frozen=True)
@@ -53,12 +46,7 @@ class CallRequest:
 
 def typed_data(request: CallRequest, *, chain_id: int, depository: str) -> dict[str, Any]:
     return {
-        "domain": {
-            "name": DOMAIN_NAME,
-            "version": DOMAIN_VERSION,
-            "chainId": chain_id,
-            "verifyingContract": depository,
-        },
+        "domain": eip712_domain(DOMAIN_NAME, DOMAIN_VERSION, chain_id, depository),
         "types": CALL_REQUEST_TYPES,
         "primaryType": "CallRequest",
         "message": {

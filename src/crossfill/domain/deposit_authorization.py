@@ -16,26 +16,17 @@ from eth_account import Account
 from eth_account.messages import encode_typed_data
 from eth_keys.exceptions import BadSignature
 
+from crossfill.domain.eip712 import EIP712_DOMAIN, eip712_domain, eip712_types
+
 PRIMARY_TYPE = "ReceiveWithAuthorization"
 SIGNATURE_KIND = "eip3009"
 # The token's EIP-712 domain version: USDC's, and the devnet TestUSDC's.
 TOKEN_DOMAIN_VERSION = "2"
-TYPES: dict[str, list[dict[str, str]]] = {
-    PRIMARY_TYPE: [
-        {"name": "from", "type": "address"},
-        {"name": "to", "type": "address"},
-        {"name": "value", "type": "uint256"},
-        {"name": "validAfter", "type": "uint256"},
-        {"name": "validBefore", "type": "uint256"},
-        {"name": "nonce", "type": "bytes32"},
-    ]
-}
-_DOMAIN_TYPE = [
-    {"name": "name", "type": "string"},
-    {"name": "version", "type": "string"},
-    {"name": "chainId", "type": "uint256"},
-    {"name": "verifyingContract", "type": "address"},
-]
+_TYPE = (
+    f"{PRIMARY_TYPE}(address from,address to,uint256 value,uint256 validAfter,"
+    "uint256 validBefore,bytes32 nonce)"
+)
+TYPES = eip712_types(_TYPE)
 
 
 @dataclass(frozen=True)
@@ -54,12 +45,7 @@ class DepositAuthorization:
     order_id: str  # 0x-prefixed 32 bytes: the authorization's nonce
 
     def domain(self) -> dict[str, Any]:
-        return {
-            "name": self.token_name,
-            "version": TOKEN_DOMAIN_VERSION,
-            "chainId": self.chain_id,
-            "verifyingContract": self.token,
-        }
+        return eip712_domain(self.token_name, TOKEN_DOMAIN_VERSION, self.chain_id, self.token)
 
     def value(self) -> dict[str, Any]:
         return {
@@ -91,7 +77,7 @@ class DepositAuthorization:
         }
         return encode_typed_data(
             full_message={
-                "types": {"EIP712Domain": _DOMAIN_TYPE, **TYPES},
+                "types": eip712_types(EIP712_DOMAIN, _TYPE),
                 "domain": self.domain(),
                 "primaryType": PRIMARY_TYPE,
                 "message": value,

@@ -14,22 +14,16 @@ from typing import Any
 
 from eth_account.messages import SignableMessage, encode_typed_data
 
-from crossfill.domain.typed_signatures import UnrecoverableSignature, signer_of
+from crossfill.domain.eip712 import eip712_domain, eip712_types
+from crossfill.domain.typed_signatures import check_signer
 from crossfill.types import Address, ChainId
 
 DOMAIN_NAME = "CrossfillNonceMapping"
 DOMAIN_VERSION = "2"
 PRIMARY_TYPE = "NonceMapping"
-ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
-NONCE_MAPPING_TYPES: dict[str, list[dict[str, str]]] = {
-    PRIMARY_TYPE: [
-        {"name": "chainId", "type": "string"},
-        {"name": "wallet", "type": "address"},
-        {"name": "depositor", "type": "address"},
-        {"name": "id", "type": "bytes32"},
-        {"name": "nonce", "type": "uint256"},
-    ]
-}
+NONCE_MAPPING_TYPES = eip712_types(
+    f"{PRIMARY_TYPE}(string chainId,address wallet,address depositor,bytes32 id,uint256 nonce)"
+)
 
 
 class InvalidMappingSignature(ValueError):
@@ -49,12 +43,7 @@ class NonceMapping:
     signature_chain_id: ChainId
 
     def domain(self) -> dict[str, Any]:
-        return {
-            "name": DOMAIN_NAME,
-            "version": DOMAIN_VERSION,
-            "chainId": self.signature_chain_id,
-            "verifyingContract": ZERO_ADDRESS,
-        }
+        return eip712_domain(DOMAIN_NAME, DOMAIN_VERSION, self.signature_chain_id)
 
     def message(self) -> dict[str, Any]:
         return {
@@ -77,11 +66,7 @@ class NonceMapping:
 
     def check_signature(self, signature: str) -> None:
         """Raise InvalidMappingSignature unless `signature` is the wallet's over this mapping."""
-        try:
-            signer = signer_of(self._signable(), signature)
-        except UnrecoverableSignature as exc:
-            raise InvalidMappingSignature(str(exc)) from None
-        if signer.lower() != self.wallet.lower():
-            raise InvalidMappingSignature(
-                f"signature: the nonce mapping is not signed by {self.wallet}"
-            )
+        check_signer(
+            self._signable(), signature, self.wallet, refused=InvalidMappingSignature,
+            what="signature: the nonce mapping",
+        )  # fmt: skip

@@ -18,58 +18,23 @@ from eth_account.signers.local import LocalAccount
 from eth_hash.auto import keccak
 from sha3 import keccak_256
 
+from crossfill.domain.eip712 import eip712_types
+
 ORDER_VERSION = "v1"
 
-ORDER_TYPES: dict[str, list[dict[str, str]]] = {
-    "EIP712Domain": [],
-    "Order": [
-        {"name": "version", "type": "string"},
-        {"name": "solverChainId", "type": "string"},
-        {"name": "solver", "type": "address"},
-        {"name": "salt", "type": "uint256"},
-        {"name": "inputs", "type": "Input[]"},
-        {"name": "output", "type": "Output"},
-        {"name": "fees", "type": "Fee[]"},
-    ],
-    "Input": [
-        {"name": "payment", "type": "InputPayment"},
-        {"name": "refunds", "type": "InputRefund[]"},
-    ],
-    "InputPayment": [
-        {"name": "chainId", "type": "string"},
-        {"name": "currency", "type": "bytes"},
-        {"name": "amount", "type": "uint256"},
-        {"name": "weight", "type": "uint256"},
-    ],
-    "InputRefund": [
-        {"name": "chainId", "type": "string"},
-        {"name": "recipient", "type": "bytes"},
-        {"name": "currency", "type": "bytes"},
-        {"name": "minimumAmount", "type": "uint256"},
-        {"name": "deadline", "type": "uint32"},
-        {"name": "extraData", "type": "bytes"},
-    ],
-    "Output": [
-        {"name": "chainId", "type": "string"},
-        {"name": "payments", "type": "OutputPayment[]"},
-        {"name": "deadline", "type": "uint32"},
-        {"name": "calls", "type": "bytes[]"},
-        {"name": "extraData", "type": "bytes"},
-    ],
-    "OutputPayment": [
-        {"name": "recipient", "type": "bytes"},
-        {"name": "currency", "type": "bytes"},
-        {"name": "minimumAmount", "type": "uint256"},
-        {"name": "expectedAmount", "type": "uint256"},
-    ],
-    "Fee": [
-        {"name": "recipientChainId", "type": "string"},
-        {"name": "recipient", "type": "bytes"},
-        {"name": "currencyChainId", "type": "string"},
-        {"name": "currency", "type": "bytes"},
-        {"name": "amount", "type": "uint256"},
-    ],
-}
+ORDER_TYPES = eip712_types(
+    "EIP712Domain()",
+    "Order(string version,string solverChainId,address solver,uint256 salt,Input[] inputs,"
+    "Output output,Fee[] fees)",
+    "Input(InputPayment payment,InputRefund[] refunds)",
+    "InputPayment(string chainId,bytes currency,uint256 amount,uint256 weight)",
+    "InputRefund(string chainId,bytes recipient,bytes currency,uint256 minimumAmount,"
+    "uint32 deadline,bytes extraData)",
+    "Output(string chainId,OutputPayment[] payments,uint32 deadline,bytes[] calls,bytes extraData)",
+    "OutputPayment(bytes recipient,bytes currency,uint256 minimumAmount,uint256 expectedAmount)",
+    "Fee(string recipientChainId,bytes recipient,string currencyChainId,bytes currency,"
+    "uint256 amount)",
+)
 
 
 FieldEncoder = Callable[[Any], bytes]

@@ -5,6 +5,7 @@ recovers the same signer; refusing it gives one signer's statement one signature
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from eth_account import Account
 from eth_account.messages import SignableMessage
@@ -39,3 +40,20 @@ def signer_of(signable: SignableMessage, signature: str) -> Address:
         return Address(Account.recover_message(signable, signature=signature))
     except (BadSignature, ValidationError, ValueError):
         raise UnrecoverableSignature("signature cannot be recovered") from None
+
+
+def check_signer(
+    signable: SignableMessage,
+    signature: str,
+    wallet: str,
+    *,
+    refused: Callable[[str], Exception],
+    what: str,
+) -> None:
+    """Raise `refused` (saying why) unless `wallet` signed `signable`, `what` the statement."""
+    try:
+        signer = signer_of(signable, signature)
+    except UnrecoverableSignature as exc:
+        raise refused(str(exc)) from None
+    if signer.lower() != wallet.lower():
+        raise refused(f"{what} is not signed by {wallet}")

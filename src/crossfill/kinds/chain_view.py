@@ -9,7 +9,7 @@ chain without contracts of ours (the SVM chain, the perps exchange) shows alike.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -256,4 +256,33 @@ def shown_currency(currency: Shown, address: str) -> NativeCurrency:
         address=address,
         decimals=currency.decimals,
         supportsBridging=currency.supports_bridging,
+    )
+
+
+class Configured(Shown, Listed, Protocol):
+    """A currency configured at its address as its chain writes it (base58, the exchange's
+    ids: shown exactly as configured, never lower-cased)."""
+
+    @property
+    def address(self) -> str: ...
+
+
+def _as_configured(currency: Configured) -> NativeCurrency:
+    return shown_currency(currency, currency.address)
+
+
+def listed_as_configured(
+    currency: Configured,
+    *,
+    featured: Iterable[Configured],
+    tokens: Iterable[Configured],
+    held: Iterable[Configured],
+) -> ListedCurrencies:
+    """A chain's currencies at their configured addresses: its own (`currency`), those
+    `featured`, its token list (without fees), and those of `held` the solver bridges."""
+    return ListedCurrencies(
+        _as_configured(currency),
+        featured=[featured_token(_as_configured(c), c) for c in featured],
+        tokens=[listed_token(_as_configured(c)) for c in tokens],
+        solver_holds=[_as_configured(c) for c in held if c.supports_bridging],
     )

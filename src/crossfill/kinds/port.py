@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -41,6 +41,15 @@ class ChainContext:
     metrics: Metrics
 
 
+class Ticking(TypedDict):
+    """What a kind's worker loop is built with (`workers.kind_worker.KindWorker`): the store's
+    sessions, the clock, and how long it waits between ticks."""
+
+    sessions: async_sessionmaker[AsyncSession]
+    now: Callable[[], datetime]
+    interval_seconds: float
+
+
 @dataclass(frozen=True)
 class WorkerContext:
     """What every kind's workers are built with."""
@@ -51,6 +60,10 @@ class WorkerContext:
     owner: str
     now: Callable[[], datetime]
     metrics: Metrics
+
+    def ticking(self, interval_seconds: float) -> Ticking:
+        """A worker loop's sessions and clock, ticking every `interval_seconds`."""
+        return Ticking(sessions=self.sessions, now=self.now, interval_seconds=interval_seconds)
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,22 @@
 """What quotes with a side off the EVM chains share, whichever kind that side is: a currency
-at its quoted USD price, an EVM chain's side of such a route, and the transfer quoted, priced
-in USD (`TransferTerms`)."""
+at its quoted USD price, an EVM chain's side of such a route, the transfer quoted, priced in
+USD (`TransferTerms`), what makes each quote its own (`QuoteStamp`), and its protocol order
+(`transfer_order`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from decimal import Decimal
 from fractions import Fraction
 from typing import Protocol, TypeVar
 
 from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.domain.order import Order
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
+from crossfill.quoting.orders import OrderSide, order_of
 
 BPS = 10_000
 
@@ -122,3 +127,52 @@ def priced_transfer(
     if amount_out <= 0:
         raise QuoteError("AMOUNT_TOO_LOW", "the amount does not cover the fees")
     return TransferTerms(user, recipient, refund_to, into, out, amount_in, amount_out, fee)
+
+
+@dataclass(frozen=True)
+class QuoteStamp:
+    """What makes a quote its own: when it is made (`now`), how long it stands (`ttl`), its
+    request id and its order's salt (random), and the solver its order names (the solver's EVM
+    address, which signs `orderSignature`)."""
+
+    now: datetime
+    ttl: timedelta
+    request_id: bytes
+    salt: int
+    solver: str
+
+    @property
+    def expires_at(self) -> datetime:
+        return self.now + self.ttl
+
+    @property
+    def request_id_hex(self) -> str:
+        return "0x" + self.request_id.hex()
+
+
+def hex_bytes(address: str) -> bytes:
+    """A 0x-hex address (an EVM address, an exchange currency's id) as its bytes."""
+    return bytes.fromhex(address.removeprefix("0x"))
+
+
+def transfer_order(
+    terms: TransferTerms,
+    stamp: QuoteStamp,
+    *,
+    deadline: int,
+    raw: Callable[[str], bytes] = hex_bytes,
+) -> Order:
+    """The protocol order of `terms`: the input on its currency's chain, refunded to
+    `refund_to`, for the quoted output (its minimum too) paid to `recipient`; every address
+    as bytes of its VM (`raw`)."""
+    into, out = terms.currency_in, terms.currency_out
+    return order_of(
+        origin=OrderSide(into.chain_name, raw(into.address), raw(terms.refund_to)),
+        destination=OrderSide(out.chain_name, raw(out.address), raw(terms.recipient)),
+        solver=stamp.solver,
+        salt=stamp.salt,
+        amount_in=terms.amount_in,
+        amount_out=terms.amount_out,
+        minimum_out=terms.amount_out,
+        deadline=deadline,
+    )

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.deposit_authorization import DepositAuthorization
+from crossfill.store import solver_settled
 from crossfill.store.tables import PermitDeposit
 
 SIGNED, SENT, FAILED = "signed", "sent", "failed"
@@ -38,21 +38,13 @@ def signed(
 
 
 async def signed_on(session: AsyncSession, chain_id: int, *, limit: int) -> list[PermitDeposit]:
-    return list(
-        await session.scalars(
-            select(PermitDeposit)
-            .where(PermitDeposit.chain_id == chain_id, PermitDeposit.state == SIGNED)
-            .order_by(PermitDeposit.updated_at)
-            .limit(limit)
-        )
-    )
+    return await solver_settled.waiting(session, PermitDeposit, chain_id, SIGNED, limit=limit)
 
 
 async def settle(
     session: AsyncSession, request_id: str, *, state: str, tx_hash: str | None, now: datetime
 ) -> None:
-    await session.execute(
-        update(PermitDeposit)
-        .where(PermitDeposit.request_id == request_id, PermitDeposit.state == SIGNED)
-        .values(state=state, tx_hash=tx_hash, updated_at=now)
-    )
+    await solver_settled.settle(
+        session, PermitDeposit, request_id, waiting_in=SIGNED, state=state, tx_hash=tx_hash,
+        now=now,
+    )  # fmt: skip

@@ -3,6 +3,7 @@ transaction; `renew` belongs in the same transaction as the journal write it gua
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select, update
@@ -13,21 +14,25 @@ from crossfill.store.db import as_utc
 from crossfill.store.tables import SignerLease
 
 
-async def take(
-    session: AsyncSession,
-    *,
-    chain_id: int,
-    sender: str,
-    holder: str,
-    now: datetime,
-    lease: timedelta,
-) -> int | None:
-    """The fencing token if `holder` holds (or now takes) the lease; None while another
-    holder's lease runs. Taking it over from a lapsed holder increments the token."""
+@dataclass(frozen=True)
+class LeaseClaim:
+    """Whose lease on signing for `sender` on `chain_id`: `holder`'s, for `lease` at a time."""
+
+    chain_id: int
+    sender: str
+    holder: str
+    lease: timedelta
+
+
+async def take(session: AsyncSession, claim: LeaseClaim, *, now: datetime) -> int | None:
+    """The fencing token if the claim's holder holds (or now takes) the lease; None while
+    another holder's lease runs. Taking it over from a lapsed holder increments the token."""
+    chain_id, sender, holder = claim.chain_id, claim.sender, claim.holder
+    expires_at = now + claim.lease
     row = await _locked(session, chain_id, sender)
     if row is None:
         first = SignerLease(
-            chain_id=chain_id, sender=sender, holder=holder, token=1, expires_at=now + lease
+            chain_id=chain_id, sender=sender, holder=holder, token=1, expires_at=expires_at
         )
         try:
             async with session.begin_nested():
@@ -43,7 +48,7 @@ async def take(
         if as_utc(row.expires_at) > now:
             return None
         row.holder, row.token = holder, row.token + 1
-    row.expires_at = now + lease
+    row.expires_at = expires_at
     return row.token
 
 
@@ -56,27 +61,18 @@ async def _locked(session: AsyncSession, chain_id: int, sender: str) -> SignerLe
     return row
 
 
-async def renew(
-    session: AsyncSession,
-    *,
-    chain_id: int,
-    sender: str,
-    holder: str,
-    token: int,
-    now: datetime,
-    lease: timedelta,
-) -> bool:
-    """Extend the lease if `holder` still holds it under `token` (the fence); False if it was
-    lost meanwhile, and then the caller must not write."""
+async def renew(session: AsyncSession, claim: LeaseClaim, *, token: int, now: datetime) -> bool:
+    """Extend the lease if the claim's holder still holds it under `token` (the fence); False
+    if it was lost meanwhile, and then the caller must not write."""
     renewed = await session.execute(
         update(SignerLease)
         .where(
-            SignerLease.chain_id == chain_id,
-            SignerLease.sender == sender,
-            SignerLease.holder == holder,
+            SignerLease.chain_id == claim.chain_id,
+            SignerLease.sender == claim.sender,
+            SignerLease.holder == claim.holder,
             SignerLease.token == token,
         )
-        .values(expires_at=now + lease)
+        .values(expires_at=now + claim.lease)
     )
     return bool(renewed.rowcount == 1)  # type: ignore[attr-defined]
 

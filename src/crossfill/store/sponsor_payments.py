@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.status import RequestStatus
+from crossfill.store import solver_settled
 from crossfill.store.tables import Request, SponsorPayment
 
 QUOTED, DUE, PAID, FAILED, VOID = "quoted", "due", "paid", "failed", "void"
@@ -29,21 +30,12 @@ async def follow_status(session: AsyncSession, request: Request, *, now: datetim
 
 
 async def due_on(session: AsyncSession, chain_id: int, *, limit: int) -> list[SponsorPayment]:
-    return list(
-        await session.scalars(
-            select(SponsorPayment)
-            .where(SponsorPayment.chain_id == chain_id, SponsorPayment.state == DUE)
-            .order_by(SponsorPayment.updated_at)
-            .limit(limit)
-        )
-    )
+    return await solver_settled.waiting(session, SponsorPayment, chain_id, DUE, limit=limit)
 
 
 async def settle(
     session: AsyncSession, request_id: str, *, state: str, tx_hash: str, now: datetime
 ) -> None:
-    await session.execute(
-        update(SponsorPayment)
-        .where(SponsorPayment.request_id == request_id, SponsorPayment.state == DUE)
-        .values(state=state, tx_hash=tx_hash, updated_at=now)
+    await solver_settled.settle(
+        session, SponsorPayment, request_id, waiting_in=DUE, state=state, tx_hash=tx_hash, now=now
     )

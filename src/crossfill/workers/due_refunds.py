@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Generic
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -15,7 +16,7 @@ from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
-from crossfill.workers.kind_worker import Chain, KindWorker
+from crossfill.workers.kind_worker import Chain, KindWorker, Payer
 
 REFUND = "refund"
 log = structlog.get_logger(__name__)
@@ -35,9 +36,11 @@ class ShownRefund:
 
 
 @dataclass(eq=False)
-class DueRefunds(KindWorker[Chain]):
-    """The loop of `chain`'s refunder; its kind adds how a deposit is paid back (`_refund`)
-    and what it pays with."""
+class DueRefunds(KindWorker[Chain], Generic[Chain, Payer]):
+    """The loop of `chain`'s refunder, paying through `payer`; its kind adds how a deposit is
+    paid back (`_refund`)."""
+
+    payer: Payer
 
     async def run(self) -> None:
         await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)

@@ -15,6 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from crossfill.kinds.port import Live
 
 Chain = TypeVar("Chain", bound=Live)
+# What the kind's solver and refunder pay through: its journalled payer.
+Payer = TypeVar("Payer")
 
 
 # eq=False: a worker equals only itself and stays hashable, as a plain class does.

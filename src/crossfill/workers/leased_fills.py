@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
-from typing import ClassVar
+from typing import ClassVar, Generic
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -18,7 +18,7 @@ from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.store import requests
 from crossfill.store.tables import Request
-from crossfill.workers.kind_worker import Chain, KindWorker
+from crossfill.workers.kind_worker import Chain, KindWorker, Payer
 
 LEASE = timedelta(seconds=30)
 CLAIMED_PER_TICK = 20
@@ -50,13 +50,14 @@ class FillRecord:
 
 
 @dataclass(eq=False)
-class LeasedFills(KindWorker[Chain]):
-    """The loop of `chain`'s solver, claiming under this process's lease (`owner`); its kind
-    adds how a request is filled (`_fill`) and what it pays with."""
+class LeasedFills(KindWorker[Chain], Generic[Chain, Payer]):
+    """The loop of `chain`'s solver, claiming under this process's lease (`owner`) and paying
+    through `payer`; its kind adds how a request is filled (`_fill`)."""
 
     # Whether a fill's transaction is shown from when it is sent, its hash known before it is
     # paid (an SVM signature), or only once paid (the exchange's ledger names it then).
     shown_when_sent: ClassVar[bool]
+    payer: Payer
     _: KW_ONLY
     owner: str
     _wakeup: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)

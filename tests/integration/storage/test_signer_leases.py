@@ -16,24 +16,18 @@ LEASE = timedelta(seconds=30)
 CHAIN_ID, SENDER = 900002, "0x" + "aa" * 20
 
 
+def _claim(holder: str) -> signer_leases.LeaseClaim:
+    return signer_leases.LeaseClaim(CHAIN_ID, SENDER, holder=holder, lease=LEASE)
+
+
 async def _take(engine: AsyncEngine, holder: str, now: datetime) -> int | None:
     async with session_factory(engine)() as session, session.begin():
-        return await signer_leases.take(
-            session, chain_id=CHAIN_ID, sender=SENDER, holder=holder, now=now, lease=LEASE
-        )
+        return await signer_leases.take(session, _claim(holder), now=now)
 
 
 async def _renew(engine: AsyncEngine, holder: str, token: int, now: datetime) -> bool:
     async with session_factory(engine)() as session, session.begin():
-        return await signer_leases.renew(
-            session,
-            chain_id=CHAIN_ID,
-            sender=SENDER,
-            holder=holder,
-            token=token,
-            now=now,
-            lease=LEASE,
-        )
+        return await signer_leases.renew(session, _claim(holder), token=token, now=now)
 
 
 async def test_a_second_holder_waits_until_the_lease_lapses_then_fences_the_first(

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import httpx
 
-from crossfill.devnet.child_process import ChildProcess, answers_post, spawn, start_child
+from crossfill.devnet.child_process import (
+    LOOPBACK,
+    ChildProcess,
+    answers_post,
+    spawn,
+    start_child,
+)
 from crossfill.errors import DevnetError
 
 _READY_PROBE: dict[str, object] = {"type": "spotMeta"}
@@ -24,31 +30,23 @@ class ExchangeProcess(ChildProcess):
 
 
 def start_exchange(
-    *,
-    state_path: Path,
-    log_dir: Path,
-    exchange_chain: str = "Testnet",
-    host: str = "127.0.0.1",
-    ready_timeout: float = 20.0,
+    *, state_path: Path, log_dir: Path, exchange_chain: str = "Testnet"
 ) -> ExchangeProcess:
-    log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / "devnet-exchange.log"
 
     def launch(port: int) -> ExchangeProcess:
         command = [
-            sys.executable, "-m", "crossfill.devnet.exchange", "--host", host,
+            sys.executable, "-m", "crossfill.devnet.exchange", "--host", LOOPBACK,
             "--port", str(port), "--state", str(state_path), "--chain", exchange_chain,
         ]  # fmt: skip
         process = spawn(command, log_path)
         return ExchangeProcess(
-            host=host, port=port, process=process, log_path=log_path, state_path=state_path
+            host=LOOPBACK, port=port, process=process, log_path=log_path, state_path=state_path
         )
 
     return start_child(
         launch,
         lambda exchange: answers_post(f"{exchange.api_url}/info", _READY_PROBE),
-        host=host,
-        ready_timeout=ready_timeout,
         what="the devnet exchange",
         log_path=log_path,
     )

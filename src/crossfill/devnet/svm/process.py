@@ -6,7 +6,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from crossfill.devnet.child_process import ChildProcess, answers_post, spawn, start_child
+from crossfill.devnet.child_process import (
+    LOOPBACK,
+    ChildProcess,
+    answers_post,
+    spawn,
+    start_child,
+)
 from crossfill.devnet.svm.ledger import BLOCKHASH_VALID_SLOTS
 
 _READY_PROBE: dict[str, object] = {"jsonrpc": "2.0", "id": 1, "method": "getHealth"}
@@ -20,13 +26,14 @@ class SvmNodeProcess(ChildProcess):
         return f"ws://{self.host}:{self.port + 1}"
 
 
-def _launch(host: str, port: int, options: SvmNodeOptions, log_path: Path) -> SvmNodeProcess:
+def _launch(port: int, options: SvmNodeOptions, log_path: Path) -> SvmNodeProcess:
     command = [
         sys.executable, "-m", "crossfill.devnet.svm",
-        "--host", host, "--port", str(port), "--slot-ms", str(options.slot_ms),
+        "--host", LOOPBACK, "--port", str(port), "--slot-ms", str(options.slot_ms),
         "--blockhash-valid-slots", str(options.blockhash_valid_slots),
     ]  # fmt: skip
-    return SvmNodeProcess(host=host, port=port, process=spawn(command, log_path), log_path=log_path)
+    process = spawn(command, log_path)
+    return SvmNodeProcess(host=LOOPBACK, port=port, process=process, log_path=log_path)
 
 
 @dataclass(frozen=True)
@@ -35,20 +42,11 @@ class SvmNodeOptions:
     blockhash_valid_slots: int = BLOCKHASH_VALID_SLOTS
 
 
-def start_svm_node(
-    *,
-    log_dir: Path,
-    options: SvmNodeOptions = SvmNodeOptions(),
-    host: str = "127.0.0.1",
-    ready_timeout: float = 20.0,
-) -> SvmNodeProcess:
-    log_dir.mkdir(parents=True, exist_ok=True)
+def start_svm_node(*, log_dir: Path, options: SvmNodeOptions = SvmNodeOptions()) -> SvmNodeProcess:
     log_path = log_dir / "svm-node.log"
     return start_child(
-        lambda port: _launch(host, port, options, log_path),
+        lambda port: _launch(port, options, log_path),
         lambda node: answers_post(node.rpc_url, _READY_PROBE),
-        host=host,
-        ready_timeout=ready_timeout,
         what="the SVM node",
         log_path=log_path,
     )

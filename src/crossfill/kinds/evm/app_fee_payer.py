@@ -28,7 +28,6 @@ from crossfill.domain.call_request import (
     DepositoryCall,
     sign_call_request,
 )
-from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import Reverted
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.txmanager import InFlight, Mined
@@ -75,12 +74,9 @@ def purpose_of(claim: AppFeeClaim) -> str:
 
 @dataclass(eq=False)
 class AppFeePayer(JournalledWorker):
+    job = "app-fee-payer"
     # Signs the payouts' allocator attestations.
     allocator: LocalAccount
-
-    @property
-    def name(self) -> str:
-        return f"app-fee-payer-{self.config.id}"
 
     async def run(self) -> None:
         await run_until_woken(
@@ -143,14 +139,7 @@ class AppFeePayer(JournalledWorker):
             [call.as_tuple() for call in payout.calls], payout.nonce, expiration, signature
         )
         try:
-            gas = await self.chain.client.estimate_gas(
-                {
-                    "from": self.txmanager.account.address,
-                    "to": depository,
-                    "data": calldata.hex_data(data),
-                    "value": 0,
-                }
-            )
+            gas = await self.gas_for(depository, data)
         except Reverted as revert:
             if revert.reason.name == NONCE_ALREADY_USED:
                 # This very payout executed (someone sent our signed request): it is paid.
@@ -162,12 +151,5 @@ class AppFeePayer(JournalledWorker):
                 reason=revert.reason.message,
             )
             return
-        row = await self.txmanager.send(
-            to=depository,
-            data=data,
-            value=0,
-            gas_limit=with_gas_headroom(gas),
-            purpose=purpose,
-            request_id=None,
-        )
+        row = await self.send_estimated(depository, data, gas, purpose=purpose, request_id=None)
         await self._mark(app_fee_claims.mark_submitted, claim, row.tx_hash)

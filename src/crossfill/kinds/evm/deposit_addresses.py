@@ -45,7 +45,6 @@ from crossfill.app.deposit_addresses import (
 )
 from crossfill.domain.confirmations import confirmations, required_confirmations
 from crossfill.domain.deposit_addresses import SeenTransfer
-from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
 from crossfill.kinds.evm.client import BlockHead, LogFilter
@@ -87,6 +86,7 @@ _Read = Callable[[frozenset[str], int, int], Awaitable[list[SeenTransfer]]]
 
 @dataclass(eq=False)
 class DepositAddressSweeper(JournalledWorker):
+    job = "deposit-addresses"
     # Prices an open address's arrival (`app.quotes.arrival_rows`); None: never priced.
     reprice: Callable[[QuoteRequest, DepositAddressTerms], QuoteRows] | None = None
     metrics: Metrics = field(default_factory=Metrics)
@@ -96,7 +96,6 @@ class DepositAddressSweeper(JournalledWorker):
         self._tokens = tuple(sorted(c.address.lower() for c in self.config.erc20_currencies))
         self._wakeup = asyncio.Event()
         self._traces_wakeup = asyncio.Event()
-        self._name = f"deposit-addresses-{self.config.id}"
         # By cursor role, the block (number, hash) this sweeper last committed that cursor at:
         # a tick at that same head has nothing to scan, and reads neither the addresses nor
         # the cursor.
@@ -108,7 +107,7 @@ class DepositAddressSweeper(JournalledWorker):
         """The watch of tokens and plain transfers, and the sweeps."""
         if self.factory is None:
             return  # no deposit addresses on this chain
-        await run_forever(self._name, self.tick, self._wait)
+        await run_forever(self.name, self.tick, self._wait)
 
     async def run_traces(self) -> None:
         """On a chain whose RPC serves traces, the read of contracts' payments, a task of its
@@ -117,7 +116,7 @@ class DepositAddressSweeper(JournalledWorker):
         other transfers or the sweeps."""
         if self.factory is None or self.config.trace_internal_transfers is None:
             return
-        await run_forever(f"{self._name}-traces", self.traces_tick, self._wait_for_traces)
+        await run_forever(f"{self.name}-traces", self.traces_tick, self._wait_for_traces)
 
     def new_head(self, _head: BlockHead) -> None:
         self._wakeup.set()
@@ -136,7 +135,7 @@ class DepositAddressSweeper(JournalledWorker):
         async with self.sessions() as session:
             seen = await address_transfers.unswept(session, self.config.id, limit=20)
         await each_on_its_own(
-            self._name, seen, lambda row: self._sweep(row, head), label=lambda row: row.tx_hash
+            self.name, seen, lambda row: self._sweep(row, head), label=lambda row: row.tx_hash
         )
 
     async def traces_tick(self) -> None:
@@ -476,13 +475,7 @@ class DepositAddressSweeper(JournalledWorker):
         )
         data = sweep.calldata()
         try:
-            gas = await self.chain.client.estimate_gas(
-                {
-                    "from": self.txmanager.account.address,
-                    "to": self.factory,
-                    "data": "0x" + data.hex(),
-                }
-            )
+            gas = await self.gas_for(self.factory, data)
         except Reverted as revert:
             # The funds are gone (recovered by the recovery address) or never arrived.
             log.warning(
@@ -493,14 +486,7 @@ class DepositAddressSweeper(JournalledWorker):
             )
             await self._settle(row.id, address_transfers.FAILED)
             return
-        await self.txmanager.send(
-            to=self.factory,
-            data=data,
-            value=0,
-            gas_limit=with_gas_headroom(gas),
-            purpose=PURPOSE,
-            request_id=request_id,
-        )
+        await self.send_estimated(self.factory, data, gas, purpose=PURPOSE, request_id=request_id)
 
     async def _settle(self, transfer_id: int, state: str) -> None:
         async with self.sessions() as session, session.begin():

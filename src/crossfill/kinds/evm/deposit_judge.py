@@ -68,21 +68,42 @@ class DepositJudge:
         if request is None or request.status != RequestStatus.WAITING:
             return SeenRequest(request)
         known = await requests.transactions_of(session, request.id)
+        await self._shown(
+            session, request, deposit, "pending", now=now, block_number=deposit.block_number,
+            known=known,
+        )  # fmt: skip
+        await requests.publish(session, request, now=now, transactions=known)
+        return SeenRequest(request, known)
+
+    async def _shown(
+        self,
+        session: AsyncSession,
+        request: Request,
+        deposit: DepositLog | Deposit,
+        status: str,
+        *,
+        now: datetime,
+        block_number: int,
+        known: list[RequestTransaction],
+        fee: int | None = None,
+        timestamp: int | None = None,
+    ) -> None:
+        """The deposit on its request's record, as `status`, with what it paid in."""
         await requests.record_transaction(
             session,
             request.id,
             kind="deposit",
             chain_id=self.chain.config.id,
             tx_hash=deposit.tx_hash,
-            status="pending",
+            status=status,
             now=now,
-            block_number=deposit.block_number,
-            moved=self.paid_in(deposit.currency, deposit.amount),
+            block_number=block_number,
+            fee=fee,
+            timestamp=timestamp,
+            moved=self.paid_in(deposit.currency, int(deposit.amount)),
             sender=deposit.depositor,
             known=known,
         )
-        await requests.publish(session, request, now=now, transactions=known)
-        return SeenRequest(request, known)
 
     def paid_in(self, currency: str, amount: int) -> Moved:
         """What a deposit paid in, as its log says, valued at the prices quotes use."""
@@ -140,21 +161,10 @@ class DepositJudge:
         known = read.transactions
         if known is None:
             known = await requests.transactions_of(session, request.id)
-        await requests.record_transaction(
-            session,
-            request.id,
-            kind="deposit",
-            chain_id=self.chain.config.id,
-            tx_hash=deposit.tx_hash,
-            status="success",
-            now=now,
-            block_number=block.number,
-            fee=fee,
-            timestamp=block.timestamp,
-            moved=self.paid_in(deposit.currency, int(deposit.amount)),
-            sender=deposit.depositor,
-            known=known,
-        )
+        await self._shown(
+            session, request, deposit, "success", now=now, block_number=block.number,
+            known=known, fee=fee, timestamp=block.timestamp,
+        )  # fmt: skip
         if RequestStatus(request.status) not in AWAITING_DEPOSIT:
             # Failed before any deposit came (a deposit address's, a gasless call that paid
             # nothing): this one is refunded as its own. Or filled already on this deposit seen

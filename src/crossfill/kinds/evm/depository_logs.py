@@ -33,6 +33,29 @@ def to_hex(value: Any) -> str:
     return value if isinstance(value, str) else "0x" + bytes(value).hex()
 
 
+def logged_deposit(
+    log: Any,
+    order_id: bytes,
+    *,
+    depositor: str,
+    currency: str,
+    amount: int,
+    paid_to: str = DEPOSITORY,
+) -> DepositLog:
+    """The deposit `log` records, where that log stands in the chain."""
+    return DepositLog(
+        tx_hash=to_hex(log["transactionHash"]),
+        log_index=int(log["logIndex"]),
+        block_number=int(log["blockNumber"]),
+        block_hash=to_hex(log["blockHash"]),
+        order_id="0x" + order_id.hex(),
+        depositor=depositor,
+        currency=currency,
+        amount=amount,
+        paid_to=paid_to,
+    )
+
+
 def decode_deposit(log: Any) -> DepositLog | None:
     """A DepositLog for a NativeDeposit or Erc20Deposit log; None for any other log."""
     topics = [to_hex(topic) for topic in log["topics"]]
@@ -46,12 +69,9 @@ def decode_deposit(log: Any) -> DepositLog | None:
         depositor, currency, amount, order_id = erc20_deposit().decode_data(data)
     else:
         return None
-    return DepositLog(
-        tx_hash=to_hex(log["transactionHash"]),
-        log_index=int(log["logIndex"]),
-        block_number=int(log["blockNumber"]),
-        block_hash=to_hex(log["blockHash"]),
-        order_id="0x" + bytes(order_id).hex(),
+    return logged_deposit(
+        log,
+        bytes(order_id),
         depositor=str(depositor).lower(),
         currency=str(currency).lower(),
         amount=int(amount),
@@ -79,15 +99,8 @@ def decode_implicit_deposit(log: Any, tx_input: bytes, tx_to: str) -> DepositLog
         return None
     topics = [to_hex(topic) for topic in log["topics"]]
     (amount,) = erc20_transfer_event().decode_data(bytes.fromhex(to_hex(log["data"])[2:]))
-    return DepositLog(
-        tx_hash=to_hex(log["transactionHash"]),
-        log_index=int(log["logIndex"]),
-        block_number=int(log["blockNumber"]),
-        block_hash=to_hex(log["blockHash"]),
-        order_id="0x" + order_id.hex(),
-        depositor="0x" + topics[1][-40:],
-        currency=token,
-        amount=int(amount),
+    return logged_deposit(
+        log, order_id, depositor="0x" + topics[1][-40:], currency=token, amount=int(amount)
     )
 
 

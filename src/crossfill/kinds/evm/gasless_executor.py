@@ -41,9 +41,12 @@ log = structlog.get_logger(__name__)
 
 
 class GaslessExecutor(JournalledWorker):
+    job = "gasless"
+
     @property
     def name(self) -> str:
-        return f"gasless-{self.config.id}-{self.txmanager.sender[:10]}"
+        """One per chain and gas sponsor: `gasless-<chain id>-<sponsor's address start>`."""
+        return f"{super().name}-{self.txmanager.sender[:10]}"
 
     async def run(self) -> None:
         await self.txmanager.rebroadcast()
@@ -98,15 +101,9 @@ class GaslessExecutor(JournalledWorker):
         now = self.now()
         async with self.sessions() as session, session.begin():
             await gasless_executions.mark_submitted(session, request_id, tx_hash, now=now)
-            await requests.record_transaction(
-                session,
-                request_id,
-                kind="deposit",
-                chain_id=self.config.id,
-                tx_hash=tx_hash,
-                status="pending",
-                now=now,
-                keep_mined=True,  # the indexer may have seen it mined before this commit
+            # The indexer may have seen it mined before this commit.
+            await self.record_sent(
+                session, request_id, kind="deposit", tx_hash=tx_hash, now=now, keep_mined=True
             )
 
     async def _settle(self, execution: GaslessExecution, row: Any, receipt: dict[str, Any]) -> None:
@@ -197,18 +194,10 @@ class GaslessExecutor(JournalledWorker):
             # request's; a call that failed its request is only that request's in.
             kinds = ("deposit", "fill") if outcome.status is RequestStatus.SUCCESS else ("deposit",)
             for kind in kinds:
-                await requests.record_transaction(
-                    session,
-                    execution.request_id,
-                    kind=kind,
-                    chain_id=self.config.id,
-                    tx_hash=tx_hash,
-                    status="success" if succeeded else "failure",
-                    now=now,
-                    block_number=int(receipt["blockNumber"]),
-                    fee=spent,
-                    timestamp=timestamp,
-                )
+                await self.record_mined(
+                    session, execution.request_id, kind=kind, tx_hash=tx_hash, receipt=receipt,
+                    now=now, timestamp=timestamp, priced=False,
+                )  # fmt: skip
             request = await requests.get(session, execution.request_id)
             if request is None or request.status != RequestStatus.DEPOSITING:
                 return  # the indexer saw a deposit for it meanwhile: that path goes on

@@ -23,7 +23,7 @@ from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.first_on_loop import fill_path
 from crossfill.kinds.evm.client import BlockHead, LogFilter
-from crossfill.kinds.evm.deposit_judge import DepositJudge, SeenRequest
+from crossfill.kinds.evm.deposit_judge import DepositJudge
 from crossfill.kinds.evm.depository_logs import (
     DepositLog,
     address_topic,
@@ -380,7 +380,8 @@ class Indexer:
                     read = await self.judge.note_seen(session, deposit, now)
                     if confirmed and cursor is not None:
                         fee = await deep[deposit]
-                        await self._settle(session, row, cursor, fee, read)
+                        pending = await self.judge.settle(session, row, cursor, fee, read)
+                        await self._claim_pending(session, pending)
             for batch in batches:
                 block = blocks[batch.block_number]
                 await settle_batch(
@@ -483,7 +484,8 @@ class Indexer:
                     await self._reorged(session, row)
                     continue
                 row.state = deposits.CONFIRMED
-                await self._settle(session, row, block, fee)
+                pending = await self.judge.settle(session, row, block, fee)
+                await self._claim_pending(session, pending)
         self._unconfirmed.left(len(unconfirmed) - len(ready))
 
     async def _block(self, number: int) -> BlockHead | None:
@@ -505,17 +507,9 @@ class Indexer:
             request.updated_at = self.now()
             await requests.publish(session, request, now=self.now())
 
-    async def _settle(
-        self,
-        session: AsyncSession,
-        deposit: Deposit,
-        block: BlockHead,
-        fee: int | None,
-        read: SeenRequest | None = None,
-    ) -> None:
-        """Judge a confirmed deposit (`deposit_judge`); a request it made pending is claimed
-        for this process's solver, or handed over by id once the transaction commits."""
-        pending = await self.judge.settle(session, deposit, block, fee, read)
+    async def _claim_pending(self, session: AsyncSession, pending: Request | None) -> None:
+        """A request a confirmed deposit made pending (`deposit_judge`), if any: claimed for
+        this process's solver, or handed over by id once the transaction commits."""
         if pending is None:
             return
         hand_over = await self.claim_pending(session, pending)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import structlog
 
 from crossfill.contracts import calldata
-from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import Reverted
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.txmanager import InFlight, Mined
@@ -28,9 +27,7 @@ SEND_MARGIN_SECONDS = 30
 
 
 class PermitDepositor(JournalledWorker):
-    @property
-    def name(self) -> str:
-        return f"permit-depositor-{self.config.id}"
+    job = "permit-depositor"
 
     async def run(self) -> None:
         await run_until_woken(
@@ -78,13 +75,7 @@ class PermitDepositor(JournalledWorker):
             bytes.fromhex(permit.signature[2:]),
         )
         try:
-            gas = await self.chain.client.estimate_gas(
-                {
-                    "from": self.txmanager.account.address,
-                    "to": depository,
-                    "data": calldata.hex_data(data),
-                }
-            )
+            gas = await self.gas_for(depository, data)
         except Reverted as revert:
             log.error(
                 "permit deposit refused by the chain",
@@ -93,11 +84,6 @@ class PermitDepositor(JournalledWorker):
             )
             await self._settle(permit.request_id, permit_deposits.FAILED, None)
             return
-        await self.txmanager.send(
-            to=depository,
-            data=data,
-            value=0,
-            gas_limit=with_gas_headroom(gas),
-            purpose=PURPOSE,
-            request_id=permit.request_id,
+        await self.send_estimated(
+            depository, data, gas, purpose=PURPOSE, request_id=permit.request_id
         )

@@ -12,7 +12,7 @@ from typing import Any
 
 from crossfill.contracts.abi import AbiEvent, event, function
 from crossfill.kinds.evm.client import TransactionFacts
-from crossfill.kinds.evm.depository_logs import RECEIVER, DepositLog, to_hex
+from crossfill.kinds.evm.depository_logs import RECEIVER, DepositLog, logged_deposit, to_hex
 from crossfill.types import NATIVE_EVM_ADDRESS
 
 ORDER_ID_BYTES = 32
@@ -52,12 +52,9 @@ def decode_receiver_deposit(log: Any, tx: TransactionFacts, receiver: str) -> De
         return None
     if order_id[:16] == bytes(16):
         return None
-    return DepositLog(
-        tx_hash=to_hex(log["transactionHash"]),
-        log_index=int(log["logIndex"]),
-        block_number=int(log["blockNumber"]),
-        block_hash=to_hex(log["blockHash"]),
-        order_id="0x" + order_id.hex(),
+    return logged_deposit(
+        log,
+        order_id,
         depositor=tx.sender,
         currency=NATIVE_EVM_ADDRESS,
         amount=tx.value,

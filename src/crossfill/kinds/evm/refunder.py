@@ -21,7 +21,6 @@ from typing import Any
 
 import structlog
 from eth_account.signers.local import LocalAccount
-from eth_utils.address import to_checksum_address
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -33,19 +32,17 @@ from crossfill.app.refunds import (
     refund_gas_cost,
     refund_recipient,
 )
-from crossfill.contracts import calldata
 from crossfill.domain.call_request import NONCE_ALREADY_USED
-from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, Reverted
 from crossfill.kinds.evm.depository_logs import RECEIVER
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
-from crossfill.kinds.evm.receipt_outcomes import depository_payout, fee_paid
+from crossfill.kinds.evm.receipt_outcomes import depository_payout
 from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.quoting.money import from_usd_micros_ceil
-from crossfill.quoting.prices import price_on_chain, value_on_chain
+from crossfill.quoting.prices import price_on_chain
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
 
@@ -55,18 +52,16 @@ REFUND = "refund"
 
 @dataclass(eq=False)
 class Refunder(JournalledWorker):
+    job = "refunder"
     # Signs the refunds' allocator attestations.
     allocator: LocalAccount
 
     async def run(self) -> None:
-        await run_every(
-            f"refunder-{self.config.id}", self.tick, self.interval_seconds, stretch_when_quiet=True
-        )
+        await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave refunds to it
-        name = f"refunder-{self.config.id}"
-        await each_on_its_own(name, await self._due(), self._refund, label=str)
+        await each_on_its_own(self.name, await self._due(), self._refund, label=str)
         await self._track()
 
     async def _due(self) -> list[int]:
@@ -138,14 +133,7 @@ class Refunder(JournalledWorker):
             depository=self.config.contracts.depository,
         )
         try:
-            gas = await self.chain.client.estimate_gas(
-                {
-                    "from": self.txmanager.account.address,
-                    "to": self.config.contracts.depository,
-                    "data": calldata.hex_data(data),
-                    "value": 0,
-                }
-            )
+            gas = await self.gas_for(self.config.contracts.depository, data)
         except Reverted as revert:
             if revert.reason.name == NONCE_ALREADY_USED:
                 await self._paid_out_already(deposit.id)
@@ -159,14 +147,10 @@ class Refunder(JournalledWorker):
         except ChainError as exc:
             log.warning("refund simulation failed; retried", deposit_id=deposit.id, error=str(exc))
             return
-        row = await self.txmanager.send(
-            to=self.config.contracts.depository,
-            data=data,
-            value=0,
-            gas_limit=with_gas_headroom(gas),
-            purpose=purpose,
+        row = await self.send_estimated(
+            self.config.contracts.depository, data, gas, purpose=purpose,
             request_id=deposit.request_id,
-        )
+        )  # fmt: skip
         await self._mark_submitted(deposit.id, row.tx_hash, refund.amount)
 
     async def _refund_to(self, session: AsyncSession, deposit: Deposit) -> str | None:
@@ -185,25 +169,15 @@ class Refunder(JournalledWorker):
         if refund is None:
             await self._skip(deposit.id, deposits.TOO_SMALL_TO_RETURN)
             return
-        transfer = {
-            "from": self.txmanager.account.address,
-            "to": to_checksum_address(refund.recipient),
-            "data": "0x",
-            "value": refund.amount,
-        }
         try:
-            gas = await self.chain.client.estimate_gas(transfer)
+            gas = await self.gas_for(refund.recipient, b"", refund.amount)
         except ChainError as exc:
             log.warning("refund simulation failed; retried", deposit_id=deposit.id, error=str(exc))
             return
-        row = await self.txmanager.send(
-            to=refund.recipient,
-            data=b"",
-            value=refund.amount,
-            gas_limit=with_gas_headroom(gas),
-            purpose=purpose,
+        row = await self.send_estimated(
+            refund.recipient, b"", gas, value=refund.amount, purpose=purpose,
             request_id=deposit.request_id,
-        )
+        )  # fmt: skip
         await self._mark_submitted(deposit.id, row.tx_hash, refund.amount)
 
     async def _paid_out_already(self, deposit_id: int) -> None:
@@ -293,9 +267,7 @@ class Refunder(JournalledWorker):
                 recipient=recipient,
             )
         )
-        now_seconds = int(self.now().timestamp())
-        usd = value_on_chain(self.config, self.chain.state, deposit.currency, amount, now_seconds)
-        return Moved(deposit.currency, amount, usd)
+        return self.valued(deposit.currency, amount, self.now())
 
     async def _settle(self, deposit_id: int, tx_hash: str, receipt: dict[str, Any]) -> None:
         now = self.now()
@@ -320,25 +292,9 @@ class Refunder(JournalledWorker):
             request = await self._decided(session, deposit)
             if request is None:
                 return
-            await requests.record_transaction(
-                session,
-                request.id,
-                kind=REFUND,
-                chain_id=self.config.id,
-                tx_hash=tx_hash,
-                status="success" if succeeded else "failure",
-                now=now,
-                block_number=int(receipt["blockNumber"]),
-                fee=fee_paid(receipt),
-                fee_usd_micros=value_on_chain(
-                    self.config,
-                    self.chain.state,
-                    self.config.native_currency.address,
-                    fee_paid(receipt),
-                    int(now.timestamp()),
-                ),
-                timestamp=block.timestamp if block else None,
-                moved=moved,
-            )
+            await self.record_mined(
+                session, request.id, kind=REFUND, tx_hash=tx_hash, receipt=receipt, now=now,
+                timestamp=block.timestamp if block else None, moved=moved,
+            )  # fmt: skip
             if succeeded and request.status == RequestStatus.FAILURE:
                 await requests.move(session, request, RequestStatus.REFUND, now=now)

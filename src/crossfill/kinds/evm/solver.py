@@ -27,13 +27,11 @@ from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, InsufficientFunds, Reverted, SignerBusy
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
-from crossfill.kinds.evm.receipt_outcomes import fee_paid
 from crossfill.kinds.evm.replacements import replace_stuck
 from crossfill.kinds.evm.solver_funds import Amounts, SolverFunds
 from crossfill.kinds.evm.txmanager import Call, journalled
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
-from crossfill.quoting.prices import value_on_chain
 from crossfill.store import requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, RequestTransaction, SentTransaction
@@ -59,6 +57,7 @@ async def _known(journal: SentTransaction | None) -> SentTransaction | None:
 
 @dataclass(eq=False)
 class Solver(JournalledWorker):
+    job = "solver"
     # Who leases the requests it fills (this process).
     owner: str
     metrics: Metrics
@@ -143,7 +142,7 @@ class Solver(JournalledWorker):
 
     async def run(self) -> None:
         await self.txmanager.rebroadcast()
-        await run_forever(f"solver-{self.config.id}", self.tick, self._wait)
+        await run_forever(self.name, self.tick, self._wait)
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: claim nothing
@@ -177,7 +176,7 @@ class Solver(JournalledWorker):
 
     async def _fill_each(self, claimed: list[Request]) -> None:
         await each_on_its_own(
-            f"solver-{self.config.id}",
+            self.name,
             claimed,
             self._fill,
             label=lambda request: request.id,
@@ -412,15 +411,7 @@ class Solver(JournalledWorker):
         async with self.sessions() as session, session.begin():
             request = await requests.get(session, request_id)
             assert request is not None
-            await requests.record_transaction(
-                session,
-                request_id,
-                kind=FILL,
-                chain_id=self.config.id,
-                tx_hash=tx_hash,
-                status="pending",
-                now=now,
-            )
+            await self.record_sent(session, request_id, kind=FILL, tx_hash=tx_hash, now=now)
             if request.status == RequestStatus.PENDING:
                 await requests.move(session, request, RequestStatus.SUBMITTED, now=now)
         self._in_flight += 1
@@ -436,9 +427,7 @@ class Solver(JournalledWorker):
                 )
             )
         self._in_flight = len(submitted)
-        await each_on_its_own(
-            f"solver-{self.config.id}", submitted, self._track, label=lambda request: request.id
-        )
+        await each_on_its_own(self.name, submitted, self._track, label=lambda request: request.id)
 
     @staticmethod
     async def _fill_time(session: AsyncSession, request_id: str, filled_at: int) -> int | None:
@@ -462,19 +451,10 @@ class Solver(JournalledWorker):
         receipt = await self.chain.client.receipt(fill_hash)
         return None if receipt is None else (fill_hash, dict(receipt))
 
-    def _gas_value(self, fee_wei: int) -> int | None:
-        """What the fill's gas cost, in micro-USD at the prices quotes use now."""
-        native = self.config.native_currency.address
-        now_seconds = int(self.now().timestamp())
-        return value_on_chain(self.config, self.chain.state, native, fee_wei, now_seconds)
-
     def _delivered(self, request: Request, receipt: dict[str, Any]) -> Moved:
         """What the fill's recipient got, valued at the prices quotes use now."""
         amount = delivered_amount(request, receipt)
-        currency = request.destination_currency
-        now_seconds = int(self.now().timestamp())
-        usd = value_on_chain(self.config, self.chain.state, currency, amount, now_seconds)
-        return Moved(currency, amount, usd)
+        return self.valued(request.destination_currency, amount, self.now())
 
     async def _track(self, request: Request) -> None:
         async with self.sessions() as session:
@@ -504,20 +484,11 @@ class Solver(JournalledWorker):
                     await requests.replace_transaction_hash(
                         session, request.id, old=fill.tx_hash, new=tx_hash
                     )
-                await requests.record_transaction(
-                    session,
-                    request.id,
-                    kind=FILL,
-                    chain_id=self.config.id,
-                    tx_hash=tx_hash,
-                    status="success" if succeeded else "failure",
-                    now=now,
-                    block_number=int(receipt["blockNumber"]),
-                    fee=fee_paid(receipt),
-                    fee_usd_micros=self._gas_value(fee_paid(receipt)),
+                await self.record_mined(
+                    session, request.id, kind=FILL, tx_hash=tx_hash, receipt=receipt, now=now,
                     timestamp=block.timestamp if block else None,
                     moved=self._delivered(current, receipt) if succeeded else None,
-                )
+                )  # fmt: skip
                 if current.status == RequestStatus.SUBMITTED:
                     if succeeded and block is not None:
                         fill_time = await self._fill_time(session, request.id, block.timestamp)

@@ -8,10 +8,8 @@ than pulling twice; a pull that fails (allowance withdrawn) is marked failed and
 from __future__ import annotations
 
 import structlog
-from web3 import Web3
 
 from crossfill.contracts import calldata
-from crossfill.domain.gas import with_gas_headroom
 from crossfill.errors import Reverted
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.txmanager import InFlight, Mined
@@ -24,9 +22,7 @@ PURPOSE = "sponsor"
 
 
 class SponsorCollector(JournalledWorker):
-    @property
-    def name(self) -> str:
-        return f"sponsor-collector-{self.config.id}"
+    job = "sponsor-collector"
 
     async def run(self) -> None:
         await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
@@ -61,11 +57,8 @@ class SponsorCollector(JournalledWorker):
             return  # sent, not mined yet
         solver = self.txmanager.account.address
         data = calldata.erc20_transfer_from(payment.sponsor, solver, int(payment.amount))
-        token = Web3.to_checksum_address(payment.currency)
         try:
-            gas = await self.chain.client.estimate_gas(
-                {"from": solver, "to": token, "data": calldata.hex_data(data)}
-            )
+            gas = await self.gas_for(payment.currency, data)
         except Reverted as revert:
             log.error(
                 "sponsor payment cannot be pulled",
@@ -74,11 +67,6 @@ class SponsorCollector(JournalledWorker):
             )
             await self._settle(payment.request_id, sponsor_payments.FAILED, "")
             return
-        await self.txmanager.send(
-            to=payment.currency,
-            data=data,
-            value=0,
-            gas_limit=with_gas_headroom(gas),
-            purpose=PURPOSE,
-            request_id=payment.request_id,
+        await self.send_estimated(
+            payment.currency, data, gas, purpose=PURPOSE, request_id=payment.request_id
         )

@@ -182,14 +182,7 @@ class TxManager:
         if self._token is not None and held_until is not None and held_until - now > self.lease / 2:
             return self._token
         async with self.sessions() as session, session.begin():
-            token = await signer_leases.take(
-                session,
-                chain_id=self.client.chain_id,
-                sender=self.sender,
-                holder=self.holder,
-                now=now,
-                lease=self.lease,
-            )
+            token = await signer_leases.take(session, self._claim, now=now)
         if token is None:
             self._token = self._held_until = None
             raise SignerBusy(
@@ -209,15 +202,7 @@ class TxManager:
         """Renew the lease in the journal write's transaction; False (and forgotten) when it
         is not ours under `token` any more: nothing may be journalled then."""
         now = self.now()
-        still_ours = await signer_leases.renew(
-            session,
-            chain_id=self.client.chain_id,
-            sender=self.sender,
-            holder=self.holder,
-            token=token,
-            now=now,
-            lease=self.lease,
-        )
+        still_ours = await signer_leases.renew(session, self._claim, token=token, now=now)
         self._held_until = now + self.lease
         if not still_ours:
             self._token = self._next_nonce = self._held_until = None
@@ -295,8 +280,31 @@ class TxManager:
         offered fee)."""
         return cost(self._fields(call, 0))
 
+    @property
+    def _claim(self) -> signer_leases.LeaseClaim:
+        """This process's claim on the key's signer lease."""
+        return signer_leases.LeaseClaim(
+            self.client.chain_id, self.sender, holder=self.holder, lease=self.lease
+        )
+
     def _who(self) -> str:
         return f"chain {self.client.chain_id}: {self.sender}"
+
+    def _described(self, row: SentTransaction) -> dict[str, object]:
+        """A journalled transaction as the logs name it."""
+        return {
+            "chain_id": self.client.chain_id,
+            "nonce": row.nonce,
+            "tx_hash": row.tx_hash,
+            "purpose": row.purpose,
+        }
+
+    def _signed_again(self, fields: dict[str, Any], event: str, **logged: object) -> None:
+        """A nonce signed again (a replacement, a void), journalled: its cost counted against
+        the key's funds, and said."""
+        nonce = fields["nonce"]
+        self.funds.commit(nonce, cost(fields))
+        log.warning(event, chain_id=self.client.chain_id, nonce=nonce, **logged)
 
     async def _first_broadcast(self, row: SentTransaction) -> None:
         """Broadcast a transaction just signed. Refused for want of funds, its nonce is voided
@@ -306,10 +314,7 @@ class TxManager:
         except CannotPayGas as exc:
             log.error(
                 "a node refused a transaction for want of funds: its nonce voided",
-                chain_id=self.client.chain_id,
-                nonce=row.nonce,
-                tx_hash=row.tx_hash,
-                purpose=row.purpose,
+                **self._described(row),
                 error=str(exc),
             )
             try:
@@ -441,11 +446,9 @@ class TxManager:
             replaced.status = "replaced"
             replaced.updated_at = self.now()
             session.add(replacement)
-        self.funds.commit(row.nonce, cost(fields))
-        log.warning(
+        self._signed_again(
+            fields,
             "stuck transaction replaced",
-            chain_id=self.client.chain_id,
-            nonce=row.nonce,
             replaced=row.tx_hash,
             replacement=replacement.tx_hash,
             max_fee_per_gas=fields["maxFeePerGas"],
@@ -486,14 +489,7 @@ class TxManager:
             self._outbid(fields, gone)
             row = self._signed_row(fields, purpose=VOID, request_id=gone.request_id)
             session.add(row)
-        self.funds.commit(gone.nonce, cost(fields))
-        log.warning(
-            "nonce voided",
-            chain_id=self.client.chain_id,
-            nonce=row.nonce,
-            voided=gone.tx_hash,
-            void=row.tx_hash,
-        )
+        self._signed_again(fields, "nonce voided", voided=gone.tx_hash, void=row.tx_hash)
         await self._broadcast(row)
         return row
 
@@ -568,10 +564,7 @@ class TxManager:
                 self._next_nonce = None
                 log.warning(
                     "a nonce of ours was used by a transaction the journal did not sign",
-                    chain_id=self.client.chain_id,
-                    nonce=row.nonce,
-                    tx_hash=row.tx_hash,
-                    purpose=row.purpose,
+                    **self._described(row),
                 )
         except ChainError:
             self._next_nonce = None  # re-read: the node may disagree with our count

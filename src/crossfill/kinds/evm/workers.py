@@ -6,9 +6,9 @@ chains: an indexer hands a request it makes pending to its destination's solver 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -21,6 +21,7 @@ from crossfill.kinds.evm.deposit_addresses import DepositAddressSweeper
 from crossfill.kinds.evm.gasless_executor import GaslessExecutor
 from crossfill.kinds.evm.hint_watch import Hint
 from crossfill.kinds.evm.indexer import Claim, Indexer
+from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.mined_watch import MinedWatch
 from crossfill.kinds.evm.permit_depositor import PermitDepositor
 from crossfill.kinds.evm.refunder import Refunder
@@ -180,21 +181,24 @@ class EvmWorkers:
         return removals
 
     def loops(self) -> Sequence[NamedWorker]:
-        per_chain: list[tuple[str, dict[ChainId, Any]]] = [
-            ("indexer", self.indexers),
-            ("solver", self.solvers),
-            ("refunder", self.refunders),
-            ("sponsor-collector", self.sponsor_collectors),
-            ("app-fee-payer", self.app_fee_payers),
-            ("permit-depositor", self.permit_depositors),
-            ("deposit-addresses", self.deposit_address_sweepers),
+        journalled: list[Mapping[ChainId, JournalledWorker]] = [
+            self.solvers,
+            self.refunders,
+            self.sponsor_collectors,
+            self.app_fee_payers,
+            self.permit_depositors,
+            self.deposit_address_sweepers,
         ]
         return [
             *(NamedWorker(watch.name, watch.run) for watch in self.mined_watches),
             *(
-                NamedWorker(f"{name}-{chain_id}", worker.run)
-                for name, workers in per_chain
-                for chain_id, worker in workers.items()
+                NamedWorker(f"indexer-{chain_id}", indexer.run)
+                for chain_id, indexer in self.indexers.items()
+            ),
+            *(
+                NamedWorker(worker.name, worker.run)
+                for workers in journalled
+                for worker in workers.values()
             ),
             *(
                 NamedWorker(f"deposit-address-traces-{chain_id}", sweeper.run_traces)

@@ -23,19 +23,13 @@ from eth_account.messages import encode_typed_data
 from eth_account.signers.local import LocalAccount
 from eth_utils.address import is_address, to_checksum_address
 
+from crossfill.domain.eip712 import EIP712_DOMAIN, eip712_domain, eip712_types
 from crossfill.types import ExchangeChain  # re-exported: the actions name it
 
 EXCHANGE_CHAINS: Final = ("Mainnet", "Testnet")
 DOMAIN_NAME: Final = "HyperliquidSignTransaction"
 DOMAIN_VERSION: Final = "1"
-ZERO_ADDRESS: Final = "0x0000000000000000000000000000000000000000"
 CHAIN_FIELD: Final = "hyperliquidChain"
-EIP712_DOMAIN_TYPE: Final = (
-    {"name": "name", "type": "string"},
-    {"name": "version", "type": "string"},
-    {"name": "chainId", "type": "uint256"},
-    {"name": "verifyingContract", "type": "address"},
-)
 _UINT64_LIMIT: Final = 2**64
 _DECIMAL = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 _HEX_CHAIN_ID = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
@@ -199,13 +193,8 @@ class SignedAction:
 def typed_data(action: UserAction) -> dict[str, Any]:
     """The full EIP-712 document (domain, types with `EIP712Domain`, primary type, message)."""
     return {
-        "domain": {
-            "name": DOMAIN_NAME,
-            "version": DOMAIN_VERSION,
-            "chainId": action.signature_chain_id,
-            "verifyingContract": ZERO_ADDRESS,
-        },
-        "types": {**action.eip712_types, "EIP712Domain": [dict(f) for f in EIP712_DOMAIN_TYPE]},
+        "domain": eip712_domain(DOMAIN_NAME, DOMAIN_VERSION, action.signature_chain_id),
+        "types": {**action.eip712_types, **eip712_types(EIP712_DOMAIN)},
         "primaryType": action.primary_type,
         "message": action.wire(),
     }

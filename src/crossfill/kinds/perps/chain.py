@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -36,43 +36,39 @@ from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 
 
-class _NoPrice:
+class QuoteCreator(Protocol):
+    """A use case that quotes a route to or from the exchange, its answer as JSON."""
+
+    async def __call__(
+        self,
+        runtime: Runtime,
+        exchange: PerpsRuntime,
+        body: QuoteRequest,
+        *,
+        api_key_id: int | None = None,
+    ) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class ExchangeRoute:
+    """A route with the exchange as one side, quoted by `create`: deposits to the user's
+    exchange account from an EVM chain's Depository, or withdrawals from it to an EVM chain."""
+
+    exchange: PerpsRuntime
+    create: QuoteCreator
+
+    async def quote(
+        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
+    ) -> bytes:
+        answer = await self.create(runtime, self.exchange, request, api_key_id=api_key_id)
+        return orjson.dumps(answer)
+
     async def price(
         self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
     ) -> dict[str, Any]:
         raise QuoteError(
             "UNSUPPORTED_ROUTE", "/price does not preview perps-exchange routes; ask /quote/v2"
         )
-
-
-@dataclass(frozen=True)
-class DepositRoute(_NoPrice):
-    """From an EVM chain's Depository to the user's exchange account."""
-
-    exchange: PerpsRuntime
-
-    async def quote(
-        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
-    ) -> bytes:
-        answer = await create_perps_deposit_quote(
-            runtime, self.exchange, request, api_key_id=api_key_id
-        )
-        return orjson.dumps(answer)
-
-
-@dataclass(frozen=True)
-class WithdrawalRoute(_NoPrice):
-    """From the user's exchange account to an EVM chain."""
-
-    exchange: PerpsRuntime
-
-    async def quote(
-        self, runtime: Runtime, request: QuoteRequest, *, api_key_id: int | None
-    ) -> bytes:
-        answer = await create_perps_withdrawal_quote(
-            runtime, self.exchange, request, api_key_id=api_key_id
-        )
-        return orjson.dumps(answer)
 
 
 @dataclass
@@ -99,9 +95,9 @@ class PerpsChain(KindChainBase):
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         if request.destination_chain_id == self.chain_id:
-            return DepositRoute(self.live)
+            return ExchangeRoute(self.live, create_perps_deposit_quote)
         if request.origin_chain_id == self.chain_id:
-            return WithdrawalRoute(self.live)
+            return ExchangeRoute(self.live, create_perps_withdrawal_quote)
         return None
 
 
@@ -113,7 +109,7 @@ class PerpsKind:
         exchange = perps_exchange(context.deployment)
         if exchange is None:
             return []
-        return [PerpsChain(perps_runtime(exchange, context.settings, context.clock))]
+        return [PerpsChain(perps_runtime(exchange, context))]
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> LoopWorkers:
         return LoopWorkers.of_each(runtime, PerpsChain, _workers, context)
@@ -123,24 +119,23 @@ def _workers(chain: PerpsChain, context: WorkerContext) -> Sequence[NamedWorker]
     """The solver (deposits to the exchange), the watcher and the refunder (withdrawals
     from it), all paying from the solver's exchange account through one payer: its journal
     holds every action that account signs."""
-    exchange, settings, sessions = chain.live, context.settings, context.sessions
-    now = context.now
+    exchange, settings = chain.live, context.settings
     account = resolve_holder(
         exchange.config.solver,
         "perps.solver",
         mode=settings.mode,
         keystore_password=settings.keystore_password,
     )
-    payer = PerpsPayer(exchange.client, exchange.config, account, sessions, now=now)
+    payer = PerpsPayer(exchange.client, exchange.config, account, context.sessions, now=context.now)
     poll = exchange.config.poll_interval_seconds
-    interval = min(settings.worker_interval_seconds, poll)
-    solver = PerpsSolver(
-        exchange, payer, sessions=sessions, now=now, interval_seconds=interval, owner=context.owner
+    every = context.ticking(min(settings.worker_interval_seconds, poll))
+    workers = (
+        PerpsSolver(exchange, payer, owner=context.owner, **every),
+        # Its every tick reads the exchange: its own cadence.
+        PerpsWatcher(exchange, **context.ticking(poll)),
+        PerpsRefunder(exchange, payer, **every),
     )
-    # Its every tick reads the exchange: its own cadence.
-    watcher = PerpsWatcher(exchange, sessions=sessions, now=now, interval_seconds=poll)
-    refunder = PerpsRefunder(exchange, payer, sessions=sessions, now=now, interval_seconds=interval)
-    return [NamedWorker(worker.name, worker.run) for worker in (solver, watcher, refunder)]
+    return [NamedWorker(worker.name, worker.run) for worker in workers]
 
 
 PERPS = PerpsKind()

@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
-import httpx
-
-from crossfill.chains.http_failures import service_failure
-from crossfill.errors import ActionRefused, ChainError, ChainUnreachable
+from crossfill.chains.json_http import JsonOverHttp
+from crossfill.errors import ActionRefused, ChainError
 from crossfill.kinds.perps.actions import SignedAction
 from crossfill.types import ChainId
 
@@ -115,35 +113,14 @@ class PerpsPort(Protocol):
     async def close(self) -> None: ...
 
 
-class PerpsClient:
+class PerpsClient(JsonOverHttp):
     """`PerpsPort` over the exchange's HTTP API."""
 
-    def __init__(
-        self,
-        chain_id: ChainId,
-        api_url: str,
-        *,
-        timeout_seconds: float = 10.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.chain_id = chain_id
-        self._http = httpx.AsyncClient(timeout=timeout_seconds, transport=transport)
-        self._url = api_url.rstrip("/")
+    service = "the exchange"
+    answers_only_with_200 = True
 
     async def _post(self, path: str, body: dict[str, Any], what: str) -> Any:
-        try:
-            reply = await self._http.post(f"{self._url}{path}", json=body)
-        except httpx.TransportError as exc:
-            raise ChainUnreachable(f"{what}: {type(exc).__name__}") from exc
-        failure = service_failure(reply.status_code, reply.headers, what)
-        if failure is not None:
-            raise failure
-        if reply.status_code != 200:
-            raise ChainError(f"{what}: HTTP {reply.status_code}: {reply.text[:200]}")
-        try:
-            return reply.json()
-        except ValueError as exc:
-            raise ChainError(f"{what}: the exchange answered no JSON") from exc
+        return await self._post_json(f"{self._url.rstrip('/')}{path}", body, what)
 
     async def post_action(self, signed: SignedAction) -> ActionAccepted:
         answer = await self._post("/exchange", signed.request_body(), signed.action.kind)
@@ -216,9 +193,6 @@ class PerpsClient:
             ]
         except (KeyError, TypeError, ValueError) as exc:
             raise ChainError("userNonFundingLedgerUpdates: unexpected answer") from exc
-
-    async def close(self) -> None:
-        await self._http.aclose()
 
 
 def _decimal(value: object) -> Decimal:

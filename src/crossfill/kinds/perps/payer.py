@@ -20,7 +20,7 @@ hold one of these nonces. Transient failures propagate for the caller's loop to 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime, timedelta
 from typing import Final
 
@@ -97,21 +97,14 @@ def _ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
 
+@dataclass(eq=False)
 class PerpsPayer:
-    def __init__(
-        self,
-        client: PerpsPort,
-        config: PerpsExchangeConfig,
-        account: LocalAccount,
-        sessions: async_sessionmaker[AsyncSession],
-        *,
-        now: Callable[[], datetime],
-    ) -> None:
-        self.client = client
-        self.config = config
-        self.account = account
-        self.sessions = sessions
-        self.now = now
+    client: PerpsPort
+    config: PerpsExchangeConfig
+    account: LocalAccount
+    sessions: async_sessionmaker[AsyncSession]
+    _: KW_ONLY
+    now: Callable[[], datetime]
 
     def action_for(self, order: PerpsPaymentOrder, nonce: int) -> SendAsset:
         """A `sendAsset` within perps (USDC) or within the token's DEX: its ledger entry

@@ -10,11 +10,11 @@ same way, since the solver pays from its exchange inventory and keeps the deposi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 
 from crossfill.config import ChainConfig
-from crossfill.domain.order import InputRefund, Order, OrderInput, OrderOutput, OutputPayment
+from crossfill.domain.order import Order
 from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
     PERPS_USDC_DECIMALS,
@@ -23,10 +23,12 @@ from crossfill.kinds.perps.config import (
 from crossfill.quoting import inputs
 from crossfill.quoting.cross_vm import (
     QuotedCurrency,
+    QuoteStamp,
     TransferTerms,
     bridged,
     priced_transfer,
     quoted_evm_currency,
+    transfer_order,
 )
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
@@ -56,11 +58,7 @@ class PerpsQuoteContext:
     perps: PerpsExchangeConfig
     # The EVM currency's live USD price, when the service has one (else its configured one).
     evm_price: Decimal | None
-    now: datetime
-    ttl: timedelta
-    request_id: bytes
-    salt: int
-    solver: str
+    stamp: QuoteStamp
 
 
 def perps_currency(perps: PerpsExchangeConfig, address: str, field: str) -> QuotedCurrency:
@@ -87,25 +85,6 @@ def exchange_accounts(body: QuoteRequest) -> tuple[str, str, str]:
     return user, recipient, refund_to
 
 
-def _order(context: PerpsQuoteContext, terms: TransferTerms, deadline: int) -> Order:
-    def raw(address: str) -> bytes:
-        return bytes.fromhex(address[2:])
-
-    origin, destination = context.evm.protocol_name, context.perps.name
-    currency_in, amount_out = terms.currency_in, terms.amount_out
-    refund = InputRefund(origin, raw(terms.refund_to), raw(currency_in.address), 0, deadline)
-    payment = OutputPayment(
-        raw(terms.recipient), raw(terms.currency_out.address), amount_out, amount_out
-    )
-    return Order(
-        solver_chain_id=destination,
-        solver=context.solver,
-        salt=context.salt,
-        inputs=(OrderInput(origin, raw(currency_in.address), terms.amount_in, (refund,)),),
-        output=OrderOutput(destination, (payment,), deadline),
-    )
-
-
 def plan_perps_deposit(body: QuoteRequest, context: PerpsQuoteContext) -> PerpsDepositQuote:
     if inputs.trade_type(body.trade_type) is not TradeType.EXACT_INPUT:
         raise QuoteError(
@@ -120,11 +99,12 @@ def plan_perps_deposit(body: QuoteRequest, context: PerpsQuoteContext) -> PerpsD
     terms = priced_transfer(
         accounts, (currency_in, currency_out), amount_in, context.evm.fees.service_fee_bps
     )
-    expires_at = context.now + context.ttl
+    stamp = context.stamp
+    expires_at = stamp.expires_at
     return PerpsDepositQuote(
-        request_id="0x" + context.request_id.hex(),
-        order=_order(context, terms, int(expires_at.timestamp())),
+        request_id=stamp.request_id_hex,
+        order=transfer_order(terms, stamp, deadline=int(expires_at.timestamp())),
         terms=terms,
-        created_at=context.now,
+        created_at=stamp.now,
         expires_at=expires_at,
     )

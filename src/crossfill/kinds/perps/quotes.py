@@ -4,12 +4,11 @@ pays the recipient's exchange account."""
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
 from typing import Any
 
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import request_row
+from crossfill.app.quote_stamps import fresh_stamp
 from crossfill.app.quote_store import store_quote
 from crossfill.app.quotes import evm_user_balance
 from crossfill.kinds.perps.config import PerpsExchangeConfig
@@ -17,7 +16,6 @@ from crossfill.kinds.perps.payout import check_exchange_payout
 from crossfill.kinds.perps.quote import PerpsQuoteContext, plan_perps_deposit
 from crossfill.kinds.perps.response import perps_deposit_wire
 from crossfill.kinds.perps.runtime import PerpsRuntime
-from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
@@ -38,11 +36,9 @@ def _context(runtime: Runtime, body: QuoteRequest, perps: PerpsExchangeConfig) -
         evm=evm,
         perps=perps,
         evm_price=price,
-        now=datetime.now(UTC),
-        ttl=inputs.ttl(body.ttl, runtime.deployment.quotes),
-        request_id=os.urandom(32),
-        salt=int.from_bytes(os.urandom(32), "big"),
-        solver=runtime.deployment.solver.address,
+        stamp=fresh_stamp(
+            body, runtime.deployment.quotes, solver=runtime.deployment.solver.address
+        ),
     )
 
 

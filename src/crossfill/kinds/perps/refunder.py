@@ -45,9 +45,8 @@ def _shown(
 
 
 @dataclass(eq=False)
-class PerpsRefunder(DueRefunds[PerpsRuntime]):
+class PerpsRefunder(DueRefunds[PerpsRuntime, PerpsPayer]):
     job = "perps-refunder"
-    payer: PerpsPayer
 
     def order_of(self, deposit: Deposit, refund_to: str | None) -> PerpsPaymentOrder | None:
         """What landed, sent back to the request's `refundTo` (its order's refund recipient)

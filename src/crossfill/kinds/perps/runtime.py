@@ -3,14 +3,12 @@ solver's balances there, read on demand for quotes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from crossfill.kinds.perps.client import PerpsClient, PerpsPort, PerpsState
 from crossfill.kinds.perps.config import PerpsExchangeConfig
 from crossfill.kinds.perps.inventory import PerpsInventory
-from crossfill.kinds.port import LiveChain
-from crossfill.settings import Settings
+from crossfill.kinds.port import ChainContext, LiveChain
 
 
 @dataclass
@@ -18,10 +16,7 @@ class PerpsRuntime(LiveChain[PerpsExchangeConfig, PerpsPort, PerpsState]):
     inventory: PerpsInventory
 
 
-def perps_runtime(
-    config: PerpsExchangeConfig, settings: Settings, clock: Callable[[], float]
-) -> PerpsRuntime:
-    client = PerpsClient(config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds)
-    return PerpsRuntime(
-        config, client, PerpsState(config.id), PerpsInventory(client, config, clock)
-    )
+def perps_runtime(config: PerpsExchangeConfig, context: ChainContext) -> PerpsRuntime:
+    client = PerpsClient.serving(config, context.settings)
+    inventory = PerpsInventory(client, config, context.clock)
+    return PerpsRuntime(config, client, PerpsState(config.id), inventory)

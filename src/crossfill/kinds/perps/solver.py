@@ -39,10 +39,9 @@ def fail_reason(refusal: str) -> str:
 
 
 @dataclass(eq=False)
-class PerpsSolver(LeasedFills[PerpsRuntime]):
+class PerpsSolver(LeasedFills[PerpsRuntime, PerpsPayer]):
     job = "perps-solver"
     shown_when_sent = False
-    payer: PerpsPayer
 
     def order_of(self, request: Request) -> PerpsPaymentOrder:
         currency = request.destination_currency

@@ -12,47 +12,39 @@ from dataclasses import dataclass
 
 from crossfill.kinds.chain_view import (
     ChainLiveStatus,
-    ListedCurrencies,
-    featured_token,
-    listed_token,
+    Configured,
+    listed_as_configured,
     record_without_contracts,
-    shown_currency,
 )
-from crossfill.kinds.chain_wire import Chain, NativeCurrency
+from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
     PERPS_USDC_DECIMALS,
     PerpsExchangeConfig,
-    PerpsSpotCurrency,
 )
-
-PERPS_USDC = NativeCurrency(
-    id="usdc", symbol="USDC", name="USD Coin", address=PERPS_USDC_ADDRESS,
-    decimals=PERPS_USDC_DECIMALS, supportsBridging=True,
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
-class _PerpsUsdcListing:
+class _PerpsUsdc:
+    """Perps USDC as the exchange's record lists it: featured, and held by the solver."""
+
+    symbol: str = "USDC"
+    name: str = "USD Coin"
+    address: str = PERPS_USDC_ADDRESS
+    decimals: int = PERPS_USDC_DECIMALS
+    supports_bridging: bool = True
     logo_uri: str = ""
     verified: bool = True
     is_native: bool = False
 
 
-def _spot(currency: PerpsSpotCurrency) -> NativeCurrency:
-    return shown_currency(currency, currency.address)
+PERPS_USDC = _PerpsUsdc()
 
 
 def perps_chain_wire(config: PerpsExchangeConfig, live: ChainLiveStatus) -> Chain:
     spot = config.spot_currencies
-    featured = [featured_token(PERPS_USDC, _PerpsUsdcListing())]
-    featured += [featured_token(_spot(currency), currency) for currency in spot]
-    listed = ListedCurrencies(
-        PERPS_USDC,
-        featured=featured,
-        tokens=[listed_token(_spot(currency)) for currency in spot],
-        solver_holds=[PERPS_USDC] + [_spot(c) for c in spot if c.supports_bridging],
-    )
+    every: list[Configured] = [PERPS_USDC, *spot]
+    listed = listed_as_configured(PERPS_USDC, featured=every, tokens=spot, held=every)
     # The exchange's API is its only endpoint: no websocket.
     return record_without_contracts(
         config, live, listed, endpoints=(config.api_url, ""), solver_address=config.solver.address

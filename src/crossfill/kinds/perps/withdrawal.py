@@ -11,20 +11,22 @@ side's service fee; only `EXACT_INPUT` is quoted (the exchange transfer is the e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from crossfill.config import ChainConfig
 from crossfill.domain.nonce_mapping import NonceMapping
-from crossfill.domain.order import InputRefund, Order, OrderInput, OrderOutput, OutputPayment
+from crossfill.domain.order import Order
 from crossfill.kinds.perps.quote import exchange_accounts
 from crossfill.quoting import inputs
 from crossfill.quoting.cross_vm import (
     QuotedCurrency,
+    QuoteStamp,
     TransferTerms,
     priced_transfer,
     quoted_evm_currency,
+    transfer_order,
 )
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType
@@ -44,7 +46,6 @@ class PerpsWithdrawalSide:
     with the token name its actions use."""
 
     chain_id: int
-    protocol_name: str
     solver_account: str
     network: str
     currency: QuotedCurrency
@@ -85,12 +86,8 @@ class PerpsWithdrawalContext:
     perps: PerpsWithdrawalSide
     # The EVM currency's live USD price, when the service has one (else its configured one).
     evm_price: Decimal | None
-    now: datetime
-    ttl: timedelta
-    request_id: bytes
-    salt: int
-    # The order's `solver`: the solver's EVM address (it fills on the destination).
-    solver: str
+    # The order's `solver` is the solver's EVM address (it fills on the destination).
+    stamp: QuoteStamp
 
 
 @dataclass(frozen=True)
@@ -127,43 +124,6 @@ def check_protocol_version(body: QuoteRequest, chain_id: int) -> None:
         )
 
 
-def _order(context: PerpsWithdrawalContext, terms: TransferTerms, deadline: int) -> Order:
-    currency_in, amount_in, refund_to = terms.currency_in, terms.amount_in, terms.refund_to
-    currency_out, amount_out, recipient = terms.currency_out, terms.amount_out, terms.recipient
-    perps, evm = context.perps, context.evm
-
-    def raw(address: str) -> bytes:
-        return bytes.fromhex(address.removeprefix("0x"))
-
-    refund = InputRefund(
-        chain_id=perps.protocol_name,
-        recipient=raw(refund_to),
-        currency=raw(currency_in.address),
-        minimum_amount=0,
-        deadline=deadline,
-    )
-    return Order(
-        solver_chain_id=evm.protocol_name,
-        solver=context.solver,
-        salt=context.salt,
-        inputs=(
-            OrderInput(
-                chain_id=perps.protocol_name,
-                currency=raw(currency_in.address),
-                amount=amount_in,
-                refunds=(refund,),
-            ),
-        ),
-        output=OrderOutput(
-            chain_id=evm.protocol_name,
-            payments=(
-                OutputPayment(raw(recipient), raw(currency_out.address), amount_out, amount_out),
-            ),
-            deadline=deadline,
-        ),
-    )
-
-
 def plan_perps_withdrawal(
     body: QuoteRequest, context: PerpsWithdrawalContext
 ) -> PerpsWithdrawalQuote:
@@ -184,11 +144,12 @@ def plan_perps_withdrawal(
     terms = priced_transfer(
         accounts, (currency_in, currency_out), amount_in, evm.fees.service_fee_bps
     )
-    expires_at = context.now + context.ttl
-    order = _order(context, terms, int(expires_at.timestamp()))
-    request_id = "0x" + context.request_id.hex()
+    stamp = context.stamp
+    expires_at = stamp.expires_at
+    order = transfer_order(terms, stamp, deadline=int(expires_at.timestamp()))
+    request_id = stamp.request_id_hex
     # The exchange's nonce rule: a millisecond timestamp close to now, once per signer.
-    nonce = int(context.now.timestamp() * 1000)
+    nonce = int(stamp.now.timestamp() * 1000)
     send_asset = SendAssetParameters(
         network=perps.network,
         destination=perps.solver_account,
@@ -215,6 +176,6 @@ def plan_perps_withdrawal(
         nonce=nonce,
         send_asset=send_asset,
         mapping=mapping,
-        created_at=context.now,
+        created_at=stamp.now,
         expires_at=expires_at,
     )

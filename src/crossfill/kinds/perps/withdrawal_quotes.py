@@ -3,9 +3,6 @@ answer it, store its request (with the fill the EVM destination's solver execute
 
 from __future__ import annotations
 
-import os
-import secrets
-from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -13,6 +10,7 @@ import structlog
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
 from crossfill.app.payout_capacity import check_evm_payout
+from crossfill.app.quote_stamps import fresh_stamp
 from crossfill.app.quote_store import store_quote
 from crossfill.config import ChainConfig
 from crossfill.errors import ChainError
@@ -30,7 +28,6 @@ from crossfill.kinds.perps.withdrawal import (
     plan_perps_withdrawal,
 )
 from crossfill.kinds.perps.withdrawal_response import perps_withdrawal_wire
-from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.unsupported import reject_unsupported
@@ -45,7 +42,6 @@ def perps_side(perps: PerpsExchangeConfig) -> PerpsWithdrawalSide:
     usdc = perps_currency(perps, PERPS_USDC_ADDRESS, "originCurrency")
     return PerpsWithdrawalSide(
         chain_id=perps.id,
-        protocol_name=perps.name,
         solver_account=perps.solver.address.lower(),
         network=perps.exchange_chain,
         currency=usdc,
@@ -69,11 +65,7 @@ def _context(
         evm=evm,
         perps=perps_side(perps),
         evm_price=price,
-        now=datetime.now(UTC),
-        ttl=inputs.ttl(body.ttl, runtime.deployment.quotes),
-        request_id=os.urandom(32),
-        salt=secrets.randbits(256),
-        solver=runtime.solver_account.address,
+        stamp=fresh_stamp(body, runtime.deployment.quotes, solver=runtime.solver_account.address),
     )
 
 

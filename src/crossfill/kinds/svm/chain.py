@@ -95,7 +95,7 @@ class SvmKind:
 
     def chains(self, context: ChainContext) -> Sequence[SvmChain]:
         return [
-            SvmChain(svm_chain_runtime(config, context.settings, context.clock), self.devnet_keys)
+            SvmChain(svm_chain_runtime(config, context), self.devnet_keys)
             for config in svm_chains(context.deployment)
         ]
 
@@ -106,22 +106,18 @@ class SvmKind:
 def _workers(chain: SvmChain, context: WorkerContext) -> Sequence[NamedWorker]:
     """The solver (fills paid from the vault), the indexer (deposits to the vault) and the
     refunder, the solver and the refunder paying through one journalled payer."""
-    live, sessions, now = chain.live, context.sessions, context.now
-    interval = context.settings.worker_interval_seconds
-    payer = SvmPayer(
-        live.client,
-        resolve_svm_holder(
-            live.config.solver, mode=context.settings.mode, devnet_keys=chain.devnet_keys
-        ),
-        sessions,
-        now=now,
+    live, settings = chain.live, context.settings
+    vault = resolve_svm_holder(
+        live.config.solver, mode=settings.mode, devnet_keys=chain.devnet_keys
     )
-    solver = SvmSolver(
-        live, payer, sessions=sessions, now=now, interval_seconds=interval, owner=context.owner
+    payer = SvmPayer(live.client, vault, context.sessions, now=context.now)
+    every = context.ticking(settings.worker_interval_seconds)
+    workers = (
+        SvmSolver(live, payer, owner=context.owner, **every),
+        SvmIndexer(live, **every),
+        SvmRefunder(live, payer, **every),
     )
-    indexer = SvmIndexer(live, sessions=sessions, now=now, interval_seconds=interval)
-    refunder = SvmRefunder(live, payer, sessions=sessions, now=now, interval_seconds=interval)
-    return [NamedWorker(worker.name, worker.run) for worker in (solver, indexer, refunder)]
+    return [NamedWorker(worker.name, worker.run) for worker in workers]
 
 
 SVM = SvmKind()

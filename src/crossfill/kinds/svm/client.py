@@ -12,20 +12,19 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Final, Literal, Protocol
 
-import httpx
 from solders.hash import Hash
 from solders.pubkey import Pubkey
 from solders.transaction import VersionedTransaction
 
 from crossfill.chains.batching import Batching
-from crossfill.chains.http_failures import service_failure
+from crossfill.chains.json_http import JsonOverHttp
 from crossfill.errors import (
     BatchRefused,
     ChainError,
     ChainNotFound,
-    ChainUnreachable,
     ProgramFailed,
 )
 from crossfill.kinds.svm.programs import TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID, token_account
@@ -134,23 +133,16 @@ class SvmPort(Protocol):
     async def close(self) -> None: ...
 
 
-class SvmClient:
+class SvmClient(JsonOverHttp):
     """`SvmPort` over a node's JSON-RPC."""
 
-    def __init__(
-        self,
-        chain_id: ChainId,
-        rpc_url: str,
-        *,
-        timeout_seconds: float = 10.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.chain_id = chain_id
-        self._http = httpx.AsyncClient(timeout=timeout_seconds, transport=transport)
-        self._url = rpc_url
-        self._next_id = 0
-        # Some providers refuse JSON-RPC batches: after a refusal, calls go one by one.
-        self.batching = Batching()
+    service = "the node"
+    _next_id = 0
+
+    @cached_property
+    def batching(self) -> Batching:
+        """Some providers refuse JSON-RPC batches: after a refusal, calls go one by one."""
+        return Batching()
 
     def _body(self, method: str, params: Sequence[Any]) -> dict[str, Any]:
         self._next_id += 1
@@ -179,17 +171,7 @@ class SvmClient:
         return [_result(method, by_id[body["id"]]) for body in bodies]
 
     async def _post(self, method: str, body: Any) -> Any:
-        try:
-            reply = await self._http.post(self._url, json=body)
-        except httpx.TransportError as exc:
-            raise ChainUnreachable(f"{method}: {type(exc).__name__}") from exc
-        failure = service_failure(reply.status_code, reply.headers, method)
-        if failure is not None:
-            raise failure
-        try:
-            return reply.json()
-        except ValueError as exc:
-            raise ChainError(f"{method}: the node answered no JSON") from exc
+        return await self._post_json(self._url, body, method)
 
     async def block_height(self) -> int:
         height: int = await self._call("getBlockHeight", {"commitment": "confirmed"})
@@ -300,9 +282,6 @@ class SvmClient:
             await self.signatures_for(address, until=until, limit=limit)
             for address, until in queries
         ]
-
-    async def close(self) -> None:
-        await self._http.aclose()
 
 
 def _listing(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 import structlog
 from solders.pubkey import Pubkey
@@ -30,21 +30,14 @@ class SvmChainState(HeadProgress):
         self.block_height = height
 
 
+@dataclass(eq=False)
 class SvmFollower:
-    def __init__(
-        self,
-        client: SvmPort,
-        state: SvmChainState,
-        *,
-        config: SvmChainConfig,
-        interval_seconds: float,
-        clock: Callable[[], float],
-    ) -> None:
-        self.client = client
-        self.state = state
-        self.config = config
-        self.interval_seconds = interval_seconds
-        self.clock = clock
+    client: SvmPort
+    state: SvmChainState
+    _: KW_ONLY
+    config: SvmChainConfig
+    interval_seconds: float
+    clock: Callable[[], float]
 
     async def update(self) -> None:
         """One poll; a failure is recorded, never raised, so the loop goes on."""

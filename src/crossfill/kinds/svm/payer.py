@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 
 import structlog
@@ -62,19 +62,13 @@ class Pending:
 PaymentOutcome = Paid | Refused | Pending
 
 
+@dataclass(eq=False)
 class SvmPayer:
-    def __init__(
-        self,
-        client: SvmPort,
-        vault: Keypair,
-        sessions: async_sessionmaker[AsyncSession],
-        *,
-        now: Callable[[], datetime],
-    ) -> None:
-        self.client = client
-        self.vault = vault
-        self.sessions = sessions
-        self.now = now
+    client: SvmPort
+    vault: Keypair
+    sessions: async_sessionmaker[AsyncSession]
+    _: KW_ONLY
+    now: Callable[[], datetime]
 
     async def pay(self, order: SvmPaymentOrder) -> PaymentOutcome:
         """Idempotent: the first call signs, journals and sends; later calls follow the same

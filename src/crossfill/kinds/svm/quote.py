@@ -11,7 +11,7 @@ states the route as an EVM one does (chain names, VM address bytes); its hash is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
@@ -33,16 +33,17 @@ from crossfill.kinds.svm.transactions import (
 from crossfill.quoting import inputs
 from crossfill.quoting.cross_vm import (
     QuotedCurrency,
+    QuoteStamp,
     TransferTerms,
     bridged,
     evm_currency,
     priced_transfer,
     quoted_evm_currency,
+    transfer_order,
 )
 from crossfill.quoting.engine import fill_deadline
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 from crossfill.quoting.fees import TradeType
-from crossfill.quoting.orders import OrderSide, order_of
 from crossfill.quoting.request import QuoteRequest
 
 Direction = Literal["to_svm", "from_svm"]
@@ -174,12 +175,7 @@ class SvmQuoteContext:
     # The EVM chain's fee per gas (wei) for a deposit on it; None when not known yet (a 503 to
     # the SVM chain), unused from it.
     evm_fee_per_gas: int | None
-    now: datetime
-    ttl: timedelta
-    request_id: bytes
-    salt: int
-    # The solver's EVM address, which the order names (it signs `orderSignature`).
-    solver: str
+    stamp: QuoteStamp
 
 
 def _fee_bps(fixed_rate_bps: int | None, service_fee_bps: int) -> int:
@@ -200,20 +196,6 @@ def _raw(address: str) -> bytes:
     if address.startswith("0x"):
         return bytes.fromhex(address[2:])
     return bytes(Pubkey.from_string(address))
-
-
-def _order(context: SvmQuoteContext, terms: TransferTerms, expires_at: datetime) -> Order:
-    into, out = terms.currency_in, terms.currency_out
-    return order_of(
-        origin=OrderSide(into.chain_name, _raw(into.address), _raw(terms.refund_to)),
-        destination=OrderSide(out.chain_name, _raw(out.address), _raw(terms.recipient)),
-        solver=context.solver,
-        salt=context.salt,
-        amount_in=terms.amount_in,
-        amount_out=terms.amount_out,
-        minimum_out=terms.amount_out,
-        deadline=fill_deadline(expires_at),
-    )
 
 
 def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteContext) -> SvmQuote:
@@ -248,8 +230,9 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
     terms = priced_transfer(
         (user, recipient, refund_to), (currency_in, currency_out), amount_in, fee_bps
     )
-    expires_at = context.now + context.ttl
-    order = _order(context, terms, expires_at)
+    stamp = context.stamp
+    expires_at = stamp.expires_at
+    order = transfer_order(terms, stamp, deadline=fill_deadline(expires_at), raw=_raw)
     order_id = "0x" + order.order_id().hex()
     fee_payer = _fee_payer(body, direction, user)
     instructions = None
@@ -268,14 +251,14 @@ def plan_svm_quote(body: QuoteRequest, direction: Direction, context: SvmQuoteCo
     gas_currency, deposit_gas = _deposit_gas(direction, context, currency_in, fee_payer == user)
     return SvmQuote(
         direction=direction,
-        request_id="0x" + context.request_id.hex(),
+        request_id=stamp.request_id_hex,
         order_id=order_id,
         terms=terms,
         fixed_rate_bps=options.fixed_rate_bps,
         order=order,
         gas_currency=gas_currency,
         deposit_gas=deposit_gas,
-        created_at=context.now,
+        created_at=stamp.now,
         expires_at=expires_at,
         deposit_instructions=instructions,
         vault=vault,

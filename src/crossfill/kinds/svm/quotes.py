@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
 from typing import Any
 
 from crossfill.app import registry
 from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
 from crossfill.app.payout_capacity import check_evm_payout
+from crossfill.app.quote_stamps import fresh_stamp
 from crossfill.app.quote_store import store_quote
 from crossfill.config import ChainConfig
 from crossfill.domain.order import sign_order_id
@@ -17,7 +16,6 @@ from crossfill.kinds.svm.payout import check_svm_payout
 from crossfill.kinds.svm.quote import Direction, SvmQuote, SvmQuoteContext, plan_svm_quote
 from crossfill.kinds.svm.response import svm_price_wire, svm_quote_wire
 from crossfill.kinds.svm.runtime import SvmChainRuntime
-from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
@@ -49,18 +47,15 @@ def _context(
     registry.require_enabled(runtime, svm_id, evm_id)
     evm_currency = evm.currency(body.origin_currency if to_svm else body.destination_currency)
     native_price = registry.live_usd_price(runtime, evm, evm.native_currency) if to_svm else None
-    now = datetime.now(UTC)
     return SvmQuoteContext(
         evm=evm,
         svm=svm,
         evm_price=registry.live_usd_price(runtime, evm, evm_currency),
         evm_native_price=native_price,
         evm_fee_per_gas=_deposit_fee_per_gas(runtime, evm) if to_svm else None,
-        now=now,
-        ttl=inputs.ttl(body.ttl, runtime.deployment.quotes),
-        request_id=os.urandom(32),
-        salt=int.from_bytes(os.urandom(32)),
-        solver=runtime.deployment.solver.address,
+        stamp=fresh_stamp(
+            body, runtime.deployment.quotes, solver=runtime.deployment.solver.address
+        ),
     )
 
 

@@ -36,9 +36,8 @@ def refund_key(deposit: Deposit) -> str:
 
 
 @dataclass(eq=False)
-class SvmRefunder(DueRefunds[SvmChainRuntime]):
+class SvmRefunder(DueRefunds[SvmChainRuntime, SvmPayer]):
     job = "svm-refunder"
-    payer: SvmPayer
 
     def order_of(self, deposit: Deposit, reason: str) -> SvmPaymentOrder:
         currency = self.chain.config.currency(deposit.currency)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from crossfill.kinds.port import LiveChain
+from crossfill.kinds.port import ChainContext, LiveChain
 from crossfill.kinds.svm.client import SvmClient, SvmPort
 from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.kinds.svm.follower import SvmChainState, SvmFollower
-from crossfill.settings import Settings
 
 
 @dataclass
@@ -17,20 +15,18 @@ class SvmChainRuntime(LiveChain[SvmChainConfig, SvmPort, SvmChainState]):
     follower: SvmFollower
 
 
-def svm_chain_runtime(
-    config: SvmChainConfig, settings: Settings, clock: Callable[[], float]
-) -> SvmChainRuntime:
-    client = SvmClient(config.id, config.rpc_url, timeout_seconds=settings.rpc_timeout_seconds)
+def svm_chain_runtime(config: SvmChainConfig, context: ChainContext) -> SvmChainRuntime:
+    client = SvmClient.serving(config, context.settings)
     state = SvmChainState(
         chain_id=config.id,
         lag_threshold_seconds=config.block_lag_threshold_seconds,
-        started_at=clock(),
+        started_at=context.clock(),
     )
     follower = SvmFollower(
         client,
         state,
         config=config,
-        interval_seconds=settings.head_poll_interval_seconds,
-        clock=clock,
+        interval_seconds=context.settings.head_poll_interval_seconds,
+        clock=context.clock,
     )
     return SvmChainRuntime(config, client, state, follower)

@@ -24,10 +24,9 @@ log = structlog.get_logger(__name__)
 
 
 @dataclass(eq=False)
-class SvmSolver(LeasedFills[SvmChainRuntime]):
+class SvmSolver(LeasedFills[SvmChainRuntime, SvmPayer]):
     job = "svm-solver"
     shown_when_sent = True
-    payer: SvmPayer
 
     def order_of(self, request: Request) -> SvmPaymentOrder:
         currency = self.chain.config.currency(request.destination_currency)

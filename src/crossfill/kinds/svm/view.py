@@ -9,27 +9,20 @@ from __future__ import annotations
 
 from crossfill.kinds.chain_view import (
     ChainLiveStatus,
-    ListedCurrencies,
-    featured_token,
-    listed_token,
+    listed_as_configured,
     record_without_contracts,
-    shown_currency,
 )
-from crossfill.kinds.chain_wire import Chain, NativeCurrency
-from crossfill.kinds.svm.config import SvmChainConfig, SvmCurrencyConfig
-
-
-def _shown(currency: SvmCurrencyConfig) -> NativeCurrency:
-    return shown_currency(currency, currency.address)
+from crossfill.kinds.chain_wire import Chain
+from crossfill.kinds.svm.config import SvmChainConfig
 
 
 def svm_chain_wire(config: SvmChainConfig, live: ChainLiveStatus) -> Chain:
     currencies = config.currencies
-    listed = ListedCurrencies(
-        _shown(config.native_currency),
-        featured=[featured_token(_shown(c), c) for c in currencies if c.featured],
-        tokens=[listed_token(_shown(c)) for c in config.token_currencies],
-        solver_holds=[_shown(c) for c in currencies if c.supports_bridging],
+    listed = listed_as_configured(
+        config.native_currency,
+        featured=[c for c in currencies if c.featured],
+        tokens=config.token_currencies,
+        held=currencies,
     )
     endpoints = (config.http_rpc_url, config.ws_rpc_url)
     return record_without_contracts(
