@@ -35,7 +35,7 @@ def _with_eth_feed(deployment: Deployment, feed: str, max_age: int) -> Deploymen
     document = deployment.model_dump(mode="json")
     native = document["chains"][0]["native_currency"]
     native.update(price_source="feed", price_feed=feed, price_feed_max_age_seconds=max_age)
-    return Deployment.model_validate(document)
+    return type(deployment).model_validate(document)
 
 
 def _body() -> dict[str, Any]:
@@ -95,7 +95,7 @@ def test_a_refund_priced_by_a_feed_alone_is_paid(
         mode="json"
     )
     document["chains"][0]["native_currency"]["usd_price"] = None
-    service = start_service(Deployment.model_validate(document), run_workers=True)
+    service = start_service(type(devnet.deployment).model_validate(document), run_workers=True)
     user = funded_user(devnet, usdc_amount=30_000_000)
     token = usdc(devnet, ORIGIN)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
