@@ -113,10 +113,10 @@ class AsyncClient:
         *,
         on_status: StatusCallback | None = None,
     ) -> StatusRecord:
-        """The request's status record once it has ended (success, failure or refund),
-        followed on the service's websocket, or by polling the status path when the
-        websocket cannot be had; `WaitTimeout` after `options.timeout` seconds (default 600).
-        `on_status` sees each status on the way."""
+        """The request's status record once it has ended (success, failure or refund; or
+        once it has one of `options.until`), followed on the service's websocket, or by
+        polling the status path when the websocket cannot be had; `WaitTimeout` after
+        `options.timeout` seconds (default 600). `on_status` sees each status on the way."""
         return await wait_for_request(
             self._service, request_id, options or WaitOptions(), on_status=on_status
         )
