@@ -20,7 +20,7 @@ from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.store.tables import OutboxEvent, SentTransaction
 from tests.conftest import RunningDevnet
-from tests.e2e.conftest import validate_against
+from tests.e2e.wire import validate_against
 from tests.support.database import rows_in
 from tests.support.service import ServiceThread
 from tests.support.waiting import wait_for

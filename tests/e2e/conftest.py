@@ -3,18 +3,22 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import jsonschema
 import pytest
 
 from crossfill.config import Deployment
-from tests.conftest import SCHEMAS_DIR, RunningDevnet
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import rpc_urls
+from tests.e2e.user_client import UserClient
+from tests.e2e.wire import validate_against
 from tests.support.service import ServiceThread, StartService, service_settings
+
+# The wire check, imported from here by many of the suite's files.
+__all__ = ["validate_against"]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -66,6 +70,8 @@ def client(service: ServiceThread) -> Iterator[httpx.Client]:
         yield http
 
 
-def validate_against(schema_name: str, document: object) -> None:
-    schema = json.loads((SCHEMAS_DIR / f"{schema_name}.schema.json").read_text())
-    jsonschema.Draft202012Validator(schema).validate(document)
+@pytest.fixture
+def user_client(service: ServiceThread, devnet: RunningDevnet) -> Iterator[UserClient]:
+    """The Python client of a user of `service`, sending through the devnet's nodes."""
+    with UserClient(service.base_url, rpc_urls(devnet)) as client:
+        yield client

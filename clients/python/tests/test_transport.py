@@ -137,7 +137,9 @@ async def test_wait_ends_at_a_final_status_or_at_the_ones_asked_for() -> None:
     async with script.client() as client:
         record = await client.wait(
             STATUS_ID,
-            WaitOptions(poll_interval=0, use_websocket=False, until=frozenset({RequestStatus.REFUND})),
+            WaitOptions(
+                poll_interval=0, use_websocket=False, until=frozenset({RequestStatus.REFUND})
+            ),
             on_status=lambda record: seen.append(record.status),
         )
     assert record.status is RequestStatus.REFUND and len(script.requests) == 3

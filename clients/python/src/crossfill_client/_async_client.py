@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
-from typing import TypedDict, Unpack
+from typing import Self, TypedDict, Unpack
 
 import httpx
 
@@ -72,7 +72,7 @@ class AsyncClient:
             timeout=timeout, transport=options.get("chain_transport")
         )
 
-    async def __aenter__(self) -> AsyncClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(

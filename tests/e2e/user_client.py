@@ -1,0 +1,108 @@
+"""The Python client (`crossfill_client`) as the end-to-end tests run it: a user who quotes,
+executes the quote's steps with their own wallets through the devnet's nodes, and waits for
+the request's end.
+
+`UserClient` is the client itself, with three test-minded differences: it keeps every answer
+the service gave it as JSON (`wire`), checks each final status record it hands back against
+the status schema (the record it parsed is that JSON), and waits as long as a test may (a
+minute) rather than as long as a user would."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from eth_account.signers.local import LocalAccount
+from solders.keypair import Keypair
+
+from crossfill_client import (
+    Client,
+    ExecutionOptions,
+    ExecutionResult,
+    RequestFailed,
+    RequestStatus,
+    RetryPolicy,
+    Signer,
+    WaitOptions,
+)
+from crossfill_client.models import Quote, StatusRecord
+from crossfill_client.progress import ProgressCallback
+from crossfill_client.signing import EvmWallet, SvmWallet
+from tests.e2e.wire import RecordingTransport, WireLog, validate_against
+
+STATUS_PATH = "/intents/status/v3"
+PATIENCE = WaitOptions(timeout=60, poll_interval=0.2)
+# A request refunded goes `failure` first: followed on to its `refund`.
+UNTIL_REFUNDED = WaitOptions(timeout=60, poll_interval=0.2, until=frozenset({RequestStatus.REFUND}))
+# An answer 503 (a node or the database did not answer) is asked again for ~10 seconds.
+RETRIES = RetryPolicy(attempts=10)
+
+
+def evm_wallet(account: LocalAccount) -> Signer:
+    return Signer(evm=EvmWallet(account))
+
+
+def svm_wallet(keypair: Keypair) -> Signer:
+    return Signer(svm=SvmWallet(keypair))
+
+
+class UserClient(Client):
+    """A user's client of the service at `base_url`, sending through `rpc_urls` (chain id →
+    the devnet node's URL; the perps exchange's API URL for 1337)."""
+
+    def __init__(
+        self, base_url: str, rpc_urls: Mapping[int, str], *, api_key: str | None = None
+    ) -> None:
+        self.wire = WireLog()
+        self.chain_urls = dict(rpc_urls)
+        super().__init__(
+            base_url,
+            api_key=api_key,
+            timeout=10,
+            retry=RETRIES,
+            transport=RecordingTransport(self.wire),
+        )
+
+    def execute(
+        self,
+        quote: Quote,
+        signer: Signer,
+        *,
+        rpc_urls: Mapping[int, str] | None = None,
+        on_progress: ProgressCallback | None = None,
+        options: ExecutionOptions | None = None,
+    ) -> ExecutionResult:
+        """`Client.execute` through the devnet's nodes unless `rpc_urls`, each check followed
+        for at most a minute unless `options`; the last status record of each request it
+        followed checked on the wire, a failed or refunded one's too."""
+        try:
+            result = super().execute(
+                quote,
+                signer,
+                rpc_urls=rpc_urls or self.chain_urls,
+                on_progress=on_progress,
+                options=options or ExecutionOptions(wait=PATIENCE),
+            )
+        except RequestFailed:
+            self._check_statuses(quote.request_ids)
+            raise
+        self._check_statuses(result.statuses.keys())
+        return result
+
+    def wait(
+        self,
+        request_id: str,
+        options: WaitOptions | None = None,
+        *,
+        on_status: Callable[[StatusRecord], None] | None = None,
+    ) -> StatusRecord:
+        """`Client.wait` for at most a minute unless `options`; the record checked on the
+        wire."""
+        record = super().wait(request_id, options or PATIENCE, on_status=on_status)
+        self._check_statuses([request_id])
+        return record
+
+    def _check_statuses(self, request_ids: Iterable[str]) -> None:
+        for request_id in request_ids:
+            answer = self.wire.last(STATUS_PATH, requestId=request_id)
+            if answer is not None:
+                validate_against("status", answer.body)
