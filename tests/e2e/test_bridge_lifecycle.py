@@ -11,7 +11,7 @@ from eth_account.signers.local import LocalAccount
 from eth_typing import HexStr
 from web3 import Web3
 
-from crossfill_client import ExecutionResult, QuoteRequest, RequestStatus
+from crossfill_client import ExecutionResult, QuoteRequest
 from crossfill_client.models import EvmTransactionData, Quote
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -24,7 +24,7 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
-from tests.e2e.user_client import UserClient, evm_wallet
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.support.service import ServiceThread, StartService
 
 Bridged = tuple[Quote, ExecutionResult, int]
@@ -67,13 +67,12 @@ def _assert_filled(
     service: ServiceThread, devnet: RunningDevnet, user_client: UserClient, bridged: Bridged
 ) -> None:
     quote, result, received = bridged
-    status = result.status
-    assert status is not None and status.status is RequestStatus.SUCCESS, status
+    status = succeeded(result)
     assert received == quote.details.currency_out.amount
     (deposit,) = [sent for sent in result.transactions if sent.step_id == "deposit"]
     assert status.in_tx_hashes == (deposit.tx_id,)
     # The client hinted the deposit to the service, which took the hint.
-    assert [hint.status_code for hint in user_client.wire.to("/transactions/index")] == [200]
+    assert user_client.hints_answered() == [200]
     (fill_hash,) = (HexStr(tx_hash) for tx_hash in status.tx_hashes)
     destination = Web3(Web3.HTTPProvider(rpc_urls(devnet)[DESTINATION]))
     fill = destination.eth.get_transaction(fill_hash)

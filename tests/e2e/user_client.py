@@ -10,6 +10,7 @@ minute) rather than as long as a user would."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 
 from eth_account.signers.local import LocalAccount
 from solders.keypair import Keypair
@@ -30,11 +31,28 @@ from crossfill_client.signing import EvmWallet, SvmWallet
 from tests.e2e.wire import RecordingTransport, WireLog, validate_against
 
 STATUS_PATH = "/intents/status/v3"
+HINT_PATH = "/transactions/index"
 PATIENCE = WaitOptions(timeout=60, poll_interval=0.2)
-# A request refunded goes `failure` first: followed on to its `refund`.
-UNTIL_REFUNDED = WaitOptions(timeout=60, poll_interval=0.2, until=frozenset({RequestStatus.REFUND}))
 # An answer 503 (a node or the database did not answer) is asked again for ~10 seconds.
 RETRIES = RetryPolicy(attempts=10)
+
+
+def waiting_until(*statuses: RequestStatus) -> WaitOptions:
+    """A test's patience, the wait ending at one of `statuses` only (a request refunded goes
+    `failure` first: `waiting_until(RequestStatus.REFUND)` waits on for the refund)."""
+    return replace(PATIENCE, until=frozenset(statuses))
+
+
+def following_until(*statuses: RequestStatus) -> ExecutionOptions:
+    """`execute` following each check until one of `statuses` (`waiting_until`)."""
+    return ExecutionOptions(wait=waiting_until(*statuses))
+
+
+def succeeded(result: ExecutionResult) -> StatusRecord:
+    """The final status record of the quote's request, which must be `success`."""
+    status = result.status
+    assert status is not None and status.status is RequestStatus.SUCCESS, status
+    return status
 
 
 def evm_wallet(account: LocalAccount) -> Signer:
@@ -50,7 +68,12 @@ class UserClient(Client):
     the devnet node's URL; the perps exchange's API URL for 1337)."""
 
     def __init__(
-        self, base_url: str, rpc_urls: Mapping[int, str], *, api_key: str | None = None
+        self,
+        base_url: str,
+        rpc_urls: Mapping[int, str],
+        *,
+        api_key: str | None = None,
+        retry: RetryPolicy = RETRIES,
     ) -> None:
         self.wire = WireLog()
         self.chain_urls = dict(rpc_urls)
@@ -58,7 +81,7 @@ class UserClient(Client):
             base_url,
             api_key=api_key,
             timeout=10,
-            retry=RETRIES,
+            retry=retry,
             transport=RecordingTransport(self.wire),
         )
 
@@ -100,6 +123,11 @@ class UserClient(Client):
         record = super().wait(request_id, options or PATIENCE, on_status=on_status)
         self._check_statuses([request_id])
         return record
+
+    def hints_answered(self) -> list[int]:
+        """The status code of each deposit hint the client gave (`POST /transactions/index`),
+        oldest first."""
+        return [answer.status_code for answer in self.wire.to(HINT_PATH)]
 
     def _check_statuses(self, request_ids: Iterable[str]) -> None:
         for request_id in request_ids:
