@@ -13,7 +13,7 @@ import pytest
 from crossfill.config import Deployment
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import rpc_urls
-from tests.e2e.user_client import UserClient
+from tests.e2e.user_client import UserClient, UserClients
 from tests.e2e.wire import validate_against
 from tests.support.service import ServiceThread, StartService, service_settings
 
@@ -71,7 +71,28 @@ def client(service: ServiceThread) -> Iterator[httpx.Client]:
 
 
 @pytest.fixture
-def user_client(service: ServiceThread, devnet: RunningDevnet) -> Iterator[UserClient]:
-    """The Python client of a user of `service`, sending through the devnet's nodes."""
-    with UserClient(service.base_url, rpc_urls(devnet)) as client:
-        yield client
+def chain_urls(devnet: RunningDevnet) -> dict[int, str]:
+    """Where a user's wallet sends: each chain's node (a suite with more kinds of chain adds
+    theirs)."""
+    return rpc_urls(devnet)
+
+
+@pytest.fixture
+def user_clients(service: ServiceThread, chain_urls: dict[int, str]) -> Iterator[UserClients]:
+    """Makes Python clients of users of `service` (with an API key, or none), sending through
+    `chain_urls`; each closed after the test."""
+    made: list[UserClient] = []
+
+    def make(api_key: str | None = None) -> UserClient:
+        made.append(UserClient(service.base_url, chain_urls, api_key=api_key))
+        return made[-1]
+
+    yield make
+    for client in made:
+        client.close()
+
+
+@pytest.fixture
+def user_client(user_clients: UserClients) -> UserClient:
+    """The Python client of a user of `service`, without an API key."""
+    return user_clients()

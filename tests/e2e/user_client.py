@@ -134,3 +134,7 @@ class UserClient(Client):
             answer = self.wire.last(STATUS_PATH, requestId=request_id)
             if answer is not None:
                 validate_against("status", answer.body)
+
+
+# Makes a user's client of the test's service (`user_clients(api_key)`).
+UserClients = Callable[..., UserClient]
