@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 from eth_account.signers.local import LocalAccount
+from pydantic import JsonValue
 from solders.keypair import Keypair
 
 from crossfill_client import (
@@ -123,6 +124,13 @@ class UserClient(Client):
         record = super().wait(request_id, options or PATIENCE, on_status=on_status)
         self._check_statuses([request_id])
         return record
+
+    def answered(self, path: str, **params: str) -> JsonValue:
+        """The JSON of the service's last answer to `path` (with `params` in its query), as
+        it came."""
+        answer = self.wire.last(path, **params)
+        assert answer is not None, f"no answer to {path} {params}"
+        return answer.body
 
     def hints_answered(self) -> list[int]:
         """The status code of each deposit hint the client gave (`POST /transactions/index`),
