@@ -19,6 +19,7 @@ from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.store.tables import OutboxEvent, SentTransaction
+from crossfill_client import QuoteRequest
 from tests.conftest import RunningDevnet
 from tests.e2e.wire import validate_against
 from tests.support.database import rows_in
@@ -48,6 +49,19 @@ def native_bridge(user: str, **fields: Any) -> dict[str, Any]:
         "tradeType": "EXACT_INPUT",
         **fields,
     }
+
+
+def native_request(user: str, **fields: Any) -> QuoteRequest:
+    """`native_bridge` as the Python client asks it; `fields` by name or wire name."""
+    quoted: dict[str, Any] = {
+        "user": user,
+        "origin_chain_id": ORIGIN,
+        "destination_chain_id": DESTINATION,
+        "origin_currency": NATIVE,
+        "destination_currency": NATIVE,
+        "amount": 10**17,
+    }
+    return QuoteRequest(**(quoted | fields))
 
 
 def with_balance_wait(deployment: Deployment, seconds: float) -> Deployment:
