@@ -18,7 +18,6 @@ from web3 import Web3
 from crossfill.store.tables import AppFee
 from crossfill_client import (
     NO_RETRIES,
-    ExecutionOptions,
     ExecutionResult,
     QuoteRequest,
     RequestFailed,
@@ -39,7 +38,7 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.user_client import UserClient, evm_wallet, following_until, succeeded
+from tests.e2e.user_client import SENT_ONLY, UserClient, evm_wallet, following_until, succeeded
 from tests.support.service import ServiceThread, StartService, run_cli
 
 ETHER = 10**18
@@ -80,16 +79,11 @@ def _route(
     )
 
 
-def _executed(
-    user_client: UserClient,
-    user: LocalAccount,
-    quote: Quote,
-    options: ExecutionOptions | None = None,
-) -> ExecutionResult:
+def _executed(user_client: UserClient, user: LocalAccount, quote: Quote) -> ExecutionResult:
     """The quote's steps executed by the user's wallet, its deposit hinted (and the hint
     taken), followed to the end."""
     hinted = len(user_client.hints_answered())
-    result = user_client.execute(quote, evm_wallet(user), options=options)
+    result = user_client.execute(quote, evm_wallet(user))
     assert user_client.hints_answered()[hinted:] == [200]
     return result
 
@@ -308,11 +302,7 @@ def test_same_chain_swap_made_while_the_service_is_down_settles_after_restart(
     first.stop()
     # The service is down: the swap is only sent (its hint reaches no one), not followed.
     with UserClient(first.base_url, rpc_urls(devnet), retry=NO_RETRIES) as user_client:
-        sent = _sent(
-            user_client.execute(
-                quote, evm_wallet(user), options=ExecutionOptions(wait_for_fill=False)
-            )
-        )
+        sent = _sent(user_client.execute(quote, evm_wallet(user), options=SENT_ONLY))
     second = start_service(run_workers=True)
     with UserClient(second.base_url, rpc_urls(devnet)) as user_client:
         status = user_client.wait(quote.request_id)

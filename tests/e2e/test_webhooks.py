@@ -12,7 +12,6 @@ import pytest
 from web3 import Web3
 
 from crossfill.contracts import calldata
-from crossfill_client import ExecutionOptions
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     ORIGIN,
@@ -24,14 +23,12 @@ from tests.e2e.bridging import (
 )
 from tests.e2e.conftest import validate_against
 from tests.e2e.receiver import Receiver
-from tests.e2e.user_client import UserClient, evm_wallet
+from tests.e2e.user_client import SENT_ONLY, UserClient, evm_wallet
 from tests.support.service import ServiceThread, StartService, run_cli
 from tests.support.waiting import wait_for
 from tests.support.wallets.evm import send_item
 
 BRIDGED = ["waiting", "pending", "submitted", "success"]
-# The deposit sent, the request not followed: the webhooks report it.
-SENT_ONLY = ExecutionOptions(wait_for_fill=False)
 
 OPERATOR = {"Authorization": "Bearer operator-token"}
 
@@ -76,7 +73,7 @@ def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> str:
     user = funded_user(devnet)
     with UserClient(service.base_url, rpc_urls(devnet), api_key=key) as user_client:
         quote = user_client.quote(native_request(user.address, referrer="hooks.example"))
-        user_client.execute(quote, evm_wallet(user), options=SENT_ONLY)
+        user_client.execute(quote, evm_wallet(user), options=SENT_ONLY)  # webhooks follow it
     return quote.request_id
 
 

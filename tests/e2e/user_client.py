@@ -34,6 +34,8 @@ from tests.e2e.wire import RecordingTransport, WireLog, validate_against
 STATUS_PATH = "/intents/status/v3"
 HINT_PATH = "/transactions/index"
 PATIENCE = WaitOptions(timeout=60, poll_interval=0.2)
+# The quote's steps sent, the request not followed (a test follows it its own way).
+SENT_ONLY = ExecutionOptions(wait_for_fill=False)
 # An answer 503 (a node or the database did not answer) is asked again for ~10 seconds.
 RETRIES = RetryPolicy(attempts=10)
 

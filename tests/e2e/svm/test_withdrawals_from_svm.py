@@ -19,7 +19,7 @@ from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.config import svm_chains
 from crossfill.store.tables import ChainCursor
-from crossfill_client import ExecutionOptions, QuoteRequest, RequestStatus
+from crossfill_client import QuoteRequest, RequestStatus
 from crossfill_client.models import SvmTransactionData
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -32,7 +32,7 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.user_client import UserClient, succeeded, svm_wallet
+from tests.e2e.user_client import SENT_ONLY, UserClient, succeeded, svm_wallet
 from tests.e2e.wire import validate_against
 from tests.support.service import StartService
 from tests.support.waiting import wait_for
@@ -187,7 +187,7 @@ def test_a_deposit_landed_before_the_first_scan_is_filled(
     with UserClient(quoting.base_url, chain_urls) as user_client:
         quote = user_client.quote(_from_svm(user, recipient, str(seeded.usdc_mint), token, 10**7))
         # Paid, not followed: no worker would see it through.
-        user_client.execute(quote, svm_wallet(user), options=ExecutionOptions(wait_for_fill=False))
+        user_client.execute(quote, svm_wallet(user), options=SENT_ONLY)
     quoting.stop()
     service = start_service(svm_deployment, run_workers=True)
     with UserClient(service.base_url, chain_urls) as user_client:
