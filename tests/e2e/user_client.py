@@ -34,9 +34,11 @@ from tests.e2e.wire import RecordingTransport, WireLog, validate_against
 STATUS_PATH = "/intents/status/v3"
 HINT_PATH = "/transactions/index"
 PATIENCE = WaitOptions(timeout=60, poll_interval=0.2)
+# Checks followed with a test's patience, receipts asked for as often as the devnet mines.
+EXECUTION = ExecutionOptions(wait=PATIENCE, confirmation_interval=0.2)
 # The quote's steps sent, the request not followed (a test follows it its own way).
-SENT_ONLY = ExecutionOptions(wait_for_fill=False)
-# An answer 503 (a node or the database did not answer) is asked again for ~10 seconds.
+SENT_ONLY = replace(EXECUTION, wait_for_fill=False)
+# An answer 503 (a node or the database did not answer; Retry-After 1 s): up to ten tries.
 RETRIES = RetryPolicy(attempts=10)
 
 
@@ -48,7 +50,7 @@ def waiting_until(*statuses: RequestStatus) -> WaitOptions:
 
 def following_until(*statuses: RequestStatus) -> ExecutionOptions:
     """`execute` following each check until one of `statuses` (`waiting_until`)."""
-    return ExecutionOptions(wait=waiting_until(*statuses))
+    return replace(EXECUTION, wait=waiting_until(*statuses))
 
 
 def succeeded(result: ExecutionResult) -> StatusRecord:
@@ -97,16 +99,16 @@ class UserClient(Client):
         on_progress: ProgressCallback | None = None,
         options: ExecutionOptions | None = None,
     ) -> ExecutionResult:
-        """`Client.execute` through the devnet's nodes unless `rpc_urls`, each check followed
-        for at most a minute unless `options`; the last status record of each request it
-        followed checked on the wire, a failed or refunded one's too."""
+        """`Client.execute` through the devnet's nodes unless `rpc_urls`, with `EXECUTION`
+        unless `options`; the last status record of each request it followed checked on the
+        wire, a failed or refunded one's too."""
         try:
             result = super().execute(
                 quote,
                 signer,
                 rpc_urls=rpc_urls or self.chain_urls,
                 on_progress=on_progress,
-                options=options or ExecutionOptions(wait=PATIENCE),
+                options=options or EXECUTION,
             )
         except RequestFailed:
             self._check_statuses(quote.request_ids)
