@@ -51,17 +51,24 @@ def native_bridge(user: str, **fields: Any) -> dict[str, Any]:
     }
 
 
-def native_request(user: str, **fields: Any) -> QuoteRequest:
-    """`native_bridge` as the Python client asks it; `fields` by name or wire name."""
-    quoted: dict[str, Any] = {
-        "user": user,
-        "origin_chain_id": ORIGIN,
-        "destination_chain_id": DESTINATION,
-        "origin_currency": NATIVE,
-        "destination_currency": NATIVE,
-        "amount": 10**17,
-    }
-    return QuoteRequest(**(quoted | fields))
+def bridge_request(
+    user: str,
+    currencies: tuple[str, str] = (NATIVE, NATIVE),
+    amount: int = 10**17,
+    **fields: Any,
+) -> QuoteRequest:
+    """What a user quotes with the Python client from ORIGIN to DESTINATION: `amount` of
+    `currencies[0]` for `currencies[1]` (0.1 ETH for ETH unless told), exact input unless
+    `fields` say otherwise (by name or wire name)."""
+    return QuoteRequest(
+        user=user,
+        origin_chain_id=ORIGIN,
+        destination_chain_id=DESTINATION,
+        origin_currency=currencies[0],
+        destination_currency=currencies[1],
+        amount=amount,
+        **fields,
+    )
 
 
 def with_balance_wait(deployment: Deployment, seconds: float) -> Deployment:

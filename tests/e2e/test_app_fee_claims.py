@@ -23,8 +23,8 @@ from tests.e2e.bridging import (
     NATIVE,
     ORIGIN,
     balance,
+    bridge_request,
     funded_user,
-    native_request,
     rpc_urls,
     stored_rows,
 )
@@ -54,7 +54,7 @@ def earn_app_fee(http: httpx.Client, devnet: RunningDevnet, recipient: str) -> i
     user = funded_user(devnet)
     fee = AppFeeShare(recipient=recipient, fee=FEE_BPS)
     with UserClient(str(http.base_url).rstrip("/"), rpc_urls(devnet)) as user_client:
-        quote = user_client.quote(native_request(user.address, app_fees=[fee]))
+        quote = user_client.quote(bridge_request(user.address, app_fees=[fee]))
         succeeded(user_client.execute(quote, evm_wallet(user)))
     assert quote.fees.app is not None
     return quote.fees.app.amount

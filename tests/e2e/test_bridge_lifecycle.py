@@ -11,7 +11,7 @@ from eth_account.signers.local import LocalAccount
 from eth_typing import HexStr
 from web3 import Web3
 
-from crossfill_client import ExecutionResult, QuoteRequest
+from crossfill_client import ExecutionResult
 from crossfill_client.models import EvmTransactionData, Quote
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -19,6 +19,7 @@ from tests.e2e.bridging import (
     NATIVE,
     ORIGIN,
     balance,
+    bridge_request,
     funded_user,
     published_statuses,
     rpc_urls,
@@ -47,16 +48,7 @@ def _bridge(
     what the client did, what the recipient received."""
     recipient = Account.create().address
     quote = user_client.quote(
-        QuoteRequest(
-            user=user.address,
-            recipient=recipient,
-            origin_chain_id=ORIGIN,
-            destination_chain_id=DESTINATION,
-            origin_currency=currencies[0],
-            destination_currency=currencies[1],
-            amount=amount,
-            **fields,
-        )
+        bridge_request(user.address, currencies, amount, recipient=recipient, **fields)
     )
     before = balance(devnet, DESTINATION, currencies[1], recipient)
     result = user_client.execute(quote, evm_wallet(user))

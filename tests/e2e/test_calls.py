@@ -22,6 +22,7 @@ from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
     ORIGIN,
+    bridge_request,
     funded_user,
     rpc_urls,
     stored_rows,
@@ -55,16 +56,8 @@ def _call(
     amount: int,
     txs: list[ExtraTransaction],
 ) -> QuoteRequest:
-    return QuoteRequest(
-        user=user,
-        recipient=recipient,
-        origin_chain_id=ORIGIN,
-        destination_chain_id=DESTINATION,
-        origin_currency=currency[0],
-        destination_currency=currency[1],
-        amount=amount,
-        trade_type="EXACT_OUTPUT",
-        txs=txs,
+    return bridge_request(
+        user, currency, amount, recipient=recipient, trade_type="EXACT_OUTPUT", txs=txs
     )
 
 

@@ -31,6 +31,7 @@ from tests.e2e.bridging import (
     ORIGIN,
     REFUNDED,
     balance,
+    bridge_request,
     final_status,
     funded_user,
     listed_v3,
@@ -66,19 +67,17 @@ def service(
 EITHER_TRACES = pytest.mark.parametrize("service", list(TraceApi), indirect=True)
 
 
-def _request(user: LocalAccount, recipient: str, **fields: Any) -> QuoteRequest:
-    """0.1 ETH from ORIGIN to DESTINATION through a deposit address; `fields` instead."""
-    quoted: dict[str, Any] = {
-        "user": user.address,
-        "recipient": recipient,
-        "origin_chain_id": ORIGIN,
-        "destination_chain_id": DESTINATION,
-        "origin_currency": NATIVE,
-        "destination_currency": NATIVE,
-        "amount": ETH // 10,
-        "use_deposit_address": True,
-    }
-    return QuoteRequest(**(quoted | fields))
+def _request(
+    user: LocalAccount,
+    recipient: str,
+    currencies: tuple[str, str] = (NATIVE, NATIVE),
+    amount: int = ETH // 10,
+    **fields: Any,
+) -> QuoteRequest:
+    """`amount` (0.1 ETH unless told) from ORIGIN to DESTINATION through a deposit address."""
+    return bridge_request(
+        user.address, currencies, amount, recipient=recipient, use_deposit_address=True, **fields
+    )
 
 
 def _pay(devnet: RunningDevnet, payer: LocalAccount, item: dict[str, Any]) -> str:
@@ -159,14 +158,8 @@ def test_strict_native_deposit_address_is_swept_and_filled(
 def _usdc_request(
     devnet: RunningDevnet, user: LocalAccount, recipient: str, **fields: Any
 ) -> QuoteRequest:
-    return _request(
-        user,
-        recipient,
-        origin_currency=usdc(devnet, ORIGIN),
-        destination_currency=usdc(devnet, DESTINATION),
-        amount=100 * USDC,
-        **fields,
-    )
+    currencies = (usdc(devnet, ORIGIN), usdc(devnet, DESTINATION))
+    return _request(user, recipient, currencies, 100 * USDC, **fields)
 
 
 def _transfer_usdc(devnet: RunningDevnet, payer: LocalAccount, to: str, amount: int) -> str:

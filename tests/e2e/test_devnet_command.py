@@ -16,7 +16,7 @@ from eth_account import Account
 
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.child_process import free_port
-from tests.e2e.bridging import DESTINATION, ORIGIN, native_request
+from tests.e2e.bridging import DESTINATION, ORIGIN, bridge_request
 from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.e2e.wire import validate_against
 from tests.support.waiting import wait_for
@@ -43,7 +43,7 @@ def _bridge_seconds(base_url: str, rpc_urls: list[str]) -> float:
     user = Account.create()
     set_native_balance(rpc_urls[0], user.address, 10**19)
     with UserClient(base_url, {ORIGIN: rpc_urls[0], DESTINATION: rpc_urls[1]}) as user_client:
-        quote = user_client.quote(native_request(user.address))
+        quote = user_client.quote(bridge_request(user.address))
         sent_at = time.monotonic()
         succeeded(user_client.execute(quote, evm_wallet(user)))
     return time.monotonic() - sent_at

@@ -24,9 +24,9 @@ from tests.e2e.bridging import (
     OPERATOR_TOKEN,
     ORIGIN,
     balance,
+    bridge_request,
     funded_user,
     listed_v3,
-    native_request,
     new_api_key,
     rpc_urls,
     usdc,
@@ -71,7 +71,7 @@ def _earn_app_fees(
     wallet's app balance in USD."""
     user = funded_user(devnet)
     fee = AppFee(recipient=wallet, fee=1000)
-    quote = user_client.quote(native_request(user.address, app_fees=[fee]))
+    quote = user_client.quote(bridge_request(user.address, app_fees=[fee]))
     user_client.execute(quote, evm_wallet(user), options=SENT_ONLY)
     _mine_origin(devnet)
     assert user_client.wait(quote.request_id).status is RequestStatus.SUCCESS
@@ -96,7 +96,7 @@ def test_a_seen_deposit_is_filled_before_its_confirmations(
         earned = _earn_app_fees(user_clients(), http, devnet, wallet)
         user, user_client = funded_user(devnet), user_clients(key)
         quote = user_client.quote(
-            native_request(user.address, recipient=recipient, amount=ETHER // 1000)
+            bridge_request(user.address, recipient=recipient, amount=ETHER // 1000)
         )
         request_id = quote.request_id
         early = _fast_fill(http, key, requestId=request_id)
@@ -148,7 +148,7 @@ def test_fast_fills_are_refused_without_collateral_or_authority(
         unsponsored = new_api_key(http, "no sponsor")
         key = _sponsored_key(http, devnet, wallet)
         user, user_client = funded_user(devnet), user_clients(key)
-        quote = user_client.quote(native_request(user.address))
+        quote = user_client.quote(bridge_request(user.address))
         request_id = quote.request_id
         user_client.execute(quote, evm_wallet(user), options=SENT_ONLY)
 

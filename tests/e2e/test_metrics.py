@@ -17,8 +17,8 @@ from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     ORIGIN,
+    bridge_request,
     funded_user,
-    native_request,
     rpc_urls,
 )
 from tests.e2e.receiver import Receiver
@@ -70,7 +70,7 @@ def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> str:
     """A user of the key's app bridges to success; the request's id."""
     user = funded_user(devnet)
     with UserClient(service.base_url, rpc_urls(devnet), api_key=key) as user_client:
-        quote = user_client.quote(native_request(user.address))
+        quote = user_client.quote(bridge_request(user.address))
         succeeded(user_client.execute(quote, evm_wallet(user)))
     return quote.request_id
 

@@ -11,7 +11,7 @@ import httpx
 
 from crossfill.devnet.child_process import free_port
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import DESTINATION, ORIGIN, funded_user, native_request, rpc_urls
+from tests.e2e.bridging import DESTINATION, ORIGIN, bridge_request, funded_user, rpc_urls
 from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.support.service import ServiceProcess, StartService, service_settings
 
@@ -27,7 +27,7 @@ def test_workers_only_beside_an_api_process_complete_a_bridge(
     try:
         user = funded_user(devnet)
         with UserClient(api.base_url, rpc_urls(devnet)) as user_client:
-            quote = user_client.quote(native_request(user.address))
+            quote = user_client.quote(bridge_request(user.address))
             succeeded(user_client.execute(quote, evm_wallet(user)))
             assert user_client.hints_answered() == [200]  # taken by the API, forwarded
         assert workers.process is not None and workers.process.poll() is None, (

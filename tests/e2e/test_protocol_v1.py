@@ -19,10 +19,10 @@ from tests.e2e.bridging import (
     ORIGIN,
     REFUNDED,
     balance,
+    bridge_request,
     final_status,
     funded_user,
     journal,
-    native_request,
     request_quote,
     rpc_urls,
 )
@@ -38,7 +38,7 @@ def service(start_service: StartService) -> ServiceThread:
 
 
 def _v1_request(user: str, recipient: str) -> QuoteRequest:
-    return native_request(user, recipient=recipient, protocol_version="v1")
+    return bridge_request(user, recipient=recipient, protocol_version="v1")
 
 
 def test_a_v1_deposit_goes_to_the_solver_and_is_filled(

@@ -18,6 +18,7 @@ from tests.e2e.bridging import (
     NATIVE,
     ORIGIN,
     balance,
+    bridge_request,
     deposit_native,
     final_status,
     funded_user,
@@ -36,17 +37,9 @@ def service(start_service: StartService) -> ServiceThread:
 
 
 def _usdc_bridge(devnet: RunningDevnet, user: str, recipient: str, **options: Any) -> QuoteRequest:
-    """50 USDC from ORIGIN to DESTINATION; `options` instead or besides."""
-    quoted: dict[str, Any] = {
-        "user": user,
-        "recipient": recipient,
-        "origin_chain_id": ORIGIN,
-        "destination_chain_id": DESTINATION,
-        "origin_currency": usdc(devnet, ORIGIN),
-        "destination_currency": usdc(devnet, DESTINATION),
-        "amount": 50 * 10**6,
-    }
-    return QuoteRequest(**(quoted | options))
+    """50 USDC from ORIGIN to DESTINATION, with `options`."""
+    currencies = (usdc(devnet, ORIGIN), usdc(devnet, DESTINATION))
+    return bridge_request(user, currencies, 50 * 10**6, recipient=recipient, **options)
 
 
 def _executed(user_client: UserClient, user: LocalAccount, request: QuoteRequest) -> Quote:
@@ -93,10 +86,7 @@ def test_refund_on_origin_is_where_a_refund_is_paid(service, devnet) -> None:
     """`refundOnOrigin` is honoured by design: an unfillable deposit is paid back on the origin
     chain, by its Depository."""
     user = funded_user(devnet)
-    body = _usdc_bridge(
-        devnet, user.address, user.address, refundOnOrigin=True,
-        origin_currency=NATIVE, destination_currency=NATIVE, amount=10**17,
-    ).wire()  # fmt: skip
+    body = bridge_request(user.address, recipient=user.address, refundOnOrigin=True).wire()
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, body)
         underpaid = int(quote["details"]["currencyIn"]["amount"]) - 1000
@@ -116,9 +106,9 @@ def test_a_true_exact_output_pays_exactly_and_the_surplus_to_the_solver(
     destination_usdc = usdc(devnet, DESTINATION)
     solver = devnet.deployment.solver.address
     solver_before = balance(devnet, DESTINATION, destination_usdc, solver)
-    request = _usdc_bridge(
-        devnet, user.address, recipient, origin_currency=NATIVE, trade_type="EXACT_OUTPUT",
-        amount=20 * 10**6, enableTrueExactOutput=True,
+    request = bridge_request(
+        user.address, (NATIVE, destination_usdc), 20 * 10**6, recipient=recipient,
+        trade_type="EXACT_OUTPUT", enableTrueExactOutput=True,
     )  # fmt: skip
     quote = _executed(user_client, user, request)
     assert quote.details.currency_out.amount == 20 * 10**6

@@ -25,11 +25,11 @@ from tests.e2e.bridging import (
     ORIGIN,
     REFUNDED,
     balance,
+    bridge_request,
     deposit_usdc,
     final_status,
     funded_user,
     journal,
-    native_request,
     request_quote,
     rpc_urls,
     usdc,
@@ -133,7 +133,7 @@ def test_second_deposit_for_a_filled_order_is_refunded_as_double_spend(
 ) -> None:
     user = funded_user(devnet)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        quote = user_client.quote(native_request(user.address, recipient=Account.create().address))
+        quote = user_client.quote(bridge_request(user.address, recipient=Account.create().address))
         request_id = quote.request_id
         succeeded(user_client.execute(quote, evm_wallet(user)))
         before = balance(devnet, ORIGIN, NATIVE, user.address)

@@ -13,7 +13,6 @@ from eth_account import Account
 from eth_typing import HexStr
 from web3 import Web3
 
-from crossfill_client import QuoteRequest
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -23,12 +22,12 @@ from tests.e2e.bridging import (
     REFUNDED,
     V2_STILL_SERVED,
     balance,
+    bridge_request,
     deposit_native,
     final_status,
     funded_user,
     listed_v3,
     native_bridge,
-    native_request,
     new_api_key,
     pool_price_moved,
     request_quote,
@@ -149,14 +148,11 @@ def test_swap_record_shows_the_real_output(
     usdc_out = usdc(devnet, DESTINATION)
     key = new_api_key(client, "records")
     quote = user_client.quote(
-        QuoteRequest(
-            user=user.address,
+        bridge_request(
+            user.address,
+            (NATIVE, usdc_out),
+            ETHER // 4,
             recipient=recipient,
-            origin_chain_id=ORIGIN,
-            origin_currency=NATIVE,
-            destination_chain_id=DESTINATION,
-            destination_currency=usdc_out,
-            amount=ETHER // 4,
             slippage_tolerance=200,
         )
     )
@@ -200,7 +196,7 @@ def test_record_shows_who_really_deposited_and_the_fees_really_paid(
     user, payer = Account.create(), funded_user(devnet)
     recipient = Account.create().address
     key = new_api_key(client, "depositors")
-    quote = user_client.quote(native_request(user.address, recipient=recipient))
+    quote = user_client.quote(bridge_request(user.address, recipient=recipient))
     result = user_client.execute(quote, evm_wallet(payer))
     succeeded(result)
     (record,) = listed_v3(client, key, id=quote.request_id)["requests"]

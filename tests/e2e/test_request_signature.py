@@ -8,9 +8,8 @@ from web3 import Web3
 
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, deploy, signing_web3
-from crossfill_client import QuoteRequest
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import DESTINATION, ORIGIN, funded_user, rpc_urls, usdc
+from tests.e2e.bridging import DESTINATION, ORIGIN, bridge_request, funded_user, rpc_urls, usdc
 from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.support.service import ServiceThread, StartService
 
@@ -46,15 +45,8 @@ def test_attestation_of_a_deposited_request_is_the_solvers_on_chain(
     service: ServiceThread = start_service(run_workers=True)
     user = funded_user(devnet, usdc_amount=50_000_000)
     recipient = Account.create().address
-    request = QuoteRequest(
-        user=user.address,
-        recipient=recipient,
-        origin_chain_id=ORIGIN,
-        destination_chain_id=DESTINATION,
-        origin_currency=usdc(devnet, ORIGIN),
-        destination_currency=usdc(devnet, DESTINATION),
-        amount=AMOUNT,
-    )
+    currencies = (usdc(devnet, ORIGIN), usdc(devnet, DESTINATION))
+    request = bridge_request(user.address, currencies, AMOUNT, recipient=recipient)
     with (
         httpx.Client(base_url=service.base_url, timeout=10) as http,
         UserClient(service.base_url, rpc_urls(devnet)) as user_client,

@@ -19,9 +19,9 @@ from tests.e2e.bridging import (
     OPERATOR,
     ORIGIN,
     V2_STILL_SERVED,
+    bridge_request,
     funded_user,
     listed_v3,
-    native_request,
     new_api_key,
     rpc_urls,
 )
@@ -36,7 +36,7 @@ def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> dict[str
     deposit's and the fill's hashes."""
     user = funded_user(devnet)
     with UserClient(service.base_url, rpc_urls(devnet), api_key=key) as user_client:
-        quote = user_client.quote(native_request(user.address, referrer="wallet-a.example"))
+        quote = user_client.quote(bridge_request(user.address, referrer="wallet-a.example"))
         result = user_client.execute(quote, evm_wallet(user))
         wire = user_client.answered("/quote/v2")
     status = succeeded(result)

@@ -26,6 +26,7 @@ from tests.e2e.bridging import (
     ORIGIN,
     V2_STILL_SERVED,
     balance,
+    bridge_request,
     final_status,
     funded_user,
     journal,
@@ -99,17 +100,7 @@ def _sponsored_key(
 
 
 def _request(user: str, recipient: str, **extra: Any) -> QuoteRequest:
-    return QuoteRequest(
-        user=user,
-        recipient=recipient,
-        origin_chain_id=ORIGIN,
-        destination_chain_id=DESTINATION,
-        origin_currency=NATIVE,
-        destination_currency=NATIVE,
-        amount=AMOUNT,
-        subsidize_fees=True,
-        **extra,
-    )
+    return bridge_request(user, amount=AMOUNT, recipient=recipient, subsidize_fees=True, **extra)
 
 
 def _usd_micros(text: str) -> int:

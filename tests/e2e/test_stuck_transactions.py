@@ -12,9 +12,9 @@ from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
     balance,
+    bridge_request,
     funded_user,
     journal,
-    native_request,
     rpc_urls,
 )
 from tests.e2e.user_client import UserClient, evm_wallet, following_until
@@ -36,7 +36,7 @@ def test_stuck_fill_is_replaced_and_only_one_version_lands(
     user = funded_user(devnet)
     recipient = user.address
     with UserClient(service.base_url, rpc_urls(devnet)) as user_client:
-        quote = user_client.quote(native_request(user.address))
+        quote = user_client.quote(bridge_request(user.address))
         request_id = quote.request_id
         before = balance(devnet, DESTINATION, NATIVE, recipient)
         anvil_rpc(destination_rpc, "evm_setAutomine", [False])  # nothing mines: the fill waits

@@ -15,9 +15,9 @@ from crossfill.contracts import calldata
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     ORIGIN,
+    bridge_request,
     final_status,
     funded_user,
-    native_request,
     request_quote,
     rpc_urls,
 )
@@ -62,7 +62,7 @@ def receivers() -> Iterator[list[Receiver]]:
 
 
 def _native_quote(service: ServiceThread, key: str, user: Any) -> dict[str, Any]:
-    body = native_request(user.address, referrer="hooks.example").wire()
+    body = bridge_request(user.address, referrer="hooks.example").wire()
     with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
         return request_quote(http, body)
 
@@ -72,7 +72,7 @@ def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> str:
     its webhook); the request's id."""
     user = funded_user(devnet)
     with UserClient(service.base_url, rpc_urls(devnet), api_key=key) as user_client:
-        quote = user_client.quote(native_request(user.address, referrer="hooks.example"))
+        quote = user_client.quote(bridge_request(user.address, referrer="hooks.example"))
         user_client.execute(quote, evm_wallet(user), options=SENT_ONLY)  # webhooks follow it
     return quote.request_id
 

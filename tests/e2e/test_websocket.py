@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed
 
 from crossfill_client.models import Quote
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import funded_user, native_request, rpc_urls
+from tests.e2e.bridging import bridge_request, funded_user, rpc_urls
 from tests.e2e.user_client import SENT_ONLY, UserClient, evm_wallet
 from tests.e2e.wire import validate_against
 from tests.support.service import StartService
@@ -24,7 +24,7 @@ BRIDGED = ["waiting", "pending", "submitted", "success"]
 def _quote(user_client: UserClient, devnet: RunningDevnet) -> tuple[Quote, LocalAccount]:
     """A new user's quote of the native bridge, and the user."""
     user = funded_user(devnet)
-    return user_client.quote(native_request(user.address)), user
+    return user_client.quote(bridge_request(user.address)), user
 
 
 async def _send(socket: ClientConnection, kind: str, request_id: str) -> dict[str, Any]:

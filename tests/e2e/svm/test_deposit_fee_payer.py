@@ -3,6 +3,8 @@ signs it; the user pays exactly the deposit, and the request is filled on the EV
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 from eth_account import Account
@@ -15,22 +17,18 @@ from crossfill_client.models import SvmTransactionData
 from crossfill_client.signing import SvmWallet
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, balance
+from tests.e2e.svm.routes import SOL, from_svm
 from tests.e2e.user_client import UserClient, succeeded, svm_wallet
 from tests.e2e.wire import validate_against
 from tests.support.wallets.svm import airdrop, sol_balance
 
 SVM_ID = 792703809
-SOL = "1" * 32
 FEE = 5000  # lamports per signature
 AMOUNT = 10**9
 
 
-def _request(user: Keypair, **more: str) -> QuoteRequest:
-    return QuoteRequest(
-        user=str(user.pubkey()), origin_chain_id=SVM_ID, destination_chain_id=DESTINATION,
-        origin_currency=SOL, destination_currency=NATIVE, amount=AMOUNT,
-        recipient=Account.create().address, **more,
-    )  # fmt: skip
+def _request(user: Keypair, **more: Any) -> QuoteRequest:
+    return from_svm(user, Account.create().address, AMOUNT, **more)
 
 
 def test_the_fee_payer_pays_the_fee_and_the_user_only_the_deposit(

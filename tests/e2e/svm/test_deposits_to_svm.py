@@ -13,25 +13,12 @@ from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.svm import programs
-from crossfill_client import QuoteRequest
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import NATIVE, ORIGIN, balance, funded_user, usdc
+from tests.e2e.svm.routes import SOL, to_svm
 from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.e2e.wire import validate_against
 from tests.support.wallets.svm import rpc
-
-SVM_ID = 792703809
-SOL = "1" * 32
-
-
-def _to_svm(
-    user: str, recipient: str, origin_currency: str, destination_currency: str, amount: int
-) -> QuoteRequest:
-    return QuoteRequest(
-        user=user, origin_chain_id=ORIGIN, destination_chain_id=SVM_ID,
-        origin_currency=origin_currency, destination_currency=destination_currency,
-        amount=amount, recipient=recipient,
-    )  # fmt: skip
 
 
 def test_eth_to_sol_pays_the_recipient_from_the_vault(
@@ -39,7 +26,7 @@ def test_eth_to_sol_pays_the_recipient_from_the_vault(
 ) -> None:
     node, _seeded = svm_node
     user, recipient = funded_user(devnet), Keypair().pubkey()
-    quote = user_client.quote(_to_svm(user.address, str(recipient), NATIVE, SOL, 10**17))
+    quote = user_client.quote(to_svm(user.address, str(recipient), (NATIVE, SOL), 10**17))
     validate_against("quote", user_client.answered("/quote/v2"))
     amount_out = quote.details.currency_out.amount
     assert quote.details.recipient == str(recipient)  # base58, exactly
@@ -55,9 +42,8 @@ def test_usdc_to_svm_usdc_creates_the_token_account(
 ) -> None:
     node, seeded = svm_node
     user, recipient = funded_user(devnet, usdc_amount=50 * 10**6), Keypair().pubkey()
-    request = _to_svm(
-        user.address, str(recipient), usdc(devnet, ORIGIN), str(seeded.usdc_mint), 20 * 10**6
-    )
+    currencies = (usdc(devnet, ORIGIN), str(seeded.usdc_mint))
+    request = to_svm(user.address, str(recipient), currencies, 20 * 10**6)
     quote = user_client.quote(request)
     validate_against("quote", user_client.answered("/quote/v2"))
     amount_out = quote.details.currency_out.amount
@@ -108,11 +94,10 @@ def test_svm_routes_refuse_the_other_vms_addresses(
     http: httpx.Client, changes: dict[str, str], code: str
 ) -> None:
     body = {
-        **_to_svm(
+        **to_svm(
             "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
             str(Keypair().pubkey()),
-            NATIVE,
-            SOL,
+            (NATIVE, SOL),
             10**16,
         ).wire(),
         **changes,

@@ -9,15 +9,12 @@ from crossfill.config import Deployment
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
-from crossfill_client import QuoteRequest
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, balance, funded_user
+from tests.e2e.bridging import DESTINATION, NATIVE, balance, funded_user
+from tests.e2e.svm.routes import SOL, from_svm, to_svm
 from tests.e2e.user_client import UserClient, evm_wallet, succeeded, svm_wallet
 from tests.support.service import StartService
 from tests.support.wallets.svm import sol_balance
-
-SVM_ID = 792703809
-SOL = "1" * 32
 
 
 def test_to_and_from_svm_on_postgresql(
@@ -34,22 +31,16 @@ def test_to_and_from_svm_on_postgresql(
     )
     with UserClient(service.base_url, chain_urls) as user_client:
         user, svm_recipient = funded_user(devnet), Keypair().pubkey()
-        to_svm = user_client.quote(QuoteRequest(
-            user=user.address, origin_chain_id=ORIGIN, destination_chain_id=SVM_ID,
-            origin_currency=NATIVE, destination_currency=SOL, amount=10**17,
-            recipient=str(svm_recipient),
-        ))  # fmt: skip
-        succeeded(user_client.execute(to_svm, evm_wallet(user)))
-        assert sol_balance(node.rpc_url, svm_recipient) == to_svm.details.currency_out.amount
+        to_svm_quote = user_client.quote(
+            to_svm(user.address, str(svm_recipient), (NATIVE, SOL), 10**17)
+        )
+        succeeded(user_client.execute(to_svm_quote, evm_wallet(user)))
+        assert sol_balance(node.rpc_url, svm_recipient) == to_svm_quote.details.currency_out.amount
 
         svm_user, evm_recipient = svm_accounts.users()[3], Account.create().address
-        from_svm = user_client.quote(QuoteRequest(
-            user=str(svm_user.pubkey()), origin_chain_id=SVM_ID, destination_chain_id=DESTINATION,
-            origin_currency=SOL, destination_currency=NATIVE, amount=10**9,
-            recipient=evm_recipient,
-        ))  # fmt: skip
-        succeeded(user_client.execute(from_svm, svm_wallet(svm_user)))
+        from_svm_quote = user_client.quote(from_svm(svm_user, evm_recipient, 10**9))
+        succeeded(user_client.execute(from_svm_quote, svm_wallet(svm_user)))
         assert (
             balance(devnet, DESTINATION, NATIVE, evm_recipient)
-            == from_svm.details.currency_out.amount
+            == from_svm_quote.details.currency_out.amount
         )

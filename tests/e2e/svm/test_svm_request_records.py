@@ -23,13 +23,11 @@ from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.svm import programs
-from crossfill_client import QuoteRequest
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
     OPERATOR_TOKEN,
-    ORIGIN,
     REFUNDED,
     final_status,
     funded_user,
@@ -37,12 +35,12 @@ from tests.e2e.bridging import (
     new_api_key,
     request_quote,
 )
+from tests.e2e.svm.routes import SOL, from_svm, to_svm
 from tests.e2e.user_client import UserClient, evm_wallet, succeeded, svm_wallet
 from tests.support.service import ServiceThread, StartService
 from tests.support.wallets.svm import rpc, sign_and_send
 
 SVM_ID = 792703809
-SOL = "1" * 32
 FEE = 5000  # lamports per signature
 
 
@@ -78,23 +76,12 @@ def _as_the_chain_says(node: SvmNodeProcess, shown: dict[str, Any]) -> None:
     assert shown["block"] == landed["slot"]
 
 
-def _from_svm(user: Keypair, recipient: str, amount: int) -> QuoteRequest:
-    return QuoteRequest(
-        user=str(user.pubkey()), origin_chain_id=SVM_ID, destination_chain_id=DESTINATION,
-        origin_currency=SOL, destination_currency=NATIVE, amount=amount, recipient=recipient,
-    )  # fmt: skip
-
-
 def _filled_to_svm(
     devnet: RunningDevnet, user_client: UserClient, http: httpx.Client
 ) -> dict[str, Any]:
     """The record of an ETH deposit on the EVM origin filled in SOL on the SVM chain."""
     user, recipient = funded_user(devnet), Keypair().pubkey()
-    quote = user_client.quote(QuoteRequest(
-        user=user.address, origin_chain_id=ORIGIN, destination_chain_id=SVM_ID,
-        origin_currency=NATIVE, destination_currency=SOL, amount=10**17,
-        recipient=str(recipient),
-    ))  # fmt: skip
+    quote = user_client.quote(to_svm(user.address, str(recipient), (NATIVE, SOL), 10**17))
     succeeded(user_client.execute(quote, evm_wallet(user)))
     return _record(http, quote.request_id)
 
@@ -103,7 +90,7 @@ def _filled_from_svm(
     user_client: UserClient, http: httpx.Client, user: Keypair, recipient: str
 ) -> dict[str, Any]:
     """The record of 2 SOL deposited through the quote's SVM transaction, filled in ETH."""
-    quote = user_client.quote(_from_svm(user, recipient, 2 * 10**9))
+    quote = user_client.quote(from_svm(user, recipient, 2 * 10**9))
     succeeded(user_client.execute(quote, svm_wallet(user)))
     return _record(http, quote.request_id)
 
@@ -188,7 +175,7 @@ def test_an_svm_refund_shows_where_an_evm_refund_shows(
 ) -> None:
     node, _seeded = svm_node
     user = svm_accounts.users()[4]
-    quote = request_quote(http, _from_svm(user, Account.create().address, 10**9).wire())
+    quote = request_quote(http, from_svm(user, Account.create().address, 10**9).wire())
     request_id = quote["steps"][0]["requestId"]
     underpaid = programs.transfer_sol(user.pubkey(), svm_accounts.solver().pubkey(), 10**8)
     sign_and_send(

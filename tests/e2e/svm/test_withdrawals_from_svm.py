@@ -19,7 +19,7 @@ from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.config import svm_chains
 from crossfill.store.tables import ChainCursor
-from crossfill_client import QuoteRequest, RequestStatus
+from crossfill_client import RequestStatus
 from crossfill_client.models import SvmTransactionData
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -32,6 +32,7 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
+from tests.e2e.svm.routes import from_svm
 from tests.e2e.user_client import SENT_ONLY, UserClient, succeeded, svm_wallet
 from tests.e2e.wire import validate_against
 from tests.support.service import StartService
@@ -39,18 +40,7 @@ from tests.support.waiting import wait_for
 from tests.support.wallets.svm import item_instructions, sign_and_send, sol_balance, token_balance
 
 SVM_ID = 792703809
-SOL = "1" * 32
 FEE = 5000  # lamports per signature
-
-
-def _from_svm(
-    user: Keypair, recipient: str, origin: str, destination: str, amount: int, **more: Any
-) -> QuoteRequest:
-    return QuoteRequest(
-        user=str(user.pubkey()), origin_chain_id=SVM_ID, destination_chain_id=DESTINATION,
-        origin_currency=origin, destination_currency=destination, amount=amount,
-        recipient=recipient, **more,
-    )  # fmt: skip
 
 
 def test_sol_to_eth_through_the_quoted_svm_transaction(
@@ -58,9 +48,7 @@ def test_sol_to_eth_through_the_quoted_svm_transaction(
 ) -> None:
     node, _seeded = svm_node
     user, recipient = svm_accounts.users()[0], Account.create().address
-    quote = user_client.quote(
-        _from_svm(user, recipient, SOL, NATIVE, 2 * 10**9, max_route_length=4)
-    )
+    quote = user_client.quote(from_svm(user, recipient, 2 * 10**9, max_route_length=4))
     validate_against("quote", user_client.answered("/quote/v2"))
     (step,) = quote.steps
     item = step.items[0].data
@@ -79,7 +67,7 @@ def test_svm_usdc_to_evm_usdc(
     node, seeded = svm_node
     user, recipient = svm_accounts.users()[1], Account.create().address
     token = usdc(devnet, DESTINATION)
-    quote = user_client.quote(_from_svm(user, recipient, str(seeded.usdc_mint), token, 30 * 10**6))
+    quote = user_client.quote(from_svm(user, recipient, 30 * 10**6, (str(seeded.usdc_mint), token)))
     validate_against("quote", user_client.answered("/quote/v2"))
     before = token_balance(node.rpc_url, user.pubkey(), seeded.usdc_mint)
     succeeded(user_client.execute(quote, svm_wallet(user)))
@@ -92,9 +80,7 @@ def test_too_little_is_refunded_on_svm_with_the_reason(
 ) -> None:
     node, _seeded = svm_node
     user = svm_accounts.users()[2]
-    quote = request_quote(
-        http, _from_svm(user, Account.create().address, SOL, NATIVE, 10**9).wire()
-    )
+    quote = request_quote(http, from_svm(user, Account.create().address, 10**9).wire())
     before = sol_balance(node.rpc_url, user.pubkey())
     vault = svm_accounts.solver().pubkey()
     underpaid = programs.transfer_sol(user.pubkey(), vault, 10**8)
@@ -111,9 +97,7 @@ def test_wrong_mint_is_refunded_in_that_mint(
 ) -> None:
     node, seeded = svm_node
     user = svm_accounts.users()[3]
-    quote = request_quote(
-        http, _from_svm(user, Account.create().address, SOL, NATIVE, 10**9).wire()
-    )
+    quote = request_quote(http, from_svm(user, Account.create().address, 10**9).wire())
     before = token_balance(node.rpc_url, user.pubkey(), seeded.usdc_mint)
     pay = programs.transfer_token(
         user.pubkey(), svm_accounts.solver().pubkey(), seeded.usdc_mint, 10**9, 6
@@ -163,7 +147,7 @@ def test_svm_origin_quotes_refuse_bad_input(
     http: httpx.Client, changes: dict[str, Any], code: str
 ) -> None:
     body = {
-        **_from_svm(svm_accounts.users()[0], Account.create().address, SOL, NATIVE, 10**9).wire(),
+        **from_svm(svm_accounts.users()[0], Account.create().address, 10**9).wire(),
         **changes,
     }
     response = http.post("/quote/v2", json=body)
@@ -185,7 +169,7 @@ def test_a_deposit_landed_before_the_first_scan_is_filled(
     token = usdc(devnet, DESTINATION)
     quoting = start_service(svm_deployment)
     with UserClient(quoting.base_url, chain_urls) as user_client:
-        quote = user_client.quote(_from_svm(user, recipient, str(seeded.usdc_mint), token, 10**7))
+        quote = user_client.quote(from_svm(user, recipient, 10**7, (str(seeded.usdc_mint), token)))
         # Paid, not followed: no worker would see it through.
         user_client.execute(quote, svm_wallet(user), options=SENT_ONLY)
     quoting.stop()
@@ -202,7 +186,7 @@ def test_a_second_transfer_in_the_deposit_transaction_is_refunded(
     back (before: it was read as no deposit at all, kept by the vault)."""
     node, _seeded = svm_node
     user, recipient = svm_accounts.users()[2], Account.create().address
-    quote = request_quote(http, _from_svm(user, recipient, SOL, NATIVE, 10**9).wire())
+    quote = request_quote(http, from_svm(user, recipient, 10**9).wire())
     before = sol_balance(node.rpc_url, user.pubkey())
     vault = svm_accounts.solver().pubkey()
     extra = programs.transfer_sol(user.pubkey(), vault, 3 * 10**8)
