@@ -3,9 +3,9 @@ executes the quote's steps with their own wallets through the devnet's nodes, an
 the request's end.
 
 `UserClient` is the client itself, with three test-minded differences: it keeps every answer
-the service gave it as JSON (`wire`), checks each final status record it hands back against
-the status schema (the record it parsed is that JSON), and waits as long as a test may (a
-minute) rather than as long as a user would."""
+the service gave it as JSON (`wire`), checks each quote and each final status record it hands
+back against their schemas (what it parsed is that JSON: its models read "1" and 1 alike),
+and waits as long as a test may (a minute) rather than as long as a user would."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from crossfill_client import (
     Client,
     ExecutionOptions,
     ExecutionResult,
+    QuoteRequest,
     RequestFailed,
     RequestStatus,
     RetryPolicy,
@@ -31,6 +32,7 @@ from crossfill_client.progress import ProgressCallback
 from crossfill_client.signing import EvmWallet, SvmWallet
 from tests.e2e.wire import RecordingTransport, WireLog, validate_against
 
+QUOTE_PATH = "/quote/v2"
 STATUS_PATH = "/intents/status/v3"
 HINT_PATH = "/transactions/index"
 PATIENCE = WaitOptions(timeout=60, poll_interval=0.2)
@@ -89,6 +91,12 @@ class UserClient(Client):
             retry=retry,
             transport=RecordingTransport(self.wire),
         )
+
+    def quote(self, request: QuoteRequest) -> Quote:
+        """`Client.quote`; the answer checked on the wire against the quote schema."""
+        quote = super().quote(request)
+        validate_against("quote", self.answered(QUOTE_PATH))
+        return quote
 
     def execute(
         self,
