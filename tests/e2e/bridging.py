@@ -19,8 +19,9 @@ from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.store.tables import OutboxEvent, SentTransaction
+from crossfill_client import QuoteRequest
 from tests.conftest import RunningDevnet
-from tests.e2e.conftest import validate_against
+from tests.e2e.wire import validate_against
 from tests.support.database import rows_in
 from tests.support.service import ServiceThread
 from tests.support.waiting import wait_for
@@ -48,6 +49,26 @@ def native_bridge(user: str, **fields: Any) -> dict[str, Any]:
         "tradeType": "EXACT_INPUT",
         **fields,
     }
+
+
+def bridge_request(
+    user: str,
+    currencies: tuple[str, str] = (NATIVE, NATIVE),
+    amount: int = 10**17,
+    **fields: Any,
+) -> QuoteRequest:
+    """What a user quotes with the Python client from ORIGIN to DESTINATION: `amount` of
+    `currencies[0]` for `currencies[1]` (0.1 ETH for ETH unless told), exact input unless
+    `fields` say otherwise (by name or wire name)."""
+    return QuoteRequest(
+        user=user,
+        origin_chain_id=ORIGIN,
+        destination_chain_id=DESTINATION,
+        origin_currency=currencies[0],
+        destination_currency=currencies[1],
+        amount=amount,
+        **fields,
+    )
 
 
 def with_balance_wait(deployment: Deployment, seconds: float) -> Deployment:

@@ -3,18 +3,22 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import jsonschema
 import pytest
 
 from crossfill.config import Deployment
-from tests.conftest import SCHEMAS_DIR, RunningDevnet
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import rpc_urls
+from tests.e2e.user_client import UserClient, UserClients
+from tests.e2e.wire import validate_against
 from tests.support.service import ServiceThread, StartService, service_settings
+
+# The wire check, imported from here by many of the suite's files.
+__all__ = ["validate_against"]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -66,6 +70,29 @@ def client(service: ServiceThread) -> Iterator[httpx.Client]:
         yield http
 
 
-def validate_against(schema_name: str, document: object) -> None:
-    schema = json.loads((SCHEMAS_DIR / f"{schema_name}.schema.json").read_text())
-    jsonschema.Draft202012Validator(schema).validate(document)
+@pytest.fixture
+def chain_urls(devnet: RunningDevnet) -> dict[int, str]:
+    """Where a user's wallet sends: each chain's node (a suite with more kinds of chain adds
+    theirs)."""
+    return rpc_urls(devnet)
+
+
+@pytest.fixture
+def user_clients(service: ServiceThread, chain_urls: dict[int, str]) -> Iterator[UserClients]:
+    """Makes Python clients of users of `service` (with an API key, or none), sending through
+    `chain_urls`; each closed after the test."""
+    made: list[UserClient] = []
+
+    def make(api_key: str | None = None) -> UserClient:
+        made.append(UserClient(service.base_url, chain_urls, api_key=api_key))
+        return made[-1]
+
+    yield make
+    for client in made:
+        client.close()
+
+
+@pytest.fixture
+def user_client(user_clients: UserClients) -> UserClient:
+    """The Python client of a user of `service`, without an API key."""
+    return user_clients()

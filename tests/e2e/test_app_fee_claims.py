@@ -17,22 +17,21 @@ from sqlalchemy import select
 
 from crossfill.contracts.toolchain import node_modules_dir
 from crossfill.store.tables import AppFee, AppFeeClaim
+from crossfill_client.models import AppFee as AppFeeShare
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     NATIVE,
     ORIGIN,
     balance,
-    final_status,
+    bridge_request,
     funded_user,
-    native_bridge,
-    request_quote,
     rpc_urls,
     stored_rows,
 )
-from tests.e2e.conftest import validate_against
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
+from tests.e2e.wire import validate_against
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
-from tests.support.wallets.evm import execute_steps
 
 SCRIPT = Path(__file__).parent / "sdk" / "claim_app_fees.mjs"
 FEE_BPS = 100
@@ -50,13 +49,15 @@ def http(service: ServiceThread) -> Any:
 
 
 def earn_app_fee(http: httpx.Client, devnet: RunningDevnet, recipient: str) -> int:
-    """A bridge of 0.1 ETH carrying a 1% app fee for `recipient`, run to success; the fee."""
+    """A user bridges 0.1 ETH carrying a 1% app fee for `recipient` to success (through the
+    service `http` talks to); the fee."""
     user = funded_user(devnet)
-    fee = {"recipient": recipient, "fee": str(FEE_BPS)}
-    quote = request_quote(http, native_bridge(user.address, appFees=[fee]))
-    execute_steps(quote, user, rpc_urls(devnet))
-    assert final_status(http, quote["steps"][-1]["requestId"])["status"] == "success"
-    return int(quote["fees"]["app"]["amount"])
+    fee = AppFeeShare(recipient=recipient, fee=FEE_BPS)
+    with UserClient(str(http.base_url).rstrip("/"), rpc_urls(devnet)) as user_client:
+        quote = user_client.quote(bridge_request(user.address, app_fees=[fee]))
+        succeeded(user_client.execute(quote, evm_wallet(user)))
+    assert quote.fees.app is not None
+    return quote.fees.app.amount
 
 
 def claim_with_sdk(service: ServiceThread, wallet: LocalAccount) -> dict[str, Any]:

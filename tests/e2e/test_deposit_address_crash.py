@@ -24,7 +24,7 @@ from tests.e2e.bridging import (
     funded_user,
     request_quote,
 )
-from tests.e2e.test_deposit_addresses import ETH, _body
+from tests.e2e.test_deposit_addresses import ETH, _request
 from tests.support.database import rows_in
 from tests.support.service import ServiceProcess, service_settings
 from tests.support.waiting import wait_for
@@ -51,7 +51,7 @@ def test_sweep_in_flight_survives_kill_9_and_is_swept_and_filled_once(
     user, recipient = funded_user(devnet), Account.create().address
     try:
         with httpx.Client(base_url=service.base_url, timeout=10) as http:
-            quote = request_quote(http, _body(user, recipient))
+            quote = request_quote(http, _request(user, recipient).wire())
             (step,) = quote["steps"]
             request_id, address = step["requestId"], step["depositAddress"]
             anvil_rpc(origin.rpc_url, "evm_setAutomine", [False])  # the sweep stays in flight

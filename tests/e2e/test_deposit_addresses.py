@@ -21,6 +21,8 @@ from crossfill.contracts.deposit_addresses import Recovery
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.store.tables import AddressTransfer, OutboxEvent
 from crossfill.types import TraceApi
+from crossfill_client import QuoteRequest, RequestStatus
+from crossfill_client.models import EvmTransactionData
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -29,6 +31,7 @@ from tests.e2e.bridging import (
     ORIGIN,
     REFUNDED,
     balance,
+    bridge_request,
     final_status,
     funded_user,
     listed_v3,
@@ -38,6 +41,7 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
+from tests.e2e.user_client import UserClients, evm_wallet, succeeded
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
 from tests.support.wallets.evm import pay_by_self_destruct, send_item
@@ -63,19 +67,17 @@ def service(
 EITHER_TRACES = pytest.mark.parametrize("service", list(TraceApi), indirect=True)
 
 
-def _body(user: LocalAccount, recipient: str, **fields: Any) -> dict[str, Any]:
-    return {
-        "user": user.address,
-        "recipient": recipient,
-        "originChainId": ORIGIN,
-        "destinationChainId": DESTINATION,
-        "originCurrency": NATIVE,
-        "destinationCurrency": NATIVE,
-        "amount": str(ETH // 10),
-        "tradeType": "EXACT_INPUT",
-        "useDepositAddress": True,
-        **fields,
-    }
+def _request(
+    user: LocalAccount,
+    recipient: str,
+    currencies: tuple[str, str] = (NATIVE, NATIVE),
+    amount: int = ETH // 10,
+    **fields: Any,
+) -> QuoteRequest:
+    """`amount` (0.1 ETH unless told) from ORIGIN to DESTINATION through a deposit address."""
+    return bridge_request(
+        user.address, currencies, amount, recipient=recipient, use_deposit_address=True, **fields
+    )
 
 
 def _pay(devnet: RunningDevnet, payer: LocalAccount, item: dict[str, Any]) -> str:
@@ -98,24 +100,26 @@ def _last_event(service: ServiceThread, request_id: str) -> dict[str, Any]:
 
 
 def test_strict_native_deposit_address_is_swept_and_filled(
-    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client, user_clients: UserClients
 ) -> None:
     key = new_api_key(client, "deposit-addresses")
     client.headers["x-api-key"] = key
     user = funded_user(devnet)
     recipient = Account.create().address
-    quote = request_quote(client, _body(user, recipient))
-    (step,) = quote["steps"]
-    address = step["depositAddress"]
-    item = step["items"][0]["data"]
-    assert Web3.is_address(address) and item["to"] == address.lower()
-    assert item["data"] == "0x" and int(item["value"]) == ETH // 10
-    request_id = step["requestId"]
+    user_client = user_clients(key)
+    quote = user_client.quote(_request(user, recipient))
+    (step,) = quote.steps
+    address = step.deposit_address
+    item = step.items[0].data
+    assert isinstance(item, EvmTransactionData)
+    assert Web3.is_address(address) and item.to == address.lower()
+    assert item.data == "0x" and item.value == ETH // 10
+    request_id = step.request_id
     assert balance(devnet, ORIGIN, NATIVE, address) == 0
 
-    transfer = _pay(devnet, user, item)
-    status = final_status(client, request_id, timeout=60)
-    assert status["status"] == "success"
+    result = user_client.execute(quote, evm_wallet(user))
+    succeeded(result)
+    (transfer,) = [sent.tx_id for sent in result.transactions]
 
     # The address was deployed and emptied into the Depository; the recipient was paid.
     assert balance(devnet, ORIGIN, NATIVE, address) == 0
@@ -124,7 +128,7 @@ def test_strict_native_deposit_address_is_swept_and_filled(
     depository = devnet.deployment.chains[0].contracts.depository
     assert balance(devnet, ORIGIN, NATIVE, depository) >= ETH // 10
     paid = balance(devnet, DESTINATION, NATIVE, recipient)
-    assert paid == int(quote["details"]["currencyOut"]["amount"])
+    assert paid == quote.details.currency_out.amount
 
     record = _record(client, key, request_id)
     assert record["depositAddress"] == {
@@ -151,17 +155,11 @@ def test_strict_native_deposit_address_is_swept_and_filled(
     }
 
 
-def _usdc_body(
+def _usdc_request(
     devnet: RunningDevnet, user: LocalAccount, recipient: str, **fields: Any
-) -> dict[str, Any]:
-    return _body(
-        user,
-        recipient,
-        originCurrency=usdc(devnet, ORIGIN),
-        destinationCurrency=usdc(devnet, DESTINATION),
-        amount=str(100 * USDC),
-        **fields,
-    )
+) -> QuoteRequest:
+    currencies = (usdc(devnet, ORIGIN), usdc(devnet, DESTINATION))
+    return _request(user, recipient, currencies, 100 * USDC, **fields)
 
 
 def _transfer_usdc(devnet: RunningDevnet, payer: LocalAccount, to: str, amount: int) -> str:
@@ -176,24 +174,25 @@ def _transfer_usdc(devnet: RunningDevnet, payer: LocalAccount, to: str, amount: 
 
 
 def test_strict_usdc_deposit_address_fills_and_a_second_transfer_is_a_child_request(
-    devnet: RunningDevnet, service: ServiceThread, client: httpx.Client
+    devnet: RunningDevnet, client: httpx.Client, user_clients: UserClients
 ) -> None:
     key = new_api_key(client, "deposit-addresses-usdc")
     client.headers["x-api-key"] = key
     user = funded_user(devnet, usdc_amount=300 * USDC)
     recipient = Account.create().address
-    quote = request_quote(client, _usdc_body(devnet, user, recipient))
-    (step,) = quote["steps"]  # no approval: a plain transfer
-    address, item = step["depositAddress"], step["items"][0]["data"]
+    user_client = user_clients(key)
+    quote = user_client.quote(_usdc_request(devnet, user, recipient))
+    (step,) = quote.steps  # no approval: a plain transfer
+    address, item = step.deposit_address, step.items[0].data
     token = usdc(devnet, ORIGIN)
-    assert item["to"] == token.lower() and item["value"] == "0"
-    assert item["data"] == calldata.hex_data(calldata.erc20_transfer(address, 100 * USDC))
+    assert isinstance(item, EvmTransactionData)
+    assert item.to == token.lower() and item.value == 0
+    assert item.data == calldata.hex_data(calldata.erc20_transfer(address, 100 * USDC))
 
-    _pay(devnet, user, item)
-    assert final_status(client, step["requestId"], timeout=60)["status"] == "success"
+    succeeded(user_client.execute(quote, evm_wallet(user)))
     out = usdc(devnet, DESTINATION)
     first_paid = balance(devnet, DESTINATION, out, recipient)
-    assert first_paid == int(quote["details"]["currencyOut"]["amount"])
+    assert first_paid == quote.details.currency_out.amount
     assert balance(devnet, ORIGIN, token, address) == 0
 
     # The same address paid again: a child request of its own, filled on the quote's terms.
@@ -209,9 +208,9 @@ def test_strict_usdc_deposit_address_fills_and_a_second_transfer_is_a_child_requ
         return len(listed) == 2
 
     assert wait_for(child_listed, timeout=30)
-    (child,) = [r for r in listed if r["id"] != step["requestId"]]
+    (child,) = [r for r in listed if r["id"] != step.request_id]
     assert child["depositAddress"]["depositTxHash"] == second
-    assert final_status(client, child["id"], timeout=60)["status"] == "success"
+    assert user_client.wait(child["id"]).status is RequestStatus.SUCCESS
     assert balance(devnet, DESTINATION, out, recipient) == 2 * first_paid
     assert balance(devnet, ORIGIN, token, address) == 0
     assert balance(devnet, ORIGIN, token, user.address) == 100 * USDC
@@ -219,7 +218,7 @@ def test_strict_usdc_deposit_address_fills_and_a_second_transfer_is_a_child_requ
     plain = client.get(
         "/requests/v3", params={"depositAddress": address}, headers={"x-api-key": key}
     ).json()["requests"]
-    assert [r["id"] for r in plain] == [step["requestId"]]
+    assert [r["id"] for r in plain] == [step.request_id]
 
 
 def test_underpaid_strict_deposit_address_is_refunded_to_refund_to(
@@ -227,7 +226,9 @@ def test_underpaid_strict_deposit_address_is_refunded_to_refund_to(
 ) -> None:
     user = funded_user(devnet)
     refund_to = Account.create().address
-    quote = request_quote(client, _body(user, Account.create().address, refundTo=refund_to))
+    quote = request_quote(
+        client, _request(user, Account.create().address, refund_to=refund_to).wire()
+    )
     (step,) = quote["steps"]
     address = step["depositAddress"]
     sent = ETH // 20  # half the quoted amount
@@ -245,7 +246,9 @@ def test_wrong_currency_at_a_deposit_address_is_refunded(
 ) -> None:
     user = funded_user(devnet, usdc_amount=50 * USDC)
     refund_to = Account.create().address
-    quote = request_quote(client, _body(user, Account.create().address, refundTo=refund_to))
+    quote = request_quote(
+        client, _request(user, Account.create().address, refund_to=refund_to).wire()
+    )
     (step,) = quote["steps"]
     address = step["depositAddress"]
     _transfer_usdc(devnet, user, address, 50 * USDC)  # USDC to an address quoted for ether
@@ -268,7 +271,7 @@ def test_recovery_address_recovers_funds_held_by_a_deposit_address(
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(
             http,
-            _body(user, Account.create().address, recoveryAddress=recovery.address),
+            _request(user, Account.create().address, recovery_address=recovery.address).wire(),
         )
     (step,) = quote["steps"]
     address = step["depositAddress"]
@@ -318,7 +321,7 @@ def test_open_usdc_deposit_address_prices_each_transfer_as_its_own_request(
     client.headers["x-api-key"] = key
     user = funded_user(devnet, usdc_amount=200 * USDC)
     recipient, refund_to = Account.create().address, Account.create().address
-    open_body = _usdc_body(devnet, user, recipient, strict=False)
+    open_body = _usdc_request(devnet, user, recipient, strict=False).wire()
     refused = client.post("/quote/v2", json=open_body)
     assert refused.status_code == 400 and "refundTo" in refused.json()["message"]
     quote = request_quote(client, {**open_body, "refundTo": refund_to})
@@ -358,7 +361,7 @@ def test_an_overpaid_strict_deposit_fills_the_quote_and_refunds_the_excess(
     client.headers["x-api-key"] = key
     user = funded_user(devnet)
     recipient, refund_to = Account.create().address, Account.create().address
-    quote = request_quote(client, _body(user, recipient, refundTo=refund_to))
+    quote = request_quote(client, _request(user, recipient, refund_to=refund_to).wire())
     (step,) = quote["steps"]
     address, request_id = step["depositAddress"], step["requestId"]
     _pay(devnet, user, {**step["items"][0]["data"], "value": str(ETH // 10 + ETH // 20)})
@@ -397,7 +400,7 @@ def test_ether_a_contract_pays_to_a_deposit_address_is_swept_and_filled(
     """No transaction is `to` the address: the node's call traces show the payment. One
     made inside a call that reverted (its own call succeeded) is not a payment."""
     user, recipient = funded_user(devnet), Account.create().address
-    quote = request_quote(client, _body(user, recipient))
+    quote = request_quote(client, _request(user, recipient).wire())
     (step,) = quote["steps"]
     address, request_id = Web3.to_checksum_address(step["depositAddress"]), step["requestId"]
     amount = ETH // 10
@@ -430,7 +433,7 @@ def test_ether_a_self_destructing_contract_hands_over_is_swept_and_filled(
 ) -> None:
     """A self-destructing contract hands its balance to the address."""
     user, recipient = funded_user(devnet), Account.create().address
-    quote = request_quote(client, _body(user, recipient))
+    quote = request_quote(client, _request(user, recipient).wire())
     (step,) = quote["steps"]
     address, request_id = step["depositAddress"].lower(), step["requestId"]
     amount = Wei(ETH // 10)
@@ -466,7 +469,7 @@ def test_a_transaction_of_the_deepest_calls_does_not_stop_the_watch(
     """geth's frames of such a transaction nest deeper than Python's decoder goes by default;
     the watch reads that block and finds the payment made after it."""
     user, recipient = funded_user(devnet), Account.create().address
-    quote = request_quote(client, _body(user, recipient))
+    quote = request_quote(client, _request(user, recipient).wire())
     (step,) = quote["steps"]
     address = step["depositAddress"].lower()
     origin_rpc = rpc_urls(devnet)[ORIGIN]

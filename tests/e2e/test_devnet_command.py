@@ -16,10 +16,10 @@ from eth_account import Account
 
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.child_process import free_port
-from tests.e2e.bridging import DESTINATION, ORIGIN, native_bridge
-from tests.e2e.conftest import validate_against
+from tests.e2e.bridging import DESTINATION, ORIGIN, bridge_request
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
+from tests.e2e.wire import validate_against
 from tests.support.waiting import wait_for
-from tests.support.wallets.evm import execute_steps
 
 
 def _ready(base_url: str) -> bool:
@@ -38,23 +38,14 @@ def _rpc_answers(rpc_url: str) -> bool:
 
 
 def _bridge_seconds(base_url: str, rpc_urls: list[str]) -> float:
-    """A new user bridges 0.1 ETH from the first chain to the second, as a wallet would:
+    """A new user bridges 0.1 ETH from the first chain to the second with the Python client:
     seconds from the deposit's broadcast to `success`."""
     user = Account.create()
     set_native_balance(rpc_urls[0], user.address, 10**19)
-    with httpx.Client(base_url=base_url, timeout=10) as http:
-        quote = http.post("/quote/v2", json=native_bridge(user.address))
-        assert quote.status_code == 200, quote.text
-        request_id = quote.json()["steps"][0]["requestId"]
+    with UserClient(base_url, {ORIGIN: rpc_urls[0], DESTINATION: rpc_urls[1]}) as user_client:
+        quote = user_client.quote(bridge_request(user.address))
         sent_at = time.monotonic()
-        execute_steps(quote.json(), user, {ORIGIN: rpc_urls[0], DESTINATION: rpc_urls[1]})
-
-        def succeeded() -> bool:
-            status = http.get("/intents/status/v3", params={"requestId": request_id}).json()
-            assert status["status"] not in {"failure", "refund"}, status
-            return bool(status["status"] == "success")
-
-        assert wait_for(succeeded, timeout=30, interval=0.1), "the bridge never completed"
+        succeeded(user_client.execute(quote, evm_wallet(user)))
     return time.monotonic() - sent_at
 
 

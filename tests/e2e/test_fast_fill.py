@@ -14,6 +14,8 @@ from eth_account import Account
 from crossfill.config.deployment import FastFillSettings
 from crossfill.devnet.anvil import anvil_rpc
 from crossfill.domain.confirmations import ConfirmationTier
+from crossfill_client import RequestStatus
+from crossfill_client.models import AppFee
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -22,18 +24,16 @@ from tests.e2e.bridging import (
     OPERATOR_TOKEN,
     ORIGIN,
     balance,
-    final_status,
+    bridge_request,
     funded_user,
     listed_v3,
-    native_bridge,
     new_api_key,
-    request_quote,
     rpc_urls,
     usdc,
 )
+from tests.e2e.user_client import SENT_ONLY, UserClient, UserClients, evm_wallet
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
-from tests.support.wallets.evm import execute_steps
 
 # Origin deposits wait for this many blocks: none confirms while a test does not mine them.
 CONFIRMATIONS = 40
@@ -64,15 +64,17 @@ def _sponsored_key(http: httpx.Client, devnet: RunningDevnet, wallet: str) -> st
     return str(created.json()["key"])
 
 
-def _earn_app_fees(http: httpx.Client, devnet: RunningDevnet, wallet: str) -> float:
-    """A bridge paying `wallet` a 10% app fee, filled once its deposit confirms; the wallet's
-    app balance in USD."""
+def _earn_app_fees(
+    user_client: UserClient, http: httpx.Client, devnet: RunningDevnet, wallet: str
+) -> float:
+    """A user's bridge paying `wallet` a 10% app fee, filled once its deposit confirms; the
+    wallet's app balance in USD."""
     user = funded_user(devnet)
-    body = native_bridge(user.address, appFees=[{"recipient": wallet, "fee": "1000"}])
-    quote = request_quote(http, body)
-    execute_steps(quote, user, rpc_urls(devnet))
+    fee = AppFee(recipient=wallet, fee=1000)
+    quote = user_client.quote(bridge_request(user.address, app_fees=[fee]))
+    user_client.execute(quote, evm_wallet(user), options=SENT_ONLY)
     _mine_origin(devnet)
-    assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
+    assert user_client.wait(quote.request_id).status is RequestStatus.SUCCESS
     balances = http.get(f"/app-fees/{wallet}/balances").json()
     assert balances["outstandingFastFillBalanceUsd"] == 0
     earned: float = balances["availableBalanceUsd"]
@@ -84,19 +86,22 @@ def _fast_fill(http: httpx.Client, key: str, **body: Any) -> httpx.Response:
     return http.post("/fast-fill", json=body, headers={"x-api-key": key})
 
 
-def test_a_seen_deposit_is_filled_before_its_confirmations(service, devnet) -> None:
+def test_a_seen_deposit_is_filled_before_its_confirmations(
+    service: ServiceThread, devnet: RunningDevnet, user_clients: UserClients
+) -> None:
     wallet = Account.create().address
     recipient = Account.create().address
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         key = _sponsored_key(http, devnet, wallet)
-        earned = _earn_app_fees(http, devnet, wallet)
-        user = funded_user(devnet)
-        body = native_bridge(user.address, recipient=recipient, amount=str(ETHER // 1000))
-        quote = http.post("/quote/v2", json=body, headers={"x-api-key": key}).json()
-        request_id = quote["steps"][0]["requestId"]
+        earned = _earn_app_fees(user_clients(), http, devnet, wallet)
+        user, user_client = funded_user(devnet), user_clients(key)
+        quote = user_client.quote(
+            bridge_request(user.address, recipient=recipient, amount=ETHER // 1000)
+        )
+        request_id = quote.request_id
         early = _fast_fill(http, key, requestId=request_id)
         assert early.status_code == 400 and "seen" in early.json()["message"]
-        sent = execute_steps(quote, user, rpc_urls(devnet))
+        (deposit,) = user_client.execute(quote, evm_wallet(user), options=SENT_ONLY).transactions
 
         answers: list[httpx.Response] = []
 
@@ -106,10 +111,10 @@ def test_a_seen_deposit_is_filled_before_its_confirmations(service, devnet) -> N
 
         assert wait_for(queued, timeout=20, interval=0.3), answers[-1].text
         assert answers[-1].json() == {"message": "Request successfully queued for fast fill."}
-        status = final_status(http, request_id)
-        assert status["status"] == "success", status
+        status = user_client.wait(request_id)
+        assert status.status is RequestStatus.SUCCESS, status
         received = balance(devnet, DESTINATION, NATIVE, recipient)
-        assert received == int(quote["details"]["currencyOut"]["amount"])
+        assert received == quote.details.currency_out.amount
         again = _fast_fill(http, key, requestId=request_id)
         assert again.json() == {"message": "Request already queued or executed."}
 
@@ -128,24 +133,24 @@ def test_a_seen_deposit_is_filled_before_its_confirmations(service, devnet) -> N
 
         def settled() -> bool:
             (listed,) = listed_v3(http, key, id=request_id)["requests"]
-            return [tx["txHash"] for tx in listed["data"]["inTxs"]] == [sent["deposit"]]
+            return [tx["txHash"] for tx in listed["data"]["inTxs"]] == [deposit.tx_id]
 
         assert wait_for(settled, timeout=20, interval=0.3)
         assert http.get(f"/app-fees/{wallet}/balances").json()["outstandingFastFillBalanceUsd"] == 0
-        assert final_status(http, request_id)["status"] == "success"
+        assert user_client.wait(request_id).status is RequestStatus.SUCCESS
 
 
-def test_fast_fills_are_refused_without_collateral_or_authority(service, devnet) -> None:
+def test_fast_fills_are_refused_without_collateral_or_authority(
+    service: ServiceThread, devnet: RunningDevnet, user_clients: UserClients
+) -> None:
     wallet = Account.create().address
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         unsponsored = new_api_key(http, "no sponsor")
         key = _sponsored_key(http, devnet, wallet)
-        user = funded_user(devnet)
-        quote = http.post(
-            "/quote/v2", json=native_bridge(user.address), headers={"x-api-key": key}
-        ).json()
-        request_id = quote["steps"][0]["requestId"]
-        execute_steps(quote, user, rpc_urls(devnet))
+        user, user_client = funded_user(devnet), user_clients(key)
+        quote = user_client.quote(bridge_request(user.address))
+        request_id = quote.request_id
+        user_client.execute(quote, evm_wallet(user), options=SENT_ONLY)
 
         no_sponsor = _fast_fill(http, unsponsored, requestId=request_id)
         assert no_sponsor.status_code == 403 and "sponsoring wallet" in no_sponsor.json()["message"]
@@ -162,4 +167,4 @@ def test_fast_fills_are_refused_without_collateral_or_authority(service, devnet)
         status = http.get("/intents/status/v3", params={"requestId": request_id}).json()
         assert status["status"] == "waiting"  # nothing was filled
         _mine_origin(devnet)
-        assert final_status(http, request_id)["status"] == "success"  # filled as usual
+        assert user_client.wait(request_id).status is RequestStatus.SUCCESS  # filled as usual

@@ -17,16 +17,14 @@ from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     ORIGIN,
-    final_status,
+    bridge_request,
     funded_user,
-    native_bridge,
-    request_quote,
     rpc_urls,
 )
 from tests.e2e.receiver import Receiver
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
-from tests.support.wallets.evm import execute_steps
 
 OPERATOR = {"Authorization": "Bearer operator-token"}
 ROUTE = {"origin_chain_id": str(ORIGIN), "destination_chain_id": str(DESTINATION)}
@@ -69,13 +67,12 @@ def _keyed_webhook(service: ServiceThread, receivers: list[Receiver]) -> tuple[s
 
 
 def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> str:
+    """A user of the key's app bridges to success; the request's id."""
     user = funded_user(devnet)
-    with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
-        quote = request_quote(http, native_bridge(user.address))
-        request_id: str = quote["steps"][0]["requestId"]
-        execute_steps(quote, user, rpc_urls(devnet))
-        assert final_status(http, request_id)["status"] == "success"
-    return request_id
+    with UserClient(service.base_url, rpc_urls(devnet), api_key=key) as user_client:
+        quote = user_client.quote(bridge_request(user.address))
+        succeeded(user_client.execute(quote, evm_wallet(user)))
+    return quote.request_id
 
 
 def test_every_series_appears_after_one_bridge(

@@ -11,17 +11,9 @@ import httpx
 
 from crossfill.devnet.child_process import free_port
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import (
-    DESTINATION,
-    ORIGIN,
-    final_status,
-    funded_user,
-    native_bridge,
-    request_quote,
-    rpc_urls,
-)
+from tests.e2e.bridging import DESTINATION, ORIGIN, bridge_request, funded_user, rpc_urls
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.support.service import ServiceProcess, StartService, service_settings
-from tests.support.wallets.evm import execute_steps
 
 
 def test_workers_only_beside_an_api_process_complete_a_bridge(
@@ -34,13 +26,10 @@ def test_workers_only_beside_an_api_process_complete_a_bridge(
     workers = ServiceProcess.workers_only(settings, ops_port=free_port()).start()
     try:
         user = funded_user(devnet)
-        with httpx.Client(base_url=api.base_url, timeout=10) as http:
-            quote = request_quote(http, native_bridge(user.address))
-            sent = execute_steps(quote, user, rpc_urls(devnet))
-            hint = {"txHash": sent["deposit"], "chainId": str(ORIGIN)}
-            assert http.post("/transactions/index", json=hint).status_code == 200
-            status = final_status(http, quote["steps"][0]["requestId"], timeout=60)
-        assert status["status"] == "success"
+        with UserClient(api.base_url, rpc_urls(devnet)) as user_client:
+            quote = user_client.quote(bridge_request(user.address))
+            succeeded(user_client.execute(quote, evm_wallet(user)))
+            assert user_client.hints_answered() == [200]  # taken by the API, forwarded
         assert workers.process is not None and workers.process.poll() is None, (
             "the workers process exited"
         )

@@ -4,14 +4,14 @@ as usual, and a deposit that cannot be filled is paid back from the solver's own
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 import pytest
 from eth_account import Account
 from web3 import Web3
 
 from crossfill.devnet import accounts
+from crossfill_client import QuoteRequest
+from crossfill_client.models import EvmTransactionData
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -19,16 +19,17 @@ from tests.e2e.bridging import (
     ORIGIN,
     REFUNDED,
     balance,
+    bridge_request,
     final_status,
     funded_user,
     journal,
-    native_bridge,
     request_quote,
     rpc_urls,
 )
-from tests.e2e.conftest import validate_against
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
+from tests.e2e.wire import validate_against
 from tests.support.service import ServiceThread, StartService
-from tests.support.wallets.evm import execute_steps, send_item
+from tests.support.wallets.evm import send_item
 
 
 @pytest.fixture
@@ -36,38 +37,40 @@ def service(start_service: StartService) -> ServiceThread:
     return start_service(run_workers=True)
 
 
-def _v1_quote(http: httpx.Client, user: str, recipient: str) -> dict[str, Any]:
-    quote = request_quote(http, native_bridge(user, recipient=recipient, protocolVersion="v1"))
-    validate_against("quote", quote)
-    return quote
+def _v1_request(user: str, recipient: str) -> QuoteRequest:
+    return bridge_request(user, recipient=recipient, protocol_version="v1")
 
 
-def test_a_v1_deposit_goes_to_the_solver_and_is_filled(service, devnet: RunningDevnet) -> None:
+def test_a_v1_deposit_goes_to_the_solver_and_is_filled(
+    devnet: RunningDevnet, user_client: UserClient
+) -> None:
     user, recipient = funded_user(devnet), Account.create().address
     origin = devnet.deployment.chains[0]
     depository_before = balance(devnet, ORIGIN, NATIVE, origin.contracts.depository)
-    with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        quote = _v1_quote(http, user.address, recipient)
-        (step,) = quote["steps"]
-        item = step["items"][0]["data"]
-        assert item["to"] == origin.contracts.receiver.lower()
-        assert item["data"] == quote["protocol"]["v2"]["orderId"]
-        sent = execute_steps(quote, user, rpc_urls(devnet))
-        status = final_status(http, step["requestId"])
-    assert status["status"] == "success", status
-    assert status["inTxHashes"] == [sent["deposit"]]
+    quote = user_client.quote(_v1_request(user.address, recipient))
+    validate_against("quote", user_client.answered("/quote/v2"))
+    (step,) = quote.steps
+    item = step.items[0].data
+    assert isinstance(item, EvmTransactionData) and quote.protocol is not None
+    assert item.to == origin.contracts.receiver.lower()
+    assert item.data == quote.protocol.v2.order_id
+    result = user_client.execute(quote, evm_wallet(user))
+    status = succeeded(result)
+    (deposit,) = result.transactions
+    assert deposit.step_id == "deposit" and status.in_tx_hashes == (deposit.tx_id,)
     # Nothing escrowed: the Receiver forwarded the ether to the solver at once.
     assert balance(devnet, ORIGIN, NATIVE, origin.contracts.receiver) == 0
     assert balance(devnet, ORIGIN, NATIVE, origin.contracts.depository) == depository_before
     received = balance(devnet, DESTINATION, NATIVE, recipient)
-    assert received == int(quote["details"]["currencyOut"]["amount"])
+    assert received == quote.details.currency_out.amount
 
 
 def test_an_underpaid_v1_deposit_is_refunded_by_the_solver(service, devnet: RunningDevnet) -> None:
     user = funded_user(devnet)
     origin_web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        quote = _v1_quote(http, user.address, Account.create().address)
+        quote = request_quote(http, _v1_request(user.address, Account.create().address).wire())
+        validate_against("quote", quote)
         request_id = quote["steps"][0]["requestId"]
         item = dict(quote["steps"][0]["items"][0]["data"])
         paid = int(item["value"]) // 2

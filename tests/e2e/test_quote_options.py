@@ -10,12 +10,15 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
+from crossfill_client import QuoteRequest
+from crossfill_client.models import Quote
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
     ORIGIN,
     balance,
+    bridge_request,
     deposit_native,
     final_status,
     funded_user,
@@ -23,9 +26,9 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
-from tests.e2e.conftest import validate_against
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
+from tests.e2e.wire import validate_against
 from tests.support.service import ServiceThread, StartService
-from tests.support.wallets.evm import execute_steps
 
 
 @pytest.fixture
@@ -33,70 +36,57 @@ def service(start_service: StartService) -> ServiceThread:
     return start_service(run_workers=True)
 
 
-def _usdc_bridge(
-    devnet: RunningDevnet, user: str, recipient: str, **options: Any
-) -> dict[str, Any]:
-    return {
-        "user": user,
-        "recipient": recipient,
-        "originChainId": ORIGIN,
-        "destinationChainId": DESTINATION,
-        "originCurrency": usdc(devnet, ORIGIN),
-        "destinationCurrency": usdc(devnet, DESTINATION),
-        "amount": str(50 * 10**6),
-        "tradeType": "EXACT_INPUT",
-        **options,
-    }
+def _usdc_bridge(devnet: RunningDevnet, user: str, recipient: str, **options: Any) -> QuoteRequest:
+    """50 USDC from ORIGIN to DESTINATION, with `options`."""
+    currencies = (usdc(devnet, ORIGIN), usdc(devnet, DESTINATION))
+    return bridge_request(user, currencies, 50 * 10**6, recipient=recipient, **options)
 
 
-def _execute(
-    service: ServiceThread, devnet: RunningDevnet, user: LocalAccount, body: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Quote, run the steps as a wallet, hint the deposit; the quote and the final status."""
-    with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        quote = request_quote(http, body)
-        validate_against("quote", quote)
-        sent = execute_steps(quote, user, rpc_urls(devnet))
-        http.post("/transactions/index", json={"txHash": sent["deposit"], "chainId": str(ORIGIN)})
-        status = final_status(http, quote["steps"][-1]["requestId"])
-    return quote, status
+def _executed(user_client: UserClient, user: LocalAccount, request: QuoteRequest) -> Quote:
+    """The quote (its wire shape checked), executed with the user's wallet to success."""
+    quote = user_client.quote(request)
+    validate_against("quote", user_client.answered("/quote/v2"))
+    succeeded(user_client.execute(quote, evm_wallet(user)))
+    return quote
 
 
-def test_a_gas_top_up_reaches_the_recipient_with_the_usdc(service, devnet) -> None:
+def test_a_gas_top_up_reaches_the_recipient_with_the_usdc(
+    devnet: RunningDevnet, user_client: UserClient
+) -> None:
     user, recipient = funded_user(devnet, usdc_amount=100 * 10**6), Account.create().address
-    body = _usdc_bridge(devnet, user.address, recipient, topupGas=True, topupGasAmount="3000000")
-    quote, status = _execute(service, devnet, user, body)
-    assert status["status"] == "success", status
-    topup = quote["details"]["currencyGasTopup"]
-    assert topup["currency"]["chainId"] == DESTINATION
-    assert topup["currency"]["metadata"]["isNative"] is True
-    assert topup["amountUsd"].startswith(("2.99", "3"))
+    request = _usdc_bridge(devnet, user.address, recipient, topupGas=True, topupGasAmount="3000000")
+    quote = _executed(user_client, user, request)
+    topup = quote.details.currency_gas_topup
+    assert topup is not None and topup.currency.chain_id == DESTINATION
+    assert topup.currency.metadata is not None and topup.currency.metadata.is_native is True
+    assert topup.amount_usd is not None and topup.amount_usd.startswith(("2.99", "3"))
     # The recipient, a fresh account, now holds the top-up and the bridged USDC.
-    assert balance(devnet, DESTINATION, NATIVE, recipient) == int(topup["amount"]) > 0
+    assert balance(devnet, DESTINATION, NATIVE, recipient) == topup.amount > 0
     received = balance(devnet, DESTINATION, usdc(devnet, DESTINATION), recipient)
-    assert received == int(quote["details"]["currencyOut"]["amount"])
+    assert received == quote.details.currency_out.amount
 
 
-def test_a_fixed_rate_bridge_delivers_the_input_less_its_spread(service, devnet) -> None:
+def test_a_fixed_rate_bridge_delivers_the_input_less_its_spread(
+    devnet: RunningDevnet, user_client: UserClient
+) -> None:
     user, recipient = funded_user(devnet, usdc_amount=100 * 10**6), Account.create().address
-    quote, status = _execute(
-        service, devnet, user, _usdc_bridge(devnet, user.address, recipient, fixedRate="300")
+    quote = _executed(
+        user_client, user, _usdc_bridge(devnet, user.address, recipient, fixedRate="300")
     )
-    assert status["status"] == "success", status
-    details = quote["details"]
-    assert details["isFixedRate"] is True
-    assert details["fixedRateFee"] == {"usd": "1.5"}  # 3% of 50 USDC
-    assert int(quote["fees"]["relayer"]["amount"]) == 1_500_000
+    details = quote.details
+    assert details.is_fixed_rate is True
+    assert details.fixed_rate_fee is not None
+    assert details.fixed_rate_fee.model_dump() == {"usd": "1.5"}  # 3% of 50 USDC
+    assert quote.fees.relayer is not None and quote.fees.relayer.amount == 1_500_000
     received = balance(devnet, DESTINATION, usdc(devnet, DESTINATION), recipient)
-    assert received == int(details["currencyOut"]["amount"]) == 48_500_000
+    assert received == details.currency_out.amount == 48_500_000
 
 
 def test_refund_on_origin_is_where_a_refund_is_paid(service, devnet) -> None:
     """`refundOnOrigin` is honoured by design: an unfillable deposit is paid back on the origin
     chain, by its Depository."""
     user = funded_user(devnet)
-    body = {**_usdc_bridge(devnet, user.address, user.address), "refundOnOrigin": True}
-    body.update(originCurrency=NATIVE, destinationCurrency=NATIVE, amount=str(10**17))
+    body = bridge_request(user.address, recipient=user.address, refundOnOrigin=True).wire()
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, body)
         underpaid = int(quote["details"]["currencyIn"]["amount"]) - 1000
@@ -109,21 +99,19 @@ def test_refund_on_origin_is_where_a_refund_is_paid(service, devnet) -> None:
     assert receipt["to"].lower() == devnet.deployment.chains[0].contracts.depository.lower()
 
 
-def test_a_true_exact_output_pays_exactly_and_the_surplus_to_the_solver(service, devnet) -> None:
+def test_a_true_exact_output_pays_exactly_and_the_surplus_to_the_solver(
+    devnet: RunningDevnet, user_client: UserClient
+) -> None:
     user, recipient = funded_user(devnet), Account.create().address
     destination_usdc = usdc(devnet, DESTINATION)
     solver = devnet.deployment.solver.address
     solver_before = balance(devnet, DESTINATION, destination_usdc, solver)
-    body = {
-        **_usdc_bridge(devnet, user.address, recipient),
-        "originCurrency": NATIVE,
-        "tradeType": "EXACT_OUTPUT",
-        "amount": str(20 * 10**6),
-        "enableTrueExactOutput": True,
-    }
-    quote, status = _execute(service, devnet, user, body)
-    assert status["status"] == "success", status
-    assert quote["details"]["currencyOut"]["amount"] == str(20 * 10**6)
+    request = bridge_request(
+        user.address, (NATIVE, destination_usdc), 20 * 10**6, recipient=recipient,
+        trade_type="EXACT_OUTPUT", enableTrueExactOutput=True,
+    )  # fmt: skip
+    quote = _executed(user_client, user, request)
+    assert quote.details.currency_out.amount == 20 * 10**6
     assert balance(devnet, DESTINATION, destination_usdc, recipient) == 20 * 10**6
     # The swap bought with slippage head-room: what it got beyond the amount is the solver's.
     assert balance(devnet, DESTINATION, destination_usdc, solver) > solver_before

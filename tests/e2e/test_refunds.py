@@ -25,6 +25,7 @@ from tests.e2e.bridging import (
     ORIGIN,
     REFUNDED,
     balance,
+    bridge_request,
     deposit_usdc,
     final_status,
     funded_user,
@@ -34,6 +35,7 @@ from tests.e2e.bridging import (
     usdc,
     with_balance_wait,
 )
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.support.database import rows_in
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
@@ -126,15 +128,18 @@ def test_deposit_in_the_wrong_currency_is_refunded_in_that_currency(service, dev
     _assert_refunded(devnet, status, user.address, token, before, 30_000_000)
 
 
-def test_second_deposit_for_a_filled_order_is_refunded_as_double_spend(service, devnet) -> None:
+def test_second_deposit_for_a_filled_order_is_refunded_as_double_spend(
+    service: ServiceThread, devnet: RunningDevnet, user_client: UserClient
+) -> None:
     user = funded_user(devnet)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        quote = request_quote(http, _native_body(user))
-        request_id = quote["steps"][0]["requestId"]
-        execute_steps(quote, user, rpc_urls(devnet))
-        assert final_status(http, request_id)["status"] == "success"
+        quote = user_client.quote(bridge_request(user.address, recipient=Account.create().address))
+        request_id = quote.request_id
+        succeeded(user_client.execute(quote, evm_wallet(user)))
         before = balance(devnet, ORIGIN, NATIVE, user.address)
-        item = quote["steps"][0]["items"][0]["data"]
+        # The quote's deposit item, as it came, sent once more.
+        wire: Any = user_client.answered("/quote/v2")
+        item = wire["steps"][0]["items"][0]["data"]
         origin = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
         again = send_item(origin, user, item)
         # At the deposit's own block: the refund may already have landed by the time we look.

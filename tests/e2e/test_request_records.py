@@ -4,7 +4,6 @@ chains themselves."""
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from decimal import Decimal
 from typing import Any
 
@@ -23,6 +22,7 @@ from tests.e2e.bridging import (
     REFUNDED,
     V2_STILL_SERVED,
     balance,
+    bridge_request,
     deposit_native,
     final_status,
     funded_user,
@@ -34,8 +34,8 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.support.service import ServiceThread, StartService
-from tests.support.wallets.evm import execute_steps
 
 ETHER = 10**18
 
@@ -141,34 +141,31 @@ def test_underpaid_deposit_record_shows_the_real_deposit_and_refund(service, dev
     assert v2_record["protocol"]["deposit"]["origin"]["amount"] == str(paid)
 
 
-def test_swap_record_shows_the_real_output(service, devnet) -> None:
+def test_swap_record_shows_the_real_output(
+    service: ServiceThread, devnet: RunningDevnet, client: httpx.Client, user_client: UserClient
+) -> None:
     user, recipient = funded_user(devnet), Account.create().address
     usdc_out = usdc(devnet, DESTINATION)
-    body = {
-        "user": user.address,
-        "recipient": recipient,
-        "originChainId": ORIGIN,
-        "originCurrency": NATIVE,
-        "destinationChainId": DESTINATION,
-        "destinationCurrency": usdc_out,
-        "amount": str(ETHER // 4),
-        "tradeType": "EXACT_INPUT",
-        "slippageTolerance": "200",
-    }
-    with ExitStack() as undo, httpx.Client(base_url=service.base_url, timeout=10) as http:
-        key = new_api_key(http, "records")
-        quote = request_quote(http, body)
-        request_id = quote["steps"][0]["requestId"]
-        # After the quote: the pool moves a little against the user, within the tolerance.
-        undo.enter_context(pool_price_moved(devnet, DESTINATION, 2 * ETHER))
-        sent = execute_steps(quote, user, rpc_urls(devnet))
-        status = final_status(http, request_id)
-        (record,) = listed_v3(http, key, id=request_id)["requests"]
-    assert status["status"] == "success", status
+    key = new_api_key(client, "records")
+    quote = user_client.quote(
+        bridge_request(
+            user.address,
+            (NATIVE, usdc_out),
+            ETHER // 4,
+            recipient=recipient,
+            slippage_tolerance=200,
+        )
+    )
+    # After the quote: the pool moves a little against the user, within the tolerance.
+    with pool_price_moved(devnet, DESTINATION, 2 * ETHER):
+        result = user_client.execute(quote, evm_wallet(user))
+        (record,) = listed_v3(client, key, id=quote.request_id)["requests"]
+    succeeded(result)
+    sent = {transaction.step_id: transaction.tx_id for transaction in result.transactions}
     received = balance(devnet, DESTINATION, usdc_out, recipient)
-    expected = int(quote["details"]["currencyOut"]["amount"])
-    minimum = int(quote["details"]["currencyOut"]["minimumAmount"])
-    assert minimum < received < expected
+    expected = quote.details.currency_out.amount
+    minimum = quote.details.currency_out.minimum_amount
+    assert minimum is not None and minimum < received < expected
 
     data = record["data"]
     actual = data["route"]["actual"]
@@ -180,7 +177,7 @@ def test_swap_record_shows_the_real_output(service, devnet) -> None:
     deposited = ETHER // 4
     real_rate = Decimal(received * 10**18 * 10**18 // (deposited * 10**6)) / 10**18
     assert Decimal(actual["rate"]) == real_rate
-    assert actual["rate"] != quote["details"]["rate"]
+    assert actual["rate"] != quote.details.rate
     assert data["route"]["includedSwapSources"] == ["uniswap-v2"]
     assert data["route"]["includedDestinationSwapSources"] == ["uniswap-v2"]
     assert data["route"]["includedOriginSwapSources"] == []
@@ -191,23 +188,23 @@ def test_swap_record_shows_the_real_output(service, devnet) -> None:
     assert data["refundCurrencyData"] is None
 
 
-def test_record_shows_who_really_deposited_and_the_fees_really_paid(service, devnet) -> None:
+def test_record_shows_who_really_deposited_and_the_fees_really_paid(
+    service: ServiceThread, devnet: RunningDevnet, client: httpx.Client, user_client: UserClient
+) -> None:
     """Another wallet runs the quote's deposit step: the record names that wallet as the
     depositor; its actual fees are the fill receipt's gas and what the deposit lost."""
     user, payer = Account.create(), funded_user(devnet)
     recipient = Account.create().address
-    with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        key = new_api_key(http, "depositors")
-        quote = request_quote(http, native_bridge(user.address, recipient=recipient))
-        request_id = quote["steps"][0]["requestId"]
-        sent = execute_steps(quote, payer, rpc_urls(devnet))
-        status = final_status(http, request_id)
-        (record,) = listed_v3(http, key, id=request_id)["requests"]
-    assert status["status"] == "success", status
+    key = new_api_key(client, "depositors")
+    quote = user_client.quote(bridge_request(user.address, recipient=recipient))
+    result = user_client.execute(quote, evm_wallet(payer))
+    succeeded(result)
+    (record,) = listed_v3(client, key, id=quote.request_id)["requests"]
     origin = record["protocol"]["deposit"]["origin"]
     assert origin["depositor"] == payer.address.lower() != user.address.lower()
     assert record["user"] == user.address.lower()
-    assert origin["transactionId"] == sent["deposit"]
+    (deposit,) = result.transactions
+    assert origin["transactionId"] == deposit.tx_id
 
     data = record["data"]
     (fill_tx,) = data["outTxs"]

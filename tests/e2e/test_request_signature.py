@@ -9,15 +9,8 @@ from web3 import Web3
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, deploy, signing_web3
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import (
-    DESTINATION,
-    ORIGIN,
-    deposit_usdc,
-    final_status,
-    funded_user,
-    request_quote,
-    usdc,
-)
+from tests.e2e.bridging import DESTINATION, ORIGIN, bridge_request, funded_user, rpc_urls, usdc
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.support.service import ServiceThread, StartService
 
 AMOUNT = 12_000_000
@@ -52,26 +45,20 @@ def test_attestation_of_a_deposited_request_is_the_solvers_on_chain(
     service: ServiceThread = start_service(run_workers=True)
     user = funded_user(devnet, usdc_amount=50_000_000)
     recipient = Account.create().address
-    body = {
-        "user": user.address,
-        "recipient": recipient,
-        "originChainId": ORIGIN,
-        "destinationChainId": DESTINATION,
-        "originCurrency": usdc(devnet, ORIGIN),
-        "destinationCurrency": usdc(devnet, DESTINATION),
-        "amount": str(AMOUNT),
-        "tradeType": "EXACT_INPUT",
-    }
-    with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        quote = request_quote(http, body)
-        request_id = quote["steps"][-1]["requestId"]
+    currencies = (usdc(devnet, ORIGIN), usdc(devnet, DESTINATION))
+    request = bridge_request(user.address, currencies, AMOUNT, recipient=recipient)
+    with (
+        httpx.Client(base_url=service.base_url, timeout=10) as http,
+        UserClient(service.base_url, rpc_urls(devnet)) as user_client,
+    ):
+        quote = user_client.quote(request)
+        request_id = quote.request_id
         before = http.get(f"/requests/{request_id}/signature")
         assert before.status_code == 400, before.text
         assert before.json()["code"] == "REQUEST_NOT_DEPOSITED"
         assert before.json()["statusCode"] == 400
 
-        deposit_usdc(devnet, user, quote, AMOUNT)
-        final_status(http, request_id)
+        succeeded(user_client.execute(quote, evm_wallet(user)))
         answer = http.get(f"/requests/{request_id}/signature")
         assert answer.status_code == 200, answer.text
         attested = answer.json()

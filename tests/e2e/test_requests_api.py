@@ -19,29 +19,29 @@ from tests.e2e.bridging import (
     OPERATOR,
     ORIGIN,
     V2_STILL_SERVED,
-    final_status,
+    bridge_request,
     funded_user,
     listed_v3,
-    native_bridge,
     new_api_key,
-    request_quote,
     rpc_urls,
 )
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.support.database import read
 from tests.support.service import ServiceThread, StartService, run_cli
 from tests.support.waiting import wait_for
-from tests.support.wallets.evm import execute_steps
 
 
 def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> dict[str, Any]:
+    """A user of the key's app bridges to success: the quote as it came on the wire, the
+    deposit's and the fill's hashes."""
     user = funded_user(devnet)
-    body = native_bridge(user.address, referrer="wallet-a.example")
-    with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
-        quote = request_quote(http, body)
-        sent = execute_steps(quote, user, rpc_urls(devnet))
-        status = final_status(http, quote["steps"][0]["requestId"])
-    assert status["status"] == "success"
-    return {"quote": quote, "deposit": sent["deposit"], "fill": status["txHashes"][0]}
+    with UserClient(service.base_url, rpc_urls(devnet), api_key=key) as user_client:
+        quote = user_client.quote(bridge_request(user.address, referrer="wallet-a.example"))
+        result = user_client.execute(quote, evm_wallet(user))
+        wire = user_client.answered("/quote/v2")
+    status = succeeded(result)
+    (deposit,) = result.transactions
+    return {"quote": wire, "deposit": deposit.tx_id, "fill": status.tx_hashes[0]}
 
 
 def _assert_v3_record(record: dict[str, Any], bridged: dict[str, Any]) -> None:

@@ -18,6 +18,7 @@ from web3 import Web3
 from crossfill.contracts.calldata import erc20_approve
 from crossfill.devnet.anvil import anvil_rpc
 from crossfill.store.tables import SentTransaction, SponsorPayment
+from crossfill_client import QuoteRequest
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -25,6 +26,7 @@ from tests.e2e.bridging import (
     ORIGIN,
     V2_STILL_SERVED,
     balance,
+    bridge_request,
     final_status,
     funded_user,
     journal,
@@ -33,7 +35,8 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import validate_against
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
+from tests.e2e.wire import validate_against
 from tests.support.service import ServiceThread, StartService, run_cli
 from tests.support.waiting import wait_for
 from tests.support.wallets.evm import execute_steps, send_item
@@ -96,19 +99,8 @@ def _sponsored_key(
     return key
 
 
-def _body(user: str, recipient: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "user": user,
-        "recipient": recipient,
-        "originChainId": ORIGIN,
-        "destinationChainId": DESTINATION,
-        "originCurrency": NATIVE,
-        "destinationCurrency": NATIVE,
-        "amount": str(AMOUNT),
-        "tradeType": "EXACT_INPUT",
-        "subsidizeFees": True,
-        **extra,
-    }
+def _request(user: str, recipient: str, **extra: Any) -> QuoteRequest:
+    return bridge_request(user, amount=AMOUNT, recipient=recipient, subsidize_fees=True, **extra)
 
 
 def _usd_micros(text: str) -> int:
@@ -117,32 +109,33 @@ def _usd_micros(text: str) -> int:
 
 def _run_sponsored(
     service: ServiceThread, devnet: RunningDevnet, key: str, sponsor: str, **extra: Any
-) -> tuple[dict[str, Any], dict[str, Any], int, int]:
-    """Quote, execute, wait for the sponsor's pull; quote, v3 record, received, sponsor paid."""
+) -> tuple[Any, dict[str, Any], int, int]:
+    """A user of the key's app quotes, executes and waits; then the sponsor's pull. The quote
+    as it came on the wire, the v3 record, what the recipient received, what the sponsor
+    paid."""
     user, recipient = funded_user(devnet), Account.create().address
     token = usdc(devnet, ORIGIN)
     sponsor_before = balance(devnet, ORIGIN, token, sponsor)
+    with UserClient(service.base_url, rpc_urls(devnet), api_key=key) as user_client:
+        quote = user_client.quote(_request(user.address, recipient, **extra))
+        wire: Any = user_client.answered("/quote/v2")
+        validate_against("quote", wire)
+        succeeded(user_client.execute(quote, evm_wallet(user)))
+    assert wait_for(lambda: balance(devnet, ORIGIN, token, sponsor) < sponsor_before, timeout=20), (
+        "the solver never pulled the sponsor payment"
+    )
     with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
-        quote = request_quote(http, _body(user.address, recipient, **extra))
-        validate_against("quote", quote)
-        request_id = quote["steps"][-1]["requestId"]
-        sent = execute_steps(quote, user, rpc_urls(devnet))
-        http.post("/transactions/index", json={"txHash": sent["deposit"], "chainId": str(ORIGIN)})
-        assert final_status(http, request_id)["status"] == "success"
-        assert wait_for(
-            lambda: balance(devnet, ORIGIN, token, sponsor) < sponsor_before, timeout=20
-        ), "the solver never pulled the sponsor payment"
-        body = http.get("/requests/v3", params={"id": request_id}).json()
+        body = http.get("/requests/v3", params={"id": quote.request_id}).json()
         validate_against("requests-v3", body)
         listed = body["requests"]
-        [legacy] = http.get("/requests/v2", params={"id": request_id}).json()["requests"]
+        [legacy] = http.get("/requests/v2", params={"id": quote.request_id}).json()["requests"]
         assert legacy["data"]["subsidizedRequest"] is True
         assert (
             legacy["data"]["subsidizedFee"]["origin"]["amount"]
-            == (quote["fees"]["subsidized"]["amount"])
+            == wire["fees"]["subsidized"]["amount"]
         )
     received = balance(devnet, DESTINATION, NATIVE, recipient)
-    return quote, listed[0], received, sponsor_before - balance(devnet, ORIGIN, token, sponsor)
+    return wire, listed[0], received, sponsor_before - balance(devnet, ORIGIN, token, sponsor)
 
 
 def test_fully_sponsored_bridge_delivers_the_whole_input(service, devnet, tmp_path) -> None:
@@ -190,11 +183,11 @@ def test_sponsor_that_cannot_pay_is_refused(service, devnet, tmp_path) -> None:
     key = _sponsored_key(service, devnet, sponsor.address, tmp_path)
     user = funded_user(devnet)
     with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
-        refused = http.post("/quote/v2", json=_body(user.address, user.address))
+        refused = http.post("/quote/v2", json=_request(user.address, user.address).wire())
         assert refused.status_code == 400, refused.text
         assert refused.json()["errorCode"] == "SPONSOR_BALANCE_TOO_LOW"
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        anonymous = http.post("/quote/v2", json=_body(user.address, user.address))
+        anonymous = http.post("/quote/v2", json=_request(user.address, user.address).wire())
         assert anonymous.status_code == 403, anonymous.text
         assert anonymous.json()["errorCode"] == "FORBIDDEN"
 
@@ -205,11 +198,11 @@ def test_unknown_sponsored_component_is_a_bad_request(service, devnet, tmp_path)
     with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
         response = http.post(
             "/quote/v2",
-            json=_body(
+            json=_request(
                 Account.create().address,
                 Account.create().address,
                 sponsoredFeeComponents=["everything"],
-            ),
+            ).wire(),
         )
     assert response.status_code == 400
     assert "sponsoredFeeComponents" in response.json()["message"]
@@ -228,7 +221,7 @@ def test_sponsor_pull_in_flight_across_a_restart_is_paid_once(
     user = funded_user(devnet)
     origin_rpc = rpc_urls(devnet)[ORIGIN]
     with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
-        quote = request_quote(http, _body(user.address, Account.create().address))
+        quote = request_quote(http, _request(user.address, Account.create().address).wire())
         request_id = quote["steps"][-1]["requestId"]
         sent = execute_steps(quote, user, rpc_urls(devnet))
         anvil_rpc(origin_rpc, "evm_setAutomine", [False])  # the pull will wait in the mempool

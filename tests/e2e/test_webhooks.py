@@ -15,17 +15,18 @@ from crossfill.contracts import calldata
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     ORIGIN,
+    bridge_request,
     final_status,
     funded_user,
-    native_bridge,
     request_quote,
     rpc_urls,
 )
 from tests.e2e.conftest import validate_against
 from tests.e2e.receiver import Receiver
+from tests.e2e.user_client import SENT_ONLY, UserClient, evm_wallet
 from tests.support.service import ServiceThread, StartService, run_cli
 from tests.support.waiting import wait_for
-from tests.support.wallets.evm import execute_steps, send_item
+from tests.support.wallets.evm import send_item
 
 BRIDGED = ["waiting", "pending", "submitted", "success"]
 
@@ -61,9 +62,19 @@ def receivers() -> Iterator[list[Receiver]]:
 
 
 def _native_quote(service: ServiceThread, key: str, user: Any) -> dict[str, Any]:
-    body = native_bridge(user.address, referrer="hooks.example")
+    body = bridge_request(user.address, referrer="hooks.example").wire()
     with httpx.Client(base_url=service.base_url, timeout=10, headers={"x-api-key": key}) as http:
         return request_quote(http, body)
+
+
+def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> str:
+    """A user of the key's app quotes a bridge and sends its deposit (the app follows it by
+    its webhook); the request's id."""
+    user = funded_user(devnet)
+    with UserClient(service.base_url, rpc_urls(devnet), api_key=key) as user_client:
+        quote = user_client.quote(bridge_request(user.address, referrer="hooks.example"))
+        user_client.execute(quote, evm_wallet(user), options=SENT_ONLY)  # webhooks follow it
+    return quote.request_id
 
 
 def _statuses(receiver: Receiver, request_id: str) -> list[str]:
@@ -76,10 +87,7 @@ def test_bridge_events_arrive_signed_and_in_order(start_service, devnet, receive
     receivers.append(receiver)
     _crossfill(service, "webhooks", "set", key, receiver.url, "--header", "X-Partner=acme")
     assert receiver.url in _crossfill(service, "webhooks", "show", key[:10])
-    user = funded_user(devnet)
-    quote = _native_quote(service, key, user)
-    request_id = quote["steps"][0]["requestId"]
-    execute_steps(quote, user, rpc_urls(devnet))
+    request_id = _bridge(service, devnet, key)
     expected = ["waiting", "pending", "submitted", "success"]
     assert wait_for(lambda: _statuses(receiver, request_id) == expected, timeout=30), _statuses(
         receiver, request_id
@@ -120,14 +128,6 @@ def test_underpaid_bridge_reports_failure_then_refund(start_service, devnet, rec
     assert statuses == ["waiting", "failure", "refund"], statuses
     last = receiver.accepted(request_id)[-1].body["data"]
     assert last["failReason"] == "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
-
-
-def _bridge(service: ServiceThread, devnet: RunningDevnet, key: str) -> str:
-    user = funded_user(devnet)
-    quote = _native_quote(service, key, user)
-    execute_steps(quote, user, rpc_urls(devnet))
-    request_id: str = quote["steps"][0]["requestId"]
-    return request_id
 
 
 def test_retries_back_off_then_deliver(start_service, devnet, receivers) -> None:

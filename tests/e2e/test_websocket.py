@@ -6,30 +6,25 @@ import asyncio
 import json
 from typing import Any
 
-import httpx
+from eth_account.signers.local import LocalAccount
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from crossfill_client.models import Quote
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import (
-    funded_user,
-    native_bridge,
-    request_quote,
-    rpc_urls,
-)
-from tests.e2e.conftest import validate_against
-from tests.support.service import ServiceThread, StartService
-from tests.support.wallets.evm import execute_steps
+from tests.e2e.bridging import bridge_request, funded_user, rpc_urls
+from tests.e2e.user_client import SENT_ONLY, UserClient, evm_wallet
+from tests.e2e.wire import validate_against
+from tests.support.service import StartService
 
 EVENT = "request.status.updated"
 BRIDGED = ["waiting", "pending", "submitted", "success"]
 
 
-def _quote(service: ServiceThread, devnet: RunningDevnet) -> tuple[dict[str, Any], Any]:
+def _quote(user_client: UserClient, devnet: RunningDevnet) -> tuple[Quote, LocalAccount]:
+    """A new user's quote of the native bridge, and the user."""
     user = funded_user(devnet)
-    body = native_bridge(user.address)
-    with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        return request_quote(http, body), user
+    return user_client.quote(bridge_request(user.address)), user
 
 
 async def _send(socket: ClientConnection, kind: str, request_id: str) -> dict[str, Any]:
@@ -49,20 +44,24 @@ def test_subscriber_sees_its_request_in_order_and_nothing_else(
     start_service: StartService, devnet: RunningDevnet
 ) -> None:
     service = start_service(run_workers=True)
-    watched, watched_user = _quote(service, devnet)
-    other, other_user = _quote(service, devnet)
-    request_id = watched["steps"][0]["requestId"]
     url = service.base_url.replace("http://", "ws://") + "/ws"
+    with UserClient(service.base_url, rpc_urls(devnet)) as user_client:
+        watched, watched_user = _quote(user_client, devnet)
+        other, other_user = _quote(user_client, devnet)
+        request_id = watched.request_id
 
-    async def scenario() -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
-        async with connect(url) as socket:
-            ready = json.loads(await socket.recv())
-            subscribed = await _send(socket, "subscribe", request_id)
-            await asyncio.to_thread(execute_steps, other, other_user, rpc_urls(devnet))
-            await asyncio.to_thread(execute_steps, watched, watched_user, rpc_urls(devnet))
-            return ready, subscribed, await _updates_until_success(socket)
+        def send(quote: Quote, user: LocalAccount) -> None:
+            user_client.execute(quote, evm_wallet(user), options=SENT_ONLY)
 
-    ready, subscribed, updates = asyncio.run(scenario())
+        async def scenario() -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+            async with connect(url) as socket:
+                ready = json.loads(await socket.recv())
+                subscribed = await _send(socket, "subscribe", request_id)
+                await asyncio.to_thread(send, other, other_user)
+                await asyncio.to_thread(send, watched, watched_user)
+                return ready, subscribed, await _updates_until_success(socket)
+
+        ready, subscribed, updates = asyncio.run(scenario())
     assert ready["type"] == "connection" and ready["status"] == "ready" and ready["data"]["id"]
     assert subscribed == {
         "type": "subscribe",

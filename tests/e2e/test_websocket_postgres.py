@@ -12,15 +12,15 @@ import asyncio
 import time
 from pathlib import Path
 
-import httpx
 from websockets.asyncio.client import connect
 
+from crossfill_client import RequestStatus
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import ORIGIN, rpc_urls
+from tests.e2e.bridging import rpc_urls
 from tests.e2e.test_websocket import BRIDGED, _quote, _send, _updates_until_success
+from tests.e2e.user_client import SENT_ONLY, UserClient, evm_wallet
 from tests.support.service import ServiceThread, service_settings
 from tests.support.waiting import wait_for
-from tests.support.wallets.evm import execute_steps
 
 
 def test_updates_reach_a_socket_on_another_api_process(
@@ -31,18 +31,22 @@ def test_updates_reach_a_socket_on_another_api_process(
     workers = ServiceThread(settings, devnet.deployment, run_workers=True).start()
     api_only = ServiceThread(settings, devnet.deployment).start()
     try:
-        quote, user = _quote(workers, devnet)
-        request_id = quote["steps"][0]["requestId"]
-        url = api_only.base_url.replace("http://", "ws://") + "/ws"
+        with UserClient(workers.base_url, rpc_urls(devnet)) as user_client:
+            quote, user = _quote(user_client, devnet)
+            url = api_only.base_url.replace("http://", "ws://") + "/ws"
 
-        async def scenario() -> list[str]:
-            async with connect(url) as socket:
-                await socket.recv()  # ready
-                assert (await _send(socket, "subscribe", request_id))["status"] == "success"
-                await asyncio.to_thread(execute_steps, quote, user, rpc_urls(devnet))
-                return [u["data"]["status"] for u in await _updates_until_success(socket)]
+            def send() -> None:
+                user_client.execute(quote, evm_wallet(user), options=SENT_ONLY)
 
-        assert asyncio.run(scenario()) == BRIDGED
+            async def scenario() -> list[str]:
+                async with connect(url) as socket:
+                    await socket.recv()  # ready
+                    subscribed = await _send(socket, "subscribe", quote.request_id)
+                    assert subscribed["status"] == "success"
+                    await asyncio.to_thread(send)
+                    return [u["data"]["status"] for u in await _updates_until_success(socket)]
+
+            assert asyncio.run(scenario()) == BRIDGED
     finally:
         api_only.stop()
         workers.stop()
@@ -58,19 +62,15 @@ def test_a_deposit_hint_sent_to_an_api_replica_reaches_the_indexer(
     workers = ServiceThread(settings, devnet.deployment, run_workers=True).start()
     api_only = ServiceThread(settings, devnet.deployment).start()
     try:
-        quote, user = _quote(api_only, devnet)
-        request_id = quote["steps"][0]["requestId"]
-        time.sleep(1)  # the indexers' first scan is behind them
-        deposit = execute_steps(quote, user, rpc_urls(devnet))["deposit"]
-        with httpx.Client(base_url=api_only.base_url, timeout=10) as http:
-            hinted = http.post(
-                "/transactions/index", json={"txHash": deposit, "chainId": str(ORIGIN)}
-            )
-            assert hinted.json() == {"message": "Success"}
+        with UserClient(api_only.base_url, rpc_urls(devnet)) as user_client:
+            quote, user = _quote(user_client, devnet)
+            time.sleep(1)  # the indexers' first scan is behind them
+            # The user's client hints its deposit to the replica it talks to.
+            user_client.execute(quote, evm_wallet(user), options=SENT_ONLY)
+            assert user_client.answered("/transactions/index") == {"message": "Success"}
 
             def seen() -> bool:
-                status = http.get("/intents/status/v3", params={"requestId": request_id})
-                return bool(status.json()["status"] != "waiting")
+                return user_client.status(quote.request_id).status is not RequestStatus.WAITING
 
             assert wait_for(seen, timeout=20, interval=0.2), "the hint did not reach the indexer"
     finally:

@@ -19,8 +19,10 @@ from crossfill_client import (
     QuoteRequest,
     RateLimited,
     RequestFilters,
+    RequestStatus,
     RetryPolicy,
     TransportError,
+    WaitOptions,
 )
 from crossfill_client.models import GaslessExecution, RawCall
 
@@ -57,8 +59,10 @@ class Script:
         )
 
 
-def _status() -> httpx.Response:
-    return httpx.Response(200, json=recorded("status_success"))
+def _status(status: str = "success") -> httpx.Response:
+    record = recorded("status_success")
+    assert isinstance(record, dict)
+    return httpx.Response(200, json={**record, "status": status})
 
 
 async def test_rate_limit_waits_what_the_service_asked_then_succeeds() -> None:
@@ -120,6 +124,26 @@ async def test_attestation_refusal_is_an_attestation_error() -> None:
             await client.attestation(STATUS_ID)
     assert raised.value.code == "REQUEST_NOT_DEPOSITED"
     assert script.requests[0].url.path == f"/requests/{STATUS_ID}/signature"
+
+
+async def test_wait_ends_at_a_final_status_or_at_the_ones_asked_for() -> None:
+    polled = WaitOptions(poll_interval=0, use_websocket=False)
+    script = Script(_status("pending"), _status("failure"))
+    async with script.client() as client:
+        assert (await client.wait(STATUS_ID, polled)).status is RequestStatus.FAILURE
+    # Past the failure to the refund that follows it.
+    script = Script(_status("pending"), _status("failure"), _status("refund"))
+    seen: list[RequestStatus] = []
+    async with script.client() as client:
+        record = await client.wait(
+            STATUS_ID,
+            WaitOptions(
+                poll_interval=0, use_websocket=False, until=frozenset({RequestStatus.REFUND})
+            ),
+            on_status=lambda record: seen.append(record.status),
+        )
+    assert record.status is RequestStatus.REFUND and len(script.requests) == 3
+    assert seen == [RequestStatus.PENDING, RequestStatus.FAILURE, RequestStatus.REFUND]
 
 
 def _listing_page(ids: list[str], continuation: str | None) -> httpx.Response:

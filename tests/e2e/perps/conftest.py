@@ -1,5 +1,6 @@
 """The devnet perps exchange beside the session's EVM devnet: an exchange process per module
-(its solver account funded), and the service with workers on a deployment that includes it."""
+(its solver account funded), and the service with workers on a deployment that includes it
+(a user's client posts actions to the exchange's API)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from crossfill.config import Deployment
 from crossfill.devnet.exchange.process import ExchangeProcess
 from crossfill.kinds.perps.config import PerpsExchangeConfig
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import OPERATOR_TOKEN
+from tests.e2e.bridging import OPERATOR_TOKEN, rpc_urls
 from tests.support.devnets import exchange_config, running_exchange, with_exchange
 from tests.support.service import ServiceThread, StartService
 
@@ -45,9 +46,21 @@ def perps_service(start_service: StartService, perps_deployment: Deployment) -> 
 
 
 @pytest.fixture
+def service(perps_service: ServiceThread) -> ServiceThread:
+    """The service users' clients talk to (`user_client`)."""
+    return perps_service
+
+
+@pytest.fixture
 def http(perps_service: ServiceThread) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=perps_service.base_url, timeout=10) as client:
         yield client
+
+
+@pytest.fixture
+def chain_urls(devnet: RunningDevnet, exchange: ExchangeProcess) -> dict[int, str]:
+    """The devnet's nodes, and the exchange's API for its actions."""
+    return {**rpc_urls(devnet), PERPS_ID: exchange.api_url}
 
 
 def exchange_info(exchange: ExchangeProcess, **body: Any) -> Any:

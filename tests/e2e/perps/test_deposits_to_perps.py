@@ -19,24 +19,19 @@ from crossfill.devnet import accounts
 from crossfill.devnet.exchange.process import ExchangeProcess, fund
 from crossfill.kinds.perps.actions import UsdSend, sign_action
 from crossfill.store.tables import PerpsPayment
+from crossfill_client import QuoteRequest, RequestFailed, RequestStatus
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     NATIVE,
     ORIGIN,
-    REFUNDED,
     balance,
-    deposit_native,
-    deposit_usdc,
-    final_status,
     funded_user,
     listed_v3,
     new_api_key,
     published_statuses,
-    request_quote,
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import validate_against
 from tests.e2e.perps.conftest import (
     PERPS_ID,
     PERPS_USDC,
@@ -44,17 +39,19 @@ from tests.e2e.perps.conftest import (
     perps_config,
     withdrawable,
 )
+from tests.e2e.user_client import UserClient, evm_wallet, following_until, succeeded
+from tests.e2e.wire import validate_against
 from tests.support.service import ServiceThread, StartService
 from tests.support.wallets.perps import post_to_exchange
 
 
 def to_perps(user: str, recipient: str, origin_currency: str, amount: int,
-              destination_currency: str = PERPS_USDC) -> dict[str, Any]:  # fmt: skip
-    return {
-        "user": user, "originChainId": ORIGIN, "destinationChainId": PERPS_ID,
-        "originCurrency": origin_currency, "destinationCurrency": destination_currency,
-        "amount": str(amount), "tradeType": "EXACT_INPUT", "recipient": recipient,
-    }  # fmt: skip
+             destination_currency: str = PERPS_USDC) -> QuoteRequest:  # fmt: skip
+    return QuoteRequest(
+        user=user, origin_chain_id=ORIGIN, destination_chain_id=PERPS_ID,
+        origin_currency=origin_currency, destination_currency=destination_currency,
+        amount=amount, recipient=recipient,
+    )  # fmt: skip
 
 
 def test_usdc_deposit_is_credited_to_the_recipients_exchange_account(
@@ -62,31 +59,31 @@ def test_usdc_deposit_is_credited_to_the_recipients_exchange_account(
     exchange: ExchangeProcess,
     perps_service: ServiceThread,
     http: httpx.Client,
+    user_client: UserClient,
 ) -> None:
     user, recipient = funded_user(devnet, usdc_amount=50 * 10**6), Account.create().address
-    quote = request_quote(http, to_perps(user.address, recipient, usdc(devnet, ORIGIN), 20 * 10**6))
-    amount_out = int(quote["details"]["currencyOut"]["amount"])
-    assert quote["details"]["currencyOut"]["currency"]["address"] == PERPS_USDC
-    assert quote["details"]["currencyOut"]["currency"]["decimals"] == 6
+    quote = user_client.quote(to_perps(user.address, recipient, usdc(devnet, ORIGIN), 20 * 10**6))
+    amount_out = quote.details.currency_out.amount
+    assert quote.details.currency_out.currency.address == PERPS_USDC
+    assert quote.details.currency_out.currency.decimals == 6
     assert 19 * 10**6 < amount_out < 20 * 10**6  # less the service fee
     # The user's balance of the input, as the origin chain holds it.
     held = balance(devnet, ORIGIN, usdc(devnet, ORIGIN), user.address)
-    assert quote["details"]["userBalance"] == str(held) == str(50 * 10**6)
-    assert [step["id"] for step in quote["steps"]] == ["approve", "deposit"]
-    order_data = quote["protocol"]["v2"]["orderData"]
+    assert quote.details.user_balance == str(held) == str(50 * 10**6)
+    assert [step.id for step in quote.steps] == ["approve", "deposit"]
+    wire: Any = user_client.answered("/quote/v2")
+    order_data = wire["protocol"]["v2"]["orderData"]
     assert order_data["output"]["payments"][0]["expectedAmount"] == str(amount_out)
     solver_before = withdrawable(exchange, accounts.solver().address)
-    deposit_usdc(devnet, user, quote, 20 * 10**6)
-    request_id = quote["steps"][0]["requestId"]
-    status = final_status(http, request_id)
-    assert status["status"] == "success", status
+    status = succeeded(user_client.execute(quote, evm_wallet(user)))
+    request_id = quote.request_id
     credited = Decimal(amount_out) / 10**6
     assert withdrawable(exchange, recipient) == credited
     assert withdrawable(exchange, accounts.solver().address) == solver_before - credited
     assert balance(devnet, ORIGIN, usdc(devnet, ORIGIN), user.address) == 30 * 10**6
     (entry,) = ledger(exchange, recipient)
     assert entry["delta"]["type"] == "send" and entry["delta"]["destination"] == recipient.lower()
-    assert status["txHashes"] == [entry["hash"]]
+    assert status.tx_hashes == (entry["hash"],)
     _check_v3_record(http, request_id, entry["hash"], "Bridge")
     # Every status change went out as an event (webhooks, websocket), in order.
     assert published_statuses(perps_service, request_id)[-3:] == ["pending", "submitted",
@@ -104,18 +101,16 @@ def _check_v3_record(http: httpx.Client, request_id: str, tx_hash: str, kind: st
 
 
 def test_eth_deposit_is_credited_as_perps_usdc(
-    devnet: RunningDevnet, exchange: ExchangeProcess, http: httpx.Client
+    devnet: RunningDevnet, exchange: ExchangeProcess, http: httpx.Client, user_client: UserClient
 ) -> None:
     user, recipient = funded_user(devnet), Account.create().address
-    quote = request_quote(http, to_perps(user.address, recipient, NATIVE, 10**16))
-    amount_out = int(quote["details"]["currencyOut"]["amount"])
-    assert amount_out > 0 and quote["details"]["operation"] == "swap"
-    deposit_native(devnet, user, quote, 10**16)
-    request_id = quote["steps"][0]["requestId"]
-    assert final_status(http, request_id)["status"] == "success"
+    quote = user_client.quote(to_perps(user.address, recipient, NATIVE, 10**16))
+    amount_out = quote.details.currency_out.amount
+    assert amount_out > 0 and quote.details.operation == "swap"
+    succeeded(user_client.execute(quote, evm_wallet(user)))
     assert withdrawable(exchange, recipient) == Decimal(amount_out) / 10**6
     (entry,) = ledger(exchange, recipient)
-    _check_v3_record(http, request_id, entry["hash"], "Crosschain Swap")
+    _check_v3_record(http, quote.request_id, entry["hash"], "Crosschain Swap")
 
 
 def test_chains_lists_the_exchange(http: httpx.Client) -> None:
@@ -146,7 +141,7 @@ def test_chains_lists_the_exchange(http: httpx.Client) -> None:
 def test_perps_routes_refuse_bad_input_with_a_clear_400(
     http: httpx.Client, changes: dict[str, Any], code: str
 ) -> None:
-    body = {**to_perps(Account.create().address, Account.create().address, NATIVE, 10**16),
+    body = {**to_perps(Account.create().address, Account.create().address, NATIVE, 10**16).wire(),
             **changes}  # fmt: skip
     response = http.post("/quote/v2", json=body)
     assert response.status_code == 400, response.text
@@ -155,7 +150,10 @@ def test_perps_routes_refuse_bad_input_with_a_clear_400(
 
 
 def test_a_refused_exchange_transfer_fails_the_request_and_refunds_the_deposit(
-    devnet: RunningDevnet, exchange: ExchangeProcess, start_service: StartService
+    devnet: RunningDevnet,
+    exchange: ExchangeProcess,
+    start_service: StartService,
+    chain_urls: dict[int, str],
 ) -> None:
     """The solver's exchange account holds the output when quoted and spends it before the
     fill: the transfer is refused with the exchange's message, nothing is credited, the
@@ -166,20 +164,22 @@ def test_a_refused_exchange_transfer_fails_the_request_and_refunds_the_deposit(
     service = start_service(devnet.deployment.model_copy(update={"perps": config}),
                             run_workers=True)  # fmt: skip
     user, recipient = funded_user(devnet, usdc_amount=10 * 10**6), Account.create().address
-    with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        quote = request_quote(http, to_perps(user.address, recipient, usdc(devnet, ORIGIN),
-                                             10 * 10**6))  # fmt: skip
+    with UserClient(service.base_url, chain_urls) as user_client:
+        quote = user_client.quote(to_perps(user.address, recipient, usdc(devnet, ORIGIN),
+                                           10 * 10**6))  # fmt: skip
         spent = UsdSend(config.exchange_chain, config.signature_chain, Account.create().address,
                         "10", time=int(time.time() * 1000))  # fmt: skip
         posted = post_to_exchange(exchange, sign_action(spent, solver).request_body())
         assert posted["status"] == "ok", posted
-        deposit_usdc(devnet, user, quote, 10 * 10**6)
-        request_id = quote["steps"][0]["requestId"]
-        status = final_status(http, request_id, timeout=60, until=REFUNDED)
-    assert status["status"] == "refund", status
+        with pytest.raises(RequestFailed) as ended:
+            user_client.execute(
+                quote, evm_wallet(user), options=following_until(RequestStatus.REFUND)
+            )
+    status = ended.value.record
+    assert status.status is RequestStatus.REFUND, status
     assert withdrawable(exchange, recipient) == 0
     # Paid back less the refund's gas.
     assert 9 * 10**6 < balance(devnet, ORIGIN, usdc(devnet, ORIGIN), user.address) <= 10 * 10**6
-    assert status["failReason"] == "SOLVER_BALANCE_TOO_LOW"
+    assert status.fail_reason == "SOLVER_BALANCE_TOO_LOW"
     (payment,) = stored_rows(service, select(PerpsPayment))
     assert payment.status == "refused" and "Insufficient balance" in (payment.error or "")

@@ -1,5 +1,5 @@
 """The SVM chain beside the session's EVM devnet: a node per module, and the service with
-workers on a deployment that includes it."""
+workers on a deployment that includes it (users' clients send to its node too)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import pytest
 from crossfill.config import Deployment
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.kinds.svm.config import SVM_CHAIN_ID
 from tests.conftest import RunningDevnet
+from tests.e2e.bridging import rpc_urls
 from tests.support.devnets import running_svm_node, with_svm_chain
-from tests.support.service import StartService
+from tests.support.service import ServiceThread, StartService
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +32,17 @@ def svm_deployment(devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, Seeded
 
 
 @pytest.fixture
-def http(start_service: StartService, svm_deployment: Deployment) -> Iterator[httpx.Client]:
-    service = start_service(svm_deployment, run_workers=True)
+def service(start_service: StartService, svm_deployment: Deployment) -> ServiceThread:
+    return start_service(svm_deployment, run_workers=True)
+
+
+@pytest.fixture
+def http(service: ServiceThread) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=service.base_url, timeout=10) as client:
         yield client
+
+
+@pytest.fixture
+def chain_urls(devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm]) -> dict[int, str]:
+    node, _seeded = svm_node
+    return {**rpc_urls(devnet), SVM_CHAIN_ID: node.rpc_url}

@@ -3,56 +3,56 @@ signs it; the user pays exactly the deposit, and the request is filled on the EV
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 from eth_account import Account
-from solders.errors import SignerError
 from solders.keypair import Keypair
 
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill_client import ExecutionError, QuoteRequest, Signer
+from crossfill_client.models import SvmTransactionData
+from crossfill_client.signing import SvmWallet
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import DESTINATION, NATIVE, balance, final_status, request_quote
-from tests.e2e.conftest import validate_against
-from tests.support.wallets.svm import airdrop, item_instructions, sign_and_send, sol_balance
+from tests.e2e.bridging import DESTINATION, NATIVE, balance
+from tests.e2e.svm.routes import SOL, from_svm
+from tests.e2e.user_client import UserClient, succeeded, svm_wallet
+from tests.e2e.wire import validate_against
+from tests.support.wallets.svm import airdrop, sol_balance
 
 SVM_ID = 792703809
-SOL = "1" * 32
 FEE = 5000  # lamports per signature
 AMOUNT = 10**9
 
 
-def _body(user: Keypair, **more: str) -> dict[str, str | int]:
-    return {
-        "user": str(user.pubkey()), "originChainId": SVM_ID, "destinationChainId": DESTINATION,
-        "originCurrency": SOL, "destinationCurrency": NATIVE, "amount": str(AMOUNT),
-        "tradeType": "EXACT_INPUT", "recipient": Account.create().address, **more,
-    }  # fmt: skip
+def _request(user: Keypair, **more: Any) -> QuoteRequest:
+    return from_svm(user, Account.create().address, AMOUNT, **more)
 
 
 def test_the_fee_payer_pays_the_fee_and_the_user_only_the_deposit(
-    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], user_client: UserClient
 ) -> None:
     node, _seeded = svm_node
     user, payer = Keypair(), Keypair()
     airdrop(node.rpc_url, user.pubkey(), 2 * AMOUNT)
     airdrop(node.rpc_url, payer.pubkey(), 10**8)
-    body = _body(user, depositFeePayer=str(payer.pubkey()))
-    quote = request_quote(http, body)
-    item = quote["steps"][0]["items"][0]
-    assert item["data"]["feePayer"] == str(payer.pubkey())
-    instructions = item_instructions(item)
+    request = _request(user, deposit_fee_payer=str(payer.pubkey()))
+    quote = user_client.quote(request)
+    item = quote.steps[0].items[0].data
+    assert isinstance(item, SvmTransactionData) and item.fee_payer == str(payer.pubkey())
     user_before = sol_balance(node.rpc_url, user.pubkey())
     payer_before = sol_balance(node.rpc_url, payer.pubkey())
-    with pytest.raises(SignerError, match="not enough signers"):  # the payer must sign too
-        sign_and_send(node.rpc_url, instructions, user)
-    sign_and_send(node.rpc_url, instructions, user, fee_payer=payer)
-    status = final_status(http, quote["steps"][0]["requestId"])
-    assert status["status"] == "success", status
+    # The payer must sign too: the user's wallet alone cannot sign the transaction.
+    with pytest.raises(ExecutionError, match=str(payer.pubkey())):
+        user_client.execute(quote, svm_wallet(user))
+    succeeded(user_client.execute(quote, Signer(svm=SvmWallet(user, fee_payer=payer))))
     assert sol_balance(node.rpc_url, user.pubkey()) == user_before - AMOUNT
     assert sol_balance(node.rpc_url, payer.pubkey()) == payer_before - 2 * FEE
-    assert balance(devnet, DESTINATION, NATIVE, str(body["recipient"])) == int(
-        quote["details"]["currencyOut"]["amount"]
+    assert request.recipient is not None
+    assert (
+        balance(devnet, DESTINATION, NATIVE, request.recipient) == quote.details.currency_out.amount
     )
 
 
@@ -66,7 +66,7 @@ def test_the_fee_payer_pays_the_fee_and_the_user_only_the_deposit(
 def test_a_fee_payer_that_is_no_svm_address_is_refused(
     http: httpx.Client, body: dict[str, str], code: str
 ) -> None:
-    refused = http.post("/quote/v2", json=_body(Keypair(), **body))
+    refused = http.post("/quote/v2", json=_request(Keypair(), **body).wire())
     assert refused.status_code == 400, refused.text
     assert refused.json()["errorCode"] == code
     assert "depositFeePayer" in refused.json()["message"]

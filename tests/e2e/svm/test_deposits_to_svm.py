@@ -4,8 +4,6 @@ both chains; and the quote's address and size rules for SVM routes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 import pytest
 from solders.keypair import Keypair
@@ -16,66 +14,41 @@ from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.svm import programs
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import (
-    NATIVE,
-    ORIGIN,
-    balance,
-    deposit_native,
-    deposit_usdc,
-    final_status,
-    funded_user,
-    request_quote,
-    usdc,
-)
-from tests.e2e.conftest import validate_against
+from tests.e2e.bridging import NATIVE, ORIGIN, balance, funded_user, usdc
+from tests.e2e.svm.routes import SOL, to_svm
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded
+from tests.e2e.wire import validate_against
 from tests.support.wallets.svm import rpc
-
-SVM_ID = 792703809
-SOL = "1" * 32
-
-
-def _to_svm(
-    user: str, recipient: str, origin_currency: str, destination_currency: str, amount: int
-) -> dict[str, Any]:
-    return {
-        "user": user, "originChainId": ORIGIN, "destinationChainId": SVM_ID,
-        "originCurrency": origin_currency, "destinationCurrency": destination_currency,
-        "amount": str(amount), "tradeType": "EXACT_INPUT", "recipient": recipient,
-    }  # fmt: skip
 
 
 def test_eth_to_sol_pays_the_recipient_from_the_vault(
-    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], user_client: UserClient
 ) -> None:
     node, _seeded = svm_node
     user, recipient = funded_user(devnet), Keypair().pubkey()
-    quote = request_quote(http, _to_svm(user.address, str(recipient), NATIVE, SOL, 10**17))
-    validate_against("quote", quote)
-    amount_out = int(quote["details"]["currencyOut"]["amount"])
-    assert quote["details"]["recipient"] == str(recipient)  # base58, exactly
+    quote = user_client.quote(to_svm(user.address, str(recipient), (NATIVE, SOL), 10**17))
+    validate_against("quote", user_client.answered("/quote/v2"))
+    amount_out = quote.details.currency_out.amount
+    assert quote.details.recipient == str(recipient)  # base58, exactly
     assert amount_out > 0
     before = balance(devnet, ORIGIN, NATIVE, user.address)
-    deposit_native(devnet, user, quote, 10**17)
-    status = final_status(http, quote["steps"][0]["requestId"])
-    assert status["status"] == "success", status
+    succeeded(user_client.execute(quote, evm_wallet(user)))
     assert rpc(node.rpc_url, "getBalance", str(recipient))["value"] == amount_out
     assert before - balance(devnet, ORIGIN, NATIVE, user.address) >= 10**17
 
 
 def test_usdc_to_svm_usdc_creates_the_token_account(
-    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], user_client: UserClient
 ) -> None:
     node, seeded = svm_node
     user, recipient = funded_user(devnet, usdc_amount=50 * 10**6), Keypair().pubkey()
-    body = _to_svm(
-        user.address, str(recipient), usdc(devnet, ORIGIN), str(seeded.usdc_mint), 20 * 10**6
-    )
-    quote = request_quote(http, body)
-    validate_against("quote", quote)
-    amount_out = int(quote["details"]["currencyOut"]["amount"])
+    currencies = (usdc(devnet, ORIGIN), str(seeded.usdc_mint))
+    request = to_svm(user.address, str(recipient), currencies, 20 * 10**6)
+    quote = user_client.quote(request)
+    validate_against("quote", user_client.answered("/quote/v2"))
+    amount_out = quote.details.currency_out.amount
     vault_before = _token_balance(node, svm_accounts.solver().pubkey(), seeded.usdc_mint)
-    deposit_usdc(devnet, user, quote, 20 * 10**6)
-    assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
+    succeeded(user_client.execute(quote, evm_wallet(user)))
     assert _token_balance(node, recipient, seeded.usdc_mint) == amount_out
     assert (
         _token_balance(node, svm_accounts.solver().pubkey(), seeded.usdc_mint)
@@ -121,13 +94,12 @@ def test_svm_routes_refuse_the_other_vms_addresses(
     http: httpx.Client, changes: dict[str, str], code: str
 ) -> None:
     body = {
-        **_to_svm(
+        **to_svm(
             "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
             str(Keypair().pubkey()),
-            NATIVE,
-            SOL,
+            (NATIVE, SOL),
             10**16,
-        ),
+        ).wire(),
         **changes,
     }
     response = http.post("/quote/v2", json=body)

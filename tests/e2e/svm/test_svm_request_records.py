@@ -5,7 +5,6 @@ request."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -29,30 +28,27 @@ from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
     OPERATOR_TOKEN,
-    ORIGIN,
     REFUNDED,
-    deposit_native,
     final_status,
     funded_user,
     listed_v3,
     new_api_key,
     request_quote,
 )
-from tests.support.service import StartService
-from tests.support.wallets.svm import item_instructions, rpc, sign_and_send
+from tests.e2e.svm.routes import SOL, from_svm, to_svm
+from tests.e2e.user_client import UserClient, evm_wallet, succeeded, svm_wallet
+from tests.support.service import ServiceThread, StartService
+from tests.support.wallets.svm import rpc, sign_and_send
 
 SVM_ID = 792703809
-SOL = "1" * 32
 FEE = 5000  # lamports per signature
 
 
 @pytest.fixture
-def http(start_service: StartService, svm_deployment: Deployment) -> Iterator[httpx.Client]:
+def service(start_service: StartService, svm_deployment: Deployment) -> ServiceThread:
     """The service with workers, its admin API on (records are listed with a key)."""
     settings = {"admin_token": OPERATOR_TOKEN}
-    service = start_service(svm_deployment, run_workers=True, settings=settings)
-    with httpx.Client(base_url=service.base_url, timeout=10) as client:
-        yield client
+    return start_service(svm_deployment, run_workers=True, settings=settings)
 
 
 def _landed(node: SvmNodeProcess, signature: str) -> dict[str, Any]:
@@ -80,54 +76,42 @@ def _as_the_chain_says(node: SvmNodeProcess, shown: dict[str, Any]) -> None:
     assert shown["block"] == landed["slot"]
 
 
-def _from_svm(user: Keypair, recipient: str, amount: int) -> dict[str, Any]:
-    return {
-        "user": str(user.pubkey()), "originChainId": SVM_ID, "destinationChainId": DESTINATION,
-        "originCurrency": SOL, "destinationCurrency": NATIVE, "amount": str(amount),
-        "tradeType": "EXACT_INPUT", "recipient": recipient,
-    }  # fmt: skip
-
-
-def _filled_to_svm(devnet: RunningDevnet, http: httpx.Client) -> dict[str, Any]:
+def _filled_to_svm(
+    devnet: RunningDevnet, user_client: UserClient, http: httpx.Client
+) -> dict[str, Any]:
     """The record of an ETH deposit on the EVM origin filled in SOL on the SVM chain."""
     user, recipient = funded_user(devnet), Keypair().pubkey()
-    body = {
-        "user": user.address, "originChainId": ORIGIN, "destinationChainId": SVM_ID,
-        "originCurrency": NATIVE, "destinationCurrency": SOL, "amount": str(10**17),
-        "tradeType": "EXACT_INPUT", "recipient": str(recipient),
-    }  # fmt: skip
-    quote = request_quote(http, body)
-    request_id = quote["steps"][0]["requestId"]
-    deposit_native(devnet, user, quote, 10**17)
-    assert final_status(http, request_id)["status"] == "success"
-    return _record(http, request_id)
+    quote = user_client.quote(to_svm(user.address, str(recipient), (NATIVE, SOL), 10**17))
+    succeeded(user_client.execute(quote, evm_wallet(user)))
+    return _record(http, quote.request_id)
 
 
 def _filled_from_svm(
-    node: SvmNodeProcess, http: httpx.Client, user: Keypair, recipient: str
+    user_client: UserClient, http: httpx.Client, user: Keypair, recipient: str
 ) -> dict[str, Any]:
     """The record of 2 SOL deposited through the quote's SVM transaction, filled in ETH."""
-    quote = request_quote(http, _from_svm(user, recipient, 2 * 10**9))
-    request_id = quote["steps"][0]["requestId"]
-    sign_and_send(node.rpc_url, item_instructions(quote["steps"][0]["items"][0]), user)
-    assert final_status(http, request_id)["status"] == "success"
-    return _record(http, request_id)
+    quote = user_client.quote(from_svm(user, recipient, 2 * 10**9))
+    succeeded(user_client.execute(quote, svm_wallet(user)))
+    return _record(http, quote.request_id)
 
 
 def test_an_svm_fill_shows_the_fee_and_block_time_it_landed_with(
-    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+    devnet: RunningDevnet,
+    svm_node: tuple[SvmNodeProcess, SeededSvm],
+    user_client: UserClient,
+    http: httpx.Client,
 ) -> None:
     node, _seeded = svm_node
-    record = _filled_to_svm(devnet, http)
+    record = _filled_to_svm(devnet, user_client, http)
     (fill,) = record["data"]["outTxs"]
     _as_the_chain_says(node, fill)
     assert record["data"]["fees"]["actual"] is not None
 
 
 def test_an_svm_fill_names_the_chain_as_the_protocol_does(
-    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+    devnet: RunningDevnet, user_client: UserClient, http: httpx.Client
 ) -> None:
-    record = _filled_to_svm(devnet, http)
+    record = _filled_to_svm(devnet, user_client, http)
     svm_chain = next(c for c in http.get("/chains").json()["chains"] if c["id"] == SVM_ID)
     solver = record["protocol"]["solver"]
     assert solver["protocolChainId"] == svm_chain["protocol"]["v2"]["chainId"] != str(SVM_ID)
@@ -135,20 +119,19 @@ def test_an_svm_fill_names_the_chain_as_the_protocol_does(
 
 
 def test_an_svm_deposit_shows_the_fee_and_block_time_it_landed_with(
-    svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+    svm_node: tuple[SvmNodeProcess, SeededSvm], user_client: UserClient, http: httpx.Client
 ) -> None:
     node, _seeded = svm_node
-    record = _filled_from_svm(node, http, svm_accounts.users()[1], Account.create().address)
+    record = _filled_from_svm(user_client, http, svm_accounts.users()[1], Account.create().address)
     (deposit,) = record["data"]["inTxs"]
     _as_the_chain_says(node, deposit)
     assert record["protocol"]["deposit"]["origin"]["transactionId"] == deposit["txHash"]
 
 
 def test_an_svm_origin_success_has_its_actual_fees(
-    svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+    user_client: UserClient, http: httpx.Client
 ) -> None:
-    node, _seeded = svm_node
-    record = _filled_from_svm(node, http, svm_accounts.users()[2], Account.create().address)
+    record = _filled_from_svm(user_client, http, svm_accounts.users()[2], Account.create().address)
     actual = record["data"]["fees"]["actual"]
     assert actual is not None
     route = record["data"]["route"]["actual"]
@@ -163,11 +146,10 @@ def test_an_svm_origin_success_has_its_actual_fees(
 
 
 def test_an_svm_request_is_attested_with_its_addresses_as_32_bytes(
-    svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+    user_client: UserClient, http: httpx.Client
 ) -> None:
-    node, _seeded = svm_node
     user, recipient = svm_accounts.users()[3], Account.create().address
-    request_id = _filled_from_svm(node, http, user, recipient)["id"]
+    request_id = _filled_from_svm(user_client, http, user, recipient)["id"]
     answer = http.get(f"/requests/{request_id}/signature")
     assert answer.status_code == 200, answer.text
     signed = answer.json()
@@ -193,7 +175,7 @@ def test_an_svm_refund_shows_where_an_evm_refund_shows(
 ) -> None:
     node, _seeded = svm_node
     user = svm_accounts.users()[4]
-    quote = request_quote(http, _from_svm(user, Account.create().address, 10**9))
+    quote = request_quote(http, from_svm(user, Account.create().address, 10**9).wire())
     request_id = quote["steps"][0]["requestId"]
     underpaid = programs.transfer_sol(user.pubkey(), svm_accounts.solver().pubkey(), 10**8)
     sign_and_send(

@@ -19,6 +19,8 @@ from crossfill.devnet.svm.seed import SeededSvm
 from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.config import svm_chains
 from crossfill.store.tables import ChainCursor
+from crossfill_client import RequestStatus
+from crossfill_client.models import SvmTransactionData
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -30,64 +32,46 @@ from tests.e2e.bridging import (
     stored_rows,
     usdc,
 )
-from tests.e2e.conftest import validate_against
+from tests.e2e.svm.routes import from_svm
+from tests.e2e.user_client import SENT_ONLY, UserClient, succeeded, svm_wallet
+from tests.e2e.wire import validate_against
 from tests.support.service import StartService
 from tests.support.waiting import wait_for
 from tests.support.wallets.svm import item_instructions, sign_and_send, sol_balance, token_balance
 
 SVM_ID = 792703809
-SOL = "1" * 32
 FEE = 5000  # lamports per signature
 
 
-def _from_svm(
-    user: Keypair, recipient: str, origin: str, destination: str, amount: int, **more: Any
-) -> dict[str, Any]:
-    return {
-        "user": str(user.pubkey()), "originChainId": SVM_ID, "destinationChainId": DESTINATION,
-        "originCurrency": origin, "destinationCurrency": destination, "amount": str(amount),
-        "tradeType": "EXACT_INPUT", "recipient": recipient, **more,
-    }  # fmt: skip
-
-
 def test_sol_to_eth_through_the_quoted_svm_transaction(
-    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], user_client: UserClient
 ) -> None:
     node, _seeded = svm_node
     user, recipient = svm_accounts.users()[0], Account.create().address
-    quote = request_quote(
-        http, _from_svm(user, recipient, SOL, NATIVE, 2 * 10**9, maxRouteLength=4)
-    )
-    validate_against("quote", quote)
-    item = quote["steps"][0]["items"][0]
-    assert quote["steps"][0]["kind"] == "transaction"
-    programs_used = [ix["programId"] for ix in item["data"]["instructions"]]
+    quote = user_client.quote(from_svm(user, recipient, 2 * 10**9, max_route_length=4))
+    validate_against("quote", user_client.answered("/quote/v2"))
+    (step,) = quote.steps
+    item = step.items[0].data
+    assert step.kind == "transaction" and isinstance(item, SvmTransactionData)
+    programs_used = [ix.program_id for ix in item.instructions]
     assert programs_used == [programs.NATIVE_SOL_ADDRESS, str(programs.MEMO_PROGRAM_ID)]
     vault_before = sol_balance(node.rpc_url, svm_accounts.solver().pubkey())
-    sign_and_send(node.rpc_url, item_instructions(item), user)
-    status = final_status(http, quote["steps"][0]["requestId"])
-    assert status["status"] == "success", status
-    amount_out = int(quote["details"]["currencyOut"]["amount"])
-    assert balance(devnet, DESTINATION, NATIVE, recipient) == amount_out
+    succeeded(user_client.execute(quote, svm_wallet(user)))
+    assert balance(devnet, DESTINATION, NATIVE, recipient) == quote.details.currency_out.amount
     assert sol_balance(node.rpc_url, svm_accounts.solver().pubkey()) == vault_before + 2 * 10**9
 
 
 def test_svm_usdc_to_evm_usdc(
-    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], http: httpx.Client
+    devnet: RunningDevnet, svm_node: tuple[SvmNodeProcess, SeededSvm], user_client: UserClient
 ) -> None:
     node, seeded = svm_node
     user, recipient = svm_accounts.users()[1], Account.create().address
     token = usdc(devnet, DESTINATION)
-    quote = request_quote(
-        http, _from_svm(user, recipient, str(seeded.usdc_mint), token, 30 * 10**6)
-    )
-    validate_against("quote", quote)
+    quote = user_client.quote(from_svm(user, recipient, 30 * 10**6, (str(seeded.usdc_mint), token)))
+    validate_against("quote", user_client.answered("/quote/v2"))
     before = token_balance(node.rpc_url, user.pubkey(), seeded.usdc_mint)
-    sign_and_send(node.rpc_url, item_instructions(quote["steps"][0]["items"][0]), user)
-    assert final_status(http, quote["steps"][0]["requestId"])["status"] == "success"
-    assert balance(devnet, DESTINATION, token, recipient) == int(
-        quote["details"]["currencyOut"]["amount"]
-    )
+    succeeded(user_client.execute(quote, svm_wallet(user)))
+    assert balance(devnet, DESTINATION, token, recipient) == quote.details.currency_out.amount
     assert token_balance(node.rpc_url, user.pubkey(), seeded.usdc_mint) == before - 30 * 10**6
 
 
@@ -96,7 +80,7 @@ def test_too_little_is_refunded_on_svm_with_the_reason(
 ) -> None:
     node, _seeded = svm_node
     user = svm_accounts.users()[2]
-    quote = request_quote(http, _from_svm(user, Account.create().address, SOL, NATIVE, 10**9))
+    quote = request_quote(http, from_svm(user, Account.create().address, 10**9).wire())
     before = sol_balance(node.rpc_url, user.pubkey())
     vault = svm_accounts.solver().pubkey()
     underpaid = programs.transfer_sol(user.pubkey(), vault, 10**8)
@@ -113,7 +97,7 @@ def test_wrong_mint_is_refunded_in_that_mint(
 ) -> None:
     node, seeded = svm_node
     user = svm_accounts.users()[3]
-    quote = request_quote(http, _from_svm(user, Account.create().address, SOL, NATIVE, 10**9))
+    quote = request_quote(http, from_svm(user, Account.create().address, 10**9).wire())
     before = token_balance(node.rpc_url, user.pubkey(), seeded.usdc_mint)
     pay = programs.transfer_token(
         user.pubkey(), svm_accounts.solver().pubkey(), seeded.usdc_mint, 10**9, 6
@@ -163,7 +147,7 @@ def test_svm_origin_quotes_refuse_bad_input(
     http: httpx.Client, changes: dict[str, Any], code: str
 ) -> None:
     body = {
-        **_from_svm(svm_accounts.users()[0], Account.create().address, SOL, NATIVE, 10**9),
+        **from_svm(svm_accounts.users()[0], Account.create().address, 10**9).wire(),
         **changes,
     }
     response = http.post("/quote/v2", json=body)
@@ -176,23 +160,23 @@ def test_a_deposit_landed_before_the_first_scan_is_filled(
     svm_node: tuple[SvmNodeProcess, SeededSvm],
     svm_deployment: Deployment,
     start_service: StartService,
+    chain_urls: dict[int, str],
 ) -> None:
     """A new service's first scan of the vault puts history behind it, but not a deposit for
     a request it already quoted: here it is quoted and paid before any worker runs."""
-    node, seeded = svm_node
+    _node, seeded = svm_node
     user, recipient = svm_accounts.users()[4], Account.create().address
     token = usdc(devnet, DESTINATION)
     quoting = start_service(svm_deployment)
-    with httpx.Client(base_url=quoting.base_url, timeout=10) as api:
-        quote = request_quote(api, _from_svm(user, recipient, str(seeded.usdc_mint), token, 10**7))
-    sign_and_send(node.rpc_url, item_instructions(quote["steps"][0]["items"][0]), user)
+    with UserClient(quoting.base_url, chain_urls) as user_client:
+        quote = user_client.quote(from_svm(user, recipient, 10**7, (str(seeded.usdc_mint), token)))
+        # Paid, not followed: no worker would see it through.
+        user_client.execute(quote, svm_wallet(user), options=SENT_ONLY)
     quoting.stop()
     service = start_service(svm_deployment, run_workers=True)
-    with httpx.Client(base_url=service.base_url, timeout=10) as api:
-        assert final_status(api, quote["steps"][0]["requestId"])["status"] == "success"
-    assert balance(devnet, DESTINATION, token, recipient) == int(
-        quote["details"]["currencyOut"]["amount"]
-    )
+    with UserClient(service.base_url, chain_urls) as user_client:
+        assert user_client.wait(quote.request_id).status is RequestStatus.SUCCESS
+    assert balance(devnet, DESTINATION, token, recipient) == quote.details.currency_out.amount
 
 
 def test_a_second_transfer_in_the_deposit_transaction_is_refunded(
@@ -202,7 +186,7 @@ def test_a_second_transfer_in_the_deposit_transaction_is_refunded(
     back (before: it was read as no deposit at all, kept by the vault)."""
     node, _seeded = svm_node
     user, recipient = svm_accounts.users()[2], Account.create().address
-    quote = request_quote(http, _from_svm(user, recipient, SOL, NATIVE, 10**9))
+    quote = request_quote(http, from_svm(user, recipient, 10**9).wire())
     before = sol_balance(node.rpc_url, user.pubkey())
     vault = svm_accounts.solver().pubkey()
     extra = programs.transfer_sol(user.pubkey(), vault, 3 * 10**8)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
-from typing import TypedDict, Unpack
+from typing import Self, TypedDict, Unpack
 
 import httpx
 
@@ -72,7 +72,7 @@ class AsyncClient:
             timeout=timeout, transport=options.get("chain_transport")
         )
 
-    async def __aenter__(self) -> AsyncClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
@@ -113,10 +113,10 @@ class AsyncClient:
         *,
         on_status: StatusCallback | None = None,
     ) -> StatusRecord:
-        """The request's status record once it has ended (success, failure or refund),
-        followed on the service's websocket, or by polling the status path when the
-        websocket cannot be had; `WaitTimeout` after `options.timeout` seconds (default 600).
-        `on_status` sees each status on the way."""
+        """The request's status record once it has ended (success, failure or refund; or
+        once it has one of `options.until`), followed on the service's websocket, or by
+        polling the status path when the websocket cannot be had; `WaitTimeout` after
+        `options.timeout` seconds (default 600). `on_status` sees each status on the way."""
         return await wait_for_request(
             self._service, request_id, options or WaitOptions(), on_status=on_status
         )

@@ -8,7 +8,7 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from types import TracebackType
-from typing import Any, TypeVar, Unpack
+from typing import Any, Self, TypeVar, Unpack
 
 from crossfill_client._async_client import DEFAULT_BASE_URL, AsyncClient, ClientOptions
 from crossfill_client._execution.runner import ExecutionOptions, ExecutionResult
@@ -61,7 +61,7 @@ class Client:
         self._portal = _LoopThread()
         self._client = AsyncClient(base_url, **options)
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

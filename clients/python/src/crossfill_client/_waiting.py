@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from crossfill_client._http import ServiceHttp
 from crossfill_client._websocket import WebSocket, WebSocketUnavailable, connect
 from crossfill_client.errors import WaitTimeout
-from crossfill_client.models.status import StatusRecord
+from crossfill_client.models.status import FINAL_STATUSES, RequestStatus, StatusRecord
 
 StatusCallback = Callable[[StatusRecord], None]
 UPDATE_EVENT = "request.status.updated"
@@ -26,12 +26,15 @@ UPDATE_EVENT = "request.status.updated"
 class WaitOptions:
     """`timeout`: seconds until `WaitTimeout`; `poll_interval`: seconds between status reads
     when polling; `use_websocket`: try the stream first; `resync_interval`: seconds of silence
-    on the stream after which the status is read anyway."""
+    on the stream after which the status is read anyway; `until`: the statuses that end the
+    wait (default: any final one; `{RequestStatus.REFUND}` waits past a `failure` for the
+    refund that may follow it)."""
 
     timeout: float = 600.0
     poll_interval: float = 1.0
     use_websocket: bool = True
     resync_interval: float = 10.0
+    until: frozenset[RequestStatus] = FINAL_STATUSES
 
 
 def status_path(request_id: str) -> str:
@@ -40,11 +43,19 @@ def status_path(request_id: str) -> str:
 
 class _Follower:
     def __init__(
-        self, service: ServiceHttp, request_id: str, path: str, on_status: StatusCallback | None
+        self,
+        service: ServiceHttp,
+        request_id: str,
+        path: str,
+        until: frozenset[RequestStatus],
+        on_status: StatusCallback | None,
     ) -> None:
         self.service, self.request_id, self.path = service, request_id, path
-        self.on_status = on_status
+        self.until, self.on_status = until, on_status
         self.last: StatusRecord | None = None
+
+    def ended(self, record: StatusRecord) -> bool:
+        return record.status in self.until
 
     def seen(self, record: StatusRecord) -> None:
         changed = self.last is None or record.status != self.last.status
@@ -59,7 +70,7 @@ class _Follower:
 
     async def poll(self, interval: float) -> StatusRecord:
         while True:
-            if (record := await self.read()).status.is_final:
+            if self.ended(record := await self.read()):
                 return record
             await asyncio.sleep(interval)
 
@@ -69,11 +80,11 @@ class _Follower:
             await socket.send_text(_subscription(self.request_id))
             # Read after subscribing: a change between the first read and the subscription
             # is not missed.
-            if (record := await self.read()).status.is_final:
+            if self.ended(record := await self.read()):
                 return record
             while True:
                 updated = await self._next_update(socket, options.resync_interval)
-                if updated and (record := await self.read()).status.is_final:
+                if updated and self.ended(record := await self.read()):
                     return record
 
     async def _next_update(self, socket: WebSocket, resync_interval: float) -> bool:
@@ -111,11 +122,13 @@ async def wait_for_request(
     path: str | None = None,
     on_status: StatusCallback | None = None,
 ) -> StatusRecord:
-    """The request's status record once it is final (success, failure or refund)."""
-    follower = _Follower(service, request_id, path or status_path(request_id), on_status)
+    """The request's status record once its status is one of `options.until` (by default
+    once it is final: success, failure or refund)."""
+    path = path or status_path(request_id)
+    follower = _Follower(service, request_id, path, options.until, on_status)
     try:
         async with asyncio.timeout(options.timeout):
-            if (record := await follower.read()).status.is_final:
+            if follower.ended(record := await follower.read()):
                 return record
             if options.use_websocket:
                 try:

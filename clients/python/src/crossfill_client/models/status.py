@@ -21,7 +21,7 @@ class RequestStatus(StrEnum):
     @property
     def is_final(self) -> bool:
         """Whether the request has ended (nothing moves it after this)."""
-        return self in _FINAL
+        return self in FINAL_STATUSES
 
     @property
     def is_failed(self) -> bool:
@@ -29,7 +29,7 @@ class RequestStatus(StrEnum):
         return self in (RequestStatus.FAILURE, RequestStatus.REFUND)
 
 
-_FINAL = frozenset({RequestStatus.SUCCESS, RequestStatus.FAILURE, RequestStatus.REFUND})
+FINAL_STATUSES = frozenset({RequestStatus.SUCCESS, RequestStatus.FAILURE, RequestStatus.REFUND})
 
 
 class StatusRecord(WireModel):
