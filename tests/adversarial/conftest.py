@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from crossfill.config import Deployment
@@ -29,11 +30,23 @@ from tests.e2e.conftest import (  # noqa: F401  (fixtures, registered by import)
     service,
 )
 from tests.e2e.conftest import start_service as e2e_start_service
-from tests.e2e.svm.conftest import http, svm_deployment  # noqa: F401  (fixtures)
+from tests.e2e.svm.conftest import svm_deployment  # noqa: F401  (fixtures)
 from tests.money_invariant import MoneyReport, account_for_money, heads, wait_until_accounted
 from tests.support.service import ServiceThread, StartService
 
 start_service_of_e2e = e2e_start_service  # the e2e fixture, under a name of its own
+
+
+@pytest.fixture
+def http(
+    start_service: StartService,
+    svm_deployment: Deployment,  # noqa: F811
+) -> Iterator[httpx.Client]:
+    """A client of a service with workers on the deployment that includes the SVM chain (the
+    suite's `service` is the EVM devnet's own)."""
+    started = start_service(svm_deployment, run_workers=True)
+    with httpx.Client(base_url=started.base_url, timeout=10) as answering:
+        yield answering
 
 
 @pytest.fixture
