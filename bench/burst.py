@@ -93,8 +93,8 @@ def _print(
         f"{last - first + 1} spanned)"
     )
     print(
-        f"  deposit block -> last fill: {to_last:.2f} s = {to_last / args.block_time:.1f} "
-        "block times"
+        f"  deposit block -> first fill {arrived[first] - deposited_at:.2f} s, -> last fill "
+        f"{to_last:.2f} s = {to_last / args.block_time:.1f} block times"
     )
     per_order = [arrived[number] - deposited_at for number in found.fill_blocks]
     print("  " + _percentiles("deposit block -> fill block, per order", per_order))

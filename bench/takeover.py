@@ -1,0 +1,241 @@
+"""Takeover: two worker processes on one PostgreSQL database (and an API process), a burst of
+deposits, and the worker that signs stopped in the middle of it; how long until the other one
+signs, and whether every order is still filled once or refunded, on chain.
+
+Each round deposits `--orders` native bridges in one origin block (as `bench.burst` does) and,
+once `--stop-after` of them have a fill broadcast (the solver's pending nonce on the
+destination), ends the worker holding the solver key's signer lease on the destination:
+- `SIGKILL` (`--kills` rounds): the standby worker must take over;
+- `SIGTERM` (`--graceful` rounds): a graceful stop, the standby takes over;
+- `SIGKILL, alone` (`--restarts` rounds): the standby is stopped first; the killed worker is
+  started again at once and must pick its own work up.
+A stopped worker is started again after its round, as the standby of the next one.
+
+Which process signed a fill is told by the journal (`sent_transactions.created_at`, written
+before broadcast) against the moment the stopped process had exited: nothing it signed can be
+later. Printed per round: fills it signed before, seconds from its last fill to the first fill
+of the next process and from its exit to that fill, the holder of the signer lease at the end,
+and on chain: orders filled (recipient paid), double fills, refunds, stranded (neither), the
+solver's Filler calls that reverted.
+Run: `python -m bench.takeover [--kills 3] [--graceful 1] [--restarts 1] [--orders 100]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import statistics
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import aiohttp
+from sqlalchemy import select
+
+from bench.burst_orders import quoted_orders
+from bench.chain_watch import rpc
+from bench.common import database_for
+from bench.devnet_chains import BridgeChains, bridge_chains
+from bench.fill_audit import Audit, audit, balances, until_settled
+from bench.origin_blocks import OriginBlocks, origin_blocks
+from bench.worker_processes import SplitService, Worker, split_service
+from crossfill.store.db import as_utc
+from crossfill.store.tables import SentTransaction
+from tests.support.database import sessions_of
+
+
+@dataclass(frozen=True)
+class Stop:
+    """How a round ends the signing worker."""
+
+    label: str
+    signal: signal.Signals
+    standby: bool  # whether the other worker runs meanwhile (else the stopped one restarts)
+
+
+KILL = Stop("SIGKILL, standby takes over", signal.SIGKILL, standby=True)
+GRACEFUL = Stop("SIGTERM, standby takes over", signal.SIGTERM, standby=True)
+RESTART = Stop("SIGKILL, restarted alone", signal.SIGKILL, standby=False)
+
+
+@dataclass(frozen=True)
+class Round:
+    stop: Stop
+    stopped: str  # the worker stopped
+    standby_age: float  # seconds the process that took over had run before the stop
+    exit_seconds: float  # from the signal to the stopped process's exit
+    signed_before: int  # fills the stopped process signed
+    takeover: float | None  # its last fill -> the first fill of the next process
+    from_exit: float | None  # its exit -> that first fill
+    next_signer: str | None  # who holds the signer lease at the end
+    audit: Audit
+
+
+@dataclass(frozen=True)
+class Bench:
+    http: aiohttp.ClientSession
+    service: SplitService
+    chains: BridgeChains
+    blocks: OriginBlocks
+    args: argparse.Namespace
+
+    async def signer(self) -> Worker:
+        """The worker that signs fills on the destination, once one does."""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            worker = await self.service.signer(self.chains.destination.id, self.chains.solver)
+            if worker is not None:
+                return worker
+            await asyncio.sleep(0.5)
+        raise SystemExit("no worker took the signer lease within 120 s")
+
+    async def fills_broadcast(self) -> int:
+        """The solver's pending nonce on the destination."""
+        url = self.chains.destination.http_url
+        return int(
+            await rpc(self.http, url, "eth_getTransactionCount", [self.chains.solver, "pending"]),
+            16,
+        )
+
+    async def round(self, stop: Stop) -> Round:
+        active = await self.signer()
+        other = next(worker for worker in self.service.workers if worker is not active)
+        if not stop.standby:
+            await asyncio.to_thread(other.process.stop)
+        chains, http = self.chains, self.http
+        orders = await quoted_orders(http, self.service.api.base_url, chains, self.args.orders)
+        from_block = int(await rpc(http, chains.destination.http_url, "eth_blockNumber", []), 16)
+        before = await self.fills_broadcast()
+        await self.blocks.one_block([order.deposit for order in orders])
+        deposited = await balances(http, chains.origin, [order.user for order in orders])
+        while await self.fills_broadcast() - before < self.args.stop_after * len(orders):
+            await asyncio.sleep(0.01)
+        signalled = time.monotonic()
+        await asyncio.to_thread(_end, active, stop.signal)
+        exited, exited_wall = time.monotonic(), datetime.now(UTC)
+        taking_over = other if stop.standby else active
+        standby_age = signalled - taking_over.started_at
+        if not stop.standby:
+            standby_age = 0.0
+            await asyncio.to_thread(active.start)
+        await until_settled(
+            http,
+            chains,
+            orders,
+            deposited,
+            from_block=from_block,
+            timeout=self.args.settle_timeout,
+        )
+        signed = await _fills_signed(self.service.database_url, [o.request_id for o in orders])
+        earlier = [at for at in signed if at <= exited_wall]
+        later = [at for at in signed if at > exited_wall]
+        holder = await self.service.signer(chains.destination.id, chains.solver)
+        result = Round(
+            stop=stop,
+            stopped=active.name,
+            standby_age=standby_age,
+            exit_seconds=exited - signalled,
+            signed_before=len(earlier),
+            takeover=(min(later) - max(earlier)).total_seconds() if earlier and later else None,
+            from_exit=(min(later) - exited_wall).total_seconds() if later else None,
+            next_signer=None if holder is None else holder.name,
+            audit=await audit(http, chains, orders, deposited, from_block=from_block),
+        )
+        for worker in self.service.workers:
+            if worker.process.process is None or worker.process.process.poll() is not None:
+                await asyncio.to_thread(worker.start)
+        return result
+
+
+def _end(worker: Worker, how: signal.Signals) -> None:
+    if how is signal.SIGKILL:
+        worker.process.kill()
+    else:
+        worker.process.stop(timeout=30)
+
+
+async def _fills_signed(database_url: str, request_ids: list[str]) -> list[datetime]:
+    """When each fill of these requests was journalled (signed, before its broadcast)."""
+    async with sessions_of(database_url) as sessions, sessions() as session:
+        rows = await session.scalars(
+            select(SentTransaction).where(
+                SentTransaction.purpose == "fill", SentTransaction.request_id.in_(request_ids)
+            )
+        )
+        return [as_utc(row.created_at) for row in rows]
+
+
+def _print(done: Round) -> None:
+    found = done.audit
+    takeover = "-" if done.takeover is None else f"{done.takeover:.1f} s"
+    from_exit = "-" if done.from_exit is None else f"{done.from_exit:.1f} s"
+    print(
+        f"{done.stop.label}: {done.stopped} ended {done.exit_seconds:.1f} s after its signal, "
+        f"having signed {done.signed_before} fills; its last fill -> the next first: "
+        f"{takeover} (from its exit: {from_exit}); the process taking over had run "
+        f"{done.standby_age:.0f} s; signer lease now with {done.next_signer}"
+    )
+    print(
+        f"  on chain: filled {found.filled}/{len(found.orders)}, double fills "
+        f"{found.double_filled}, refunded {found.refunded}, stranded {found.stranded}, "
+        f"reverted Filler calls {found.reverted_fills}"
+    )
+
+
+def _summary(label: str, rounds: list[Round]) -> None:
+    takeovers = [done.takeover for done in rounds if done.takeover is not None]
+    if not takeovers:
+        return
+    print(
+        f"{label}: {len(rounds)} rounds, takeover median {statistics.median(takeovers):.1f} s, "
+        f"max {max(takeovers):.1f} s; double fills "
+        f"{sum(done.audit.double_filled for done in rounds)}, stranded "
+        f"{sum(done.audit.stranded for done in rounds)}"
+    )
+
+
+async def _measure(service: SplitService, args: argparse.Namespace) -> None:
+    chains = bridge_chains(service.deployment_path)
+    timeout = aiohttp.ClientTimeout(total=60)
+    plan = [KILL] * args.kills + [GRACEFUL] * args.graceful + [RESTART] * args.restarts
+    rounds: list[Round] = []
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as http,
+        origin_blocks(http, chains.origin.http_url, args.block_time) as blocks,
+    ):
+        bench = Bench(http, service, chains, blocks, args)
+        for stop in plan:
+            rounds.append(await bench.round(stop))
+            _print(rounds[-1])
+    for stop in (KILL, GRACEFUL, RESTART):
+        _summary(stop.label, [done for done in rounds if done.stop is stop])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--kills", type=int, default=3, help="SIGKILL rounds with a standby")
+    parser.add_argument("--graceful", type=int, default=1, help="SIGTERM rounds with a standby")
+    parser.add_argument("--restarts", type=int, default=1, help="SIGKILL rounds, restarted alone")
+    parser.add_argument("--orders", type=int, default=100, help="deposits per round")
+    parser.add_argument(
+        "--stop-after", type=float, default=0.3, help="share of fills broadcast before the stop"
+    )
+    parser.add_argument("--block-time", type=float, default=1.0)
+    parser.add_argument("--settle-timeout", type=float, default=180)
+    args = parser.parse_args()
+    started = time.monotonic()
+    with database_for("postgres") as database_url:
+        assert database_url is not None
+        with split_service(database_url, block_time=args.block_time) as service:
+            print(
+                f"takeover: {len(service.workers)} workers, PostgreSQL, {args.orders} deposits a "
+                f"round, {args.block_time:g} s blocks, stopped after {args.stop_after:.0%} "
+                "of the fills were broadcast"
+            )
+            asyncio.run(_measure(service, args))
+    print(f"run took {time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
