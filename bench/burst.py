@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import time
 from dataclasses import dataclass
 
@@ -61,7 +60,7 @@ async def _burst(run: Run, count: int) -> None:
     deposited_at = await run.origin.head_at(block)
     deposited = await balances(http, chains.origin, [order.user for order in orders])
     await until_settled(
-        http, chains, orders, deposited, from_block=from_block, timeout=60 + count * 0.5
+        http, chains, orders, deposited, from_block=from_block, give_up_after=60 + count * 0.5
     )
     found = await audit(http, chains, orders, deposited, from_block=from_block)
     arrived = {number: await run.destination.head_at(number) for number in set(found.fill_blocks)}
@@ -89,8 +88,7 @@ def _print(
     first, last = min(arrived), max(arrived)
     to_last = arrived[last] - deposited_at
     print(
-        f"  fills in {len(arrived)} destination blocks ({first}-{last}: "
-        f"{last - first + 1} spanned)"
+        f"  fills in {len(arrived)} destination blocks ({first}-{last}: {last - first + 1} spanned)"
     )
     print(
         f"  deposit block -> first fill {arrived[first] - deposited_at:.2f} s, -> last fill "

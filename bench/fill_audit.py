@@ -58,8 +58,7 @@ class Audit:
     def stranded(self) -> int:
         """Orders neither filled nor refunded."""
         return sum(
-            not _filled(order, outcome) and outcome.refunded == 0
-            for order, outcome in self._each()
+            not _filled(order, outcome) and outcome.refunded == 0 for order, outcome in self._each()
         )
 
     @property
@@ -102,11 +101,11 @@ async def until_settled(
     deposited: list[int],
     *,
     from_block: int,
-    timeout: float,
+    give_up_after: float,
 ) -> None:
     """Until every order is filled or its user refunded (`deposited`: the users' origin balances
-    right after their deposits), or `timeout` seconds have passed."""
-    deadline = time.monotonic() + timeout
+    right after their deposits), or `give_up_after` seconds have passed."""
+    deadline = time.monotonic() + give_up_after
     refunds_read = 0.0
     refunded: set[str] = set()
     while time.monotonic() < deadline:
@@ -122,7 +121,9 @@ async def until_settled(
             refunds_read = time.monotonic()
             now = await balances(http, chains.origin, [order.user for order, _ in waiting])
             refunded.update(
-                order.user for (order, before), held in zip(waiting, now, strict=True) if held > before
+                order.user
+                for (order, before), held in zip(waiting, now, strict=True)
+                if held > before
             )
         await asyncio.sleep(0.2)
 
@@ -145,7 +146,9 @@ async def audit(
     return Audit(orders, outcomes, await _reverted_fills(http, chains, from_block))
 
 
-async def _reverted_fills(http: aiohttp.ClientSession, chains: BridgeChains, from_block: int) -> int:
+async def _reverted_fills(
+    http: aiohttp.ClientSession, chains: BridgeChains, from_block: int
+) -> int:
     destination = chains.destination
     latest = int(await rpc(http, destination.http_url, "eth_blockNumber", []), 16)
     blocks = await rpc_batch(

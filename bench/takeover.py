@@ -17,6 +17,8 @@ later. Printed per round: fills it signed before, seconds from its last fill to 
 of the next process and from its exit to that fill, the holder of the signer lease at the end,
 and on chain: orders filled (recipient paid), double fills, refunds, stranded (neither), the
 solver's Filler calls that reverted.
+Each round waits out the leases the stopped process held (about a minute), so the graceful
+and restart rounds are off by default (the default run takes about four minutes).
 Run: `python -m bench.takeover [--kills 3] [--graceful 1] [--restarts 1] [--orders 100]`.
 """
 
@@ -63,12 +65,16 @@ RESTART = Stop("SIGKILL, restarted alone", signal.SIGKILL, standby=False)
 class Round:
     stop: Stop
     stopped: str  # the worker stopped
-    standby_age: float  # seconds the process that took over had run before the stop
+    standby_age: float  # seconds the standby had run before the stop (0: none)
     exit_seconds: float  # from the signal to the stopped process's exit
     signed_before: int  # fills the stopped process signed
-    takeover: float | None  # its last fill -> the first fill of the next process
-    from_exit: float | None  # its exit -> that first fill
-    next_signer: str | None  # who holds the signer lease at the end
+    # Seconds after its exit, None if never: the process taking over started again and ready
+    # (alone only), held the signer lease, signed its first and last fill of the round.
+    ready: float | None
+    lease_taken: float | None
+    first_fill: float | None
+    last_fill: float | None
+    takeover: float | None  # the stopped process's last fill -> the next process's first
     audit: Audit
 
 
@@ -80,11 +86,14 @@ class Bench:
     blocks: OriginBlocks
     args: argparse.Namespace
 
-    async def signer(self) -> Worker:
+    async def signer(self) -> Worker | None:
+        return await self.service.signer(self.chains.destination.id, self.chains.solver)
+
+    async def first_signer(self) -> Worker:
         """The worker that signs fills on the destination, once one does."""
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            worker = await self.service.signer(self.chains.destination.id, self.chains.solver)
+            worker = await self.signer()
             if worker is not None:
                 return worker
             await asyncio.sleep(0.5)
@@ -98,8 +107,15 @@ class Bench:
             16,
         )
 
+    async def _broadcast(self, nonce: float) -> None:
+        """Until the solver's pending nonce on the destination reaches `nonce`."""
+        while True:
+            if await self.fills_broadcast() >= nonce:
+                return
+            await asyncio.sleep(0.01)
+
     async def round(self, stop: Stop) -> Round:
-        active = await self.signer()
+        active = await self.first_signer()
         other = next(worker for worker in self.service.workers if worker is not active)
         if not stop.standby:
             await asyncio.to_thread(other.process.stop)
@@ -109,43 +125,62 @@ class Bench:
         before = await self.fills_broadcast()
         await self.blocks.one_block([order.deposit for order in orders])
         deposited = await balances(http, chains.origin, [order.user for order in orders])
-        while await self.fills_broadcast() - before < self.args.stop_after * len(orders):
-            await asyncio.sleep(0.01)
+        await self._broadcast(before + self.args.stop_after * len(orders))
         signalled = time.monotonic()
         await asyncio.to_thread(_end, active, stop.signal)
         exited, exited_wall = time.monotonic(), datetime.now(UTC)
-        taking_over = other if stop.standby else active
-        standby_age = signalled - taking_over.started_at
-        if not stop.standby:
-            standby_age = 0.0
+        ready = None
+        if not stop.standby:  # started again at once, alone
             await asyncio.to_thread(active.start)
+            ready = time.monotonic() - exited
+        # A stopped standby comes back once the other has taken over: it cannot sign then.
+        lease_taken: list[float] = []
+        watcher = asyncio.create_task(
+            self._lease_taken(lease_taken, restart=active if stop.standby else None)
+        )
         await until_settled(
             http,
             chains,
             orders,
             deposited,
             from_block=from_block,
-            timeout=self.args.settle_timeout,
+            give_up_after=self.args.settle_timeout,
         )
+        if lease_taken:
+            await watcher  # the stopped standby's start, if begun, ends
+        else:
+            watcher.cancel()
         signed = await _fills_signed(self.service.database_url, [o.request_id for o in orders])
         earlier = [at for at in signed if at <= exited_wall]
-        later = [at for at in signed if at > exited_wall]
-        holder = await self.service.signer(chains.destination.id, chains.solver)
-        result = Round(
-            stop=stop,
-            stopped=active.name,
-            standby_age=standby_age,
-            exit_seconds=exited - signalled,
-            signed_before=len(earlier),
-            takeover=(min(later) - max(earlier)).total_seconds() if earlier and later else None,
-            from_exit=(min(later) - exited_wall).total_seconds() if later else None,
-            next_signer=None if holder is None else holder.name,
-            audit=await audit(http, chains, orders, deposited, from_block=from_block),
-        )
-        for worker in self.service.workers:
+        later = sorted((at - exited_wall).total_seconds() for at in signed if at > exited_wall)
+        last_earlier = (max(earlier) - exited_wall).total_seconds() if earlier else None
+        for worker in self.service.workers:  # both running for the next round
             if worker.process.process is None or worker.process.process.poll() is not None:
                 await asyncio.to_thread(worker.start)
-        return result
+        return Round(
+            stop=stop,
+            stopped=active.name,
+            standby_age=signalled - other.started_at if stop.standby else 0.0,
+            exit_seconds=exited - signalled,
+            signed_before=len(earlier),
+            ready=ready,
+            lease_taken=lease_taken[0] - exited if lease_taken else None,
+            first_fill=later[0] if later else None,
+            last_fill=later[-1] if later else None,
+            takeover=later[0] - last_earlier if later and last_earlier is not None else None,
+            audit=await audit(http, chains, orders, deposited, from_block=from_block),
+        )
+
+    async def _lease_taken(self, taken: list[float], *, restart: Worker | None) -> None:
+        """Notes in `taken` when a running worker holds the signer lease again (the stopped
+        one's process is gone); then starts `restart` again."""
+        while True:
+            if await self.signer() is not None:
+                break
+            await asyncio.sleep(0.25)
+        taken.append(time.monotonic())
+        if restart is not None:
+            await asyncio.to_thread(restart.start)
 
 
 def _end(worker: Worker, how: signal.Signals) -> None:
@@ -166,15 +201,22 @@ async def _fills_signed(database_url: str, request_ids: list[str]) -> list[datet
         return [as_utc(row.created_at) for row in rows]
 
 
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} s"
+
+
 def _print(done: Round) -> None:
     found = done.audit
-    takeover = "-" if done.takeover is None else f"{done.takeover:.1f} s"
-    from_exit = "-" if done.from_exit is None else f"{done.from_exit:.1f} s"
+    standby = f"standby up {done.standby_age:.0f} s" if done.stop.standby else "no standby"
     print(
-        f"{done.stop.label}: {done.stopped} ended {done.exit_seconds:.1f} s after its signal, "
-        f"having signed {done.signed_before} fills; its last fill -> the next first: "
-        f"{takeover} (from its exit: {from_exit}); the process taking over had run "
-        f"{done.standby_age:.0f} s; signer lease now with {done.next_signer}"
+        f"{done.stop.label} ({standby}): {done.stopped} exited {done.exit_seconds:.1f} s "
+        f"after the signal, having signed {done.signed_before} fills; its last fill -> the "
+        f"next first: {_seconds(done.takeover)}"
+    )
+    restarted = "" if done.ready is None else f"restarted and ready {_seconds(done.ready)}, "
+    print(
+        f"  after its exit: {restarted}signer lease taken {_seconds(done.lease_taken)}, the "
+        f"next process's fills from {_seconds(done.first_fill)} to {_seconds(done.last_fill)}"
     )
     print(
         f"  on chain: filled {found.filled}/{len(found.orders)}, double fills "
@@ -215,8 +257,8 @@ async def _measure(service: SplitService, args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--kills", type=int, default=3, help="SIGKILL rounds with a standby")
-    parser.add_argument("--graceful", type=int, default=1, help="SIGTERM rounds with a standby")
-    parser.add_argument("--restarts", type=int, default=1, help="SIGKILL rounds, restarted alone")
+    parser.add_argument("--graceful", type=int, default=0, help="SIGTERM rounds with a standby")
+    parser.add_argument("--restarts", type=int, default=0, help="SIGKILL rounds, restarted alone")
     parser.add_argument("--orders", type=int, default=100, help="deposits per round")
     parser.add_argument(
         "--stop-after", type=float, default=0.3, help="share of fills broadcast before the stop"
