@@ -9,14 +9,15 @@ destination), ends the worker holding the solver key's signer lease on the desti
 - `SIGTERM` (`--graceful` rounds): a graceful stop, the standby takes over;
 - `SIGKILL, alone` (`--restarts` rounds): the standby is stopped first; the killed worker is
   started again at once and must pick its own work up.
-A stopped worker is started again after its round, as the standby of the next one.
+A worker stopped beside a standby is started again once the other holds the signer lease
+(it cannot sign then), as the standby of the next round.
 
 Which process signed a fill is told by the journal (`sent_transactions.created_at`, written
 before broadcast) against the moment the stopped process had exited: nothing it signed can be
-later. Printed per round: fills it signed before, seconds from its last fill to the first fill
-of the next process and from its exit to that fill, the holder of the signer lease at the end,
-and on chain: orders filled (recipient paid), double fills, refunds, stranded (neither), the
-solver's Filler calls that reverted.
+later. Printed per round: the fills it signed; its last fill -> the next process's first; after
+its exit, when a running process held the signer lease again (polled every 0.25 s) and the next
+process's first and last fill; and on chain: orders filled (recipient paid), double fills,
+refunds, stranded (neither), the solver's Filler calls that reverted.
 Each round waits out the leases the stopped process held (about a minute), so the graceful
 and restart rounds are off by default (the default run takes about four minutes).
 Run: `python -m bench.takeover [--kills 3] [--graceful 1] [--restarts 1] [--orders 100]`.
@@ -42,8 +43,9 @@ from bench.devnet_chains import BridgeChains, bridge_chains
 from bench.fill_audit import Audit, audit, balances, until_settled
 from bench.origin_blocks import OriginBlocks, origin_blocks
 from bench.worker_processes import SplitService, Worker, split_service
+from crossfill.domain.status import RequestStatus
 from crossfill.store.db import as_utc
-from crossfill.store.tables import SentTransaction
+from crossfill.store.tables import Request, SentTransaction
 from tests.support.database import sessions_of
 
 
@@ -68,6 +70,10 @@ class Round:
     standby_age: float  # seconds the standby had run before the stop (0: none)
     exit_seconds: float  # from the signal to the stopped process's exit
     signed_before: int  # fills the stopped process signed
+    # The round's requests still unfilled and leased to the stopped process at its exit, and
+    # seconds after its exit when the last of those leases runs out.
+    leased: int
+    leases_end: float | None
     # Seconds after its exit, None if never: the process taking over started again and ready
     # (alone only), held the signer lease, signed its first and last fill of the round.
     ready: float | None
@@ -129,6 +135,8 @@ class Bench:
         signalled = time.monotonic()
         await asyncio.to_thread(_end, active, stop.signal)
         exited, exited_wall = time.monotonic(), datetime.now(UTC)
+        request_ids = [order.request_id for order in orders]
+        leases = await _leases_of(self.service.database_url, request_ids, active.pid, exited_wall)
         ready = None
         if not stop.standby:  # started again at once, alone
             await asyncio.to_thread(active.start)
@@ -150,7 +158,7 @@ class Bench:
             await watcher  # the stopped standby's start, if begun, ends
         else:
             watcher.cancel()
-        signed = await _fills_signed(self.service.database_url, [o.request_id for o in orders])
+        signed = await _fills_signed(self.service.database_url, request_ids)
         earlier = [at for at in signed if at <= exited_wall]
         later = sorted((at - exited_wall).total_seconds() for at in signed if at > exited_wall)
         last_earlier = (max(earlier) - exited_wall).total_seconds() if earlier else None
@@ -163,6 +171,8 @@ class Bench:
             standby_age=signalled - other.started_at if stop.standby else 0.0,
             exit_seconds=exited - signalled,
             signed_before=len(earlier),
+            leased=len(leases),
+            leases_end=(max(leases) - exited_wall).total_seconds() if leases else None,
             ready=ready,
             lease_taken=lease_taken[0] - exited if lease_taken else None,
             first_fill=later[0] if later else None,
@@ -190,6 +200,28 @@ def _end(worker: Worker, how: signal.Signals) -> None:
         worker.process.stop(timeout=30)
 
 
+async def _leases_of(
+    database_url: str, request_ids: list[str], pid: int, now: datetime
+) -> list[datetime]:
+    """When the leases run out that process `pid` holds on these requests, among those not
+    filled yet (the lease's owner names its process: host:pid:suffix)."""
+    async with sessions_of(database_url) as sessions, sessions() as session:
+        rows = await session.scalars(
+            select(Request).where(
+                Request.id.in_(request_ids),
+                Request.status == RequestStatus.PENDING,
+                Request.lease_expires_at > now,
+            )
+        )
+        return [
+            as_utc(row.lease_expires_at)
+            for row in rows
+            if row.lease_expires_at is not None
+            and row.lease_owner is not None
+            and row.lease_owner.split(":")[1] == str(pid)
+        ]
+
+
 async def _fills_signed(database_url: str, request_ids: list[str]) -> list[datetime]:
     """When each fill of these requests was journalled (signed, before its broadcast)."""
     async with sessions_of(database_url) as sessions, sessions() as session:
@@ -210,7 +242,8 @@ def _print(done: Round) -> None:
     standby = f"standby up {done.standby_age:.0f} s" if done.stop.standby else "no standby"
     print(
         f"{done.stop.label} ({standby}): {done.stopped} exited {done.exit_seconds:.1f} s "
-        f"after the signal, having signed {done.signed_before} fills; its last fill -> the "
+        f"after the signal, having signed {done.signed_before} fills, {done.leased} more "
+        f"leased to it until {_seconds(done.leases_end)} after its exit; its last fill -> the "
         f"next first: {_seconds(done.takeover)}"
     )
     restarted = "" if done.ready is None else f"restarted and ready {_seconds(done.ready)}, "
