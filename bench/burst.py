@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 from dataclasses import dataclass
 
@@ -148,8 +149,12 @@ def main() -> None:
         database_for(args.database) as database_url,
         devnet_service(*devnet_args, database_url=database_url) as service,
     ):
-        print(f"bursts of native bridges, {args.block_time:g} s blocks, {args.database}")
+        print(
+            f"bursts of native bridges, {args.block_time:g} s blocks, {args.database}, "
+            f"load average {os.getloadavg()[0]:.1f}"
+        )
         asyncio.run(_measure(service, args))
+    print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import statistics
 import time
@@ -306,10 +307,10 @@ def main() -> None:
             print(
                 f"takeover: {len(service.workers)} workers, PostgreSQL, {args.orders} deposits a "
                 f"round, {args.block_time:g} s blocks, stopped after {args.stop_after:.0%} "
-                "of the fills were broadcast"
+                f"of the fills were broadcast, load average {os.getloadavg()[0]:.1f}"
             )
             asyncio.run(_measure(service, args))
-    print(f"run took {time.monotonic() - started:.0f} s")
+    print(f"run took {time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
