@@ -14,8 +14,8 @@ A worker stopped beside a standby is started again once the other holds the sign
 
 Which process signed a fill is told by the journal (`sent_transactions.created_at`, written
 before broadcast) against the moment the stopped process had exited: nothing it signed can be
-later. Printed per round: the fills it signed; its last fill -> the next process's first; after
-its exit, when a running process held the signer lease again (polled every 0.25 s) and the next
+later. Printed per round: the fills it signed, the round's other requests it held leased at its
+exit and when those leases ran out; its last fill -> the next process's first; after its exit, when a running process held the signer lease again (polled every 0.25 s) and the next
 process's first and last fill; and on chain: orders filled (recipient paid), double fills,
 refunds, stranded (neither), the solver's Filler calls that reverted.
 Each round waits out the leases the stopped process held (about a minute), so the graceful
@@ -71,10 +71,10 @@ class Round:
     standby_age: float  # seconds the standby had run before the stop (0: none)
     exit_seconds: float  # from the signal to the stopped process's exit
     signed_before: int  # fills the stopped process signed
-    # The round's requests still unfilled and leased to the stopped process at its exit, and
-    # seconds after its exit when the last of those leases runs out.
+    # The round's requests it had not signed a fill for and held leased at its exit, and
+    # seconds after its exit when the first and the last of those leases ran out.
     leased: int
-    leases_end: float | None
+    leases_end: tuple[float, float] | None
     # Seconds after its exit, None if never: the process taking over started again and ready
     # (alone only), held the signer lease, signed its first and last fill of the round.
     ready: float | None
@@ -160,9 +160,14 @@ class Bench:
         else:
             watcher.cancel()
         signed = await _fills_signed(self.service.database_url, request_ids)
-        earlier = [at for at in signed if at <= exited_wall]
-        later = sorted((at - exited_wall).total_seconds() for at in signed if at > exited_wall)
-        last_earlier = (max(earlier) - exited_wall).total_seconds() if earlier else None
+        earlier = {request: at for request, at in signed if at <= exited_wall}
+        later = sorted((at - exited_wall).total_seconds() for _, at in signed if at > exited_wall)
+        last_earlier = (max(earlier.values()) - exited_wall).total_seconds() if earlier else None
+        held = sorted(
+            (end - exited_wall).total_seconds()
+            for request, end in leases.items()
+            if request not in earlier
+        )
         for worker in self.service.workers:  # both running for the next round
             if worker.process.process is None or worker.process.process.poll() is not None:
                 await asyncio.to_thread(worker.start)
@@ -172,8 +177,8 @@ class Bench:
             standby_age=signalled - other.started_at if stop.standby else 0.0,
             exit_seconds=exited - signalled,
             signed_before=len(earlier),
-            leased=len(leases),
-            leases_end=(max(leases) - exited_wall).total_seconds() if leases else None,
+            leased=len(held),
+            leases_end=(held[0], held[-1]) if held else None,
             ready=ready,
             lease_taken=lease_taken[0] - exited if lease_taken else None,
             first_fill=later[0] if later else None,
@@ -203,9 +208,9 @@ def _end(worker: Worker, how: signal.Signals) -> None:
 
 async def _leases_of(
     database_url: str, request_ids: list[str], pid: int, now: datetime
-) -> list[datetime]:
-    """When the leases run out that process `pid` holds on these requests, among those not
-    filled yet (the lease's owner names its process: host:pid:suffix)."""
+) -> dict[str, datetime]:
+    """Request id -> when its lease runs out, for those of these requests still pending that
+    process `pid` holds leased (a lease's owner names its process: host:pid:suffix)."""
     async with sessions_of(database_url) as sessions, sessions() as session:
         rows = await session.scalars(
             select(Request).where(
@@ -214,28 +219,33 @@ async def _leases_of(
                 Request.lease_expires_at > now,
             )
         )
-        return [
-            as_utc(row.lease_expires_at)
+        return {
+            row.id: as_utc(row.lease_expires_at)
             for row in rows
             if row.lease_expires_at is not None
             and row.lease_owner is not None
             and row.lease_owner.split(":")[1] == str(pid)
-        ]
+        }
 
 
-async def _fills_signed(database_url: str, request_ids: list[str]) -> list[datetime]:
-    """When each fill of these requests was journalled (signed, before its broadcast)."""
+async def _fills_signed(database_url: str, request_ids: list[str]) -> list[tuple[str, datetime]]:
+    """(request id, when) of each fill of these requests journalled (signed, before its
+    broadcast)."""
     async with sessions_of(database_url) as sessions, sessions() as session:
         rows = await session.scalars(
             select(SentTransaction).where(
                 SentTransaction.purpose == "fill", SentTransaction.request_id.in_(request_ids)
             )
         )
-        return [as_utc(row.created_at) for row in rows]
+        return [(str(row.request_id), as_utc(row.created_at)) for row in rows]
 
 
 def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f} s"
+
+
+def _lapse(ends: tuple[float, float] | None) -> str:
+    return "" if ends is None else f" (leases out {ends[0]:.1f}-{ends[1]:.1f} s after its exit)"
 
 
 def _print(done: Round) -> None:
@@ -243,9 +253,9 @@ def _print(done: Round) -> None:
     standby = f"standby up {done.standby_age:.0f} s" if done.stop.standby else "no standby"
     print(
         f"{done.stop.label} ({standby}): {done.stopped} exited {done.exit_seconds:.1f} s "
-        f"after the signal, having signed {done.signed_before} fills, {done.leased} more "
-        f"leased to it until {_seconds(done.leases_end)} after its exit; its last fill -> the "
-        f"next first: {_seconds(done.takeover)}"
+        f"after the signal, having signed {done.signed_before} fills and leased "
+        f"{done.leased} more{_lapse(done.leases_end)}; its last fill -> the next first: "
+        f"{_seconds(done.takeover)}"
     )
     restarted = "" if done.ready is None else f"restarted and ready {_seconds(done.ready)}, "
     print(
