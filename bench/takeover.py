@@ -15,9 +15,10 @@ A worker stopped beside a standby is started again once the other holds the sign
 Which process signed a fill is told by the journal (`sent_transactions.created_at`, written
 before broadcast) against the moment the stopped process had exited: nothing it signed can be
 later. Printed per round: the fills it signed, the round's other requests it held leased at its
-exit and when those leases ran out; its last fill -> the next process's first; after its exit, when a running process held the signer lease again (polled every 0.25 s) and the next
-process's first and last fill; and on chain: orders filled (recipient paid), double fills,
-refunds, stranded (neither), the solver's Filler calls that reverted.
+exit and when those leases ran out; its last fill -> the next process's first; after its exit,
+when a running process held the signer lease again (polled every 0.25 s) and the next process's
+first and last fill; and on chain: orders filled (recipient paid), double fills, refunds,
+stranded (neither), the solver's Filler calls that reverted.
 Each round waits out the leases the stopped process held (about a minute), so the graceful
 and restart rounds are off by default (the default run takes about four minutes).
 Run: `python -m bench.takeover [--kills 3] [--graceful 1] [--restarts 1] [--orders 100]`.
