@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import time
 from dataclasses import dataclass
 
@@ -29,7 +28,7 @@ import aiohttp
 
 from bench.burst_orders import DEPOSIT, NATIVE, quoted_orders
 from bench.chain_watch import ChainWatch, rpc, watching
-from bench.common import RunningService, database_for, devnet_service, report
+from bench.common import RunningService, database_for, devnet_service, load_average, report
 from bench.devnet_chains import BridgeChains, bridge_chains
 from bench.fill_audit import Audit, audit, balances, until_settled
 from bench.origin_blocks import OriginBlocks, origin_blocks
@@ -151,10 +150,10 @@ def main() -> None:
     ):
         print(
             f"bursts of native bridges, {args.block_time:g} s blocks, {args.database}, "
-            f"load average {os.getloadavg()[0]:.1f}"
+            f"{load_average()}"
         )
         asyncio.run(_measure(service, args))
-    print(f"load average {os.getloadavg()[0]:.1f}")
+    print(load_average())
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import statistics
 import time
@@ -40,7 +39,7 @@ from sqlalchemy import select
 
 from bench.burst_orders import quoted_orders
 from bench.chain_watch import rpc
-from bench.common import database_for
+from bench.common import database_for, load_average
 from bench.devnet_chains import BridgeChains, bridge_chains
 from bench.fill_audit import Audit, audit, balances, until_settled
 from bench.origin_blocks import OriginBlocks, origin_blocks
@@ -318,10 +317,10 @@ def main() -> None:
             print(
                 f"takeover: {len(service.workers)} workers, PostgreSQL, {args.orders} deposits a "
                 f"round, {args.block_time:g} s blocks, stopped after {args.stop_after:.0%} "
-                f"of the fills were broadcast, load average {os.getloadavg()[0]:.1f}"
+                f"of the fills were broadcast, {load_average()}"
             )
             asyncio.run(_measure(service, args))
-    print(f"run took {time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.1f}")
+    print(f"run took {time.monotonic() - started:.0f} s, {load_average()}")
 
 
 if __name__ == "__main__":
