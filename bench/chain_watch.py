@@ -29,6 +29,25 @@ async def rpc(session: aiohttp.ClientSession, url: str, method: str, params: lis
     return answer.get("result")
 
 
+async def rpc_batch(
+    session: aiohttp.ClientSession, url: str, method: str, params: list[list[Any]]
+) -> list[Any]:
+    """`method` called once per parameter list, in one JSON-RPC batch; the results in order."""
+    if not params:
+        return []
+    body = [
+        {"jsonrpc": "2.0", "id": index, "method": method, "params": one}
+        for index, one in enumerate(params)
+    ]
+    async with session.post(url, json=body) as reply:
+        answers = await reply.json()
+    by_id = {answer["id"]: answer for answer in answers}
+    failed = [answer["error"] for answer in answers if "error" in answer]
+    if failed:
+        raise RpcFailed(f"{method}: {len(failed)} of {len(params)} failed: {failed[0]}")
+    return [by_id[index].get("result") for index in range(len(params))]
+
+
 @dataclass
 class ChainWatch:
     http_url: str
@@ -56,10 +75,14 @@ class ChainWatch:
             receipt = await self.receipt(tx_hash)
             if receipt is not None:
                 number = int(receipt["blockNumber"], 16)
-                while number not in self.heads:
-                    await self.changed()
-                return number, self.heads[number]
+                return number, await self.head_at(number)
             await self.changed()
+
+    async def head_at(self, number: int) -> float:
+        """When the head of block `number` arrived (once it has)."""
+        while number not in self.heads:
+            await self.changed()
+        return self.heads[number]
 
     async def first_pending(self, after: float, ignore: set[str]) -> tuple[str, float]:
         while True:

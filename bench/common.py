@@ -56,6 +56,12 @@ def devnet_service(*extra_args: str, database_url: str | None = None) -> Iterato
             devnet.stop(timeout=30)
 
 
+def load_average() -> str:
+    """The machine's load average over the last minute, as the benches print it beside their
+    figures (the cores are shared: a figure is read with the load it was measured under)."""
+    return f"load average {os.getloadavg()[0]:.1f}"
+
+
 def report(label: str, seconds: list[float]) -> str:
     cuts = statistics.quantiles(seconds, n=100)
     return f"{label}: p50={cuts[49] * 1000:.2f} ms  p99={cuts[98] * 1000:.2f} ms  n={len(seconds)}"

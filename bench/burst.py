@@ -1,0 +1,160 @@
+"""A burst: N native bridges deposited in the same origin block, then filled; every fill checked
+on chain. Beside it, in the same run, quotes measured idle and during the burst.
+
+Each burst's users are fresh accounts, funded on the origin, each quoted through the API with a
+fresh recipient; their deposits are signed beforehand, sent together and mined in one origin
+block (the bench mines the origin's blocks for the run, `bench.origin_blocks`; the destination
+keeps anvil's own block time). Heads of both chains are watched over their websockets: a block's
+time is when its head arrived here (the chains' timestamps are whole seconds).
+
+Printed per burst: the orders filled (an `OrderFilled` log of the order on the destination and
+its recipient's balance at least the order's output), double fills (more than one log, or the
+recipient paid twice over), refunds and stranded orders (neither), the solver's Filler calls
+that reverted; the destination blocks the fills spanned; seconds from the deposit block to the
+last fill's block and that over the block time; per order, deposit block -> fill block p50/p99;
+quote latency p50/p99 during the burst (from the deposit block to the last fill) and idle (the
+`--idle-seconds` before it), from a side thread quoting `--quote-rate` times a second.
+Run: `python -m bench.burst [--orders 50 200] [--block-time 1] [--database sqlite|postgres]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from dataclasses import dataclass
+
+import aiohttp
+
+from bench.burst_orders import DEPOSIT, NATIVE, quoted_orders
+from bench.chain_watch import ChainWatch, rpc, watching
+from bench.common import RunningService, database_for, devnet_service, load_average, report
+from bench.devnet_chains import BridgeChains, bridge_chains
+from bench.fill_audit import Audit, audit, balances, until_settled
+from bench.origin_blocks import OriginBlocks, origin_blocks
+from bench.quote_probe import QuoteProbe
+from crossfill.devnet import accounts
+
+
+@dataclass(frozen=True)
+class Run:
+    http: aiohttp.ClientSession
+    service: RunningService
+    chains: BridgeChains
+    origin: ChainWatch
+    destination: ChainWatch
+    blocks: OriginBlocks
+    probe: QuoteProbe
+    args: argparse.Namespace
+
+
+async def _burst(run: Run, count: int) -> None:
+    chains, http = run.chains, run.http
+    orders = await quoted_orders(http, run.service.base_url, chains, count)
+    idle_from = time.perf_counter()
+    await asyncio.sleep(run.args.idle_seconds)
+    idle = run.probe.between(idle_from, time.perf_counter())
+    # The destination head before the burst: none of its fills can be in it or before.
+    from_block = int(await rpc(http, chains.destination.http_url, "eth_blockNumber", []), 16)
+    block = await run.blocks.one_block([order.deposit for order in orders])
+    deposited_at = await run.origin.head_at(block)
+    deposited = await balances(http, chains.origin, [order.user for order in orders])
+    await until_settled(
+        http, chains, orders, deposited, from_block=from_block, give_up_after=60 + count * 0.5
+    )
+    found = await audit(http, chains, orders, deposited, from_block=from_block)
+    arrived = {number: await run.destination.head_at(number) for number in set(found.fill_blocks)}
+    _print(run, count, block, found, deposited_at, arrived, idle)
+
+
+def _print(
+    run: Run,
+    count: int,
+    block: int,
+    found: Audit,
+    deposited_at: float,
+    arrived: dict[int, float],
+    idle: list[float],
+) -> None:
+    args = run.args
+    print(f"{count} native bridges in origin block {block}, {args.block_time:g} s blocks")
+    print(
+        f"  filled {found.filled}/{count} (recipient balances checked), double fills "
+        f"{found.double_filled}, refunded {found.refunded}, stranded {found.stranded}, "
+        f"reverted Filler calls {found.reverted_fills}"
+    )
+    if not arrived:
+        return
+    first, last = min(arrived), max(arrived)
+    to_last = arrived[last] - deposited_at
+    print(
+        f"  fills in {len(arrived)} destination blocks ({first}-{last}: {last - first + 1} spanned)"
+    )
+    print(
+        f"  deposit block -> first fill {arrived[first] - deposited_at:.2f} s, -> last fill "
+        f"{to_last:.2f} s = {to_last / args.block_time:.1f} block times"
+    )
+    per_order = [arrived[number] - deposited_at for number in found.fill_blocks]
+    print("  " + _percentiles("deposit block -> fill block, per order", per_order))
+    burst = run.probe.between(deposited_at, arrived[last])
+    print("  " + _percentiles("quotes during the burst", burst))
+    print("  " + _percentiles("quotes idle, before it", idle))
+
+
+def _percentiles(label: str, seconds: list[float]) -> str:
+    if len(seconds) < 2:
+        return f"{label}: n={len(seconds)}" + (f" ({seconds[0] * 1000:.2f} ms)" if seconds else "")
+    return report(label, seconds)
+
+
+async def _measure(service: RunningService, args: argparse.Namespace) -> None:
+    chains = bridge_chains(service.home / "deployment.toml")
+    probe_body = {
+        "user": accounts.users()[0].address,
+        "originChainId": chains.origin.id,
+        "destinationChainId": chains.destination.id,
+        "originCurrency": NATIVE,
+        "destinationCurrency": NATIVE,
+        "amount": str(DEPOSIT),
+        "tradeType": "EXACT_INPUT",
+    }
+    timeout = aiohttp.ClientTimeout(total=60)
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as http,
+        watching(chains.origin.ws_url, chains.origin.http_url, http, pending=False) as origin,
+        watching(
+            chains.destination.ws_url, chains.destination.http_url, http, pending=False
+        ) as destination,
+        origin_blocks(http, chains.origin.http_url, args.block_time) as blocks,
+    ):
+        with QuoteProbe(service.base_url, probe_body, args.quote_rate) as probe:
+            run = Run(http, service, chains, origin, destination, blocks, probe, args)
+            for count in args.orders:
+                await _burst(run, count)
+        if probe.refused:
+            print(f"quotes refused: {probe.refused}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--orders", type=int, nargs="+", default=[50, 200])
+    parser.add_argument("--block-time", type=float, default=1.0)
+    parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--quote-rate", type=float, default=10, help="side quotes a second")
+    parser.add_argument("--idle-seconds", type=float, default=5, help="idle quotes before each")
+    args = parser.parse_args()
+    devnet_args = ("--block-time", str(args.block_time), "--no-svm", "--no-exchange")
+    with (
+        database_for(args.database) as database_url,
+        devnet_service(*devnet_args, database_url=database_url) as service,
+    ):
+        print(
+            f"bursts of native bridges, {args.block_time:g} s blocks, {args.database}, "
+            f"{load_average()}"
+        )
+        asyncio.run(_measure(service, args))
+    print(load_average())
+
+
+if __name__ == "__main__":
+    main()
