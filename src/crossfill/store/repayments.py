@@ -3,11 +3,10 @@ the Depository (`tables.Repayment`). The caller owns the transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.deposit_checks import DepositVerdict
@@ -15,6 +14,7 @@ from crossfill.domain.deposit_log import DEPOSITORY
 from crossfill.domain.repayments import SENDING
 from crossfill.domain.status import RequestStatus
 from crossfill.store import app_fees
+from crossfill.store.db import as_utc
 from crossfill.store.deposits import CONFIRMED, WHOLE
 from crossfill.store.tables import AppFee, Deposit, Repayment, Request, RequestTransaction
 
@@ -78,7 +78,7 @@ async def owed_on(session: AsyncSession, chain_id: int, *, limit: int) -> list[O
         )
     ):
         fills.setdefault(tx.request_id, []).append(
-            MinedFill(tx.chain_id, tx.tx_hash, tx.block_number, tx.created_at)
+            MinedFill(tx.chain_id, tx.tx_hash, tx.block_number, as_utc(tx.created_at))
         )
     return [
         OwedDeposit(
@@ -126,32 +126,3 @@ async def sending_batches(session: AsyncSession, chain_id: int) -> list[list[Rep
     for row in rows:
         batches.setdefault(row.batch, []).append(row)
     return list(batches.values())
-
-
-async def of_batch(session: AsyncSession, batch: str) -> list[Repayment]:
-    return list(
-        await session.scalars(
-            select(Repayment).where(Repayment.batch == batch).order_by(Repayment.id)
-        )
-    )
-
-
-async def started(session: AsyncSession, deposit_ids: Sequence[int]) -> set[int]:
-    """Which of the deposits have a repayment (in any state)."""
-    if not deposit_ids:
-        return set()
-    return set(
-        await session.scalars(
-            select(Repayment.deposit_id).where(Repayment.deposit_id.in_(deposit_ids))
-        )
-    )
-
-
-async def state_counts(session: AsyncSession) -> dict[tuple[int, str], int]:
-    """How many repayments each chain has in each state."""
-    rows = await session.execute(
-        select(Repayment.chain_id, Repayment.state, func.count()).group_by(
-            Repayment.chain_id, Repayment.state
-        )
-    )
-    return {(int(chain_id), state): int(count) for chain_id, state, count in rows}
