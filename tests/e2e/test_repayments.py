@@ -19,7 +19,7 @@ from crossfill.devnet import accounts
 from crossfill.devnet.anvil import anvil_rpc
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.call_request import CallRequest, sign_call_request
-from crossfill.store.tables import Deposit
+from crossfill.store.tables import Deposit, SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -162,6 +162,7 @@ def test_a_deposit_paid_out_first_by_another_payout_is_recorded_and_not_retried(
     """A refund signed for the deposit earlier (here by hand) executes before the fill is
     final: the repayment meets NonceAlreadyUsed, records it, and sends nothing more."""
     service = start_service(repaying(devnet.deployment), run_workers=True)
+    since = heads(devnet.deployment)
     user = funded_user(devnet)
     origin = devnet.deployment.chains[0]
     (quote,) = _bridged(service, devnet, [native_bridge(user.address)], user)
@@ -186,7 +187,9 @@ def test_a_deposit_paid_out_first_by_another_payout_is_recorded_and_not_retried(
     assert (row.state, row.tx_hash) == ("paid_elsewhere", None)
     time.sleep(REPAYER_TICKS)
     assert [r.state for r in repayments(service.settings.database)] == ["paid_elsewhere"]
-    solver = accounts.solver().address.lower()
-    assert not [
-        p for p in depository_payouts(devnet) if p.recipient == solver and p.tx_hash == row.tx_hash
-    ]
+    repaying_sent = stored_rows(
+        service, select(SentTransaction).where(SentTransaction.purpose.like("repay:%"))
+    )
+    assert repaying_sent == []  # never sent, not even once
+    (paid_once,) = depository_payouts(devnet, since=since[ORIGIN])
+    assert (paid_once.recipient, paid_once.amount) == (user.address.lower(), int(deposit.amount))
