@@ -8,7 +8,8 @@ payout is matched by none.
 exchange's (1337) first ledger time in milliseconds; a chain it does not name is read from its
 beginning.
 
-An outcome is one of: a fill of its order (on its destination, read from that chain), a refund
+An outcome is one of: a fill of its order (on its destination, read from that chain; the deposit
+then repaid to the solver or still held for it, neither escrow owed to the user nor lost), a refund
 of it (a payment the chain shows succeeded, paying back what the service says it paid, in the
 deposit's currency; on the EVM chains the gas it kept is the difference), or a record that it
 was kept with the reason (too small to return, a currency not served, a refusal for good).
@@ -19,9 +20,11 @@ wherever the chain can check it. Per kind of chain (`tests/money/`):
 
 - EVM (`evm`): the Depository's deposits, token transfers into it naming an order (implicit
   deposits), the Receiver's forwarded ether (v1); fills are the Filler's `OrderFilled`;
-  payouts the Depository's `CallExecuted`, each one a recorded refund or app-fee claim; a
-  deposit kept or filled must have its payout nonce unused. Deposit addresses hold exactly
-  what their records leave there (`deposit_addresses`).
+  payouts the Depository's `CallExecuted`, each one a recorded refund, app-fee claim or
+  repayment (a repayment transaction pays the solver exactly the deposits recorded repaid by
+  it); a deposit kept must have its payout nonce unused, and a filled one too unless it was
+  repaid to the solver (then it must be used, and the fill must be there). Deposit addresses
+  hold exactly what their records leave there (`deposit_addresses`).
 - SVM (`svm`): transfers into the vault (SOL, or any token account it owns) in successful
   transactions, with their memo's order id; every payment out of the vault is a journalled
   fill paying the quoted output to the recipient, or a recorded refund paying the depositor.
@@ -64,7 +67,13 @@ def account_for_money(
     ledgers: dict[int, ChainLedger] = {}
     for chain in deployment.chains:
         web3 = web3s[chain.id]
-        ledgers[chain.id] = EvmLedger(chain, web3, since.get(chain.id, 0), web3.eth.block_number)
+        ledgers[chain.id] = EvmLedger(
+            chain,
+            web3,
+            since.get(chain.id, 0),
+            web3.eth.block_number,
+            solver=deployment.solver.address,
+        )
     for svm in svm_chains(deployment):
         ledgers[svm.id] = SvmVaultLedger(svm, since.get(svm.id, 0))
     perps = perps_exchange(deployment)

@@ -36,6 +36,8 @@ _SERVICE_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.
 _END_TO_END_BUCKETS = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
 _WEBHOOK_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 _CHAINS = ("origin_chain_id", "destination_chain_id")
+# A repayment alone costs about 60k gas; batched, each deposit in it costs less.
+_REPAYMENT_GAS_BUCKETS = (10_000, 20_000, 30_000, 40_000, 50_000, 60_000, 80_000, 100_000, 150_000)
 
 
 class Metrics:
@@ -125,6 +127,20 @@ class Metrics:
             "What the solver's balance lacks, per chain and currency in whole units, for the "
             "fills waiting on it (output and gas; 0 when nothing waits)",
             ["chain_id", "currency"],
+        )
+        self.repayments = counter(
+            "crossfill_repayments",
+            "Deposits owed to the solver, by what became of their repayment out of the "
+            "Depository (repaid; refunded or paid_elsewhere: another payout under the "
+            "deposit's nonce came first; refused by the Depository)",
+            ["chain_id", "outcome"],
+        )
+        self.repayment_gas_per_order = histogram(
+            "crossfill_repayment_gas_per_order",
+            "Gas per repaid deposit: its repayment transaction's gas shared evenly by the "
+            "deposits it repaid",
+            ["chain_id"],
+            buckets=_REPAYMENT_GAS_BUCKETS,
         )
         self.indexer_lag = latest(
             "crossfill_indexer_lag_blocks",

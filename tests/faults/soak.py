@@ -13,7 +13,8 @@ few seconds, `anvil_reorg` of 1-3 blocks on either chain (their transactions min
 later, as after a real reorg, or in half of them all but the solver's, which the service must
 send again), and on PostgreSQL a second `crossfill run` on the same database for the first
 20 s and now and then for a while) and SIGKILLs the service now and then (restarted at once).
-Every sixth deposit pays half: it must be refunded; the others must be filled. Every
+Every sixth deposit pays half: it must be refunded; the others must be filled, and their
+deposits repaid to the solver as they come due (batches of five at most). Every
 deposit is hinted (POST /transactions/index) to the service, and to the second process while
 it runs, so both judge deposits first seen on a hint and confirmed at a later head. At the end,
 per order, on chain: filled exactly once or refunded exactly once, never both, never neither;
@@ -215,6 +216,8 @@ def _proxied_deployment(path: Path, proxies: list[RpcFaultProxy]) -> Path:
     document = tomllib.loads(path.read_text())
     for chain, proxy in zip(document["chains"], proxies, strict=True):
         chain["internal_rpc_url"] = proxy.url
+    # The solver repaid in small batches all along, through the same faults and kills.
+    document["repayment"] = {"batch_size": 5, "max_age_seconds": 10, "min_batch_value_usd": "100"}
     proxied = path.with_name("proxied.toml")
     proxied.write_text(tomli_w.dumps(document))
     return proxied

@@ -12,6 +12,7 @@ from eth_abi.abi import decode
 from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 from web3 import Web3
+from web3.logs import DISCARD
 
 from crossfill.config import ChainConfig
 from crossfill.devnet.deploy import contract_at
@@ -29,12 +30,16 @@ def web3_of(chain: ChainConfig) -> Web3:
 
 
 class EvmLedger:
-    """The chain's blocks from `start` to `end` (its head when the check began)."""
+    """The chain's blocks from `start` to `end` (its head when the check began); `solver`: the
+    only account repayments may pay."""
 
-    def __init__(self, chain: ChainConfig, web3: Web3, start: int, end: int) -> None:
+    def __init__(
+        self, chain: ChainConfig, web3: Web3, start: int, end: int, *, solver: str
+    ) -> None:
         self.chain_id = chain.id
         self.chain = chain
         self.web3 = web3
+        self.solver = solver.lower()
         self.deposits: list[ChainDeposit] = []
         self.fills: Counter[str] = Counter()
         self.payouts: set[str] = set()
@@ -53,7 +58,31 @@ class EvmLedger:
         }
 
     def shown(self, records: Records) -> Shown:
-        return Shown(fills=self.fills, payouts=self.payouts)
+        """Its fills, and its payouts but the repayments: each of those transactions pays the
+        solver exactly what the records say it repaid, nothing else (else it is broken)."""
+        repaid: dict[str, Counter[tuple[str, str, int]]] = {}
+        for row in records.repayments.values():
+            if row.chain_id == self.chain_id and row.state == "repaid" and row.tx_hash:
+                paid = (self.solver, row.currency.lower(), int(row.amount))
+                repaid.setdefault(row.tx_hash, Counter())[paid] += 1
+        broken = [
+            f"repayment {self.chain_id}:{tx_hash} pays {dict(chain_says)}, "
+            f"the records say {dict(recorded)}"
+            for tx_hash, recorded in repaid.items()
+            if (chain_says := self._repayment_paid(tx_hash)) != recorded
+        ]
+        return Shown(fills=self.fills, payouts=self.payouts - set(repaid), broken=broken)
+
+    def _repayment_paid(self, tx_hash: str) -> Counter[tuple[str, str, int]]:
+        """What a transaction's Depository payouts paid whom, in which currency."""
+        receipt = self.web3.eth.get_transaction_receipt(HexBytes(tx_hash))
+        if receipt["status"] != 1:
+            return Counter()
+        depository = contract_at(self.web3, "Depository", self.chain.contracts.depository)
+        return Counter(
+            _call_paid(event.args["call"])
+            for event in depository.events.CallExecuted().process_receipt(receipt, errors=DISCARD)
+        )
 
     def paid_back_too(self, deposit: ChainDeposit, part: Deposit) -> bool:
         """Whether the part's payout nonce is used (the Depository pays a deposit back under
@@ -76,9 +105,24 @@ class EvmLedger:
             return int(sent["value"])
         depository = contract_at(self.web3, "Depository", self.chain.contracts.depository)
         paid = 0
-        for event in depository.events.CallExecuted().process_receipt(receipt):
+        for event in depository.events.CallExecuted().process_receipt(receipt, errors=DISCARD):
             paid += _call_pays(event.args["call"], deposit.currency)
         return paid or None
+
+
+def _call_paid(call: Any) -> tuple[str, str, int]:
+    """Whom one Depository call paid, in which currency, how much (ether as value, a token
+    by transfer)."""
+    to, value, data = (
+        (call["to"], call["value"], call["data"]) if isinstance(call, Mapping) else call[:3]
+    )
+    data = bytes(data)
+    if not data:
+        return (str(to).lower(), NATIVE, int(value))
+    if data[:4] != ERC20_TRANSFER_SELECTOR:
+        return (str(to).lower(), "a call", 0)
+    recipient, amount = decode(["address", "uint256"], data[4:])
+    return (str(recipient).lower(), str(to).lower(), int(amount))
 
 
 def _call_pays(call: Any, currency: str) -> int:

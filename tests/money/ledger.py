@@ -69,6 +69,9 @@ class MoneyReport:
     filled: int = 0
     refunded: int = 0
     kept: int = 0
+    # Filled deposits paid on to the solver out of the Depository (still counted filled: a
+    # repaid deposit is no longer escrow owed, and not lost either).
+    repaid: int = 0
     # Outcomes the checker cannot read (a fill on a chain outside the deployment it was given):
     # taken from the records.
     taken_from_records: int = 0
@@ -79,8 +82,9 @@ class MoneyReport:
 
     def summary(self) -> str:
         return (
-            f"{self.deposits} deposits: {self.filled} filled, {self.refunded} refunded, "
-            f"{self.kept} kept ({self.taken_from_records} fills taken from records); "
+            f"{self.deposits} deposits: {self.filled} filled ({self.repaid} repaid to the "
+            f"solver), {self.refunded} refunded, {self.kept} kept "
+            f"({self.taken_from_records} fills taken from records); "
             f"{len(self.unsettled)} unsettled, {len(self.unaccounted)} unaccounted"
         )
 
@@ -99,6 +103,7 @@ class Outcome:
     kind: Kind
     detail: str = ""
     order_id: str = ""  # the order a fill paid
+    repaid: bool = False  # a filled deposit paid on to the solver
 
 
 def account(ledgers: Mapping[int, ChainLedger], records: Records, report: MoneyReport) -> None:
@@ -166,6 +171,7 @@ def _count(outcome: Outcome, where: str, report: MoneyReport, paid_orders: Count
         report.unaccounted.append(f"{where}: {outcome.detail}")
     elif outcome.kind is Kind.FILLED:
         report.filled += 1
+        report.repaid += outcome.repaid
         paid_orders[outcome.order_id] += 1
     elif outcome.kind is Kind.FILLED_PER_RECORDS:
         report.filled += 1
@@ -208,9 +214,18 @@ class _PartJudge:
         return Outcome(Kind.REFUNDED, part.refund_tx_hash)
 
     def _paying(self, deposit: ChainDeposit, part: Deposit, request: Request) -> Outcome:
-        """The part that pays for its request: filled on its destination, once."""
-        if self.ledgers[deposit.chain_id].paid_back_too(deposit, part):
+        """The part that pays for its request: filled on its destination, once; paid out of
+        the Depository only to the solver, by its recorded repayment, once it was filled."""
+        repayment = self.records.repayments.get(part.id)
+        repaid = repayment is not None and repayment.state == "repaid"
+        if self.ledgers[deposit.chain_id].paid_back_too(deposit, part) != repaid:
+            if repayment is not None and repayment.state == "sending":
+                return Outcome(Kind.UNSETTLED, "repayment on its way")
+            if repaid:
+                return Outcome(Kind.BROKEN, "recorded repaid, yet its payout nonce is unused")
             return Outcome(Kind.BROKEN, "it pays for its request and was paid back too")
+        if repayment is not None and repaid and not 0 < int(repayment.amount) <= int(part.amount):
+            return Outcome(Kind.BROKEN, f"repaid {repayment.amount} of {part.amount}")
         if deposit.order_id and deposit.order_id != request.order_id:
             return Outcome(Kind.BROKEN, f"it pays for order {request.order_id}")
         if request.destination_chain_id not in self.ledgers:
@@ -218,5 +233,7 @@ class _PartJudge:
                 return Outcome(Kind.FILLED_PER_RECORDS)
             return Outcome(Kind.UNSETTLED, "fill")
         if self.fills[request.order_id]:
-            return Outcome(Kind.FILLED, order_id=request.order_id)
+            return Outcome(Kind.FILLED, order_id=request.order_id, repaid=repaid)
+        if repaid:
+            return Outcome(Kind.BROKEN, "repaid to the solver, never filled")
         return Outcome(Kind.UNSETTLED, "fill on its way")

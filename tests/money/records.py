@@ -1,6 +1,7 @@
 """What the service's tables say, read once per check: which part of a deposit paid which
-request, where it says it refunded it or why it kept it, and which of its payments off the
-EVM chains are fills and which refunds (the SVM payer's and the perps payer's journals)."""
+request, where it says it refunded it or why it kept it, where it repaid it to the solver,
+and which of its payments off the EVM chains are fills and which refunds (the SVM payer's and
+the perps payer's journals)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from crossfill.store.tables import (
     AppFeeClaim,
     Deposit,
     PerpsPayment,
+    Repayment,
     Request,
     SvmPayment,
 )
@@ -34,6 +36,8 @@ class Records:
     svm_payments: dict[str, SvmPayment]
     # Every action the perps payer signed, by (signer, nonce): what its ledger entry shows.
     perps_payments: dict[tuple[str, int], PerpsPayment]
+    # Every deposit's repayment to the solver, by the deposit's row id.
+    repayments: dict[int, Repayment]
 
     def named_by(self, payout: str) -> str:
         """Which recorded deposit names the payout, though not as its refund (for the report)."""
@@ -60,5 +64,6 @@ async def read_records(database_url: str) -> Records:
             (row.signer.lower(), row.nonce): row
             for row in await session.scalars(select(PerpsPayment))
         }
+        repaid = {row.deposit_id: row for row in await session.scalars(select(Repayment))}
     by_order = {request.order_id: request for request in requests.values()}
-    return Records(dict(parts), requests, by_order, claims, transfers, svm, perps)
+    return Records(dict(parts), requests, by_order, claims, transfers, svm, perps, repaid)

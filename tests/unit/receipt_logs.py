@@ -35,9 +35,14 @@ def transfer_log(token: str, sender: str, to: str, value: int) -> dict[str, Any]
     return raw_log(token, topics, encode(["uint256"], [value]))
 
 
-def call_executed_log(depository: str, to: str, data: bytes, value: int) -> dict[str, Any]:
+def call_executed_log(
+    depository: str, to: str = TRADER, data: bytes = b"", value: int = 0, *, payout_id: str = ""
+) -> dict[str, Any]:
+    """The Depository's log of one executed call; `payout_id`: the hash of the payout it
+    belongs to (0x hex; zero when not given)."""
     call = (to, data, value, False)
-    body = encode(["bytes32", "(address,bytes,uint256,bool)"], [bytes(32), call])
+    call_id = bytes.fromhex(payout_id[2:]) if payout_id else bytes(32)
+    body = encode(["bytes32", "(address,bytes,uint256,bool)"], [call_id, call])
     return raw_log(depository, [topic(CALL_EXECUTED)], body)
 
 

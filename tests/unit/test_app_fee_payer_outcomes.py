@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from sqlalchemy import insert, select
 
 from crossfill.domain.app_fee_claim import ClaimTerms
-from crossfill.errors import ChainUnreachable
-from crossfill.kinds.evm.app_fee_payer import (
+from crossfill.domain.call_request import (
     AUTHORISATION_SECONDS,
     EXPIRY_MARGIN_SECONDS,
-    AppFeePayer,
     payout_expiration,
 )
+from crossfill.errors import ChainUnreachable
+from crossfill.kinds.evm.app_fee_payer import AppFeePayer
 from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store import app_fee_claims
 from crossfill.store.tables import AppFee, AppFeeClaim, Request, SentTransaction

@@ -46,6 +46,14 @@ def payout_nonce(deposit: Deposit) -> int:
     return int.from_bytes(keccak(f"{deposit.tx_hash}:{deposit.log_index}{part}".encode()))
 
 
+def payout_call(recipient: str, currency: str, amount: int, *, native: bool) -> DepositoryCall:
+    """The Depository's call paying `amount` of `currency` to `recipient`: ether as the call's
+    value, a token by its `transfer`."""
+    if native:
+        return DepositoryCall(to=recipient, data=b"", value=amount)
+    return DepositoryCall(to=currency, data=calldata.erc20_transfer(recipient, amount), value=0)
+
+
 def refund_gas_cost(chain: ChainRuntime, currency_address: str, *, now: datetime) -> int | None:
     """What refunding a deposit of `currency_address` costs in gas, priced in that currency
     (`quoting.prices.gas_cost_on_chain`); None while there is no gas price or no price, or the
@@ -104,15 +112,8 @@ def plan_refund(
     if net <= 0:
         return None
     recipient = refund_recipient(deposit, refund_to)
-    call = (
-        DepositoryCall(to=recipient, data=b"", value=net)
-        if native
-        else DepositoryCall(
-            to=deposit.currency, data=calldata.erc20_transfer(recipient, net), value=0
-        )
-    )
     payout = CallRequest(
-        calls=(call,),
+        calls=(payout_call(recipient, deposit.currency, net, native=native),),
         nonce=payout_nonce(deposit),
         expiration=int((now + AUTHORISATION_LIFETIME).timestamp()),
     )
@@ -123,8 +124,15 @@ def refund_calldata(
     plan: RefundPlan, allocator: LocalAccount, *, chain_id: int, depository: str
 ) -> bytes:
     """Depository.execute(payout, the allocator's signature of it)."""
-    signature = sign_call_request(allocator, plan.payout, chain_id=chain_id, depository=depository)
-    payout = plan.payout
+    return payout_calldata(plan.payout, allocator, chain_id=chain_id, depository=depository)
+
+
+def payout_calldata(
+    payout: CallRequest, allocator: LocalAccount, *, chain_id: int, depository: str
+) -> bytes:
+    """Depository.execute(payout, the allocator's signature of it): any payout the allocator
+    authorises (a refund, an app-fee claim, a repayment)."""
+    signature = sign_call_request(allocator, payout, chain_id=chain_id, depository=depository)
     return calldata.depository_execute(
         [call.as_tuple() for call in payout.calls], payout.nonce, payout.expiration, signature
     )

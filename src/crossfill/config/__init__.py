@@ -6,6 +6,7 @@ from crossfill.config.deployment import (
     CurrencyConfig,
     Deployment,
     KeyHolder,
+    RepaymentSettings,
 )
 from crossfill.config.loader import load_deployment, parse_deployment
 from crossfill.domain.confirmations import ConfirmationTier
@@ -17,6 +18,7 @@ __all__ = [
     "CurrencyConfig",
     "Deployment",
     "KeyHolder",
+    "RepaymentSettings",
     "load_deployment",
     "parse_deployment",
 ]

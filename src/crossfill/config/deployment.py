@@ -6,6 +6,7 @@ Field names are snake_case in TOML; the API renders the `/chains` camelCase shap
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from decimal import Decimal
 from functools import cache, cached_property
 from typing import Any, ClassVar, Literal, TypeVar
@@ -17,6 +18,8 @@ from crossfill.config.listing import ChainListing, ConfigModel, ListedCurrency
 from crossfill.config.secrets import KeyRef
 from crossfill.config.sections import ConfigSection, SectionChain
 from crossfill.domain.confirmations import ConfirmationTier
+from crossfill.domain.money import MICROS_PER_USD
+from crossfill.domain.repayments import BatchRules
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId, TraceApi
 
 
@@ -278,6 +281,28 @@ class FastFillSettings(ConfigModel):
     enabled: bool = False
 
 
+class RepaymentSettings(ConfigModel):
+    """Repaying the solver on the EVM chains: each filled order's deposit, once the fill is
+    final, paid out of the origin chain's Depository to the solver's address, in batches
+    (`domain.repayments`, docs/treasury.md)."""
+
+    enabled: bool = True
+    # Most deposits paid in one transaction.
+    batch_size: int = Field(default=20, ge=1, le=100)
+    # A batch is sent once its oldest deposit's fill is this old, full or not.
+    max_age_seconds: float = Field(default=600, ge=0)
+    # A batch is sent once it is worth this much (USD), full or not.
+    min_batch_value_usd: Decimal = Field(default=Decimal(1000), ge=0, decimal_places=6)
+
+    @property
+    def rules(self) -> BatchRules:
+        return BatchRules(
+            size=self.batch_size,
+            max_age=timedelta(seconds=self.max_age_seconds),
+            min_value_usd_micros=int(self.min_batch_value_usd * MICROS_PER_USD),
+        )
+
+
 ChainT = TypeVar("ChainT", bound=SectionChain)
 
 
@@ -291,6 +316,7 @@ class Deployment(ConfigModel):
     quotes: QuoteSettings = QuoteSettings()
     gasless: GaslessSettings = GaslessSettings()
     fast_fill: FastFillSettings = FastFillSettings()
+    repayment: RepaymentSettings = RepaymentSettings()
     solver: KeyHolder
     allocator: KeyHolder
     chains: tuple[ChainConfig, ...] = Field(min_length=1)

@@ -69,3 +69,25 @@ def deposit_erc20_with_authorization(
     return function("Depository", "depositErc20WithAuthorization").encode(
         depositor, token, amount, 0, valid_before, order_id, signature
     )
+
+
+def multicall(calls: list[tuple[str, bool, bytes]]) -> bytes:
+    """Multicaller.aggregate3: each (target, allowFailure, callData) called in turn; a call
+    allowed to fail that reverts leaves the others to run."""
+    return function("Multicaller", "aggregate3").encode(calls)
+
+
+def multicall_results(returned: bytes) -> list[tuple[bool, bytes]]:
+    """What Multicaller.aggregate3 returned: each call's (success, its return or revert data)."""
+    (results,) = function("Multicaller", "aggregate3").decode_output(returned)
+    return [(bool(success), bytes(data)) for success, data in results]
+
+
+def depository_nonce_used(nonce: int) -> bytes:
+    """Depository.nonceUsed(nonce): whether a payout under it executed (read with a call)."""
+    return function("Depository", "nonceUsed").encode(nonce)
+
+
+def nonce_used_answer(returned: bytes) -> bool:
+    (used,) = function("Depository", "nonceUsed").decode_output(returned)
+    return bool(used)

@@ -16,6 +16,12 @@ DOMAIN_NAME = "CrossfillDepository"
 # with that nonce executed once (perhaps sent by someone else), and nothing more can.
 NONCE_ALREADY_USED = "NonceAlreadyUsed"
 DOMAIN_VERSION = "1"
+# Payouts signed over and over for one thing (an app-fee claim, a repayment) are valid this
+# long from when it was recorded, then for the next period, and so on (`payout_expiration`).
+AUTHORISATION_SECONDS = 7 * 24 * 3600
+# An expiration this close on chain is neither used (the payout might not be mined in time)
+# nor replaced yet (a payout signed with it might still execute).
+EXPIRY_MARGIN_SECONDS = 600
 
 CALL_REQUEST_TYPES = eip712_types(
     "CallRequest(Call[] calls,uint256 nonce,uint256 expiration)",
@@ -77,3 +83,20 @@ def struct_hash(request: CallRequest, *, chain_id: int, depository: str) -> byte
         full_message=typed_data(request, chain_id=chain_id, depository=depository)
     )
     return bytes(message.body)
+
+
+def payout_expiration(created_at: int, head_timestamp: int) -> int | None:
+    """The expiration of payouts signed now for something recorded at `created_at`: the first
+    `created_at + k * AUTHORISATION_SECONDS` (k >= 1) the chain's head has not passed; None
+    while it is within the margin of passing.
+
+    Every attempt in one period signs the same request; any earlier expiration is below the
+    head's timestamp, so a payout signed with it can no longer execute: two differently signed
+    payouts of one thing are never both valid.
+    """
+    elapsed = head_timestamp - created_at
+    periods = max(1, -(-elapsed // AUTHORISATION_SECONDS))
+    expiration = created_at + periods * AUTHORISATION_SECONDS
+    if expiration - head_timestamp < EXPIRY_MARGIN_SECONDS:
+        return None
+    return expiration

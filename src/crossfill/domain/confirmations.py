@@ -32,3 +32,17 @@ def required_confirmations(tiers: Sequence[ConfirmationTier], value_usd_micros: 
 def confirmations(head: int, block_number: int) -> int:
     """A deposit in the head block has one confirmation."""
     return max(0, head - block_number + 1)
+
+
+def deep_enough(
+    tiers: Sequence[ConfirmationTier], value_usd_micros: int | None, *, head: int, block_number: int
+) -> bool:
+    """Whether a transaction in `block_number` has, at `head`, the confirmations its value
+    calls for (without a value, the deepest tier's): a deposit before it is acted on, a fill
+    before its deposit is repaid to the solver."""
+    needed = (
+        tiers[-1].blocks
+        if value_usd_micros is None
+        else required_confirmations(tiers, value_usd_micros)
+    )
+    return confirmations(head, block_number) >= needed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.deposit_checks import DepositVerdict, Judgement, Standing, judge
@@ -15,7 +15,7 @@ from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
 from crossfill.store import requests
 from crossfill.store.requests import publish
-from crossfill.store.tables import ChainCursor, Deposit, Request
+from crossfill.store.tables import ChainCursor, Deposit, Repayment, Request
 
 SEEN = "seen"
 CONFIRMED = "confirmed"
@@ -145,11 +145,13 @@ async def confirmed_since(session: AsyncSession, chain_id: int, block_number: in
 
 
 # Confirmed deposits that pay for nothing (refused, strays, excesses, or accepted for a
-# request that failed) and whose return has not started (with `Request` outer-joined).
+# request that failed) and whose return has not started, nor their repayment to the solver
+# (with `Request` outer-joined).
 _DUE_FOR_REFUND = (
     Deposit.state == CONFIRMED,
     Deposit.refund_status.is_(None),
     or_(Deposit.outcome != DepositVerdict.ACCEPTED, Request.status == RequestStatus.FAILURE),
+    ~exists().where(Repayment.deposit_id == Deposit.id),
 )
 
 

@@ -392,6 +392,46 @@ class Deposit(Base):
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
+class Repayment(Base):
+    """A deposit paid to the solver out of the Depository once the order it paid for was
+    filled and the fill was final (`kinds.evm.repayer`): one row per deposit part, ever.
+
+    `state` (`domain.repayments`): `sending` while the transaction paying it (named by `batch`,
+    its journal purpose, shared by the deposits paid together) is signed, sent or unmined;
+    then `repaid`, with the transaction, its block and this deposit's share of its gas and
+    fee, or `refunded` / `paid_elsewhere` when another payout under the deposit's nonce came
+    first, or `refused` (the Depository refused it; `reason` says why)."""
+
+    __tablename__ = "repayments"
+    __table_args__ = (Index("ix_repayments_chain_state", "chain_id", "state"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    deposit_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("deposits.id"), unique=True, nullable=False
+    )
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), index=True, nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    # What the solver is paid: the deposit less the app fees it carried.
+    amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    recipient: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    batch: Mapped[str] = mapped_column(String(16), index=True, nullable=False)
+    state: Mapped[str] = mapped_column(String(16), nullable=False)
+    # The EIP-712 hash of the payout last signed for it (`CallExecuted`'s id), and its
+    # expiration (unix seconds).
+    payout_id: Mapped[str | None] = mapped_column(TxHashColumn)
+    expiration: Mapped[int | None] = mapped_column(BigInteger)
+    tx_hash: Mapped[str | None] = mapped_column(TxHashColumn, index=True)
+    block_number: Mapped[int | None] = mapped_column(BigInteger)
+    # This deposit's share of the transaction's gas and fee (wei), and how many it repaid.
+    gas_used: Mapped[int | None] = mapped_column(BigInteger)
+    fee: Mapped[str | None] = mapped_column(AmountColumn)
+    batch_size: Mapped[int | None] = mapped_column(Integer)
+    reason: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    settled_at: Mapped[datetime | None] = mapped_column(Timestamp)
+
+
 class AddressTransfer(Base):
     """A transfer into a deposit address (`log_index` -1 for ether), and its sweep into the
     Depository for the request it pays: `seen`, then `swept` (or `failed`) once the sweep is

@@ -21,12 +21,11 @@ import structlog
 from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.contracts import calldata
+from crossfill.app.refunds import payout_call, payout_calldata
 from crossfill.domain.call_request import (
     NONCE_ALREADY_USED,
     CallRequest,
-    DepositoryCall,
-    sign_call_request,
+    payout_expiration,
 )
 from crossfill.errors import Reverted
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
@@ -39,25 +38,6 @@ from crossfill.types import NATIVE_EVM_ADDRESS
 
 log = structlog.get_logger(__name__)
 PURPOSE = "claim"
-AUTHORISATION_SECONDS = 7 * 24 * 3600
-# An expiration this close on chain is neither used (the payout might not be mined in time)
-# nor replaced yet (a payout signed with it might still execute).
-EXPIRY_MARGIN_SECONDS = 600
-
-
-def payout_expiration(created_at: int, head_timestamp: int) -> int | None:
-    """The expiration of payouts signed now: the first `created_at + k * AUTHORISATION_SECONDS`
-    (k >= 1) the chain's head has not passed; None while it is within the margin of passing.
-
-    Any earlier expiration is then below the head's timestamp, so a payout signed with it can
-    no longer execute: two differently signed payouts of one claim are never both valid.
-    """
-    elapsed = head_timestamp - created_at
-    periods = max(1, -(-elapsed // AUTHORISATION_SECONDS))
-    expiration = created_at + periods * AUTHORISATION_SECONDS
-    if expiration - head_timestamp < EXPIRY_MARGIN_SECONDS:
-        return None
-    return expiration
 
 
 class Transition(Protocol):
@@ -113,13 +93,11 @@ class AppFeePayer(JournalledWorker):
             await transition(session, claim.id, tx_hash, now=self.now())
 
     def _payout(self, claim: AppFeeClaim, expiration: int) -> CallRequest:
-        amount = int(claim.amount)
-        call = (
-            DepositoryCall(to=claim.recipient, data=b"", value=amount)
-            if claim.currency == NATIVE_EVM_ADDRESS
-            else DepositoryCall(
-                to=claim.currency, data=calldata.erc20_transfer(claim.recipient, amount), value=0
-            )
+        call = payout_call(
+            claim.recipient,
+            claim.currency,
+            int(claim.amount),
+            native=claim.currency == NATIVE_EVM_ADDRESS,
         )
         return CallRequest(calls=(call,), nonce=int(claim.claim_id, 16), expiration=expiration)
 
@@ -132,11 +110,8 @@ class AppFeePayer(JournalledWorker):
             return  # the current authorisation is about to lapse: sign the next one after
         payout = self._payout(claim, expiration)
         depository = self.config.contracts.depository
-        signature = sign_call_request(
-            self.allocator, payout, chain_id=self.config.id, depository=depository
-        )
-        data = calldata.depository_execute(
-            [call.as_tuple() for call in payout.calls], payout.nonce, expiration, signature
+        data = payout_calldata(
+            payout, self.allocator, chain_id=self.config.id, depository=depository
         )
         try:
             gas = await self.gas_for(depository, data)

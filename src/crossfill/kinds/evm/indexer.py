@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.domain.confirmations import confirmations, required_confirmations
+from crossfill.domain.confirmations import deep_enough
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.first_on_loop import fill_path
@@ -453,9 +453,9 @@ class Indexer:
         """As many confirmations at `head` as the deposit's value calls for (valued at the
         price quotes use; without one, the deepest tier)."""
         value = self.judge.paid_in(currency, amount).usd_micros
-        tiers = self.config.confirmations
-        needed = tiers[-1].blocks if value is None else required_confirmations(tiers, value)
-        return confirmations(head.number, block_number) >= needed
+        return deep_enough(
+            self.config.confirmations, value, head=head.number, block_number=block_number
+        )
 
     async def _confirm(self, head: BlockHead) -> None:
         if not self._unconfirmed.pass_due():

@@ -50,3 +50,13 @@ def depository_payout(
         and str(event.args["from"]).lower() == depository.lower()
         and str(event.args["to"]).lower() == recipient.lower()
     )
+
+
+def executed_payouts(logs: Iterable[Any], *, depository: str) -> set[str]:
+    """The payouts the Depository executed in these logs, by their EIP-712 hash (its
+    `CallExecuted` id, 0x-prefixed)."""
+    return {
+        "0x" + bytes(event.args["id"]).hex()
+        for event in decode_events(logs, "Depository", "CallExecuted")
+        if event.address == depository.lower()
+    }

@@ -1,7 +1,8 @@
-"""The EVM chains' workers: an indexer, a solver, a refunder, a sponsor collector, a permit
-depositor, an app-fee payer and a deposit-address sweeper per chain, a gasless executor per
-chain and sponsor, and a watch of each signer's mined transactions. They are composed across
-chains: an indexer hands a request it makes pending to its destination's solver at once."""
+"""The EVM chains' workers: an indexer, a solver, a refunder, a repayer (unless repayment is
+off), a sponsor collector, a permit depositor, an app-fee payer and a deposit-address sweeper
+per chain, a gasless executor per chain and sponsor, and a watch of each signer's mined
+transactions. They are composed across chains: an indexer hands a request it makes pending to
+its destination's solver at once."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from crossfill.config.secrets import resolve_holder
 from crossfill.kinds.evm.app_fee_payer import AppFeePayer
 from crossfill.kinds.evm.chain import evm_chains
 from crossfill.kinds.evm.deposit_addresses import DepositAddressSweeper
+from crossfill.kinds.evm.fill_finality import FillFinality
 from crossfill.kinds.evm.gasless_executor import GaslessExecutor
 from crossfill.kinds.evm.hint_watch import Hint
 from crossfill.kinds.evm.indexer import Claim, Indexer
@@ -25,6 +27,7 @@ from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.mined_watch import MinedWatch
 from crossfill.kinds.evm.permit_depositor import PermitDepositor
 from crossfill.kinds.evm.refunder import Refunder
+from crossfill.kinds.evm.repayer import Repayer
 from crossfill.kinds.evm.solver import Solver
 from crossfill.kinds.evm.sponsor_collector import SponsorCollector
 from crossfill.kinds.evm.txmanager import TxManager
@@ -55,6 +58,7 @@ class EvmWorkers:
     indexers: dict[ChainId, Indexer]
     solvers: dict[ChainId, Solver]
     refunders: dict[ChainId, Refunder]
+    repayers: dict[ChainId, Repayer]
     sponsor_collectors: dict[ChainId, SponsorCollector]
     app_fee_payers: dict[ChainId, AppFeePayer]
     permit_depositors: dict[ChainId, PermitDepositor]
@@ -113,7 +117,9 @@ class EvmWorkers:
             for chain_id, chain in evm_chains(runtime).items()
         }
 
-        def journalled(worker: Callable[..., T], *signers: LocalAccount) -> dict[ChainId, T]:
+        def journalled(
+            worker: Callable[..., T], *signers: LocalAccount, **parts: object
+        ) -> dict[ChainId, T]:
             """One per chain of a worker sending through that chain's journal."""
             return {
                 chain_id: worker(
@@ -123,6 +129,7 @@ class EvmWorkers:
                     *signers,
                     now=now,
                     interval_seconds=interval,
+                    **parts,
                 )
                 for chain_id, chain in evm_chains(runtime).items()
             }
@@ -156,6 +163,16 @@ class EvmWorkers:
             indexers,
             solvers,
             journalled(Refunder, allocator),
+            # Each repayer reads every EVM chain its deposits' orders are filled on.
+            journalled(
+                Repayer,
+                allocator,
+                finality=FillFinality(evm_chains(runtime)),
+                rules=deployment.repayment.rules,
+                metrics=runtime.metrics,
+            )
+            if deployment.repayment.enabled
+            else {},
             journalled(SponsorCollector),
             journalled(AppFeePayer, allocator),
             journalled(PermitDepositor),
@@ -184,6 +201,7 @@ class EvmWorkers:
         journalled: list[Mapping[ChainId, JournalledWorker]] = [
             self.solvers,
             self.refunders,
+            self.repayers,
             self.sponsor_collectors,
             self.app_fee_payers,
             self.permit_depositors,
