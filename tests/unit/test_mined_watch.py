@@ -70,8 +70,15 @@ class World:
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
+        # Held the whole test (no keeper renews it here): the clock moves on by seconds.
         txmanager = TxManager(
-            base.chain, base.state, base.signer(), base.sessions, now=base.clock, holder="me"
+            base.chain,
+            base.state,
+            base.signer(),
+            base.sessions,
+            now=base.clock,
+            holder="me",
+            lease=timedelta(minutes=5),
         )
         await txmanager.hold_signer()
         watch = MinedWatch(base.runtime, txmanager, interval_seconds=1, metrics=base.metrics)
