@@ -63,6 +63,9 @@ WATCHED = (*IN_FLIGHT, "replaced")
 BUMP_NUMERATOR, BUMP_DENOMINATOR = 9, 8  # +12.5%: above the 10% nodes ask of a replacement
 # How long a signer lease lasts without a renewal (`settings.signer_lease_seconds`).
 SIGNER_LEASE = timedelta(seconds=3)
+# How often a lease held by another process is asked for (`kinds.evm.signer_keeper`): the
+# workers of the key are refused without a database read for twice as long after a refusal.
+SIGNER_ASKED_EVERY = timedelta(milliseconds=500)
 # A nonce seen used by another transaction is believed only when still so this much later: a
 # node behind the one that counted nonces may simply not have our receipt yet.
 CONFLICT_CONFIRMATION = timedelta(seconds=10)
@@ -212,7 +215,7 @@ class TxManager:
         self._restarting = False
         if token is None:
             self._token = self._held_until = None
-            self._busy_until = now + self.lease / 6
+            self._busy_until = now + 2 * SIGNER_ASKED_EVERY
             raise self._busy()
         if token != self._token:
             self._token, self._next_nonce = token, None
