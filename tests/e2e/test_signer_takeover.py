@@ -27,6 +27,7 @@ from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     deposit_native,
+    fills_journalled,
     final_status,
     funded_user,
     native_bridge,
@@ -67,6 +68,21 @@ def _worker(
         signer_lease_seconds=lease,
     )
     return ServiceProcess.workers_only(settings, ops_port=free_port())
+
+
+@contextmanager
+def _two_workers(
+    devnet: RunningDevnet, postgres_url: str, tmp_path: Path, lease: float
+) -> Iterator[tuple[ServiceProcess, ServiceProcess]]:
+    """Worker processes `a` (signing) and `b` (its standby, started once `a` signs)."""
+    with ExitStack() as running:
+        first = _worker(devnet, postgres_url, tmp_path / "a", "a", lease).start()
+        running.callback(first.stop)
+        _signed_by(devnet, postgres_url, first)
+        standby = _worker(devnet, postgres_url, tmp_path / "b", "b", lease).start()
+        running.callback(standby.stop)
+        assert _signer(devnet, postgres_url) == first.pid  # the standby waits
+        yield first, standby
 
 
 def _signer(devnet: RunningDevnet, postgres_url: str) -> int | None:
@@ -122,16 +138,17 @@ def _each_filled_once(
 def test_a_killed_signer_s_standby_signs_within_the_lease_and_fills_nothing_twice(
     start_service: StartService, devnet: RunningDevnet, postgres_url: str, tmp_path: Path
 ) -> None:
-    with ExitStack() as running, _api(start_service, postgres_url) as http:
-        first = _worker(devnet, postgres_url, tmp_path / "a", "a", SHORT_LEASE).start()
-        running.callback(first.stop)
-        _signed_by(devnet, postgres_url, first)
-        standby = _worker(devnet, postgres_url, tmp_path / "b", "b", SHORT_LEASE).start()
-        running.callback(standby.stop)
-        assert _signer(devnet, postgres_url) == first.pid  # the standby waits
-
+    with (
+        _api(start_service, postgres_url) as http,
+        _two_workers(devnet, postgres_url, tmp_path, SHORT_LEASE) as (first, standby),
+    ):
         quotes = _deposited(http, devnet, [funded_user(devnet) for _ in range(6)])
-        first.kill()  # mid-flight: the deposits seen, fills signed or not
+        assert wait_for(  # mid-flight: a fill signed, others perhaps not
+            lambda: any(fills_journalled(postgres_url, quote_request_id(q)) for q in quotes),
+            timeout=30,
+            interval=0.05,
+        )
+        first.kill()
         assert _signed_by(devnet, postgres_url, standby) <= SHORT_LEASE + POLL_SLACK
         _each_filled_once(http, devnet, quotes)
 
@@ -139,13 +156,10 @@ def test_a_killed_signer_s_standby_signs_within_the_lease_and_fills_nothing_twic
 def test_a_graceful_stop_and_a_restart_after_a_crash_hand_the_key_over_at_once(
     start_service: StartService, devnet: RunningDevnet, postgres_url: str, tmp_path: Path
 ) -> None:
-    with ExitStack() as running, _api(start_service, postgres_url) as http:
-        first = _worker(devnet, postgres_url, tmp_path / "a", "a", LONG_LEASE).start()
-        running.callback(first.stop)
-        _signed_by(devnet, postgres_url, first)
-        standby = _worker(devnet, postgres_url, tmp_path / "b", "b", LONG_LEASE).start()
-        running.callback(standby.stop)
-
+    with (
+        _api(start_service, postgres_url) as http,
+        _two_workers(devnet, postgres_url, tmp_path, LONG_LEASE) as (first, standby),
+    ):
         quotes = _deposited(http, devnet, [funded_user(devnet) for _ in range(3)])
         assert first.stop() == 0, first.log_tail()  # SIGTERM: its leases freed on the way out
         assert _signed_by(devnet, postgres_url, standby) <= POLL_SLACK
