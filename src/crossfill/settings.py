@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     # This worker process's name, unique among those running at a time (unset: none). A
     # process started again under the name takes its leases over from its crashed
     # predecessor at once instead of waiting for them to lapse.
-    worker_name: str | None = Field(default=None, min_length=1, pattern=r"^[^@]+$")
+    worker_name: str | None = Field(default=None, min_length=1, max_length=32, pattern=r"^[^@]+$")
     keystore_password: str | None = Field(default=None, repr=False)
     # Operator token for the admin HTTP endpoints (`Authorization: Bearer ...`); unset = off.
     admin_token: str | None = Field(default=None, repr=False)

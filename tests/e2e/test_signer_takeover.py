@@ -10,12 +10,13 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
-from eth_account.signers.local import LocalAccount
+import pytest
 from sqlalchemy import select
 from web3 import Web3
 
@@ -49,127 +50,122 @@ POLL_SLACK = 1.5
 FILLED_WITHIN = 30
 
 
-@contextmanager
-def _api(start_service: StartService, postgres_url: str) -> Iterator[httpx.Client]:
+@dataclass
+class Split:
+    """The API process and the database the worker processes of a test share."""
+
+    devnet: RunningDevnet
+    database: str
+    http: httpx.Client
+    homes: Path
+
+    def worker(self, name: str, lease: float) -> ServiceProcess:
+        home = self.homes / name
+        home.mkdir(exist_ok=True)
+        settings = service_settings(
+            home,
+            self.devnet.deployment_path,
+            database_url=self.database,
+            worker_name=name,
+            signer_lease_seconds=lease,
+        )
+        return ServiceProcess.workers_only(settings, ops_port=free_port())
+
+    @contextmanager
+    def two_workers(self, lease: float) -> Iterator[tuple[ServiceProcess, ServiceProcess]]:
+        """Worker processes `a` (signing) and `b` (its standby, started once `a` signs)."""
+        with ExitStack() as running:
+            first = self.worker("a", lease).start()
+            running.callback(first.stop)
+            self.signed_by(first)
+            standby = self.worker("b", lease).start()
+            running.callback(standby.stop)
+            assert self.signer() == first.pid  # the standby waits
+            yield first, standby
+
+    def signer(self) -> int | None:
+        """The pid of the process whose lease on the solver key on the destination runs now."""
+        solver = self.devnet.deployment.solver.address.lower()
+        leases = rows_in(
+            self.database,
+            select(SignerLease).where(
+                SignerLease.chain_id == DESTINATION, SignerLease.sender == solver
+            ),
+        )
+        now = datetime.now(UTC)
+        running = [lease for lease in leases if as_utc(lease.expires_at) > now]
+        return int(running[0].holder.split(":")[1]) if running else None
+
+    def signed_by(self, worker: ServiceProcess) -> float:
+        """Seconds until `worker` holds the solver key's lease (at most a minute)."""
+        started = time.monotonic()
+        assert wait_for(lambda: self.signer() == worker.pid, timeout=60, interval=0.1), (
+            worker.log_tail()
+        )
+        return time.monotonic() - started
+
+    def deposited(self, orders: int) -> list[dict[str, Any]]:
+        """`orders` native bridges, each by a user of its own, quoted and deposited."""
+        users = [funded_user(self.devnet) for _ in range(orders)]
+        quotes = [request_quote(self.http, native_bridge(user.address)) for user in users]
+        for user, quote in zip(users, quotes, strict=True):
+            amount = int(quote["details"]["currencyIn"]["amount"])
+            deposit_native(self.devnet, user, quote, amount)
+        return quotes
+
+    def a_fill_signed(self, quotes: list[dict[str, Any]]) -> bool:
+        return any(fills_journalled(self.database, quote_request_id(q)) for q in quotes)
+
+    def each_filled_once(self, quotes: list[dict[str, Any]]) -> None:
+        for quote in quotes:
+            final = final_status(self.http, quote_request_id(quote), timeout=FILLED_WITHIN)
+            assert final["status"] == "success", final
+        destination = Web3(Web3.HTTPProvider(rpc_urls(self.devnet)[DESTINATION]))
+        deployed = self.devnet.deployment.chains[1].contracts.filler
+        filler = contract_at(destination, "Filler", deployed)
+        fills = Counter(
+            "0x" + event.args["orderId"].hex()
+            for event in filler.events.OrderFilled().get_logs(from_block=0)
+        )
+        filled = [fills[quote["protocol"]["v2"]["orderId"]] for quote in quotes]
+        assert filled == [1] * len(quotes)
+
+
+@pytest.fixture
+def split(
+    start_service: StartService, devnet: RunningDevnet, postgres_url: str, tmp_path: Path
+) -> Iterator[Split]:
     api = start_service(run_workers=False, settings={"database_url": postgres_url})
     with httpx.Client(base_url=api.base_url, timeout=10) as http:
-        yield http
-
-
-def _worker(
-    devnet: RunningDevnet, postgres_url: str, home: Path, name: str, lease: float
-) -> ServiceProcess:
-    home.mkdir(exist_ok=True)
-    settings = service_settings(
-        home,
-        devnet.deployment_path,
-        database_url=postgres_url,
-        worker_name=name,
-        signer_lease_seconds=lease,
-    )
-    return ServiceProcess.workers_only(settings, ops_port=free_port())
-
-
-@contextmanager
-def _two_workers(
-    devnet: RunningDevnet, postgres_url: str, tmp_path: Path, lease: float
-) -> Iterator[tuple[ServiceProcess, ServiceProcess]]:
-    """Worker processes `a` (signing) and `b` (its standby, started once `a` signs)."""
-    with ExitStack() as running:
-        first = _worker(devnet, postgres_url, tmp_path / "a", "a", lease).start()
-        running.callback(first.stop)
-        _signed_by(devnet, postgres_url, first)
-        standby = _worker(devnet, postgres_url, tmp_path / "b", "b", lease).start()
-        running.callback(standby.stop)
-        assert _signer(devnet, postgres_url) == first.pid  # the standby waits
-        yield first, standby
-
-
-def _signer(devnet: RunningDevnet, postgres_url: str) -> int | None:
-    """The pid of the process whose lease on the solver key on the destination runs now."""
-    solver = devnet.deployment.solver.address.lower()
-    leases = rows_in(
-        postgres_url,
-        select(SignerLease).where(
-            SignerLease.chain_id == DESTINATION, SignerLease.sender == solver
-        ),
-    )
-    now = datetime.now(UTC)
-    running = [lease for lease in leases if as_utc(lease.expires_at) > now]
-    return int(running[0].holder.split(":")[1]) if running else None
-
-
-def _signed_by(devnet: RunningDevnet, postgres_url: str, worker: ServiceProcess) -> float:
-    """Seconds until `worker` holds the solver key's lease (at most a minute)."""
-    started = time.monotonic()
-    assert wait_for(
-        lambda: _signer(devnet, postgres_url) == worker.pid, timeout=60, interval=0.1
-    ), worker.log_tail()
-    return time.monotonic() - started
-
-
-def _deposited(
-    http: httpx.Client, devnet: RunningDevnet, users: list[LocalAccount]
-) -> list[dict[str, Any]]:
-    """One native bridge per user, quoted and deposited."""
-    quotes = [request_quote(http, native_bridge(user.address)) for user in users]
-    for user, quote in zip(users, quotes, strict=True):
-        deposit_native(devnet, user, quote, int(quote["details"]["currencyIn"]["amount"]))
-    return quotes
-
-
-def _each_filled_once(
-    http: httpx.Client, devnet: RunningDevnet, quotes: list[dict[str, Any]]
-) -> None:
-    for quote in quotes:
-        assert (
-            final_status(http, quote_request_id(quote), timeout=FILLED_WITHIN)["status"]
-            == "success"
-        )
-    destination = Web3(Web3.HTTPProvider(rpc_urls(devnet)[DESTINATION]))
-    filler = contract_at(destination, "Filler", devnet.deployment.chains[1].contracts.filler)
-    fills = Counter(
-        "0x" + event.args["orderId"].hex()
-        for event in filler.events.OrderFilled().get_logs(from_block=0)
-    )
-    assert [fills[quote["protocol"]["v2"]["orderId"]] for quote in quotes] == [1] * len(quotes)
+        yield Split(devnet, postgres_url, http, tmp_path)
 
 
 def test_a_killed_signer_s_standby_signs_within_the_lease_and_fills_nothing_twice(
-    start_service: StartService, devnet: RunningDevnet, postgres_url: str, tmp_path: Path
+    split: Split,
 ) -> None:
-    with (
-        _api(start_service, postgres_url) as http,
-        _two_workers(devnet, postgres_url, tmp_path, SHORT_LEASE) as (first, standby),
-    ):
-        quotes = _deposited(http, devnet, [funded_user(devnet) for _ in range(6)])
-        assert wait_for(  # mid-flight: a fill signed, others perhaps not
-            lambda: any(fills_journalled(postgres_url, quote_request_id(q)) for q in quotes),
-            timeout=30,
-            interval=0.05,
-        )
+    with split.two_workers(SHORT_LEASE) as (first, standby):
+        quotes = split.deposited(6)
+        # Mid-flight: a fill signed, others perhaps not.
+        assert wait_for(lambda: split.a_fill_signed(quotes), timeout=30, interval=0.05)
         first.kill()
-        assert _signed_by(devnet, postgres_url, standby) <= SHORT_LEASE + POLL_SLACK
-        _each_filled_once(http, devnet, quotes)
+        assert split.signed_by(standby) <= SHORT_LEASE + POLL_SLACK
+        split.each_filled_once(quotes)
 
 
 def test_a_graceful_stop_and_a_restart_after_a_crash_hand_the_key_over_at_once(
-    start_service: StartService, devnet: RunningDevnet, postgres_url: str, tmp_path: Path
+    split: Split,
 ) -> None:
-    with (
-        _api(start_service, postgres_url) as http,
-        _two_workers(devnet, postgres_url, tmp_path, LONG_LEASE) as (first, standby),
-    ):
-        quotes = _deposited(http, devnet, [funded_user(devnet) for _ in range(3)])
+    with split.two_workers(LONG_LEASE) as (first, standby):
+        quotes = split.deposited(3)
         assert first.stop() == 0, first.log_tail()  # SIGTERM: its leases freed on the way out
-        assert _signed_by(devnet, postgres_url, standby) <= POLL_SLACK
+        assert split.signed_by(standby) <= POLL_SLACK
 
         # Started again beside the signer, it stays the standby; the signer crashes and is
         # started again under its name: it signs at once, the standby still waiting.
         first.start()
-        assert _signer(devnet, postgres_url) == standby.pid
-        quotes += _deposited(http, devnet, [funded_user(devnet) for _ in range(3)])
+        assert split.signer() == standby.pid
+        quotes += split.deposited(3)
         standby.kill()
         standby.start()
-        assert _signed_by(devnet, postgres_url, standby) <= POLL_SLACK
-        _each_filled_once(http, devnet, quotes)
+        assert split.signed_by(standby) <= POLL_SLACK
+        split.each_filled_once(quotes)

@@ -23,6 +23,9 @@ from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.webhooks import WebhookDispatcher
 
 log = structlog.get_logger(__name__)
+# What of the host's name a lease's owner carries: with the pid, a suffix and a worker name (at
+# most 32), it fits `requests.lease_owner` (100).
+HOST_IN_OWNER = 40
 
 
 def utc_now() -> datetime:
@@ -43,9 +46,10 @@ class Workers:
     def build(cls, runtime: Runtime) -> Workers:
         settings = runtime.settings
         # This process among every other (a pid alone may come back after a reboot), and the
-        # worker it is configured as (`store.signer_leases`).
+        # worker it is configured as (`store.signer_leases`); within a request's `lease_owner`.
+        host = socket.gethostname()[:HOST_IN_OWNER]
         owner = signer_leases.holder_of(
-            f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}", settings.worker_name
+            f"{host}:{os.getpid()}:{uuid.uuid4().hex[:8]}", settings.worker_name
         )
         context = WorkerContext(runtime.sessions, settings, owner, utc_now, runtime.metrics)
         # Woken at once by events this process commits; the interval catches retries coming
