@@ -107,5 +107,6 @@ def split_service(
 def _worker(settings: Settings, name: str) -> Worker:
     home = settings.home / name
     home.mkdir()
-    own = settings.model_copy(update={"home": home})
+    # Its worker name: started again after a crash, it takes its own leases over at once.
+    own = settings.model_copy(update={"home": home, "worker_name": name})
     return Worker(name, ServiceProcess.workers_only(own, ops_port=free_port()))

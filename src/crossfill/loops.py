@@ -73,6 +73,11 @@ async def run_forever(
         token = _CURRENT_TICK.set(current if stretch_when_quiet else None)
         try:
             await tick()
+        except SignerBusy:
+            # Another process holds the key: no failure, so no backoff; its lease is watched
+            # (`kinds.evm.signer_keeper`) and the next tick comes at the usual interval.
+            await wait()
+            continue
         except TRANSIENT as exc:
             retry_after = exc.retry_after_seconds if isinstance(exc, RateLimited) else None
             delay = backoff.failed(at_least=retry_after)

@@ -50,6 +50,14 @@ class Settings(BaseSettings):
     head_subscriptions: bool = True
     rpc_timeout_seconds: float = Field(default=5.0, gt=0)
     worker_interval_seconds: float = Field(default=0.5, gt=0)
+    # How long a process's claim to sign with a key on a chain lasts unrenewed: a standby
+    # process takes the key over this long after the signing one died (renewed a few times a
+    # lease by `kinds.evm.signer_keeper`; a graceful stop hands it over at once).
+    signer_lease_seconds: float = Field(default=3.0, gt=0)
+    # This worker process's name, unique among those running at a time (unset: none). A
+    # process started again under the name takes its leases over from its crashed
+    # predecessor at once instead of waiting for them to lapse.
+    worker_name: str | None = Field(default=None, min_length=1, max_length=32, pattern=r"^[^@]+$")
     keystore_password: str | None = Field(default=None, repr=False)
     # Operator token for the admin HTTP endpoints (`Authorization: Bearer ...`); unset = off.
     admin_token: str | None = Field(default=None, repr=False)

@@ -67,12 +67,17 @@ class World:
         return self.chain.head_block
 
 
+# The signer lease, held the whole test (no keeper renews it here) as the clock moves on.
+HELD = timedelta(minutes=5)
+
+
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
         txmanager = TxManager(
             base.chain, base.state, base.signer(), base.sessions, now=base.clock, holder="me"
         )
+        txmanager.lease = HELD
         await txmanager.hold_signer()
         watch = MinedWatch(base.runtime, txmanager, interval_seconds=1, metrics=base.metrics)
         yield World(base.chain, txmanager, watch, base.metrics)

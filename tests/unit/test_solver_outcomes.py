@@ -29,7 +29,7 @@ from crossfill.kinds.evm.state import ChainState
 from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store import signer_leases
 from crossfill.store.db import as_utc
-from crossfill.store.tables import Request, SentTransaction
+from crossfill.store.tables import Request, SentTransaction, SignerLease
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.support.synthetic import synthetic_requests
 from tests.unit.fake_chain import FakeChain
@@ -132,6 +132,31 @@ async def test_a_handed_over_request_leased_elsewhere_is_left_alone(world: World
     await world.solver.tick()
     assert (await world.request()).status == "pending"
     assert world.chain.sent == []
+
+
+async def test_a_solver_taking_the_key_over_frees_what_the_previous_holder_leased(
+    world: World,
+) -> None:
+    """The previous holder cannot sign any more (fenced off by the new token): the requests
+    it held leased are filled now, not when their leases would have run out."""
+    async with world.solver.sessions() as session, session.begin():
+        row = await session.get(Request, world.request_id)
+        assert row is not None
+        row.lease_owner, row.lease_expires_at = "the previous holder", START + timedelta(minutes=1)
+        session.add(
+            SignerLease(
+                chain_id=world.solver.config.id,
+                sender=world.solver.txmanager.sender,
+                holder="the previous holder",
+                token=4,
+                expires_at=START,
+            )
+        )
+    await world.solver.tick()
+    assert world.solver.txmanager.signer_token == 5
+    (sent,) = await world.journal()
+    assert (await world.request()).status == "submitted"
+    assert world.chain.sent == [sent.tx_hash]
 
 
 async def test_a_handed_over_request_is_filled_at_the_next_tick(world: World) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -60,6 +60,11 @@ class WorkerContext:
     owner: str
     now: Callable[[], datetime]
     metrics: Metrics
+
+    @property
+    def signer_lease(self) -> timedelta:
+        """How long a signer lease lasts unrenewed (`store.signer_leases`)."""
+        return timedelta(seconds=self.settings.signer_lease_seconds)
 
     def ticking(self, interval_seconds: float) -> Ticking:
         """A worker loop's sessions and clock, ticking every `interval_seconds`."""

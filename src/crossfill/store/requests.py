@@ -329,3 +329,34 @@ async def release_leases(session: AsyncSession) -> int:
         .values(lease_owner=None, lease_expires_at=None)
     )
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+async def release_owned(session: AsyncSession, owner: str) -> int:
+    """Free the leases `owner` holds (its process stops): another process claims those
+    requests at once."""
+    result = await session.execute(
+        update(Request)
+        .where(Request.lease_owner == owner)
+        .values(lease_owner=None, lease_expires_at=None)
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+async def release_others(
+    session: AsyncSession, *, destination_chain_id: int, status: RequestStatus, owner: str
+) -> int:
+    """Free the leases other owners hold on requests in `status` bound for the chain: a
+    process that has just taken the solver key's signer lease there over is the only one
+    that can sign their fills (the fencing token stops the previous holder), and each fill
+    already signed is in the journal, where the new holder finds it."""
+    result = await session.execute(
+        update(Request)
+        .where(
+            Request.destination_chain_id == destination_chain_id,
+            Request.status == status,
+            Request.lease_owner.is_not(None),
+            Request.lease_owner != owner,
+        )
+        .values(lease_owner=None, lease_expires_at=None)
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -1,5 +1,13 @@
 """One writer per signing key and chain: a lease row with a fencing token. The caller owns the
-transaction; `renew` belongs in the same transaction as the journal write it guards."""
+transaction; `renew` belongs in the same transaction as the journal write it guards.
+
+A holder is one start of one process (`host:pid:suffix`), optionally followed by the name of
+the worker it was configured as (`@name`, unique among the worker processes running at a
+time). A process that starts under a name takes the lease over at once from an earlier start of
+that name (`LeaseClaim.restarting`): the token moves on, so the earlier start, were it still
+alive, can journal nothing more; otherwise a lease held by another holder is taken only once
+it has lapsed.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +30,27 @@ class LeaseClaim:
     sender: str
     holder: str
     lease: timedelta
+    # The holder's first claim since its process started: an earlier start of the same worker
+    # name (see `worker_name`) holds nothing it needs to keep.
+    restarting: bool = False
+
+
+def holder_of(process: str, worker_name: str | None) -> str:
+    """The holder a process start (`host:pid:suffix`) claims leases as."""
+    return process if worker_name is None else f"{process}@{worker_name}"
+
+
+def worker_name(holder: str) -> str | None:
+    """The configured worker name in `holder`, None without one."""
+    _, at, name = holder.partition("@")
+    return name if at else None
+
+
+def _restart_of(claim: LeaseClaim, holder: str) -> bool:
+    """Whether `claim` is the first of a new start of the worker that held the lease as
+    `holder`."""
+    name = worker_name(claim.holder)
+    return claim.restarting and name is not None and worker_name(holder) == name
 
 
 async def take(session: AsyncSession, claim: LeaseClaim, *, now: datetime) -> int | None:
@@ -45,7 +74,7 @@ async def take(session: AsyncSession, claim: LeaseClaim, *, now: datetime) -> in
             if row is None:
                 return None
     if row.holder != holder:
-        if as_utc(row.expires_at) > now:
+        if as_utc(row.expires_at) > now and not _restart_of(claim, row.holder):
             return None
         row.holder, row.token = holder, row.token + 1
     row.expires_at = expires_at
@@ -75,6 +104,14 @@ async def renew(session: AsyncSession, claim: LeaseClaim, *, token: int, now: da
         .values(expires_at=now + claim.lease)
     )
     return bool(renewed.rowcount == 1)  # type: ignore[attr-defined]
+
+
+async def release_held(session: AsyncSession, holder: str, *, now: datetime) -> None:
+    """End every lease `holder` holds, now (its process stops): another takes them at once,
+    under a new token."""
+    await session.execute(
+        update(SignerLease).where(SignerLease.holder == holder).values(expires_at=now)
+    )
 
 
 async def release_all(session: AsyncSession) -> None:

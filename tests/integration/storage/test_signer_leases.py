@@ -16,13 +16,17 @@ LEASE = timedelta(seconds=30)
 CHAIN_ID, SENDER = 900002, "0x" + "aa" * 20
 
 
-def _claim(holder: str) -> signer_leases.LeaseClaim:
-    return signer_leases.LeaseClaim(CHAIN_ID, SENDER, holder=holder, lease=LEASE)
+def _claim(holder: str, *, restarting: bool = False) -> signer_leases.LeaseClaim:
+    return signer_leases.LeaseClaim(
+        CHAIN_ID, SENDER, holder=holder, lease=LEASE, restarting=restarting
+    )
 
 
-async def _take(engine: AsyncEngine, holder: str, now: datetime) -> int | None:
+async def _take(
+    engine: AsyncEngine, holder: str, now: datetime, *, restarting: bool = False
+) -> int | None:
     async with session_factory(engine)() as session, session.begin():
-        return await signer_leases.take(session, _claim(holder), now=now)
+        return await signer_leases.take(session, _claim(holder, restarting=restarting), now=now)
 
 
 async def _renew(engine: AsyncEngine, holder: str, token: int, now: datetime) -> bool:
@@ -59,3 +63,33 @@ async def test_workers_of_one_process_taking_a_new_lease_at_once_all_hold_it(
     the others hold it too, rather than reading it as another process's."""
     tokens = await asyncio.gather(*(_take(engine, "one-process", NOW) for _ in range(4)))
     assert tokens == [1, 1, 1, 1]
+
+
+async def test_a_worker_started_again_under_its_name_takes_its_lease_over_at_once(
+    engine: AsyncEngine,
+) -> None:
+    crashed = signer_leases.holder_of("host:100:aaaa", "worker-a")
+    restarted = signer_leases.holder_of("host:200:bbbb", "worker-a")
+    other = signer_leases.holder_of("host:300:cccc", "worker-b")
+    unnamed = signer_leases.holder_of("host:400:dddd", None)
+    assert await _take(engine, crashed, NOW) == 1
+    # Neither another name nor a process without one, nor the same name past its first claim.
+    assert await _take(engine, other, NOW + timedelta(seconds=1), restarting=True) is None
+    assert await _take(engine, unnamed, NOW + timedelta(seconds=1), restarting=True) is None
+    assert await _take(engine, restarted, NOW + timedelta(seconds=1)) is None
+    assert await _take(engine, restarted, NOW + timedelta(seconds=1), restarting=True) == 2
+    # The crashed start, were it alive after all, is fenced off; it waits like any other.
+    assert not await _renew(engine, crashed, 1, NOW + timedelta(seconds=2))
+    assert await _take(engine, crashed, NOW + timedelta(seconds=2)) is None
+    assert await _renew(engine, restarted, 2, NOW + timedelta(seconds=2))
+
+
+async def test_a_released_lease_is_taken_at_once_under_a_new_token(engine: AsyncEngine) -> None:
+    assert await _take(engine, "stopping", NOW) == 1
+    async with session_factory(engine)() as session, session.begin():
+        await signer_leases.release_held(session, "someone else", now=NOW)
+    assert await _take(engine, "standby", NOW + timedelta(seconds=1)) is None
+    async with session_factory(engine)() as session, session.begin():
+        await signer_leases.release_held(session, "stopping", now=NOW + timedelta(seconds=1))
+    assert await _take(engine, "standby", NOW + timedelta(seconds=1)) == 2
+    assert not await _renew(engine, "stopping", 1, NOW + timedelta(seconds=2))

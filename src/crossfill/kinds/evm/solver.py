@@ -74,6 +74,9 @@ class Solver(JournalledWorker):
         self._simulations: dict[str, asyncio.Task[int]] = {}
         # Fills of ours not known mined (as of the last look): new heads matter only then.
         self._in_flight = 0
+        # The signer lease's fencing token the last tick found: a new one means the key was
+        # just taken (over), and the requests others held leased are freed (`_took_signer`).
+        self._signer_token: int | None = None
         self._funds = SolverFunds(self.chain, self.txmanager, self.metrics, now=self.now)
 
     def wake(self) -> None:
@@ -145,7 +148,11 @@ class Solver(JournalledWorker):
         await run_forever(self.name, self.tick, self._wait)
 
     async def tick(self) -> None:
-        await self.txmanager.hold_signer()  # another process signing: claim nothing
+        token = await self.txmanager.hold_signer()  # another process signing: claim nothing
+        if token != self._signer_token:
+            if token > 1:  # the key was held before (the first token is the first holder's)
+                await self._took_signer()
+            self._signer_token = token
         claimed, self._claimed = self._claimed, []
         if claimed:
             await self._fill_each(claimed)
@@ -160,6 +167,20 @@ class Solver(JournalledWorker):
             self.sessions,
             older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
         )
+
+    async def _took_signer(self) -> None:
+        """This process has just taken the key's lease on this chain: the pending requests
+        that other processes (a previous holder, dead or fenced off) still hold leased are
+        freed, to be claimed now rather than when their leases would have lapsed."""
+        async with self.sessions() as session, session.begin():
+            freed = await requests.release_others(
+                session,
+                destination_chain_id=self.config.id,
+                status=RequestStatus.PENDING,
+                owner=self.owner,
+            )
+        if freed:
+            log.info("took the signer lease over", chain_id=self.config.id, requests_freed=freed)
 
     async def _claim(self, ids: list[str] | None = None) -> list[Request]:
         async with self.sessions() as session, session.begin():

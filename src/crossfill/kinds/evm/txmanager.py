@@ -61,8 +61,11 @@ IN_FLIGHT = ("signed", "broadcast")
 # A replaced transaction may still be the one that gets mined, so it is still watched.
 WATCHED = (*IN_FLIGHT, "replaced")
 BUMP_NUMERATOR, BUMP_DENOMINATOR = 9, 8  # +12.5%: above the 10% nodes ask of a replacement
-# How long a signer lease lasts without a journal write renewing it.
-SIGNER_LEASE = timedelta(seconds=30)
+# How long a signer lease lasts without a renewal (`settings.signer_lease_seconds`).
+SIGNER_LEASE = timedelta(seconds=3)
+# How often a lease held by another process is asked for (`kinds.evm.signer_keeper`): the
+# workers of the key are refused without a database read for twice as long after a refusal.
+SIGNER_ASKED_EVERY = timedelta(milliseconds=500)
 # A nonce seen used by another transaction is believed only when still so this much later: a
 # node behind the one that counted nonces may simply not have our receipt yet.
 CONFLICT_CONFIRMATION = timedelta(seconds=10)
@@ -150,6 +153,11 @@ class TxManager:
         self._next_nonce: int | None = None
         self._token: int | None = None
         self._held_until: datetime | None = None
+        # No claim on the lease made yet since this process started (`LeaseClaim.restarting`).
+        self._restarting = True
+        # Until when the lease is known held by another (a refused claim): the workers' ticks
+        # are refused without asking the database; `keep_signer` asks.
+        self._busy_until: datetime | None = None
         # nonce -> when it was first seen used while no version journalled under it was mined
         self._suspected: dict[int, datetime] = {}
         # the nonce of a `journal_in` row whose transaction has not committed yet
@@ -157,10 +165,24 @@ class TxManager:
         # journal row id -> when to send it again, and the wait after that attempt
         self._resends: dict[int, tuple[datetime, timedelta]] = {}
 
-    async def hold_signer(self) -> None:
-        """Raise SignerBusy unless this process holds (or now takes) the key's lease on this
-        chain: workers check it before they claim work that needs signing."""
-        await self._hold_signer()
+    async def hold_signer(self) -> int:
+        """The lease's fencing token; SignerBusy unless this process holds (or now takes) the
+        key's lease on this chain: workers check it before they claim work that needs signing.
+        Refused again without a database read while a refusal is recent (`keep_signer` polls)."""
+        busy_until = self._busy_until
+        if self._token is None and busy_until is not None and self.now() < busy_until:
+            raise self._busy()
+        return await self._hold_signer()
+
+    async def keep_signer(self) -> int:
+        """Renew the lease now if this process holds it, else take it if it is free: the
+        fencing token, or SignerBusy (see `kinds.evm.signer_keeper`)."""
+        return await self._hold_signer(renew=True)
+
+    @property
+    def signer_token(self) -> int | None:
+        """The lease's fencing token as last taken or renewed; None while not held."""
+        return self._token
 
     def holds_signer(self) -> bool:
         """Whether this process holds the key's lease with more than half its time left, as
@@ -173,25 +195,35 @@ class TxManager:
             and held_until - self.now() > self.lease / 2
         )
 
-    async def _hold_signer(self) -> int:
+    async def _hold_signer(self, *, renew: bool = False) -> int:
         """The signer lease's fencing token, taken if free; SignerBusy if another holds it.
         A new token means another process may have signed meanwhile: the nonce is read again.
-        A lease with more than half its time left is not renewed (journal writes renew it)."""
+        Unless `renew`, a lease with more than half its time left is not renewed (journal
+        writes and `keep_signer` renew it)."""
         now = self.now()
         held_until = self._held_until
-        if self._token is not None and held_until is not None and held_until - now > self.lease / 2:
+        if (
+            not renew
+            and self._token is not None
+            and held_until is not None
+            and held_until - now > self.lease / 2
+        ):
             return self._token
+        claim = self._claim
         async with self.sessions() as session, session.begin():
-            token = await signer_leases.take(session, self._claim, now=now)
+            token = await signer_leases.take(session, claim, now=now)
+        self._restarting = False
         if token is None:
             self._token = self._held_until = None
-            raise SignerBusy(
-                f"chain {self.client.chain_id}: another process signs for {self.sender}"
-            )
+            self._busy_until = now + 2 * SIGNER_ASKED_EVERY
+            raise self._busy()
         if token != self._token:
             self._token, self._next_nonce = token, None
-        self._held_until = now + self.lease
+        self._held_until, self._busy_until = now + self.lease, None
         return token
+
+    def _busy(self) -> SignerBusy:
+        return SignerBusy(f"chain {self.client.chain_id}: another process signs for {self.sender}")
 
     async def _journal(self, session: AsyncSession, token: int) -> None:
         """Fence a journal write (in its transaction): the lease must still be ours."""
@@ -284,7 +316,11 @@ class TxManager:
     def _claim(self) -> signer_leases.LeaseClaim:
         """This process's claim on the key's signer lease."""
         return signer_leases.LeaseClaim(
-            self.client.chain_id, self.sender, holder=self.holder, lease=self.lease
+            self.client.chain_id,
+            self.sender,
+            holder=self.holder,
+            lease=self.lease,
+            restarting=self._restarting,
         )
 
     def _who(self) -> str:

@@ -1,8 +1,8 @@
 """The EVM chains' workers: an indexer, a solver, a refunder, a repayer (unless repayment is
 off), a sponsor collector, a permit depositor, an app-fee payer and a deposit-address sweeper
-per chain, a gasless executor per chain and sponsor, and a watch of each signer's mined
-transactions. They are composed across chains: an indexer hands a request it makes pending to
-its destination's solver at once."""
+per chain, a gasless executor per chain and sponsor, and for each signer on each chain a
+watch of its mined transactions and the keeper of its signer lease. They are composed across
+chains: an indexer hands a request it makes pending to its destination's solver at once."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from crossfill.kinds.evm.mined_watch import MinedWatch
 from crossfill.kinds.evm.permit_depositor import PermitDepositor
 from crossfill.kinds.evm.refunder import Refunder
 from crossfill.kinds.evm.repayer import Repayer
+from crossfill.kinds.evm.signer_keeper import SignerKeeper
 from crossfill.kinds.evm.solver import Solver
 from crossfill.kinds.evm.sponsor_collector import SponsorCollector
 from crossfill.kinds.evm.txmanager import TxManager
@@ -66,6 +67,8 @@ class EvmWorkers:
     gasless_executors: list[GaslessExecutor] = field(default_factory=list)
     # One per signer and chain: its mined transactions kept in the chain until final.
     mined_watches: list[MinedWatch] = field(default_factory=list)
+    # One per signer and chain: its signer lease, renewed, or asked for while another holds it.
+    signer_keepers: list[SignerKeeper] = field(default_factory=list)
 
     @classmethod
     def build(cls, runtime: Runtime, context: WorkerContext) -> EvmWorkers:
@@ -88,6 +91,7 @@ class EvmWorkers:
                 runtime.sessions,
                 now=now,
                 holder=context.owner,
+                lease=context.signer_lease,
                 funds=functools.partial(chain.state.solver_balance, NATIVE_EVM_ADDRESS),
             )
             for chain_id, chain in evm_chains(runtime).items()
@@ -158,6 +162,12 @@ class EvmWorkers:
             )
             for worker in (*solvers.values(), *gasless_executors)
         ]
+        # A lease taken wakes the solver (fills first); the key's other workers, and the
+        # sponsors', go at their next tick.
+        signer_keepers = [
+            *(SignerKeeper(solver.txmanager, on_taken=solver.wake) for solver in solvers.values()),
+            *(SignerKeeper(executor.txmanager) for executor in gasless_executors),
+        ]
         return cls(
             runtime,
             indexers,
@@ -179,6 +189,7 @@ class EvmWorkers:
             sweepers,
             gasless_executors=gasless_executors,
             mined_watches=mined_watches,
+            signer_keepers=signer_keepers,
         )
 
     def listen(self) -> list[Callable[[], None]]:
@@ -209,6 +220,7 @@ class EvmWorkers:
         ]
         return [
             *(NamedWorker(watch.name, watch.run) for watch in self.mined_watches),
+            *(NamedWorker(keeper.name, keeper.run) for keeper in self.signer_keepers),
             *(
                 NamedWorker(f"indexer-{chain_id}", indexer.run)
                 for chain_id, indexer in self.indexers.items()
@@ -250,6 +262,7 @@ def _gasless_executors(runtime: Runtime, context: WorkerContext) -> list[Gasless
                 runtime.sessions,
                 now=context.now,
                 holder=context.owner,
+                lease=context.signer_lease,
             )
             executors.append(
                 GaslessExecutor(
