@@ -13,6 +13,7 @@ from eth_account.signers.local import LocalAccount
 from hyperliquid.utils import signing as exchange_sdk
 
 from crossfill.devnet.exchange.process import ExchangeProcess
+from crossfill.domain.eip712 import EIP712_DOMAIN, eip712_types
 
 ZERO_ADDRESS = "0x" + "00" * 20
 Signer = Literal["exchange-sdk", "eth-account"]
@@ -25,12 +26,7 @@ def sign_authorization(wallet: LocalAccount, item: dict[str, Any], signer: Signe
         "domain": sign["domain"],
         "types": {
             **sign["types"],
-            "EIP712Domain": [
-                {"name": "name", "type": "string"},
-                {"name": "version", "type": "string"},
-                {"name": "chainId", "type": "uint256"},
-                {"name": "verifyingContract", "type": "address"},
-            ],
+            **eip712_types(EIP712_DOMAIN),
         },
         "primaryType": sign["primaryType"],
         "message": sign["value"],
@@ -74,12 +70,7 @@ def signed_deposit(
                     },
                     "types": {
                         **data["eip712Types"],
-                        "EIP712Domain": [
-                            {"name": "name", "type": "string"},
-                            {"name": "version", "type": "string"},
-                            {"name": "chainId", "type": "uint256"},
-                            {"name": "verifyingContract", "type": "address"},
-                        ],
+                        **eip712_types(EIP712_DOMAIN),
                     },
                     "primaryType": data["eip712PrimaryType"],
                     "message": action,
