@@ -16,14 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.devnet.exchange.deployment import perps_document
 from crossfill.errors import ChainUnreachable
+from crossfill.kinds.payment_outcomes import Paid, Pending, Refused
 from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
-from crossfill.kinds.perps.payer import (
-    Credited,
-    Pending,
-    PerpsPayer,
-    PerpsPaymentOrder,
-    Refused,
-)
+from crossfill.kinds.perps.payer import PerpsPayer, PerpsPaymentOrder
 from crossfill.kinds.perps.solver import fail_reason
 from crossfill.store.tables import PerpsPayment
 from tests.support.database import sessions_of, sqlite_url
@@ -77,7 +72,7 @@ async def test_a_payment_is_credited_once_however_often_it_is_asked(
 ) -> None:
     payer = _payer(exchange, sessions, clock)
     first = await payer.pay(ORDER)
-    assert isinstance(first, Credited) and first.tx_hash.startswith("0x")
+    assert isinstance(first, Paid) and first.reference.startswith("0x")
     for _ in range(3):  # answered from the journal, the ledger's hash and time included
         assert await payer.pay(ORDER) == first
     assert exchange.usd(RECIPIENT) == Decimal("12.5")
@@ -113,7 +108,7 @@ async def test_a_lost_answer_is_re_posted_as_the_same_action_and_credits_once(
     exchange.on_post = "answer"
     assert isinstance(await payer.pay(ORDER), Pending)  # duplicate nonce, ledger lagging
     exchange.ledger_readable = True
-    assert isinstance(await payer.pay(ORDER), Credited)
+    assert isinstance(await payer.pay(ORDER), Paid)
     assert exchange.posted[0] == exchange.posted[1]
     assert exchange.usd(RECIPIENT) == Decimal("12.5")
     assert await _attempts(sessions) == [(1, "credited")]
@@ -128,7 +123,7 @@ async def test_a_post_that_never_arrived_is_re_posted_and_credits_once(
         with pytest.raises(ChainUnreachable):
             await payer.pay(ORDER)
     exchange.on_post = "answer"
-    assert isinstance(await payer.pay(ORDER), Credited)
+    assert isinstance(await payer.pay(ORDER), Paid)
     assert len({str(body) for body in exchange.posted}) == 1
     assert exchange.usd(RECIPIENT) == Decimal("12.5")
 
@@ -156,7 +151,7 @@ async def test_an_action_whose_nonce_left_the_window_is_dead_and_re_signed(
     clock.advance(timedelta(days=2, seconds=1))  # the exchange can never take that nonce now
     exchange.on_post = "answer"
     outcome = await payer.pay(ORDER)
-    assert isinstance(outcome, Credited)
+    assert isinstance(outcome, Paid)
     assert await _attempts(sessions) == [(1, "dead"), (2, "credited")]
     first, _refused, second = exchange.posted
     assert first["nonce"] != second["nonce"]
@@ -169,7 +164,7 @@ async def test_each_payment_gets_its_own_nonce_even_within_one_millisecond(
     payer = _payer(exchange, sessions, clock)
     for index in range(3):
         order = PerpsPaymentOrder(**{**ORDER.__dict__, "key": f"0x{index:064x}"})
-        assert isinstance(await payer.pay(order), Credited)
+        assert isinstance(await payer.pay(order), Paid)
     assert len({body["nonce"] for body in exchange.posted}) == 3
     assert exchange.usd(RECIPIENT) == Decimal("37.5")
 

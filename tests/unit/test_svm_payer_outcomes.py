@@ -12,8 +12,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.errors import ChainNotFound, ChainUnreachable
+from crossfill.kinds.payment_outcomes import Paid, Pending, Refused
 from crossfill.kinds.svm.client import LandedTransaction
-from crossfill.kinds.svm.payer import Paid, Pending, Refused, SvmPayer
+from crossfill.kinds.svm.payer import SvmPayer
 from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE, SvmPaymentOrder
 from crossfill.store.tables import SvmPayment
 from tests.support.database import sessions_of, sqlite_url
@@ -51,7 +52,7 @@ async def test_a_landed_payment_is_paid_once_however_often_it_is_asked(
     assert isinstance(first, Pending)
     for _ in range(3):
         assert await payer.pay(ORDER) == Paid(
-            first.signature, await chain.landed_transaction(first.signature)
+            first.attempt, await chain.landed_transaction(first.attempt)
         )
     assert len(chain.landed) == 1
     assert await _attempts(sessions) == [(1, "landed")]
@@ -63,19 +64,20 @@ async def test_a_dropped_payment_is_resent_as_is_until_provably_expired_then_re_
     chain = FakeSvm(on_send="drop")
     payer = _payer(chain, sessions)
     first = await payer.pay(ORDER)
+    assert isinstance(first, Pending)
     for _ in range(VALID_BLOCKS):  # up to and including the last valid block height
         chain.height += 1
-        assert await payer.pay(ORDER) == Pending(first.signature)
-    assert set(chain.sent) == {first.signature}  # only ever the same bytes
+        assert await payer.pay(ORDER) == Pending(first.attempt)
+    assert set(chain.sent) == {first.attempt}  # only ever the same bytes
     assert await _attempts(sessions) == [(1, "signed")]
 
     chain.height += 1  # past it: that blockhash can never be included again
     chain.on_send = "land"
     second = await payer.pay(ORDER)
-    assert isinstance(second, Pending) and second.signature != first.signature
+    assert isinstance(second, Pending) and second.attempt != first.attempt
     assert await _attempts(sessions) == [(1, "expired"), (2, "signed")]
     assert isinstance(await payer.pay(ORDER), Paid)
-    assert list(chain.landed) == [second.signature]
+    assert list(chain.landed) == [second.attempt]
 
 
 async def test_a_payment_that_landed_while_expiring_is_not_re_signed(
@@ -84,11 +86,12 @@ async def test_a_payment_that_landed_while_expiring_is_not_re_signed(
     chain = FakeSvm(on_send="drop")
     payer = _payer(chain, sessions)
     first = await payer.pay(ORDER)
+    assert isinstance(first, Pending)
     chain.height += VALID_BLOCKS + 1
     # It landed after all (the drop was only this node's view): its status wins.
-    chain.land_dropped(first.signature)
+    chain.land_dropped(first.attempt)
     landed = LandedTransaction(chain.height, BLOCK_TIME_BASE + chain.height, LAMPORTS_PER_SIGNATURE)
-    assert await payer.pay(ORDER) == Paid(first.signature, landed)
+    assert await payer.pay(ORDER) == Paid(first.attempt, landed)
     assert await _attempts(sessions) == [(1, "landed")]
 
 
@@ -103,7 +106,7 @@ async def test_only_the_program_refuses_a_payment(
     chain.unreachable, chain.on_send = False, "refuse"
     refused = await payer.pay(ORDER)
     assert isinstance(refused, Refused)
-    assert refused.error == {"InstructionError": [0, {"Custom": 1}]}
+    assert refused.reason == {"InstructionError": [0, {"Custom": 1}]}
     assert await payer.pay(ORDER) == refused
     assert await _attempts(sessions) == [(1, "failed")]
 
@@ -114,13 +117,14 @@ async def test_an_outage_after_journalling_resends_the_journalled_bytes(
     chain = FakeSvm(on_send="drop")
     payer = _payer(chain, sessions)
     first = await payer.pay(ORDER)
+    assert isinstance(first, Pending)
     chain.unreachable = True
     with pytest.raises(ChainUnreachable):
         await payer.pay(ORDER)
     chain.unreachable, chain.on_send = False, "land"
     await payer.pay(ORDER)
     assert isinstance(await payer.pay(ORDER), Paid)
-    assert list(chain.landed) == [first.signature]
+    assert list(chain.landed) == [first.attempt]
 
 
 async def test_a_landed_payment_the_node_cannot_show_yet_is_asked_again_never_resent(
@@ -133,16 +137,16 @@ async def test_a_landed_payment_the_node_cannot_show_yet_is_asked_again_never_re
     payer = _payer(chain, sessions)
     first = await payer.pay(ORDER)
     assert isinstance(first, Pending)
-    shown = chain.transactions.pop(first.signature)
+    shown = chain.transactions.pop(first.attempt)
     with pytest.raises(ChainNotFound):
         await payer.pay(ORDER)
-    chain.transactions[first.signature] = shown
+    chain.transactions[first.attempt] = shown
     chain.unreachable = True
     with pytest.raises(ChainUnreachable):
         await payer.pay(ORDER)
     chain.unreachable = False
     assert await payer.pay(ORDER) == Paid(
-        first.signature, await chain.landed_transaction(first.signature)
+        first.attempt, await chain.landed_transaction(first.attempt)
     )
-    assert set(chain.sent) == {first.signature}
+    assert set(chain.sent) == {first.attempt}
     assert await _attempts(sessions) == [(1, "landed")]

@@ -13,8 +13,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from crossfill.devnet.exchange.deployment import perps_document
+from crossfill.kinds.payment_outcomes import Paid, Pending
 from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
-from crossfill.kinds.perps.payer import Credited, Pending, PerpsPayer, PerpsPaymentOrder
+from crossfill.kinds.perps.payer import PerpsPayer, PerpsPaymentOrder
 from crossfill.store.db import session_factory
 from crossfill.store.tables import PerpsPayment
 from tests.unit.fake_exchange import FakeExchange
@@ -45,9 +46,9 @@ async def test_two_payers_at_once_credit_each_payment_once(
     recipients = [Account.create().address for _ in range(5)]
     orders = [_order(index, recipient) for index, recipient in enumerate(recipients)]
     outcomes = await asyncio.gather(*(payer.pay(order) for order in orders for payer in payers))
-    assert all(isinstance(outcome, Credited | Pending) for outcome in outcomes)
+    assert all(isinstance(outcome, Paid | Pending) for outcome in outcomes)
     for order in orders:  # whoever lost a race follows the winner's attempt to its credit
-        assert isinstance(await payers[0].pay(order), Credited)
+        assert isinstance(await payers[0].pay(order), Paid)
     async with sessions() as session:
         rows = list(await session.scalars(select(PerpsPayment)))
     assert sorted((row.payment_key, row.attempt, row.status) for row in rows) == sorted(

@@ -15,8 +15,9 @@ from solders.pubkey import Pubkey
 
 from crossfill.devnet.svm import accounts
 from crossfill.errors import ChainError
+from crossfill.kinds.payment_outcomes import Paid
 from crossfill.kinds.svm.client import SvmClient
-from crossfill.kinds.svm.payer import Paid, SvmPayer
+from crossfill.kinds.svm.payer import SvmPayer
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
 from crossfill.types import ChainId
 from tests.support.database import sessions_of

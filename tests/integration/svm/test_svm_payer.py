@@ -25,9 +25,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from crossfill.devnet.svm import accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.kinds.payment_outcomes import Paid, Pending
 from crossfill.kinds.svm import programs
-from crossfill.kinds.svm.client import SvmClient
-from crossfill.kinds.svm.payer import Paid, Pending, SvmPayer
+from crossfill.kinds.svm.client import LandedTransaction, SvmClient
+from crossfill.kinds.svm.payer import SvmPayer
 from crossfill.store.migrate import upgrade
 from crossfill.store.tables import SvmPayment
 from crossfill.types import ChainId
@@ -51,7 +52,7 @@ async def client(svm_node: SvmNodeProcess) -> AsyncIterator[SvmClient]:
     await svm.close()
 
 
-async def _until_paid(payer: SvmPayer, *args: object) -> Paid:
+async def _until_paid(payer: SvmPayer, *args: object) -> Paid[LandedTransaction]:
     for _ in range(100):
         outcome = await payer.pay(*args)  # type: ignore[arg-type]
         if isinstance(outcome, Paid):
@@ -101,9 +102,9 @@ async def test_an_attempt_journalled_but_never_sent_is_re_signed_only_after_it_e
             break
         await asyncio.sleep(0.1)
     outcome = await payer.pay(dropped)
-    assert isinstance(outcome, Pending) and outcome.signature != first.signature
+    assert isinstance(outcome, Pending) and outcome.attempt != first.signature
     paid = await _until_paid(payer, dropped)
-    assert paid.signature == outcome.signature
+    assert paid.reference == outcome.attempt
     assert await client.token_balance(dropped.recipient, seeded.usdc_mint) == dropped.amount
     assert await client.signature_status(first.signature) is None
     async with sessions() as session:
@@ -120,7 +121,7 @@ async def test_an_attempt_journalled_but_not_sent_is_resent_as_is_while_valid(
     pending = order(1004, seeded.usdc_mint)
     first = await payer._journal(pending, number=1, expired=None)
     assert first is not None
-    assert (await _until_paid(payer, pending)).signature == first.signature
+    assert (await _until_paid(payer, pending)).reference == first.signature
 
 
 def test_kill_9_during_payments_pays_every_order_exactly_once(

@@ -30,6 +30,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.errors import ActionRefused
+from crossfill.kinds.payment_outcomes import Paid, PaymentOutcome, Pending, Refused
 from crossfill.kinds.perps.actions import (
     SendAsset,
     SignedAction,
@@ -65,24 +66,19 @@ class PerpsPaymentOrder:
 
 
 @dataclass(frozen=True)
-class Credited:
-    tx_hash: str
-    time_ms: int
+class LedgerTime:
+    """When the exchange's ledger shows a transfer (ms since the epoch; 0 when unknown)."""
+
+    ms: int
+
+    @property
+    def seconds(self) -> int | None:
+        return self.ms // 1000 if self.ms else None
 
 
-@dataclass(frozen=True)
-class Refused:
-    """The exchange refused the transfer; `message` is its own words."""
-
-    message: str
-
-
-@dataclass(frozen=True)
-class Pending:
-    nonce: int
-
-
-PaymentOutcome = Credited | Refused | Pending
+# A payment from the solver's exchange account: credited at the ledger's time, under the
+# ledger's hash; in flight as its signer's nonce.
+PerpsPaymentOutcome = PaymentOutcome[LedgerTime, int]
 
 
 def _is_duplicate(message: str) -> bool:
@@ -121,7 +117,7 @@ class PerpsPayer:
             token=token, from_sub_account="", nonce_value=nonce,
         )  # fmt: skip
 
-    async def pay(self, order: PerpsPaymentOrder) -> PaymentOutcome:
+    async def pay(self, order: PerpsPaymentOrder) -> PerpsPaymentOutcome:
         """Idempotent: the first call signs, journals and posts; later calls follow the same
         attempt to its outcome (re-posting it, or signing the next only once it is dead)."""
         async with self.sessions() as session:
@@ -132,7 +128,7 @@ class PerpsPayer:
             return await self._sign_and_post(order, number=1, dead=None)
         stage = PERPS_PAYMENTS.stage_of(attempt)
         if stage is Stage.PAID:
-            return Credited(attempt.tx_hash or "", attempt.ledger_time_ms or 0)
+            return Paid(attempt.tx_hash or "", LedgerTime(attempt.ledger_time_ms or 0))
         if stage is Stage.REFUSED:
             return Refused(attempt.error or "")
         if stage is Stage.DEAD:
@@ -142,7 +138,7 @@ class PerpsPayer:
             return credited
         return await self._post(order, attempt)
 
-    async def _post(self, order: PerpsPaymentOrder, attempt: PerpsPayment) -> PaymentOutcome:
+    async def _post(self, order: PerpsPaymentOrder, attempt: PerpsPayment) -> PerpsPaymentOutcome:
         try:
             await self.client.post_action(_signed(attempt))
         except ActionRefused as refused:
@@ -162,7 +158,7 @@ class PerpsPayer:
         credited = await self._credit_in_ledger(attempt)
         return credited if credited is not None else Pending(attempt.nonce)
 
-    async def _credit_in_ledger(self, attempt: PerpsPayment) -> Credited | None:
+    async def _credit_in_ledger(self, attempt: PerpsPayment) -> Paid[LedgerTime] | None:
         """The attempt's transfer if the exchange's ledger shows it (settling it credited)."""
         start = _ms(attempt.created_at - LEDGER_LOOKBACK)
         for update in await self.client.ledger_updates(attempt.signer, start_ms=start):
@@ -171,12 +167,12 @@ class PerpsPayer:
                 await self._settle(
                     attempt, Stage.PAID, tx_hash=update.hash, ledger_time_ms=update.time
                 )
-                return Credited(update.hash, update.time)
+                return Paid(update.hash, LedgerTime(update.time))
         return None
 
     async def _sign_and_post(
         self, order: PerpsPaymentOrder, *, number: int, dead: PerpsPayment | None
-    ) -> PaymentOutcome:
+    ) -> PerpsPaymentOutcome:
         for _ in range(_SIGN_RETRIES):
             attempt, lost_race = await self._journal(order, number=number, dead=dead)
             if attempt is not None:

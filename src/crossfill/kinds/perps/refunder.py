@@ -18,12 +18,13 @@ from dataclasses import dataclass
 import structlog
 
 from crossfill.domain.record_facts import Moved
+from crossfill.kinds.payment_outcomes import Paid, Refused
 from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
     PERPS_USDC_DECIMALS,
     PerpsExchangeConfig,
 )
-from crossfill.kinds.perps.payer import Credited, PerpsPayer, PerpsPaymentOrder, Refused
+from crossfill.kinds.perps.payer import LedgerTime, PerpsPayer, PerpsPaymentOrder
 from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
@@ -33,13 +34,13 @@ log = structlog.get_logger(__name__)
 
 
 def _shown(
-    config: PerpsExchangeConfig, order: PerpsPaymentOrder, credited: Credited
+    config: PerpsExchangeConfig, order: PerpsPaymentOrder, credited: Paid[LedgerTime]
 ) -> ShownRefund:
     """The refund as the request's record shows it: final once the ledger shows it, which has
     no blocks (`block` 0, as a fill's), at the ledger's time, paying back what landed."""
     return ShownRefund(
         block_number=0,
-        timestamp=credited.time_ms // 1000 if credited.time_ms else None,
+        timestamp=credited.landed.seconds,
         moved=Moved(order.currency, order.amount, config.usd_value(order.currency, order.amount)),
     )
 
@@ -82,14 +83,14 @@ class PerpsRefunder(DueRefunds[PerpsRuntime, PerpsPayer]):
             await self._skip(deposit.id, deposits.UNSERVED_CURRENCY)
             return
         outcome = await self.payer.pay(order)
-        if isinstance(outcome, Credited):
+        if isinstance(outcome, Paid):
             recorded = await self._refunded(
-                deposit.id, outcome.tx_hash, shown=_shown(self.chain.config, order, outcome)
+                deposit.id, outcome.reference, shown=_shown(self.chain.config, order, outcome)
             )
             # Every paid refund, whether or not a request records it (none for a transfer that
             # named no request, or a second deposit for one).
-            log.info("perps transfer refunded", deposit_id=deposit.id, hash=outcome.tx_hash,
+            log.info("perps transfer refunded", deposit_id=deposit.id, hash=outcome.reference,
                      on_request=recorded)  # fmt: skip
         elif isinstance(outcome, Refused):
-            log.error("perps refund refused", deposit=deposit.tx_hash, error=outcome.message)
+            log.error("perps refund refused", deposit=deposit.tx_hash, error=outcome.reason)
             await self._skip(deposit.id, deposits.REFUND_REFUSED)

@@ -17,14 +17,9 @@ import structlog
 
 from crossfill.domain.record_facts import Moved
 from crossfill.errors import ChainError
+from crossfill.kinds.payment_outcomes import Paid, Refused
 from crossfill.kinds.perps.config import PERPS_USDC_DECIMALS
-from crossfill.kinds.perps.payer import (
-    Credited,
-    PaymentOutcome,
-    PerpsPayer,
-    PerpsPaymentOrder,
-    Refused,
-)
+from crossfill.kinds.perps.payer import PerpsPayer, PerpsPaymentOrder, PerpsPaymentOutcome
 from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.store.tables import Request
 from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
@@ -67,16 +62,15 @@ class PerpsSolver(LeasedFills[PerpsRuntime, PerpsPayer]):
     def _moved(self, currency: str, amount: int) -> Moved:
         return Moved(currency, amount, self.chain.config.usd_value(currency, amount))
 
-    def _record_of(self, request: Request, outcome: PaymentOutcome) -> FillRecord:
+    def _record_of(self, request: Request, outcome: PerpsPaymentOutcome) -> FillRecord:
         if isinstance(outcome, Refused):
-            log.warning("perps fill refused", request_id=request.id, reason=outcome.message)
-            return FillRecord(fail_reason=fail_reason(outcome.message))
-        if not isinstance(outcome, Credited):
+            log.warning("perps fill refused", request_id=request.id, reason=outcome.reason)
+            return FillRecord(fail_reason=fail_reason(str(outcome.reason)))
+        if not isinstance(outcome, Paid):
             return FillRecord()
         # The exchange has no blocks: `block` 0, the ledger's time as the timestamp.
         transaction = FillTransaction(
-            outcome.tx_hash, "success", block_number=0,
-            timestamp=outcome.time_ms // 1000 if outcome.time_ms else None,
+            outcome.reference, "success", block_number=0, timestamp=outcome.landed.seconds,
             moved=self._moved(request.destination_currency, int(request.amount_out)),
         )  # fmt: skip
         return FillRecord(transaction=transaction, paid=True)

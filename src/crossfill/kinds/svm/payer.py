@@ -28,6 +28,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.errors import ProgramFailed
+from crossfill.kinds.payment_outcomes import Paid, PaymentOutcome, Pending, Refused
 from crossfill.kinds.svm.client import BlockhashNotFound, LandedTransaction, SvmPort
 from crossfill.kinds.svm.payments import SVM_PAYMENTS
 from crossfill.kinds.svm.transactions import SvmPaymentOrder, payment_instructions
@@ -38,28 +39,8 @@ log = structlog.get_logger(__name__)
 SETTLED_COMMITMENTS = frozenset({"confirmed", "finalized"})
 
 
-@dataclass(frozen=True)
-class Paid:
-    """The payment landed: its transaction's slot, block time and fee, as the chain has them."""
-
-    signature: str
-    landed: LandedTransaction
-
-
-@dataclass(frozen=True)
-class Refused:
-    """The program refused the payment; `error` is the node's error value."""
-
-    signature: str
-    error: object
-
-
-@dataclass(frozen=True)
-class Pending:
-    signature: str
-
-
-PaymentOutcome = Paid | Refused | Pending
+# A payment from the vault: landed as its transaction tells; in flight as its signature.
+SvmPaymentOutcome = PaymentOutcome[LandedTransaction, str]
 
 
 @dataclass(eq=False)
@@ -70,7 +51,7 @@ class SvmPayer:
     _: KW_ONLY
     now: Callable[[], datetime]
 
-    async def pay(self, order: SvmPaymentOrder) -> PaymentOutcome:
+    async def pay(self, order: SvmPaymentOrder) -> SvmPaymentOutcome:
         """Idempotent: the first call signs, journals and sends; later calls follow the same
         payment to its outcome (re-sending, or re-signing only after provable expiry)."""
         async with self.sessions() as session:
@@ -81,12 +62,12 @@ class SvmPayer:
             return await self._sign_and_send(order, number=1, expired=None)
         return await self._follow(order, attempt)
 
-    async def _follow(self, order: SvmPaymentOrder, attempt: SvmPayment) -> PaymentOutcome:
+    async def _follow(self, order: SvmPaymentOrder, attempt: SvmPayment) -> SvmPaymentOutcome:
         stage = SVM_PAYMENTS.stage_of(attempt)
         if stage is Stage.PAID:
             return await self._paid(attempt.signature)
         if stage is Stage.REFUSED:
-            return Refused(attempt.signature, attempt.error)
+            return Refused(attempt.error, attempt.signature)
         if stage is Stage.DEAD:
             # Not left by this payer (expiry and the next attempt are one transaction), but
             # an expired newest attempt means none can land: the next one may be signed.
@@ -105,26 +86,26 @@ class SvmPayer:
         log.info("svm payment expired; re-signing", key=order.key, attempt=attempt.attempt)
         return await self._sign_and_send(order, number=attempt.attempt + 1, expired=attempt)
 
-    async def _status(self, attempt: SvmPayment) -> PaymentOutcome | None:
+    async def _status(self, attempt: SvmPayment) -> SvmPaymentOutcome | None:
         """The attempt's outcome if the chain has a status for it (Pending until settled)."""
         status = await self.client.signature_status(attempt.signature)
         if status is None:
             return None
         if status.err is not None:
             await self._settle(attempt, Stage.REFUSED, slot=status.slot, error=status.err)
-            return Refused(attempt.signature, status.err)
+            return Refused(status.err, attempt.signature)
         if status.commitment in SETTLED_COMMITMENTS:
             await self._settle(attempt, Stage.PAID, slot=status.slot)
             return await self._paid(attempt.signature)
         return Pending(attempt.signature)
 
-    async def _paid(self, signature: str) -> Paid:
+    async def _paid(self, signature: str) -> Paid[LandedTransaction]:
         """The landed payment, read back from the chain."""
         return Paid(signature, await self.client.landed_transaction(signature))
 
     async def _sign_and_send(
         self, order: SvmPaymentOrder, *, number: int, expired: SvmPayment | None
-    ) -> PaymentOutcome:
+    ) -> SvmPaymentOutcome:
         attempt = await self._journal(order, number=number, expired=expired)
         if attempt is None:
             # Another process journalled this attempt first; it sends it, we follow it.
@@ -134,7 +115,7 @@ class SvmPayer:
         except ProgramFailed as failed:
             # Refused in simulation: nothing was broadcast, so nothing can land.
             await self._settle(attempt, Stage.REFUSED, error=failed.err)
-            return Refused(attempt.signature, failed.err)
+            return Refused(failed.err, attempt.signature)
         return Pending(attempt.signature)
 
     async def _journal(

@@ -14,10 +14,11 @@ import structlog
 from solders.pubkey import Pubkey
 
 from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.kinds.payment_outcomes import Paid, Refused
 from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.config import SvmCurrencyConfig
 from crossfill.kinds.svm.costs import svm_refund_cost_lamports, svm_refund_worth_sending
-from crossfill.kinds.svm.payer import Paid, Refused, SvmPayer
+from crossfill.kinds.svm.payer import SvmPayer
 from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
 from crossfill.kinds.svm.values import fee_value, moved
@@ -71,7 +72,7 @@ class SvmRefunder(DueRefunds[SvmChainRuntime, SvmPayer]):
             landed = outcome.landed
             await self._refunded(
                 deposit.id,
-                outcome.signature,
+                outcome.reference,
                 shown=ShownRefund(
                     block_number=landed.slot,
                     timestamp=landed.block_time,
@@ -80,9 +81,9 @@ class SvmRefunder(DueRefunds[SvmChainRuntime, SvmPayer]):
                     moved=moved(self.chain.config, deposit.currency, int(deposit.amount)),
                 ),
             )
-            log.info("svm deposit refunded", deposit=deposit.tx_hash, signature=outcome.signature)
+            log.info("svm deposit refunded", deposit=deposit.tx_hash, signature=outcome.reference)
         elif isinstance(outcome, Refused):
-            log.error("svm refund refused", deposit=deposit.tx_hash, error=outcome.error)
+            log.error("svm refund refused", deposit=deposit.tx_hash, error=outcome.reason)
             await self._skip(deposit.id, deposits.REFUND_REFUSED)
 
     async def _worth_sending(self, deposit: Deposit, currency: SvmCurrencyConfig) -> bool:

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import structlog
 from solders.pubkey import Pubkey
 
-from crossfill.kinds.svm.payer import Paid, Refused, SvmPayer
+from crossfill.kinds.payment_outcomes import Paid, Refused
+from crossfill.kinds.svm.client import LandedTransaction
+from crossfill.kinds.svm.payer import SvmPayer
 from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
 from crossfill.kinds.svm.values import fee_value, moved
@@ -44,25 +46,23 @@ class SvmSolver(LeasedFills[SvmChainRuntime, SvmPayer]):
     async def _fill(self, request: Request) -> None:
         outcome = await self.payer.pay(self.order_of(request))
         if isinstance(outcome, Refused):
-            log.warning("svm fill refused", request_id=request.id, error=outcome.error)
+            log.warning("svm fill refused", request_id=request.id, error=outcome.reason)
             await self._record(request.id, FillRecord(fail_reason="EXECUTION_REVERTED"))
             return
-        if not outcome.signature:
+        if isinstance(outcome, Paid):
+            record = FillRecord(transaction=self._landed(request, outcome), paid=True)
+        elif outcome.attempt:
+            record = FillRecord(transaction=FillTransaction(outcome.attempt, "pending"))
+        else:
             return
-        paid = isinstance(outcome, Paid)
-        transaction = (
-            self._landed(request, outcome)
-            if isinstance(outcome, Paid)
-            else FillTransaction(outcome.signature, "pending")
-        )
-        await self._record(request.id, FillRecord(transaction=transaction, paid=paid))
+        await self._record(request.id, record)
 
-    def _landed(self, request: Request, paid: Paid) -> FillTransaction:
+    def _landed(self, request: Request, paid: Paid[LandedTransaction]) -> FillTransaction:
         """The fill as its landed transaction tells: slot, block time and fee, and what the
         recipient was paid."""
         config, landed = self.chain.config, paid.landed
         return FillTransaction(
-            paid.signature, "success", block_number=landed.slot, timestamp=landed.block_time,
+            paid.reference, "success", block_number=landed.slot, timestamp=landed.block_time,
             moved=moved(config, request.destination_currency, int(request.amount_out)),
             fee=landed.fee, fee_usd_micros=fee_value(config, landed.fee),
         )  # fmt: skip
