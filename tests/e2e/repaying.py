@@ -14,12 +14,14 @@ from web3 import Web3
 
 from crossfill.config import Deployment, RepaymentSettings
 from crossfill.contracts.abi import ERC20, function
+from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at
 from crossfill.domain.confirmations import ConfirmationTier
 from crossfill.store.tables import Repayment
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, rpc_urls
 from tests.support.database import rows_in
+from tests.support.waiting import wait_for
 
 # Any owed deposit is due at once: no waiting for a fuller batch.
 REPAY_AT_ONCE = RepaymentSettings(max_age_seconds=0, min_batch_value_usd=0)
@@ -81,3 +83,21 @@ def _payout(tx_hash: str, payout_id: bytes, call: Any) -> Payout:
     recipient, amount = decode(["address", "uint256"], data[4:])
     assert data[:4] == function(ERC20, "transfer").selector
     return Payout(tx_hash, "0x" + payout_id.hex(), str(recipient).lower(), str(to).lower(), amount)
+
+
+def repaid_to_solver(devnet: RunningDevnet, database_url: str, request_id: str) -> Payout:
+    """The origin Depository's one payout to the solver of `request_id`'s deposit, once its
+    repayment is recorded repaid (waited for); the payout as the chain's events show it."""
+    solver = accounts.solver().address.lower()
+
+    def repaid() -> Repayment | None:
+        rows = [row for row in repayments(database_url) if row.request_id == request_id]
+        assert len(rows) <= 1, "a deposit is repaid once"
+        return rows[0] if rows and rows[0].state == "repaid" else None
+
+    assert wait_for(lambda: repaid() is not None, timeout=60, interval=0.25)
+    row = repaid()
+    assert row is not None and row.tx_hash is not None
+    (payout,) = [p for p in depository_payouts(devnet) if p.tx_hash == row.tx_hash]
+    assert payout.recipient == solver
+    return payout

@@ -25,6 +25,7 @@ from crossfill.contracts.abi import function
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.repayments import BatchRules
 from crossfill.errors import ChainUnreachable
+from crossfill.kinds.evm.chain import EvmChain
 from crossfill.kinds.evm.client import CallOutcome
 from crossfill.kinds.evm.fill_finality import FillFinality
 from crossfill.kinds.evm.follower import ChainFollower
@@ -173,7 +174,9 @@ async def _world(tmp_path: Path, *, fills_deep: int) -> AsyncIterator[World]:
         )
         repayer = Repayer(
             base.runtime, base.sessions, txmanager, allocator=Account.create(),
-            finality=FillFinality({destination.chain_id: runtime}),
+            finality=FillFinality(
+                {destination.chain_id: EvmChain(runtime)}, {destination.chain_id: runtime}
+            ),
             rules=BatchRules(size=20, max_age=timedelta(0), min_value_usd_micros=0),
             metrics=base.metrics, now=base.clock, interval_seconds=0.1,
         )  # fmt: skip

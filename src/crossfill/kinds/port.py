@@ -172,6 +172,11 @@ class KindChain(Protocol):
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         """Who answers a quote with this chain as one of its sides (None: the EVM planner)."""
 
+    async def payment_final(self, reference: str) -> bool:
+        """Whether a payment of the solver's here, recorded paid under `reference` (a fill's
+        transaction), can no longer be undone: an EVM deposit for its order is then repaid to
+        the solver. Raises `ChainError` when the chain does not answer."""
+
     @property
     def route_precedence(self) -> int:
         """When both sides are chains whose kinds quote them, the lower answers."""

@@ -3,6 +3,7 @@ the Depository (`tables.Repayment`). The caller owns the transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -56,14 +57,21 @@ _OWED = (
 )
 
 
-async def owed_on(session: AsyncSession, chain_id: int, *, limit: int) -> list[OwedDeposit]:
-    """The chain's deposits owed to the solver (their fills not yet known final), oldest
-    first, with their requests' successful fills."""
+async def owed_on(
+    session: AsyncSession, chain_id: int, *, destinations: Collection[int], limit: int
+) -> list[OwedDeposit]:
+    """The chain's deposits owed to the solver for orders filled on one of `destinations`
+    (their fills not yet known final), oldest first, with their requests' successful fills.
+    An order filled on a chain not among them is not listed: it would hold back the rest."""
     rows = (
         await session.execute(
             select(Deposit, Request.destination_chain_id)
             .join(Request, Request.id == Deposit.request_id)
-            .where(Deposit.chain_id == chain_id, *_OWED)
+            .where(
+                Deposit.chain_id == chain_id,
+                Request.destination_chain_id.in_(destinations),
+                *_OWED,
+            )
             .order_by(Deposit.id)
             .limit(limit)
         )

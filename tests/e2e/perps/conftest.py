@@ -14,13 +14,23 @@ import pytest
 from crossfill.config import Deployment
 from crossfill.devnet.exchange.process import ExchangeProcess
 from crossfill.kinds.perps.config import PerpsExchangeConfig
+from crossfill_client import QuoteRequest
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import OPERATOR_TOKEN, rpc_urls
+from tests.e2e.bridging import OPERATOR_TOKEN, ORIGIN, rpc_urls
 from tests.support.devnets import exchange_config, running_exchange, with_exchange
 from tests.support.service import ServiceThread, StartService
 
 PERPS_ID = 1337
 PERPS_USDC = "0x" + "0" * 32
+
+
+def to_perps(user: str, recipient: str, origin_currency: str, amount: int,
+             destination_currency: str = PERPS_USDC) -> QuoteRequest:  # fmt: skip
+    return QuoteRequest(
+        user=user, origin_chain_id=ORIGIN, destination_chain_id=PERPS_ID,
+        origin_currency=origin_currency, destination_currency=destination_currency,
+        amount=amount, recipient=recipient,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from crossfill.devnet import accounts
 from crossfill.devnet.exchange.process import ExchangeProcess, fund
 from crossfill.kinds.perps.actions import UsdSend, sign_action
 from crossfill.store.tables import PerpsPayment
-from crossfill_client import QuoteRequest, RequestFailed, RequestStatus
+from crossfill_client import RequestFailed, RequestStatus
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     NATIVE,
@@ -37,21 +37,13 @@ from tests.e2e.perps.conftest import (
     PERPS_USDC,
     ledger,
     perps_config,
+    to_perps,
     withdrawable,
 )
 from tests.e2e.user_client import UserClient, evm_wallet, following_until, succeeded
 from tests.e2e.wire import validate_against
 from tests.support.service import ServiceThread, StartService
 from tests.support.wallets.perps import post_to_exchange
-
-
-def to_perps(user: str, recipient: str, origin_currency: str, amount: int,
-             destination_currency: str = PERPS_USDC) -> QuoteRequest:  # fmt: skip
-    return QuoteRequest(
-        user=user, origin_chain_id=ORIGIN, destination_chain_id=PERPS_ID,
-        origin_currency=origin_currency, destination_currency=destination_currency,
-        amount=amount, recipient=recipient,
-    )  # fmt: skip
 
 
 def test_usdc_deposit_is_credited_to_the_recipients_exchange_account(

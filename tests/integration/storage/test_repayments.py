@@ -102,12 +102,19 @@ async def test_only_filled_orders_unpaid_deposits_are_owed_to_the_solver(
         repaid_deposit = await _deposit(session, 8, repaid)
         session.add(_repayment(repaid_deposit, repaid, state=REPAID))
     async with sessions() as session:
-        (found,) = await repayments.owed_on(session, ORIGIN, limit=10)
+        (found,) = await repayments.owed_on(session, ORIGIN, destinations=[DESTINATION], limit=10)
         assert (found.request_id, found.destination_chain_id) == (owed, DESTINATION)
         assert [(fill.tx_hash, fill.block_number) for fill in found.fills] == [
             ("0x" + "f1" * 32, 20)
         ]
-        assert await repayments.owed_on(session, DESTINATION, limit=10) == []
+        assert (
+            await repayments.owed_on(
+                session, DESTINATION, destinations=[ORIGIN, DESTINATION], limit=10
+            )
+            == []
+        )
+        # An order filled on a chain this process does not serve is not listed.
+        assert await repayments.owed_on(session, ORIGIN, destinations=[ORIGIN], limit=10) == []
 
 
 async def test_a_deposit_is_repaid_once_and_then_never_due_for_refund(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
+from crossfill.kinds.evm.fill_finality import evm_payment_final
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.view import chain_wire
 from crossfill.kinds.port import (
@@ -47,6 +48,11 @@ class EvmChain(FollowedChainBase):
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         return None
+
+    async def payment_final(self, reference: str) -> bool:
+        """The transaction is mined, successful, as deep as the chain's deepest tier asks (the
+        repayer asks the tier of each order's value: `kinds.evm.fill_finality`)."""
+        return await evm_payment_final(self.live, reference, None)
 
     async def genesis(self) -> str | None:
         block = await self.live.client.block_at(0)

@@ -101,7 +101,12 @@ class Repayer(JournalledWorker):
     async def _due(self) -> list[list[OwedDeposit]]:
         """The batches to send now, each deposit's fill checked final with its chain."""
         async with self.sessions() as session:
-            listed = await repayments.owed_on(session, self.config.id, limit=5 * self.rules.size)
+            listed = await repayments.owed_on(
+                session,
+                self.config.id,
+                destinations=self.finality.serves(),
+                limit=5 * self.rules.size,
+            )
         now = self.now()
         values = {owed.deposit.id: self._value(owed.deposit, now) for owed in listed}
         looking_final = {

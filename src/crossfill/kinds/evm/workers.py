@@ -177,7 +177,7 @@ class EvmWorkers:
             journalled(
                 Repayer,
                 allocator,
-                finality=FillFinality(evm_chains(runtime)),
+                finality=FillFinality(runtime.kind_chains, evm_chains(runtime)),
                 rules=deployment.repayment.rules,
                 metrics=runtime.metrics,
             )

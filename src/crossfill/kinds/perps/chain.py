@@ -93,6 +93,11 @@ class PerpsChain(KindChainBase):
         """Read from the exchange when a quote or a payment needs them, not kept."""
         return ()
 
+    async def payment_final(self, reference: str) -> bool:
+        """A transfer is recorded paid only once the exchange's ledger shows it, and its
+        ledger takes nothing back."""
+        return True
+
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         if request.destination_chain_id == self.chain_id:
             return ExchangeRoute(self.live, create_perps_deposit_quote)

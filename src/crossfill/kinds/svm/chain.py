@@ -84,6 +84,12 @@ class SvmChain(FollowedChainBase):
             return SvmRoute(self.live, "from_svm")
         return None
 
+    async def payment_final(self, reference: str) -> bool:
+        """The payment's transaction is finalized (rooted: no fork can drop it), and it
+        succeeded."""
+        status = await self.live.client.signature_status(reference)
+        return status is not None and status.succeeded and status.commitment == "finalized"
+
 
 @dataclass(frozen=True)
 class SvmKind:
