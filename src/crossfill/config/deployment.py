@@ -18,6 +18,7 @@ from crossfill.config.listing import ChainListing, ConfigModel, ListedCurrency
 from crossfill.config.secrets import KeyRef
 from crossfill.config.sections import ConfigSection, SectionChain
 from crossfill.domain.confirmations import ConfirmationTier
+from crossfill.domain.key_gas import GasFloor, floor_of
 from crossfill.domain.money import MICROS_PER_USD
 from crossfill.domain.repayments import BatchRules
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId, TraceApi
@@ -114,6 +115,47 @@ class FeeConfig(ConfigModel):
     fill_time_estimate_seconds: int = Field(default=10, ge=0)
 
 
+class KeyGasConfig(ConfigModel):
+    """Gas for every sending key on a chain (docs/treasury.md): the minimum native balance of
+    each key the service sends from, and the target a key below it is topped up to from the
+    solver's inventory there. Fixed in wei where set; otherwise that many transactions of
+    `transaction_gas` at the fee a transaction offers now."""
+
+    top_up: bool = True
+    minimum_wei: int | None = Field(default=None, ge=0, lt=2**255)
+    target_wei: int | None = Field(default=None, ge=0, lt=2**255)
+    minimum_transactions: int = Field(default=20, ge=0)
+    target_transactions: int = Field(default=60, ge=0)
+    transaction_gas: int = Field(default=300_000, ge=21_000)
+    # How often the keys' balances are read (one batch of eth_getBalance per chain).
+    check_interval_seconds: float = Field(default=10, gt=0)
+
+    @model_validator(mode="after")
+    def _target_above_minimum(self) -> KeyGasConfig:
+        if (
+            self.minimum_wei is not None
+            and self.target_wei is not None
+            and self.target_wei < self.minimum_wei
+        ):
+            raise ValueError("key_gas.target_wei must be at least key_gas.minimum_wei")
+        if self.target_transactions < self.minimum_transactions:
+            raise ValueError(
+                "key_gas.target_transactions must be at least key_gas.minimum_transactions"
+            )
+        return self
+
+    def floor(self, fee_per_gas: int) -> GasFloor:
+        """The minimum and target at `fee_per_gas` (the fee a transaction offers now)."""
+        return floor_of(
+            minimum_wei=self.minimum_wei,
+            target_wei=self.target_wei,
+            minimum_transactions=self.minimum_transactions,
+            target_transactions=self.target_transactions,
+            transaction_gas=self.transaction_gas,
+            fee_per_gas=fee_per_gas,
+        )
+
+
 class ChainConfig(ChainListing):
     id: ChainId = Field(gt=0)
     name: Slug
@@ -139,6 +181,8 @@ class ChainConfig(ChainListing):
     # A fill the solver's balance cannot pay (its output and gas) is not signed: it waits this
     # long after its deposit for a top-up, then its order is refunded (SOLVER_BALANCE_TOO_LOW).
     solver_balance_wait_seconds: float = Field(default=300, gt=0)
+    # Each sending key's minimum gas balance here, and its top-up (docs/treasury.md).
+    key_gas: KeyGasConfig = KeyGasConfig()
     native_currency: CurrencyConfig
     erc20_currencies: tuple[CurrencyConfig, ...] = ()
     contracts: ContractsConfig

@@ -1,0 +1,143 @@
+"""Gas for every key: which of the service's sending keys on a chain are below their minimum
+native balance, which of them the solver tops up and by how much, and which stay low.
+
+Pure arithmetic over balances read at one block. A key below its minimum is topped up to its
+target from what the solver can spare: its gas-currency balance less what its transactions in
+flight may take, less what fills waiting on it lack, less the solver's own minimum, less each
+top-up's own gas. A top-up is sent only when it lifts the key to at least its minimum (no
+dribbles); the lowest key goes first. The solver's own key cannot be topped up: below its
+minimum it is only shown (`/readyz`, `/chains`, `crossfill_key_gas_low`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+# The role of the solver's own key (every other role is topped up from it).
+SOLVER = "solver"
+# Why a key stays below its minimum.
+SOLVER_LOW = "the solver's own key: fund it by hand"
+CANNOT_SPARE = "the solver cannot spare it"
+TOP_UPS_OFF = "top-ups are off on this chain (key_gas.top_up)"
+REFUSED = "its address reverts a plain transfer"
+
+
+@dataclass(frozen=True)
+class GasFloor:
+    """A key's minimum native balance on a chain and the target a top-up brings it to, in wei."""
+
+    minimum: int
+    target: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.minimum <= self.target:
+            raise ValueError(f"a gas floor needs 0 <= minimum <= target, not {self}")
+
+
+def floor_of(
+    *,
+    minimum_wei: int | None,
+    target_wei: int | None,
+    minimum_transactions: int,
+    target_transactions: int,
+    transaction_gas: int,
+    fee_per_gas: int,
+) -> GasFloor:
+    """The floor a chain's settings give: fixed amounts where set, else that many transactions
+    of `transaction_gas` at `fee_per_gas` (what a transaction offers now). A fixed minimum
+    without a target is topped up to the minimum times the ratio of the transaction counts."""
+    minimum = (
+        minimum_wei
+        if minimum_wei is not None
+        else minimum_transactions * transaction_gas * fee_per_gas
+    )
+    if target_wei is not None:
+        target = target_wei
+    elif minimum_wei is not None:
+        target = minimum_wei * target_transactions // max(minimum_transactions, 1)
+    else:
+        target = target_transactions * transaction_gas * fee_per_gas
+    return GasFloor(minimum, max(target, minimum))
+
+
+@dataclass(frozen=True)
+class KeyGas:
+    """One sending key on a chain: its role (`solver`, `gasless-sponsor-0`, ...), its address
+    and its gas-currency balance, in wei."""
+
+    role: str
+    address: str
+    balance: int
+
+
+@dataclass(frozen=True)
+class TopUp:
+    """Send `amount` wei from the solver to `key`."""
+
+    key: KeyGas
+    amount: int
+
+
+@dataclass(frozen=True)
+class LowKey:
+    """A key below its minimum that is not being topped up, and why."""
+
+    key: KeyGas
+    minimum: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class GasPlan:
+    top_ups: tuple[TopUp, ...]
+    low: tuple[LowKey, ...]
+
+
+def solver_spare(*, available: int, solver_minimum: int, waiting_fills_lack: int) -> int:
+    """What the solver can give away in gas currency: what its key may still spend
+    (`TxManager.available`: its balance less its transactions in flight) less its own
+    minimum, and nothing while fills already wait on it."""
+    if waiting_fills_lack > 0:
+        return 0
+    return max(0, available - solver_minimum)
+
+
+def plan_gas(
+    keys: Sequence[KeyGas],
+    floor: GasFloor,
+    *,
+    spare: int,
+    transfer_cost: int,
+    top_ups_on: bool = True,
+    refusing: Collection[str] = (),
+) -> GasPlan:
+    """Top-ups for the keys below `floor.minimum`, lowest first, paid from `spare` (each one
+    also costing `transfer_cost`, its own gas); the keys left low, with why. The solver's own
+    key is never topped up, nor any while `top_ups_on` is false, nor an address of
+    `refusing` (lower case: it reverted a transfer)."""
+    top_ups: list[TopUp] = []
+    low: list[LowKey] = []
+    for key in sorted(keys, key=lambda key: (key.balance, key.role)):
+        if key.balance >= floor.minimum:
+            continue
+        refused = (
+            SOLVER_LOW
+            if key.role == SOLVER
+            else TOP_UPS_OFF
+            if not top_ups_on
+            else REFUSED
+            if key.address.lower() in refusing
+            else None
+        )
+        if refused is not None:
+            low.append(LowKey(key, floor.minimum, refused))
+            continue
+        can_send = spare - transfer_cost
+        amount = min(floor.target - key.balance, can_send)
+        if amount <= 0 or key.balance + amount < floor.minimum:
+            low.append(LowKey(key, floor.minimum, CANNOT_SPARE))
+            continue
+        top_ups.append(TopUp(key, amount))
+        spare -= amount + transfer_cost
+    return GasPlan(tuple(top_ups), tuple(low))
