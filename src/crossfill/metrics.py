@@ -128,6 +128,33 @@ class Metrics:
             "fills waiting on it (output and gas; 0 when nothing waits)",
             ["chain_id", "currency"],
         )
+        self.key_gas_balance = latest(
+            "crossfill_key_gas_balance",
+            "Each sending key's gas-currency balance per chain, in whole units, as the chain's "
+            "gas keeper last read it (key: solver, gasless-sponsor-N)",
+            ["chain_id", "key"],
+        )
+        self.key_gas_minimum = latest(
+            "crossfill_key_gas_minimum",
+            "Each sending key's minimum gas-currency balance per chain, in whole units",
+            ["chain_id", "key"],
+        )
+        self.key_gas_low = latest(
+            "crossfill_key_gas_low",
+            "1 while a sending key is below its minimum gas balance and cannot be topped up "
+            "(the solver's own key, or the solver cannot spare it); else 0",
+            ["chain_id", "key"],
+        )
+        self.gas_top_ups = counter(
+            "crossfill_gas_top_ups",
+            "Top-ups of a sending key's gas from the solver's inventory, sent (journalled)",
+            ["chain_id", "key"],
+        )
+        self.gas_top_up_wei = counter(
+            "crossfill_gas_top_up_wei",
+            "Wei sent from the solver to a sending key as gas top-ups",
+            ["chain_id", "key"],
+        )
         self.repayments = counter(
             "crossfill_repayments",
             "Deposits owed to the solver, by what became of their repayment out of the "

@@ -494,6 +494,11 @@ class FakeChain:
         token, owner = currency.lower(), holder.lower()
         return self.token_balances[token, owner], self.allowances[token, owner, spender.lower()]
 
+    async def native_balances(self, holders: Sequence[str], block: int) -> list[int]:
+        """Balances as they are now, whatever `block` (the fake keeps no history)."""
+        self._called("native_balances")
+        return [self.balances[holder.lower()] for holder in holders]
+
     async def check_identity(self) -> None:
         self._called("check_identity")
 

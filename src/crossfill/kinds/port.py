@@ -169,6 +169,11 @@ class KindChain(Protocol):
         """`/readyz`: what the solver's balance here lacks for the fills waiting on it, in
         whole units by currency symbol, as this process last found (empty: nothing)."""
 
+    def low_on_gas(self) -> dict[str, str]:
+        """`/readyz`, `/chains`: the keys the service sends from here that are below their
+        minimum gas balance and are not being topped up, by role (`solver`,
+        `gasless-sponsor-N`), each with its balance, minimum and why (empty: none)."""
+
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         """Who answers a quote with this chain as one of its sides (None: the EVM planner)."""
 
@@ -310,6 +315,9 @@ class KindChainBase:
         return None
 
     def solver_shortfall(self) -> dict[str, str]:
+        return {}
+
+    def low_on_gas(self) -> dict[str, str]:
         return {}
 
     async def close(self) -> None:

@@ -10,6 +10,7 @@ from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.chains import ChainsResponse
 from crossfill.domain.identifiers import InvalidIdentifier, parse_chain_id
+from crossfill.domain.key_gas import SOLVER
 from crossfill.errors import BadRequest
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
@@ -42,9 +43,22 @@ def parse_chain_ids(include_chains: str) -> set[int]:
 RPC_TROUBLE = "The service cannot read this chain right now; deposits and fills wait for it"
 
 
+# Shown while a key the service sends from is low on gas and is not being topped up (after
+# an operator's message and a failing read); which key and how low is on /readyz.
+SOLVER_LOW_ON_GAS = "The solver is low on gas on this chain; fills and refunds may wait"
+SPONSOR_LOW_ON_GAS = "A gas sponsor is low on gas on this chain; gasless executions may wait"
+
+
+def _gas_trouble(chain: KindChain) -> str | None:
+    low = chain.low_on_gas()
+    if SOLVER in low:
+        return SOLVER_LOW_ON_GAS
+    return SPONSOR_LOW_ON_GAS if low else None
+
+
 def _live_status(chain: KindChain, control: ChainControl | None, now: float) -> ChainLiveStatus:
     operator_reason = control.reason if control is not None and control.disabled else None
-    trouble = RPC_TROUBLE if chain.read_failing() else None
+    trouble = RPC_TROUBLE if chain.read_failing() else _gas_trouble(chain)
     return ChainLiveStatus(
         disabled=control.disabled if control is not None else chain.configured_disabled,
         lagging=chain.lagging(now),

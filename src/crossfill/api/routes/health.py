@@ -120,14 +120,27 @@ def _shortfalls(runtime: Runtime, chain_ids: list[int]) -> dict[str, dict[str, s
     return shown
 
 
+def _low_on_gas(runtime: Runtime, chain_ids: list[int]) -> dict[str, dict[str, str]]:
+    """By chain id, then key role: the sending keys below their minimum gas balance that are
+    not being topped up (`KindChain.low_on_gas`); chains with none left out."""
+    shown: dict[str, dict[str, str]] = {}
+    for chain_id in chain_ids:
+        low = runtime.kind_chains[ChainId(chain_id)].low_on_gas()
+        if low:
+            shown[str(chain_id)] = low
+    return shown
+
+
 @dataclass(frozen=True)
 class Readiness:
     """What `/readyz` found: the database's write probe and each enabled chain's check ("ok"
-    or what failed), and what the solver's balance lacks where fills wait on it."""
+    or what failed), what the solver's balance lacks where fills wait on it, and the keys low
+    on gas."""
 
     database: str
     chains: dict[int, str]
     shortfalls: dict[str, dict[str, str]]
+    low_on_gas: dict[str, dict[str, str]]
 
     @property
     def problems(self) -> list[str]:
@@ -147,14 +160,17 @@ async def readiness(runtime: Runtime, checker: ReadinessChecks) -> Readiness:
     database = await checker.database_write(runtime.engine)
     results = await checker.results(checks_by_chain)
     by_chain = {chain_id: results[chain_id] for chain_id in enabled}
-    return Readiness(database, by_chain, _shortfalls(runtime, enabled))
+    return Readiness(
+        database, by_chain, _shortfalls(runtime, enabled), _low_on_gas(runtime, enabled)
+    )
 
 
 @router.get("/readyz", response_model=None, responses=responses(Ready, 503))
 async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
     """Ready when the database answers and takes a write, and every enabled chain's endpoint
-    serves it, whatever its kind. What the solver's balance lacks for fills waiting on it is
-    shown (`solverShortfall`) without making the service unready: it still answers, fills
+    serves it, whatever its kind. What the solver's balance lacks for fills waiting on it
+    (`solverShortfall`) and the sending keys low on gas that are not being topped up
+    (`keysLowOnGas`) are shown without making the service unready: it still answers, fills
     other chains and refunds."""
     try:
         found = await readiness(runtime, request.app.state.readiness_checks)
@@ -166,6 +182,8 @@ async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
     checks: dict[str, object] = {"database": found.database, "chains": by_chain}
     if found.shortfalls:
         checks["solverShortfall"] = found.shortfalls
+    if found.low_on_gas:
+        checks["keysLowOnGas"] = found.low_on_gas
     if found.problems:
         return JSONResponse(
             {"message": "; ".join(found.problems), "statusCode": 503, "checks": checks}, 503

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from crossfill.config import CurrencyConfig
+from crossfill.domain.key_gas import LowKey
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.evm.fill_finality import evm_payment_final
@@ -69,6 +71,20 @@ class EvmChain(FollowedChainBase):
             if currency is not None:
                 lacking[currency.symbol] = format_units(amount, currency.decimals)
         return lacking
+
+    def low_on_gas(self) -> dict[str, str]:
+        """The sending keys below their minimum gas balance here that are not being topped
+        up, by role, as this process's gas keeper last found (`kinds.evm.gas_keeper`)."""
+        native = self.live.config.native_currency
+        return {low.key.role: _described(low, native) for low in self.live.state.low_on_gas}
+
+
+def _described(low: LowKey, currency: CurrencyConfig) -> str:
+    """A key low on gas, in words: its balance, its minimum and why it stays low."""
+    balance = format_units(low.key.balance, currency.decimals)
+    minimum = format_units(low.minimum, currency.decimals)
+    symbol = currency.symbol
+    return f"{balance} {symbol}, below its minimum {minimum} {symbol}: {low.reason}"
 
 
 def _live(chain: EvmChain) -> ChainRuntime:

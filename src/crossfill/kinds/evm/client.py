@@ -331,6 +331,15 @@ class EvmClient:
         values = [int(result, 16) for result in replies]
         return values[0], (values[1] if len(values) > 1 else None)
 
+    async def native_balances(self, holders: Sequence[str], block: int) -> list[int]:
+        """One JSON-RPC batch of `eth_getBalance` at `block` (the gas keeper's read)."""
+        if not holders:
+            return []
+        calls: list[tuple[RPCEndpoint, Any]] = [
+            (RPCEndpoint("eth_getBalance"), [holder, hex(block)]) for holder in holders
+        ]
+        return [int(result, 16) for result in await self._batch(calls, "native_balances")]
+
     @contextmanager
     def _counted(self, call: str) -> Iterator[None]:
         """Count the JSON-RPC call made inside, by its outcome (a typed ChainError or ok); a

@@ -90,6 +90,9 @@ class EvmPort(Protocol):
         self, currency: str, holder: str, spender: str
     ) -> tuple[int, int | None]: ...
 
+    async def native_balances(self, holders: Sequence[str], block: int) -> list[int]:
+        """Each holder's gas-currency balance at `block`, in order (one read)."""
+
     async def check_identity(self) -> None: ...
 
     async def check_traces(self, traces: TraceApi) -> None:

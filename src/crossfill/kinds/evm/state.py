@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from crossfill.domain.chain_health import HeadProgress
+from crossfill.domain.key_gas import LowKey
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.market import MarketSnapshot
 
@@ -13,7 +14,8 @@ DEFAULT_PRIORITY_FEE = 1_000_000_000  # 1 gwei, when the node suggests nothing
 
 @dataclass
 class ChainState(HeadProgress):
-    """Written by the chain's follower (and `solver_shortfall` by the chain's solver); read
+    """Written by the chain's follower (`solver_shortfall` by the chain's solver, `low_on_gas`
+    by its gas keeper); read
     by the API and workers."""
 
     head: BlockHead | None = None
@@ -23,6 +25,9 @@ class ChainState(HeadProgress):
     # Lower-case currency address -> what the solver's balance lacks for the fills waiting on
     # it (`kinds.evm.solver_funds`); empty when none waits.
     solver_shortfall: dict[str, int] = field(default_factory=dict)
+    # The sending keys below their minimum gas balance that are not being topped up, as the
+    # chain's gas keeper last found (`kinds.evm.gas_keeper`); empty when none is.
+    low_on_gas: tuple[LowKey, ...] = ()
     # Pool reserves and price-feed rounds as of the last poll.
     market: MarketSnapshot = field(default_factory=lambda: MarketSnapshot({}, {}))
 

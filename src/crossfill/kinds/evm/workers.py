@@ -1,7 +1,7 @@
 """The EVM chains' workers: an indexer, a solver, a refunder, a repayer (unless repayment is
-off), a sponsor collector, a permit depositor, an app-fee payer and a deposit-address sweeper
-per chain, a gasless executor per chain and sponsor, and for each signer on each chain a
-watch of its mined transactions and the keeper of its signer lease. They are composed across
+off), a sponsor collector, a permit depositor, an app-fee payer, a deposit-address sweeper and
+a gas keeper per chain, a gasless executor per chain and sponsor, and for each signer on each
+chain a watch of its mined transactions and the keeper of its signer lease. They are composed across
 chains: an indexer hands a request it makes pending to its destination's solver at once."""
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
+from crossfill.domain.key_gas import SOLVER
 from crossfill.kinds.evm.app_fee_payer import AppFeePayer
 from crossfill.kinds.evm.chain import evm_chains
 from crossfill.kinds.evm.deposit_addresses import DepositAddressSweeper
 from crossfill.kinds.evm.fill_finality import FillFinality
+from crossfill.kinds.evm.gas_keeper import GasKeeper, SendingKey
 from crossfill.kinds.evm.gasless_executor import GaslessExecutor
 from crossfill.kinds.evm.hint_watch import Hint
 from crossfill.kinds.evm.indexer import Claim, Indexer
@@ -64,6 +66,8 @@ class EvmWorkers:
     app_fee_payers: dict[ChainId, AppFeePayer]
     permit_depositors: dict[ChainId, PermitDepositor]
     deposit_address_sweepers: dict[ChainId, DepositAddressSweeper]
+    # One per chain: every sending key's gas kept above its minimum from the solver's.
+    gas_keepers: dict[ChainId, GasKeeper] = field(default_factory=dict)
     gasless_executors: list[GaslessExecutor] = field(default_factory=list)
     # One per signer and chain: its mined transactions kept in the chain until final.
     mined_watches: list[MinedWatch] = field(default_factory=list)
@@ -187,6 +191,7 @@ class EvmWorkers:
             journalled(AppFeePayer, allocator),
             journalled(PermitDepositor),
             sweepers,
+            gas_keepers=journalled(GasKeeper, keys=_sending_keys(runtime), metrics=runtime.metrics),
             gasless_executors=gasless_executors,
             mined_watches=mined_watches,
             signer_keepers=signer_keepers,
@@ -217,6 +222,7 @@ class EvmWorkers:
             self.app_fee_payers,
             self.permit_depositors,
             self.deposit_address_sweepers,
+            self.gas_keepers,
         ]
         return [
             *(NamedWorker(watch.name, watch.run) for watch in self.mined_watches),
@@ -240,6 +246,19 @@ class EvmWorkers:
     def hint(self, chain_id: int, tx_hash: str, client: str) -> bool:
         indexer = self.indexers.get(ChainId(chain_id))
         return indexer is not None and indexer.hint(Hint(tx_hash, client))
+
+
+def _sending_keys(runtime: Runtime) -> tuple[SendingKey, ...]:
+    """Every key the service sends from on the EVM chains: the solver's and each gasless
+    sponsor's (the allocator only signs)."""
+    deployment = runtime.deployment
+    return (
+        SendingKey(SOLVER, deployment.solver.address),
+        *(
+            SendingKey(f"gasless-sponsor-{index}", sponsor.address)
+            for index, sponsor in enumerate(deployment.gasless.sponsors)
+        ),
+    )
 
 
 def _gasless_executors(runtime: Runtime, context: WorkerContext) -> list[GaslessExecutor]:

@@ -1,0 +1,178 @@
+"""Gas keeper, one per EVM chain: every key the service sends from there kept above its
+minimum gas balance.
+
+The keys are the solver's (fills, refunds, repayments, sponsor pulls, permit deposits,
+app-fee payouts and deposit-address sweeps all send with it) and each gasless sponsor's
+(`POST /execute`); the allocator signs payouts but never sends. At each tick the keeper reads
+every key's balance at the chain's head in one call and asks `domain.key_gas` what to do: a
+key below its minimum (`ChainConfig.key_gas`) is topped up to its target by a plain transfer
+from the solver, out of what the solver can spare (its key's balance less what its
+transactions in flight may take, less what waiting fills lack, less its own minimum). What
+cannot be topped up (the solver's own key, or a solver with nothing to spare) is shown: on the
+chain's state (`/readyz`, `/chains`) and as `crossfill_key_gas_low`.
+
+A top-up is journalled like any transaction of the solver key, under the purpose
+`gas-top-up:<chain id>:<key address>`, so a restart resumes it rather than sending another:
+while the key's latest top-up is in flight, or mined after the block its balance was read at,
+the key waits. Every chain failure ends the tick and is retried with the loop's backoff; only
+the key's own refusal of the transfer (a contract that reverts it) stops a top-up, and is
+shown low.
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass, field
+
+import structlog
+
+from crossfill.domain.key_gas import (
+    REFUSED,
+    SOLVER,
+    GasFloor,
+    KeyGas,
+    LowKey,
+    TopUp,
+    plan_gas,
+    solver_spare,
+)
+from crossfill.errors import Reverted
+from crossfill.kinds.evm.journalled_worker import JournalledWorker
+from crossfill.kinds.evm.txmanager import InFlight, Mined
+from crossfill.loops import run_every
+from crossfill.metrics import Metrics
+
+log = structlog.get_logger(__name__)
+PURPOSE = "gas-top-up"
+TRANSFER_GAS = 21_000
+
+
+@dataclass(frozen=True)
+class SendingKey:
+    """A key the service sends from: its role (`solver`, `gasless-sponsor-N`) and address."""
+
+    role: str
+    address: str
+
+
+def purpose_of(chain_id: int, address: str) -> str:
+    """The journal purpose of a key's top-ups on a chain (its latest is its latest attempt)."""
+    return f"{PURPOSE}:{chain_id}:{address.lower()}"
+
+
+@dataclass(eq=False)
+class GasKeeper(JournalledWorker):
+    job = "gas-keeper"
+    keys: tuple[SendingKey, ...]
+    metrics: Metrics
+    _: KW_ONLY
+    # purpose -> the block its latest top-up was seen mined in (its receipt not read again)
+    _mined_in: dict[str, int] = field(default_factory=dict)
+    # keys whose address refused a transfer, by address
+    _refusing: set[str] = field(default_factory=set)
+
+    async def run(self) -> None:
+        interval = max(self.interval_seconds, self.config.key_gas.check_interval_seconds)
+        await run_every(self.name, self.tick, interval)
+
+    async def tick(self) -> None:
+        state = self.chain.state
+        head, available = state.head, self.txmanager.available()
+        if head is None or available is None:
+            return  # nothing read yet: nothing to judge
+        fee, _tip = state.offered_fees()
+        floor = self.config.key_gas.floor(fee)
+        balances = await self.chain.client.native_balances(
+            [key.address for key in self.keys], head.number
+        )
+        keys = [
+            KeyGas(key.role, key.address.lower(), balance)
+            for key, balance in zip(self.keys, balances, strict=True)
+        ]
+        waiting = {key.role for key in keys if await self._top_up_pending(key, head.number)}
+        lack = state.solver_shortfall.get(self.config.native_currency.address.lower(), 0)
+        plan = plan_gas(
+            [key for key in keys if key.role not in waiting],
+            floor,
+            spare=solver_spare(
+                available=available, solver_minimum=floor.minimum, waiting_fills_lack=lack
+            ),
+            transfer_cost=TRANSFER_GAS * fee,
+            top_ups_on=self.config.key_gas.top_up,
+            refusing=self._refusing,
+        )
+        low = list(plan.low)
+        if plan.top_ups:
+            await self.txmanager.hold_signer()  # another process signing: leave top-ups to it
+            for top_up in plan.top_ups:
+                if not await self._send(top_up):
+                    low.append(LowKey(top_up.key, floor.minimum, REFUSED))
+        self._publish(keys, floor, low)
+
+    async def _top_up_pending(self, key: KeyGas, block: int) -> bool:
+        """Whether the key's latest top-up is in flight, or mined after `block` (its balance
+        as read there does not show it yet)."""
+        if key.role == SOLVER:
+            return False
+        purpose = purpose_of(self.config.id, key.address)
+        mined_in = self._mined_in.get(purpose)
+        if mined_in is None:
+            attempt = await self.txmanager.attempt(None, purpose)
+            if isinstance(attempt, InFlight):
+                return True
+            if not isinstance(attempt, Mined):
+                return False
+            mined_in = int(attempt.receipt["blockNumber"])
+            self._mined_in[purpose] = mined_in
+            if not attempt.succeeded:
+                log.error(
+                    "a gas top-up reverted",
+                    chain_id=self.config.id,
+                    key=key.role,
+                    tx_hash=attempt.row.tx_hash,
+                )
+        return mined_in > block
+
+    async def _send(self, top_up: TopUp) -> bool:
+        """Journal and send the top-up; False when the key's address reverts the transfer."""
+        key = top_up.key
+        try:
+            gas = await self.gas_for(key.address, b"", top_up.amount)
+        except Reverted as revert:
+            self._refusing.add(key.address)
+            log.error(
+                "a key's address refuses its gas top-up",
+                chain_id=self.config.id,
+                key=key.role,
+                reason=revert.reason.message,
+            )
+            return False
+        purpose = purpose_of(self.config.id, key.address)
+        row = await self.send_estimated(
+            key.address, b"", gas, value=top_up.amount, purpose=purpose, request_id=None
+        )
+        self._mined_in.pop(purpose, None)
+        chain_id = str(self.config.id)
+        self.metrics.gas_top_ups.labels(chain_id, key.role).inc()
+        self.metrics.gas_top_up_wei.labels(chain_id, key.role).inc(top_up.amount)
+        log.info(
+            "a key topped up with gas from the solver",
+            chain_id=self.config.id,
+            key=key.role,
+            address=key.address,
+            balance=key.balance,
+            amount=top_up.amount,
+            tx_hash=row.tx_hash,
+        )
+        return True
+
+    def _publish(self, keys: list[KeyGas], floor: GasFloor, low: list[LowKey]) -> None:
+        """The keys left low on the chain's state; every key's balance, minimum and whether it
+        is low in the metrics (whole units)."""
+        self.chain.state.low_on_gas = tuple(sorted(low, key=lambda entry: entry.key.role))
+        low_roles = {entry.key.role for entry in low}
+        unit = 10**self.config.native_currency.decimals
+        chain_id = str(self.config.id)
+        for key in keys:
+            self.metrics.key_gas_balance.labels(chain_id, key.role).set(key.balance / unit)
+            self.metrics.key_gas_minimum.labels(chain_id, key.role).set(floor.minimum / unit)
+            self.metrics.key_gas_low.labels(chain_id, key.role).set(int(key.role in low_roles))

@@ -1,0 +1,142 @@
+"""Gas for every key, on the devnet: a gas sponsor drained below its minimum is topped up from
+the solver exactly once, to its target, even when the service restarts with the top-up in
+flight; the solver's own key low shows on /readyz, on /chains and in the metrics, and clears
+once it is funded."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import select
+
+from crossfill.config import Deployment
+from crossfill.config.deployment import KeyGasConfig
+from crossfill.devnet.anvil import anvil_rpc, set_native_balance
+from crossfill.domain.key_gas import SOLVER, SOLVER_LOW
+from crossfill.kinds.evm.gas_keeper import purpose_of
+from crossfill.store.tables import SentTransaction
+from tests.conftest import RunningDevnet
+from tests.e2e.bridging import NATIVE, balance, stored_rows
+from tests.support.service import ServiceThread, StartService
+from tests.support.waiting import wait_for
+
+ETHER = 10**18
+MINIMUM, TARGET = ETHER, 2 * ETHER
+SPONSOR_ROLE = "gasless-sponsor-0"
+# The keeper reads the keys' balances this often here (10 s by default).
+CHECK_SECONDS = 0.2
+
+
+def _with_key_gas(deployment: Deployment) -> Deployment:
+    settings = KeyGasConfig(
+        minimum_wei=MINIMUM, target_wei=TARGET, check_interval_seconds=CHECK_SECONDS
+    )
+    chains = tuple(chain.model_copy(update={"key_gas": settings}) for chain in deployment.chains)
+    return deployment.model_copy(update={"chains": chains})
+
+
+def _top_ups(service: ServiceThread, chain_id: int, address: str) -> list[SentTransaction]:
+    purpose = purpose_of(chain_id, address)
+    return stored_rows(service, select(SentTransaction).where(SentTransaction.purpose == purpose))
+
+
+def _samples(service: ServiceThread, name: str) -> dict[tuple[str, str], float]:
+    """A series' samples by (chain_id, key)."""
+    scraped = text_string_to_metric_families(httpx.get(f"{service.base_url}/metrics").text)
+    return {
+        (sample.labels["chain_id"], sample.labels["key"]): sample.value
+        for family in scraped
+        for sample in family.samples
+        if sample.name == name
+    }
+
+
+def _ready(service: ServiceThread) -> dict[str, Any]:
+    response = httpx.get(f"{service.base_url}/readyz")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def _status_messages(service: ServiceThread) -> dict[int, str | None]:
+    chains = httpx.get(f"{service.base_url}/chains").json()["chains"]
+    return {chain["id"]: chain["statusMessage"] for chain in chains}
+
+
+def test_a_sponsor_drained_below_its_minimum_is_topped_up_once_across_a_restart(
+    start_service: StartService, devnet: RunningDevnet
+) -> None:
+    chain = devnet.deployment.chains[0]
+    sponsor = devnet.deployment.gasless.sponsors[0].address
+    deployment = _with_key_gas(devnet.deployment)
+    held = balance(devnet, chain.id, NATIVE, sponsor)
+    drained = ETHER // 10
+    set_native_balance(chain.rpc_url, sponsor, drained)
+    # Blocks are mined on demand only: the top-up stays in flight across the restart.
+    anvil_rpc(chain.rpc_url, "evm_setAutomine", [False])
+    try:
+        first = start_service(deployment, run_workers=True)
+        assert wait_for(lambda: len(_top_ups(first, chain.id, sponsor)) == 1, timeout=20)
+        time.sleep(10 * CHECK_SECONDS)  # ticks with the top-up in flight: nothing more
+        assert _samples(first, "crossfill_gas_top_ups_total")[str(chain.id), SPONSOR_ROLE] == 1
+        sent_wei = _samples(first, "crossfill_gas_top_up_wei_total")[str(chain.id), SPONSOR_ROLE]
+        assert sent_wei == TARGET - drained
+        first.stop()
+        assert balance(devnet, chain.id, NATIVE, sponsor) == drained  # not mined yet
+        restarted = start_service(deployment, run_workers=True)
+        time.sleep(10 * CHECK_SECONDS)  # the restarted keeper finds it in flight
+        assert len(_top_ups(restarted, chain.id, sponsor)) == 1
+        anvil_rpc(chain.rpc_url, "evm_mine", [])
+    finally:
+        anvil_rpc(chain.rpc_url, "evm_setAutomine", [True])
+    try:
+        assert wait_for(lambda: balance(devnet, chain.id, NATIVE, sponsor) == TARGET, timeout=10)
+        assert wait_for(
+            lambda: (
+                _samples(restarted, "crossfill_key_gas_balance").get((str(chain.id), SPONSOR_ROLE))
+                == TARGET / ETHER
+            ),
+            timeout=10,
+        )
+        time.sleep(10 * CHECK_SECONDS)  # ticks after it landed: nothing more
+        (top_up,) = _top_ups(restarted, chain.id, sponsor)
+        assert top_up.status == "mined" and top_up.request_id is None
+        assert top_up.sender == devnet.deployment.solver.address.lower()
+        assert balance(devnet, chain.id, NATIVE, sponsor) == TARGET
+        assert _samples(restarted, "crossfill_key_gas_low")[str(chain.id), SPONSOR_ROLE] == 0
+        assert "keysLowOnGas" not in _ready(restarted)["checks"]
+    finally:
+        set_native_balance(chain.rpc_url, sponsor, held)
+
+
+def test_the_solver_low_on_gas_shows_on_readyz_chains_and_metrics_until_funded(
+    start_service: StartService, devnet: RunningDevnet
+) -> None:
+    chain = devnet.deployment.chains[1]
+    solver = devnet.deployment.solver.address
+    held = balance(devnet, chain.id, NATIVE, solver)
+    set_native_balance(chain.rpc_url, solver, ETHER // 2)
+    try:
+        service = start_service(_with_key_gas(devnet.deployment), run_workers=True)
+        assert wait_for(lambda: "keysLowOnGas" in _ready(service)["checks"], timeout=20)
+        ready = _ready(service)
+        assert ready["status"] == "ready"  # shown, not unready: it still answers and refunds
+        assert ready["checks"]["keysLowOnGas"] == {
+            str(chain.id): {SOLVER: f"0.5 ETH, below its minimum 1 ETH: {SOLVER_LOW}"}
+        }
+        messages = _status_messages(service)
+        assert "solver is low on gas" in str(messages[chain.id])
+        assert messages[devnet.deployment.chains[0].id] is None
+        low = _samples(service, "crossfill_key_gas_low")
+        assert low[str(chain.id), SOLVER] == 1
+        assert low[str(devnet.deployment.chains[0].id), SOLVER] == 0
+        assert _samples(service, "crossfill_key_gas_minimum")[str(chain.id), SOLVER] == 1.0
+        set_native_balance(chain.rpc_url, solver, held)  # the operator funds it
+        assert wait_for(lambda: "keysLowOnGas" not in _ready(service)["checks"], timeout=20)
+        assert _status_messages(service)[chain.id] is None
+        assert _samples(service, "crossfill_key_gas_low")[str(chain.id), SOLVER] == 0
+    finally:
+        set_native_balance(chain.rpc_url, solver, held)
