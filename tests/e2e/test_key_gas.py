@@ -9,8 +9,10 @@ import time
 from typing import Any
 
 import httpx
+from hexbytes import HexBytes
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
+from web3 import Web3
 
 from crossfill.config import Deployment
 from crossfill.config.deployment import KeyGasConfig
@@ -105,6 +107,10 @@ def test_a_sponsor_drained_below_its_minimum_is_topped_up_once_across_a_restart(
         (top_up,) = _top_ups(restarted, chain.id, sponsor)
         assert top_up.status == "mined" and top_up.request_id is None
         assert top_up.sender == devnet.deployment.solver.address.lower()
+        receipt = Web3(Web3.HTTPProvider(chain.rpc_url)).eth.get_transaction_receipt(
+            HexBytes(top_up.tx_hash)
+        )
+        assert receipt["gasUsed"] == 21_000 and receipt["status"] == 1
         assert balance(devnet, chain.id, NATIVE, sponsor) == TARGET
         assert _samples(restarted, "crossfill_key_gas_low")[str(chain.id), SPONSOR_ROLE] == 0
         assert "keysLowOnGas" not in _ready(restarted)["checks"]
