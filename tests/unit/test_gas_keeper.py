@@ -20,7 +20,7 @@ from sqlalchemy import select
 from crossfill.config.deployment import KeyGasConfig
 from crossfill.contracts.reverts import RevertReason
 from crossfill.domain.key_gas import CANNOT_SPARE, REFUSED, SOLVER, SOLVER_LOW, TOP_UPS_OFF
-from crossfill.errors import ChainUnreachable, Reverted
+from crossfill.errors import ChainUnreachable, Reverted, SignerBusy
 from crossfill.kinds.evm.gas_keeper import GasKeeper, SendingKey, purpose_of
 from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store.tables import SentTransaction
@@ -42,7 +42,7 @@ class KeeperWorld:
     def solver(self) -> str:
         return self.account.address
 
-    def keeper(self, *, top_up: bool = True) -> GasKeeper:
+    def keeper(self, *, top_up: bool = True, holder: str = "me") -> GasKeeper:
         """A keeper as a process starting now builds it, with its own transaction manager."""
         settings = KeyGasConfig(minimum_wei=MINIMUM, target_wei=TARGET, top_up=top_up)
         config = self.base.config.model_copy(update={"key_gas": settings})
@@ -54,7 +54,7 @@ class KeeperWorld:
             self.account,
             self.base.sessions,
             now=self.base.clock,
-            holder="me",
+            holder=holder,
             funds=lambda: state.solver_balance(NATIVE_EVM_ADDRESS),
         )
         keys = (SendingKey(SOLVER, self.solver), SendingKey(ROLE, SPONSOR))
@@ -127,6 +127,27 @@ async def test_a_sponsor_below_its_minimum_is_topped_up_once_to_its_target(
     assert len(await world.top_ups()) == 1 and len(world.base.chain.sent) == 1
     assert world.gauge("crossfill_key_gas_balance", ROLE) == 3.0
     assert world.gauge("crossfill_key_gas_low", ROLE) == 0
+
+
+async def test_a_second_process_leaves_top_ups_to_the_one_signing_and_never_doubles_one(
+    world: KeeperWorld,
+) -> None:
+    await world.keeper().tick()
+    other = world.keeper(holder="other")
+    with pytest.raises(SignerBusy):
+        await other.tick()
+    world.base.clock.advance(timedelta(seconds=10))  # the first process's lease lapses
+    await other.tick()  # it signs now, and finds the top-up in flight in the journal
+    assert len(await world.top_ups()) == 1 and len(world.base.chain.sent) == 1
+
+
+async def test_a_process_not_signing_still_shows_the_solver_low(world: KeeperWorld) -> None:
+    await world.keeper().tick()  # holds the lease
+    world.solver_holds(MINIMUM - 1)
+    world.base.chain.fund(SPONSOR, 0)
+    with pytest.raises(SignerBusy):
+        await world.keeper(holder="other").tick()
+    assert [entry.key.role for entry in world.base.state.low_on_gas] == [SOLVER]
 
 
 async def test_a_top_up_mined_after_the_block_read_waits_for_a_newer_read(

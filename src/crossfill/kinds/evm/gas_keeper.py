@@ -28,6 +28,7 @@ import structlog
 from crossfill.domain.key_gas import (
     REFUSED,
     SOLVER,
+    SOLVER_LOW,
     GasFloor,
     KeyGas,
     LowKey,
@@ -35,7 +36,7 @@ from crossfill.domain.key_gas import (
     plan_gas,
     solver_spare,
 )
-from crossfill.errors import Reverted
+from crossfill.errors import Reverted, SignerBusy
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import run_every
@@ -65,8 +66,9 @@ class GasKeeper(JournalledWorker):
     keys: tuple[SendingKey, ...]
     metrics: Metrics
     _: KW_ONLY
-    # purpose -> the block its latest top-up was seen mined in (its receipt not read again)
-    _mined_in: dict[str, int] = field(default_factory=dict)
+    # purpose -> (the id of its latest journal row, the block that top-up was seen mined in):
+    # its receipt is not read again while nothing newer is journalled for it
+    _mined_in: dict[str, tuple[int, int]] = field(default_factory=dict)
     # keys whose address refused a transfer, by address
     _refusing: set[str] = field(default_factory=set)
 
@@ -88,7 +90,17 @@ class GasKeeper(JournalledWorker):
             KeyGas(key.role, key.address.lower(), balance)
             for key, balance in zip(self.keys, balances, strict=True)
         ]
-        waiting = {key.role for key in keys if await self._top_up_pending(key, head.number)}
+        below = [key for key in keys if key.balance < floor.minimum and key.role != SOLVER]
+        if below and self.config.key_gas.top_up:
+            # Held from before the journal is read until each top-up is journalled (every
+            # journal write is fenced by the lease's token): no other process can journal a
+            # top-up in between. Another process signing: top-ups are left to it.
+            try:
+                await self.txmanager.hold_signer()
+            except SignerBusy:
+                self._publish(keys, floor, self._solver_low(keys, floor))
+                raise
+        waiting = {key.role for key in below if await self._top_up_pending(key, head.number)}
         lack = state.solver_shortfall.get(self.config.native_currency.address.lower(), 0)
         plan = plan_gas(
             [key for key in keys if key.role not in waiting],
@@ -101,35 +113,44 @@ class GasKeeper(JournalledWorker):
             refusing=self._refusing,
         )
         low = list(plan.low)
-        if plan.top_ups:
-            await self.txmanager.hold_signer()  # another process signing: leave top-ups to it
-            for top_up in plan.top_ups:
-                if not await self._send(top_up):
-                    low.append(LowKey(top_up.key, floor.minimum, REFUSED))
-        self._publish(keys, floor, low)
+        self._publish(keys, floor, low)  # what cannot be topped up, before anything is sent
+        for top_up in plan.top_ups:
+            if not await self._send(top_up):
+                low.append(LowKey(top_up.key, floor.minimum, REFUSED))
+                self._publish(keys, floor, low)
+
+    @staticmethod
+    def _solver_low(keys: list[KeyGas], floor: GasFloor) -> list[LowKey]:
+        return [
+            LowKey(key, floor.minimum, SOLVER_LOW)
+            for key in keys
+            if key.role == SOLVER and key.balance < floor.minimum
+        ]
 
     async def _top_up_pending(self, key: KeyGas, block: int) -> bool:
         """Whether the key's latest top-up is in flight, or mined after `block` (its balance
         as read there does not show it yet)."""
-        if key.role == SOLVER:
-            return False
         purpose = purpose_of(self.config.id, key.address)
-        mined_in = self._mined_in.get(purpose)
-        if mined_in is None:
-            attempt = await self.txmanager.attempt(None, purpose)
-            if isinstance(attempt, InFlight):
-                return True
-            if not isinstance(attempt, Mined):
-                return False
-            mined_in = int(attempt.receipt["blockNumber"])
-            self._mined_in[purpose] = mined_in
-            if not attempt.succeeded:
-                log.error(
-                    "a gas top-up reverted",
-                    chain_id=self.config.id,
-                    key=key.role,
-                    tx_hash=attempt.row.tx_hash,
-                )
+        latest = await self.txmanager.for_request(None, purpose)
+        if latest is None:
+            return False
+        known = self._mined_in.get(purpose)
+        if known is not None and known[0] == latest.id:
+            return known[1] > block  # seen mined, and nothing journalled since
+        attempt = await self.txmanager.attempt(None, purpose)
+        if isinstance(attempt, InFlight):
+            return True
+        if not isinstance(attempt, Mined):
+            return False
+        mined_in = int(attempt.receipt["blockNumber"])
+        self._mined_in[purpose] = (latest.id, mined_in)
+        if not attempt.succeeded:
+            log.error(
+                "a gas top-up reverted",
+                chain_id=self.config.id,
+                key=key.role,
+                tx_hash=attempt.row.tx_hash,
+            )
         return mined_in > block
 
     async def _send(self, top_up: TopUp) -> bool:
@@ -150,7 +171,6 @@ class GasKeeper(JournalledWorker):
         row = await self.send_estimated(
             key.address, b"", gas, value=top_up.amount, purpose=purpose, request_id=None
         )
-        self._mined_in.pop(purpose, None)
         chain_id = str(self.config.id)
         self.metrics.gas_top_ups.labels(chain_id, key.role).inc()
         self.metrics.gas_top_up_wei.labels(chain_id, key.role).inc(top_up.amount)
