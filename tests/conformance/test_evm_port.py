@@ -127,6 +127,9 @@ async def test_balances_of_ether_and_of_a_token(backend: EvmBackend) -> None:
     nobody = new_address()
     assert await port.balance_and_allowance(NATIVE_EVM_ADDRESS, nobody, spender) == (0, None)
     assert await port.balance_and_allowance(driver.token, nobody, spender) == (0, 0)
+    head = await port.head()
+    assert await port.native_balances([holder.address, nobody], head.number) == [ETHER, 0]
+    assert await port.native_balances([], head.number) == []
 
 
 async def test_an_approval_mined_is_the_spenders_allowance(backend: EvmBackend) -> None:
