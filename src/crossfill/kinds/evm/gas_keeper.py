@@ -14,7 +14,9 @@ chain's state (`/readyz`, `/chains`) and as `crossfill_key_gas_low`.
 A top-up is journalled like any transaction of the solver key, under the purpose
 `gas-top-up:<chain id>:<key address>`, so a restart resumes it rather than sending another:
 while the key's latest top-up is in flight, or mined after the block its balance was read at,
-the key waits. Every chain failure ends the tick and is retried with the loop's backoff; only
+the key waits. The solver key's signer lease is held from before that journal read until the
+top-up is journalled (each journal write is fenced by the lease), so no other process can
+journal one in between. Every chain failure ends the tick and is retried with the loop's backoff; only
 the key's own refusal of the transfer (a contract that reverts it) stops a top-up, and is
 shown low.
 """
