@@ -1,14 +1,17 @@
 """Gas for every key, on the devnet: a gas sponsor drained below its minimum is topped up from
-the solver exactly once, to its target, even when the service restarts with the top-up in
-flight; the solver's own key low shows on /readyz, on /chains and in the metrics, and clears
-once it is funded."""
+the solver exactly once, to its target, even when the service is killed (SIGKILL) and started
+again with the top-up in flight; the solver's own key low shows on /readyz, on /chains and in
+the metrics, and clears once it is funded."""
 
 from __future__ import annotations
 
 import time
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import httpx
+import tomli_w
 from hexbytes import HexBytes
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
@@ -21,13 +24,16 @@ from crossfill.domain.key_gas import SOLVER, SOLVER_LOW
 from crossfill.kinds.evm.gas_keeper import purpose_of
 from crossfill.store.tables import SentTransaction
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import NATIVE, balance, stored_rows
-from tests.support.service import ServiceThread, StartService
+from tests.e2e.bridging import NATIVE, balance
+from tests.support.database import rows_in
+from tests.support.service import ServiceProcess, ServiceThread, StartService, service_settings
 from tests.support.waiting import wait_for
 
 ETHER = 10**18
 MINIMUM, TARGET = ETHER, 2 * ETHER
 SPONSOR_ROLE = "gasless-sponsor-0"
+# The service in a thread of this process or in a process of its own.
+Service = ServiceThread | ServiceProcess
 # The keeper reads the keys' balances this often here (10 s by default).
 CHECK_SECONDS = 0.2
 
@@ -40,12 +46,27 @@ def _with_key_gas(deployment: Deployment) -> Deployment:
     return deployment.model_copy(update={"chains": chains})
 
 
-def _top_ups(service: ServiceThread, chain_id: int, address: str) -> list[SentTransaction]:
+def _deployment_file(devnet: RunningDevnet, path: Path) -> Path:
+    """The devnet's deployment file with every chain's `key_gas` as `_with_key_gas` sets it."""
+    document: dict[str, Any] = tomllib.loads(devnet.deployment_path.read_text())
+    for chain in document["chains"]:
+        chain["key_gas"] = {
+            "minimum_wei": MINIMUM,
+            "target_wei": TARGET,
+            "check_interval_seconds": CHECK_SECONDS,
+        }
+    path.write_text(tomli_w.dumps(document))
+    return path
+
+
+def _top_ups(service: Service, chain_id: int, address: str) -> list[SentTransaction]:
     purpose = purpose_of(chain_id, address)
-    return stored_rows(service, select(SentTransaction).where(SentTransaction.purpose == purpose))
+    return rows_in(
+        service.database, select(SentTransaction).where(SentTransaction.purpose == purpose)
+    )
 
 
-def _samples(service: ServiceThread, name: str) -> dict[tuple[str, str], float]:
+def _samples(service: Service, name: str) -> dict[tuple[str, str], float]:
     """A series' samples by (chain_id, key)."""
     scraped = text_string_to_metric_families(httpx.get(f"{service.base_url}/metrics").text)
     return {
@@ -56,64 +77,83 @@ def _samples(service: ServiceThread, name: str) -> dict[tuple[str, str], float]:
     }
 
 
-def _ready(service: ServiceThread) -> dict[str, Any]:
+def _ready(service: Service) -> dict[str, Any]:
     response = httpx.get(f"{service.base_url}/readyz")
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
     return body
 
 
-def _status_messages(service: ServiceThread) -> dict[int, str | None]:
+def _status_messages(service: Service) -> dict[int, str | None]:
     chains = httpx.get(f"{service.base_url}/chains").json()["chains"]
     return {chain["id"]: chain["statusMessage"] for chain in chains}
 
 
-def test_a_sponsor_drained_below_its_minimum_is_topped_up_once_across_a_restart(
-    start_service: StartService, devnet: RunningDevnet
+def test_a_sponsor_drained_below_its_minimum_is_topped_up_once_across_a_kill(
+    devnet: RunningDevnet, tmp_path: Path
 ) -> None:
     chain = devnet.deployment.chains[0]
     sponsor = devnet.deployment.gasless.sponsors[0].address
-    deployment = _with_key_gas(devnet.deployment)
     held = balance(devnet, chain.id, NATIVE, sponsor)
-    drained = ETHER // 10
+    drained, key = ETHER // 10, (str(chain.id), SPONSOR_ROLE)
+    settings = service_settings(tmp_path, _deployment_file(devnet, tmp_path / "deployment.toml"))
+    service = ServiceProcess(settings)
     set_native_balance(chain.rpc_url, sponsor, drained)
-    # Blocks are mined on demand only: the top-up stays in flight across the restart.
+    # Blocks are mined on demand only: the top-up stays in flight across the kill.
     anvil_rpc(chain.rpc_url, "evm_setAutomine", [False])
     try:
-        first = start_service(deployment, run_workers=True)
-        assert wait_for(lambda: len(_top_ups(first, chain.id, sponsor)) == 1, timeout=20)
-        time.sleep(10 * CHECK_SECONDS)  # ticks with the top-up in flight: nothing more
-        assert _samples(first, "crossfill_gas_top_ups_total")[str(chain.id), SPONSOR_ROLE] == 1
-        sent_wei = _samples(first, "crossfill_gas_top_up_wei_total")[str(chain.id), SPONSOR_ROLE]
-        assert sent_wei == TARGET - drained
-        first.stop()
+        service.start()
+        assert wait_for(lambda: len(_top_ups(service, chain.id, sponsor)) == 1, timeout=20)
+        service.kill()  # SIGKILL: nothing runs on the way out
+        time.sleep(10 * CHECK_SECONDS)
         assert balance(devnet, chain.id, NATIVE, sponsor) == drained  # not mined yet
-        restarted = start_service(deployment, run_workers=True)
+        service.start()
         time.sleep(10 * CHECK_SECONDS)  # the restarted keeper finds it in flight
-        assert len(_top_ups(restarted, chain.id, sponsor)) == 1
+        assert len(_top_ups(service, chain.id, sponsor)) == 1
+        # the process started again sent none
+        assert _samples(service, "crossfill_gas_top_ups_total").get(key, 0) == 0
         anvil_rpc(chain.rpc_url, "evm_mine", [])
     finally:
         anvil_rpc(chain.rpc_url, "evm_setAutomine", [True])
     try:
         assert wait_for(lambda: balance(devnet, chain.id, NATIVE, sponsor) == TARGET, timeout=10)
         assert wait_for(
-            lambda: (
-                _samples(restarted, "crossfill_key_gas_balance").get((str(chain.id), SPONSOR_ROLE))
-                == TARGET / ETHER
-            ),
+            lambda: _samples(service, "crossfill_key_gas_balance").get(key) == TARGET / ETHER,
             timeout=10,
         )
         time.sleep(10 * CHECK_SECONDS)  # ticks after it landed: nothing more
-        (top_up,) = _top_ups(restarted, chain.id, sponsor)
+        (top_up,) = _top_ups(service, chain.id, sponsor)
         assert top_up.status == "mined" and top_up.request_id is None
         assert top_up.sender == devnet.deployment.solver.address.lower()
         receipt = Web3(Web3.HTTPProvider(chain.rpc_url)).eth.get_transaction_receipt(
             HexBytes(top_up.tx_hash)
         )
         assert receipt["gasUsed"] == 21_000 and receipt["status"] == 1
+        sent = Web3(Web3.HTTPProvider(chain.rpc_url)).eth.get_transaction(HexBytes(top_up.tx_hash))
+        assert sent["value"] == TARGET - drained
         assert balance(devnet, chain.id, NATIVE, sponsor) == TARGET
-        assert _samples(restarted, "crossfill_key_gas_low")[str(chain.id), SPONSOR_ROLE] == 0
-        assert "keysLowOnGas" not in _ready(restarted)["checks"]
+        assert _samples(service, "crossfill_key_gas_low")[key] == 0
+        assert "keysLowOnGas" not in _ready(service)["checks"]
+    finally:
+        service.stop()
+        set_native_balance(chain.rpc_url, sponsor, held)
+
+
+def test_a_top_up_is_counted_in_the_metrics_once(
+    start_service: StartService, devnet: RunningDevnet
+) -> None:
+    chain = devnet.deployment.chains[0]
+    sponsor = devnet.deployment.gasless.sponsors[0].address
+    held = balance(devnet, chain.id, NATIVE, sponsor)
+    set_native_balance(chain.rpc_url, sponsor, ETHER // 4)
+    try:
+        service = start_service(_with_key_gas(devnet.deployment), run_workers=True)
+        assert wait_for(lambda: balance(devnet, chain.id, NATIVE, sponsor) == TARGET, timeout=20)
+        time.sleep(10 * CHECK_SECONDS)
+        key = (str(chain.id), SPONSOR_ROLE)
+        assert _samples(service, "crossfill_gas_top_ups_total")[key] == 1
+        assert _samples(service, "crossfill_gas_top_up_wei_total")[key] == TARGET - ETHER // 4
+        assert len(_top_ups(service, chain.id, sponsor)) == 1
     finally:
         set_native_balance(chain.rpc_url, sponsor, held)
 

@@ -16,9 +16,9 @@ A top-up is journalled like any transaction of the solver key, under the purpose
 while the key's latest top-up is in flight, or mined after the block its balance was read at,
 the key waits. The solver key's signer lease is held from before that journal read until the
 top-up is journalled (each journal write is fenced by the lease), so no other process can
-journal one in between. Every chain failure ends the tick and is retried with the loop's backoff; only
-the key's own refusal of the transfer (a contract that reverts it) stops a top-up, and is
-shown low.
+journal one in between. Every chain failure ends the tick and is retried with the loop's
+backoff; only the key's own refusal of the transfer (a contract that reverts it) stops a
+top-up, and is shown low.
 """
 
 from __future__ import annotations
