@@ -127,6 +127,9 @@ async def test_a_sponsor_below_its_minimum_is_topped_up_once_to_its_target(
     assert len(await world.top_ups()) == 1 and len(world.base.chain.sent) == 1
     assert world.gauge("crossfill_key_gas_balance", ROLE) == 3.0
     assert world.gauge("crossfill_key_gas_low", ROLE) == 0
+    (settled,) = await world.top_ups()
+    assert settled.status == "mined"  # followed until mined, the key above its minimum now
+    assert keeper.txmanager.available() == world.base.chain.balances[world.solver.lower()]
 
 
 async def test_a_second_process_leaves_top_ups_to_the_one_signing_and_never_doubles_one(

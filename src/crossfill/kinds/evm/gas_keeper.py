@@ -102,7 +102,13 @@ class GasKeeper(JournalledWorker):
             except SignerBusy:
                 self._publish(keys, floor, self._solver_low(keys, floor))
                 raise
-        waiting = {key.role for key in below if await self._top_up_pending(key, head.number)}
+        # Every key's latest top-up is followed until mined (its journal row settled, what it
+        # may take from the solver released), whatever the key holds now.
+        waiting = {
+            key.role
+            for key in keys
+            if key.role != SOLVER and await self._top_up_pending(key, head.number)
+        }
         lack = state.solver_shortfall.get(self.config.native_currency.address.lower(), 0)
         plan = plan_gas(
             [key for key in keys if key.role not in waiting],
