@@ -44,7 +44,7 @@ class OwedDeposit:
 
 # Whole accepted deposits in the Depository, confirmed, of requests filled cross-chain, with
 # neither a refund nor a repayment started (with `Request` joined).
-_OWED = (
+OWED = (
     Deposit.state == CONFIRMED,
     Deposit.part == WHOLE,
     Deposit.outcome == DepositVerdict.ACCEPTED,
@@ -63,7 +63,7 @@ async def owed_on(session: AsyncSession, chain_id: int, *, limit: int) -> list[O
         await session.execute(
             select(Deposit, Request.destination_chain_id)
             .join(Request, Request.id == Deposit.request_id)
-            .where(Deposit.chain_id == chain_id, *_OWED)
+            .where(Deposit.chain_id == chain_id, *OWED)
             .order_by(Deposit.id)
             .limit(limit)
         )
@@ -109,7 +109,7 @@ async def still_owed(session: AsyncSession, deposit_id: int) -> bool:
     found = await session.scalar(
         select(Deposit.id)
         .join(Request, Request.id == Deposit.request_id)
-        .where(Deposit.id == deposit_id, *_OWED)
+        .where(Deposit.id == deposit_id, *OWED)
         .with_for_update(of=Deposit)
     )
     return found is not None

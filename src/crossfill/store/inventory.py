@@ -1,0 +1,85 @@
+"""What the solver's inventory is committed to and owed, read from the requests, deposits and
+repayments (`domain.inventory` for the model). The caller owns the session."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.domain.inventory import Amounts, fill_outputs, total
+from crossfill.domain.repayments import SENDING
+from crossfill.domain.status import RequestStatus
+from crossfill.store import app_fees
+from crossfill.store.repayments import OWED
+from crossfill.store.tables import AppFee, Deposit, Repayment, Request
+from crossfill.types import NATIVE_EVM_ADDRESS
+
+# A request whose deposit is seen or on its way and whose fill has not landed: its output is
+# committed. `depositing`: a gasless or permit deposit the service is sending; `pending`: the
+# deposit accepted, the fill not sent; `submitted`: the fill sent, not yet mined.
+COMMITTING = (RequestStatus.DEPOSITING, RequestStatus.PENDING, RequestStatus.SUBMITTED)
+
+
+def _outputs(request: Request) -> Amounts:
+    plan = request.fill_plan
+    if plan is None:  # quoted before fill plans were stored: the row's own output
+        return {request.destination_currency.lower(): int(request.amount_out)}
+    return fill_outputs(
+        native=NATIVE_EVM_ADDRESS,
+        spends_currency=str(plan["spendsCurrency"]),
+        spends_amount=int(plan["spendsAmount"]),
+        value=int(plan["value"]),
+    )
+
+
+async def committed(session: AsyncSession, chain_ids: list[int]) -> dict[int, Amounts]:
+    """Per destination chain of `chain_ids`, the outputs committed to its requests in flight
+    (one query over the status index)."""
+    rows = await session.scalars(
+        select(Request).where(
+            Request.status.in_(COMMITTING), Request.destination_chain_id.in_(chain_ids)
+        )
+    )
+    by_chain: dict[int, list[Amounts]] = {chain_id: [] for chain_id in chain_ids}
+    for request in rows:
+        by_chain[request.destination_chain_id].append(_outputs(request))
+    return {chain_id: total(outputs) for chain_id, outputs in by_chain.items()}
+
+
+async def owed(session: AsyncSession) -> dict[int, Amounts]:
+    """Per origin chain, what the solver is owed and not yet paid: the deposits of its filled
+    orders whose repayment has not started (less the app fees they carried, which stay in
+    the Depository for their recipients), and the repayments on their way."""
+    by_chain: dict[int, Amounts] = {}
+
+    def add(chain_id: int, currency: str, amount: int) -> None:
+        amounts = by_chain.setdefault(chain_id, {})
+        amounts[currency.lower()] = amounts.get(currency.lower(), 0) + amount
+
+    waiting = (
+        await session.execute(
+            select(Deposit.chain_id, Deposit.currency, Deposit.amount, Deposit.request_id)
+            .join(Request, Request.id == Deposit.request_id)
+            .where(*OWED)
+        )
+    ).all()
+    for chain_id, currency, amount, _request_id in waiting:
+        add(chain_id, currency, int(amount))
+    fees = await session.execute(
+        select(AppFee.chain_id, AppFee.currency, AppFee.quoted_amount).where(
+            AppFee.request_id.in_({row.request_id for row in waiting}),
+            AppFee.state != app_fees.VOID,
+        )
+    )
+    owing = {(row.chain_id, row.currency.lower()) for row in waiting}
+    for chain_id, currency, amount in fees:
+        if (chain_id, currency.lower()) in owing:
+            add(chain_id, currency, -int(amount))
+    sending = await session.execute(
+        select(Repayment.chain_id, Repayment.currency, Repayment.amount).where(
+            Repayment.state == SENDING
+        )
+    )
+    for chain_id, currency, amount in sending:
+        add(chain_id, currency, int(amount))
+    return by_chain

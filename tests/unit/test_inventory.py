@@ -1,0 +1,73 @@
+"""The solver's inventory arithmetic (`domain.inventory`): per currency, what orders in
+flight commit, what is free, and what a balance lacks for a fill; and the committed sums as
+the store reads them (`store.inventory`)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from sqlalchemy import insert
+
+from crossfill.domain.fill_plan import FillPlan, Payment
+from crossfill.domain.inventory import Inventory, fill_outputs, inventories, shortfall, total
+from crossfill.store import inventory
+from crossfill.store.tables import Request
+from crossfill.types import NATIVE_EVM_ADDRESS
+from tests.support.synthetic import synthetic_requests
+from tests.unit.worker_world import START, chain_world
+
+NATIVE = NATIVE_EVM_ADDRESS
+USDC = "0x" + "ab" * 20
+
+
+def test_free_is_the_balance_less_what_is_committed_and_may_go_below_zero() -> None:
+    assert Inventory(balance=100, committed=30).free == 70
+    over = Inventory(balance=100, committed=130, owed=40)
+    assert (over.free, over.servable, over.owed) == (-30, 0, 40)
+
+
+def test_a_fill_commits_its_native_value_and_its_token_output() -> None:
+    assert fill_outputs(native=NATIVE, spends_currency=NATIVE, spends_amount=5, value=7) == {
+        NATIVE: 7
+    }
+    token = fill_outputs(native=NATIVE, spends_currency=USDC.upper(), spends_amount=9, value=2)
+    assert token == {NATIVE: 2, USDC.upper().lower(): 9}
+    assert fill_outputs(native=NATIVE, spends_currency=USDC, spends_amount=9, value=0) == {USDC: 9}
+
+
+def test_committed_sums_per_currency_and_free_is_per_currency() -> None:
+    committed = total([{NATIVE: 3, USDC: 10}, {USDC: 5}, {}])
+    assert committed == {NATIVE: 3, USDC: 15}
+    held = inventories({NATIVE: 10, USDC: 12}, committed, {USDC: 4})
+    assert held[NATIVE] == Inventory(10, 3, 0)
+    assert (held[USDC].free, held[USDC].owed) == (-3, 4)
+
+
+def test_a_shortfall_names_each_currency_short_and_ignores_unknown_balances() -> None:
+    needs = {NATIVE: 10, USDC: 5}
+    assert shortfall({NATIVE: 4, USDC: 5}, needs) == {NATIVE: 6}
+    assert shortfall({NATIVE: None, USDC: 1}, needs) == {USDC: 4}
+    assert shortfall({NATIVE: 10, USDC: 5}, needs) == {}
+
+
+async def test_the_store_commits_the_outputs_of_requests_in_flight_only(tmp_path: Path) -> None:
+    async with chain_world(tmp_path) as world:
+        chain_id = world.config.id
+        rows = synthetic_requests(6, start=START).requests
+        deadline = int((START + timedelta(minutes=10)).timestamp())
+        statuses = ["waiting", "depositing", "pending", "submitted", "success", "refund"]
+        for index, (row, status) in enumerate(zip(rows, statuses, strict=True)):
+            plan = FillPlan(
+                chain_id, row["order_id"], (Payment("0x" + "12" * 20, USDC, 10**index),), (),
+                index, USDC, 10**index, deadline,
+            )  # fmt: skip
+            row.update(destination_chain_id=chain_id, status=status, fill_plan=plan.to_json())
+        rows[2]["fill_plan"] = None  # quoted before plans: the row's own output
+        rows[2].update(destination_currency=NATIVE, amount_out="1000")
+        async with world.engine.begin() as connection:
+            await connection.execute(insert(Request), rows)
+        async with world.sessions() as session:
+            committed = await inventory.committed(session, [chain_id, 7])
+    # depositing (10, value 1), pending (its row: 1000 native), submitted (1000, value 3)
+    assert committed == {chain_id: {USDC: 10 + 1000, NATIVE: 1 + 1000 + 3}, 7: {}}
