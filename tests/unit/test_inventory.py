@@ -9,10 +9,13 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
+from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.fill_plan import FillPlan, Payment
 from crossfill.domain.inventory import Inventory, fill_outputs, inventories, shortfall, total
+from crossfill.domain.repayments import SENDING
 from crossfill.store import inventory
-from crossfill.store.tables import Request
+from crossfill.store.deposits import CONFIRMED
+from crossfill.store.tables import AppFee, Deposit, Repayment, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.support.synthetic import synthetic_requests
 from tests.unit.worker_world import START, chain_world
@@ -71,3 +74,47 @@ async def test_the_store_commits_the_outputs_of_requests_in_flight_only(tmp_path
             committed = await inventory.committed(session, [chain_id, 7])
     # depositing (10, value 1), pending (its row: 1000 native), submitted (1000, value 3)
     assert committed == {chain_id: {USDC: 10 + 1000, NATIVE: 1 + 1000 + 3}, 7: {}}
+
+
+async def test_the_store_owes_the_solver_unpaid_deposits_less_app_fees(tmp_path: Path) -> None:
+    """Owed: deposits of filled orders not repaid (less the app fees they carry), and those
+    whose repayment is on its way; a repaid one is owed no more."""
+    async with chain_world(tmp_path) as world:
+        origin = world.config.id
+        rows = synthetic_requests(4, seed=5, start=START).requests
+        async with world.sessions() as session, session.begin():
+            for row in rows:
+                row.update(status="success", origin_chain_id=origin, destination_chain_id=7)
+            await session.execute(insert(Request), rows)
+            deposits = []
+            for index, row in enumerate(rows):
+                deposit = Deposit(
+                    chain_id=origin, tx_hash="0x" + f"d{index:063x}", log_index=0, part=0,
+                    block_number=90, block_hash="0x" + "be" * 32, order_id=row["order_id"],
+                    depositor=row["user_address"], currency=USDC, amount=str(1000 * (index + 1)),
+                    state=CONFIRMED, request_id=row["id"], outcome=DepositVerdict.ACCEPTED,
+                    created_at=START,
+                )  # fmt: skip
+                session.add(deposit)
+                deposits.append(deposit)
+            await session.flush()
+            session.add(
+                AppFee(
+                    request_id=rows[1]["id"], recipient="0x" + "cd" * 20, chain_id=origin,
+                    currency=USDC, bps=10, quoted_amount="30", amount_usd_micros=1,
+                    state="owed", updated_at=START,
+                )
+            )  # fmt: skip
+            for deposit, state in ((deposits[2], SENDING), (deposits[3], "repaid")):
+                session.add(
+                    Repayment(
+                        deposit_id=deposit.id, chain_id=origin, request_id=deposit.request_id,
+                        currency=USDC, amount=str(int(deposit.amount) - 1),
+                        recipient="0x" + "12" * 20, batch="repay:1", state=state,
+                        created_at=START,
+                    )
+                )  # fmt: skip
+        async with world.sessions() as session:
+            owed = await inventory.owed(session)
+    # 1000 whole, 2000 less its app fee, 3000 (less 1) on its way; 4000 repaid
+    assert owed == {origin: {USDC: 1000 + (2000 - 30) + (3000 - 1)}}

@@ -3,6 +3,8 @@ repayments (`domain.inventory` for the model). The caller owns the session."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,10 +22,9 @@ from crossfill.types import NATIVE_EVM_ADDRESS
 COMMITTING = (RequestStatus.DEPOSITING, RequestStatus.PENDING, RequestStatus.SUBMITTED)
 
 
-def _outputs(request: Request) -> Amounts:
-    plan = request.fill_plan
+def _outputs(plan: dict[str, Any] | None, destination_currency: str, amount_out: str) -> Amounts:
     if plan is None:  # quoted before fill plans were stored: the row's own output
-        return {request.destination_currency.lower(): int(request.amount_out)}
+        return {destination_currency.lower(): int(amount_out)}
     return fill_outputs(
         native=NATIVE_EVM_ADDRESS,
         spends_currency=str(plan["spendsCurrency"]),
@@ -34,15 +35,18 @@ def _outputs(request: Request) -> Amounts:
 
 async def committed(session: AsyncSession, chain_ids: list[int]) -> dict[int, Amounts]:
     """Per destination chain of `chain_ids`, the outputs committed to its requests in flight
-    (one query over the status index)."""
-    rows = await session.scalars(
-        select(Request).where(
-            Request.status.in_(COMMITTING), Request.destination_chain_id.in_(chain_ids)
-        )
+    (one query over the status index, reading only the columns it needs)."""
+    rows = await session.execute(
+        select(
+            Request.destination_chain_id,
+            Request.fill_plan,
+            Request.destination_currency,
+            Request.amount_out,
+        ).where(Request.status.in_(COMMITTING), Request.destination_chain_id.in_(chain_ids))
     )
     by_chain: dict[int, list[Amounts]] = {chain_id: [] for chain_id in chain_ids}
-    for request in rows:
-        by_chain[request.destination_chain_id].append(_outputs(request))
+    for chain_id, plan, currency, amount_out in rows:
+        by_chain[chain_id].append(_outputs(plan, currency, amount_out))
     return {chain_id: total(outputs) for chain_id, outputs in by_chain.items()}
 
 
