@@ -9,14 +9,15 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
+from crossfill.app.inventory import InventoryView
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.fill_plan import FillPlan, Payment
 from crossfill.domain.inventory import Inventory, fill_outputs, inventories, shortfall, total
 from crossfill.domain.repayments import SENDING
 from crossfill.store import inventory
 from crossfill.store.deposits import CONFIRMED
-from crossfill.store.tables import AppFee, Deposit, Repayment, Request
-from crossfill.types import NATIVE_EVM_ADDRESS
+from crossfill.store.tables import AppFee, Deposit, Repayment, Request, RequestTransaction
+from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 from tests.support.synthetic import synthetic_requests
 from tests.unit.worker_world import START, chain_world
 
@@ -54,26 +55,73 @@ def test_a_shortfall_names_each_currency_short_and_ignores_unknown_balances() ->
     assert shortfall({NATIVE: 10, USDC: 5}, needs) == {}
 
 
+def _plan(chain_id: int, order_id: str, amount: int, value: int) -> dict[str, object]:
+    deadline = int((START + timedelta(minutes=10)).timestamp())
+    payment = Payment("0x" + "12" * 20, USDC, amount)
+    return FillPlan(chain_id, order_id, (payment,), (), value, USDC, amount, deadline).to_json()
+
+
 async def test_the_store_commits_the_outputs_of_requests_in_flight_only(tmp_path: Path) -> None:
     async with chain_world(tmp_path) as world:
         chain_id = world.config.id
         rows = synthetic_requests(6, start=START).requests
-        deadline = int((START + timedelta(minutes=10)).timestamp())
         statuses = ["waiting", "depositing", "pending", "submitted", "success", "refund"]
         for index, (row, status) in enumerate(zip(rows, statuses, strict=True)):
-            plan = FillPlan(
-                chain_id, row["order_id"], (Payment("0x" + "12" * 20, USDC, 10**index),), (),
-                index, USDC, 10**index, deadline,
-            )  # fmt: skip
-            row.update(destination_chain_id=chain_id, status=status, fill_plan=plan.to_json())
+            plan = _plan(chain_id, row["order_id"], 10**index, index)
+            row.update(destination_chain_id=chain_id, status=status, fill_plan=plan)
         rows[2]["fill_plan"] = None  # quoted before plans: the row's own output
         rows[2].update(destination_currency=NATIVE, amount_out="1000")
         async with world.engine.begin() as connection:
             await connection.execute(insert(Request), rows)
         async with world.sessions() as session:
-            committed = await inventory.committed(session, [chain_id, 7])
+            in_flight = await inventory.in_flight(session, [chain_id, 7])
     # depositing (10, value 1), pending (its row: 1000 native), submitted (1000, value 3)
-    assert committed == {chain_id: {USDC: 10 + 1000, NATIVE: 1 + 1000 + 3}, 7: {}}
+    assert in_flight == {
+        chain_id: {
+            rows[1]["id"]: {NATIVE: 1, USDC: 10},
+            rows[2]["id"]: {NATIVE: 1000},
+            rows[3]["id"]: {NATIVE: 3, USDC: 1000},
+        },
+        7: {},
+    }
+
+
+async def test_a_filled_order_stays_committed_until_the_balance_is_read_at_its_fill(
+    tmp_path: Path,
+) -> None:
+    """The view of the inventory: an order in flight commits its output; once filled, it
+    still does until the chain's balances are read at or after the fill's block."""
+    async with chain_world(tmp_path) as world:
+        chain_id = world.config.id
+        view = InventoryView(world.sessions, {ChainId(chain_id): world.runtime}, world.metrics)
+        (row,) = synthetic_requests(1, start=START).requests
+        plan = _plan(chain_id, row["order_id"], 500, 0)
+        row.update(destination_chain_id=chain_id, status="pending", fill_plan=plan)
+        async with world.engine.begin() as connection:
+            await connection.execute(insert(Request), [row])
+        world.state.solver_balances = {NATIVE: 10**18, USDC: 2000}
+        await view.refresh()
+        assert world.state.solver_committed == {USDC: 500}
+        assert world.state.solver_free(USDC) == 1500
+        fill_block = world.chain.head_block.number + 1
+        async with world.sessions() as session, session.begin():
+            request = await session.get(Request, row["id"])
+            assert request is not None
+            request.status = "success"
+            session.add(
+                RequestTransaction(
+                    request_id=row["id"], kind="fill", chain_id=chain_id,
+                    tx_hash="0x" + "f1" * 32, block_number=fill_block, status="success",
+                    created_at=START,
+                )
+            )  # fmt: skip
+        await view.refresh()
+        assert world.state.solver_committed == {USDC: 500}  # read before its block
+        world.state.record_head(world.chain.push_head(), 1.0)
+        world.state.solver_balances = {NATIVE: 10**18, USDC: 1500}
+        await view.refresh()
+        assert world.state.solver_committed == {}
+        assert world.state.solver_free(USDC) == 1500
 
 
 async def test_the_store_owes_the_solver_unpaid_deposits_less_app_fees(tmp_path: Path) -> None:

@@ -108,7 +108,7 @@ def create_app(
         tasks = [asyncio.create_task(app.state.outbox_tail.run(), name="outbox-tail")]
         if follow_heads:
             await runtime.start_followers()
-            view = InventoryView(runtime)
+            view = InventoryView.of(runtime)
             tasks.append(asyncio.create_task(view.run(), name="inventory-view"))
         if background is not None:
             await background.start()

@@ -88,7 +88,7 @@ async def run_workers_only(settings: Settings, *, kinds: Sequence[ChainKind] = K
     try:
         runtime.start_wal_checkpoints()
         await runtime.start_followers()
-        views.append(asyncio.create_task(InventoryView(runtime).run(), name="inventory-view"))
+        views.append(asyncio.create_task(InventoryView.of(runtime).run(), name="inventory-view"))
         await workers.start()
         if ops_socket is not None:
             listener = await OpsListener.start(runtime, ops_socket)

@@ -3,17 +3,18 @@ repayments (`domain.inventory` for the model). The caller owns the session."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.domain.inventory import Amounts, fill_outputs, total
+from crossfill.domain.inventory import Amounts, fill_outputs
 from crossfill.domain.repayments import SENDING
 from crossfill.domain.status import RequestStatus
 from crossfill.store import app_fees
-from crossfill.store.repayments import OWED
-from crossfill.store.tables import AppFee, Deposit, Repayment, Request
+from crossfill.store.repayments import FILL, OWED
+from crossfill.store.tables import AppFee, Deposit, Repayment, Request, RequestTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
 
 # A request whose deposit is seen or on its way and whose fill has not landed: its output is
@@ -33,21 +34,37 @@ def _outputs(plan: dict[str, Any] | None, destination_currency: str, amount_out:
     )
 
 
-async def committed(session: AsyncSession, chain_ids: list[int]) -> dict[int, Amounts]:
-    """Per destination chain of `chain_ids`, the outputs committed to its requests in flight
-    (one query over the status index, reading only the columns it needs)."""
+async def in_flight(session: AsyncSession, chain_ids: list[int]) -> dict[int, dict[str, Amounts]]:
+    """Per destination chain of `chain_ids`, its requests in flight and the outputs each
+    commits (one query over the status index, reading only the columns it needs)."""
     rows = await session.execute(
         select(
+            Request.id,
             Request.destination_chain_id,
             Request.fill_plan,
             Request.destination_currency,
             Request.amount_out,
         ).where(Request.status.in_(COMMITTING), Request.destination_chain_id.in_(chain_ids))
     )
-    by_chain: dict[int, list[Amounts]] = {chain_id: [] for chain_id in chain_ids}
-    for chain_id, plan, currency, amount_out in rows:
-        by_chain[chain_id].append(_outputs(plan, currency, amount_out))
-    return {chain_id: total(outputs) for chain_id, outputs in by_chain.items()}
+    by_chain: dict[int, dict[str, Amounts]] = {chain_id: {} for chain_id in chain_ids}
+    for request_id, chain_id, plan, currency, amount_out in rows:
+        by_chain[chain_id][request_id] = _outputs(plan, currency, amount_out)
+    return by_chain
+
+
+async def fill_blocks(session: AsyncSession, request_ids: Collection[str]) -> dict[str, int]:
+    """The block that mined each request's successful fill, for those of `request_ids` that
+    have one (by the request id index)."""
+    if not request_ids:
+        return {}
+    rows = await session.execute(
+        select(RequestTransaction.request_id, RequestTransaction.block_number).where(
+            RequestTransaction.request_id.in_(request_ids),
+            RequestTransaction.kind == FILL,
+            RequestTransaction.status == "success",
+        )
+    )
+    return {request_id: block for request_id, block in rows if block is not None}
 
 
 async def owed(session: AsyncSession) -> dict[int, Amounts]:
