@@ -25,7 +25,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from crossfill.domain.fill_plan import FillPlan
-from crossfill.domain.inventory import fill_outputs, shortfall
+from crossfill.domain.inventory import fill_outputs, shortfall, total
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.txmanager import Call, TxManager
 from crossfill.metrics import Metrics
@@ -87,11 +87,7 @@ class SolverFunds:
         for request_id, (_amounts, mined) in list(self._reserved.items()):
             if mined is not None and mined <= read_at:
                 self.release(request_id)
-        total: Amounts = {}
-        for amounts, _mined in self._reserved.values():
-            for currency, amount in amounts.items():
-                total[currency] = total.get(currency, 0) + amount
-        return total
+        return total(amounts for amounts, _mined in self._reserved.values())
 
     def _available(self, currency: str, excluding: str | None) -> int | None:
         if currency == self._native:
@@ -181,11 +177,8 @@ class SolverFunds:
         self._waiting = {
             request_id: entry for request_id, entry in self._waiting.items() if entry[1] > cutoff
         }
-        total: Amounts = {}
-        for needs, _seen in self._waiting.values():
-            for currency, amount in needs.items():
-                total[currency] = total.get(currency, 0) + amount
-        missing = self.missing(total) if self._waiting else {}
+        waiting = total(needs for needs, _seen in self._waiting.values())
+        missing = self.missing(waiting) if self._waiting else {}
         self.chain.state.solver_shortfall = missing
         config = self.chain.config
         for listed in config.currencies:
