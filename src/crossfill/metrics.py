@@ -122,6 +122,13 @@ class Metrics:
             "The solver's balance per chain and currency, in whole units (decimals applied)",
             ["chain_id", "currency"],
         )
+        self.solver_inventory = latest(
+            "crossfill_solver_inventory",
+            "The solver's inventory per chain and currency, in whole units: `part` is balance "
+            "(on chain), committed (outputs of orders in flight), free (balance less "
+            "committed, negative when oversubscribed) or owed (deposits owed to it, unpaid)",
+            ["chain_id", "currency", "part"],
+        )
         self.solver_shortfall = latest(
             "crossfill_solver_shortfall",
             "What the solver's balance lacks, per chain and currency in whole units, for the "

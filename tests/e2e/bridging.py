@@ -81,6 +81,15 @@ def with_balance_wait(deployment: Deployment, seconds: float) -> Deployment:
     return deployment.model_copy(update={"chains": chains})
 
 
+def with_inventory_wait(deployment: Deployment, seconds: float) -> Deployment:
+    """`deployment` with fills the solver's inventory cannot cover refunded after `seconds`
+    (the default is minutes)."""
+    chains = tuple(
+        chain.model_copy(update={"inventory_wait_seconds": seconds}) for chain in deployment.chains
+    )
+    return deployment.model_copy(update={"chains": chains})
+
+
 def rpc_urls(devnet: RunningDevnet) -> dict[int, str]:
     return {chain.id: chain.rpc_url for chain in devnet.deployment.chains}
 

@@ -33,7 +33,7 @@ from tests.e2e.bridging import (
     request_quote,
     rpc_urls,
     usdc,
-    with_balance_wait,
+    with_inventory_wait,
 )
 from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.support.database import rows_in
@@ -163,8 +163,9 @@ def test_second_deposit_for_a_filled_order_is_refunded_as_double_spend(
 
 
 def test_solver_without_inventory_refunds(start_service, devnet) -> None:
-    # A fill the balance cannot pay waits for a top-up, here a short while, then is refunded.
-    service = start_service(with_balance_wait(devnet.deployment, 2), run_workers=True)
+    # A fill whose output the inventory cannot cover waits for repayments or a top-up, here a
+    # short while, then is refunded as over the solver's capacity.
+    service = start_service(with_inventory_wait(devnet.deployment, 2), run_workers=True)
     user = funded_user(devnet)
     destination = devnet.deployment.chains[1]
     solver = accounts.solver().address
@@ -180,7 +181,7 @@ def test_solver_without_inventory_refunds(start_service, devnet) -> None:
             status = final_status(http, quote["steps"][0]["requestId"], until=REFUNDED)
         finally:
             set_native_balance(destination.rpc_url, solver, inventory)
-    assert status["failReason"] == "SOLVER_BALANCE_TOO_LOW"
+    assert status["failReason"] == "SOLVER_CAPACITY_EXCEEDED"
     _assert_refunded(
         devnet, status, user.address, NATIVE, before, int(quote["details"]["currencyIn"]["amount"])
     )

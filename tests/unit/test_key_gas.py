@@ -102,6 +102,16 @@ def test_top_ups_off_or_a_refusing_address_leave_the_key_low_with_why() -> None:
 
 
 def test_the_solver_spares_what_is_above_its_own_minimum_and_nothing_while_fills_wait() -> None:
-    assert solver_spare(available=5_000, solver_minimum=1_000, waiting_fills_lack=0) == 4_000
-    assert solver_spare(available=900, solver_minimum=1_000, waiting_fills_lack=0) == 0
-    assert solver_spare(available=10**9, solver_minimum=1_000, waiting_fills_lack=1) == 0
+    assert (
+        solver_spare(available=5_000, committed=0, solver_minimum=1_000, waiting_fills_lack=0)
+        == 4_000
+    )
+    assert solver_spare(available=900, committed=0, solver_minimum=1_000, waiting_fills_lack=0) == 0
+    assert (
+        solver_spare(available=10**9, committed=0, solver_minimum=1_000, waiting_fills_lack=1) == 0
+    )
+    # Outputs of orders in flight are the users', not the keys' gas.
+    assert (
+        solver_spare(available=5_000, committed=3_500, solver_minimum=1_000, waiting_fills_lack=0)
+        == 500
+    )

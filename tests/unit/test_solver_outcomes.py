@@ -253,9 +253,10 @@ def _shortfall(world: World) -> float:
 
 
 async def _past_the_balance_wait(world: World) -> None:
-    """The clock past the wait for funds since the deposit was accepted, and the request's
-    lease past its retry."""
-    wait = world.solver.config.solver_balance_wait_seconds
+    """The clock past the waits for funds (inventory and gas) since the deposit was accepted,
+    and the request's lease past its retry."""
+    config = world.solver.config
+    wait = max(config.solver_balance_wait_seconds, config.inventory_wait_seconds)
     world.clock.advance(timedelta(seconds=wait + 1))
 
 
@@ -271,7 +272,8 @@ async def test_a_fill_the_balance_cannot_pay_waits_unsigned_then_is_refused(
     assert _shortfall(world) == (10**17 - 10) / 10**18
     await _past_the_balance_wait(world)
     await world.solver.tick()
-    assert (await world.request()).fail_reason == "SOLVER_BALANCE_TOO_LOW"
+    # Its output is not covered: the inventory is exceeded, not merely the gas.
+    assert (await world.request()).fail_reason == "SOLVER_CAPACITY_EXCEEDED"
     await world.solver.tick()
     assert world.state.solver_shortfall == {} and _shortfall(world) == 0
 
@@ -378,7 +380,7 @@ async def test_the_solver_executes_the_stored_plan_not_the_row(world: World) -> 
     assert (await world.request()).status == "pending"
     await _past_the_balance_wait(world)
     await world.solver.tick()
-    assert (await world.request()).fail_reason == "SOLVER_BALANCE_TOO_LOW"
+    assert (await world.request()).fail_reason == "SOLVER_CAPACITY_EXCEEDED"
 
 
 async def _submitted_fill(world: World) -> str:
@@ -611,3 +613,70 @@ async def test_a_broadcast_refused_by_the_node_is_sent_again_with_a_backoff(worl
     assert journalled.status == "broadcast"
     await world.solver.tick()
     assert world.chain.sent == [journalled.tx_hash]  # acknowledged: not sent again
+
+
+TOKEN = "0x" + "ab" * 20
+
+
+async def _token_request(world: World, index: int, amount: int) -> str:
+    """Another pending request for this chain whose stored plan pays `amount` of TOKEN."""
+    row = _pending_request(index, world.chain.chain_id, 0)
+    deadline = int((START + timedelta(minutes=10)).timestamp())
+    plan = FillPlan(
+        world.chain.chain_id,
+        row["order_id"],
+        (Payment("0x" + "12" * 20, TOKEN, amount),),
+        (),
+        0,
+        TOKEN,
+        amount,
+        deadline,
+    )
+    row.update(destination_currency=TOKEN, amount_out=str(amount), fill_plan=plan.to_json())
+    async with world.solver.sessions() as session, session.begin():
+        await session.execute(insert(Request), [row])
+    request_id: str = row["id"]
+    return request_id
+
+
+async def test_token_fills_signed_count_against_the_balance_until_it_is_read_paid(
+    world: World,
+) -> None:
+    """Two token orders that each fit and together do not: the first in deposit order is
+    signed, the second waits unsigned for repayments or a top-up, then is refunded as over
+    the inventory (SOLVER_CAPACITY_EXCEEDED), never sent to fail."""
+    first = await _token_request(world, 1, 100)
+    second = await _token_request(world, 2, 100)
+    async with world.solver.sessions() as session, session.begin():
+        row = await session.get(Request, second)
+        assert row is not None
+        row.updated_at = START + timedelta(seconds=1)  # its deposit accepted after the first's
+    world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10**18, TOKEN: 150}
+    await world.solver.tick()
+    token_fills = [row for row in await world.journal() if row.request_id in (first, second)]
+    assert [row.request_id for row in token_fills] == [first]
+    assert world.state.solver_shortfall == {TOKEN: 50}
+    # The first is mined; until the balance is read at its block, its output stays counted.
+    world.chain.mine(token_fills[0].tx_hash)
+    world.clock.advance(RETRY_AFTER + timedelta(seconds=1))
+    await world.solver.tick()
+    assert len([row for row in await world.journal() if row.request_id == second]) == 0
+    world.state.record_head(world.chain.push_head(), 1.0)
+    world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10**18, TOKEN: 50}
+    await _past_the_balance_wait(world)
+    await world.solver.tick()
+    async with world.solver.sessions() as session:
+        refused = await session.get(Request, second)
+    assert refused is not None and refused.fail_reason == "SOLVER_CAPACITY_EXCEEDED"
+    assert world.state.solver_shortfall == {}
+
+
+async def test_a_fill_short_of_its_gas_alone_is_refunded_as_balance_too_low(
+    world: World,
+) -> None:
+    world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10**17 + 1}  # the output, not its gas
+    await world.solver.tick()
+    assert (await world.request()).status == "pending"
+    await _past_the_balance_wait(world)
+    await world.solver.tick()
+    assert (await world.request()).fail_reason == "SOLVER_BALANCE_TOO_LOW"

@@ -42,6 +42,7 @@ from crossfill.api.routes import (
 from crossfill.api.routes.quote_fast import PATHS as QUOTE_PATHS
 from crossfill.api.routes.quote_fast import QuoteFront
 from crossfill.api.ws_limits import ConnectionsByAddress
+from crossfill.app.inventory import InventoryView
 from crossfill.domain.deprecation import V2Schedule, parse_reductions
 from crossfill.errors import ConfigError
 from crossfill.events.hub import StatusHub
@@ -104,9 +105,11 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime.start_wal_checkpoints()
+        tasks = [asyncio.create_task(app.state.outbox_tail.run(), name="outbox-tail")]
         if follow_heads:
             await runtime.start_followers()
-        tail = asyncio.create_task(app.state.outbox_tail.run(), name="outbox-tail")
+            view = InventoryView.of(runtime)
+            tasks.append(asyncio.create_task(view.run(), name="inventory-view"))
         if background is not None:
             await background.start()
         try:
@@ -114,7 +117,7 @@ def create_app(
         finally:
             if background is not None:
                 await background.stop()
-            await stop_tasks([tail])
+            await stop_tasks(tasks)
             await app.state.limiter.close()
             await runtime.close()
 

@@ -1,5 +1,6 @@
 """GET /config/v2: whether a currency bridges between two chains here, how much the solver can
-fill per request (its live inventory on the destination), and what a user could bridge."""
+fill per request (its free inventory on the destination: its balance less the outputs of the
+orders in flight there, `domain.inventory`), and what a user could bridge."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ class UserLimit:
 class BridgeLimits:
     enabled: bool
     solver_address: str
-    solver_balance: int  # destination currency's smallest unit
+    solver_balance: int  # free inventory, in the destination currency's smallest unit
     capacity_per_request: int
     user: UserLimit | None
 
@@ -76,9 +77,7 @@ async def bridge_limits(
             error_code="UNSUPPORTED_CURRENCY",
         )
     currency_in = _by_id(origin, currency_id(currency_out))
-    balance = evm_chains(runtime)[ChainId(destination.id)].state.solver_balance(
-        currency_out.address
-    )
+    balance = evm_chains(runtime)[ChainId(destination.id)].state.solver_free(currency_out.address)
     if balance is None:
         raise ServiceUnavailable(f"solver inventory on chain {destination.id} not known yet")
     enabled = (

@@ -1,5 +1,6 @@
 """Check, at quote time, that an EVM solver paying a cross-VM quote's output can pay it, from
-its balances as the chain's follower last read them (`quoting.payout_capacity`); each other
+its free inventory there: its balances as the chain's follower last read them less what orders
+in flight are committed to (`domain.inventory`, `quoting.payout_capacity`); each other
 kind checks its own side (`kinds.<kind>.payout`)."""
 
 from __future__ import annotations
@@ -17,5 +18,5 @@ def check_evm_payout(runtime: Runtime, currency: QuotedCurrency, amount: int) ->
     max_fee_per_gas, _tip = chain.state.offered_fees()
     check_capacity(
         evm_fill_payouts(chain.config, currency, amount, max_fee_per_gas),
-        lambda payout: chain.state.solver_balance(payout.currency),
+        lambda payout: chain.state.solver_free(payout.currency),
     )

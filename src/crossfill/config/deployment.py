@@ -178,8 +178,12 @@ class ChainConfig(ChainListing):
     block_lag_threshold_seconds: float | None = Field(default=60, gt=0)
     # A transaction of ours unmined this long is re-signed with higher fees.
     replace_stuck_after_seconds: float = Field(default=30, gt=0)
-    # A fill the solver's balance cannot pay (its output and gas) is not signed: it waits this
-    # long after its deposit for a top-up, then its order is refunded (SOLVER_BALANCE_TOO_LOW).
+    # A fill whose output the solver's inventory cannot cover (oversubscribed) is not signed:
+    # it waits this long after its deposit for repayments or top-ups, then its order is
+    # refunded (SOLVER_CAPACITY_EXCEEDED).
+    inventory_wait_seconds: float = Field(default=300, gt=0)
+    # A fill whose output is covered but not its gas is not signed: it waits this long after
+    # its deposit for a top-up, then its order is refunded (SOLVER_BALANCE_TOO_LOW).
     solver_balance_wait_seconds: float = Field(default=300, gt=0)
     # Each sending key's minimum gas balance here, and its top-up (docs/treasury.md).
     key_gas: KeyGasConfig = KeyGasConfig()

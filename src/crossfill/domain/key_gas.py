@@ -94,13 +94,16 @@ class GasPlan:
     low: tuple[LowKey, ...]
 
 
-def solver_spare(*, available: int, solver_minimum: int, waiting_fills_lack: int) -> int:
+def solver_spare(
+    *, available: int, committed: int, solver_minimum: int, waiting_fills_lack: int
+) -> int:
     """What the solver can give away in gas currency: what its key may still spend
-    (`TxManager.available`: its balance less its transactions in flight) less its own
-    minimum, and nothing while fills already wait on it."""
+    (`TxManager.available`: its balance less its transactions in flight) less the outputs in
+    it of the orders in flight (`committed`, reserved inventory: `domain.inventory`) and its
+    own minimum, and nothing while fills already wait on it."""
     if waiting_fills_lack > 0:
         return 0
-    return max(0, available - solver_minimum)
+    return max(0, available - committed - solver_minimum)
 
 
 def plan_gas(

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from crossfill.api.limits import uvicorn_limits
 from crossfill.api.ops_app import create_ops_app
+from crossfill.app.inventory import InventoryView
 from crossfill.errors import ConfigError
 from crossfill.kinds.port import ChainKind
 from crossfill.kinds.registry import KINDS
@@ -83,9 +84,11 @@ async def run_workers_only(settings: Settings, *, kinds: Sequence[ChainKind] = K
     runtime = Runtime.build(settings, kinds=kinds)
     workers = ProcessWorkers(runtime)
     listener = None
+    views: list[asyncio.Task[None]] = []
     try:
         runtime.start_wal_checkpoints()
         await runtime.start_followers()
+        views.append(asyncio.create_task(InventoryView.of(runtime).run(), name="inventory-view"))
         await workers.start()
         if ops_socket is not None:
             listener = await OpsListener.start(runtime, ops_socket)
@@ -98,6 +101,7 @@ async def run_workers_only(settings: Settings, *, kinds: Sequence[ChainKind] = K
             elif ops_socket is not None:
                 ops_socket.close()
             await workers.stop()
+            await stop_tasks(views)
             await runtime.close()
 
 

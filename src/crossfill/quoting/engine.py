@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from crossfill.config import ChainConfig, CurrencyConfig, Deployment
 from crossfill.contracts.router_calls import SwapPlan
 from crossfill.domain.gas import with_gas_headroom
+from crossfill.domain.money import format_units
 from crossfill.domain.order import Order
 from crossfill.quoting import inputs
 from crossfill.quoting.amm import NoRoute, Route, best_route_for_input, best_route_for_output
@@ -437,13 +438,15 @@ def _check_impact(
 
 
 def _check_liquidity(request: CheckedRequest, amounts: _Amounts, gas_topup: int) -> None:
-    """The solver pays the leg's input (and a gas top-up) on the destination from its own
-    inventory, and the fill's gas: its budget, with the head-room a fill is sent with, at the
-    highest fee it offers (what a node checks the balance against)."""
+    """The solver pays the leg's input (and a gas top-up) on the destination from its free
+    inventory (its balance less the outputs of orders in flight, `domain.inventory`), and the
+    fill's gas: its budget, with the head-room a fill is sent with, at the highest fee it
+    offers (what a node checks the balance against). Refused with what could be served."""
     if request.kind.same_chain:
         return
     destination = request.destination
-    needed = {amounts.leg.currency_in.address.lower(): amounts.split.leg_input}
+    paid = amounts.leg.currency_in.address.lower()
+    needed = {paid: amounts.split.leg_input}
     native = destination.config.native_currency.address.lower()
     max_fee, _tip = destination.state.offered_fees()
     gas_cost = with_gas_headroom(_fill_gas(request)) * max_fee
@@ -451,16 +454,23 @@ def _check_liquidity(request: CheckedRequest, amounts: _Amounts, gas_topup: int)
     for address, amount in needed.items():
         currency = destination.config.currency(address)
         assert currency is not None
-        balance = destination.state.solver_balance(currency.address)
-        if balance is None:
+        free = destination.state.solver_free(currency.address)
+        if free is None:
             raise QuoteUnavailable(
                 "SERVICE_UNAVAILABLE",
                 f"solver inventory on chain {destination.config.id} not known yet",
             )
-        if balance < amount:
+        if free < amount:
+            # The largest output that fits: the free inventory of its currency less what
+            # else the fill takes of it (none when the gas currency is short of the gas).
+            paid_currency = destination.config.currency(paid)
+            assert paid_currency is not None
+            servable = max(0, free - (amount - amounts.split.leg_input)) if address == paid else 0
             raise QuoteError(
                 "INSUFFICIENT_LIQUIDITY",
-                f"the solver holds too little {currency.symbol} on chain {destination.config.id}",
+                f"the solver's free inventory on chain {destination.config.id} cannot cover "
+                f"this order: at most {format_units(servable, paid_currency.decimals)} "
+                f"{paid_currency.symbol} ({servable} in smallest units) can be served now",
             )
 
 

@@ -45,7 +45,7 @@ class OwedDeposit:
 
 # Whole accepted deposits in the Depository, confirmed, of requests filled cross-chain, with
 # neither a refund nor a repayment started (with `Request` joined).
-_OWED = (
+OWED = (
     Deposit.state == CONFIRMED,
     Deposit.part == WHOLE,
     Deposit.outcome == DepositVerdict.ACCEPTED,
@@ -70,7 +70,7 @@ async def owed_on(
             .where(
                 Deposit.chain_id == chain_id,
                 Request.destination_chain_id.in_(destinations),
-                *_OWED,
+                *OWED,
             )
             .order_by(Deposit.id)
             .limit(limit)
@@ -117,7 +117,7 @@ async def still_owed(session: AsyncSession, deposit_id: int) -> bool:
     found = await session.scalar(
         select(Deposit.id)
         .join(Request, Request.id == Deposit.request_id)
-        .where(Deposit.id == deposit_id, *_OWED)
+        .where(Deposit.id == deposit_id, *OWED)
         .with_for_update(of=Deposit)
     )
     return found is not None

@@ -109,12 +109,16 @@ class GasKeeper(JournalledWorker):
             for key in keys
             if key.role != SOLVER and await self._top_up_pending(key, head.number)
         }
-        lack = state.solver_shortfall.get(self.config.native_currency.address.lower(), 0)
+        native = self.config.native_currency.address.lower()
+        lack = state.solver_shortfall.get(native, 0)
         plan = plan_gas(
             [key for key in keys if key.role not in waiting],
             floor,
             spare=solver_spare(
-                available=available, solver_minimum=floor.minimum, waiting_fills_lack=lack
+                available=available,
+                committed=state.solver_committed.get(native, 0),
+                solver_minimum=floor.minimum,
+                waiting_fills_lack=lack,
             ),
             transfer_cost=TRANSFER_GAS * fee,
             top_ups_on=self.config.key_gas.top_up,

@@ -9,7 +9,8 @@ output and gas) is not signed: it waits for a top-up, a bounded time (`kinds.evm
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from contextlib import suppress
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -134,7 +135,7 @@ class Solver(JournalledWorker):
             fill = stored_fill_plan(request, self.config)
         except FillPlanError:
             return None
-        if not self._may_go(fill):
+        if not self._may_go(request.id, fill):
             return None
         task = asyncio.create_task(self._simulate(fill))
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
@@ -207,17 +208,19 @@ class Solver(JournalledWorker):
     def _expired(self, fill: FillPlan) -> bool:
         return self.now().timestamp() > fill.deadline
 
-    def _may_go(self, fill: FillPlan) -> bool:
+    def _may_go(self, request_id: str, fill: FillPlan) -> bool:
         """The fill may be simulated now: the balance it pays from is known and holds what
-        it pays out (its gas is judged once simulated), and the order has not expired."""
+        it pays out, less what fills signed before it take (its gas is judged once
+        simulated), and the order has not expired."""
         balance = self.chain.state.solver_balance(fill.spends_currency)
         return (
             balance is not None
             and not self._expired(fill)
-            and not self._funds.missing(self._funds.needs(fill))
+            and not self._funds.missing(self._funds.needs(fill), excluding=request_id)
         )
 
     async def _fail(self, request_id: str, reason: str) -> None:
+        self._funds.release(request_id)
         async with self.sessions() as session, session.begin():
             request = await requests.get(session, request_id)
             assert request is not None
@@ -242,7 +245,7 @@ class Solver(JournalledWorker):
         # The journal decides first: a fill signed before (a restart, a lost answer) is resumed,
         # never signed again, whatever else holds now. The simulation a new fill needs runs
         # meanwhile, when the fill may go.
-        may_go = self._may_go(fill)
+        may_go = self._may_go(request.id, fill)
         journal, simulated = await asyncio.gather(
             _known(journal_then) if known else self.txmanager.for_request(request.id, FILL),
             (ahead or self._simulate(fill)) if may_go else _nothing(),
@@ -251,6 +254,7 @@ class Solver(JournalledWorker):
         if isinstance(journal, BaseException):
             raise journal
         if journal is not None:
+            self._funds.reserve(request.id, fill)
             await self._submitted(request.id, journal.tx_hash)
             return
         await self._fill_anew(request, fill, may_go, simulated)
@@ -269,7 +273,7 @@ class Solver(JournalledWorker):
             return
         needs = self._funds.needs(fill)
         if not may_go:  # it cannot pay even the output
-            await self._short_of_funds(request, needs)
+            await self._short_of_funds(request, fill, needs)
             return
         try:
             if isinstance(simulated, BaseException):
@@ -277,31 +281,40 @@ class Solver(JournalledWorker):
             assert simulated is not None
             call = self._fill_call(fill, simulated)
             needs = self._funds.needs(fill, call)
-            if self._funds.missing(needs):
-                await self._short_of_funds(request, needs)
+            if not self._funds.take(request.id, fill, needs):
+                await self._short_of_funds(request, fill, needs)
                 return
             row = await self._send_call(request, call)
         except InsufficientFunds:  # the key's own check: another of its senders came first
-            await self._short_of_funds(request, needs)
+            self._funds.release(request.id)
+            await self._short_of_funds(request, fill, needs)
             return
         except Reverted as revert:
+            self._funds.release(request.id)
             await self._simulation_reverted(request, revert)
             return
-        except (ChainError, SignerBusy) as exc:
+        except SignerBusy as exc:  # another process holds the key: nothing signed
+            self._funds.release(request.id)
+            await self._retry_soon(request.id, f"fill not sent: {exc}")
+            return
+        except ChainError as exc:
             # A failed simulation or broadcast (the fill was journalled before: the next
-            # attempt finds it, mined or not; the answer may only have been lost), or another
-            # process holding the key (nothing signed): the request waits, nothing refused.
+            # attempt finds it, mined or not; the answer may only have been lost; its output
+            # stays reserved meanwhile): the request waits, nothing refused.
             await self._retry_soon(request.id, f"fill not sent: {exc}")
             return
         self._observe_service_share(request)
         await self._submitted(request.id, row.tx_hash)
 
-    async def _short_of_funds(self, request: Request, needs: Amounts) -> None:
-        """A fill the balance cannot pay (nothing signed): it waits for a top-up, a bounded
-        time after its deposit was accepted (its `updated_at`, untouched by leases); then
-        its order is refunded."""
-        if self._funds.overdue(as_utc(request.updated_at)):
-            await self._fail(request.id, "SOLVER_BALANCE_TOO_LOW")
+    async def _short_of_funds(self, request: Request, fill: FillPlan, needs: Amounts) -> None:
+        """A fill the balance cannot pay (nothing signed): it waits for repayments or a
+        top-up, a bounded time after its deposit was accepted (its `updated_at`, untouched by
+        leases); then its order is refunded: SOLVER_CAPACITY_EXCEEDED when the inventory
+        cannot cover its output, SOLVER_BALANCE_TOO_LOW when it lacks only the fill's gas."""
+        output_short = self._funds.output_short(request.id, fill)
+        if self._funds.overdue(as_utc(request.updated_at), output_short=output_short):
+            reason = "SOLVER_CAPACITY_EXCEEDED" if output_short else "SOLVER_BALANCE_TOO_LOW"
+            await self._fail(request.id, reason)
             return
         self._funds.waits(request.id, needs)
         missing = self._funds.missing(needs)
@@ -367,12 +380,23 @@ class Solver(JournalledWorker):
         if not simulation.done() or simulation.cancelled() or simulation.exception() is not None:
             return None  # `_fill` meets the same outcome again
         gas = simulation.result()
+        request_id = claim.request.id
         fill = stored_fill_plan(claim.request, self.config)
-        if not self._may_go(fill):
-            return None  # the key's own check (`journal_in`) judges the gas
-        return await self.txmanager.journal_in(
-            session, self._fill_call(fill, gas), purpose=FILL, request_id=claim.request.id
-        )
+        # The key's own check (`journal_in`) judges the gas.
+        if not self._may_go(request_id, fill) or not self._funds.take(
+            request_id, fill, self._funds.needs(fill)
+        ):
+            return None
+        try:
+            signed = await self.txmanager.journal_in(
+                session, self._fill_call(fill, gas), purpose=FILL, request_id=request_id
+            )
+        except BaseException:
+            self._funds.release(request_id)
+            raise
+        if signed is None:
+            self._funds.release(request_id)
+        return signed
 
     async def _broadcast_journalled(self, request: Request, row: SentTransaction) -> None:
         """A fill journalled in the transaction that claimed it, which has committed."""
@@ -402,7 +426,7 @@ class Solver(JournalledWorker):
                 await self._simulation_reverted(request, revert)
                 return
             except InsufficientFunds:
-                await self._short_of_funds(request, self._funds.needs(fill))
+                await self._short_of_funds(request, fill, self._funds.needs(fill))
                 return
         if recorded_hash is not None and recorded_hash != new_hash:
             async with self.sessions() as session, session.begin():
@@ -448,6 +472,11 @@ class Solver(JournalledWorker):
                 )
             )
         self._in_flight = len(submitted)
+        for request in submitted:  # signed here before, or by another process
+            if not self._funds.reserved(request.id):
+                with suppress(FillPlanError):
+                    self._funds.reserve(request.id, stored_fill_plan(request, self.config))
+        self._funds.forget_unsubmitted({request.id for request in submitted}, older_than=LEASE)
         await each_on_its_own(self.name, submitted, self._track, label=lambda request: request.id)
 
     @staticmethod
@@ -510,6 +539,10 @@ class Solver(JournalledWorker):
                     timestamp=block.timestamp if block else None,
                     moved=self._delivered(current, receipt) if succeeded else None,
                 )  # fmt: skip
+                if succeeded:
+                    self._funds.mined(request.id, int(receipt["blockNumber"]))
+                else:
+                    self._funds.release(request.id)
                 if current.status == RequestStatus.SUBMITTED:
                     if succeeded and block is not None:
                         fill_time = await self._fill_time(session, request.id, block.timestamp)
@@ -537,6 +570,11 @@ class FillClaim:
     journal: SentTransaction | None  # what the journal held for its fill in that transaction
     simulation: asyncio.Task[int] | None
     signed: SentTransaction | None = None
+    # Read while the claiming transaction is open (its rows expire if it rolls back).
+    request_id: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.request_id = self.request.id
 
     async def seal(self, session: AsyncSession) -> None:
         try:
@@ -556,6 +594,7 @@ class FillClaim:
 
     def dropped(self) -> None:
         if self.signed is not None:
+            self.solver._funds.release(self.request_id)
             self.solver.txmanager.journalled_dropped()
 
 

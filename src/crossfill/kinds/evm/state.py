@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from crossfill.domain.chain_health import HeadProgress
+from crossfill.domain.inventory import Inventory
 from crossfill.domain.key_gas import LowKey
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.market import MarketSnapshot
@@ -28,6 +29,11 @@ class ChainState(HeadProgress):
     # The sending keys below their minimum gas balance that are not being topped up, as the
     # chain's gas keeper last found (`kinds.evm.gas_keeper`); empty when none is.
     low_on_gas: tuple[LowKey, ...] = ()
+    # Lower-case currency address -> the outputs of the orders in flight to this chain (their
+    # deposit seen or on its way, their fill not landed), and what deposits of this chain
+    # owe the solver (`domain.inventory`), as `app.inventory` last read them from the store.
+    solver_committed: dict[str, int] = field(default_factory=dict)
+    solver_owed: dict[str, int] = field(default_factory=dict)
     # Pool reserves and price-feed rounds as of the last poll.
     market: MarketSnapshot = field(default_factory=lambda: MarketSnapshot({}, {}))
 
@@ -53,6 +59,20 @@ class ChainState(HeadProgress):
 
     def solver_balance(self, currency: str) -> int | None:
         return self.solver_balances.get(currency.lower())
+
+    def solver_inventory(self, currency: str) -> Inventory | None:
+        """The solver's inventory of `currency` here (None while its balance is not read)."""
+        key = currency.lower()
+        balance = self.solver_balances.get(key)
+        if balance is None:
+            return None
+        return Inventory(balance, self.solver_committed.get(key, 0), self.solver_owed.get(key, 0))
+
+    def solver_free(self, currency: str) -> int | None:
+        """What the solver holds of `currency` here that no order in flight is committed to
+        (never below 0; None while its balance is not read)."""
+        inventory = self.solver_inventory(currency)
+        return None if inventory is None else inventory.servable
 
     def record_error(self, message: str) -> None:
         self.last_error = message

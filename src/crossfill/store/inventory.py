@@ -1,0 +1,106 @@
+"""What the solver's inventory is committed to and owed, read from the requests, deposits and
+repayments (`domain.inventory` for the model). The caller owns the session."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.domain.inventory import Amounts, fill_outputs
+from crossfill.domain.repayments import SENDING
+from crossfill.domain.status import RequestStatus
+from crossfill.store import app_fees
+from crossfill.store.repayments import FILL, OWED
+from crossfill.store.tables import AppFee, Deposit, Repayment, Request, RequestTransaction
+from crossfill.types import NATIVE_EVM_ADDRESS
+
+# A request whose deposit is seen or on its way and whose fill has not landed: its output is
+# committed. `depositing`: a gasless or permit deposit the service is sending; `pending`: the
+# deposit accepted, the fill not sent; `submitted`: the fill sent, not yet mined.
+COMMITTING = (RequestStatus.DEPOSITING, RequestStatus.PENDING, RequestStatus.SUBMITTED)
+
+
+def _outputs(plan: dict[str, Any] | None, destination_currency: str, amount_out: str) -> Amounts:
+    if plan is None:  # quoted before fill plans were stored: the row's own output
+        return {destination_currency.lower(): int(amount_out)}
+    return fill_outputs(
+        native=NATIVE_EVM_ADDRESS,
+        spends_currency=str(plan["spendsCurrency"]),
+        spends_amount=int(plan["spendsAmount"]),
+        value=int(plan["value"]),
+    )
+
+
+async def in_flight(session: AsyncSession, chain_ids: list[int]) -> dict[int, dict[str, Amounts]]:
+    """Per destination chain of `chain_ids`, its requests in flight and the outputs each
+    commits (one query over the status index, reading only the columns it needs)."""
+    rows = await session.execute(
+        select(
+            Request.id,
+            Request.destination_chain_id,
+            Request.fill_plan,
+            Request.destination_currency,
+            Request.amount_out,
+        ).where(Request.status.in_(COMMITTING), Request.destination_chain_id.in_(chain_ids))
+    )
+    by_chain: dict[int, dict[str, Amounts]] = {chain_id: {} for chain_id in chain_ids}
+    for request_id, chain_id, plan, currency, amount_out in rows:
+        by_chain[chain_id][request_id] = _outputs(plan, currency, amount_out)
+    return by_chain
+
+
+async def fill_blocks(session: AsyncSession, request_ids: Collection[str]) -> dict[str, int]:
+    """The block that mined each request's successful fill, for those of `request_ids` that
+    have one (by the request id index)."""
+    if not request_ids:
+        return {}
+    rows = await session.execute(
+        select(RequestTransaction.request_id, RequestTransaction.block_number).where(
+            RequestTransaction.request_id.in_(request_ids),
+            RequestTransaction.kind == FILL,
+            RequestTransaction.status == "success",
+        )
+    )
+    return {request_id: block for request_id, block in rows if block is not None}
+
+
+async def owed(session: AsyncSession) -> dict[int, Amounts]:
+    """Per origin chain, what the solver is owed and not yet paid: the deposits of its filled
+    orders whose repayment has not started (less the app fees they carried, which stay in
+    the Depository for their recipients), and the repayments on their way."""
+    by_chain: dict[int, Amounts] = {}
+
+    def add(chain_id: int, currency: str, amount: int) -> None:
+        amounts = by_chain.setdefault(chain_id, {})
+        amounts[currency.lower()] = amounts.get(currency.lower(), 0) + amount
+
+    waiting = (
+        await session.execute(
+            select(Deposit.chain_id, Deposit.currency, Deposit.amount, Deposit.request_id)
+            .join(Request, Request.id == Deposit.request_id)
+            .where(*OWED)
+        )
+    ).all()
+    for chain_id, currency, amount, _request_id in waiting:
+        add(chain_id, currency, int(amount))
+    fees = await session.execute(
+        select(AppFee.chain_id, AppFee.currency, AppFee.quoted_amount).where(
+            AppFee.request_id.in_({row.request_id for row in waiting}),
+            AppFee.state != app_fees.VOID,
+        )
+    )
+    owing = {(row.chain_id, row.currency.lower()) for row in waiting}
+    for chain_id, currency, amount in fees:
+        if (chain_id, currency.lower()) in owing:
+            add(chain_id, currency, -int(amount))
+    sending = await session.execute(
+        select(Repayment.chain_id, Repayment.currency, Repayment.amount).where(
+            Repayment.state == SENDING
+        )
+    )
+    for chain_id, currency, amount in sending:
+        add(chain_id, currency, int(amount))
+    return by_chain
