@@ -50,8 +50,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from crossfill.errors import AlreadyKnown, CannotPayGas, ChainError, NonceTooLow, SignerBusy
 from crossfill.kinds.evm.key_funds import KeyFunds, cost, row_cost
 from crossfill.kinds.evm.port import EvmPort
+from crossfill.kinds.evm.receipt_outcomes import fee_paid
 from crossfill.kinds.evm.state import ChainState
-from crossfill.store import signer_leases
+from crossfill.store import books, signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import SentTransaction
 
@@ -623,7 +624,10 @@ class TxManager:
         status: str,
         block_number: int | None = None,
         block_hash: str | None = None,
+        *,
+        fee: int | None = None,
     ) -> None:
+        """`fee`: what the mined transaction cost its sender (its receipt's), booked with it."""
         async with self.sessions() as session, session.begin():
             row = await session.get(SentTransaction, row_id)
             assert row is not None
@@ -632,6 +636,11 @@ class TxManager:
             row.block_hash = block_hash
             row.updated_at = self.now()
             nonce = row.nonce
+            if fee is not None:
+                await books.gas_paid(
+                    session, row.chain_id, sender=row.sender, tx_hash=row.tx_hash, fee=fee,
+                    now=row.updated_at,
+                )  # fmt: skip
         if status not in WATCHED:
             self.funds.release(nonce)  # mined, or never to be: it takes nothing more
 
@@ -720,6 +729,7 @@ class TxManager:
                 "mined" if receipt["status"] == 1 else "failed",
                 int(receipt["blockNumber"]),
                 HexBytes(receipt["blockHash"]).to_0x_hex(),
+                fee=fee_paid(receipt),
             )
             for sibling in versions:
                 if sibling.id != row.id and sibling.nonce == row.nonce:

@@ -1,0 +1,318 @@
+"""Repository of the books (`tables.LedgerEntry`): each money event's postings
+(`domain.books`), written in the caller's transaction, the one that records the event; and the
+accounts' balances. The caller owns the transaction.
+
+Events are keyed (`deposit:<chain>:<tx>:<log>`, `fill:<request>`, `refund:<deposit>`,
+`repay:<repayment>`, `claim:<claim>`, `gas:<chain>:<tx>`, `opening:<chain>:<currency>:<account>`)
+and each is posted once: a key already posted is not posted again (a reorg's reversal brings a
+deposit's key back to zero, so the deposit, found again, is posted again)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.domain import books
+from crossfill.domain.books import Posting
+from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.domain.deposit_log import DEPOSITORY
+from crossfill.domain.fill_plan import FillPlan, FillPlanError
+from crossfill.domain.status import RequestStatus
+from crossfill.store import app_fees
+from crossfill.store.tables import (
+    AppFee,
+    AppFeeClaim,
+    Deposit,
+    LedgerEntry,
+    Repayment,
+    Request,
+    SentTransaction,
+)
+from crossfill.types import NATIVE_EVM_ADDRESS
+
+FILL_PURPOSE = "fill"
+_WHOLE = 0
+_REORGED = "reorged"
+
+Balances = dict[tuple[int, str, str], int]
+
+
+async def post(
+    session: AsyncSession, event: str, postings: Iterable[Posting], *, now: datetime
+) -> None:
+    for posting in books.balanced(postings):
+        session.add(
+            LedgerEntry(
+                event=event,
+                chain_id=posting.chain_id,
+                currency=posting.currency.lower(),
+                account=posting.account,
+                amount=str(posting.amount),
+                created_at=now,
+            )
+        )
+
+
+async def net_of(session: AsyncSession, event: str) -> list[Posting]:
+    """What the event's postings add up to, per account (those at zero left out)."""
+    sums: dict[tuple[int, str, str], int] = defaultdict(int)
+    for chain_id, currency, account, amount in await session.execute(
+        select(
+            LedgerEntry.chain_id, LedgerEntry.currency, LedgerEntry.account, LedgerEntry.amount
+        ).where(LedgerEntry.event == event)
+    ):
+        sums[(chain_id, currency, account)] += int(amount)
+    return [Posting(*where, amount) for where, amount in sums.items() if amount != 0]
+
+
+async def _posted(session: AsyncSession, event: str) -> bool:
+    found = await session.scalar(
+        select(func.count()).select_from(LedgerEntry).where(LedgerEntry.event == event)
+    )
+    return bool(found)
+
+
+async def _post_once(
+    session: AsyncSession, event: str, postings: Iterable[Posting], *, now: datetime
+) -> None:
+    if not await _posted(session, event):
+        await post(session, event, postings, now=now)
+
+
+def deposit_event(deposit: Deposit) -> str:
+    return f"deposit:{deposit.chain_id}:{deposit.tx_hash}:{deposit.log_index}"
+
+
+async def deposited(
+    session: AsyncSession, deposit: Deposit, amount: int, holder: str, *, now: datetime
+) -> None:
+    """A deposit confirmed, `amount` as its chain logged it (all its parts), held by `holder`
+    (`domain.books.DEPOSITORY`, or the key a v1 deposit was forwarded to). Posted unless it
+    stands posted already (a deposit judged again after a reorg took it out and back)."""
+    event = deposit_event(deposit)
+    if not await net_of(session, event):
+        await post(
+            session,
+            event,
+            books.deposited(deposit.chain_id, deposit.currency, amount, holder),
+            now=now,
+        )
+
+
+async def reverse(session: AsyncSession, event: str, *, now: datetime) -> None:
+    """Undo what an event posted (a confirmed deposit a reorg took out of the chain)."""
+    await post(session, event, books.reversed_(await net_of(session, event)), now=now)
+
+
+async def follow_status(session: AsyncSession, request: Request, *, now: datetime) -> None:
+    """A request that succeeded is filled: its deposit in the Depository is owed to the
+    solver now (less its app fees), and the solver key paid its fill on the destination."""
+    if request.status != RequestStatus.SUCCESS:
+        return
+    event = f"fill:{request.id}"
+    if await _posted(session, event):
+        return
+    deposit = await session.scalar(
+        select(Deposit).where(
+            Deposit.request_id == request.id,
+            Deposit.outcome == DepositVerdict.ACCEPTED,
+            Deposit.part == _WHOLE,
+            Deposit.state != _REORGED,
+        )
+    )
+    postings: list[Posting] = []
+    if deposit is not None and deposit.chain_id != request.destination_chain_id:
+        postings += _deposit_filled(deposit, await _app_fees_of(session, deposit))
+    postings += await _fill_spent(session, request)
+    await post(session, event, postings, now=now)
+
+
+def _deposit_filled(deposit: Deposit, fees: int) -> tuple[Posting, ...]:
+    amount = int(deposit.amount)
+    if deposit.paid_to == DEPOSITORY:
+        return books.filled((deposit.chain_id, deposit.currency, amount), fees, None, None)
+    # A v1 deposit, forwarded to the solver when made: its fill earns it there and then.
+    return books.balanced(
+        (
+            Posting(deposit.chain_id, deposit.currency, books.OWED_TO_USERS, amount),
+            Posting(deposit.chain_id, deposit.currency, books.REPAID, -amount),
+        )
+    )
+
+
+async def _app_fees_of(session: AsyncSession, deposit: Deposit) -> int:
+    shares = await session.scalars(
+        select(AppFee.quoted_amount).where(
+            AppFee.request_id == deposit.request_id,
+            AppFee.chain_id == deposit.chain_id,
+            AppFee.currency == deposit.currency,
+            AppFee.state != app_fees.VOID,
+        )
+    )
+    return sum(int(amount) for amount in shares)
+
+
+async def _fill_spent(session: AsyncSession, request: Request) -> list[Posting]:
+    """What the request's mined fill took from the solver key that sent it (its plan's spend,
+    and the native value it sent beside a token); nothing for a fill the journal did not send
+    (another kind's chain)."""
+    if request.fill_plan is None:
+        return []
+    sender = await session.scalar(
+        select(SentTransaction.sender).where(
+            SentTransaction.request_id == request.id,
+            SentTransaction.purpose == FILL_PURPOSE,
+            SentTransaction.status == "mined",
+        )
+    )
+    if sender is None:
+        return []
+    try:
+        plan = FillPlan.from_json(request.fill_plan)
+    except FillPlanError:
+        return []
+    chain_id = request.destination_chain_id
+    spent = books.filled(None, 0, (chain_id, plan.spends_currency, plan.spends_amount), sender)
+    if plan.spends_currency.lower() != NATIVE_EVM_ADDRESS and plan.value > 0:
+        spent += books.filled(None, 0, (chain_id, NATIVE_EVM_ADDRESS, plan.value), sender)
+    return list(spent)
+
+
+async def refunded(
+    session: AsyncSession, deposit: Deposit, paid: int, holder: str, *, now: datetime
+) -> None:
+    """A deposit part paid back, `paid` of it, by `holder`."""
+    await _post_once(
+        session,
+        f"refund:{deposit.id}",
+        books.refunded(deposit.chain_id, deposit.currency, int(deposit.amount), paid, holder),
+        now=now,
+    )
+
+
+async def repaid(session: AsyncSession, repayment: Repayment, *, now: datetime) -> None:
+    """A deposit owed to the solver repaid to it out of the Depository."""
+    await _post_once(
+        session,
+        f"repay:{repayment.id}",
+        books.repaid(
+            repayment.chain_id, repayment.currency, int(repayment.amount), repayment.recipient
+        ),
+        now=now,
+    )
+
+
+async def app_fees_claimed(session: AsyncSession, claim: AppFeeClaim, *, now: datetime) -> None:
+    await _post_once(
+        session,
+        f"claim:{claim.id}",
+        books.app_fees_claimed(claim.chain_id, claim.currency, int(claim.amount)),
+        now=now,
+    )
+
+
+async def gas_paid(
+    session: AsyncSession,
+    chain_id: int,
+    *,
+    sender: str,
+    tx_hash: str,
+    fee: int,
+    now: datetime,
+) -> None:
+    """A journalled transaction of `sender` mined (once per transaction, however often its
+    receipt is read)."""
+    await _post_once(
+        session,
+        f"gas:{chain_id}:{tx_hash}",
+        books.gas_paid(chain_id, NATIVE_EVM_ADDRESS, sender, fee),
+        now=now,
+    )
+
+
+def opening_event(chain_id: int, currency: str, account: str) -> str:
+    return f"opening:{chain_id}:{currency.lower()}:{account}"
+
+
+async def opened(session: AsyncSession, chain_id: int, currency: str, account: str) -> bool:
+    return await _posted(session, opening_event(chain_id, currency, account))
+
+
+async def open_account(
+    session: AsyncSession, chain_id: int, currency: str, account: str, amount: int, *, now: datetime
+) -> None:
+    """The account's opening balance, as found on chain (once; zero is recorded too, so the
+    account counts as opened)."""
+    event = opening_event(chain_id, currency, account)
+    if await _posted(session, event):
+        return
+    postings = books.opened(chain_id, currency, account, amount)
+    if not postings:  # recorded at zero: the account is opened with nothing in it
+        postings = (
+            Posting(chain_id, currency, account, 0),
+            Posting(chain_id, currency, books.OPENING, 0),
+        )
+        for posting in postings:
+            session.add(
+                LedgerEntry(
+                    event=event,
+                    chain_id=chain_id,
+                    currency=currency.lower(),
+                    account=posting.account,
+                    amount="0",
+                    created_at=now,
+                )
+            )
+        return
+    await post(session, event, postings, now=now)
+
+
+async def balances(session: AsyncSession, chain_id: int | None = None) -> Balances:
+    """Every account's balance, by (chain, currency, account)."""
+    query = select(
+        LedgerEntry.chain_id, LedgerEntry.currency, LedgerEntry.account, LedgerEntry.amount
+    )
+    if chain_id is not None:
+        query = query.where(LedgerEntry.chain_id == chain_id)
+    sums: Balances = defaultdict(int)
+    for chain, currency, account, amount in await session.execute(query):
+        sums[(chain, currency, account)] += int(amount)
+    return dict(sums)
+
+
+async def seen_unconfirmed(session: AsyncSession, chain_id: int) -> dict[tuple[str, str], int]:
+    """Deposits seen on the chain and not yet confirmed (so not yet in the books), by currency
+    and where they were paid (`depository`, or `solver` for v1)."""
+    sums: dict[tuple[str, str], int] = defaultdict(int)
+    for currency, paid_to, amount in await session.execute(
+        select(Deposit.currency, Deposit.paid_to, Deposit.amount).where(
+            Deposit.chain_id == chain_id, Deposit.state == "seen", Deposit.part == _WHOLE
+        )
+    ):
+        sums[(currency.lower(), paid_to)] += int(amount)
+    return dict(sums)
+
+
+async def in_flight_senders(session: AsyncSession, chain_id: int) -> dict[str, int]:
+    """How many journalled transactions of each sender on the chain are not yet settled."""
+    rows = await session.execute(
+        select(SentTransaction.sender, func.count())
+        .where(
+            SentTransaction.chain_id == chain_id,
+            SentTransaction.status.in_(("signed", "broadcast", "replaced")),
+        )
+        .group_by(SentTransaction.sender)
+    )
+    return {sender.lower(): int(count) for sender, count in rows}
+
+
+async def senders(session: AsyncSession, chain_id: int) -> list[str]:
+    """The keys that sent journalled transactions on the chain."""
+    rows = await session.scalars(
+        select(SentTransaction.sender).where(SentTransaction.chain_id == chain_id).distinct()
+    )
+    return sorted({sender.lower() for sender in rows})
