@@ -103,3 +103,29 @@ def test_an_unbalanced_event_is_refused() -> None:
 
 def test_zero_postings_are_left_out() -> None:
     assert books.opened(ORIGIN, ETH, books.DEPOSITORY, 0) == ()
+
+
+def test_books_that_agree_with_the_chain_leave_nothing_unexplained() -> None:
+    found = books.reconcile(10, 10, seen=0, in_flight=False)
+    assert (found.difference, found.explained, found.unexplained) == (0, (), 0)
+    assert found.unexplained_cause is None
+
+
+def test_a_deposit_seen_and_not_yet_confirmed_is_named() -> None:
+    found = books.reconcile(15, 10, seen=5, in_flight=False)
+    assert found.explained == ((books.SEEN_UNCONFIRMED, 5),)
+    assert found.unexplained == 0
+
+
+def test_a_donation_is_unexplained_and_named() -> None:
+    found = books.reconcile(10 + 7, 10, seen=0, in_flight=False)
+    assert found.unexplained == 7
+    assert found.unexplained_cause == books.UNRECORDED_IN
+    missing = books.reconcile(3, 10, seen=0, in_flight=False)
+    assert (missing.unexplained, missing.unexplained_cause) == (-7, books.UNRECORDED_OUT)
+
+
+def test_what_transactions_in_flight_may_move_is_theirs_until_settled() -> None:
+    found = books.reconcile(4, 10, seen=1, in_flight=True)
+    assert found.explained == ((books.SEEN_UNCONFIRMED, 1), (books.IN_FLIGHT, -7))
+    assert found.unexplained == 0

@@ -14,6 +14,7 @@ accounts:
 - `filled`: what the solver paid out filling orders (the cost of fills);
 - `repaid`: what the Depository paid the solver back (the income of fills);
 - `refund_gas_kept`: what a refund kept of its deposit for its gas;
+- `sponsorship`: what sponsors paid the solver for the fees they sponsored (income);
 - `gas`: what each key paid for its transactions (an expense).
 """
 
@@ -31,10 +32,11 @@ OPENING = "opening"
 FILLED = "filled"
 REPAID = "repaid"
 REFUND_GAS_KEPT = "refund_gas_kept"
+SPONSORSHIP = "sponsorship"
 GAS = "gas"
 KEY_PREFIX = "key:"
 # What the service earns, for the report: its income less the cost of its fills.
-EARNINGS = (FILLED, REPAID, REFUND_GAS_KEPT)
+EARNINGS = (FILLED, REPAID, REFUND_GAS_KEPT, SPONSORSHIP)
 
 
 class UnbalancedEvent(ValueError):
@@ -139,6 +141,16 @@ def app_fees_claimed(chain_id: int, currency: str, amount: int) -> tuple[Posting
     )
 
 
+def sponsored(chain_id: int, currency: str, amount: int, solver: str) -> tuple[Posting, ...]:
+    """A sponsor's payment pulled into the solver key."""
+    return balanced(
+        (
+            Posting(chain_id, currency, key_account(solver), amount),
+            Posting(chain_id, currency, SPONSORSHIP, -amount),
+        )
+    )
+
+
 def gas_paid(chain_id: int, native: str, sender: str, fee: int) -> tuple[Posting, ...]:
     """A key's mined transaction (reverted or not) cost it `fee` in the native currency."""
     return balanced(
@@ -164,3 +176,47 @@ def reversed_(postings: Iterable[Posting]) -> tuple[Posting, ...]:
     return balanced(
         Posting(p.chain_id, p.currency, p.account, -p.amount) for p in postings if p.amount
     )
+
+
+# Why an account's balance on chain differs from its books.
+SEEN_UNCONFIRMED = "deposits seen, not yet confirmed"
+IN_FLIGHT = "transactions in flight"
+UNRECORDED_IN = "received, recorded by nothing (a donation or another outside transfer)"
+UNRECORDED_OUT = "paid out, recorded by nothing (an outside transfer, or a reorg not yet settled)"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """An account's balance on chain against its books: the difference named by cause where
+    the service can name it; what is left is unexplained (never absorbed)."""
+
+    on_chain: int
+    booked: int
+    explained: tuple[tuple[str, int], ...]
+    unexplained: int
+
+    @property
+    def difference(self) -> int:
+        return self.on_chain - self.booked
+
+    @property
+    def unexplained_cause(self) -> str | None:
+        if self.unexplained == 0:
+            return None
+        return UNRECORDED_IN if self.unexplained > 0 else UNRECORDED_OUT
+
+
+def reconcile(on_chain: int, booked: int, *, seen: int, in_flight: bool) -> Difference:
+    """`seen`: deposits to the account on chain that the books take only once confirmed;
+    `in_flight`: transactions that may move the account are sent and not yet settled, so
+    what is left of the difference is theirs until they are (the next reconciliation after
+    they settle says it to the wei)."""
+    explained: list[tuple[str, int]] = []
+    left = on_chain - booked
+    if seen:
+        explained.append((SEEN_UNCONFIRMED, seen))
+        left -= seen
+    if left and in_flight:
+        explained.append((IN_FLIGHT, left))
+        left = 0
+    return Difference(on_chain, booked, tuple(explained), left)

@@ -21,6 +21,7 @@ from crossfill.domain.books import Posting
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.deposit_log import DEPOSITORY
 from crossfill.domain.fill_plan import FillPlan, FillPlanError
+from crossfill.domain.repayments import SENDING
 from crossfill.domain.status import RequestStatus
 from crossfill.store import app_fees
 from crossfill.store.tables import (
@@ -31,12 +32,15 @@ from crossfill.store.tables import (
     Repayment,
     Request,
     SentTransaction,
+    SponsorPayment,
 )
 from crossfill.types import NATIVE_EVM_ADDRESS
 
 FILL_PURPOSE = "fill"
+SPONSOR_PURPOSE = "sponsor"
 _WHOLE = 0
 _REORGED = "reorged"
+_CLAIM_SUBMITTED = "submitted"  # `store.app_fee_claims.SUBMITTED` (which posts here)
 
 Balances = dict[tuple[int, str, str], int]
 
@@ -162,13 +166,7 @@ async def _fill_spent(session: AsyncSession, request: Request) -> list[Posting]:
     (another kind's chain)."""
     if request.fill_plan is None:
         return []
-    sender = await session.scalar(
-        select(SentTransaction.sender).where(
-            SentTransaction.request_id == request.id,
-            SentTransaction.purpose == FILL_PURPOSE,
-            SentTransaction.status == "mined",
-        )
-    )
+    sender = await _mined_sender(session, request.id, FILL_PURPOSE)
     if sender is None:
         return []
     try:
@@ -212,6 +210,30 @@ async def app_fees_claimed(session: AsyncSession, claim: AppFeeClaim, *, now: da
         f"claim:{claim.id}",
         books.app_fees_claimed(claim.chain_id, claim.currency, int(claim.amount)),
         now=now,
+    )
+
+
+async def sponsored(session: AsyncSession, request_id: str, *, now: datetime) -> None:
+    """The request's sponsor payment pulled into the key that sent the pull."""
+    payment = await session.get(SponsorPayment, request_id)
+    sender = await _mined_sender(session, request_id, SPONSOR_PURPOSE)
+    if payment is None or sender is None:
+        return
+    await _post_once(
+        session,
+        f"sponsor:{request_id}",
+        books.sponsored(payment.chain_id, payment.currency, int(payment.amount), sender),
+        now=now,
+    )
+
+
+async def _mined_sender(session: AsyncSession, request_id: str, purpose: str) -> str | None:
+    return await session.scalar(
+        select(SentTransaction.sender).where(
+            SentTransaction.request_id == request_id,
+            SentTransaction.purpose == purpose,
+            SentTransaction.status == "mined",
+        )
     )
 
 
@@ -316,3 +338,42 @@ async def senders(session: AsyncSession, chain_id: int) -> list[str]:
         select(SentTransaction.sender).where(SentTransaction.chain_id == chain_id).distinct()
     )
     return sorted({sender.lower() for sender in rows})
+
+
+async def payouts_in_flight(session: AsyncSession, chain_id: int) -> int:
+    """Payouts out of the chain's Depository started and not yet settled: refunds submitted,
+    repayments sending, app-fee claims submitted."""
+    refunds = await session.scalar(
+        select(func.count())
+        .select_from(Deposit)
+        .where(Deposit.chain_id == chain_id, Deposit.refund_status == "submitted")
+    )
+    repaying = await session.scalar(
+        select(func.count())
+        .select_from(Repayment)
+        .where(Repayment.chain_id == chain_id, Repayment.state == SENDING)
+    )
+    claims = await session.scalar(
+        select(func.count())
+        .select_from(AppFeeClaim)
+        .where(AppFeeClaim.chain_id == chain_id, AppFeeClaim.state == _CLAIM_SUBMITTED)
+    )
+    return (refunds or 0) + (repaying or 0) + (claims or 0)
+
+
+async def fills_in_flight(session: AsyncSession, chain_id: int) -> int:
+    """Requests whose fill on the chain is sent and not yet recorded mined."""
+    found = await session.scalar(
+        select(func.count())
+        .select_from(Request)
+        .where(
+            Request.destination_chain_id == chain_id,
+            Request.status == RequestStatus.SUBMITTED,
+        )
+    )
+    return found or 0
+
+
+async def last_entry(session: AsyncSession) -> int:
+    """The newest posting's id (0 with none): the books moved when it changed."""
+    return await session.scalar(select(func.max(LedgerEntry.id))) or 0
