@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain import books
@@ -80,9 +80,19 @@ async def _posted(session: AsyncSession, event: str) -> bool:
     return bool(found)
 
 
+async def _hold(session: AsyncSession, event: str) -> None:
+    """Hold the event's key until the transaction ends, so two transactions posting it once go
+    one after the other (PostgreSQL; SQLite has one writer): the second sees the first's."""
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:event, 0))"), {"event": event}
+        )
+
+
 async def _post_once(
     session: AsyncSession, event: str, postings: Iterable[Posting], *, now: datetime
 ) -> None:
+    await _hold(session, event)
     if not await _posted(session, event):
         await post(session, event, postings, now=now)
 
@@ -98,6 +108,7 @@ async def deposited(
     (`domain.books.DEPOSITORY`, or the key a v1 deposit was forwarded to). Posted unless it
     stands posted already (a deposit judged again after a reorg took it out and back)."""
     event = deposit_event(deposit)
+    await _hold(session, event)
     if not await net_of(session, event):
         await post(
             session,
@@ -118,6 +129,7 @@ async def follow_status(session: AsyncSession, request: Request, *, now: datetim
     if request.status != RequestStatus.SUCCESS:
         return
     event = f"fill:{request.id}"
+    await _hold(session, event)
     if await _posted(session, event):
         return
     deposit = await session.scalar(
@@ -270,6 +282,7 @@ async def open_account(
     """The account's opening balance, as found on chain (once; zero is recorded too, so the
     account counts as opened)."""
     event = opening_event(chain_id, currency, account)
+    await _hold(session, event)
     if await _posted(session, event):
         return
     postings = books.opened(chain_id, currency, account, amount)
