@@ -198,8 +198,8 @@ class Metrics:
         )
         self.books_unexplained = latest(
             "crossfill_books_unexplained",
-            "An account's balance on chain less its books and every named cause (a Depository "
-            "or a key; nonzero: an alert), signed, in whole units",
+            "An account's balance on chain less its books and every named cause (account: "
+            "depository, solver, other_keys; nonzero: an alert), signed, in whole units",
             ["chain_id", "account", "currency"],
         )
         self.indexer_lag = latest(

@@ -7,6 +7,7 @@ chain then is its opening balance."""
 from __future__ import annotations
 
 import asyncio
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -261,7 +262,7 @@ def _report(
     return ChainBooks(config.id, currencies, tuple(reconciled))
 
 
-def export(metrics: Metrics, config: ChainConfig, found: ChainBooks) -> None:
+def export(metrics: Metrics, config: ChainConfig, found: ChainBooks, solver: str) -> None:
     """The chain's books as Prometheus series, and a warning for each unexplained difference."""
 
     def whole(currency: str, amount: int) -> float:
@@ -276,10 +277,11 @@ def export(metrics: Metrics, config: ChainConfig, found: ChainBooks) -> None:
         metrics.books_app_fees_owed.labels(*labels).set(whole(row.currency, row.app_fees_owed))
         metrics.books_fees_earned.labels(*labels).set(whole(row.currency, row.fees_earned))
         metrics.books_gas_spent.labels(*labels).set(whole(row.currency, row.gas_spent))
+    unexplained_by: dict[tuple[str, str], float] = defaultdict(float)
     for held in found.reconciled:
         unexplained = held.found.unexplained
-        metrics.books_unexplained.labels(config.id, held.account, held.symbol).set(
-            whole(held.currency, unexplained)
+        unexplained_by[(_account_label(held, solver), held.symbol)] += whole(
+            held.currency, unexplained
         )
         if unexplained:
             log.warning(
@@ -293,6 +295,16 @@ def export(metrics: Metrics, config: ChainConfig, found: ChainBooks) -> None:
                 unexplained=str(unexplained),
                 cause=held.found.unexplained_cause,
             )
+    for (account, symbol), amount in unexplained_by.items():
+        metrics.books_unexplained.labels(config.id, account, symbol).set(amount)
+
+
+def _account_label(held: Reconciled, solver: str) -> str:
+    """A bounded label for the account (no address): the Depository, the solver key, or the
+    service's other keys together."""
+    if held.account == books.DEPOSITORY:
+        return "depository"
+    return "solver" if held.address == solver.lower() else "other_keys"
 
 
 async def books_of(
@@ -309,7 +321,7 @@ async def books_of(
         report = await reconcile_chain(
             runtime.sessions, chain.client, chain.config, solver, now=now
         )
-        export(runtime.metrics, chain.config, report)
+        export(runtime.metrics, chain.config, report, solver)
         found.append(report)
     return found
 

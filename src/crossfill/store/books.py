@@ -141,7 +141,11 @@ async def follow_status(session: AsyncSession, request: Request, *, now: datetim
         )
     )
     postings: list[Posting] = []
-    if deposit is not None and deposit.chain_id != request.destination_chain_id:
+    if (
+        deposit is not None
+        and deposit.chain_id != request.destination_chain_id
+        and await _posted(session, deposit_event(deposit))  # a deposit the books hold
+    ):
         postings += _deposit_filled(deposit, await _app_fees_of(session, deposit))
     postings += await _fill_spent(session, request)
     await post(session, event, postings, now=now)

@@ -44,4 +44,4 @@ class BooksKeeper:
         found = await reconcile_chain(
             self.sessions, self.chain.client, self.chain.config, self.solver, now=self.now
         )
-        export(self.metrics, self.chain.config, found)
+        export(self.metrics, self.chain.config, found, self.solver)
