@@ -5,10 +5,13 @@ input is refused with a clear 4xx. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import httpx
+from eth_typing import HexStr
 from prometheus_client.parser import text_string_to_metric_families
+from web3.types import Wei
 
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
@@ -32,7 +35,7 @@ from tests.e2e.bridging import (
 )
 from tests.e2e.conftest import on_database
 from tests.e2e.repaying import repaying, repayments
-from tests.support.service import ServiceThread, StartService
+from tests.support.service import ServiceThread, StartService, run_cli
 from tests.support.waiting import wait_for
 from tests.support.wallets.evm import execute_steps
 
@@ -54,7 +57,10 @@ def _rows(books: dict[str, Any], chain_id: int, account: str) -> list[dict[str, 
 
 def _currency_books(books: dict[str, Any], chain_id: int, currency: str) -> dict[str, Any]:
     (chain,) = [chain for chain in books["chains"] if chain["chainId"] == chain_id]
-    (row,) = [row for row in chain["currencies"] if row["currency"] == currency.lower()]
+    found: list[dict[str, Any]] = [
+        row for row in chain["currencies"] if row["currency"] == currency.lower()
+    ]
+    (row,) = found
     return row
 
 
@@ -93,12 +99,24 @@ def _donate(devnet: RunningDevnet, depository: str) -> None:
     deposit: the ether through a contract that destroys itself in its creation, paying its
     balance to the Depository (which takes no plain transfer), the USDC as a plain transfer."""
     stranger = signing_web3(rpc_urls(devnet)[ORIGIN], accounts.deployer())
-    to_depository = "0x73" + depository.lower().removeprefix("0x") + "ff"  # PUSH20, SELFDESTRUCT
-    sent = stranger.eth.send_transaction({"data": to_depository, "value": DONATION})
+    # PUSH20 <the Depository>, SELFDESTRUCT
+    to_depository = HexStr("0x73" + depository.lower().removeprefix("0x") + "ff")
+    sent = stranger.eth.send_transaction({"data": to_depository, "value": Wei(DONATION)})
     assert stranger.eth.wait_for_transaction_receipt(sent)["status"] == 1
     token = contract_at(stranger, "TestUSDC", usdc(devnet, ORIGIN))
     send(stranger, token.functions.mint(accounts.deployer().address, DONATION))
     send(stranger, token.functions.transfer(depository, DONATION))
+
+
+def _cli_books(service: ServiceThread, database: str | None) -> tuple[int, str]:
+    """`crossfill books --chain ORIGIN` run by the operator beside the service."""
+    settings = service.settings
+    result = run_cli(
+        "books", "--chain", str(ORIGIN), environment={**os.environ, "COLUMNS": "400"},
+        home=settings.home, deployment_file=settings.deployment_file,
+        **on_database(database),
+    )  # fmt: skip
+    return result.returncode, result.stdout + result.stderr
 
 
 def test_the_books_reconcile_to_the_wei_and_a_donation_is_an_alert(
@@ -157,6 +175,7 @@ def test_the_books_reconcile_to_the_wei_and_a_donation_is_an_alert(
         assert int(_currency_books(books, DESTINATION, NATIVE)["gasSpent"]) > 0
         assert _unexplained_metric(service, ORIGIN, "depository", "ETH") == 0
 
+        assert _cli_books(service, database)[0] == 0
         _donate(devnet, origin.contracts.depository)
 
         donated = _books(http, chainId=ORIGIN)
@@ -172,6 +191,9 @@ def test_the_books_reconcile_to_the_wei_and_a_donation_is_an_alert(
         assert _unexplained_metric(service, ORIGIN, "depository", "USDC") > 0
         # The solver key and the destination are untouched by it.
         assert all(row["unexplained"] == "0" for row in _rows(donated, ORIGIN, solver))
+        code, shown = _cli_books(service, database)
+        assert code == 2, shown  # the operator's command says so too, in its exit status
+        assert f"{DONATION} (received, recorded by nothing" in shown
 
 
 def test_bad_input_is_refused_clearly(start_service: StartService) -> None:
