@@ -168,6 +168,7 @@ async def reconcile_chain(
             if after.last_entry != before.last_entry:
                 continue  # the books moved while the chain was read: read both again
             if await _open(session, config, held, on_chain, after, solver, now()):
+                # Read again: what this opened, or what another reconciliation opened first.
                 after = await _snapshot(session, config.id, solver)
         return _report(config, held, on_chain, after, solver)
     log.info("books kept moving while read: reconciled at the last read", chain_id=config.id)
@@ -186,25 +187,26 @@ async def _open(
 ) -> bool:
     """Open each account not opened yet, at its balance on chain less what the books hold of
     it already and the deposits seen (taken once confirmed); not while transactions that
-    may move it are in flight. True when one was opened."""
-    opened = False
+    may move it are in flight. True when one was not open as the snapshot read it."""
+    tried = False
     for holding, balances in zip(held, on_chain, strict=True):
         moving = _in_flight(holding, snapshot)
         seen_in = _seen_by(holding, snapshot.seen, solver)
         for currency, balance in balances.items():
             if moving or await ledger.opened(session, config.id, currency, holding.account):
                 continue
+            tried = True
             booked = snapshot.balances.get((config.id, currency, holding.account), 0)
             opening = balance - booked - seen_in(currency)
-            await ledger.open_account(
+            if not await ledger.open_account(
                 session, config.id, currency, holding.account, opening, now=now
-            )
+            ):
+                continue  # opened meanwhile by another reconciliation
             log.info(
                 "books opened", chain_id=config.id, account=holding.account,
                 currency=currency, opening=str(opening),
             )  # fmt: skip
-            opened = True
-    return opened
+    return tried
 
 
 def _in_flight(holding: Holding, snapshot: _Snapshot) -> bool:

@@ -27,6 +27,7 @@ from crossfill.store import app_fees
 from crossfill.store.tables import (
     AppFee,
     AppFeeClaim,
+    ChainCursor,
     Deposit,
     LedgerEntry,
     Repayment,
@@ -38,9 +39,12 @@ from crossfill.types import NATIVE_EVM_ADDRESS
 
 FILL_PURPOSE = "fill"
 SPONSOR_PURPOSE = "sponsor"
+# The store's own names, spelled here: `store.deposits` (WHOLE, REORGED, WATCH_START) and
+# `store.app_fee_claims` (SUBMITTED) import modules that post here.
 _WHOLE = 0
 _REORGED = "reorged"
-_CLAIM_SUBMITTED = "submitted"  # `store.app_fee_claims.SUBMITTED` (which posts here)
+_WATCH_START = "watch_start"
+_CLAIM_SUBMITTED = "submitted"
 
 Balances = dict[tuple[int, str, str], int]
 
@@ -282,13 +286,13 @@ async def opened(session: AsyncSession, chain_id: int, currency: str, account: s
 
 async def open_account(
     session: AsyncSession, chain_id: int, currency: str, account: str, amount: int, *, now: datetime
-) -> None:
+) -> bool:
     """The account's opening balance, as found on chain (once; zero is recorded too, so the
-    account counts as opened)."""
+    account counts as opened). False when it was opened already."""
     event = opening_event(chain_id, currency, account)
     await _hold(session, event)
     if await _posted(session, event):
-        return
+        return False
     postings = books.opened(chain_id, currency, account, amount)
     if not postings:  # recorded at zero: the account is opened with nothing in it
         postings = (
@@ -306,8 +310,9 @@ async def open_account(
                     created_at=now,
                 )
             )
-        return
+        return True
     await post(session, event, postings, now=now)
+    return True
 
 
 async def balances(session: AsyncSession, chain_id: int | None = None) -> Balances:
@@ -325,11 +330,22 @@ async def balances(session: AsyncSession, chain_id: int | None = None) -> Balanc
 
 async def seen_unconfirmed(session: AsyncSession, chain_id: int) -> dict[tuple[str, str], int]:
     """Deposits seen on the chain and not yet confirmed (so not yet in the books), by currency
-    and where they were paid (`depository`, or `solver` for v1)."""
+    and where they were paid (`depository`, or `receiver` for v1). Those from before this
+    database watched the chain are left out: never posted, they are in the opening balances."""
+    watch_start = await session.scalar(
+        select(ChainCursor.block_number).where(
+            ChainCursor.chain_id == chain_id, ChainCursor.role == _WATCH_START
+        )
+    )
+    if watch_start is None:  # every deposit found so far is from before
+        return {}
     sums: dict[tuple[str, str], int] = defaultdict(int)
     for currency, paid_to, amount in await session.execute(
         select(Deposit.currency, Deposit.paid_to, Deposit.amount).where(
-            Deposit.chain_id == chain_id, Deposit.state == "seen", Deposit.part == _WHOLE
+            Deposit.chain_id == chain_id,
+            Deposit.state == "seen",
+            Deposit.part == _WHOLE,
+            Deposit.block_number > watch_start,
         )
     ):
         sums[(currency.lower(), paid_to)] += int(amount)
