@@ -15,7 +15,8 @@ from web3.types import Wei
 
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
-from crossfill.domain.books import UNRECORDED_IN
+from crossfill.domain.books import SEEN_UNCONFIRMED, UNRECORDED_IN
+from crossfill.domain.confirmations import ConfirmationTier
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -41,6 +42,8 @@ from tests.support.wallets.evm import execute_steps
 
 USDC_IN = 20_000_000
 DONATION = 12_345
+# Blocks a deposit must be deep on the origin, in the test of a deposit not yet confirmed.
+DEEP = 1_000
 
 
 def _books(http: httpx.Client, **params: Any) -> dict[str, Any]:
@@ -194,6 +197,37 @@ def test_the_books_reconcile_to_the_wei_and_a_donation_is_an_alert(
         code, shown = _cli_books(service, database)
         assert code == 2, shown  # the operator's command says so too, in its exit status
         assert f"{DONATION} (received, recorded by nothing" in shown
+
+
+def test_a_deposit_seen_and_not_yet_confirmed_is_a_named_difference(
+    start_service: StartService, devnet: RunningDevnet
+) -> None:
+    """On chain before it is deep enough to be confirmed (and posted): the Depository holds
+    more than its books by exactly the deposit, named, nothing unexplained."""
+    deep = (ConfirmationTier(blocks=DEEP),)
+    chains = tuple(
+        chain.model_copy(update={"confirmations": deep}) if chain.id == ORIGIN else chain
+        for chain in devnet.deployment.chains
+    )
+    deployment = devnet.deployment.model_copy(update={"chains": chains})
+    service = start_service(deployment, run_workers=True, settings={"admin_token": OPERATOR_TOKEN})
+    user = funded_user(devnet)
+    with httpx.Client(base_url=service.base_url, timeout=30) as http:
+        assert not _books(http, chainId=ORIGIN)["unexplained"]
+        quote = request_quote(http, native_bridge(user.address))
+        amount = int(quote["details"]["currencyIn"]["amount"])
+        execute_steps(quote, user, rpc_urls(devnet))
+        seen: list[dict[str, Any]] = []
+
+        def named() -> bool:
+            seen.append(_books(http, chainId=ORIGIN))
+            (eth,) = [r for r in _rows(seen[-1], ORIGIN, "depository") if r["symbol"] == "ETH"]
+            return bool(eth["explained"] == [{"cause": SEEN_UNCONFIRMED, "amount": str(amount)}])
+
+        assert wait_for(named, timeout=20, interval=0.3), seen[-1]
+        (eth,) = [r for r in _rows(seen[-1], ORIGIN, "depository") if r["symbol"] == "ETH"]
+        assert (eth["difference"], eth["unexplained"]) == (str(amount), "0")
+        assert not seen[-1]["unexplained"]
 
 
 def test_bad_input_is_refused_clearly(start_service: StartService) -> None:
