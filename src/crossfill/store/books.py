@@ -2,7 +2,8 @@
 (`domain.books`), written in the caller's transaction, the one that records the event; and the
 accounts' balances. The caller owns the transaction.
 
-Events are keyed (`deposit:<chain>:<tx>:<log>`, `fill:<request>`, `refund:<deposit>`,
+Events are keyed (`deposit:<chain>:<tx>:<log>`, `owed:<request>` (its deposit owed to the
+solver), `fill:<request>` (what its fill spent), `refund:<deposit>`,
 `repay:<repayment>`, `claim:<claim>`, `gas:<chain>:<tx>`, `opening:<chain>:<currency>:<account>`)
 and each is posted once: a key already posted is not posted again (a reorg's reversal brings a
 deposit's key back to zero, so the deposit, found again, is posted again)."""
@@ -113,13 +114,15 @@ async def deposited(
     stands posted already (a deposit judged again after a reorg took it out and back)."""
     event = deposit_event(deposit)
     await _hold(session, event)
-    if not await net_of(session, event):
-        await post(
-            session,
-            event,
-            books.deposited(deposit.chain_id, deposit.currency, amount, holder),
-            now=now,
-        )
+    if await net_of(session, event):
+        return
+    await post(
+        session, event, books.deposited(deposit.chain_id, deposit.currency, amount, holder),
+        now=now,
+    )  # fmt: skip
+    request = None if deposit.request_id is None else await session.get(Request, deposit.request_id)
+    if request is not None and request.status == RequestStatus.SUCCESS:
+        await _owe_deposit(session, request, now=now)  # filled before its deposit was final
 
 
 async def reverse(session: AsyncSession, event: str, *, now: datetime) -> None:
@@ -132,10 +135,13 @@ async def follow_status(session: AsyncSession, request: Request, *, now: datetim
     solver now (less its app fees), and the solver key paid its fill on the destination."""
     if request.status != RequestStatus.SUCCESS:
         return
-    event = f"fill:{request.id}"
-    await _hold(session, event)
-    if await _posted(session, event):
-        return
+    await _owe_deposit(session, request, now=now)
+    await _post_once(session, f"fill:{request.id}", await _fill_spent(session, request), now=now)
+
+
+async def _owe_deposit(session: AsyncSession, request: Request, *, now: datetime) -> None:
+    """The filled request's deposit owed to the solver, once the books hold it: at the fill,
+    or at the deposit's confirmation when the order was filled first (a fast fill)."""
     deposit = await session.scalar(
         select(Deposit).where(
             Deposit.request_id == request.id,
@@ -144,15 +150,18 @@ async def follow_status(session: AsyncSession, request: Request, *, now: datetim
             Deposit.state != _REORGED,
         )
     )
-    postings: list[Posting] = []
     if (
-        deposit is not None
-        and deposit.chain_id != request.destination_chain_id
-        and await _posted(session, deposit_event(deposit))  # a deposit the books hold
+        deposit is None
+        or deposit.chain_id == request.destination_chain_id
+        or not await _posted(session, deposit_event(deposit))
     ):
-        postings += _deposit_filled(deposit, await _app_fees_of(session, deposit))
-    postings += await _fill_spent(session, request)
-    await post(session, event, postings, now=now)
+        return
+    await _post_once(
+        session,
+        f"owed:{request.id}",
+        _deposit_filled(deposit, await _app_fees_of(session, deposit)),
+        now=now,
+    )
 
 
 def _deposit_filled(deposit: Deposit, fees: int) -> tuple[Posting, ...]:

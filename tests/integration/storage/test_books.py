@@ -127,3 +127,20 @@ async def test_an_account_found_empty_is_opened_at_zero(engine: AsyncEngine) -> 
         await ledger.open_account(session, ORIGIN, NATIVE, "key:" + SOLVER, 0, now=NOW)
         assert await ledger.opened(session, ORIGIN, NATIVE, "key:" + SOLVER)
         assert _at(await ledger.balances(session), "key:" + SOLVER) == 0
+
+
+async def test_a_deposit_confirmed_after_its_fill_is_owed_to_the_solver_then(
+    engine: AsyncEngine,
+) -> None:
+    """A fast fill: the order succeeds on the deposit seen, before it is final and posted."""
+    async with session_factory(engine)() as session, session.begin():
+        deposit = await _deposit(session)
+        request = await session.get(Request, deposit.request_id)
+        assert request is not None
+        request.status = RequestStatus.SUCCESS
+        await ledger.follow_status(session, request, now=NOW)
+        assert await ledger.balances(session) == {}  # nothing of it in the books yet
+        await ledger.deposited(session, deposit, AMOUNT, books.DEPOSITORY, now=NOW)
+        held = await ledger.balances(session)
+    assert _at(held, books.OWED_TO_USERS) == 0
+    assert (_at(held, books.DEPOSITORY), _at(held, books.OWED_TO_SOLVER)) == (AMOUNT, -AMOUNT)
