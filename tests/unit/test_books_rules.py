@@ -9,6 +9,8 @@ import pytest
 
 from crossfill.domain import books
 from crossfill.domain.books import Posting, UnbalancedEvent
+from crossfill.kinds.evm import gas_keeper
+from crossfill.kinds.evm.txmanager import KEY_TRANSFERS
 
 ETH = "0x0000000000000000000000000000000000000000"
 USDC = "0x00000000000000000000000000000000000000aa"
@@ -39,6 +41,7 @@ EVENTS = {
     "repayment": books.repaid(ORIGIN, USDC, 997_000, SOLVER),
     "app-fee claim": books.app_fees_claimed(ORIGIN, USDC, 3_000),
     "gas": books.gas_paid(DESTINATION, ETH, SOLVER, 123_456_789),
+    "transfer between keys": books.transferred(ORIGIN, ETH, SOLVER, "0x" + "cc" * 20, 9),
     "opening": books.opened(ORIGIN, ETH, books.DEPOSITORY, 7),
 }
 
@@ -129,3 +132,15 @@ def test_what_transactions_in_flight_may_move_is_theirs_until_settled() -> None:
     found = books.reconcile(4, 10, seen=1, in_flight=True)
     assert found.explained == ((books.SEEN_UNCONFIRMED, 1), (books.IN_FLIGHT, -7))
     assert found.unexplained == 0
+
+
+def test_a_transfer_between_keys_moves_it_from_one_to_the_other() -> None:
+    sponsor = "0x" + "cc" * 20
+    assert _by_account(books.transferred(ORIGIN, ETH, SOLVER, sponsor, 5)) == {
+        (ORIGIN, ETH, books.key_account(SOLVER)): -5,
+        (ORIGIN, ETH, books.key_account(sponsor)): 5,
+    }
+
+
+def test_gas_top_ups_are_journalled_as_key_transfers() -> None:
+    assert gas_keeper.purpose_of(ORIGIN, SOLVER).startswith(KEY_TRANSFERS)

@@ -151,6 +151,18 @@ def sponsored(chain_id: int, currency: str, amount: int, solver: str) -> tuple[P
     )
 
 
+def transferred(
+    chain_id: int, currency: str, sender: str, recipient: str, amount: int
+) -> tuple[Posting, ...]:
+    """One key of the service paid another (a gas top-up from the solver)."""
+    return balanced(
+        (
+            Posting(chain_id, currency, key_account(sender), -amount),
+            Posting(chain_id, currency, key_account(recipient), amount),
+        )
+    )
+
+
 def gas_paid(chain_id: int, native: str, sender: str, fee: int) -> tuple[Posting, ...]:
     """A key's mined transaction (reverted or not) cost it `fee` in the native currency."""
     return balanced(

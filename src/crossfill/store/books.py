@@ -3,10 +3,11 @@
 accounts' balances. The caller owns the transaction.
 
 Events are keyed (`deposit:<chain>:<tx>:<log>`, `owed:<request>` (its deposit owed to the
-solver), `fill:<request>` (what its fill spent), `refund:<deposit>`,
-`repay:<repayment>`, `claim:<claim>`, `gas:<chain>:<tx>`, `opening:<chain>:<currency>:<account>`)
-and each is posted once: a key already posted is not posted again (a reorg's reversal brings a
-deposit's key back to zero, so the deposit, found again, is posted again)."""
+solver), `fill:<request>` (what its fill spent), `refund:<deposit>`, `repay:<repayment>`,
+`claim:<claim>`, `sponsor:<request>`, `gas:<chain>:<tx>`, `transfer:<chain>:<tx>`,
+`opening:<chain>:<currency>:<account>`) and each is posted once: a key already posted is not
+posted again (a reorg's reversal brings a deposit's key back to zero, so the deposit, found
+again, is posted again)."""
 
 from __future__ import annotations
 
@@ -281,6 +282,25 @@ async def gas_paid(
         session,
         f"gas:{chain_id}:{tx_hash}",
         books.gas_paid(chain_id, NATIVE_EVM_ADDRESS, sender, fee),
+        now=now,
+    )
+
+
+async def key_transfer(
+    session: AsyncSession,
+    chain_id: int,
+    *,
+    sender: str,
+    recipient: str,
+    tx_hash: str,
+    amount: int,
+    now: datetime,
+) -> None:
+    """A journalled transfer between the service's keys mined (a gas top-up), once."""
+    await _post_once(
+        session,
+        f"transfer:{chain_id}:{tx_hash}",
+        books.transferred(chain_id, NATIVE_EVM_ADDRESS, sender, recipient, amount),
         now=now,
     )
 

@@ -58,6 +58,9 @@ from crossfill.store.tables import SentTransaction
 
 log = structlog.get_logger(__name__)
 
+# Journal purposes of transfers from one key of the service to another, booked as such when
+# mined (`kinds.evm.gas_keeper.purpose_of`: a gas top-up from the solver).
+KEY_TRANSFERS = ("gas-top-up:",)
 IN_FLIGHT = ("signed", "broadcast")
 # A replaced transaction may still be the one that gets mined, so it is still watched.
 WATCHED = (*IN_FLIGHT, "replaced")
@@ -627,7 +630,8 @@ class TxManager:
         *,
         fee: int | None = None,
     ) -> None:
-        """`fee`: what the mined transaction cost its sender (its receipt's), booked with it."""
+        """`fee`: what the mined transaction cost its sender (its receipt's), booked with it,
+        and what it paid another key of the service if it is such a transfer and succeeded."""
         async with self.sessions() as session, session.begin():
             row = await session.get(SentTransaction, row_id)
             assert row is not None
@@ -641,6 +645,12 @@ class TxManager:
                     session, row.chain_id, sender=row.sender, tx_hash=row.tx_hash, fee=fee,
                     now=row.updated_at,
                 )  # fmt: skip
+                if status == "mined" and row.purpose.startswith(KEY_TRANSFERS):
+                    sent = TypedTransaction.from_bytes(HexBytes(row.raw_transaction)).as_dict()
+                    await books.key_transfer(
+                        session, row.chain_id, sender=row.sender, recipient=str(sent["to"]),
+                        tx_hash=row.tx_hash, amount=int(sent["value"]), now=row.updated_at,
+                    )  # fmt: skip
         if status not in WATCHED:
             self.funds.release(nonce)  # mined, or never to be: it takes nothing more
 
