@@ -176,6 +176,39 @@ class Metrics:
             ["chain_id"],
             buckets=_REPAYMENT_GAS_BUCKETS,
         )
+        # The books (docs/treasury.md#books), per chain and currency, in whole units.
+        self.books_owed_to_users = latest(
+            "crossfill_books_owed_to_users",
+            "Escrow the Depository holds for users: deposits not yet filled or refunded",
+            ["chain_id", "currency"],
+        )
+        self.books_owed_to_solver = latest(
+            "crossfill_books_owed_to_solver",
+            "Deposits of filled orders the Depository owes the solver, not yet repaid",
+            ["chain_id", "currency"],
+        )
+        self.books_app_fees_owed = latest(
+            "crossfill_books_app_fees_owed",
+            "App fees the Depository holds for their recipients, not yet claimed",
+            ["chain_id", "currency"],
+        )
+        self.books_fees_earned = latest(
+            "crossfill_books_fees_earned",
+            "Repaid to the solver, refund gas kept and sponsorship received, less what the "
+            "solver's fills paid out, on this chain (a currency's sum over chains is its earnings)",
+            ["chain_id", "currency"],
+        )
+        self.books_gas_spent = latest(
+            "crossfill_books_gas_spent",
+            "Gas the service's keys paid for their mined transactions on this chain",
+            ["chain_id", "currency"],
+        )
+        self.books_unexplained = latest(
+            "crossfill_books_unexplained",
+            "An account's balance on chain less its books and every named cause (account: "
+            "depository, solver, other_keys; nonzero: an alert), signed, in whole units",
+            ["chain_id", "account", "currency"],
+        )
         self.indexer_lag = latest(
             "crossfill_indexer_lag_blocks",
             "Blocks between the chain's head and the indexer's cursor",

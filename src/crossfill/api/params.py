@@ -66,6 +66,11 @@ ClaimIdPath = Annotated[
 ChainIdQuery = Annotated[
     int, Query(alias="chainId", description="A chain id"), BeforeValidator(_chain_id)
 ]
+OptionalChainIdQuery = Annotated[
+    int | None,
+    Query(alias="chainId", description="A chain id"),
+    BeforeValidator(lambda value: None if value is None else _chain_id(value)),
+]
 ReferrerQuery = Annotated[
     str | None,
     Query(description="Integrator name; accepted, unused", max_length=200),

@@ -7,6 +7,7 @@ from rich.markup import escape
 
 from crossfill.cli import (
     app_fees,
+    books,
     chains,
     config,
     contracts,
@@ -28,6 +29,7 @@ app = typer.Typer(
 )
 app.command()(serve.run)
 app.command()(serve.api)
+app.command()(books.books)
 app.add_typer(chains.app, name="chains")
 app.add_typer(db.app, name="db")
 app.add_typer(config.app, name="config")

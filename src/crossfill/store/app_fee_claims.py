@@ -12,7 +12,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.app_fee_claim import ClaimTerms
-from crossfill.store import commit_signals
+from crossfill.store import books, commit_signals
 from crossfill.store.app_fees import CLAIMING, OWED, PAID
 from crossfill.store.tables import AppFee, AppFeeClaim
 
@@ -113,6 +113,7 @@ async def mark_paid(
     assert claim is not None
     claim.state, claim.updated_at = PAID, now
     claim.tx_hash = tx_hash or claim.tx_hash
+    await books.app_fees_claimed(session, claim, now=now)
     await session.execute(
         update(AppFee)
         .where(AppFee.claim_id == claim_row_id, AppFee.state == CLAIMING)

@@ -15,6 +15,7 @@ from crossfill.store.tables import (
     ChainCursor,
     ChainGenesis,
     Deposit,
+    LedgerEntry,
     Request,
     SentTransaction,
 )
@@ -47,6 +48,8 @@ async def forget_chain_state(session: AsyncSession, chain_id: int) -> int:
         )
     await session.execute(delete(Request).where(on_chain))
     # Claims after the shares they carried (deleted with their requests above).
-    for table in (AppFeeClaim, Deposit, AddressTransfer, SentTransaction, ChainCursor):
+    for table in (
+        AppFeeClaim, Deposit, AddressTransfer, SentTransaction, ChainCursor, LedgerEntry
+    ):  # fmt: skip
         await session.execute(delete(table).where(table.chain_id == chain_id))
     return count or 0

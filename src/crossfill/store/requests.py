@@ -14,7 +14,7 @@ from crossfill.domain.record_facts import DepositAddressFacts, Moved, deposit_ad
 from crossfill.domain.record_outcome import SETTLED
 from crossfill.domain.status import RequestStatus, check_transition
 from crossfill.domain.status_record import RequestFacts, status_record
-from crossfill.store import app_fees, outbox_signal, sponsor_payments
+from crossfill.store import app_fees, books, outbox_signal, sponsor_payments
 from crossfill.store.db import as_utc
 from crossfill.store.group_commit import Row
 from crossfill.store.tables import (
@@ -140,6 +140,7 @@ async def move(
         request.fail_reason = fail_reason
     await app_fees.follow_status(session, request, now=now)
     await sponsor_payments.follow_status(session, request, now=now)
+    await books.follow_status(session, request, now=now)
     await publish(session, request, now=now, transactions=transactions)
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.status import RequestStatus
-from crossfill.store import solver_settled
+from crossfill.store import books, solver_settled
 from crossfill.store.tables import Request, SponsorPayment
 
 QUOTED, DUE, PAID, FAILED, VOID = "quoted", "due", "paid", "failed", "void"
@@ -39,3 +39,5 @@ async def settle(
     await solver_settled.settle(
         session, SponsorPayment, request_id, waiting_in=DUE, state=state, tx_hash=tx_hash, now=now
     )
+    if state == PAID:
+        await books.sponsored(session, request_id, now=now)

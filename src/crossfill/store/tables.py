@@ -432,6 +432,25 @@ class Repayment(Base):
     settled_at: Mapped[datetime | None] = mapped_column(Timestamp)
 
 
+class LedgerEntry(Base):
+    """One posting of the books (`domain.books`): an event's amount on one account of one
+    chain and currency, in the smallest unit, signed (a debit positive). The postings of one
+    event (`event`, its key: `deposit:<chain>:<tx>:<log>`, `fill:<request>`, ...) sum to zero
+    per chain and currency, and are written in the transaction of what caused them."""
+
+    __tablename__ = "ledger_entries"
+    __table_args__ = (Index("ix_ledger_entries_chain_account", "chain_id", "currency", "account"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    event: Mapped[str] = mapped_column(String(200), index=True, nullable=False)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    account: Mapped[str] = mapped_column(String(80), nullable=False)
+    # A signed integer as a decimal string (see AmountColumn).
+    amount: Mapped[str] = mapped_column(String(80), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
 class AddressTransfer(Base):
     """A transfer into a deposit address (`log_index` -1 for ether), and its sweep into the
     Depository for the request it pays: `seen`, then `swept` (or `failed`) once the sweep is

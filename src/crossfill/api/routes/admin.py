@@ -16,15 +16,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from crossfill.api.auth import require_bearer
 from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
-from crossfill.api.params import ChainIdField, Label, RowIdPath
+from crossfill.api.params import ChainIdField, Label, OptionalChainIdQuery, RowIdPath
 from crossfill.api.schemas.responses import (
     ApiKeyList,
     ApiKeyView,
+    BooksReport,
     CreatedApiKey,
     WebhookRemoved,
     WebhookReplay,
     WebhookView,
 )
+from crossfill.app.books import books_of, books_wire
 from crossfill.errors import BadRequest, Forbidden, NotFound
 from crossfill.quoting.sponsorship import SponsorWallet, sponsor_wallet
 from crossfill.store import api_keys, webhook_endpoints
@@ -194,3 +196,11 @@ async def replay_webhooks(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, A
     async with runtime.sessions() as session, session.begin():
         queued = await webhook_config.replay_failed(session, key_id, now=datetime.now(UTC))
     return {"apiKeyId": key_id, "queued": queued}
+
+
+@router.get("/books", response_model=None, responses=responses(BooksReport, 400, 401, 403, 503))
+async def books(runtime: RuntimeDep, chain_id: OptionalChainIdQuery = None) -> dict[str, Any]:
+    """Each EVM chain's books (escrow owed to users, owed to the solver, app fees owed, fees
+    earned, gas spent), and each Depository's and key's balance on chain against them, to the
+    wei, with the difference named by cause (`chainId`: one chain's alone)."""
+    return books_wire(await books_of(runtime, chain_id, now=lambda: datetime.now(UTC)))

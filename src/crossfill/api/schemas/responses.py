@@ -103,3 +103,45 @@ class Executed(_Open):
 
     message: str
     requestId: str
+
+
+class BooksCurrency(_Open):
+    currency: str
+    symbol: str
+    owedToUsers: str
+    owedToSolver: str
+    appFeesOwed: str
+    feesEarned: str
+    gasSpent: str
+
+
+class BooksCause(_Open):
+    cause: str
+    amount: str
+
+
+class BooksReconciled(_Open):
+    account: str
+    address: str
+    currency: str
+    symbol: str
+    onChain: str
+    booked: str
+    difference: str
+    explained: list[BooksCause]
+    unexplained: str
+    unexplainedCause: str | None
+
+
+class BooksChain(_Open):
+    chainId: int
+    currencies: list[BooksCurrency]
+    reconciliation: list[BooksReconciled]
+
+
+class BooksReport(_Open):
+    """GET /admin/books: each EVM chain's books, reconciled with the chain (amounts in the
+    currency's smallest unit, as decimal strings, signed)."""
+
+    chains: list[BooksChain]
+    unexplained: bool

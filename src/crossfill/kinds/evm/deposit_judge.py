@@ -18,12 +18,14 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.app.refunds import refund_gas_cost
+from crossfill.domain import books
 from crossfill.domain.deposit_checks import (
     DepositFacts,
     DepositVerdict,
     ExpectedDeposit,
     judge_deposit,
 )
+from crossfill.domain.deposit_log import DEPOSITORY
 from crossfill.domain.enums import features_mask
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import AWAITING_DEPOSIT, RequestStatus
@@ -31,6 +33,7 @@ from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.depository_logs import DepositLog
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.quoting.prices import value_on_chain
+from crossfill.store import books as ledger
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Deposit, Request, RequestTransaction
@@ -105,6 +108,18 @@ class DepositJudge:
             known=known,
         )
 
+    async def _booked(
+        self, session: AsyncSession, deposit: Deposit, logged: int, now: datetime
+    ) -> None:
+        """The deposit in the books: held by the Depository (a v1 deposit: by the solver key it
+        was forwarded to), owed to its user."""
+        holder = (
+            books.DEPOSITORY
+            if deposit.paid_to == DEPOSITORY
+            else books.key_account(self.chain.follower.solver)
+        )
+        await ledger.deposited(session, deposit, logged, holder, now=now)
+
     def paid_in(self, currency: str, amount: int) -> Moved:
         """What a deposit paid in, as its log says, valued at the prices quotes use."""
         now_seconds = int(self.now().timestamp())
@@ -125,6 +140,7 @@ class DepositJudge:
         if read is None:
             read = SeenRequest(await requests.by_order_id(session, deposit.order_id, lock=True))
         request = read.request
+        logged = int(deposit.amount)  # all of it, before an excess is split off
         verdict = judge_deposit(
             DepositFacts(
                 self.chain.config.id, deposit.currency, int(deposit.amount), block.timestamp
@@ -152,7 +168,10 @@ class DepositJudge:
                 # order, filled; kept and reported, never paid out blindly.
                 deposit.refund_status = deposits.SKIPPED
                 deposit.refund_fail_reason = deposits.BEFORE_WATCH_START
+                return None  # on chain before the books were opened: in their opening
+            await self._booked(session, deposit, logged, now)
             return None  # else an unknown order's: refunded to its depositor
+        await self._booked(session, deposit, logged, now)
         if not judgement.decides:
             # A stray, refunded to its depositor: the request goes on undisturbed, without the
             # deposit its record showed while the stray was only seen.

@@ -32,6 +32,7 @@ from crossfill.app.refunds import (
     refund_gas_cost,
     refund_recipient,
 )
+from crossfill.domain import books
 from crossfill.domain.call_request import NONCE_ALREADY_USED
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
@@ -43,6 +44,7 @@ from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.quoting.money import from_usd_micros_ceil
 from crossfill.quoting.prices import price_on_chain
+from crossfill.store import books as ledger
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit, Request
 
@@ -189,9 +191,20 @@ class Refunder(JournalledWorker):
             assert deposit is not None
             deposit.refund_status = "done"
             log.warning("deposit was paid back by an earlier signed payout", deposit_id=deposit_id)
+            # Booked as all of it: a payout signed net of its gas leaves the rest on chain,
+            # shown unexplained for the operator.
+            await ledger.refunded(
+                session, deposit, int(deposit.amount), self._holder(deposit), now=now
+            )
             request = await self._decided(session, deposit)
             if request is not None and request.status == RequestStatus.FAILURE:
                 await requests.move(session, request, RequestStatus.REFUND, now=now)
+
+    def _holder(self, deposit: Deposit) -> str:
+        """The account in the books that held the deposit and paid it back."""
+        if deposit.paid_to == RECEIVER:
+            return books.key_account(self.chain.follower.solver)
+        return books.DEPOSITORY
 
     async def _skip(self, deposit_id: int, reason: str) -> None:
         async with self.sessions() as session, session.begin():
@@ -289,6 +302,9 @@ class Refunder(JournalledWorker):
                 recipient = refund_recipient(deposit, await self._refund_to(session, deposit))
                 moved = self._refunded(deposit, recipient, receipt, sent)
                 deposit.refund_amount = str(moved.amount)
+                await ledger.refunded(
+                    session, deposit, moved.amount, self._holder(deposit), now=now
+                )
             request = await self._decided(session, deposit)
             if request is None:
                 return

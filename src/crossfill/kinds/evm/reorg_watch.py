@@ -20,7 +20,7 @@ from crossfill.domain.status import RequestStatus
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.depository_logs import to_hex
 from crossfill.kinds.evm.runtime import ChainRuntime
-from crossfill.store import deposits, requests
+from crossfill.store import books, deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Deposit, Request
 
@@ -66,6 +66,7 @@ class ReorgWatch:
                 log.info("confirmed deposit re-included", tx_hash=row.tx_hash)
                 return
             row.state = deposits.REORGED
+            await books.reverse(session, books.deposit_event(row), now=self.now())
             if deposits.decides(row):
                 await self._request_lost_deposit(session, row)
 

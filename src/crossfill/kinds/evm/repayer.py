@@ -65,7 +65,7 @@ from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import run_every
 from crossfill.metrics import Metrics
 from crossfill.quoting.prices import value_on_chain
-from crossfill.store import repayments
+from crossfill.store import books, repayments
 from crossfill.store.db import as_utc
 from crossfill.store.repayments import OwedDeposit
 from crossfill.store.tables import Deposit, Repayment
@@ -283,6 +283,7 @@ class Repayer(JournalledWorker):
                     int(receipt["blockNumber"]),
                 )
                 current.gas_used, current.fee, current.batch_size = gas_used, str(fee), len(paid)
+                await books.repaid(session, current, now=now)
                 self._count(REPAID)
                 self.metrics.repayment_gas_per_order.labels(self.config.id).observe(gas_used)
             for row in unpaid:

@@ -50,13 +50,17 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from crossfill.errors import AlreadyKnown, CannotPayGas, ChainError, NonceTooLow, SignerBusy
 from crossfill.kinds.evm.key_funds import KeyFunds, cost, row_cost
 from crossfill.kinds.evm.port import EvmPort
+from crossfill.kinds.evm.receipt_outcomes import fee_paid
 from crossfill.kinds.evm.state import ChainState
-from crossfill.store import signer_leases
+from crossfill.store import books, signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import SentTransaction
 
 log = structlog.get_logger(__name__)
 
+# Journal purposes of transfers from one key of the service to another, booked as such when
+# mined (`kinds.evm.gas_keeper.purpose_of`: a gas top-up from the solver).
+KEY_TRANSFERS = ("gas-top-up:",)
 IN_FLIGHT = ("signed", "broadcast")
 # A replaced transaction may still be the one that gets mined, so it is still watched.
 WATCHED = (*IN_FLIGHT, "replaced")
@@ -623,7 +627,11 @@ class TxManager:
         status: str,
         block_number: int | None = None,
         block_hash: str | None = None,
+        *,
+        fee: int | None = None,
     ) -> None:
+        """`fee`: what the mined transaction cost its sender (its receipt's), booked with it,
+        and what it paid another key of the service if it is such a transfer and succeeded."""
         async with self.sessions() as session, session.begin():
             row = await session.get(SentTransaction, row_id)
             assert row is not None
@@ -632,6 +640,17 @@ class TxManager:
             row.block_hash = block_hash
             row.updated_at = self.now()
             nonce = row.nonce
+            if fee is not None:
+                await books.gas_paid(
+                    session, row.chain_id, sender=row.sender, tx_hash=row.tx_hash, fee=fee,
+                    now=row.updated_at,
+                )  # fmt: skip
+                if status == "mined" and row.purpose.startswith(KEY_TRANSFERS):
+                    sent = TypedTransaction.from_bytes(HexBytes(row.raw_transaction)).as_dict()
+                    await books.key_transfer(
+                        session, row.chain_id, sender=row.sender, recipient=str(sent["to"]),
+                        tx_hash=row.tx_hash, amount=int(sent["value"]), now=row.updated_at,
+                    )  # fmt: skip
         if status not in WATCHED:
             self.funds.release(nonce)  # mined, or never to be: it takes nothing more
 
@@ -720,6 +739,7 @@ class TxManager:
                 "mined" if receipt["status"] == 1 else "failed",
                 int(receipt["blockNumber"]),
                 HexBytes(receipt["blockHash"]).to_0x_hex(),
+                fee=fee_paid(receipt),
             )
             for sibling in versions:
                 if sibling.id != row.id and sibling.nonce == row.nonce:

@@ -18,6 +18,7 @@ from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
 from crossfill.domain.key_gas import SOLVER
 from crossfill.kinds.evm.app_fee_payer import AppFeePayer
+from crossfill.kinds.evm.books_keeper import BooksKeeper
 from crossfill.kinds.evm.chain import evm_chains
 from crossfill.kinds.evm.deposit_addresses import DepositAddressSweeper
 from crossfill.kinds.evm.fill_finality import FillFinality
@@ -73,6 +74,8 @@ class EvmWorkers:
     mined_watches: list[MinedWatch] = field(default_factory=list)
     # One per signer and chain: its signer lease, renewed, or asked for while another holds it.
     signer_keepers: list[SignerKeeper] = field(default_factory=list)
+    # One per chain: its books reconciled with the chain.
+    books_keepers: list[BooksKeeper] = field(default_factory=list)
 
     @classmethod
     def build(cls, runtime: Runtime, context: WorkerContext) -> EvmWorkers:
@@ -195,6 +198,16 @@ class EvmWorkers:
             gasless_executors=gasless_executors,
             mined_watches=mined_watches,
             signer_keepers=signer_keepers,
+            books_keepers=[
+                BooksKeeper(
+                    chain,
+                    runtime.sessions,
+                    solver=deployment.solver.address,
+                    now=now,
+                    metrics=runtime.metrics,
+                )
+                for chain in evm_chains(runtime).values()
+            ],
         )
 
     def listen(self) -> list[Callable[[], None]]:
@@ -241,6 +254,7 @@ class EvmWorkers:
                 for chain_id, sweeper in self.deposit_address_sweepers.items()
             ),
             *(NamedWorker(executor.name, executor.run) for executor in self.gasless_executors),
+            *(NamedWorker(keeper.name, keeper.run) for keeper in self.books_keepers),
         ]
 
     def hint(self, chain_id: int, tx_hash: str, client: str) -> bool:

@@ -1,0 +1,234 @@
+"""The books: which accounts each money event moves, per chain and currency, in the smallest
+units. Pure rules; `store.books` writes them in the transaction of the event that causes them.
+
+Every event's postings are balanced: for each (chain, currency) they sum to zero. A positive
+amount is a debit (an asset grows, or a liability shrinks), a negative one a credit. The
+accounts:
+
+- `depository`: what the chain's Depository holds (an asset);
+- `key:<address>`: what a signing key of the service holds (an asset);
+- `owed_to_users`: deposits held in escrow for their users until filled or refunded;
+- `owed_to_solver`: deposits of filled orders, owed to the solver until repaid;
+- `app_fees_owed`: app fees the Depository holds for their recipients until claimed;
+- `opening`: the balances found on chain when the books were opened (equity);
+- `filled`: what the solver paid out filling orders (the cost of fills);
+- `repaid`: what the Depository paid the solver back (the income of fills);
+- `refund_gas_kept`: what a refund kept of its deposit for its gas;
+- `sponsorship`: what sponsors paid the solver for the fees they sponsored (income);
+- `gas`: what each key paid for its transactions (an expense).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+DEPOSITORY = "depository"
+OWED_TO_USERS = "owed_to_users"
+OWED_TO_SOLVER = "owed_to_solver"
+APP_FEES_OWED = "app_fees_owed"
+OPENING = "opening"
+FILLED = "filled"
+REPAID = "repaid"
+REFUND_GAS_KEPT = "refund_gas_kept"
+SPONSORSHIP = "sponsorship"
+GAS = "gas"
+KEY_PREFIX = "key:"
+# What the service earns, for the report: its income less the cost of its fills.
+EARNINGS = (FILLED, REPAID, REFUND_GAS_KEPT, SPONSORSHIP)
+
+
+class UnbalancedEvent(ValueError):
+    """An event's postings do not sum to zero in some chain and currency."""
+
+
+def key_account(address: str) -> str:
+    return KEY_PREFIX + address.lower()
+
+
+@dataclass(frozen=True)
+class Posting:
+    chain_id: int
+    currency: str
+    account: str
+    amount: int
+
+
+def balanced(postings: Iterable[Posting]) -> tuple[Posting, ...]:
+    """The postings without zeros, once checked to sum to zero per (chain, currency)."""
+    kept = tuple(posting for posting in postings if posting.amount != 0)
+    sums: dict[tuple[int, str], int] = defaultdict(int)
+    for posting in kept:
+        sums[(posting.chain_id, posting.currency)] += posting.amount
+    unbalanced = {where: total for where, total in sums.items() if total != 0}
+    if unbalanced:
+        raise UnbalancedEvent(f"postings do not balance: {unbalanced}")
+    return kept
+
+
+def deposited(chain_id: int, currency: str, amount: int, holder: str) -> tuple[Posting, ...]:
+    """A deposit confirmed: `holder` (the Depository, or the key a v1 deposit was forwarded
+    to) holds it, owed to its user until filled or refunded."""
+    return balanced(
+        (
+            Posting(chain_id, currency, holder, amount),
+            Posting(chain_id, currency, OWED_TO_USERS, -amount),
+        )
+    )
+
+
+def filled(
+    origin: tuple[int, str, int] | None,
+    app_fees: int,
+    spent: tuple[int, str, int] | None,
+    solver: str | None,
+) -> tuple[Posting, ...]:
+    """An order filled. On the origin (`origin`: chain, currency, the deposit that paid for it,
+    held by the Depository): no longer owed to the user, but to the solver, less the app fees
+    it carried, which are owed to their recipients. On the destination (`spent`: chain,
+    currency, what the fill took from the solver's inventory): the solver key paid it."""
+    postings: list[Posting] = []
+    if origin is not None:
+        chain_id, currency, amount = origin
+        postings += [
+            Posting(chain_id, currency, OWED_TO_USERS, amount),
+            Posting(chain_id, currency, OWED_TO_SOLVER, -(amount - app_fees)),
+            Posting(chain_id, currency, APP_FEES_OWED, -app_fees),
+        ]
+    if spent is not None and solver is not None:
+        chain_id, currency, amount = spent
+        postings += [
+            Posting(chain_id, currency, key_account(solver), -amount),
+            Posting(chain_id, currency, FILLED, amount),
+        ]
+    return balanced(postings)
+
+
+def refunded(
+    chain_id: int, currency: str, deposit: int, paid: int, holder: str
+) -> tuple[Posting, ...]:
+    """A deposit paid back: `holder` paid `paid`, no longer owed to the user; what it kept of
+    the deposit for the refund's gas stays with the holder as the service's."""
+    return balanced(
+        (
+            Posting(chain_id, currency, holder, -paid),
+            Posting(chain_id, currency, OWED_TO_USERS, deposit),
+            Posting(chain_id, currency, REFUND_GAS_KEPT, -(deposit - paid)),
+        )
+    )
+
+
+def repaid(chain_id: int, currency: str, amount: int, solver: str) -> tuple[Posting, ...]:
+    """A deposit owed to the solver paid out of the Depository to the solver's key."""
+    return balanced(
+        (
+            Posting(chain_id, currency, DEPOSITORY, -amount),
+            Posting(chain_id, currency, OWED_TO_SOLVER, amount),
+            Posting(chain_id, currency, key_account(solver), amount),
+            Posting(chain_id, currency, REPAID, -amount),
+        )
+    )
+
+
+def app_fees_claimed(chain_id: int, currency: str, amount: int) -> tuple[Posting, ...]:
+    """App fees paid out of the Depository to the recipient who claimed them."""
+    return balanced(
+        (
+            Posting(chain_id, currency, DEPOSITORY, -amount),
+            Posting(chain_id, currency, APP_FEES_OWED, amount),
+        )
+    )
+
+
+def sponsored(chain_id: int, currency: str, amount: int, solver: str) -> tuple[Posting, ...]:
+    """A sponsor's payment pulled into the solver key."""
+    return balanced(
+        (
+            Posting(chain_id, currency, key_account(solver), amount),
+            Posting(chain_id, currency, SPONSORSHIP, -amount),
+        )
+    )
+
+
+def transferred(
+    chain_id: int, currency: str, sender: str, recipient: str, amount: int
+) -> tuple[Posting, ...]:
+    """One key of the service paid another (a gas top-up from the solver)."""
+    return balanced(
+        (
+            Posting(chain_id, currency, key_account(sender), -amount),
+            Posting(chain_id, currency, key_account(recipient), amount),
+        )
+    )
+
+
+def gas_paid(chain_id: int, native: str, sender: str, fee: int) -> tuple[Posting, ...]:
+    """A key's mined transaction (reverted or not) cost it `fee` in the native currency."""
+    return balanced(
+        (
+            Posting(chain_id, native, key_account(sender), -fee),
+            Posting(chain_id, native, GAS, fee),
+        )
+    )
+
+
+def opened(chain_id: int, currency: str, account: str, amount: int) -> tuple[Posting, ...]:
+    """An account's balance found on chain when the books were opened for it."""
+    return balanced(
+        (
+            Posting(chain_id, currency, account, amount),
+            Posting(chain_id, currency, OPENING, -amount),
+        )
+    )
+
+
+def reversed_(postings: Iterable[Posting]) -> tuple[Posting, ...]:
+    """The postings that undo `postings` (a confirmed deposit a reorg took out)."""
+    return balanced(
+        Posting(p.chain_id, p.currency, p.account, -p.amount) for p in postings if p.amount
+    )
+
+
+# Why an account's balance on chain differs from its books.
+SEEN_UNCONFIRMED = "deposits seen, not yet confirmed"
+IN_FLIGHT = "transactions in flight"
+UNRECORDED_IN = "received, recorded by nothing (a donation or another outside transfer)"
+UNRECORDED_OUT = "paid out, recorded by nothing (an outside transfer, or a reorg not yet settled)"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """An account's balance on chain against its books: the difference named by cause where
+    the service can name it; what is left is unexplained (never absorbed)."""
+
+    on_chain: int
+    booked: int
+    explained: tuple[tuple[str, int], ...]
+    unexplained: int
+
+    @property
+    def difference(self) -> int:
+        return self.on_chain - self.booked
+
+    @property
+    def unexplained_cause(self) -> str | None:
+        if self.unexplained == 0:
+            return None
+        return UNRECORDED_IN if self.unexplained > 0 else UNRECORDED_OUT
+
+
+def reconcile(on_chain: int, booked: int, *, seen: int, in_flight: bool) -> Difference:
+    """`seen`: deposits to the account on chain that the books take only once confirmed;
+    `in_flight`: transactions that may move the account are sent and not yet settled, so
+    what is left of the difference is theirs until they are (the next reconciliation after
+    they settle says it to the wei)."""
+    explained: list[tuple[str, int]] = []
+    left = on_chain - booked
+    if seen:
+        explained.append((SEEN_UNCONFIRMED, seen))
+        left -= seen
+    if left and in_flight:
+        explained.append((IN_FLIGHT, left))
+        left = 0
+    return Difference(on_chain, booked, tuple(explained), left)

@@ -1,0 +1,441 @@
+"""Repository of the books (`tables.LedgerEntry`): each money event's postings
+(`domain.books`), written in the caller's transaction, the one that records the event; and the
+accounts' balances. The caller owns the transaction.
+
+Events are keyed (`deposit:<chain>:<tx>:<log>`, `owed:<request>` (its deposit owed to the
+solver), `fill:<request>` (what its fill spent), `refund:<deposit>`, `repay:<repayment>`,
+`claim:<claim>`, `sponsor:<request>`, `gas:<chain>:<tx>`, `transfer:<chain>:<tx>`,
+`opening:<chain>:<currency>:<account>`) and each is posted once: a key already posted is not
+posted again (a reorg's reversal brings a deposit's key back to zero, so the deposit, found
+again, is posted again)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.domain import books
+from crossfill.domain.books import Posting
+from crossfill.domain.deposit_checks import DepositVerdict
+from crossfill.domain.deposit_log import DEPOSITORY
+from crossfill.domain.fill_plan import FillPlan, FillPlanError
+from crossfill.domain.repayments import SENDING
+from crossfill.domain.status import RequestStatus
+from crossfill.store import app_fees
+from crossfill.store.tables import (
+    AppFee,
+    AppFeeClaim,
+    ChainCursor,
+    Deposit,
+    LedgerEntry,
+    Repayment,
+    Request,
+    SentTransaction,
+    SponsorPayment,
+)
+from crossfill.types import NATIVE_EVM_ADDRESS
+
+FILL_PURPOSE = "fill"
+SPONSOR_PURPOSE = "sponsor"
+# The store's own names, spelled here: `store.deposits` (WHOLE, REORGED, WATCH_START) and
+# `store.app_fee_claims` (SUBMITTED) import modules that post here.
+_WHOLE = 0
+_REORGED = "reorged"
+_WATCH_START = "watch_start"
+_CLAIM_SUBMITTED = "submitted"
+
+Balances = dict[tuple[int, str, str], int]
+
+
+async def post(
+    session: AsyncSession, event: str, postings: Iterable[Posting], *, now: datetime
+) -> None:
+    for posting in books.balanced(postings):
+        session.add(
+            LedgerEntry(
+                event=event,
+                chain_id=posting.chain_id,
+                currency=posting.currency.lower(),
+                account=posting.account,
+                amount=str(posting.amount),
+                created_at=now,
+            )
+        )
+
+
+async def net_of(session: AsyncSession, event: str) -> list[Posting]:
+    """What the event's postings add up to, per account (those at zero left out)."""
+    sums: dict[tuple[int, str, str], int] = defaultdict(int)
+    for chain_id, currency, account, amount in await session.execute(
+        select(
+            LedgerEntry.chain_id, LedgerEntry.currency, LedgerEntry.account, LedgerEntry.amount
+        ).where(LedgerEntry.event == event)
+    ):
+        sums[(chain_id, currency, account)] += int(amount)
+    return [Posting(*where, amount) for where, amount in sums.items() if amount != 0]
+
+
+async def _posted(session: AsyncSession, event: str) -> bool:
+    found = await session.scalar(
+        select(func.count()).select_from(LedgerEntry).where(LedgerEntry.event == event)
+    )
+    return bool(found)
+
+
+async def _hold(session: AsyncSession, event: str) -> None:
+    """Hold the event's key until the transaction ends, so two transactions posting it once go
+    one after the other (PostgreSQL; SQLite has one writer): the second sees the first's."""
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:event, 0))"), {"event": event}
+        )
+
+
+async def _post_once(
+    session: AsyncSession, event: str, postings: Iterable[Posting], *, now: datetime
+) -> None:
+    await _hold(session, event)
+    if not await _posted(session, event):
+        await post(session, event, postings, now=now)
+
+
+def deposit_event(deposit: Deposit) -> str:
+    return f"deposit:{deposit.chain_id}:{deposit.tx_hash}:{deposit.log_index}"
+
+
+async def deposited(
+    session: AsyncSession, deposit: Deposit, amount: int, holder: str, *, now: datetime
+) -> None:
+    """A deposit confirmed, `amount` as its chain logged it (all its parts), held by `holder`
+    (`domain.books.DEPOSITORY`, or the key a v1 deposit was forwarded to). Posted unless it
+    stands posted already (a deposit judged again after a reorg took it out and back)."""
+    event = deposit_event(deposit)
+    await _hold(session, event)
+    if await net_of(session, event):
+        return
+    await post(
+        session, event, books.deposited(deposit.chain_id, deposit.currency, amount, holder),
+        now=now,
+    )  # fmt: skip
+    request = None if deposit.request_id is None else await session.get(Request, deposit.request_id)
+    if request is not None and request.status == RequestStatus.SUCCESS:
+        await _owe_deposit(session, request, now=now)  # filled before its deposit was final
+
+
+async def reverse(session: AsyncSession, event: str, *, now: datetime) -> None:
+    """Undo what an event posted (a confirmed deposit a reorg took out of the chain)."""
+    await post(session, event, books.reversed_(await net_of(session, event)), now=now)
+
+
+async def follow_status(session: AsyncSession, request: Request, *, now: datetime) -> None:
+    """A request that succeeded is filled: its deposit in the Depository is owed to the
+    solver now (less its app fees), and the solver key paid its fill on the destination."""
+    if request.status != RequestStatus.SUCCESS:
+        return
+    await _owe_deposit(session, request, now=now)
+    await _post_once(session, f"fill:{request.id}", await _fill_spent(session, request), now=now)
+
+
+async def _owe_deposit(session: AsyncSession, request: Request, *, now: datetime) -> None:
+    """The filled request's deposit owed to the solver, once the books hold it: at the fill,
+    or at the deposit's confirmation when the order was filled first (a fast fill)."""
+    deposit = await session.scalar(
+        select(Deposit).where(
+            Deposit.request_id == request.id,
+            Deposit.outcome == DepositVerdict.ACCEPTED,
+            Deposit.part == _WHOLE,
+            Deposit.state != _REORGED,
+        )
+    )
+    if (
+        deposit is None
+        or deposit.chain_id == request.destination_chain_id
+        or not await _posted(session, deposit_event(deposit))
+    ):
+        return
+    await _post_once(
+        session,
+        f"owed:{request.id}",
+        _deposit_filled(deposit, await _app_fees_of(session, deposit)),
+        now=now,
+    )
+
+
+def _deposit_filled(deposit: Deposit, fees: int) -> tuple[Posting, ...]:
+    amount = int(deposit.amount)
+    if deposit.paid_to == DEPOSITORY:
+        return books.filled((deposit.chain_id, deposit.currency, amount), fees, None, None)
+    # A v1 deposit, forwarded to the solver when made: its fill earns it there and then.
+    return books.balanced(
+        (
+            Posting(deposit.chain_id, deposit.currency, books.OWED_TO_USERS, amount),
+            Posting(deposit.chain_id, deposit.currency, books.REPAID, -amount),
+        )
+    )
+
+
+async def _app_fees_of(session: AsyncSession, deposit: Deposit) -> int:
+    shares = await session.scalars(
+        select(AppFee.quoted_amount).where(
+            AppFee.request_id == deposit.request_id,
+            AppFee.chain_id == deposit.chain_id,
+            AppFee.currency == deposit.currency,
+            AppFee.state != app_fees.VOID,
+        )
+    )
+    return sum(int(amount) for amount in shares)
+
+
+async def _fill_spent(session: AsyncSession, request: Request) -> list[Posting]:
+    """What the request's mined fill took from the solver key that sent it (its plan's spend,
+    and the native value it sent beside a token); nothing for a fill the journal did not send
+    (another kind's chain)."""
+    if request.fill_plan is None:
+        return []
+    sender = await _mined_sender(session, request.id, FILL_PURPOSE)
+    if sender is None:
+        return []
+    try:
+        plan = FillPlan.from_json(request.fill_plan)
+    except FillPlanError:
+        return []
+    chain_id = request.destination_chain_id
+    spent = books.filled(None, 0, (chain_id, plan.spends_currency, plan.spends_amount), sender)
+    if plan.spends_currency.lower() != NATIVE_EVM_ADDRESS and plan.value > 0:
+        spent += books.filled(None, 0, (chain_id, NATIVE_EVM_ADDRESS, plan.value), sender)
+    return list(spent)
+
+
+async def refunded(
+    session: AsyncSession, deposit: Deposit, paid: int, holder: str, *, now: datetime
+) -> None:
+    """A deposit part paid back, `paid` of it, by `holder`."""
+    await _post_once(
+        session,
+        f"refund:{deposit.id}",
+        books.refunded(deposit.chain_id, deposit.currency, int(deposit.amount), paid, holder),
+        now=now,
+    )
+
+
+async def repaid(session: AsyncSession, repayment: Repayment, *, now: datetime) -> None:
+    """A deposit owed to the solver repaid to it out of the Depository."""
+    await _post_once(
+        session,
+        f"repay:{repayment.id}",
+        books.repaid(
+            repayment.chain_id, repayment.currency, int(repayment.amount), repayment.recipient
+        ),
+        now=now,
+    )
+
+
+async def app_fees_claimed(session: AsyncSession, claim: AppFeeClaim, *, now: datetime) -> None:
+    await _post_once(
+        session,
+        f"claim:{claim.id}",
+        books.app_fees_claimed(claim.chain_id, claim.currency, int(claim.amount)),
+        now=now,
+    )
+
+
+async def sponsored(session: AsyncSession, request_id: str, *, now: datetime) -> None:
+    """The request's sponsor payment pulled into the key that sent the pull."""
+    payment = await session.get(SponsorPayment, request_id)
+    sender = await _mined_sender(session, request_id, SPONSOR_PURPOSE)
+    if payment is None or sender is None:
+        return
+    await _post_once(
+        session,
+        f"sponsor:{request_id}",
+        books.sponsored(payment.chain_id, payment.currency, int(payment.amount), sender),
+        now=now,
+    )
+
+
+async def _mined_sender(session: AsyncSession, request_id: str, purpose: str) -> str | None:
+    return await session.scalar(
+        select(SentTransaction.sender).where(
+            SentTransaction.request_id == request_id,
+            SentTransaction.purpose == purpose,
+            SentTransaction.status == "mined",
+        )
+    )
+
+
+async def gas_paid(
+    session: AsyncSession,
+    chain_id: int,
+    *,
+    sender: str,
+    tx_hash: str,
+    fee: int,
+    now: datetime,
+) -> None:
+    """A journalled transaction of `sender` mined (once per transaction, however often its
+    receipt is read)."""
+    await _post_once(
+        session,
+        f"gas:{chain_id}:{tx_hash}",
+        books.gas_paid(chain_id, NATIVE_EVM_ADDRESS, sender, fee),
+        now=now,
+    )
+
+
+async def key_transfer(
+    session: AsyncSession,
+    chain_id: int,
+    *,
+    sender: str,
+    recipient: str,
+    tx_hash: str,
+    amount: int,
+    now: datetime,
+) -> None:
+    """A journalled transfer between the service's keys mined (a gas top-up), once."""
+    await _post_once(
+        session,
+        f"transfer:{chain_id}:{tx_hash}",
+        books.transferred(chain_id, NATIVE_EVM_ADDRESS, sender, recipient, amount),
+        now=now,
+    )
+
+
+def opening_event(chain_id: int, currency: str, account: str) -> str:
+    return f"opening:{chain_id}:{currency.lower()}:{account}"
+
+
+async def opened(session: AsyncSession, chain_id: int, currency: str, account: str) -> bool:
+    return await _posted(session, opening_event(chain_id, currency, account))
+
+
+async def open_account(
+    session: AsyncSession, chain_id: int, currency: str, account: str, amount: int, *, now: datetime
+) -> bool:
+    """The account's opening balance, as found on chain (once; zero is recorded too, so the
+    account counts as opened). False when it was opened already."""
+    event = opening_event(chain_id, currency, account)
+    await _hold(session, event)
+    if await _posted(session, event):
+        return False
+    postings = books.opened(chain_id, currency, account, amount)
+    if not postings:  # recorded at zero: the account is opened with nothing in it
+        postings = (
+            Posting(chain_id, currency, account, 0),
+            Posting(chain_id, currency, books.OPENING, 0),
+        )
+        for posting in postings:
+            session.add(
+                LedgerEntry(
+                    event=event,
+                    chain_id=chain_id,
+                    currency=currency.lower(),
+                    account=posting.account,
+                    amount="0",
+                    created_at=now,
+                )
+            )
+        return True
+    await post(session, event, postings, now=now)
+    return True
+
+
+async def balances(session: AsyncSession, chain_id: int | None = None) -> Balances:
+    """Every account's balance, by (chain, currency, account)."""
+    query = select(
+        LedgerEntry.chain_id, LedgerEntry.currency, LedgerEntry.account, LedgerEntry.amount
+    )
+    if chain_id is not None:
+        query = query.where(LedgerEntry.chain_id == chain_id)
+    sums: Balances = defaultdict(int)
+    for chain, currency, account, amount in await session.execute(query):
+        sums[(chain, currency, account)] += int(amount)
+    return dict(sums)
+
+
+async def seen_unconfirmed(session: AsyncSession, chain_id: int) -> dict[tuple[str, str], int]:
+    """Deposits seen on the chain and not yet confirmed (so not yet in the books), by currency
+    and where they were paid (`depository`, or `receiver` for v1). Those from before this
+    database watched the chain are left out: never posted, they are in the opening balances."""
+    watch_start = await session.scalar(
+        select(ChainCursor.block_number).where(
+            ChainCursor.chain_id == chain_id, ChainCursor.role == _WATCH_START
+        )
+    )
+    if watch_start is None:  # every deposit found so far is from before
+        return {}
+    sums: dict[tuple[str, str], int] = defaultdict(int)
+    for currency, paid_to, amount in await session.execute(
+        select(Deposit.currency, Deposit.paid_to, Deposit.amount).where(
+            Deposit.chain_id == chain_id,
+            Deposit.state == "seen",
+            Deposit.part == _WHOLE,
+            Deposit.block_number > watch_start,
+        )
+    ):
+        sums[(currency.lower(), paid_to)] += int(amount)
+    return dict(sums)
+
+
+async def in_flight_senders(session: AsyncSession, chain_id: int) -> dict[str, int]:
+    """How many journalled transactions of each sender on the chain are not yet settled."""
+    rows = await session.execute(
+        select(SentTransaction.sender, func.count())
+        .where(
+            SentTransaction.chain_id == chain_id,
+            SentTransaction.status.in_(("signed", "broadcast", "replaced")),
+        )
+        .group_by(SentTransaction.sender)
+    )
+    return {sender.lower(): int(count) for sender, count in rows}
+
+
+async def senders(session: AsyncSession, chain_id: int) -> list[str]:
+    """The keys that sent journalled transactions on the chain."""
+    rows = await session.scalars(
+        select(SentTransaction.sender).where(SentTransaction.chain_id == chain_id).distinct()
+    )
+    return sorted({sender.lower() for sender in rows})
+
+
+async def payouts_in_flight(session: AsyncSession, chain_id: int) -> int:
+    """Payouts out of the chain's Depository started and not yet settled: refunds submitted,
+    repayments sending, app-fee claims submitted."""
+    refunds = await session.scalar(
+        select(func.count())
+        .select_from(Deposit)
+        .where(Deposit.chain_id == chain_id, Deposit.refund_status == "submitted")
+    )
+    repaying = await session.scalar(
+        select(func.count())
+        .select_from(Repayment)
+        .where(Repayment.chain_id == chain_id, Repayment.state == SENDING)
+    )
+    claims = await session.scalar(
+        select(func.count())
+        .select_from(AppFeeClaim)
+        .where(AppFeeClaim.chain_id == chain_id, AppFeeClaim.state == _CLAIM_SUBMITTED)
+    )
+    return (refunds or 0) + (repaying or 0) + (claims or 0)
+
+
+async def fills_in_flight(session: AsyncSession, chain_id: int) -> int:
+    """Requests whose fill on the chain is sent and not yet recorded mined."""
+    found = await session.scalar(
+        select(func.count())
+        .select_from(Request)
+        .where(
+            Request.destination_chain_id == chain_id,
+            Request.status == RequestStatus.SUBMITTED,
+        )
+    )
+    return found or 0
+
+
+async def last_entry(session: AsyncSession) -> int:
+    """The newest posting's id (0 with none): the books moved when it changed."""
+    return await session.scalar(select(func.max(LedgerEntry.id))) or 0
