@@ -9,6 +9,7 @@ output and gas) is not signed: it waits for a top-up, a bounded time (`kinds.evm
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -29,8 +30,8 @@ from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.replacements import replace_stuck
 from crossfill.kinds.evm.solver_funds import Amounts, SolverFunds
-from crossfill.kinds.evm.txmanager import Call, journalled
-from crossfill.loops import each_on_its_own, run_forever, wait_interval
+from crossfill.kinds.evm.txmanager import Call, Outgoing, journalled, journalled_each
+from crossfill.loops import TRANSIENT, each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.store import requests
 from crossfill.store.db import as_utc
@@ -45,14 +46,8 @@ RETRY_AFTER = timedelta(seconds=2)
 # How long the transaction that claims a request waits for its fill's simulation to sign it
 # there (see `Solver._journal_in`).
 SIMULATION_IN_TRANSACTION = timedelta(milliseconds=250)
-
-
-async def _nothing() -> None:
-    return None
-
-
-async def _known(journal: SentTransaction | None) -> SentTransaction | None:
-    return journal
+# The most requests a tick claims at once: a batch (a 30M-gas block holds about 500 fills).
+BATCH = 500
 
 
 @dataclass(eq=False)
@@ -153,13 +148,14 @@ class Solver(JournalledWorker):
             if token > 1:  # the key was held before (the first token is the first holder's)
                 await self._took_signer()
             self._signer_token = token
+        # Everything ready now goes out together: claimed with its deposit, handed over by
+        # id, then whatever else is pending and free.
         claimed, self._claimed = self._claimed, []
-        if claimed:
-            await self._fill_each(claimed)
         handed, self._handed = self._handed, []
         if handed:
-            await self._fill_each(await self._claim(handed))
-        await self._fill_each(await self._claim())
+            claimed += await self._claim(handed)
+        await self._fill_batch(claimed)
+        await self._fill_batch(await self._claim())
         self._funds.publish()
         await self._track_submitted()
         await replace_stuck(
@@ -191,18 +187,145 @@ class Solver(JournalledWorker):
                 owner=self.owner,
                 now=self.now(),
                 lease=LEASE,
-                limit=20,
+                limit=BATCH,
                 ids=ids,
             )
 
-    async def _fill_each(self, claimed: list[Request]) -> None:
+    async def _fill_batch(self, batch: list[Request]) -> None:
+        """Fill many requests at once: their journal read together, their simulations run
+        together, then every fill that may go signed under pipelined nonces, journalled in
+        one transaction and broadcast together (`TxManager.send_batch`); a fill signed before
+        is resumed, never signed again. Each request is judged on its own: one refused,
+        postponed or crashed leaves the others going."""
+        if not batch:
+            return
+        journals = await self._journals_of(batch)
+        simulations = {
+            request.id: task
+            for request in batch
+            if (task := self._simulation_for(request, journals[request.id])) is not None
+        }
+        ready: list[tuple[Request, Call]] = []
+        resumed: list[tuple[Request, str]] = []
+
+        async def prepare(request: Request) -> None:
+            journal = journals[request.id]
+            if journal is not None:
+                resumed.append((request, journal.tx_hash))
+                return
+            call = await self._prepared(request, simulations.get(request.id))
+            if call is not None:
+                ready.append((request, call))
+
+        try:
+            await each_on_its_own(
+                self.name, batch, prepare, label=lambda request: request.id, on_crash=self._give_up
+            )
+        finally:
+            _consume(simulations.values())
+        sent = await self._send_ready(ready)
+        await self._submitted_all([*resumed, *sent])
+
+    async def _send_each(self, ready: list[tuple[Request, Call]]) -> list[tuple[Request, str]]:
+        sent: list[tuple[Request, str]] = []
+
+        async def send(item: tuple[Request, Call]) -> None:
+            tx_hash = await self._send_ready_one(*item)
+            if tx_hash is not None:
+                sent.append((item[0], tx_hash))
+
+        async def give_up(item: tuple[Request, Call]) -> None:
+            await self._give_up(item[0])
+
         await each_on_its_own(
-            self.name,
-            claimed,
-            self._fill,
-            label=lambda request: request.id,
-            on_crash=self._give_up,
+            self.name, ready, send, label=lambda item: item[0].id, on_crash=give_up
         )
+        return sent
+
+    async def _send_ready_one(self, request: Request, call: Call) -> str | None:
+        try:
+            row = await self._send_call(request, call)
+        except InsufficientFunds:
+            fill = stored_fill_plan(request, self.config)
+            await self._short_of_funds(request, self._funds.needs(fill, call))
+            return None
+        except (ChainError, SignerBusy) as exc:
+            await self._retry_soon(request.id, f"fill not sent: {exc}")
+            return None
+        self._observe_service_share(request)
+        return row.tx_hash
+
+    async def _journals_of(self, batch: list[Request]) -> dict[str, SentTransaction | None]:
+        """What the journal holds for each request's fill: as found in the transaction that
+        claimed it with its deposit, or read now (all in one query)."""
+        known = {r.id: self._journals.pop(r.id) for r in batch if r.id in self._journals}
+        unknown = [request.id for request in batch if request.id not in known]
+        if unknown:
+            async with self.sessions() as session:
+                found = await journalled_each(session, unknown, FILL)
+            known.update({request_id: found.get(request_id) for request_id in unknown})
+        return known
+
+    def _simulation_for(
+        self, request: Request, journal: SentTransaction | None
+    ) -> asyncio.Task[int] | None:
+        """The fill's simulation: the one started with its claim, or one started now, when
+        nothing was journalled for it and it may go (`_simulation_ahead`)."""
+        ahead = self._simulations.pop(request.id, None)
+        if journal is not None:
+            _consume([ahead] if ahead is not None else [])
+            return None
+        return ahead if ahead is not None else self._simulation_ahead(request)
+
+    async def _prepared(
+        self, request: Request, simulation: asyncio.Task[int] | None
+    ) -> Call | None:
+        """The Filler call of a fill nothing was journalled for, simulated, when it may go
+        now; otherwise None, the request refused or postponed (`_call_or_refusal`)."""
+        fill = stored_fill_plan(request, self.config)
+        self._funds.forget(request.id)
+        may_go = self._may_go(fill)
+        simulated: int | BaseException | None = None
+        if may_go:
+            try:
+                simulated = await (simulation if simulation is not None else self._simulate(fill))
+            except (ChainError, SignerBusy) as exc:
+                simulated = exc
+        return await self._call_or_refusal(request, fill, may_go, simulated)
+
+    async def _send_ready(self, ready: list[tuple[Request, Call]]) -> list[tuple[Request, str]]:
+        """Sign, journal and broadcast the ready fills together; those sent, with their hashes.
+        A fill the key cannot pay waits for funds; one whose broadcast failed is journalled
+        (tracked as submitted: sent again, found mined or not); a batch that could not be
+        journalled (the lease lost, the database) waits, nothing refused."""
+        if not ready:
+            return []
+        batch = [Outgoing(call, FILL, request.id) for request, call in ready]
+        try:
+            outcomes = await self.txmanager.send_batch(batch)
+        except TRANSIENT as exc:
+            for request, _call in ready:
+                await self._retry_soon(request.id, f"fill not sent: {exc}")
+            return []
+        except Exception:
+            # Nothing journalled (a bug signing one of them, say): each sent on its own, so
+            # the one that cannot be is given up and the others go.
+            log.exception("fills not sent together: each on its own", fills=len(ready))
+            return await self._send_each(ready)
+        sent = []
+        for (request, call), outcome in zip(ready, outcomes, strict=True):
+            if isinstance(outcome, InsufficientFunds):
+                fill = stored_fill_plan(request, self.config)
+                await self._short_of_funds(request, self._funds.needs(fill, call))
+                continue
+            if isinstance(outcome, ChainError):
+                # Journalled: the next attempt finds it, mined or not (the answer may only
+                # have been lost); the request waits, nothing refused.
+                await self._retry_soon(request.id, f"fill not sent: {outcome}")
+                continue
+            self._observe_service_share(request)
+            sent.append((request, outcome.tx_hash))
+        return sent
 
     def _expired(self, fill: FillPlan) -> bool:
         return self.now().timestamp() > fill.deadline
@@ -232,69 +355,36 @@ class Solver(JournalledWorker):
         if await self.txmanager.for_request(request.id, FILL) is None:
             await self._fail(request.id, "UNKNOWN")
 
-    async def _fill(self, request: Request) -> None:
-        # Looked up already when it was claimed in the transaction that made it pending.
-        known = request.id in self._journals
-        journal_then = self._journals.pop(request.id, None)
-        ahead = self._simulations.pop(request.id, None)
-        fill = stored_fill_plan(request, self.config)
-        self._funds.forget(request.id)
-        # The journal decides first: a fill signed before (a restart, a lost answer) is resumed,
-        # never signed again, whatever else holds now. The simulation a new fill needs runs
-        # meanwhile, when the fill may go.
-        may_go = self._may_go(fill)
-        journal, simulated = await asyncio.gather(
-            _known(journal_then) if known else self.txmanager.for_request(request.id, FILL),
-            (ahead or self._simulate(fill)) if may_go else _nothing(),
-            return_exceptions=True,
-        )
-        if isinstance(journal, BaseException):
-            raise journal
-        if journal is not None:
-            await self._submitted(request.id, journal.tx_hash)
-            return
-        await self._fill_anew(request, fill, may_go, simulated)
-
-    async def _fill_anew(
+    async def _call_or_refusal(
         self, request: Request, fill: FillPlan, may_go: bool, simulated: int | BaseException | None
-    ) -> None:
-        """A fill nothing was journalled for, simulated already when it `may_go`: refused,
-        postponed, or signed and sent."""
+    ) -> Call | None:
+        """A fill nothing was journalled for, simulated already when it `may_go`: its call,
+        ready to sign; or None, the request refused or postponed."""
         if self.chain.state.solver_balance(fill.spends_currency) is None:
             # Not read yet (just started, or the RPC is down): no reason to refuse the order.
             await self._retry_soon(request.id, "solver balance not known yet")
-            return
+            return None
         if self._expired(fill):
             await self._fail(request.id, "ORDER_EXPIRED")
-            return
+            return None
         needs = self._funds.needs(fill)
         if not may_go:  # it cannot pay even the output
             await self._short_of_funds(request, needs)
-            return
-        try:
-            if isinstance(simulated, BaseException):
-                raise simulated
-            assert simulated is not None
-            call = self._fill_call(fill, simulated)
-            needs = self._funds.needs(fill, call)
-            if self._funds.missing(needs):
-                await self._short_of_funds(request, needs)
-                return
-            row = await self._send_call(request, call)
-        except InsufficientFunds:  # the key's own check: another of its senders came first
+            return None
+        if isinstance(simulated, Reverted):
+            await self._simulation_reverted(request, simulated)
+            return None
+        if isinstance(simulated, BaseException) or simulated is None:
+            # A failed simulation (the node), or another process holding the key: the request
+            # waits, nothing refused.
+            await self._retry_soon(request.id, f"fill not simulated: {simulated}")
+            return None
+        call = self._fill_call(fill, simulated)
+        needs = self._funds.needs(fill, call)
+        if self._funds.missing(needs):
             await self._short_of_funds(request, needs)
-            return
-        except Reverted as revert:
-            await self._simulation_reverted(request, revert)
-            return
-        except (ChainError, SignerBusy) as exc:
-            # A failed simulation or broadcast (the fill was journalled before: the next
-            # attempt finds it, mined or not; the answer may only have been lost), or another
-            # process holding the key (nothing signed): the request waits, nothing refused.
-            await self._retry_soon(request.id, f"fill not sent: {exc}")
-            return
-        self._observe_service_share(request)
-        await self._submitted(request.id, row.tx_hash)
+            return None
+        return call
 
     async def _short_of_funds(self, request: Request, needs: Amounts) -> None:
         """A fill the balance cannot pay (nothing signed): it waits for a top-up, a bounded
@@ -437,6 +527,20 @@ class Solver(JournalledWorker):
                 await requests.move(session, request, RequestStatus.SUBMITTED, now=now)
         self._in_flight += 1
 
+    async def _submitted_all(self, sent: list[tuple[Request, str]]) -> None:
+        """`_submitted` for a batch's fills, in one transaction."""
+        if not sent:
+            return
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            for request_id, tx_hash in ((request.id, tx_hash) for request, tx_hash in sent):
+                request = await requests.get(session, request_id)
+                assert request is not None
+                await self.record_sent(session, request_id, kind=FILL, tx_hash=tx_hash, now=now)
+                if request.status == RequestStatus.PENDING:
+                    await requests.move(session, request, RequestStatus.SUBMITTED, now=now)
+        self._in_flight += len(sent)
+
     async def _track_submitted(self) -> None:
         async with self.sessions() as session:
             submitted = list(
@@ -562,3 +666,11 @@ class FillClaim:
 def _created(request: Request) -> int:
     """When the request was quoted, in unix seconds: no fill of its order is older."""
     return int(as_utc(request.created_at).timestamp())
+
+
+def _consume(tasks: Iterable[asyncio.Task[int]]) -> None:
+    """Simulations nobody awaits any more: stopped if still running, their outcome taken."""
+    for task in tasks:
+        if not task.done():
+            task.cancel()
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
