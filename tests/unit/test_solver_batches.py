@@ -141,7 +141,7 @@ async def test_a_batch_whose_lease_was_lost_journals_and_sends_nothing(batch: Ba
             restarting=False,
         )
         assert await signer_leases.take(session, claim, now=batch.clock()) is not None
-    await batch.solver.tick()
+    await batch.solver.fill_tick()
     assert await batch.journal() == []
     assert batch.chain.sent == []
     assert set((await batch.statuses()).values()) == {"pending"}

@@ -49,14 +49,18 @@ log = structlog.get_logger(__name__)
 
 
 REWIND_BLOCKS = 64
+# Deposits recorded (judged, made pending, claimed) in one database transaction.
+RECORDED_TOGETHER = 8
 
 
 class Claim(Protocol):
     """A request claimed for this process's solver of its destination chain inside the
     transaction that makes it pending."""
 
-    async def seal(self, session: AsyncSession) -> None:
-        """Its last work in that transaction, just before the commit (its fill journalled)."""
+    async def seal(self, session: AsyncSession, *, alone: bool) -> None:
+        """Its last work in that transaction, just before the commit (its fill journalled, when
+        `alone`: the only claim there; several go together once it has committed, and the
+        transaction waits on none of their simulations)."""
 
     async def committed(self) -> None:
         """That transaction committed: hand it over (its fill broadcast)."""
@@ -343,13 +347,24 @@ class Indexer:
         }
         deep = self._found_deep(found, cursor, head)
         now = self.now()
+        # A few deposits a transaction, each handed over as it commits: the first fills of a
+        # block of hundreds go while the rest are recorded, and the database (SQLite's one
+        # writer) serves others between them. Each deposit is recorded and judged in one of
+        # them (a re-scan after a crash skips those recorded); the cursor moves in the last.
+        chunks = [
+            found[start : start + RECORDED_TOGETHER]
+            for start in range(0, len(found), RECORDED_TOGETHER)
+        ] or [[]]
+        unconfirmed = 0
         try:
-            unconfirmed = await self._record_in_transaction(
-                found, batches, blocks, deep, now, cursor
-            )
+            for index, chunk in enumerate(chunks):
+                last = index == len(chunks) - 1
+                unconfirmed += await self._record_in_transaction(
+                    chunk, batches if last else [], blocks, deep, now, cursor, advance=last
+                )
         finally:
             _consume(deep.values())
-        self._unconfirmed.recorded(unconfirmed)
+            self._unconfirmed.recorded(unconfirmed)
         if cursor is not None:
             self._cursor = (cursor.number, cursor.hash)  # committed
 
@@ -361,8 +376,11 @@ class Indexer:
         deep: dict[DepositLog, asyncio.Task[int | None]],
         now: datetime,
         cursor: BlockHead | None,
+        *,
+        advance: bool,
     ) -> int:
-        """Records them in one transaction; how many it recorded unconfirmed."""
+        """Records them in one transaction, the cursor moved to `cursor` there when
+        `advance`; how many it recorded unconfirmed."""
         unconfirmed = 0
         async with self._transaction() as session:
             for deposit in found:
@@ -391,7 +409,7 @@ class Indexer:
                     now=now,
                     block_timestamp=block.timestamp if block else None,
                 )
-            if cursor is not None:
+            if cursor is not None and advance:
                 await deposits.advance_cursor(
                     session, self.config.id, cursor.number, cursor.hash, now
                 )
@@ -425,8 +443,9 @@ class Indexer:
                     # The writes deferred so far fail here, if they do: before any fill is
                     # signed, and undoing the transaction with its claims.
                     await session.flush()
+                alone = len(self._claimed) == 1
                 for claim in self._claimed:
-                    await claim.seal(session)
+                    await claim.seal(session, alone=alone)
         except BaseException:
             await self._hand_over(committed=False)
             raise

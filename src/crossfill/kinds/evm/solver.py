@@ -48,6 +48,8 @@ RETRY_AFTER = timedelta(seconds=2)
 SIMULATION_IN_TRANSACTION = timedelta(milliseconds=250)
 # The most requests a tick claims at once: a batch (a 30M-gas block holds about 500 fills).
 BATCH = 500
+# Fills recorded as submitted in one database transaction.
+RECORDED_TOGETHER = 16
 
 
 @dataclass(eq=False)
@@ -59,6 +61,8 @@ class Solver(JournalledWorker):
 
     def __post_init__(self) -> None:
         self._wakeup = asyncio.Event()
+        # The fills in flight are tracked in a loop of their own (`run`), woken apart.
+        self._track_wakeup = asyncio.Event()
         # Requests this process's indexer just made pending, filled first at the next tick.
         self._handed: list[str] = []
         # Requests claimed for this solver in the transaction that made them pending, with
@@ -77,13 +81,14 @@ class Solver(JournalledWorker):
     def wake(self) -> None:
         """Work may be waiting (a new head: a fill may be mined): tick now, not at the interval."""
         self._wakeup.set()
+        self._track_wakeup.set()
 
     def new_head(self, _head: BlockHead) -> None:
         """A new head on this chain: a fill of ours may have been mined in it. Without one in
-        flight, nothing to do: the tick would only compete for the database with the
+        flight, nothing to do: the tracking would only compete for the database with the
         indexers' deposits."""
         if self._in_flight:
-            self.wake()
+            self._track_wakeup.set()
 
     def take(self, request_id: str) -> None:
         """A request that just became pending, handed over in this process: its fill goes
@@ -138,11 +143,26 @@ class Solver(JournalledWorker):
     async def _wait(self) -> None:
         await wait_interval(self._wakeup, self.interval_seconds)
 
+    async def _track_wait(self) -> None:
+        await wait_interval(self._track_wakeup, self.interval_seconds)
+
     async def run(self) -> None:
+        """Two loops: one fills (`fill_tick`), the other follows the fills in flight until
+        mined (`track_tick`), so that a burst's next fills never wait behind the receipts of
+        its first."""
         await self.txmanager.rebroadcast()
-        await run_forever(self.name, self.tick, self._wait)
+        async with asyncio.TaskGroup() as loops:
+            loops.create_task(run_forever(self.name, self.fill_tick, self._wait))
+            loops.create_task(
+                run_forever(f"{self.name}-tracker", self.track_tick, self._track_wait)
+            )
 
     async def tick(self) -> None:
+        """Both loops' work, once."""
+        await self.fill_tick()
+        await self.track_tick()
+
+    async def fill_tick(self) -> None:
         token = await self.txmanager.hold_signer()  # another process signing: claim nothing
         if token != self._signer_token:
             if token > 1:  # the key was held before (the first token is the first holder's)
@@ -157,6 +177,11 @@ class Solver(JournalledWorker):
         await self._fill_batch(claimed)
         await self._fill_batch(await self._claim())
         self._funds.publish()
+
+    async def track_tick(self) -> None:
+        """The fills in flight: recorded once mined, replaced when stuck; by the process that
+        holds the key's lease only (one writer of their outcomes)."""
+        await self.txmanager.hold_signer()
         await self._track_submitted()
         await replace_stuck(
             self.txmanager,
@@ -449,8 +474,8 @@ class Solver(JournalledWorker):
         enough, not expired, simulated without a revert) and the key is free; None otherwise,
         and `_fill` decides after the commit as for any claim."""
         simulation = claim.simulation
-        if claim.journal is not None or simulation is None:
-            return None
+        if claim.journal is not None or simulation is None or not self.txmanager.may_journal_in():
+            return None  # not waited for: the key is another send's (a batch's), say
         # A slow destination node must not hold the deposit's transaction open: past this,
         # the simulation is left running for `_fill`.
         await asyncio.wait((simulation,), timeout=SIMULATION_IN_TRANSACTION.total_seconds())
@@ -528,9 +553,13 @@ class Solver(JournalledWorker):
         self._in_flight += 1
 
     async def _submitted_all(self, sent: list[tuple[Request, str]]) -> None:
-        """`_submitted` for a batch's fills, in one transaction."""
-        if not sent:
-            return
+        """`_submitted` for a batch's fills (broadcast already: this is their record, the
+        journal holds them), a few to a transaction: on SQLite, whose one connection quotes
+        need too, no transaction holds it long."""
+        for start in range(0, len(sent), RECORDED_TOGETHER):
+            await self._submitted_together(sent[start : start + RECORDED_TOGETHER])
+
+    async def _submitted_together(self, sent: list[tuple[Request, str]]) -> None:
         now = self.now()
         async with self.sessions() as session, session.begin():
             for request_id, tx_hash in ((request.id, tx_hash) for request, tx_hash in sent):
@@ -632,9 +661,10 @@ class Solver(JournalledWorker):
 @dataclass
 class FillClaim:
     """A request claimed for a solver in the transaction that makes it pending (the indexer's
-    `Claim`). Its fill is signed and journalled in that same transaction when it can go at
-    once (`Solver._journal_in`), so it is durable the moment the deposit is, and broadcast
-    right after the commit; otherwise the solver's next tick fills it as usual."""
+    `Claim`). When it is that transaction's only claim, its fill is signed and journalled
+    there if it can go at once (`Solver._journal_in`), so it is durable the moment the deposit
+    is, and broadcast right after the commit; otherwise (several claimed together, or it
+    cannot go yet) the solver's next tick fills it, with the others, as a batch."""
 
     solver: Solver
     request: Request
@@ -642,7 +672,9 @@ class FillClaim:
     simulation: asyncio.Task[int] | None
     signed: SentTransaction | None = None
 
-    async def seal(self, session: AsyncSession) -> None:
+    async def seal(self, session: AsyncSession, *, alone: bool) -> None:
+        if not alone:
+            return  # filled with the others claimed beside it, in the solver's next batch
         try:
             self.signed = await self.solver._journal_in(session, self)
         except Exception:

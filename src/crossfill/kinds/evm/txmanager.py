@@ -451,6 +451,11 @@ class TxManager:
         except (ChainError, SignerBusy) as void_failed:  # journalled: sent again until mined
             log.warning("void not sent", nonce=row.nonce, error=str(void_failed))
 
+    def may_journal_in(self) -> bool:
+        """Whether `journal_in` may sign now, as far as this process knows (no database read):
+        the lease held and no other send under way."""
+        return not self._lock.locked() and self.holds_signer()
+
     async def journal_in(
         self, session: AsyncSession, call: Call, *, purpose: str, request_id: str | None
     ) -> SentTransaction | None:
