@@ -1,6 +1,8 @@
-"""A block of many deposits, recorded a few to a transaction: the first are handed over to
-the solver while the rest are still being recorded, each deposit is recorded and judged once,
-and a crash between two of those transactions loses nothing and repeats nothing."""
+"""Many deposits at once. A block of them is recorded a few to a transaction: the first are
+handed over to the solver while the rest are still being recorded, each deposit is recorded
+and judged once, and a crash between two of those transactions loses nothing and repeats
+nothing. A backlog of them (the indexer far behind the head) is caught up beside the head: a
+new deposit is handed over at once, before the backlog's."""
 
 from __future__ import annotations
 
@@ -17,10 +19,16 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.config import ConfirmationTier
-from crossfill.kinds.evm.indexer import RECORDED_TOGETHER, Claim, Indexer
+from crossfill.kinds.evm.indexer import (
+    BACKLOG_AFTER_BLOCKS,
+    BACKLOG_SLICE_BLOCKS,
+    RECORDED_TOGETHER,
+    Claim,
+    Indexer,
+)
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.store import deposits
-from crossfill.store.tables import Deposit, Request
+from crossfill.store.tables import ChainCursor, Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.support.synthetic import synthetic_requests
 from tests.unit.worker_world import START, ChainWorld, chain_world
@@ -152,3 +160,34 @@ async def test_a_crash_between_two_transactions_of_a_block_loses_and_repeats_not
         recorded = await session.scalar(select(func.count()).select_from(Deposit))
     assert recorded == DEPOSITS
     assert await block.statuses() == ["pending"] * DEPOSITS
+
+
+async def test_a_new_deposit_is_handed_over_while_a_backlog_is_still_being_caught_up(
+    block: Block,
+) -> None:
+    """The service was away: the old deposits, one every few blocks over several slices of
+    history, wait behind the cursor; one more is made in the newest block."""
+    await block.tick_on_pushed_head()  # the cursor, stored
+    *old, new = block.order_ids.items()
+    spacing = 3 * BACKLOG_SLICE_BLOCKS // len(old)
+    start = block.base.chain.head_block.number + 1
+    for index, (_request_id, order_id) in enumerate(old):
+        number = start + index * spacing
+        block.base.chain.logs[number] = [_native_deposit(block, number, index, order_id)]
+    while block.base.chain.head_block.number < start + 3 * BACKLOG_SLICE_BLOCKS:
+        block.base.chain.push_head()
+    number = block.base.chain.head_block.number + 1
+    block.base.chain.logs[number] = [_native_deposit(block, number, len(old), new[1])]
+    assert number - start > BACKLOG_AFTER_BLOCKS
+
+    await block.tick_on_pushed_head()
+    assert block.handed[0] == new[0]  # the newest first, the backlog after it
+    assert len(block.handed) < DEPOSITS  # some of the backlog still waits
+    ticks = 1
+    while len(block.handed) < DEPOSITS and ticks < 50:
+        await block.indexer.tick()  # as the loop does at once while a backlog is left
+        ticks += 1
+    assert sorted(block.handed) == sorted(block.order_ids)  # each once
+    async with block.base.sessions() as session:
+        cursor = await session.get(ChainCursor, (block.base.config.id, deposits.INDEXER))
+    assert cursor is not None and cursor.block_number == number  # the live scan's, once caught up

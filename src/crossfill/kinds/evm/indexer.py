@@ -22,7 +22,7 @@ from crossfill.domain.confirmations import deep_enough
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.first_on_loop import fill_path
-from crossfill.kinds.evm.client import BlockHead, LogFilter
+from crossfill.kinds.evm.client import BlockHead, LogFilter, ScannedRange
 from crossfill.kinds.evm.deposit_judge import DepositJudge
 from crossfill.kinds.evm.depository_logs import (
     DepositLog,
@@ -51,6 +51,14 @@ log = structlog.get_logger(__name__)
 REWIND_BLOCKS = 64
 # Deposits recorded (judged, made pending, claimed) in one database transaction.
 RECORDED_TOGETHER = 8
+# A cursor further behind the head than this (a restart after an outage, a fresh database
+# beside a chain with history) leaves a backlog, caught up beside the live head: each tick
+# scans the new head first, then at most `BACKLOG_SLICE_BLOCKS` of the backlog.
+BACKLOG_AFTER_BLOCKS = 2 * REWIND_BLOCKS
+BACKLOG_SLICE_BLOCKS = 100
+# Deposits found deep enough that one pass confirms (one transaction each), the newest first:
+# the rest in the next pass, at once, after the newest head's own scan.
+CONFIRMED_PER_PASS = 16
 
 
 class Claim(Protocol):
@@ -126,6 +134,12 @@ class Indexer:
         # The cursor as this indexer last read or committed it (its own writes are the only
         # ones in a process; the genesis check, which may delete it, runs before the workers).
         self._cursor: tuple[int, str] | None = None
+        # Blocks left behind the live head, still to scan: the next and the last (see
+        # `BACKLOG_AFTER_BLOCKS`). While there are, the stored cursor is the backlog's
+        # progress, and `_cursor` the live scan's own (a restart scans again from the former).
+        self._backlog: tuple[int, int] | None = None
+        # The last pass left deposits deep enough to confirm: the next tick confirms more.
+        self._confirm_more = False
         # Deposits recorded, not yet confirmed: the confirmation pass runs only when some may be.
         self._unconfirmed = UnconfirmedCount()
         self.judge = DepositJudge(chain, now)
@@ -162,9 +176,13 @@ class Indexer:
             await self._confirm(head)
             await self.reorg_watch.check(head)
             self._settled_head = head.hash
+        elif self._confirm_more:
+            await self._confirm(head)
         # After the scan, which finds every deposit mined by now: only the rest is looked up.
         self.hints.mined(self._scanned_txs)
         await self._index_hinted(self.hints.recheck(head))
+        if self._backlog is not None:
+            await self._catch_up(head)
 
     def hint(self, hint: Hint) -> bool:
         """Queue a client's hint; False when its client's budget or the queue is full (the
@@ -276,8 +294,18 @@ class Indexer:
     async def _scan(self, head: BlockHead) -> None:
         """Up to `head`, a batch of blocks at a time; the cursor moves only past blocks whose
         logs one node answered for together with the batch's last block (see EvmClient.scan,
-        which also narrows a batch whose logs the node refuses)."""
+        which also narrows a batch whose logs the node refuses). A cursor far behind leaves
+        the blocks before the head to the backlog (`_catch_up`)."""
         start, parent_hash = await self._start_block(head)
+        if self._backlog is None and head.number - start >= BACKLOG_AFTER_BLOCKS:
+            self._backlog = (start, head.number - 1)
+            log.info(
+                "catching up with a backlog beside the head",
+                chain_id=self.config.id,
+                first_block=start,
+                last_block=head.number - 1,
+            )
+            start, parent_hash = head.number, None
         self._lag.set(head.number - (start - 1))
         filters = self._log_filters()
         self._scanned, self._scanned_txs = {}, set()
@@ -290,21 +318,54 @@ class Indexer:
                 continue
             parent_hash = None
             self._scanned[end] = scanned.end_block
-            deposit_logs, transfers, router_logs, forwarded = scanned.logs
-            if not self._tokens:
-                transfers = []  # an empty address list would match every token
-            found = [d for entry in deposit_logs if (d := decode_deposit(entry)) is not None]
-            found += await self._forwarded(forwarded)
-            self._scanned_txs.update(deposit.tx_hash for deposit in found)
-            batches = [batch for entry in router_logs if (batch := decode_batch(entry)) is not None]
-            await self._record(
-                found + await self._implicit(transfers),
-                batches,
-                cursor=scanned.end_block,
-                head=head,
-            )
+            await self._record_scanned(scanned, head, live=True)
             self._lag.set(head.number - end)
             start = end + 1
+
+    async def _catch_up(self, head: BlockHead) -> None:
+        """The next slice of the backlog, scanned and recorded as the head's blocks are, the
+        stored cursor moved past it; once none is left, to the live scan's cursor. The loop
+        comes back at once while some is left, each time after the newest head's own scan."""
+        assert self._backlog is not None
+        start, last = self._backlog
+        end = min(last, start + BACKLOG_SLICE_BLOCKS - 1)
+        scanned = await self.chain.client.scan(self._log_filters(), start, end)
+        await self._record_scanned(scanned, head, live=False)
+        # What it recorded unconfirmed is confirmed at the next tick, which comes at once.
+        self._confirm_more = True
+        self._wakeup.set()
+        if end < last:
+            self._backlog = (end + 1, last)
+            return
+        self._backlog = None
+        log.info("backlog caught up", chain_id=self.config.id, last_block=last)
+        if self._cursor is not None:
+            number, block_hash = self._cursor
+            async with self.sessions() as session, session.begin():
+                await deposits.advance_cursor(
+                    session, self.config.id, number, block_hash, self.now()
+                )
+
+    async def _record_scanned(self, scanned: ScannedRange, head: BlockHead, *, live: bool) -> None:
+        """A scanned range's deposits and batches recorded, the cursor moved past its last
+        block: the stored one unless a backlog is left behind a `live` scan (the backlog's
+        progress is stored); the live scan's own when `live`."""
+        deposit_logs, transfers, router_logs, forwarded = scanned.logs
+        if not self._tokens:
+            transfers = []  # an empty address list would match every token
+        found = [d for entry in deposit_logs if (d := decode_deposit(entry)) is not None]
+        found += await self._forwarded(forwarded)
+        if live:
+            self._scanned_txs.update(deposit.tx_hash for deposit in found)
+        batches = [batch for entry in router_logs if (batch := decode_batch(entry)) is not None]
+        await self._record(
+            found + await self._implicit(transfers),
+            batches,
+            cursor=scanned.end_block,
+            head=head,
+            stored=not live or self._backlog is None,
+            live=live,
+        )
 
     async def _implicit(self, transfers: list[Any]) -> list[DepositLog]:
         """Tagged token transfers into the Depository (`explicitDeposit: false`)."""
@@ -337,7 +398,12 @@ class Indexer:
         batches: list[RouterBatch],
         cursor: BlockHead | None = None,
         head: BlockHead | None = None,
+        *,
+        stored: bool = True,
+        live: bool = True,
     ) -> None:
+        """Deposits and batches recorded; with a scanned range's last block (`cursor`), the
+        cursor moved past it: the stored one when `stored`, this scan's own when `live`."""
         if batches:
             async with self.sessions() as session:
                 batches = await awaited(session, batches, chain_id=self.config.id)
@@ -360,13 +426,19 @@ class Indexer:
             for index, chunk in enumerate(chunks):
                 last = index == len(chunks) - 1
                 unconfirmed += await self._record_in_transaction(
-                    chunk, batches if last else [], blocks, deep, now, cursor, advance=last
+                    chunk,
+                    batches if last else [],
+                    blocks,
+                    deep,
+                    now,
+                    cursor,
+                    advance=last and stored,
                 )
         finally:
             _consume(deep.values())
             self._unconfirmed.recorded(unconfirmed)
-        if cursor is not None:
-            self._cursor = (cursor.number, cursor.hash)  # committed
+        if cursor is not None and live:
+            self._cursor = (cursor.number, cursor.hash)  # committed, or kept here (a backlog)
 
     async def _record_in_transaction(
         self,
@@ -484,9 +556,13 @@ class Indexer:
             unconfirmed = await deposits.unconfirmed(session, self.config.id)
         ready = [
             d
-            for d in unconfirmed
+            for d in reversed(unconfirmed)  # the newest first: never behind a backlog
             if self._deep_enough(d.currency, int(d.amount), d.block_number, head)
         ]
+        ready, rest = ready[:CONFIRMED_PER_PASS], ready[CONFIRMED_PER_PASS:]
+        self._confirm_more = bool(rest)
+        if rest:
+            self._wakeup.set()
         for deposit in ready:
             block, fee = await asyncio.gather(
                 self._block(deposit.block_number), self.chain.client.fee_paid(deposit.tx_hash)
