@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,51 @@ async def test_a_batch_whose_lease_was_lost_journals_and_sends_nothing(batch: Ba
     assert await batch.journal() == []
     assert batch.chain.sent == []
     assert set((await batch.statuses()).values()) == {"pending"}
+
+
+class Killed(BaseException):
+    """The process dies (kill -9): nothing after this point runs."""
+
+
+async def test_a_kill_between_the_batch_journal_and_its_broadcast_pays_each_order_once(
+    batch: Batch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch is journalled (committed), then the process dies before the node has any of
+    it. Started again, it sends the journalled fills again, the same bytes, and signs none
+    anew: one transaction per order, whatever the journal held."""
+
+    async def killed(_raw: object) -> list[str]:
+        raise Killed
+
+    monkeypatch.setattr(batch.chain, "send_raw_batch", killed)
+    with pytest.raises(Killed):
+        await batch.solver.tick()
+    journalled = await batch.journal()
+    assert len(journalled) == ORDERS and batch.chain.sent == []
+    monkeypatch.undo()
+
+    old = batch.solver.txmanager
+    restarted = TxManager(
+        batch.chain, batch.state, old.account, old.sessions, now=batch.clock, holder="me",
+        funds=lambda: batch.state.solver_balance(NATIVE_EVM_ADDRESS),
+    )  # fmt: skip
+    solver = Solver(
+        batch.solver.chain, batch.solver.sessions, restarted, now=batch.clock,
+        interval_seconds=0.1, owner="me", metrics=batch.solver.metrics,
+    )  # fmt: skip
+    await restarted.rebroadcast()
+    assert sorted(set(batch.chain.sent)) == sorted(row.tx_hash for row in journalled)
+    # Long after (the dead process's request leases lapsed; its fills, unmined, now stuck).
+    batch.clock.advance(timedelta(minutes=2))
+    await solver.tick()
+    journal = await batch.journal()
+    nonces = {row.request_id: {r.nonce for r in journal if r.request_id == row.request_id}
+              for row in journalled}  # fmt: skip
+    # Each order under the one nonce it was first signed with: replacements of it at most,
+    # of which only one can ever be mined.
+    assert nonces == {row.request_id: {row.nonce} for row in journalled}
+    assert set((await batch.statuses()).values()) == {"submitted"}
+    batch.chain.mine_block()
+    await solver.tick()
+    assert set((await batch.statuses()).values()) == {"success"}
+    assert len(batch.chain.receipts) == ORDERS
