@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -97,6 +98,7 @@ class Indexer:
         metrics: Metrics,
         batch_blocks: int = 2_000,
         initial_lookback_blocks: int = 10_000,
+        concurrent_transactions: int = 1,
         hint_calls_per_client_per_minute: int = DEFAULT_CALLS_PER_CLIENT_PER_MINUTE,
     ) -> None:
         self.chain = chain
@@ -105,6 +107,9 @@ class Indexer:
         self.now = now
         self.interval_seconds = interval_seconds
         self.batch_blocks = batch_blocks
+        # A block's deposits are recorded in this many transactions at once (on a database
+        # with more than one connection: each is mostly round trips to the server).
+        self.concurrent_transactions = concurrent_transactions
         self.initial_lookback_blocks = initial_lookback_blocks
         self._wakeup = asyncio.Event()
         self.hints = HintWatch(
@@ -119,9 +124,8 @@ class Indexer:
         # Called with each head once its scan is done (its fills sent): workers that follow
         # the same heads go after the fill path, not beside it on the database.
         self.on_scanned: Callable[[BlockHead], None] = lambda _head: None
-        # Made pending in the open transaction: handed over once it has committed.
-        self._pending: list[tuple[int, str]] = []
-        self._claimed: list[Claim] = []
+        # What each open transaction made pending: handed over once it has committed.
+        self._handovers: dict[AsyncSession, _Handover] = {}
         # The newest head announced by the chain's follower, not ticked on yet.
         self._announced: BlockHead | None = None
         # Blocks as the last scan's node answered for them, by number; the deposits' txs.
@@ -422,18 +426,27 @@ class Indexer:
             for start in range(0, len(found), RECORDED_TOGETHER)
         ] or [[]]
         unconfirmed = 0
-        try:
-            for index, chunk in enumerate(chunks):
-                last = index == len(chunks) - 1
-                unconfirmed += await self._record_in_transaction(
-                    chunk,
-                    batches if last else [],
-                    blocks,
-                    deep,
-                    now,
-                    cursor,
-                    advance=last and stored,
+        at_once = asyncio.Semaphore(self.concurrent_transactions)
+
+        async def record(chunk: list[DepositLog]) -> int:
+            async with at_once:
+                return await self._record_in_transaction(
+                    chunk, [], blocks, deep, now, cursor, advance=False
                 )
+
+        try:
+            # All but the last at once (as many as allowed), the last after them: the cursor
+            # moves in it, past every deposit recorded.
+            results = await asyncio.gather(
+                *(record(chunk) for chunk in chunks[:-1]), return_exceptions=True
+            )
+            unconfirmed += sum(count for count in results if isinstance(count, int))
+            for failed in results:
+                if isinstance(failed, BaseException):
+                    raise failed
+            unconfirmed += await self._record_in_transaction(
+                chunks[-1], batches, blocks, deep, now, cursor, advance=stored
+            )
         finally:
             _consume(deep.values())
             self._unconfirmed.recorded(unconfirmed)
@@ -508,27 +521,31 @@ class Indexer:
     async def _transaction(self) -> AsyncIterator[AsyncSession]:
         """A transaction; its claims are sealed in it last, and the requests it makes pending
         are handed over once it commits."""
+        handover = _Handover()
         try:
             async with self.sessions() as session, session.begin():
-                yield session
-                if self._claimed:
-                    # The writes deferred so far fail here, if they do: before any fill is
-                    # signed, and undoing the transaction with its claims.
-                    await session.flush()
-                alone = len(self._claimed) == 1
-                for claim in self._claimed:
-                    await claim.seal(session, alone=alone)
+                self._handovers[session] = handover
+                try:
+                    yield session
+                    if handover.claimed:
+                        # The writes deferred so far fail here, if they do: before any fill
+                        # is signed, and undoing the transaction with its claims.
+                        await session.flush()
+                    alone = len(handover.claimed) == 1
+                    for claim in handover.claimed:
+                        await claim.seal(session, alone=alone)
+                finally:
+                    del self._handovers[session]
         except BaseException:
-            await self._hand_over(committed=False)
+            await self._hand_over(handover, committed=False)
             raise
-        await self._hand_over(committed=True)
+        await self._hand_over(handover, committed=True)
 
-    async def _hand_over(self, *, committed: bool) -> None:
+    async def _hand_over(self, handover: _Handover, *, committed: bool) -> None:
         """To this process's solvers. Claims made in a transaction that did not commit are
         dropped (no lease was taken); a request handed by id is claimed by its solver, which
         finds it pending or not."""
-        pending, claimed = self._pending, self._claimed
-        self._pending, self._claimed = [], []
+        pending, claimed = handover.pending, handover.claimed
         for claim in claimed:
             try:
                 if committed:
@@ -607,11 +624,20 @@ class Indexer:
         this process's solver, or handed over by id once the transaction commits."""
         if pending is None:
             return
+        handover = self._handovers[session]
         hand_over = await self.claim_pending(session, pending)
         if hand_over is None:
-            self._pending.append((pending.destination_chain_id, pending.id))
+            handover.pending.append((pending.destination_chain_id, pending.id))
         else:
-            self._claimed.append(hand_over)
+            handover.claimed.append(hand_over)
+
+
+@dataclass
+class _Handover:
+    """What one transaction made pending: by id, or claimed for a solver in it."""
+
+    pending: list[tuple[int, str]] = field(default_factory=list)
+    claimed: list[Claim] = field(default_factory=list)
 
 
 def _consume(tasks: Iterable[asyncio.Task[Any]]) -> None:

@@ -34,6 +34,7 @@ from crossfill.kinds.evm.sponsor_collector import SponsorCollector
 from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.kinds.port import NamedWorker, WorkerContext
 from crossfill.runtime import Runtime
+from crossfill.store.db import is_sqlite
 from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 
@@ -105,6 +106,8 @@ class EvmWorkers:
                 interval_seconds=interval,
                 metrics=runtime.metrics,
                 hint_calls_per_client_per_minute=settings.hint_rpc_calls_per_client_per_minute,
+                # SQLite has one connection: its transactions would only queue for it.
+                concurrent_transactions=1 if is_sqlite(settings.database) else 4,
             )
             for chain_id, chain in evm_chains(runtime).items()
         }
