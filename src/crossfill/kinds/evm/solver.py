@@ -58,6 +58,9 @@ class Solver(JournalledWorker):
     # Who leases the requests it fills (this process).
     owner: str
     metrics: Metrics
+    # Transactions a batch is recorded as submitted in at once (a database with more than
+    # one connection: each is mostly round trips to the server).
+    concurrent_transactions: int = 1
 
     def __post_init__(self) -> None:
         self._wakeup = asyncio.Event()
@@ -73,6 +76,8 @@ class Solver(JournalledWorker):
         self._simulations: dict[str, asyncio.Task[int]] = {}
         # Fills of ours not known mined (as of the last look): new heads matter only then.
         self._in_flight = 0
+        # Batches broadcast, being recorded as submitted while the next batches go.
+        self._recording: set[asyncio.Task[None]] = set()
         # The signer lease's fencing token the last tick found: a new one means the key was
         # just taken (over), and the requests others held leased are freed (`_took_signer`).
         self._signer_token: int | None = None
@@ -151,16 +156,26 @@ class Solver(JournalledWorker):
         mined (`track_tick`), so that a burst's next fills never wait behind the receipts of
         its first."""
         await self.txmanager.rebroadcast()
-        async with asyncio.TaskGroup() as loops:
-            loops.create_task(run_forever(self.name, self.fill_tick, self._wait))
-            loops.create_task(
-                run_forever(f"{self.name}-tracker", self.track_tick, self._track_wait)
-            )
+        try:
+            async with asyncio.TaskGroup() as loops:
+                loops.create_task(run_forever(self.name, self.fill_tick, self._wait))
+                loops.create_task(
+                    run_forever(f"{self.name}-tracker", self.track_tick, self._track_wait)
+                )
+        finally:
+            for recording in list(self._recording):
+                recording.cancel()
 
     async def tick(self) -> None:
-        """Both loops' work, once."""
+        """Both loops' work, once (the batches' records written before the tracking)."""
         await self.fill_tick()
+        await self.recorded()
         await self.track_tick()
+
+    async def recorded(self) -> None:
+        """Until the batches broadcast so far are recorded as submitted."""
+        while self._recording:
+            await asyncio.gather(*self._recording, return_exceptions=True)
 
     async def fill_tick(self) -> None:
         token = await self.txmanager.hold_signer()  # another process signing: claim nothing
@@ -249,7 +264,17 @@ class Solver(JournalledWorker):
         finally:
             _consume(simulations.values())
         sent = await self._send_ready(ready)
-        await self._submitted_all([*resumed, *sent])
+        # Broadcast: their records (the journal holds them already) are written beside the
+        # next batches, which do not wait for them.
+        recording = asyncio.create_task(self._submitted_all([*resumed, *sent]))
+        self._recording.add(recording)
+        recording.add_done_callback(self._recorded)
+
+    def _recorded(self, task: asyncio.Task[None]) -> None:
+        self._recording.discard(task)
+        if not task.cancelled() and (failure := task.exception()) is not None:
+            # Pending still, and leased a while: claimed again then, the journal's fill resumed.
+            log.warning("fills not recorded as submitted", error=str(failure))
 
     async def _send_each(self, ready: list[tuple[Request, Call]]) -> list[tuple[Request, str]]:
         sent: list[tuple[Request, str]] = []
@@ -556,8 +581,18 @@ class Solver(JournalledWorker):
         """`_submitted` for a batch's fills (broadcast already: this is their record, the
         journal holds them), a few to a transaction: on SQLite, whose one connection quotes
         need too, no transaction holds it long."""
-        for start in range(0, len(sent), RECORDED_TOGETHER):
-            await self._submitted_together(sent[start : start + RECORDED_TOGETHER])
+        at_once = asyncio.Semaphore(self.concurrent_transactions)
+
+        async def record(part: list[tuple[Request, str]]) -> None:
+            async with at_once:
+                await self._submitted_together(part)
+
+        await asyncio.gather(
+            *(
+                record(sent[start : start + RECORDED_TOGETHER])
+                for start in range(0, len(sent), RECORDED_TOGETHER)
+            )
+        )
 
     async def _submitted_together(self, sent: list[tuple[Request, str]]) -> None:
         now = self.now()

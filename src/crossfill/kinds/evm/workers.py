@@ -98,6 +98,9 @@ class EvmWorkers:
             for chain_id, chain in evm_chains(runtime).items()
         }
         interval = settings.worker_interval_seconds
+        # Transactions of a burst's records at once: SQLite has one connection, for which
+        # they would only queue.
+        concurrent = 1 if is_sqlite(settings.database) else 4
         indexers = {
             chain_id: Indexer(
                 chain,
@@ -106,8 +109,7 @@ class EvmWorkers:
                 interval_seconds=interval,
                 metrics=runtime.metrics,
                 hint_calls_per_client_per_minute=settings.hint_rpc_calls_per_client_per_minute,
-                # SQLite has one connection: its transactions would only queue for it.
-                concurrent_transactions=1 if is_sqlite(settings.database) else 4,
+                concurrent_transactions=concurrent,
             )
             for chain_id, chain in evm_chains(runtime).items()
         }
@@ -120,6 +122,7 @@ class EvmWorkers:
                 interval_seconds=interval,
                 owner=context.owner,
                 metrics=runtime.metrics,
+                concurrent_transactions=concurrent,
             )
             for chain_id, chain in evm_chains(runtime).items()
         }
