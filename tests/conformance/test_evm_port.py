@@ -211,6 +211,22 @@ async def test_a_nonce_mined_already_is_too_low(backend: EvmBackend) -> None:
         await port.send_raw(signed(sender, nonce=0, to=new_address(), value=2))
 
 
+async def test_transactions_sent_together_are_each_answered(backend: EvmBackend) -> None:
+    port, driver = backend.port, backend.driver
+    sender = await driver.funded(ETHER)
+    account = sender.address.lower()
+    raws = [signed(sender, nonce=nonce, to=new_address(), value=1) for nonce in range(3)]
+    await port.send_raw(raws[0])
+    answers = await port.send_raw_batch(raws)
+    assert isinstance(answers[0], AlreadyKnown)
+    assert answers[1:] == ["0x" + keccak(raw).hex() for raw in raws[1:]]
+    assert await port.pending_nonce(account) == 3
+    await driver.mine()
+    assert await port.mined_nonce(account) == 3
+    (too_low,) = await port.send_raw_batch([raws[2]])
+    assert isinstance(too_low, NonceTooLow)
+
+
 async def test_a_sender_who_cannot_pay_the_gas_is_refused(backend: EvmBackend) -> None:
     port, driver = backend.port, backend.driver
     poor = await driver.funded(21_000 * MAX_FEE_PER_GAS - 1)

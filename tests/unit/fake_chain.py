@@ -448,6 +448,17 @@ class FakeChain:
         self._take(_decoded(raw_transaction))
         return tx_hash
 
+    async def send_raw_batch(self, raw_transactions: Sequence[bytes]) -> list[str | ChainError]:
+        """Each as `send_raw` takes it (its faults included), answered together."""
+        self.calls.append("send_raw_batch")
+        answers: list[str | ChainError] = []
+        for raw in raw_transactions:
+            try:
+                answers.append(await self.send_raw(raw))
+            except ChainError as refused:
+                answers.append(refused)
+        return answers
+
     def _take(self, tx: SentTransaction) -> None:
         """Into the pool, or refused as a node refuses it."""
         if tx.tx_hash in self.pending:

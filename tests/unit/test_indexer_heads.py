@@ -230,7 +230,7 @@ class _Claim:
     sealed: bool = False
     was_dropped: bool = False
 
-    async def seal(self, session: AsyncSession) -> None:
+    async def seal(self, session: AsyncSession, *, alone: bool) -> None:
         self.sealed = True
 
     async def committed(self) -> None:

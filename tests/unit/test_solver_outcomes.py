@@ -467,7 +467,7 @@ async def _claimed_in_a_transaction(world: World, *, commit: bool = True) -> Fil
             request.fill_plan = stored_fill_plan(request, world.solver.config).to_json()
             claim = await world.solver.claim_pending(session, request)
             if claim is not None:
-                await claim.seal(session)
+                await claim.seal(session, alone=True)
             if not commit:
                 raise RolledBack
     except RolledBack:

@@ -988,6 +988,17 @@ class EvmClient:
         except ChainError as exc:
             raise refusal_of(str(exc)) from exc
 
+    async def send_raw_batch(self, raw_transactions: Sequence[bytes]) -> list[str | ChainError]:
+        """Broadcast signed transactions together: one JSON-RPC batch (one by one where the
+        endpoint refuses batches); each one's hash, or the node's refusal of it as its kind
+        (`refusal_of`). ChainUnreachable when the endpoint cannot be reached at all."""
+        calls = [
+            (RPCEndpoint("eth_sendRawTransaction"), ["0x" + raw.hex()]) for raw in raw_transactions
+        ]
+        with self._counted("eth_sendRawTransaction"):
+            replies = await self._answers(calls, "eth_sendRawTransaction")
+        return [_sent_or_refused(reply, self.chain_id) for reply in replies]
+
     async def _read(self, what: str, pending: Awaitable[T]) -> T:
         """One counted JSON-RPC call, `what` its method."""
         with self._counted(what):
@@ -1056,6 +1067,16 @@ _REFUSALS: tuple[tuple[tuple[str, ...], type[SendRefused]], ...] = (
     (("nonce too low", "nonce is too low", "oldnonce"), NonceTooLow),
     (("insufficient funds", "insufficientfunds"), CannotPayGas),
 )
+
+
+def _sent_or_refused(reply: Any, chain_id: int) -> str | ChainError:
+    """One answer of a batch of `eth_sendRawTransaction`: the hash, or the refusal."""
+    result = reply.get("result") if isinstance(reply, dict) else None
+    if isinstance(result, str):
+        return result.lower()
+    error = reply.get("error") if isinstance(reply, dict) else reply
+    message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+    return refusal_of(f"chain {chain_id}: eth_sendRawTransaction failed: {message}")
 
 
 def refusal_of(message: str) -> SendRefused:

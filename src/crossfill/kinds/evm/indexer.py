@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -22,7 +23,7 @@ from crossfill.domain.confirmations import deep_enough
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.first_on_loop import fill_path
-from crossfill.kinds.evm.client import BlockHead, LogFilter
+from crossfill.kinds.evm.client import BlockHead, LogFilter, ScannedRange
 from crossfill.kinds.evm.deposit_judge import DepositJudge
 from crossfill.kinds.evm.depository_logs import (
     DepositLog,
@@ -49,14 +50,26 @@ log = structlog.get_logger(__name__)
 
 
 REWIND_BLOCKS = 64
+# Deposits recorded (judged, made pending, claimed) in one database transaction.
+RECORDED_TOGETHER = 8
+# A cursor further behind the head than this (a restart after an outage, a fresh database
+# beside a chain with history) leaves a backlog, caught up beside the live head: each tick
+# scans the new head first, then at most `BACKLOG_SLICE_BLOCKS` of the backlog.
+BACKLOG_AFTER_BLOCKS = 2 * REWIND_BLOCKS
+BACKLOG_SLICE_BLOCKS = 100
+# Deposits found deep enough that one pass confirms (one transaction each), the newest first:
+# the rest in the next pass, at once, after the newest head's own scan.
+CONFIRMED_PER_PASS = 16
 
 
 class Claim(Protocol):
     """A request claimed for this process's solver of its destination chain inside the
     transaction that makes it pending."""
 
-    async def seal(self, session: AsyncSession) -> None:
-        """Its last work in that transaction, just before the commit (its fill journalled)."""
+    async def seal(self, session: AsyncSession, *, alone: bool) -> None:
+        """Its last work in that transaction, just before the commit (its fill journalled, when
+        `alone`: the only claim there; several go together once it has committed, and the
+        transaction waits on none of their simulations)."""
 
     async def committed(self) -> None:
         """That transaction committed: hand it over (its fill broadcast)."""
@@ -85,6 +98,7 @@ class Indexer:
         metrics: Metrics,
         batch_blocks: int = 2_000,
         initial_lookback_blocks: int = 10_000,
+        concurrent_transactions: int = 1,
         hint_calls_per_client_per_minute: int = DEFAULT_CALLS_PER_CLIENT_PER_MINUTE,
     ) -> None:
         self.chain = chain
@@ -93,6 +107,9 @@ class Indexer:
         self.now = now
         self.interval_seconds = interval_seconds
         self.batch_blocks = batch_blocks
+        # A block's deposits are recorded in this many transactions at once (on a database
+        # with more than one connection: each is mostly round trips to the server).
+        self.concurrent_transactions = concurrent_transactions
         self.initial_lookback_blocks = initial_lookback_blocks
         self._wakeup = asyncio.Event()
         self.hints = HintWatch(
@@ -107,9 +124,8 @@ class Indexer:
         # Called with each head once its scan is done (its fills sent): workers that follow
         # the same heads go after the fill path, not beside it on the database.
         self.on_scanned: Callable[[BlockHead], None] = lambda _head: None
-        # Made pending in the open transaction: handed over once it has committed.
-        self._pending: list[tuple[int, str]] = []
-        self._claimed: list[Claim] = []
+        # What each open transaction made pending: handed over once it has committed.
+        self._handovers: dict[AsyncSession, _Handover] = {}
         # The newest head announced by the chain's follower, not ticked on yet.
         self._announced: BlockHead | None = None
         # Blocks as the last scan's node answered for them, by number; the deposits' txs.
@@ -122,6 +138,12 @@ class Indexer:
         # The cursor as this indexer last read or committed it (its own writes are the only
         # ones in a process; the genesis check, which may delete it, runs before the workers).
         self._cursor: tuple[int, str] | None = None
+        # Blocks left behind the live head, still to scan: the next and the last (see
+        # `BACKLOG_AFTER_BLOCKS`). While there are, the stored cursor is the backlog's
+        # progress, and `_cursor` the live scan's own (a restart scans again from the former).
+        self._backlog: tuple[int, int] | None = None
+        # The last pass left deposits deep enough to confirm: the next tick confirms more.
+        self._confirm_more = False
         # Deposits recorded, not yet confirmed: the confirmation pass runs only when some may be.
         self._unconfirmed = UnconfirmedCount()
         self.judge = DepositJudge(chain, now)
@@ -158,9 +180,13 @@ class Indexer:
             await self._confirm(head)
             await self.reorg_watch.check(head)
             self._settled_head = head.hash
+        elif self._confirm_more:
+            await self._confirm(head)
         # After the scan, which finds every deposit mined by now: only the rest is looked up.
         self.hints.mined(self._scanned_txs)
         await self._index_hinted(self.hints.recheck(head))
+        if self._backlog is not None:
+            await self._catch_up(head)
 
     def hint(self, hint: Hint) -> bool:
         """Queue a client's hint; False when its client's budget or the queue is full (the
@@ -272,8 +298,18 @@ class Indexer:
     async def _scan(self, head: BlockHead) -> None:
         """Up to `head`, a batch of blocks at a time; the cursor moves only past blocks whose
         logs one node answered for together with the batch's last block (see EvmClient.scan,
-        which also narrows a batch whose logs the node refuses)."""
+        which also narrows a batch whose logs the node refuses). A cursor far behind leaves
+        the blocks before the head to the backlog (`_catch_up`)."""
         start, parent_hash = await self._start_block(head)
+        if self._backlog is None and head.number - start >= BACKLOG_AFTER_BLOCKS:
+            self._backlog = (start, head.number - 1)
+            log.info(
+                "catching up with a backlog beside the head",
+                chain_id=self.config.id,
+                first_block=start,
+                last_block=head.number - 1,
+            )
+            start, parent_hash = head.number, None
         self._lag.set(head.number - (start - 1))
         filters = self._log_filters()
         self._scanned, self._scanned_txs = {}, set()
@@ -286,21 +322,54 @@ class Indexer:
                 continue
             parent_hash = None
             self._scanned[end] = scanned.end_block
-            deposit_logs, transfers, router_logs, forwarded = scanned.logs
-            if not self._tokens:
-                transfers = []  # an empty address list would match every token
-            found = [d for entry in deposit_logs if (d := decode_deposit(entry)) is not None]
-            found += await self._forwarded(forwarded)
-            self._scanned_txs.update(deposit.tx_hash for deposit in found)
-            batches = [batch for entry in router_logs if (batch := decode_batch(entry)) is not None]
-            await self._record(
-                found + await self._implicit(transfers),
-                batches,
-                cursor=scanned.end_block,
-                head=head,
-            )
+            await self._record_scanned(scanned, head, live=True)
             self._lag.set(head.number - end)
             start = end + 1
+
+    async def _catch_up(self, head: BlockHead) -> None:
+        """The next slice of the backlog, scanned and recorded as the head's blocks are, the
+        stored cursor moved past it; once none is left, to the live scan's cursor. The loop
+        comes back at once while some is left, each time after the newest head's own scan."""
+        assert self._backlog is not None
+        start, last = self._backlog
+        end = min(last, start + BACKLOG_SLICE_BLOCKS - 1)
+        scanned = await self.chain.client.scan(self._log_filters(), start, end)
+        await self._record_scanned(scanned, head, live=False)
+        # What it recorded unconfirmed is confirmed at the next tick, which comes at once.
+        self._confirm_more = True
+        self._wakeup.set()
+        if end < last:
+            self._backlog = (end + 1, last)
+            return
+        self._backlog = None
+        log.info("backlog caught up", chain_id=self.config.id, last_block=last)
+        if self._cursor is not None:
+            number, block_hash = self._cursor
+            async with self.sessions() as session, session.begin():
+                await deposits.advance_cursor(
+                    session, self.config.id, number, block_hash, self.now()
+                )
+
+    async def _record_scanned(self, scanned: ScannedRange, head: BlockHead, *, live: bool) -> None:
+        """A scanned range's deposits and batches recorded, the cursor moved past its last
+        block: the stored one unless a backlog is left behind a `live` scan (the backlog's
+        progress is stored); the live scan's own when `live`."""
+        deposit_logs, transfers, router_logs, forwarded = scanned.logs
+        if not self._tokens:
+            transfers = []  # an empty address list would match every token
+        found = [d for entry in deposit_logs if (d := decode_deposit(entry)) is not None]
+        found += await self._forwarded(forwarded)
+        if live:
+            self._scanned_txs.update(deposit.tx_hash for deposit in found)
+        batches = [batch for entry in router_logs if (batch := decode_batch(entry)) is not None]
+        await self._record(
+            found + await self._implicit(transfers),
+            batches,
+            cursor=scanned.end_block,
+            head=head,
+            stored=not live or self._backlog is None,
+            live=live,
+        )
 
     async def _implicit(self, transfers: list[Any]) -> list[DepositLog]:
         """Tagged token transfers into the Depository (`explicitDeposit: false`)."""
@@ -333,7 +402,12 @@ class Indexer:
         batches: list[RouterBatch],
         cursor: BlockHead | None = None,
         head: BlockHead | None = None,
+        *,
+        stored: bool = True,
+        live: bool = True,
     ) -> None:
+        """Deposits and batches recorded; with a scanned range's last block (`cursor`), the
+        cursor moved past it: the stored one when `stored`, this scan's own when `live`."""
         if batches:
             async with self.sessions() as session:
                 batches = await awaited(session, batches, chain_id=self.config.id)
@@ -343,15 +417,41 @@ class Indexer:
         }
         deep = self._found_deep(found, cursor, head)
         now = self.now()
+        # A few deposits a transaction, each handed over as it commits: the first fills of a
+        # block of hundreds go while the rest are recorded, and the database (SQLite's one
+        # writer) serves others between them. Each deposit is recorded and judged in one of
+        # them (a re-scan after a crash skips those recorded); the cursor moves in the last.
+        chunks = [
+            found[start : start + RECORDED_TOGETHER]
+            for start in range(0, len(found), RECORDED_TOGETHER)
+        ] or [[]]
+        unconfirmed = 0
+        at_once = asyncio.Semaphore(self.concurrent_transactions)
+
+        async def record(chunk: list[DepositLog]) -> int:
+            async with at_once:
+                return await self._record_in_transaction(
+                    chunk, [], blocks, deep, now, cursor, advance=False
+                )
+
         try:
-            unconfirmed = await self._record_in_transaction(
-                found, batches, blocks, deep, now, cursor
+            # All but the last at once (as many as allowed), the last after them: the cursor
+            # moves in it, past every deposit recorded.
+            results = await asyncio.gather(
+                *(record(chunk) for chunk in chunks[:-1]), return_exceptions=True
+            )
+            unconfirmed += sum(count for count in results if isinstance(count, int))
+            for failed in results:
+                if isinstance(failed, BaseException):
+                    raise failed
+            unconfirmed += await self._record_in_transaction(
+                chunks[-1], batches, blocks, deep, now, cursor, advance=stored
             )
         finally:
             _consume(deep.values())
-        self._unconfirmed.recorded(unconfirmed)
-        if cursor is not None:
-            self._cursor = (cursor.number, cursor.hash)  # committed
+            self._unconfirmed.recorded(unconfirmed)
+        if cursor is not None and live:
+            self._cursor = (cursor.number, cursor.hash)  # committed, or kept here (a backlog)
 
     async def _record_in_transaction(
         self,
@@ -361,8 +461,11 @@ class Indexer:
         deep: dict[DepositLog, asyncio.Task[int | None]],
         now: datetime,
         cursor: BlockHead | None,
+        *,
+        advance: bool,
     ) -> int:
-        """Records them in one transaction; how many it recorded unconfirmed."""
+        """Records them in one transaction, the cursor moved to `cursor` there when
+        `advance`; how many it recorded unconfirmed."""
         unconfirmed = 0
         async with self._transaction() as session:
             for deposit in found:
@@ -391,7 +494,7 @@ class Indexer:
                     now=now,
                     block_timestamp=block.timestamp if block else None,
                 )
-            if cursor is not None:
+            if cursor is not None and advance:
                 await deposits.advance_cursor(
                     session, self.config.id, cursor.number, cursor.hash, now
                 )
@@ -418,26 +521,31 @@ class Indexer:
     async def _transaction(self) -> AsyncIterator[AsyncSession]:
         """A transaction; its claims are sealed in it last, and the requests it makes pending
         are handed over once it commits."""
+        handover = _Handover()
         try:
             async with self.sessions() as session, session.begin():
-                yield session
-                if self._claimed:
-                    # The writes deferred so far fail here, if they do: before any fill is
-                    # signed, and undoing the transaction with its claims.
-                    await session.flush()
-                for claim in self._claimed:
-                    await claim.seal(session)
+                self._handovers[session] = handover
+                try:
+                    yield session
+                    if handover.claimed:
+                        # The writes deferred so far fail here, if they do: before any fill
+                        # is signed, and undoing the transaction with its claims.
+                        await session.flush()
+                    alone = len(handover.claimed) == 1
+                    for claim in handover.claimed:
+                        await claim.seal(session, alone=alone)
+                finally:
+                    del self._handovers[session]
         except BaseException:
-            await self._hand_over(committed=False)
+            await self._hand_over(handover, committed=False)
             raise
-        await self._hand_over(committed=True)
+        await self._hand_over(handover, committed=True)
 
-    async def _hand_over(self, *, committed: bool) -> None:
+    async def _hand_over(self, handover: _Handover, *, committed: bool) -> None:
         """To this process's solvers. Claims made in a transaction that did not commit are
         dropped (no lease was taken); a request handed by id is claimed by its solver, which
         finds it pending or not."""
-        pending, claimed = self._pending, self._claimed
-        self._pending, self._claimed = [], []
+        pending, claimed = handover.pending, handover.claimed
         for claim in claimed:
             try:
                 if committed:
@@ -465,9 +573,13 @@ class Indexer:
             unconfirmed = await deposits.unconfirmed(session, self.config.id)
         ready = [
             d
-            for d in unconfirmed
+            for d in reversed(unconfirmed)  # the newest first: never behind a backlog
             if self._deep_enough(d.currency, int(d.amount), d.block_number, head)
         ]
+        ready, rest = ready[:CONFIRMED_PER_PASS], ready[CONFIRMED_PER_PASS:]
+        self._confirm_more = bool(rest)
+        if rest:
+            self._wakeup.set()
         for deposit in ready:
             block, fee = await asyncio.gather(
                 self._block(deposit.block_number), self.chain.client.fee_paid(deposit.tx_hash)
@@ -512,11 +624,20 @@ class Indexer:
         this process's solver, or handed over by id once the transaction commits."""
         if pending is None:
             return
+        handover = self._handovers[session]
         hand_over = await self.claim_pending(session, pending)
         if hand_over is None:
-            self._pending.append((pending.destination_chain_id, pending.id))
+            handover.pending.append((pending.destination_chain_id, pending.id))
         else:
-            self._claimed.append(hand_over)
+            handover.claimed.append(hand_over)
+
+
+@dataclass
+class _Handover:
+    """What one transaction made pending: by id, or claimed for a solver in it."""
+
+    pending: list[tuple[int, str]] = field(default_factory=list)
+    claimed: list[Claim] = field(default_factory=list)
 
 
 def _consume(tasks: Iterable[asyncio.Task[Any]]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
+from crossfill.errors import ChainError
 from crossfill.kinds.evm.client import (
     BlockHead,
     CallOutcome,
@@ -81,6 +82,10 @@ class EvmPort(Protocol):
         its revert data; the call's sender is not checked."""
 
     async def send_raw(self, raw_transaction: bytes) -> str: ...
+
+    async def send_raw_batch(self, raw_transactions: Sequence[bytes]) -> list[str | ChainError]:
+        """Broadcast signed transactions together (one node's answer where it takes a batch):
+        each one's hash, or its refusal (`send_raw`'s kinds); ChainUnreachable for all."""
 
     async def pending_nonce(self, address: str) -> int: ...
 

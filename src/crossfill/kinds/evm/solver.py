@@ -9,6 +9,7 @@ output and gas) is not signed: it waits for a top-up, a bounded time (`kinds.evm
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -30,8 +31,8 @@ from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.replacements import replace_stuck
 from crossfill.kinds.evm.solver_funds import Amounts, SolverFunds
-from crossfill.kinds.evm.txmanager import Call, journalled
-from crossfill.loops import each_on_its_own, run_forever, wait_interval
+from crossfill.kinds.evm.txmanager import Call, Outgoing, journalled, journalled_each
+from crossfill.loops import TRANSIENT, each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.store import requests
 from crossfill.store.db import as_utc
@@ -46,14 +47,10 @@ RETRY_AFTER = timedelta(seconds=2)
 # How long the transaction that claims a request waits for its fill's simulation to sign it
 # there (see `Solver._journal_in`).
 SIMULATION_IN_TRANSACTION = timedelta(milliseconds=250)
-
-
-async def _nothing() -> None:
-    return None
-
-
-async def _known(journal: SentTransaction | None) -> SentTransaction | None:
-    return journal
+# The most requests a tick claims at once: a batch (a 30M-gas block holds about 500 fills).
+BATCH = 500
+# Fills recorded as submitted in one database transaction.
+RECORDED_TOGETHER = 16
 
 
 @dataclass(eq=False)
@@ -62,9 +59,14 @@ class Solver(JournalledWorker):
     # Who leases the requests it fills (this process).
     owner: str
     metrics: Metrics
+    # Transactions a batch is recorded as submitted in at once (a database with more than
+    # one connection: each is mostly round trips to the server).
+    concurrent_transactions: int = 1
 
     def __post_init__(self) -> None:
         self._wakeup = asyncio.Event()
+        # The fills in flight are tracked in a loop of their own (`run`), woken apart.
+        self._track_wakeup = asyncio.Event()
         # Requests this process's indexer just made pending, filled first at the next tick.
         self._handed: list[str] = []
         # Requests claimed for this solver in the transaction that made them pending, with
@@ -75,6 +77,8 @@ class Solver(JournalledWorker):
         self._simulations: dict[str, asyncio.Task[int]] = {}
         # Fills of ours not known mined (as of the last look): new heads matter only then.
         self._in_flight = 0
+        # Batches broadcast, being recorded as submitted while the next batches go.
+        self._recording: set[asyncio.Task[None]] = set()
         # The signer lease's fencing token the last tick found: a new one means the key was
         # just taken (over), and the requests others held leased are freed (`_took_signer`).
         self._signer_token: int | None = None
@@ -83,13 +87,14 @@ class Solver(JournalledWorker):
     def wake(self) -> None:
         """Work may be waiting (a new head: a fill may be mined): tick now, not at the interval."""
         self._wakeup.set()
+        self._track_wakeup.set()
 
     def new_head(self, _head: BlockHead) -> None:
         """A new head on this chain: a fill of ours may have been mined in it. Without one in
-        flight, nothing to do: the tick would only compete for the database with the
+        flight, nothing to do: the tracking would only compete for the database with the
         indexers' deposits."""
         if self._in_flight:
-            self.wake()
+            self._track_wakeup.set()
 
     def take(self, request_id: str) -> None:
         """A request that just became pending, handed over in this process: its fill goes
@@ -144,24 +149,55 @@ class Solver(JournalledWorker):
     async def _wait(self) -> None:
         await wait_interval(self._wakeup, self.interval_seconds)
 
+    async def _track_wait(self) -> None:
+        await wait_interval(self._track_wakeup, self.interval_seconds)
+
     async def run(self) -> None:
+        """Two loops: one fills (`fill_tick`), the other follows the fills in flight until
+        mined (`track_tick`), so that a burst's next fills never wait behind the receipts of
+        its first."""
         await self.txmanager.rebroadcast()
-        await run_forever(self.name, self.tick, self._wait)
+        try:
+            async with asyncio.TaskGroup() as loops:
+                loops.create_task(run_forever(self.name, self.fill_tick, self._wait))
+                loops.create_task(
+                    run_forever(f"{self.name}-tracker", self.track_tick, self._track_wait)
+                )
+        finally:
+            for recording in list(self._recording):
+                recording.cancel()
 
     async def tick(self) -> None:
+        """Both loops' work, once (the batches' records written before the tracking)."""
+        await self.fill_tick()
+        await self.recorded()
+        await self.track_tick()
+
+    async def recorded(self) -> None:
+        """Until the batches broadcast so far are recorded as submitted."""
+        while self._recording:
+            await asyncio.gather(*self._recording, return_exceptions=True)
+
+    async def fill_tick(self) -> None:
         token = await self.txmanager.hold_signer()  # another process signing: claim nothing
         if token != self._signer_token:
             if token > 1:  # the key was held before (the first token is the first holder's)
                 await self._took_signer()
             self._signer_token = token
+        # Everything ready now goes out together: claimed with its deposit, handed over by
+        # id, then whatever else is pending and free.
         claimed, self._claimed = self._claimed, []
-        if claimed:
-            await self._fill_each(claimed)
         handed, self._handed = self._handed, []
         if handed:
-            await self._fill_each(await self._claim(handed))
-        await self._fill_each(await self._claim())
+            claimed += await self._claim(handed)
+        await self._fill_batch(claimed)
+        await self._fill_batch(await self._claim())
         self._funds.publish()
+
+    async def track_tick(self) -> None:
+        """The fills in flight: recorded once mined, replaced when stuck; by the process that
+        holds the key's lease only (one writer of their outcomes)."""
+        await self.txmanager.hold_signer()
         await self._track_submitted()
         await replace_stuck(
             self.txmanager,
@@ -192,18 +228,166 @@ class Solver(JournalledWorker):
                 owner=self.owner,
                 now=self.now(),
                 lease=LEASE,
-                limit=20,
+                limit=BATCH,
                 ids=ids,
             )
 
-    async def _fill_each(self, claimed: list[Request]) -> None:
+    async def _fill_batch(self, batch: list[Request]) -> None:
+        """Fill many requests at once: their journal read together, their simulations run
+        together, then every fill that may go signed under pipelined nonces, journalled in
+        one transaction and broadcast together (`TxManager.send_batch`); a fill signed before
+        is resumed, never signed again. Each request is judged on its own: one refused,
+        postponed or crashed leaves the others going."""
+        if not batch:
+            return
+        journals = await self._journals_of(batch)
+        simulations = {
+            request.id: task
+            for request in batch
+            if (task := self._simulation_for(request, journals[request.id])) is not None
+        }
+        ready: list[tuple[Request, Call]] = []
+        resumed: list[tuple[Request, str]] = []
+
+        async def prepare(request: Request) -> None:
+            journal = journals[request.id]
+            if journal is not None:
+                with suppress(FillPlanError):  # its output stays the order's until paid
+                    self._funds.reserve(request.id, stored_fill_plan(request, self.config))
+                resumed.append((request, journal.tx_hash))
+                return
+            call = await self._prepared(request, simulations.get(request.id))
+            if call is not None:
+                ready.append((request, call))
+
+        try:
+            await each_on_its_own(
+                self.name, batch, prepare, label=lambda request: request.id, on_crash=self._give_up
+            )
+        finally:
+            _consume(simulations.values())
+        sent = await self._send_ready(ready)
+        # Broadcast: their records (the journal holds them already) are written beside the
+        # next batches, which do not wait for them.
+        recording = asyncio.create_task(self._submitted_all([*resumed, *sent]))
+        self._recording.add(recording)
+        recording.add_done_callback(self._recorded)
+
+    def _recorded(self, task: asyncio.Task[None]) -> None:
+        self._recording.discard(task)
+        if not task.cancelled() and (failure := task.exception()) is not None:
+            # Pending still, and leased a while: claimed again then, the journal's fill resumed.
+            log.warning("fills not recorded as submitted", error=str(failure))
+
+    async def _send_each(self, ready: list[tuple[Request, Call]]) -> list[tuple[Request, str]]:
+        sent: list[tuple[Request, str]] = []
+
+        async def send(item: tuple[Request, Call]) -> None:
+            tx_hash = await self._send_ready_one(*item)
+            if tx_hash is not None:
+                sent.append((item[0], tx_hash))
+
+        async def give_up(item: tuple[Request, Call]) -> None:
+            await self._give_up(item[0])
+
         await each_on_its_own(
-            self.name,
-            claimed,
-            self._fill,
-            label=lambda request: request.id,
-            on_crash=self._give_up,
+            self.name, ready, send, label=lambda item: item[0].id, on_crash=give_up
         )
+        return sent
+
+    async def _send_ready_one(self, request: Request, call: Call) -> str | None:
+        try:
+            row = await self._send_call(request, call)
+        except InsufficientFunds:  # the key's own check: another of its senders came first
+            self._funds.release(request.id)
+            fill = stored_fill_plan(request, self.config)
+            await self._short_of_funds(request, fill, self._funds.needs(fill, call))
+            return None
+        except SignerBusy as exc:  # another process holds the key: nothing signed
+            self._funds.release(request.id)
+            await self._retry_soon(request.id, f"fill not sent: {exc}")
+            return None
+        except ChainError as exc:
+            # Journalled before its broadcast failed: the next attempt finds it, mined or not
+            # (its output stays reserved meanwhile); the request waits, nothing refused.
+            await self._retry_soon(request.id, f"fill not sent: {exc}")
+            return None
+        self._observe_service_share(request)
+        return row.tx_hash
+
+    async def _journals_of(self, batch: list[Request]) -> dict[str, SentTransaction | None]:
+        """What the journal holds for each request's fill: as found in the transaction that
+        claimed it with its deposit, or read now (all in one query)."""
+        known = {r.id: self._journals.pop(r.id) for r in batch if r.id in self._journals}
+        unknown = [request.id for request in batch if request.id not in known]
+        if unknown:
+            async with self.sessions() as session:
+                found = await journalled_each(session, unknown, FILL)
+            known.update({request_id: found.get(request_id) for request_id in unknown})
+        return known
+
+    def _simulation_for(
+        self, request: Request, journal: SentTransaction | None
+    ) -> asyncio.Task[int] | None:
+        """The fill's simulation: the one started with its claim, or one started now, when
+        nothing was journalled for it and it may go (`_simulation_ahead`)."""
+        ahead = self._simulations.pop(request.id, None)
+        if journal is not None:
+            _consume([ahead] if ahead is not None else [])
+            return None
+        return ahead if ahead is not None else self._simulation_ahead(request)
+
+    async def _prepared(
+        self, request: Request, simulation: asyncio.Task[int] | None
+    ) -> Call | None:
+        """The Filler call of a fill nothing was journalled for, simulated, when it may go
+        now; otherwise None, the request refused or postponed (`_call_or_refusal`)."""
+        fill = stored_fill_plan(request, self.config)
+        self._funds.forget(request.id)
+        may_go = self._may_go(request.id, fill)
+        simulated: int | BaseException | None = None
+        if may_go:
+            try:
+                simulated = await (simulation if simulation is not None else self._simulate(fill))
+            except (ChainError, SignerBusy) as exc:
+                simulated = exc
+        return await self._call_or_refusal(request, fill, may_go, simulated)
+
+    async def _send_ready(self, ready: list[tuple[Request, Call]]) -> list[tuple[Request, str]]:
+        """Sign, journal and broadcast the ready fills together; those sent, with their hashes.
+        A fill the key cannot pay waits for funds; one whose broadcast failed is journalled
+        (tracked as submitted: sent again, found mined or not); a batch that could not be
+        journalled (the lease lost, the database) waits, nothing refused."""
+        if not ready:
+            return []
+        batch = [Outgoing(call, FILL, request.id) for request, call in ready]
+        try:
+            outcomes = await self.txmanager.send_batch(batch)
+        except TRANSIENT as exc:
+            for request, _call in ready:  # nothing journalled: their outputs are free again
+                self._funds.release(request.id)
+                await self._retry_soon(request.id, f"fill not sent: {exc}")
+            return []
+        except Exception:
+            # Nothing journalled (a bug signing one of them, say): each sent on its own, so
+            # the one that cannot be is given up and the others go.
+            log.exception("fills not sent together: each on its own", fills=len(ready))
+            return await self._send_each(ready)
+        sent = []
+        for (request, call), outcome in zip(ready, outcomes, strict=True):
+            if isinstance(outcome, InsufficientFunds):
+                self._funds.release(request.id)
+                fill = stored_fill_plan(request, self.config)
+                await self._short_of_funds(request, fill, self._funds.needs(fill, call))
+                continue
+            if isinstance(outcome, ChainError):
+                # Journalled: the next attempt finds it, mined or not (the answer may only
+                # have been lost); the request waits, nothing refused.
+                await self._retry_soon(request.id, f"fill not sent: {outcome}")
+                continue
+            self._observe_service_share(request)
+            sent.append((request, outcome.tx_hash))
+        return sent
 
     def _expired(self, fill: FillPlan) -> bool:
         return self.now().timestamp() > fill.deadline
@@ -235,76 +419,38 @@ class Solver(JournalledWorker):
         if await self.txmanager.for_request(request.id, FILL) is None:
             await self._fail(request.id, "UNKNOWN")
 
-    async def _fill(self, request: Request) -> None:
-        # Looked up already when it was claimed in the transaction that made it pending.
-        known = request.id in self._journals
-        journal_then = self._journals.pop(request.id, None)
-        ahead = self._simulations.pop(request.id, None)
-        fill = stored_fill_plan(request, self.config)
-        self._funds.forget(request.id)
-        # The journal decides first: a fill signed before (a restart, a lost answer) is resumed,
-        # never signed again, whatever else holds now. The simulation a new fill needs runs
-        # meanwhile, when the fill may go.
-        may_go = self._may_go(request.id, fill)
-        journal, simulated = await asyncio.gather(
-            _known(journal_then) if known else self.txmanager.for_request(request.id, FILL),
-            (ahead or self._simulate(fill)) if may_go else _nothing(),
-            return_exceptions=True,
-        )
-        if isinstance(journal, BaseException):
-            raise journal
-        if journal is not None:
-            self._funds.reserve(request.id, fill)
-            await self._submitted(request.id, journal.tx_hash)
-            return
-        await self._fill_anew(request, fill, may_go, simulated)
-
-    async def _fill_anew(
+    async def _call_or_refusal(
         self, request: Request, fill: FillPlan, may_go: bool, simulated: int | BaseException | None
-    ) -> None:
-        """A fill nothing was journalled for, simulated already when it `may_go`: refused,
-        postponed, or signed and sent."""
+    ) -> Call | None:
+        """A fill nothing was journalled for, simulated already when it `may_go`: its call,
+        ready to sign; or None, the request refused or postponed."""
         if self.chain.state.solver_balance(fill.spends_currency) is None:
             # Not read yet (just started, or the RPC is down): no reason to refuse the order.
             await self._retry_soon(request.id, "solver balance not known yet")
-            return
+            return None
         if self._expired(fill):
             await self._fail(request.id, "ORDER_EXPIRED")
-            return
+            return None
         needs = self._funds.needs(fill)
         if not may_go:  # it cannot pay even the output
             await self._short_of_funds(request, fill, needs)
-            return
-        try:
-            if isinstance(simulated, BaseException):
-                raise simulated
-            assert simulated is not None
-            call = self._fill_call(fill, simulated)
-            needs = self._funds.needs(fill, call)
-            if not self._funds.take(request.id, fill, needs):
-                await self._short_of_funds(request, fill, needs)
-                return
-            row = await self._send_call(request, call)
-        except InsufficientFunds:  # the key's own check: another of its senders came first
-            self._funds.release(request.id)
+            return None
+        if isinstance(simulated, Reverted):
+            await self._simulation_reverted(request, simulated)
+            return None
+        if isinstance(simulated, BaseException) or simulated is None:
+            # A failed simulation (the node), or another process holding the key: the request
+            # waits, nothing refused.
+            await self._retry_soon(request.id, f"fill not simulated: {simulated}")
+            return None
+        call = self._fill_call(fill, simulated)
+        needs = self._funds.needs(fill, call)
+        # Its output reserved at once (nothing awaited in between), so no other fill of the
+        # batch is judged against it.
+        if not self._funds.take(request.id, fill, needs):
             await self._short_of_funds(request, fill, needs)
-            return
-        except Reverted as revert:
-            self._funds.release(request.id)
-            await self._simulation_reverted(request, revert)
-            return
-        except SignerBusy as exc:  # another process holds the key: nothing signed
-            self._funds.release(request.id)
-            await self._retry_soon(request.id, f"fill not sent: {exc}")
-            return
-        except ChainError as exc:
-            # A failed simulation or broadcast (the fill was journalled before: the next
-            # attempt finds it, mined or not; the answer may only have been lost; its output
-            # stays reserved meanwhile): the request waits, nothing refused.
-            await self._retry_soon(request.id, f"fill not sent: {exc}")
-            return
-        self._observe_service_share(request)
-        await self._submitted(request.id, row.tx_hash)
+            return None
+        return call
 
     async def _short_of_funds(self, request: Request, fill: FillPlan, needs: Amounts) -> None:
         """A fill the balance cannot pay (nothing signed): it waits for repayments or a
@@ -372,8 +518,8 @@ class Solver(JournalledWorker):
         enough, not expired, simulated without a revert) and the key is free; None otherwise,
         and `_fill` decides after the commit as for any claim."""
         simulation = claim.simulation
-        if claim.journal is not None or simulation is None:
-            return None
+        if claim.journal is not None or simulation is None or not self.txmanager.may_journal_in():
+            return None  # not waited for: the key is another send's (a batch's), say
         # A slow destination node must not hold the deposit's transaction open: past this,
         # the simulation is left running for `_fill`.
         await asyncio.wait((simulation,), timeout=SIMULATION_IN_TRANSACTION.total_seconds())
@@ -460,6 +606,34 @@ class Solver(JournalledWorker):
             if request.status == RequestStatus.PENDING:
                 await requests.move(session, request, RequestStatus.SUBMITTED, now=now)
         self._in_flight += 1
+
+    async def _submitted_all(self, sent: list[tuple[Request, str]]) -> None:
+        """`_submitted` for a batch's fills (broadcast already: this is their record, the
+        journal holds them), a few to a transaction: on SQLite, whose one connection quotes
+        need too, no transaction holds it long."""
+        at_once = asyncio.Semaphore(self.concurrent_transactions)
+
+        async def record(part: list[tuple[Request, str]]) -> None:
+            async with at_once:
+                await self._submitted_together(part)
+
+        await asyncio.gather(
+            *(
+                record(sent[start : start + RECORDED_TOGETHER])
+                for start in range(0, len(sent), RECORDED_TOGETHER)
+            )
+        )
+
+    async def _submitted_together(self, sent: list[tuple[Request, str]]) -> None:
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            for request_id, tx_hash in ((request.id, tx_hash) for request, tx_hash in sent):
+                request = await requests.get(session, request_id)
+                assert request is not None
+                await self.record_sent(session, request_id, kind=FILL, tx_hash=tx_hash, now=now)
+                if request.status == RequestStatus.PENDING:
+                    await requests.move(session, request, RequestStatus.SUBMITTED, now=now)
+        self._in_flight += len(sent)
 
     async def _track_submitted(self) -> None:
         async with self.sessions() as session:
@@ -561,9 +735,10 @@ class Solver(JournalledWorker):
 @dataclass
 class FillClaim:
     """A request claimed for a solver in the transaction that makes it pending (the indexer's
-    `Claim`). Its fill is signed and journalled in that same transaction when it can go at
-    once (`Solver._journal_in`), so it is durable the moment the deposit is, and broadcast
-    right after the commit; otherwise the solver's next tick fills it as usual."""
+    `Claim`). When it is that transaction's only claim, its fill is signed and journalled
+    there if it can go at once (`Solver._journal_in`), so it is durable the moment the deposit
+    is, and broadcast right after the commit; otherwise (several claimed together, or it
+    cannot go yet) the solver's next tick fills it, with the others, as a batch."""
 
     solver: Solver
     request: Request
@@ -576,7 +751,9 @@ class FillClaim:
     def __post_init__(self) -> None:
         self.request_id = self.request.id
 
-    async def seal(self, session: AsyncSession) -> None:
+    async def seal(self, session: AsyncSession, *, alone: bool) -> None:
+        if not alone:
+            return  # filled with the others claimed beside it, in the solver's next batch
         try:
             self.signed = await self.solver._journal_in(session, self)
         except Exception:
@@ -601,3 +778,11 @@ class FillClaim:
 def _created(request: Request) -> int:
     """When the request was quoted, in unix seconds: no fill of its order is older."""
     return int(as_utc(request.created_at).timestamp())
+
+
+def _consume(tasks: Iterable[asyncio.Task[int]]) -> None:
+    """Simulations nobody awaits any more: stopped if still running, their outcome taken."""
+    for task in tasks:
+        if not task.done():
+            task.cancel()
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())

@@ -47,7 +47,14 @@ from hexbytes import HexBytes
 from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.errors import AlreadyKnown, CannotPayGas, ChainError, NonceTooLow, SignerBusy
+from crossfill.errors import (
+    AlreadyKnown,
+    CannotPayGas,
+    ChainError,
+    InsufficientFunds,
+    NonceTooLow,
+    SignerBusy,
+)
 from crossfill.kinds.evm.key_funds import KeyFunds, cost, row_cost
 from crossfill.kinds.evm.port import EvmPort
 from crossfill.kinds.evm.receipt_outcomes import fee_paid
@@ -94,6 +101,15 @@ class Call:
     value: int
     gas_limit: int
     authorization_list: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """A call to sign and send as one of a batch (`TxManager.send_batch`), and what for."""
+
+    call: Call
+    purpose: str
+    request_id: str | None
 
 
 @dataclass(frozen=True)
@@ -307,6 +323,78 @@ class TxManager:
             await self._first_broadcast(row)
             return row
 
+    async def send_batch(self, batch: Sequence[Outgoing]) -> list[SentTransaction | ChainError]:
+        """`send` for many calls at once: each signed under the next nonce (pipelined), all
+        journalled in one transaction (fenced, committed), then broadcast together. Per call,
+        in order: its journal row, or why it is not in flight: `InsufficientFunds` (not signed,
+        no nonce taken) or the node's refusal of its broadcast (journalled: sent again like
+        any `send` whose broadcast failed). SignerBusy or a database error: nothing journalled."""
+        async with self._lock:
+            token = await self._hold_signer()
+            nonce = await self._nonce()
+            short: dict[int, ChainError] = {}
+            signing: list[tuple[int, dict[str, Any], Outgoing]] = []
+            for index, item in enumerate(batch):
+                fields = self._fields(item.call, nonce)
+                try:
+                    self.funds.require(fields, self._who())
+                except InsufficientFunds as exc:
+                    short[index] = exc
+                    continue
+                self.funds.commit(nonce, cost(fields))
+                signing.append((index, fields, item))
+                nonce += 1
+            rows = await self._signed_rows(signing)
+            try:
+                async with self.sessions() as session, session.begin():
+                    await self._journal(session, token)
+                    session.add_all(rows)
+            except BaseException:
+                for row in rows:
+                    self.funds.release(row.nonce)
+                raise
+            self._next_nonce = nonce
+            refused = await self._first_broadcasts(rows)
+            outcomes: dict[int, SentTransaction | ChainError] = dict(short)
+            for (index, _fields, _item), row in zip(signing, rows, strict=True):
+                outcomes[index] = refused.get(row.id, row)
+            return [outcomes[index] for index in range(len(batch))]
+
+    async def _signed_rows(
+        self, signing: Sequence[tuple[int, dict[str, Any], Outgoing]]
+    ) -> list[SentTransaction]:
+        """The journal rows of a batch's signed transactions. Signing is CPU work (about a
+        millisecond a transaction): done off the event loop, which keeps serving meanwhile."""
+        return await asyncio.to_thread(
+            lambda: [
+                self._signed_row(fields, purpose=item.purpose, request_id=item.request_id)
+                for _index, fields, item in signing
+            ]
+        )
+
+    async def _first_broadcasts(self, rows: Sequence[SentTransaction]) -> dict[int, ChainError]:
+        """`_first_broadcast` of a batch just journalled, sent together: the refusals, by row
+        id (a node that has one already, or a nonce taken, is none); the rest acknowledged in
+        one database transaction."""
+        if not rows:
+            return {}
+        try:
+            answers = await self.client.send_raw_batch(
+                [bytes.fromhex(row.raw_transaction[2:]) for row in rows]
+            )
+        except ChainError as unreachable:
+            answers = [unreachable] * len(rows)
+        refused: dict[int, ChainError] = {}
+        for row, answer in zip(rows, answers, strict=True):
+            if isinstance(answer, ChainError) and not self._sent_anyway(row, answer, fresh=True):
+                refused[row.id] = answer
+        for row in rows:
+            failure = refused.get(row.id)
+            if isinstance(failure, CannotPayGas):
+                await self._voided_for_funds(row, failure)
+        await self._acknowledged(*(row.id for row in rows if row.id not in refused))
+        return refused
+
     def available(self) -> int | None:
         """What the key may still spend in gas currency (see `kinds.evm.key_funds`)."""
         return self.funds.available()
@@ -352,16 +440,25 @@ class TxManager:
         try:
             await self._broadcast(row, fresh=True)
         except CannotPayGas as exc:
-            log.error(
-                "a node refused a transaction for want of funds: its nonce voided",
-                **self._described(row),
-                error=str(exc),
-            )
-            try:
-                await self._void(row, await self._hold_signer())
-            except ChainError as void_failed:  # journalled: sent again until mined
-                log.warning("void not sent", nonce=row.nonce, error=str(void_failed))
+            await self._voided_for_funds(row, exc)
             raise
+
+    async def _voided_for_funds(self, row: SentTransaction, refusal: CannotPayGas) -> None:
+        """A node refused a transaction just signed for want of funds: its nonce voided."""
+        log.error(
+            "a node refused a transaction for want of funds: its nonce voided",
+            **self._described(row),
+            error=str(refusal),
+        )
+        try:
+            await self._void(row, await self._hold_signer())
+        except (ChainError, SignerBusy) as void_failed:  # journalled: sent again until mined
+            log.warning("void not sent", nonce=row.nonce, error=str(void_failed))
+
+    def may_journal_in(self) -> bool:
+        """Whether `journal_in` may sign now, as far as this process knows (no database read):
+        the lease held and no other send under way."""
+        return not self._lock.locked() and self.holds_signer()
 
     async def journal_in(
         self, session: AsyncSession, call: Call, *, purpose: str, request_id: str | None
@@ -591,33 +688,42 @@ class TxManager:
                     row.updated_at = self.now()
 
     async def _broadcast(self, row: SentTransaction, *, fresh: bool = False) -> None:
-        """Send the row's signed bytes. A node that has them already is no failure; nor is
-        "nonce too low", which a transaction sent before may get once mined: for one just
-        signed (`fresh`) it says instead that another transaction took the nonce, so the
-        count is read again (`attempt` finds the row's nonce taken and a new one is signed)."""
+        """Send the row's signed bytes; ChainError unless the node took them (`_sent_anyway`)."""
         try:
             await self.client.send_raw(bytes.fromhex(row.raw_transaction[2:]))
-        except AlreadyKnown:
-            pass
-        except NonceTooLow:
+        except ChainError as exc:
+            if not self._sent_anyway(row, exc, fresh=fresh):
+                raise
+        await self._acknowledged(row.id)
+
+    def _sent_anyway(self, row: SentTransaction, refusal: ChainError, *, fresh: bool) -> bool:
+        """Whether a refused broadcast of `row` is no failure. A node that has it already is
+        none; nor is "nonce too low", which a transaction sent before may get once mined: for
+        one just signed (`fresh`) it says instead that another transaction took the nonce, so
+        the count is read again (`attempt` finds the row's nonce taken and a new one is
+        signed). Any other refusal: the count is read again (the node may disagree with it)."""
+        if isinstance(refusal, AlreadyKnown):
+            return True
+        if isinstance(refusal, NonceTooLow):
             if fresh:
                 self._next_nonce = None
                 log.warning(
                     "a nonce of ours was used by a transaction the journal did not sign",
                     **self._described(row),
                 )
-        except ChainError:
-            self._next_nonce = None  # re-read: the node may disagree with our count
-            raise
-        await self._acknowledged(row.id)
+            return True
+        self._next_nonce = None
+        return False
 
-    async def _acknowledged(self, row_id: int) -> None:
-        """A node has the transaction: `signed` becomes `broadcast`. A later status (mined,
+    async def _acknowledged(self, *row_ids: int) -> None:
+        """A node has the transactions: `signed` becomes `broadcast`. A later status (mined,
         replaced...) stays: a resend may answer after the tracker has moved on."""
+        if not row_ids:
+            return
         async with self.sessions() as session, session.begin():
             await session.execute(
                 update(SentTransaction)
-                .where(SentTransaction.id == row_id, SentTransaction.status == "signed")
+                .where(SentTransaction.id.in_(row_ids), SentTransaction.status == "signed")
                 .values(status="broadcast", updated_at=self.now())
             )
 
@@ -852,3 +958,15 @@ async def journalled(
         .order_by(SentTransaction.id.desc())
         .limit(1)
     )
+
+
+async def journalled_each(
+    session: AsyncSession, request_ids: Sequence[str], purpose: str
+) -> dict[str, SentTransaction]:
+    """`journalled` for many requests in one query: the latest of each that has one."""
+    rows = await session.scalars(
+        select(SentTransaction)
+        .where(SentTransaction.request_id.in_(request_ids), SentTransaction.purpose == purpose)
+        .order_by(SentTransaction.id)
+    )
+    return {row.request_id: row for row in rows if row.request_id is not None}

@@ -37,6 +37,7 @@ from crossfill.kinds.evm.sponsor_collector import SponsorCollector
 from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.kinds.port import NamedWorker, WorkerContext
 from crossfill.runtime import Runtime
+from crossfill.store.db import is_sqlite
 from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 
@@ -104,6 +105,9 @@ class EvmWorkers:
             for chain_id, chain in evm_chains(runtime).items()
         }
         interval = settings.worker_interval_seconds
+        # Transactions of a burst's records at once: SQLite has one connection, for which
+        # they would only queue.
+        concurrent = 1 if is_sqlite(settings.database) else 4
         indexers = {
             chain_id: Indexer(
                 chain,
@@ -112,6 +116,7 @@ class EvmWorkers:
                 interval_seconds=interval,
                 metrics=runtime.metrics,
                 hint_calls_per_client_per_minute=settings.hint_rpc_calls_per_client_per_minute,
+                concurrent_transactions=concurrent,
             )
             for chain_id, chain in evm_chains(runtime).items()
         }
@@ -124,6 +129,7 @@ class EvmWorkers:
                 interval_seconds=interval,
                 owner=context.owner,
                 metrics=runtime.metrics,
+                concurrent_transactions=concurrent,
             )
             for chain_id, chain in evm_chains(runtime).items()
         }

@@ -1,0 +1,196 @@
+"""Many deposits at once. A block of them is recorded a few to a transaction: the first are
+handed over to the solver while the rest are still being recorded, each deposit is recorded
+and judged once, and a crash between two of those transactions loses nothing and repeats
+nothing. A backlog of them (the indexer far behind the head) is caught up beside the head: a
+new deposit is handed over at once, before the backlog's."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eth_abi.abi import encode
+from eth_utils.crypto import keccak
+from sqlalchemy import func, insert, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from crossfill.config import ConfirmationTier
+from crossfill.kinds.evm.indexer import (
+    BACKLOG_AFTER_BLOCKS,
+    BACKLOG_SLICE_BLOCKS,
+    RECORDED_TOGETHER,
+    Claim,
+    Indexer,
+)
+from crossfill.kinds.evm.runtime import ChainRuntime
+from crossfill.store import deposits
+from crossfill.store.tables import ChainCursor, Deposit, Request
+from crossfill.types import NATIVE_EVM_ADDRESS
+from tests.support.synthetic import synthetic_requests
+from tests.unit.worker_world import START, ChainWorld, chain_world
+
+AMOUNT = 10**16
+DEPOSITS = 3 * RECORDED_TOGETHER + 1
+
+
+@dataclass
+class Block:
+    base: ChainWorld
+    indexer: Indexer
+    order_ids: dict[str, str]  # request id -> order id
+    handed: list[str]
+
+    def deposits_in_next_block(self) -> None:
+        number = self.base.chain.head_block.number + 1
+        self.base.chain.logs[number] = [
+            _native_deposit(self, number, index, order_id)
+            for index, order_id in enumerate(self.order_ids.values())
+        ]
+
+    async def tick_on_pushed_head(self) -> None:
+        self.indexer.new_head(self.base.chain.push_head())
+        await self.indexer.tick()
+
+    async def statuses(self) -> list[str]:
+        async with self.base.sessions() as session:
+            return list(await session.scalars(select(Request.status)))
+
+
+def _native_deposit(block: Block, number: int, index: int, order_id: str) -> dict[str, Any]:
+    data = encode(
+        ["address", "uint256", "bytes32"], ["0x" + "0a" * 20, AMOUNT, bytes.fromhex(order_id[2:])]
+    )
+    return {
+        "address": block.base.config.contracts.depository,
+        "topics": [keccak(text="NativeDeposit(address,uint256,bytes32)")],
+        "data": data,
+        "transactionHash": "0x" + f"{index + 1:064x}",
+        "logIndex": 0,
+        "blockNumber": number,
+        "blockHash": "0x" + f"{number:064x}",
+    }
+
+
+@pytest.fixture
+async def block(tmp_path: Path) -> AsyncIterator[Block]:
+    async with chain_world(tmp_path) as base:
+        config = base.config.model_copy(update={"confirmations": (ConfirmationTier(blocks=1),)})
+        runtime = ChainRuntime(
+            config, base.chain, base.state, base.runtime.follower, base.runtime.positions
+        )
+        indexer = Indexer(
+            runtime, base.sessions, now=base.clock, interval_seconds=0.1, metrics=base.metrics
+        )
+        rows = synthetic_requests(DEPOSITS, start=START).requests
+        for row in rows:
+            row.update(
+                status="waiting",
+                fail_reason=None,
+                refund_fail_reason=None,
+                origin_chain_id=config.id,
+                origin_currency=NATIVE_EVM_ADDRESS,
+                amount_in=str(AMOUNT),
+                expires_at=START + timedelta(minutes=5),
+                updated_at=START,
+            )
+        async with base.engine.begin() as connection:
+            await connection.execute(insert(Request), rows)
+        handed: list[str] = []
+        indexer.on_pending = lambda _chain_id, request_id: handed.append(request_id)
+        yield Block(base, indexer, {row["id"]: row["order_id"] for row in rows}, handed)
+
+
+@pytest.mark.parametrize("at_once", [1, 3])
+async def test_the_first_deposits_of_a_block_are_handed_over_before_the_last_are_recorded(
+    block: Block, at_once: int
+) -> None:
+    block.indexer.concurrent_transactions = at_once
+    handed_when_claimed: list[int] = []
+
+    async def claim(_session: AsyncSession, _request: Request) -> Claim | None:
+        handed_when_claimed.append(len(block.handed))
+        return None  # handed over by id once its transaction commits
+
+    block.indexer.claim_pending = claim
+    await block.tick_on_pushed_head()
+    block.deposits_in_next_block()
+    await block.tick_on_pushed_head()
+    assert sorted(block.handed) == sorted(block.order_ids)  # each once
+    assert handed_when_claimed[0] == 0
+    assert handed_when_claimed[-1] == DEPOSITS - 1  # the rest were handed over already
+    assert await block.statuses() == ["pending"] * DEPOSITS
+
+
+async def test_a_crash_between_two_transactions_of_a_block_loses_and_repeats_nothing(
+    block: Block, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    advance = deposits.advance_cursor
+    calls = 0
+    real_record = deposits.record_seen
+
+    async def dies_midway(session: AsyncSession, *args: Any, **kwargs: Any) -> Deposit | None:
+        nonlocal calls
+        calls += 1
+        if calls == RECORDED_TOGETHER + 1:
+            raise OSError("killed")  # the second transaction never commits
+        return await real_record(session, *args, **kwargs)
+
+    await block.tick_on_pushed_head()
+    block.deposits_in_next_block()
+    monkeypatch.setattr(deposits, "record_seen", dies_midway)
+    with pytest.raises(OSError):
+        await block.tick_on_pushed_head()
+    # The others' transactions committed (each its deposits'), the cursor did not move.
+    assert RECORDED_TOGETHER <= len(block.handed) < DEPOSITS
+    monkeypatch.setattr(deposits, "record_seen", real_record)
+    monkeypatch.setattr(deposits, "advance_cursor", advance)
+    restarted = Indexer(
+        block.indexer.chain,
+        block.base.sessions,
+        now=block.base.clock,
+        interval_seconds=0.1,
+        metrics=block.base.metrics,
+    )
+    restarted.on_pending = lambda _chain_id, request_id: block.handed.append(request_id)
+    restarted.new_head(block.base.chain.head_block)
+    await restarted.tick()  # the cursor did not move: the block is scanned again
+    assert sorted(block.handed) == sorted(block.order_ids)  # each once
+    async with block.base.sessions() as session:
+        recorded = await session.scalar(select(func.count()).select_from(Deposit))
+    assert recorded == DEPOSITS
+    assert await block.statuses() == ["pending"] * DEPOSITS
+
+
+async def test_a_new_deposit_is_handed_over_while_a_backlog_is_still_being_caught_up(
+    block: Block,
+) -> None:
+    """The service was away: the old deposits, one every few blocks over several slices of
+    history, wait behind the cursor; one more is made in the newest block."""
+    await block.tick_on_pushed_head()  # the cursor, stored
+    *old, new = block.order_ids.items()
+    spacing = 3 * BACKLOG_SLICE_BLOCKS // len(old)
+    start = block.base.chain.head_block.number + 1
+    for index, (_request_id, order_id) in enumerate(old):
+        number = start + index * spacing
+        block.base.chain.logs[number] = [_native_deposit(block, number, index, order_id)]
+    while block.base.chain.head_block.number < start + 3 * BACKLOG_SLICE_BLOCKS:
+        block.base.chain.push_head()
+    number = block.base.chain.head_block.number + 1
+    block.base.chain.logs[number] = [_native_deposit(block, number, len(old), new[1])]
+    assert number - start > BACKLOG_AFTER_BLOCKS
+
+    await block.tick_on_pushed_head()
+    assert block.handed[0] == new[0]  # the newest first, the backlog after it
+    assert len(block.handed) < DEPOSITS  # some of the backlog still waits
+    ticks = 1
+    while len(block.handed) < DEPOSITS and ticks < 50:
+        await block.indexer.tick()  # as the loop does at once while a backlog is left
+        ticks += 1
+    assert sorted(block.handed) == sorted(block.order_ids)  # each once
+    async with block.base.sessions() as session:
+        cursor = await session.get(ChainCursor, (block.base.config.id, deposits.INDEXER))
+    assert cursor is not None and cursor.block_number == number  # the live scan's, once caught up
