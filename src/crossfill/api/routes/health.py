@@ -155,7 +155,13 @@ async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
     """Ready when the database answers and takes a write, and every enabled chain's endpoint
     serves it, whatever its kind. What the solver's balance lacks for fills waiting on it is
     shown (`solverShortfall`) without making the service unready: it still answers, fills
-    other chains and refunds."""
+    other chains and refunds. A process asked to stop is unready while it drains
+    (`api.draining`), whatever the checks would find."""
+    if request.app.state.drain.active:
+        return JSONResponse(
+            {"message": "draining: stopping", "statusCode": 503, "checks": {"draining": True}},
+            503,
+        )
     try:
         found = await readiness(runtime, request.app.state.readiness_checks)
     except StoreError as exc:
