@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import threading
 import time
 import tomllib
@@ -31,6 +32,7 @@ import pytest
 import redis
 import tomli_w
 from eth_account import Account
+from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import connect
 
 from crossfill.devnet.child_process import free_port
@@ -183,6 +185,33 @@ def test_a_socket_on_one_api_host_follows_a_bridge_hinted_on_the_other(
         record = user_client.status(quote.request_id)
     (deposit,) = record.in_tx_hashes
     assert any(message.startswith(f"{ORIGIN}:{deposit}:") for message in heard), heard
+
+
+def test_a_hint_posted_on_an_api_host_is_acted_on_by_the_workers_host(cluster: Cluster) -> None:
+    """A hint for a transaction nobody sent: only the hint can make the workers host ask the
+    origin chain for its receipt (the API host asks no chain: it forwards)."""
+    before = _receipts_asked(cluster.workers)
+    hinted = httpx.post(
+        f"{cluster.apis[1].base_url}/transactions/index",
+        json={"chainId": ORIGIN, "txHash": f"0x{secrets.token_hex(32)}"},
+        timeout=10,
+    )
+    assert hinted.json() == {"message": "Success"}
+    assert wait_for(lambda: _receipts_asked(cluster.workers) > before, timeout=10), before
+
+
+def _receipts_asked(workers: ServiceProcess) -> float:
+    """The receipts the workers host has asked the origin chain for so far."""
+    scrape = httpx.get(f"{workers.probe_url}/metrics", timeout=10)
+    assert scrape.status_code == 200, scrape.text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(scrape.text)
+        for sample in family.samples
+        if sample.name == "crossfill_rpc_calls_total"
+        and sample.labels["chain_id"] == str(ORIGIN)
+        and sample.labels["call"] == "eth_getTransactionReceipt"
+    )
 
 
 def _database_dsn(name: str) -> str:
