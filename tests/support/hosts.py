@@ -27,11 +27,17 @@ from tests.support.tcp_relay import TcpRelay
 
 
 def unavailable() -> str | None:
-    """Why network namespaces cannot be made here, or None when they can."""
+    """Why network namespaces cannot be made here, or None when they can (one is made and
+    removed to find out)."""
     if os.geteuid() != 0:
         return "separate hosts are network namespaces: `ip netns add` needs root"
     if shutil.which("ip") is None:
         return "separate hosts are network namespaces: the `ip` command (iproute2) is missing"
+    probe = f"cf{uuid.uuid4().hex[:6]}-probe"
+    made = _ip("netns", "add", probe, check=False)
+    _ip("netns", "delete", probe, check=False)
+    if made.returncode != 0:
+        return f"separate hosts are network namespaces: `ip netns add` failed: {made.stderr}"
     return None
 
 
