@@ -37,6 +37,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import connect
 
 from crossfill.devnet.child_process import free_port
+from crossfill.settings import Settings
 from crossfill.store.deposit_hints import CHANNEL
 from tests.conftest import RunningDevnet, fresh_postgres_database, running_in_ci
 from tests.e2e.bridging import ORIGIN, native_bridge, request_quote, rpc_urls
@@ -103,9 +104,9 @@ def cluster(devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory) -> 
         pytest.skip(why_not)
     home = tmp_path_factory.mktemp("hosts")
     name = asyncio.run(fresh_postgres_database())
-    _forget_rate_limits()
     with ExitStack() as stack:
         stack.callback(lambda: asyncio.run(drop_postgres_database(name)))
+        _forget_rate_limits()
         network = stack.enter_context(host_network())
         postgres, redis_relay = network.relay(POSTGRES_PORT), network.relay(REDIS_PORT)
         database_url = postgres_database_url(name).replace(
@@ -121,7 +122,7 @@ def cluster(devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory) -> 
             drain_seconds=DRAIN_SECONDS,
         )
 
-        def on(role: str) -> Any:
+        def on(role: str) -> Settings:
             (home / role).mkdir()
             return shared.model_copy(update={"home": home / role})
 
@@ -304,6 +305,12 @@ def test_a_rolling_restart_of_the_api_hosts_fails_no_request(cluster: Cluster) -
         answered, failures = load.answered, load.failures
     finally:
         balancer.stop()
+    connections = {
+        f"{backend.host}:{backend.port}": n for backend, n in balancer.connections.items()
+    }
+    print(
+        f"rolling restart: {answered} answered, {len(failures)} failed; connections {connections}"
+    )
     assert failures == [], json.dumps(failures[:20], indent=1)
     assert answered > 50, answered
     assert balancer.turned_away == 0
