@@ -108,6 +108,11 @@ class Settings(BaseSettings):
     # Slow clients: a request's headers must arrive within this of the connection (or of its
     # first byte), its body within this of its headers, or it is answered 408 and closed.
     request_header_timeout_seconds: float = Field(default=10.0, gt=0)
+    # A stop (SIGTERM, Ctrl-C) of a process serving the API first drains for this long:
+    # `/readyz` answers 503 and every answer closes its connection while requests are still
+    # served, so a load balancer probing `/readyz` moves clients away before the listener
+    # closes (`api.draining`). 0: the listener closes at once.
+    drain_seconds: float = Field(default=0.0, ge=0, le=300)
     request_body_timeout_seconds: float = Field(default=30.0, gt=0)
     # GET /requests/v2's monthly reductions: "YYYY-MM-DD:share,..." of the normal limit.
     v2_rate_limit_reductions: str = "2026-09-01:0.5,2026-10-01:0.25,2026-11-01:0.1"

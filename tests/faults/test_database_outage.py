@@ -26,8 +26,8 @@ from tests.e2e.bridging import (
     rpc_urls,
 )
 from tests.e2e.conftest import validate_against
-from tests.faults.tcp_relay import TcpRelay
 from tests.support.service import ServiceProcess, service_settings
+from tests.support.tcp_relay import TcpRelay
 from tests.support.wallets.evm import execute_steps
 
 POSTGRES_PORT = 5432

@@ -14,8 +14,8 @@ from crossfill.config import Deployment
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import final_status, funded_user, native_bridge, request_quote
 from tests.e2e.bridging import rpc_urls as devnet_rpc_urls
-from tests.faults.tcp_relay import TcpRelay
 from tests.support.service import StartService
+from tests.support.tcp_relay import TcpRelay
 from tests.support.waiting import wait_for
 from tests.support.wallets.evm import execute_steps
 

@@ -12,7 +12,7 @@ import redis.asyncio as aioredis
 
 from crossfill.api import rate_limit
 from crossfill.api.rate_limit import RedisLimiter
-from tests.faults.tcp_relay import TcpRelay
+from tests.support.tcp_relay import TcpRelay
 
 REDIS_PORT = 6379
 # A Redis database of its own: the suite runs on several workers at once.

@@ -37,6 +37,7 @@ from crossfill.process.service import build_service
 from crossfill.runtime import Runtime
 from crossfill.settings import Settings
 from crossfill.store.migrate import upgrade
+from tests.support.hosts import Host
 from tests.support.waiting import wait_for
 
 
@@ -151,12 +152,17 @@ class ServiceProcess:
         ready_path: str = "/healthz",
         ready_timeout: float = 60,
         stop_signal: signal.Signals = signal.SIGTERM,
+        host: Host | None = None,
     ) -> None:
         self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.settings = settings.model_copy(update={"port": self.port})
+        # On another host (a network namespace: `tests.support.hosts`), it listens on that
+        # host's address; here, on `settings.host` (loopback unless set).
+        listen = settings.host if host is None else host.address
+        self.base_url = f"http://{listen}:{self.port}"
+        self.settings = settings.model_copy(update={"port": self.port, "host": listen})
         self.env = {**os.environ, **settings_environment(self.settings)}
-        self.command = [sys.executable, "-m", "crossfill", *command, *options]
+        argv = [sys.executable, "-m", "crossfill", *command, *options]
+        self.command = argv if host is None else host.command(argv)
         # Every run's log, appended across restarts: what a failing test shows of the service.
         self.log_path = log_path or settings.home / "service.log"
         # Where readiness is asked (`ready_path`); a workers-only process answers on its ops port.
@@ -166,11 +172,14 @@ class ServiceProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def workers_only(cls, settings: Settings, *, ops_port: int) -> ServiceProcess:
+    def workers_only(
+        cls, settings: Settings, *, ops_port: int, host: Host | None = None
+    ) -> ServiceProcess:
         """`crossfill run --workers-only --ops-port <ops_port>`: no API; its probes and
         `/metrics` on the ops port."""
-        service = cls(settings, options=("--workers-only", "--ops-port", str(ops_port)))
-        service.probe_url = f"http://127.0.0.1:{ops_port}"
+        options = ("--workers-only", "--ops-port", str(ops_port))
+        service = cls(settings, options=options, host=host)
+        service.probe_url = f"http://{service.settings.host}:{ops_port}"
         return service
 
     @property

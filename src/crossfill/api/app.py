@@ -14,6 +14,7 @@ from starlette.types import ASGIApp
 
 from crossfill import __version__
 from crossfill.api.auth import KeyCache
+from crossfill.api.draining import CloseWhileDraining, Drain
 from crossfill.api.errors import install_error_handlers
 from crossfill.api.explorer import install_explorer
 from crossfill.api.limits import RequestLimits, RequestLimitsMiddleware
@@ -75,7 +76,8 @@ CORS_OPTIONS: dict[str, Any] = {
 
 class _Api(FastAPI):
     """FastAPI with the quote paths' front (`api.routes.quote_fast.QuoteFront`) outside its
-    middleware stack, and every answer counted outside both (`api.response_counts`)."""
+    middleware stack, every answer counted outside both (`api.response_counts`), and, outermost,
+    `Connection: close` on every answer while the process drains (`api.draining`)."""
 
     def build_middleware_stack(self) -> ASGIApp:
         stack = super().build_middleware_stack()
@@ -85,7 +87,8 @@ class _Api(FastAPI):
             cors=CORSMiddleware(stack, **CORS_OPTIONS),
             exception_handlers=self.exception_handlers,
         )
-        return ResponseCounts(front, self.state.runtime.metrics.http_responses, QUOTE_PATHS)
+        counted = ResponseCounts(front, self.state.runtime.metrics.http_responses, QUOTE_PATHS)
+        return CloseWhileDraining(counted, self.state.drain)
 
 
 def create_app(
@@ -132,6 +135,7 @@ def create_app(
     app.state.wall_clock = wall_clock
     app.state.key_cache = KeyCache()
     app.state.readiness_checks = health.ReadinessChecks()
+    app.state.drain = Drain()
     app.state.request_counts = metrics.RequestCounts()
     app.state.hub = StatusHub()
     app.state.ws_connections = ConnectionsByAddress()

@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from crossfill import __version__
+from crossfill.api.draining import Drain
 from crossfill.api.errors import install_error_handlers
 from crossfill.api.limits import RequestLimits, RequestLimitsMiddleware
 from crossfill.api.rate_limit import build_limiter
@@ -43,6 +44,7 @@ def create_ops_app(runtime: Runtime) -> FastAPI:
     )
     app.state.runtime = runtime
     app.state.readiness_checks = health.ReadinessChecks()
+    app.state.drain = Drain()  # never started: no API behind a balancer here
     app.state.request_counts = metrics.RequestCounts()
     app.state.limiter = build_limiter(runtime.settings.redis_url)
     app.add_middleware(

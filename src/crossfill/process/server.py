@@ -6,13 +6,16 @@ import asyncio
 import contextlib
 import gc
 import socket
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from types import FrameType
 
 import structlog
 import uvicorn
 from fastapi import FastAPI
 
+from crossfill.api.draining import Drain
 from crossfill.api.limits import uvicorn_limits
 from crossfill.api.ops_app import create_ops_app
 from crossfill.app.inventory import InventoryView
@@ -165,9 +168,37 @@ def uvicorn_config(app: FastAPI, settings: Settings, *, port: int) -> uvicorn.Co
 
 
 class _Server(uvicorn.Server):
+    """uvicorn serving the API: reports ready on `ready_fd` (a replica started by the main
+    process), and drains before it stops (`api.draining`): the first SIGTERM or SIGINT starts
+    a drain of `CROSSFILL_DRAIN_SECONDS`, after which uvicorn's own graceful stop runs; a
+    second signal ends the drain at once."""
+
     def __init__(self, config: uvicorn.Config, *, ready_fd: int | None = None) -> None:
         super().__init__(config)
         self._ready_fd = ready_fd
+        app = config.app
+        assert isinstance(app, FastAPI)
+        self._drain: Drain = app.state.drain
+        self._drain_seconds = app.state.runtime.settings.drain_seconds
+        # The signal that began the drain, and when the drain ends (monotonic seconds).
+        self._draining: tuple[int, float] | None = None
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """A signal handler: only flags, the main loop's next tick acts on them."""
+        if self._draining is None and self._drain_seconds > 0 and not self.should_exit:
+            self._draining = (sig, time.monotonic() + self._drain_seconds)
+            self._drain.start()
+            return
+        super().handle_exit(sig, frame)
+
+    async def on_tick(self, counter: int) -> bool:
+        if self._draining is not None and not self.should_exit:
+            sig, until = self._draining
+            if counter % 10 == 0:
+                log.info("draining", seconds_left=round(max(until - time.monotonic(), 0), 1))
+            if time.monotonic() >= until:
+                super().handle_exit(sig, None)  # uvicorn's stop, the signal raised after it
+        return await super().on_tick(counter)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)

@@ -171,7 +171,13 @@ async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
     serves it, whatever its kind. What the solver's balance lacks for fills waiting on it
     (`solverShortfall`) and the sending keys low on gas that are not being topped up
     (`keysLowOnGas`) are shown without making the service unready: it still answers, fills
-    other chains and refunds."""
+    other chains and refunds. A process asked to stop is unready while it drains
+    (`api.draining`), whatever the checks would find."""
+    if request.app.state.drain.active:
+        return JSONResponse(
+            {"message": "draining: stopping", "statusCode": 503, "checks": {"draining": True}},
+            503,
+        )
     try:
         found = await readiness(runtime, request.app.state.readiness_checks)
     except StoreError as exc:

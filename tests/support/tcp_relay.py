@@ -1,7 +1,9 @@
 """A TCP relay in front of a server's port (a chain's websocket, the database): it relays bytes
 both ways (whatever protocol runs over them) and can drop every connection at once and refuse
 new ones, as a server restart would, or stall them all (nothing relayed, new connections left
-waiting, nothing closed), as a network cut that loses packets silently would."""
+waiting, nothing closed), as a network cut that loses packets silently would. It listens on
+loopback unless given another of this host's addresses (a bridge's, for network namespaces
+that reach loopback-only servers through it: `tests.support.hosts`)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ from crossfill.devnet.child_process import free_port
 
 
 class TcpRelay:
-    def __init__(self, upstream_port: int) -> None:
+    def __init__(self, upstream_port: int, *, host: str = "127.0.0.1") -> None:
         self.upstream_port = upstream_port
-        self.port = free_port()
+        self.host = host
+        self.port = free_port(host)
         self.accepted = 0  # connections relayed so far
         self._refusing = False
         self._flowing: asyncio.Event | None = None  # made on the relay's loop
@@ -25,7 +28,7 @@ class TcpRelay:
 
     @property
     def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}"
+        return f"ws://{self.host}:{self.port}"
 
     def start(self) -> TcpRelay:
         self._thread.start()
@@ -35,7 +38,7 @@ class TcpRelay:
     async def _listen(self) -> None:
         self._flowing = asyncio.Event()
         self._flowing.set()
-        self._server = await asyncio.start_server(self._relay, "127.0.0.1", self.port)
+        self._server = await asyncio.start_server(self._relay, self.host, self.port)
 
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # Cancelled only by `stop()`: ended quietly (asyncio logs a relaying task's
