@@ -66,6 +66,7 @@ def devnet(
         svm=svm,
         exchange=exchange,
         peer=peer,
+        peer_port=peer_port if peer else None,
     )
     exit_on_sigterm()
     with console.status("starting devnet chains…"):

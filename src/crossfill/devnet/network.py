@@ -10,6 +10,7 @@ from typing import Any
 
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import AnvilProcess, set_interval_mining, start_anvil
+from crossfill.devnet.child_process import LOOPBACK
 from crossfill.devnet.deploy import DeployedContracts, deploy_all, signing_web3
 from crossfill.devnet.deployment_file import chain_document, deployment_document, write_deployment
 from crossfill.devnet.exchange.deployment import perps_document, seed_exchange
@@ -41,6 +42,9 @@ class DevnetOptions:
     # Also deploy the peer deployment (crossfill.devnet.peer) on every chain and write its
     # deployment file, `peer/deployment.toml` beside the main one.
     peer: bool = False
+    # The port the peer's API will listen on: the main deployment's bridge then
+    # (`[rebalancing] bridge_url`).
+    peer_port: int | None = None
 
     @property
     def fractional_block_time(self) -> float | None:
@@ -169,14 +173,24 @@ def start_devnet(
         document["svm_chains"] = [_start_svm(devnet, log_dir, progress)]
     if options.exchange:
         document["perps"] = _start_exchange(devnet, deployment_path.parent, log_dir, progress)
-    write_deployment(deployment_path, document)
     if options.peer:
-        write_peer_deployment(
-            peer_home(deployment_path.parent) / "deployment.toml",
-            [chain for chain in map(DevnetChain.peer_chain, devnet.chains) if chain is not None],
-            lag_threshold_seconds=options.effective_lag_threshold,
-        )
+        _describe_peer(devnet, options, document, deployment_path.parent)
+    write_deployment(deployment_path, document)
     return devnet
+
+
+def _describe_peer(
+    devnet: Devnet, options: DevnetOptions, document: dict[str, Any], home: Path
+) -> None:
+    """The peer's deployment file in `home`'s `peer/`; the main deployment's bridge is the
+    peer's API (`[rebalancing] bridge_url`) once its port is known."""
+    write_peer_deployment(
+        peer_home(home) / "deployment.toml",
+        [chain for chain in map(DevnetChain.peer_chain, devnet.chains) if chain is not None],
+        lag_threshold_seconds=options.effective_lag_threshold,
+    )
+    if options.peer_port is not None:
+        document["rebalancing"] = {"bridge_url": f"http://{LOOPBACK}:{options.peer_port}"}
 
 
 def _start_svm(devnet: Devnet, log_dir: Path, progress: Callable[[str], None]) -> dict[str, Any]:
