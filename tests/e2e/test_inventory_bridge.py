@@ -117,12 +117,18 @@ async def move_through_peer(
 ) -> tuple[BridgeQuote, SentMove]:
     before = destination_balance(devnet, move.currency_out)()
     async with solver_side(devnet, peer, home) as side:
+        started = time.monotonic()
         quote = await side.bridge.quote(move)
         assert isinstance(quote, BridgeQuote), quote
         assert 0 < quote.amount_out <= move.amount
         sent = await side.bridge.send(quote)
         assert isinstance(sent, SentMove), sent
         status = await arrived(side.bridge, sent, peer)
+        # What docs/treasury.md reports (`pytest -s` shows it).
+        print(
+            f"moved {move.amount} -> {quote.amount_out} in {len(sent.tx_hashes)} transaction(s):"
+            f" quote to arrived {time.monotonic() - started:.2f} s"
+        )
     assert isinstance(status, Arrived) and status.amount == quote.amount_out
     assert destination_balance(devnet, move.currency_out)() - before == quote.amount_out
     return quote, sent
