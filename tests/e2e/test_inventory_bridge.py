@@ -4,28 +4,26 @@ peer deployment (a second, independent Crossfill on the same anvil chains), with
 signed by the solver's key and journalled by the origin's transaction manager.
 
 The peer fills each move from its own inventory: the solver's balance on the destination rises
-by exactly the quoted output and the move ends `Arrived`. A crash between the journal and the
-broadcast sends once; an amount beyond the peer's inventory is the peer's typed refusal."""
+by exactly the quoted output and the move ends `Arrived`. A process SIGKILLed between the
+journal and the broadcast is resumed by the next, which sends once; an amount beyond the
+peer's inventory is the peer's typed refusal."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import signal
+import subprocess
+import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
-from crossfill.config import RebalancingSettings
-from crossfill.devnet import accounts
 from crossfill.devnet.seed import ETHER, USDC_UNIT
-from crossfill.kinds.evm.runtime import ChainRuntime, evm_chain_runtime
-from crossfill.kinds.evm.txmanager import TxManager
-from crossfill.metrics import Metrics
 from crossfill.store.tables import SentTransaction
 from crossfill.treasury.bridge import (
     Arrived,
@@ -36,15 +34,11 @@ from crossfill.treasury.bridge import (
     SentMove,
 )
 from crossfill.treasury.intents_api_bridge import PURPOSE, IntentsApiBridge
-from crossfill_client import AsyncClient
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, balance, usdc
-from tests.support.database import sessions_of, sqlite_url
+from tests.e2e.inventory_bridging import SOLVER, SolverSide, main_database, solver_side
+from tests.support.database import sessions_of
 from tests.support.peers import RunningPeer, running_peer
-from tests.support.service import service_settings
-
-SOLVER = accounts.solver().address
-SETTINGS = RebalancingSettings(bridge_url="http://127.0.0.1:1", bridge_backoff_seconds=0.2)
 
 
 @pytest.fixture(scope="module")
@@ -53,48 +47,11 @@ def peer(devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory) -> Ite
         yield running
 
 
-class Killed(BaseException):
-    """The process dying between the journal's commit and the broadcast."""
-
-
-@dataclass
-class SolverSide:
-    """What the main deployment's rebalancer would hold: the origin chain followed once, the
-    solver key's transaction manager there, on the main deployment's database."""
-
-    chain: ChainRuntime
-    txmanager: TxManager
-    bridge: IntentsApiBridge
-
-
-@asynccontextmanager
-async def solver_side(
+def side_of(
     devnet: RunningDevnet, peer: RunningPeer, home: Path
-) -> AsyncIterator[SolverSide]:
-    """A fresh process's view, on the database in `home`: its own chain client, transaction
-    manager (the same signer lease holder each time: a restart), and client of the peer."""
-    settings = service_settings(home, devnet.deployment_path)
-    database = sqlite_url(home / "main.db")
-    config = devnet.deployment.chain(ORIGIN)
-    assert config is not None
-    chain = evm_chain_runtime(config, settings, SOLVER, time.monotonic, Metrics())
-    await chain.follower.update()
-    async with sessions_of(database, migrated=True) as sessions:
-        txmanager = TxManager(
-            chain.client,
-            chain.state,
-            accounts.solver(),
-            sessions,
-            now=lambda: datetime.now(UTC),
-            holder="rebalancer",
-        )
-        client = AsyncClient(peer.base_url, timeout=10)
-        bridge = IntentsApiBridge(client, {ORIGIN: txmanager}, SOLVER, SETTINGS)
-        try:
-            yield SolverSide(chain, txmanager, bridge)
-        finally:
-            await bridge.aclose()
-            await chain.client.close()
+) -> AbstractAsyncContextManager[SolverSide]:
+    """The solver's side of a move from ORIGIN, as a fresh process holds it."""
+    return solver_side(devnet.deployment, devnet.deployment_path, peer.base_url, home, ORIGIN)
 
 
 async def arrived(bridge: IntentsApiBridge, sent: SentMove, peer: RunningPeer) -> MoveStatus:
@@ -116,7 +73,7 @@ async def move_through_peer(
     devnet: RunningDevnet, peer: RunningPeer, home: Path, move: Move
 ) -> tuple[BridgeQuote, SentMove]:
     before = destination_balance(devnet, move.currency_out)()
-    async with solver_side(devnet, peer, home) as side:
+    async with side_of(devnet, peer, home) as side:
         started = time.monotonic()
         quote = await side.bridge.quote(move)
         assert isinstance(quote, BridgeQuote), quote
@@ -153,31 +110,40 @@ async def test_moves_usdc_through_the_peer_approval_first(
     assert len(quote.calls) == len(sent.tx_hashes) == 2
 
 
-async def test_a_crash_between_journal_and_broadcast_sends_once(
-    devnet: RunningDevnet, peer: RunningPeer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def killed_while_sending(devnet: RunningDevnet, peer: RunningPeer, home: Path) -> BridgeQuote:
+    """A process quotes a move of 0.2 ETH and is SIGKILLed as its journalled deposit would be
+    broadcast (`tests.e2e.bridge_move_process`); the quote it printed."""
+    arguments = [devnet.deployment_path, home, peer.base_url, ORIGIN, DESTINATION, ETHER // 5]
+    ended = subprocess.run(
+        [sys.executable, "-m", "tests.e2e.bridge_move_process", *map(str, arguments)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parents[2],
+    )
+    assert ended.returncode == -signal.SIGKILL, ended.stderr[-3000:]
+    return BridgeQuote.of_document(json.loads(ended.stdout.splitlines()[-1]))
+
+
+async def journal(home: Path) -> list[SentTransaction]:
+    async with sessions_of(main_database(home)) as sessions, sessions() as session:
+        return list(await session.scalars(select(SentTransaction).order_by(SentTransaction.id)))
+
+
+async def test_a_kill_between_journal_and_broadcast_sends_once(
+    devnet: RunningDevnet, peer: RunningPeer, tmp_path: Path
 ) -> None:
-    """The first process journals the deposit and dies before any node has it; the next
+    """The first process journals the deposit and is killed before any node has it; the next
     sends the same quote again: the journalled transaction is broadcast, nothing is signed
     again, and the solver's nonce on the origin moves by one."""
-    database = sqlite_url(tmp_path / "main.db")
-    move = Move(ORIGIN, DESTINATION, NATIVE, NATIVE, ETHER // 5)
     before = destination_balance(devnet, NATIVE)()
-    async with solver_side(devnet, peer, tmp_path) as side:
+    async with side_of(devnet, peer, tmp_path) as side:
         nonce_before = await side.chain.client.mined_nonce(SOLVER)
-        quote = await side.bridge.quote(move)
-        assert isinstance(quote, BridgeQuote), quote
-
-        async def dies(_raw: bytes) -> str:
-            raise Killed
-
-        monkeypatch.setattr(side.chain.client, "send_raw", dies)
-        with pytest.raises(Killed):
-            await side.bridge.send(quote)
-    async with sessions_of(database) as sessions, sessions() as session:
-        (journalled,) = (await session.scalars(select(SentTransaction))).all()
+    quote = killed_while_sending(devnet, peer, tmp_path)
+    (journalled,) = await journal(tmp_path)
     assert journalled.status == "signed" and journalled.purpose.startswith(PURPOSE)
-    monkeypatch.undo()
-    async with solver_side(devnet, peer, tmp_path) as side:
+    async with side_of(devnet, peer, tmp_path) as side:
+        assert await side.chain.client.pending_nonce(SOLVER) == nonce_before  # never sent
         sent = await side.bridge.send(quote)
         assert isinstance(sent, SentMove), sent
         assert sent.tx_hashes == (journalled.tx_hash,)
@@ -185,9 +151,7 @@ async def test_a_crash_between_journal_and_broadcast_sends_once(
         assert again == sent
         status = await arrived(side.bridge, sent, peer)
         assert await side.chain.client.mined_nonce(SOLVER) == nonce_before + 1
-    async with sessions_of(database) as sessions, sessions() as session:
-        rows = (await session.scalars(select(SentTransaction))).all()
-    assert [row.tx_hash for row in rows] == [journalled.tx_hash]
+    assert [row.tx_hash for row in await journal(tmp_path)] == [journalled.tx_hash]
     assert isinstance(status, Arrived)
     assert destination_balance(devnet, NATIVE)() - before == quote.amount_out
 
@@ -197,7 +161,7 @@ async def test_a_move_beyond_the_peers_inventory_is_its_typed_refusal(
 ) -> None:
     """The peer's solver holds 1,000 ETH on the destination; 5,000 is refused by the peer, in
     its own words, and nothing is sent."""
-    async with solver_side(devnet, peer, tmp_path) as side:
+    async with side_of(devnet, peer, tmp_path) as side:
         nonce_before = await side.chain.client.pending_nonce(SOLVER)
         refused = await side.bridge.quote(Move(ORIGIN, DESTINATION, NATIVE, NATIVE, 5_000 * ETHER))
         assert await side.chain.client.pending_nonce(SOLVER) == nonce_before

@@ -141,6 +141,13 @@ async def test_a_quote_becomes_the_transactions_the_solver_sends(world: World) -
     assert sent_body["user"].lower() == sent_body["recipient"].lower() == world.solver.lower()
 
 
+async def test_a_quote_kept_as_json_is_the_same_quote(world: World) -> None:
+    world.answer(world.quoted())
+    quote = await world.bridge().quote(world.move)
+    assert isinstance(quote, BridgeQuote)
+    assert BridgeQuote.of_document(json.loads(json.dumps(quote.document()))) == quote
+
+
 async def test_a_refusal_the_bridge_states_is_final(world: World) -> None:
     refusal = {"message": "the solver holds too little", "errorCode": "INSUFFICIENT_LIQUIDITY"}
     world.answer(httpx.Response(400, json=refusal))

@@ -17,8 +17,9 @@ the same quote is what resumes it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, Protocol
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,37 @@ class BridgeQuote:
     request_id: str
     amount_out: int
     calls: tuple[BridgeCall, ...]
+
+    def document(self) -> dict[str, Any]:
+        """The quote as JSON-ready values (calldata in hex), to be kept until the move ends."""
+        return {
+            "move": asdict(self.move),
+            "request_id": self.request_id,
+            "amount_out": str(self.amount_out),
+            "calls": [
+                {"to": c.to, "data": "0x" + c.data.hex(), "value": str(c.value), "gas": c.gas}
+                for c in self.calls
+            ],
+        }
+
+    @classmethod
+    def of_document(cls, document: Mapping[str, Any]) -> BridgeQuote:
+        """The quote `document` holds (as `document()` wrote it)."""
+        calls = tuple(
+            BridgeCall(
+                call["to"],
+                bytes.fromhex(str(call["data"]).removeprefix("0x")),
+                int(call["value"]),
+                None if call["gas"] is None else int(call["gas"]),
+            )
+            for call in document["calls"]
+        )
+        return cls(
+            Move(**document["move"]),
+            str(document["request_id"]),
+            int(document["amount_out"]),
+            calls,
+        )
 
 
 @dataclass(frozen=True)
