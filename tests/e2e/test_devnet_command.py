@@ -19,6 +19,7 @@ from crossfill.devnet.child_process import free_port
 from tests.e2e.bridging import DESTINATION, ORIGIN, bridge_request
 from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.e2e.wire import validate_against
+from tests.support.service import run_cli
 from tests.support.waiting import wait_for
 
 
@@ -194,3 +195,10 @@ def test_devnet_peer_runs_a_second_independent_deployment(tmp_path: Path) -> Non
     assert f"Peer Crossfill API  {peer_url}" in output
     assert "devnet stopped" in output
     assert wait_for(lambda: not _ready(peer_url), timeout=10)
+
+
+def test_devnet_peer_refuses_the_main_deployments_port(tmp_path: Path) -> None:
+    answer = run_cli("devnet", "--peer", "--port", "8001", home=tmp_path)
+    assert answer.returncode == 2
+    assert "the peer needs a port of its own" in answer.stderr
+    assert not (tmp_path / "deployment.toml").exists()  # refused before any chain started

@@ -58,6 +58,8 @@ def devnet(
     from crossfill.devnet.summary import print_peer, print_summary
 
     settings = command_settings(port=port, api_processes=api_processes)
+    if peer and peer_port == settings.port:
+        raise typer.BadParameter("the peer needs a port of its own", param_hint="--peer-port")
     options = DevnetOptions(
         chain_count=chains,
         block_time=block_time,
