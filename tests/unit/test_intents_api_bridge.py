@@ -239,6 +239,31 @@ async def test_the_chains_failures_are_retried_then_unavailable(world: World) ->
     assert isinstance(await bridge.send(quote), SentMove)
 
 
+async def test_a_failed_broadcast_is_sent_again_from_the_journal_never_signed_anew(
+    world: World,
+) -> None:
+    """The node fails the first broadcast (the approval's): the journalled transaction is sent
+    again, the same bytes, and the deposit after it; each step has one journal row."""
+    world.answer(world.quoted())
+    bridge = world.bridge()
+    quote = await bridge.quote(world.move)
+    assert isinstance(quote, BridgeQuote)
+    world.chain.fail("send_raw", ChainUnreachable("down"))
+    first = await bridge.send(quote)
+    assert isinstance(first, SentMove), first
+    approval, deposit = await world.journal()
+    assert first.tx_hashes == (approval.tx_hash, deposit.tx_hash)
+    assert approval.tx_hash in world.chain.receipts  # sent again, then mined
+    assert deposit.tx_hash in world.chain.pending
+
+
+async def test_a_deployment_without_a_bridge_url_has_no_bridge() -> None:
+    assert IntentsApiBridge.configured(RebalancingSettings(), {}, "0x" + "11" * 20) is None
+    bridge = IntentsApiBridge.configured(SETTINGS, {}, "0x" + "11" * 20)
+    assert isinstance(bridge, IntentsApiBridge)
+    await bridge.aclose()
+
+
 async def test_a_revert_of_a_step_is_the_chains_refusal(world: World) -> None:
     world.answer(world.quoted())
     bridge = world.bridge()

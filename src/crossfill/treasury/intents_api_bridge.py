@@ -19,8 +19,8 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
 
+import structlog
 from eth_utils.address import to_checksum_address
 
 from crossfill.config import RebalancingSettings
@@ -59,7 +59,7 @@ PURPOSE = "bridge"
 # How often `send` asks whether a step it waits on was mined.
 MINED_POLL_SECONDS = 0.5
 
-T = TypeVar("T")
+log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,13 @@ class _Mined:
 @dataclass(frozen=True)
 class _Broadcast:
     tx_hash: str
+
+
+@dataclass(frozen=True)
+class _Failing:
+    """A chain call failed (or the signer lease is another process's): try again."""
+
+    reason: str
 
 
 def step_purpose(request_id: str, index: int) -> str:
@@ -228,10 +235,23 @@ class IntentsApiBridge:
         self, sender: TxManager, call: BridgeCall, purpose: str, last: bool
     ) -> str | Refused | Unavailable:
         """The step journalled and broadcast (resumed when it was already: never signed twice);
-        unless it is the `last`, waited for until mined. Its transaction hash, or why not."""
+        unless it is the `last`, waited for until mined. Its transaction hash, or why not.
+
+        A chain call that fails (or a signer lease held elsewhere) is tried again with backoff,
+        from the journal each time: a transaction journalled before its broadcast failed is
+        sent again, the same bytes, never signed anew."""
         deadline = self.clock() + self.settings.bridge_step_timeout_seconds
+        backoff = Backoff(
+            base_seconds=self.settings.bridge_backoff_seconds,
+            cap_seconds=self.settings.bridge_backoff_max_seconds,
+        )
         while True:
             progress = await self._progress(sender, call, purpose)
+            if isinstance(progress, _Failing):
+                if backoff.failures + 1 >= self.settings.bridge_attempts:
+                    return Unavailable(f"the origin chain: {progress.reason}")
+                await self.sleep(backoff.failed())
+                continue
             if isinstance(progress, _Mined):
                 return progress.tx_hash
             if not isinstance(progress, _Broadcast):
@@ -244,72 +264,45 @@ class IntentsApiBridge:
 
     async def _progress(
         self, sender: TxManager, call: BridgeCall, purpose: str
-    ) -> _Mined | _Broadcast | Refused | Unavailable:
+    ) -> _Mined | _Broadcast | _Failing | Refused:
         """Where the step is: mined, or broadcast now (signed here if nothing was journalled
-        for it; sent again, the same bytes, if journalled and never acknowledged)."""
-        attempt = await self._chain(lambda: sender.attempt(None, purpose))
-        if isinstance(attempt, Unavailable):
-            return attempt
-        if isinstance(attempt, Mined):
-            if attempt.succeeded:
-                return _Mined(attempt.row.tx_hash)
-            return Refused("chain", f"transaction {attempt.row.tx_hash} reverted")
-        if attempt is None:
-            signed = await self._sign(sender, call, purpose)
-            return _Broadcast(signed) if isinstance(signed, str) else signed
-        if attempt.row.status == "signed":  # journalled, never acknowledged (a crash)
-            resent = await self._chain(lambda: sender.send_again(attempt.row))
-            if isinstance(resent, Unavailable):
-                return resent
-        return _Broadcast(attempt.row.tx_hash)
-
-    async def _sign(
-        self, sender: TxManager, call: BridgeCall, purpose: str
-    ) -> str | Refused | Unavailable:
-        """A new transaction for the step, gas estimated unless the bridge gave it."""
+        for it; sent again, the same bytes, if journalled and never acknowledged by a node)."""
         try:
-            gas = call.gas or await self._estimate(sender, call)
+            attempt = await sender.attempt(None, purpose)
+            if isinstance(attempt, Mined):
+                if attempt.succeeded:
+                    return _Mined(attempt.row.tx_hash)
+                return Refused("chain", f"transaction {attempt.row.tx_hash} reverted")
+            if attempt is None:
+                return await self._sign(sender, call, purpose)
+            if attempt.row.status == "signed":  # journalled, never acknowledged (a crash)
+                await sender.send_again(attempt.row)
+                log.warning("bridge step sent again", purpose=purpose, tx_hash=attempt.row.tx_hash)
+            return _Broadcast(attempt.row.tx_hash)
         except Reverted as revert:
             return Refused("chain", f"the origin refuses the step: {revert.reason.message}")
-        except ChainError as error:
-            return Unavailable(f"the origin chain did not answer: {error}")
-        row = await self._chain(
-            lambda: sender.send(
-                to=call.to,
-                data=call.data,
-                value=call.value,
-                gas_limit=with_gas_headroom(gas),
-                purpose=purpose,
-                request_id=None,
-            )
-        )
-        return row if isinstance(row, Unavailable) else row.tx_hash
+        except (ChainError, SignerBusy) as error:
+            return _Failing(str(error))
 
-    async def _estimate(self, sender: TxManager, call: BridgeCall) -> int:
-        transaction = {
-            "from": sender.account.address,
-            "to": to_checksum_address(call.to),
-            "data": calldata.hex_data(call.data),
-            "value": call.value,
-        }
-        estimated = await self._chain(lambda: sender.client.estimate_gas(transaction))
-        if isinstance(estimated, Unavailable):
-            raise ChainError(estimated.reason)
-        return estimated
-
-    async def _chain(self, call: Callable[[], Awaitable[T]]) -> T | Unavailable:
-        """`call` tried up to `bridge_attempts` times while the chain fails (or another process
-        holds the key), with backoff; a revert is raised at once (it is the contract's word)."""
-        backoff = Backoff(
-            base_seconds=self.settings.bridge_backoff_seconds,
-            cap_seconds=self.settings.bridge_backoff_max_seconds,
+    async def _sign(self, sender: TxManager, call: BridgeCall, purpose: str) -> _Broadcast:
+        """A new transaction for the step, gas estimated unless the bridge gave it: signed,
+        journalled and broadcast (`Reverted` when the estimate reverts, another ChainError when
+        a call fails)."""
+        gas = call.gas or await sender.client.estimate_gas(
+            {
+                "from": sender.account.address,
+                "to": to_checksum_address(call.to),
+                "data": calldata.hex_data(call.data),
+                "value": call.value,
+            }
         )
-        while True:
-            try:
-                return await call()
-            except Reverted:
-                raise
-            except (ChainError, SignerBusy) as error:
-                if backoff.failures + 1 >= self.settings.bridge_attempts:
-                    return Unavailable(f"the origin chain: {error}")
-                await self.sleep(backoff.failed())
+        row = await sender.send(
+            to=call.to,
+            data=call.data,
+            value=call.value,
+            gas_limit=with_gas_headroom(gas),
+            purpose=purpose,
+            request_id=None,
+        )
+        log.info("bridge step sent", purpose=purpose, tx_hash=row.tx_hash, nonce=row.nonce)
+        return _Broadcast(row.tx_hash)
