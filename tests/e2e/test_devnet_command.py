@@ -19,6 +19,7 @@ from crossfill.devnet.child_process import free_port
 from tests.e2e.bridging import DESTINATION, ORIGIN, bridge_request
 from tests.e2e.user_client import UserClient, evm_wallet, succeeded
 from tests.e2e.wire import validate_against
+from tests.support.service import run_cli
 from tests.support.waiting import wait_for
 
 
@@ -149,3 +150,55 @@ def test_killed_devnet_takes_its_chains_down(tmp_path: Path) -> None:
         process.kill()
         process.wait()
     assert wait_for(lambda: not any(_rpc_answers(url) for url in rpc_urls), timeout=10)
+
+
+def test_devnet_peer_runs_a_second_independent_deployment(tmp_path: Path) -> None:
+    """`crossfill devnet --peer`: a second Crossfill on the same chains, its own keys,
+    contracts, database and port, named as the main deployment's bridge; Ctrl-C stops both."""
+    port, peer_port = free_port(), free_port()
+    env = {**os.environ, "CROSSFILL_HOME": str(tmp_path)}
+    env.pop("CROSSFILL_DEPLOYMENT_FILE", None)
+    command = ["devnet", "--port", str(port), "--peer", "--peer-port", str(peer_port)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "crossfill", *command, "--no-svm", "--no-exchange"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    peer_url = f"http://127.0.0.1:{peer_port}"
+    try:
+        assert wait_for(lambda: _ready(f"http://127.0.0.1:{port}"), timeout=90, interval=0.5)
+        assert _ready(peer_url)
+        main = tomllib.loads((tmp_path / "deployment.toml").read_text())
+        peer = tomllib.loads((tmp_path / "peer" / "deployment.toml").read_text())
+        assert main["rebalancing"]["bridge_url"] == peer_url
+        assert [c["http_rpc_url"] for c in peer["chains"]] == [
+            c["http_rpc_url"] for c in main["chains"]
+        ]
+        for role in ("solver", "allocator"):
+            assert peer[role]["address"] != main[role]["address"]
+        chains = httpx.get(f"{peer_url}/chains").json()["chains"]
+        for served, mine, theirs in zip(chains, main["chains"], peer["chains"], strict=True):
+            assert served["protocol"]["v2"]["depository"] == theirs["contracts"]["depository"]
+            assert theirs["contracts"]["depository"] != mine["contracts"]["depository"]
+            assert theirs["erc20_currencies"] == mine["erc20_currencies"]  # the same tokens
+        assert (tmp_path / "peer" / "crossfill.db").exists()
+        os.killpg(process.pid, signal.SIGINT)
+        output, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, output
+    assert f"Peer Crossfill API  {peer_url}" in output
+    assert "devnet stopped" in output
+    assert wait_for(lambda: not _ready(peer_url), timeout=10)
+
+
+def test_devnet_peer_refuses_the_main_deployments_port(tmp_path: Path) -> None:
+    answer = run_cli("devnet", "--peer", "--port", "8001", home=tmp_path)
+    assert answer.returncode == 2
+    assert "the peer needs a port of its own" in answer.stderr
+    assert not (tmp_path / "deployment.toml").exists()  # refused before any chain started

@@ -136,3 +136,24 @@ def test_an_unknown_kind_of_traces_is_refused_by_name() -> None:
     message = _error(document)
     assert "chains[0](crossfill-devnet-1).trace_internal_transfers" in message
     assert "'parity' or 'geth'" in message
+
+
+def test_the_rebalancing_bridge_is_off_unless_named_with_its_defaults() -> None:
+    assert _parse(deployment_document()).rebalancing.bridge_url is None
+    document = {**deployment_document(), "rebalancing": {"bridge_url": "https://bridge.example"}}
+    rebalancing = _parse(document).rebalancing
+    assert rebalancing.bridge_url == "https://bridge.example"
+    assert (rebalancing.bridge_attempts, rebalancing.bridge_timeout_seconds) == (4, 10)
+
+
+@pytest.mark.parametrize(
+    ("section", "reason"),
+    [
+        ({"bridge_url": "ftp://bridge.example"}, "rebalancing.bridge_url"),
+        ({"bridge_attempts": 0}, "rebalancing.bridge_attempts"),
+        ({"bridge_backoff_seconds": 5, "bridge_backoff_max_seconds": 1}, "at least"),
+        ({"bridge": "http://typo"}, "rebalancing.bridge: Extra inputs are not permitted"),
+    ],
+)
+def test_bad_rebalancing_settings_are_named(section, reason) -> None:
+    assert reason in _error({**deployment_document(), "rebalancing": section})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import signal
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -13,6 +13,10 @@ from crossfill.cli.environment import command_deployment, command_settings
 from crossfill.cli.foreground import exit_on_sigterm, serve_until_interrupted
 from crossfill.cli.options import ApiProcesses
 from crossfill.errors import CrossfillError
+
+if TYPE_CHECKING:
+    from crossfill.devnet.peer import PeerService
+    from crossfill.settings import Settings
 
 app = typer.Typer(help="The local devnet: anvil chains, the SVM node, the perps exchange.")
 
@@ -36,14 +40,26 @@ def devnet(
         bool, typer.Option(help="Also run the devnet perps exchange (1337)")
     ] = True,
     api_processes: ApiProcesses = None,
+    peer: Annotated[
+        bool,
+        typer.Option(
+            help="Also run the peer deployment: a second, independent Crossfill on the same "
+            "chains (its own keys, contracts, database and port; docs/treasury.md)"
+        ),
+    ] = False,
+    peer_port: Annotated[
+        int, typer.Option(min=1, max=65535, help="The peer deployment's API port")
+    ] = 8001,
 ) -> None:
     """Start anvil chains, deploy and seed everything, then serve the API on them."""
     if context.invoked_subcommand is not None:
         return
     from crossfill.devnet.network import DevnetOptions, start_devnet
-    from crossfill.devnet.summary import print_summary
+    from crossfill.devnet.summary import print_peer, print_summary
 
     settings = command_settings(port=port, api_processes=api_processes)
+    if peer and peer_port == settings.port:
+        raise typer.BadParameter("the peer needs a port of its own", param_hint="--peer-port")
     options = DevnetOptions(
         chain_count=chains,
         block_time=block_time,
@@ -51,6 +67,8 @@ def devnet(
         lag_threshold_seconds=lag_threshold,
         svm=svm,
         exchange=exchange,
+        peer=peer,
+        peer_port=peer_port if peer else None,
     )
     exit_on_sigterm()
     with console.status("starting devnet chains…"):
@@ -60,13 +78,18 @@ def devnet(
             log_dir=settings.home / "logs",
             progress=console.log,
         )
+    peer_service = None
     try:
+        if peer:
+            peer_service = _start_peer(settings, peer_port)
         print_summary(
             console,
             settings,
             command_deployment(settings),
             chains_only=chains_only,
         )
+        if peer_service is not None:
+            print_peer(console, peer_service)
         if chains_only:
             while True:
                 signal.pause()
@@ -75,8 +98,21 @@ def devnet(
     except KeyboardInterrupt:
         pass
     finally:
+        if peer_service is not None:
+            peer_service.stop()
         network.stop()
         console.print("devnet stopped")
+
+
+def _start_peer(settings: Settings, port: int) -> PeerService:
+    from crossfill.devnet.peer import peer_home, start_peer_service
+
+    with console.status("starting the peer deployment…"):
+        return start_peer_service(
+            peer_home(settings.deployment_path.parent),
+            port=port,
+            log_path=settings.home / "logs" / "peer-service.log",
+        )
 
 
 @app.command("fund-exchange")

@@ -6,6 +6,7 @@ from crossfill.config.deployment import (
     CurrencyConfig,
     Deployment,
     KeyHolder,
+    RebalancingSettings,
     RepaymentSettings,
 )
 from crossfill.config.loader import load_deployment, parse_deployment
@@ -18,6 +19,7 @@ __all__ = [
     "CurrencyConfig",
     "Deployment",
     "KeyHolder",
+    "RebalancingSettings",
     "RepaymentSettings",
     "load_deployment",
     "parse_deployment",

@@ -351,6 +351,33 @@ class RepaymentSettings(ConfigModel):
         )
 
 
+class RebalancingSettings(ConfigModel):
+    """Moving inventory between chains through a bridge: another intents service speaking this
+    interface, quoted and paid as any user would (`treasury.intents_api_bridge`,
+    docs/treasury.md). Without `bridge_url` no bridge is configured."""
+
+    # The bridge's base URL (its `/quote/v2`, `/intents/status/v3`); on the devnet, the peer
+    # deployment's (`crossfill devnet --peer`).
+    bridge_url: HttpUrl | None = None
+    # Seconds per HTTP call to the bridge.
+    bridge_timeout_seconds: float = Field(default=10, gt=0, le=120)
+    # Tries per call while the bridge answers 5xx or 429 or cannot be reached, waiting
+    # `bridge_backoff_seconds * 2**n` (at most `bridge_backoff_max_seconds`) between them; so
+    # are chain calls of a move (its gas estimate, its broadcast).
+    bridge_attempts: int = Field(default=4, ge=1, le=20)
+    bridge_backoff_seconds: float = Field(default=0.5, gt=0, le=60)
+    bridge_backoff_max_seconds: float = Field(default=8, gt=0, le=600)
+    # How long `send` waits for one of a move's transactions to be mined before sending the
+    # next (an approval before the deposit); past it the move is sent on by a later call.
+    bridge_step_timeout_seconds: float = Field(default=60, gt=0, le=3600)
+
+    @model_validator(mode="after")
+    def _backoff_bounds(self) -> RebalancingSettings:
+        if self.bridge_backoff_max_seconds < self.bridge_backoff_seconds:
+            raise ValueError("bridge_backoff_max_seconds must be at least bridge_backoff_seconds")
+        return self
+
+
 ChainT = TypeVar("ChainT", bound=SectionChain)
 
 
@@ -365,6 +392,7 @@ class Deployment(ConfigModel):
     gasless: GaslessSettings = GaslessSettings()
     fast_fill: FastFillSettings = FastFillSettings()
     repayment: RepaymentSettings = RepaymentSettings()
+    rebalancing: RebalancingSettings = RebalancingSettings()
     solver: KeyHolder
     allocator: KeyHolder
     chains: tuple[ChainConfig, ...] = Field(min_length=1)

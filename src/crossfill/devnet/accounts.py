@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from eth_account.signers.local import LocalAccount
 
 from crossfill.config.secrets import devnet_account
@@ -33,3 +35,44 @@ def users() -> list[LocalAccount]:
 def gas_sponsor() -> LocalAccount:
     """Pays the gas of gasless executions (POST /execute) for keys it sponsors."""
     return devnet_account(GAS_SPONSOR_INDEX)
+
+
+# The peer deployment (`crossfill devnet --peer`): a second, independent Crossfill on the same
+# chains, with keys of its own from further along the same public mnemonic (devnet only).
+PEER_FIRST_INDEX = 100
+PEER_DEPLOYER_INDEX = PEER_FIRST_INDEX
+PEER_SOLVER_INDEX = PEER_FIRST_INDEX + 1
+PEER_ALLOCATOR_INDEX = PEER_FIRST_INDEX + 2
+PEER_GAS_SPONSOR_INDEX = PEER_FIRST_INDEX + 3
+
+
+def peer_deployer() -> LocalAccount:
+    return devnet_account(PEER_DEPLOYER_INDEX)
+
+
+def peer_solver() -> LocalAccount:
+    return devnet_account(PEER_SOLVER_INDEX)
+
+
+def peer_allocator() -> LocalAccount:
+    return devnet_account(PEER_ALLOCATOR_INDEX)
+
+
+def peer_gas_sponsor() -> LocalAccount:
+    return devnet_account(PEER_GAS_SPONSOR_INDEX)
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The accounts (indexes of the public mnemonic) one deployment on the devnet signs with."""
+
+    deployer: int
+    solver: int
+    allocator: int
+    gas_sponsor: int
+
+
+MAIN_ROLES = Roles(DEPLOYER_INDEX, SOLVER_INDEX, ALLOCATOR_INDEX, GAS_SPONSOR_INDEX)
+PEER_ROLES = Roles(
+    PEER_DEPLOYER_INDEX, PEER_SOLVER_INDEX, PEER_ALLOCATOR_INDEX, PEER_GAS_SPONSOR_INDEX
+)

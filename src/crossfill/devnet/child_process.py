@@ -10,7 +10,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -65,8 +65,11 @@ class ChildProcess:
             self.process.wait()
 
 
-def spawn(command: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
-    """The command with its output appended to `log_path`, dying with this process.
+def spawn(
+    command: Sequence[str], log_path: Path, *, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """The command with its output appended to `log_path`, dying with this process; in `env`
+    (default: this process's environment).
 
     In a process group of its own: a Ctrl-C at the terminal reaches the devnet process alone,
     which stops the service first (its workers still reaching the chains) and then its
@@ -78,6 +81,7 @@ def spawn(command: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
+            env=None if env is None else dict(env),
             preexec_fn=die_with_parent if posix else None,
             process_group=0 if posix else None,
         )

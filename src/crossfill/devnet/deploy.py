@@ -65,16 +65,46 @@ def deploy(web3: Web3, name: str, *args: Any) -> Address:
     return Address(Web3.to_checksum_address(address))
 
 
-def deploy_all(
-    web3: Web3, *, owner: Address, solver: Address, allocator: Address
-) -> DeployedContracts:
-    router = deploy(web3, "Router")
+@dataclass(frozen=True)
+class ChainAssets:
+    """What every deployment on a devnet chain shares: the tokens and the Uniswap V2 pool."""
+
+    usdc: Address
+    weth: Address
+    uniswap_v2_factory: Address
+    uniswap_v2_router: Address
+    weth_usdc_pair: Address
+
+
+def deploy_assets(web3: Web3, *, owner: Address) -> ChainAssets:
     usdc = deploy(web3, "TestUSDC", owner)
     weth = deploy(web3, "WETH")
     factory = deploy(web3, "UniswapV2Factory", owner)
     uniswap_router = deploy(web3, "UniswapV2Router02", factory, weth)
     send(web3, contract_at(web3, "UniswapV2Factory", factory).functions.createPair(weth, usdc))
     pair = contract_at(web3, "UniswapV2Factory", factory).functions.getPair(weth, usdc).call()
+    return ChainAssets(
+        usdc=usdc,
+        weth=weth,
+        uniswap_v2_factory=factory,
+        uniswap_v2_router=uniswap_router,
+        weth_usdc_pair=Address(Web3.to_checksum_address(pair)),
+    )
+
+
+def deploy_service(
+    web3: Web3,
+    assets: ChainAssets,
+    *,
+    owner: Address,
+    solver: Address,
+    allocator: Address,
+    router: Address | None = None,
+) -> DeployedContracts:
+    """One deployment's own contracts (its Depository, Filler, ...) beside the chain's shared
+    `assets`: a chain may carry several, each with its own solver and allocator. `router`:
+    one deployed already (else deployed here)."""
+    router = router or deploy(web3, "Router")
     depository = deploy(web3, "Depository", owner, allocator)
     return DeployedContracts(
         depository=depository,
@@ -84,14 +114,26 @@ def deploy_all(
         approval_proxy=deploy(web3, "ApprovalProxy", owner, router),
         multicaller=deploy(web3, "Multicaller"),
         only_owner_multicaller=deploy(web3, "OnlyOwnerMulticaller", solver),
-        usdc=usdc,
-        weth=weth,
-        uniswap_v2_factory=factory,
-        uniswap_v2_router=uniswap_router,
-        weth_usdc_pair=Address(Web3.to_checksum_address(pair)),
+        usdc=assets.usdc,
+        weth=assets.weth,
+        uniswap_v2_factory=assets.uniswap_v2_factory,
+        uniswap_v2_router=assets.uniswap_v2_router,
+        weth_usdc_pair=assets.weth_usdc_pair,
         # Deposit addresses: the solver sweeps them into the Depository.
         deposit_address_factory=deploy(web3, "DepositAddressFactory", solver, depository),
         # For clients: the delegate a gasless user's code points at, and an attestation check.
         gasless_delegate=deploy(web3, "BatchDelegate"),
         attestation_verifier=deploy(web3, "AttestationVerifier"),
+    )
+
+
+def deploy_all(
+    web3: Web3, *, owner: Address, solver: Address, allocator: Address
+) -> DeployedContracts:
+    """The chain's shared assets, then a deployment's contracts on them (the Router first:
+    every address stays where the devnet has always put it)."""
+    router = deploy(web3, "Router")
+    assets = deploy_assets(web3, owner=owner)
+    return deploy_service(
+        web3, assets, owner=owner, solver=solver, allocator=allocator, router=router
     )

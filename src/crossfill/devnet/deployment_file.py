@@ -7,6 +7,7 @@ from typing import Any
 
 import tomli_w
 
+from crossfill.config.secrets import devnet_account
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import DeployedContracts
 from crossfill.devnet.seed import DEVNET_ETH_USD
@@ -105,22 +106,19 @@ def chain_document(
     return document
 
 
-def deployment_document(chains: list[dict[str, Any]]) -> dict[str, Any]:
+def _holder(index: int) -> dict[str, str]:
+    return {"address": devnet_account(index).address, "key": f"devnet:{index}"}
+
+
+def deployment_document(
+    chains: list[dict[str, Any]], roles: accounts.Roles = accounts.MAIN_ROLES
+) -> dict[str, Any]:
+    """The deployment file of the devnet deployment signing with `roles`' keys."""
     return {
         "version": 1,
-        "solver": {"address": accounts.solver().address, "key": f"devnet:{accounts.SOLVER_INDEX}"},
-        "allocator": {
-            "address": accounts.allocator().address,
-            "key": f"devnet:{accounts.ALLOCATOR_INDEX}",
-        },
-        "gasless": {
-            "sponsors": [
-                {
-                    "address": accounts.gas_sponsor().address,
-                    "key": f"devnet:{accounts.GAS_SPONSOR_INDEX}",
-                }
-            ]
-        },
+        "solver": _holder(roles.solver),
+        "allocator": _holder(roles.allocator),
+        "gasless": {"sponsors": [_holder(roles.gas_sponsor)]},
         "chains": chains,
     }
 

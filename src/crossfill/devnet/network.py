@@ -10,10 +10,12 @@ from typing import Any
 
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import AnvilProcess, set_interval_mining, start_anvil
+from crossfill.devnet.child_process import LOOPBACK
 from crossfill.devnet.deploy import DeployedContracts, deploy_all, signing_web3
 from crossfill.devnet.deployment_file import chain_document, deployment_document, write_deployment
 from crossfill.devnet.exchange.deployment import perps_document, seed_exchange
 from crossfill.devnet.exchange.process import ExchangeProcess, start_exchange
+from crossfill.devnet.peer import PeerChain, deploy_peer, peer_home, write_peer_deployment
 from crossfill.devnet.seed import seed_chain
 from crossfill.devnet.svm.deployment import svm_chain_document
 from crossfill.devnet.svm.process import SvmNodeProcess, start_svm_node
@@ -37,6 +39,12 @@ class DevnetOptions:
     # Also start the devnet perps exchange (crossfill.devnet.exchange), its state kept in
     # `exchange-state.sqlite3` beside the deployment file, and describe it as `[perps]`.
     exchange: bool = False
+    # Also deploy the peer deployment (crossfill.devnet.peer) on every chain and write its
+    # deployment file, `peer/deployment.toml` beside the main one.
+    peer: bool = False
+    # The port the peer's API will listen on: the main deployment's bridge then
+    # (`[rebalancing] bridge_url`).
+    peer_port: int | None = None
 
     @property
     def fractional_block_time(self) -> float | None:
@@ -56,6 +64,14 @@ class DevnetOptions:
 class DevnetChain:
     anvil: AnvilProcess
     contracts: DeployedContracts
+    # The peer deployment's contracts on this chain, when it has one.
+    peer_contracts: DeployedContracts | None = None
+
+    def peer_chain(self) -> PeerChain | None:
+        if self.peer_contracts is None:
+            return None
+        anvil = self.anvil
+        return PeerChain(anvil.chain_id, anvil.rpc_url, anvil.ws_url, self.peer_contracts)
 
 
 @dataclass
@@ -91,13 +107,15 @@ def _deploy_and_seed(anvil: AnvilProcess, options: DevnetOptions) -> DevnetChain
             users=accounts.users(),
             gas_sponsor=accounts.gas_sponsor(),
         )
+        # Before interval mining starts: on automine, deployment takes no block times.
+        peer = deploy_peer(anvil.rpc_url, contracts) if options.peer else None
         if options.fractional_block_time is None:
             # Deployment ran on automine for speed; now blocks come on the configured clock.
             set_interval_mining(anvil.rpc_url, int(options.block_time))
     except BaseException:
         anvil.stop()
         raise
-    return DevnetChain(anvil=anvil, contracts=contracts)
+    return DevnetChain(anvil=anvil, contracts=contracts, peer_contracts=peer)
 
 
 def start_devnet(
@@ -155,8 +173,24 @@ def start_devnet(
         document["svm_chains"] = [_start_svm(devnet, log_dir, progress)]
     if options.exchange:
         document["perps"] = _start_exchange(devnet, deployment_path.parent, log_dir, progress)
+    if options.peer:
+        _describe_peer(devnet, options, document, deployment_path.parent)
     write_deployment(deployment_path, document)
     return devnet
+
+
+def _describe_peer(
+    devnet: Devnet, options: DevnetOptions, document: dict[str, Any], home: Path
+) -> None:
+    """The peer's deployment file in `home`'s `peer/`; the main deployment's bridge is the
+    peer's API (`[rebalancing] bridge_url`) once its port is known."""
+    write_peer_deployment(
+        peer_home(home) / "deployment.toml",
+        [chain for chain in map(DevnetChain.peer_chain, devnet.chains) if chain is not None],
+        lag_threshold_seconds=options.effective_lag_threshold,
+    )
+    if options.peer_port is not None:
+        document["rebalancing"] = {"bridge_url": f"http://{LOOPBACK}:{options.peer_port}"}
 
 
 def _start_svm(devnet: Devnet, log_dir: Path, progress: Callable[[str], None]) -> dict[str, Any]:

@@ -95,7 +95,20 @@ def seed_chain(
     if gas_sponsor is not None:
         set_native_balance(rpc_url, gas_sponsor.address, GAS_SPONSOR_NATIVE)
     _seed_pool(deployer_web3, contracts, Address(deployer.address))
-    _fund(rpc_url, deployer_web3, contracts, solver, SOLVER_FUNDING)
-    _approve_filler(rpc_url, solver, contracts)
+    seed_solver(rpc_url, contracts, deployer=deployer, solver=solver)
     for user in users:
         _fund(rpc_url, deployer_web3, contracts, user, USER_FUNDING)
+
+
+def seed_solver(
+    rpc_url: str,
+    contracts: DeployedContracts,
+    *,
+    deployer: LocalAccount,
+    solver: LocalAccount,
+    funding: Funding = SOLVER_FUNDING,
+) -> None:
+    """A deployment's solver funded with `funding` (the deployer mints its USDC), its
+    Filler allowed to pull its tokens."""
+    _fund(rpc_url, signing_web3(rpc_url, deployer), contracts, solver, funding)
+    _approve_filler(rpc_url, solver, contracts)

@@ -9,7 +9,9 @@ from rich.console import Console
 from web3 import Web3
 
 from crossfill.config import Deployment
+from crossfill.config.secrets import devnet_account
 from crossfill.devnet import accounts
+from crossfill.devnet.peer import PeerService
 from crossfill.devnet.seed import USER_FUNDING
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.kinds.perps.config import perps_exchange
@@ -56,6 +58,16 @@ def print_summary(
         f"{USER_FUNDING.usdc // 10**6} USDC, {USER_FUNDING.weth // 10**18} WETH on every chain"
     )
     console.print("Ctrl-C stops the service and every chain.")
+
+
+def print_peer(console: Console, peer: PeerService) -> None:
+    """The peer deployment: its API (the bridge a rebalancer may use), its solver, its files."""
+    console.print(
+        f"[bold]Peer Crossfill API[/bold]  {peer.base_url}  (a second, independent deployment)\n"
+        f"  {'solver':<24} {devnet_account(accounts.PEER_ROLES.solver).address}\n"
+        f"  {'deployment file':<24} {peer.home / 'deployment.toml'}\n"
+        f"  {'log':<24} {peer.log_path}"
+    )
 
 
 def _print_svm_chain(console: Console, chain: SvmChainConfig) -> None:
