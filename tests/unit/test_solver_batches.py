@@ -16,13 +16,12 @@ from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import Reverted
 from crossfill.kinds.evm.solver import FILL, Solver
 from crossfill.kinds.evm.state import ChainState
-from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store import signer_leases
 from crossfill.store.tables import Request, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.unit.fake_chain import FakeChain
 from tests.unit.test_solver_outcomes import _pending_request
-from tests.unit.worker_world import Clock, chain_world
+from tests.unit.worker_world import ChainWorld, Clock, chain_world
 
 ORDERS = 6
 OUTPUT = 10**17
@@ -35,6 +34,7 @@ class Batch:
     solver: Solver
     clock: Clock
     request_ids: list[str]
+    world: ChainWorld
 
     async def statuses(self) -> dict[str, str]:
         async with self.solver.sessions() as session:
@@ -50,28 +50,11 @@ class Batch:
 @pytest.fixture
 async def batch(tmp_path: Path) -> AsyncIterator[Batch]:
     async with chain_world(tmp_path) as base:
-        txmanager = TxManager(
-            base.chain,
-            base.state,
-            base.signer(),
-            base.sessions,
-            now=base.clock,
-            holder="me",
-            funds=lambda: base.state.solver_balance(NATIVE_EVM_ADDRESS),
-        )
-        solver = Solver(
-            base.runtime,
-            base.sessions,
-            txmanager,
-            now=base.clock,
-            interval_seconds=0.1,
-            owner="me",
-            metrics=base.metrics,
-        )
+        solver = base.solver()
         rows = [_pending_request(index, base.config.id, OUTPUT) for index in range(ORDERS)]
         async with base.engine.begin() as connection:
             await connection.execute(insert(Request), rows)
-        yield Batch(base.chain, base.state, solver, base.clock, [row["id"] for row in rows])
+        yield Batch(base.chain, base.state, solver, base.clock, [row["id"] for row in rows], base)
 
 
 async def test_fills_ready_together_go_under_consecutive_nonces_in_one_broadcast(
@@ -169,15 +152,8 @@ async def test_a_kill_between_the_batch_journal_and_its_broadcast_pays_each_orde
     assert len(journalled) == ORDERS and batch.chain.sent == []
     monkeypatch.undo()
 
-    old = batch.solver.txmanager
-    restarted = TxManager(
-        batch.chain, batch.state, old.account, old.sessions, now=batch.clock, holder="me",
-        funds=lambda: batch.state.solver_balance(NATIVE_EVM_ADDRESS),
-    )  # fmt: skip
-    solver = Solver(
-        batch.solver.chain, batch.solver.sessions, restarted, now=batch.clock,
-        interval_seconds=0.1, owner="me", metrics=batch.solver.metrics,
-    )  # fmt: skip
+    solver = batch.world.solver(batch.solver.txmanager.account)  # the same key, restarted
+    restarted = solver.txmanager
     await restarted.rebroadcast()
     assert sorted(set(batch.chain.sent)) == sorted(row.tx_hash for row in journalled)
     # Long after (the dead process's request leases lapsed; its fills, unmined, now stuck).

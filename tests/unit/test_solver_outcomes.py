@@ -26,7 +26,6 @@ from crossfill.errors import (
 )
 from crossfill.kinds.evm.solver import RETRY_AFTER, FillClaim, Solver
 from crossfill.kinds.evm.state import ChainState
-from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store import signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, SentTransaction, SignerLease
@@ -77,24 +76,7 @@ def _pending_request(index: int, chain_id: int, amount: int) -> dict[str, Any]:
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
-        txmanager = TxManager(
-            base.chain,
-            base.state,
-            base.signer(),
-            base.sessions,
-            now=base.clock,
-            holder="me",
-            funds=lambda: base.state.solver_balance(NATIVE_EVM_ADDRESS),
-        )
-        solver = Solver(
-            base.runtime,
-            base.sessions,
-            txmanager,
-            now=base.clock,
-            interval_seconds=0.1,
-            owner="me",
-            metrics=base.metrics,
-        )
+        solver = base.solver()
         row = _pending_request(0, base.config.id, 10**17)
         async with base.engine.begin() as connection:
             await connection.execute(insert(Request), [row])

@@ -17,7 +17,9 @@ from crossfill.config import ChainConfig, Deployment
 from crossfill.kinds.evm.follower import ChainFollower
 from crossfill.kinds.evm.positions import UserPositions
 from crossfill.kinds.evm.runtime import ChainRuntime
+from crossfill.kinds.evm.solver import Solver
 from crossfill.kinds.evm.state import ChainState
+from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.metrics import Metrics
 from crossfill.store.db import session_factory
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
@@ -59,6 +61,18 @@ class ChainWorld:
         account: LocalAccount = Account.create()
         self.chain.fund(account.address, SIGNER_BALANCE)
         return account
+
+    def solver(self, account: LocalAccount | None = None) -> Solver:
+        """The chain's solver (this process, "me"), signing with `account` (a new funded
+        key by default) through a journal that knows the solver's balance as the state has it."""
+        txmanager = TxManager(
+            self.chain, self.state, account or self.signer(), self.sessions, now=self.clock,
+            holder="me", funds=lambda: self.state.solver_balance(NATIVE_EVM_ADDRESS),
+        )  # fmt: skip
+        return Solver(
+            self.runtime, self.sessions, txmanager, now=self.clock, interval_seconds=0.1,
+            owner="me", metrics=self.metrics,
+        )  # fmt: skip
 
 
 @asynccontextmanager
