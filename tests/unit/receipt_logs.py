@@ -61,12 +61,25 @@ def _mined(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def native_deposit_log(
-    depository: str, depositor: str, amount: int, order_id: str
+    depository: str,
+    depositor: str,
+    amount: int,
+    order_id: str,
+    *,
+    mined_in: int | None = None,
+    tx_hash: str | None = None,
 ) -> dict[str, Any]:
+    """A NativeDeposit as a receipt holds it; `mined_in`: its block (the block's hash made
+    from its number), `tx_hash`: its transaction, where the test says."""
     body = encode(
         ["address", "uint256", "bytes32"], [depositor, amount, bytes.fromhex(order_id[2:])]
     )
-    return _mined(raw_log(depository, [topic(NATIVE_DEPOSIT)], body))
+    log = _mined(raw_log(depository, [topic(NATIVE_DEPOSIT)], body))
+    if mined_in is not None:
+        log |= {"blockNumber": mined_in, "blockHash": "0x" + f"{mined_in:064x}"}
+    if tx_hash is not None:
+        log["transactionHash"] = tx_hash
+    return log
 
 
 def multicall_log(router: str, sender: str, metadata: bytes) -> dict[str, Any]:

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eth_abi.abi import encode
-from eth_utils.crypto import keccak
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -31,10 +29,13 @@ from crossfill.store import deposits
 from crossfill.store.tables import ChainCursor, Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.support.synthetic import synthetic_requests
+from tests.unit.receipt_logs import native_deposit_log
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 AMOUNT = 10**16
 DEPOSITS = 3 * RECORDED_TOGETHER + 1
+
+DEPOSITOR = "0x" + "0a" * 20
 
 
 @dataclass
@@ -61,18 +62,10 @@ class Block:
 
 
 def _native_deposit(block: Block, number: int, index: int, order_id: str) -> dict[str, Any]:
-    data = encode(
-        ["address", "uint256", "bytes32"], ["0x" + "0a" * 20, AMOUNT, bytes.fromhex(order_id[2:])]
+    depository = block.base.config.contracts.depository
+    return native_deposit_log(
+        depository, DEPOSITOR, AMOUNT, order_id, mined_in=number, tx_hash="0x" + f"{index + 1:064x}"
     )
-    return {
-        "address": block.base.config.contracts.depository,
-        "topics": [keccak(text="NativeDeposit(address,uint256,bytes32)")],
-        "data": data,
-        "transactionHash": "0x" + f"{index + 1:064x}",
-        "logIndex": 0,
-        "blockNumber": number,
-        "blockHash": "0x" + f"{number:064x}",
-    }
 
 
 @pytest.fixture

@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eth_abi.abi import encode
-from eth_utils.crypto import keccak
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,6 +23,7 @@ from crossfill.store import deposits
 from crossfill.store.tables import ChainCursor, Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.support.synthetic import synthetic_requests
+from tests.unit.receipt_logs import native_deposit_log
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
 AMOUNT = 10**16
@@ -47,19 +46,10 @@ class World:
 
 def _native_deposit(world: World, block_number: int) -> dict[str, Any]:
     depository = world.base.config.contracts.depository
-    data = encode(
-        ["address", "uint256", "bytes32"],
-        ["0x" + "0a" * 20, AMOUNT, bytes.fromhex(world.order_id[2:])],
-    )
-    return {
-        "address": depository,
-        "topics": [keccak(text="NativeDeposit(address,uint256,bytes32)")],
-        "data": data,
-        "transactionHash": DEPOSIT_TX,
-        "logIndex": 0,
-        "blockNumber": block_number,
-        "blockHash": "0x" + f"{block_number:064x}",
-    }
+    return native_deposit_log(
+        depository, "0x" + "0a" * 20, AMOUNT, world.order_id, mined_in=block_number,
+        tx_hash=DEPOSIT_TX,
+    )  # fmt: skip
 
 
 @pytest.fixture
