@@ -45,7 +45,9 @@ ORDER = ETH // 10
 ORDERS = 30
 # Room for about a third of the orders.
 INVENTORY = 10 * ORDER + ORDER // 2
-INVENTORY_WAIT_SECONDS = 8
+# Long enough for the deposits to be seen on a loaded machine before the uncovered ones are
+# refunded.
+INVENTORY_WAIT_SECONDS = 15
 SETTLED = frozenset({"success", "refund"})
 # A user and the quote they pay.
 Paid = tuple[LocalAccount, dict[str, Any]]
@@ -274,17 +276,20 @@ def _oversubscribed(
     # Once the deposits are seen, what they commit is not quoted again: free inventory is
     # gone while orders wait, and /config/v2 says so.
     late = case.user(devnet)
-    refusals: list[dict[str, Any]] = []
+    # Each refusal, and the capacity /config/v2 answered right after it (read at once: once
+    # the uncovered orders are refunded, free inventory is back).
+    refusals: list[tuple[dict[str, Any], int]] = []
 
     def refused_now() -> bool:
         refusal = _refused(http, case.body(devnet, late))
         if refusal is not None:
-            refusals.append(refusal)
+            refusals.append((refusal, _capacity(http, **params)))
         return refusal is not None
 
     assert wait_for(refused_now, timeout=INVENTORY_WAIT_SECONDS, interval=0.2)
-    assert refusals[-1]["errorCode"] == "INSUFFICIENT_LIQUIDITY", refusals[-1]
-    assert _capacity(http, **params) < case.order // 2
+    refusal, capacity = refusals[-1]
+    assert refusal["errorCode"] == "INSUFFICIENT_LIQUIDITY", refusal
+    assert capacity < case.order // 2
     statuses = {
         request_id: final_status(http, request_id, timeout=90, until=SETTLED)
         for request_id in outputs
