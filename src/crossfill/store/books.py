@@ -25,9 +25,8 @@ from crossfill.domain.deposit_log import DEPOSITORY
 from crossfill.domain.fill_plan import FillPlan, FillPlanError
 from crossfill.domain.repayments import SENDING
 from crossfill.domain.status import RequestStatus
-from crossfill.store import app_fees
+from crossfill.store import repayments
 from crossfill.store.tables import (
-    AppFee,
     AppFeeClaim,
     ChainCursor,
     Deposit,
@@ -160,7 +159,7 @@ async def _owe_deposit(session: AsyncSession, request: Request, *, now: datetime
     await _post_once(
         session,
         f"owed:{request.id}",
-        _deposit_filled(deposit, await _app_fees_of(session, deposit)),
+        _deposit_filled(deposit, sum(await repayments.app_fee_shares(session, deposit))),
         now=now,
     )
 
@@ -176,18 +175,6 @@ def _deposit_filled(deposit: Deposit, fees: int) -> tuple[Posting, ...]:
             Posting(deposit.chain_id, deposit.currency, books.REPAID, -amount),
         )
     )
-
-
-async def _app_fees_of(session: AsyncSession, deposit: Deposit) -> int:
-    shares = await session.scalars(
-        select(AppFee.quoted_amount).where(
-            AppFee.request_id == deposit.request_id,
-            AppFee.chain_id == deposit.chain_id,
-            AppFee.currency == deposit.currency,
-            AppFee.state != app_fees.VOID,
-        )
-    )
-    return sum(int(amount) for amount in shares)
 
 
 async def _fill_spent(session: AsyncSession, request: Request) -> list[Posting]:
