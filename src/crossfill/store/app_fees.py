@@ -9,7 +9,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.status import RequestStatus
-from crossfill.store.tables import AppFee, Request
+from crossfill.store.tables import AppFee, Deposit, Request
 
 QUOTED, OWED, CLAIMING, PAID, VOID = "quoted", "owed", "claiming", "paid", "void"
 
@@ -73,3 +73,17 @@ async def balances(session: AsyncSession, recipient: str) -> list[Balance]:
         Balance(chain_id, currency, state, amount, count, usd_micros)
         for (chain_id, currency, state), (amount, count, usd_micros) in sorted(totals.items())
     ]
+
+
+async def app_fee_shares(session: AsyncSession, deposit: Deposit) -> list[int]:
+    """The app fees the deposit carried for its request, which stay in the Depository for
+    their recipients (every share not voided, in the deposit's chain and currency)."""
+    shares = await session.scalars(
+        select(AppFee.quoted_amount).where(
+            AppFee.request_id == deposit.request_id,
+            AppFee.chain_id == deposit.chain_id,
+            AppFee.currency == deposit.currency,
+            AppFee.state != VOID,
+        )
+    )
+    return [int(amount) for amount in shares]

@@ -25,7 +25,7 @@ from crossfill.domain.deposit_log import DEPOSITORY
 from crossfill.domain.fill_plan import FillPlan, FillPlanError
 from crossfill.domain.repayments import SENDING
 from crossfill.domain.status import RequestStatus
-from crossfill.store import repayments
+from crossfill.store import app_fees
 from crossfill.store.tables import (
     AppFeeClaim,
     ChainCursor,
@@ -159,7 +159,7 @@ async def _owe_deposit(session: AsyncSession, request: Request, *, now: datetime
     await _post_once(
         session,
         f"owed:{request.id}",
-        _deposit_filled(deposit, sum(await repayments.app_fee_shares(session, deposit))),
+        _deposit_filled(deposit, sum(await app_fees.app_fee_shares(session, deposit))),
         now=now,
     )
 

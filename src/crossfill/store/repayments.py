@@ -14,10 +14,9 @@ from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.deposit_log import DEPOSITORY
 from crossfill.domain.repayments import SENDING
 from crossfill.domain.status import RequestStatus
-from crossfill.store import app_fees
 from crossfill.store.db import as_utc
 from crossfill.store.deposits import CONFIRMED, WHOLE
-from crossfill.store.tables import AppFee, Deposit, Repayment, Request, RequestTransaction
+from crossfill.store.tables import Deposit, Repayment, Request, RequestTransaction
 
 FILL = "fill"
 
@@ -95,20 +94,6 @@ async def owed_on(
         for deposit, destination in rows
         if deposit.request_id is not None
     ]
-
-
-async def app_fee_shares(session: AsyncSession, deposit: Deposit) -> list[int]:
-    """The app fees the deposit carried for its request, which stay in the Depository for
-    their recipients (every share not voided, in the deposit's chain and currency)."""
-    shares = await session.scalars(
-        select(AppFee.quoted_amount).where(
-            AppFee.request_id == deposit.request_id,
-            AppFee.chain_id == deposit.chain_id,
-            AppFee.currency == deposit.currency,
-            AppFee.state != app_fees.VOID,
-        )
-    )
-    return [int(amount) for amount in shares]
 
 
 async def still_owed(session: AsyncSession, deposit_id: int) -> bool:

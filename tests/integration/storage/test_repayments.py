@@ -180,7 +180,7 @@ async def test_the_solver_is_not_owed_the_app_fees_a_deposit_carried(engine: Asy
     async with sessions() as session:
         deposit = await session.get(Deposit, deposit_id)
         assert deposit is not None
-        assert sorted(await repayments.app_fee_shares(session, deposit)) == [500, 3000]
+        assert sorted(await app_fees.app_fee_shares(session, deposit)) == [500, 3000]
 
 
 async def test_repayments_on_their_way_are_listed_by_batch(engine: AsyncEngine) -> None:

@@ -3,7 +3,7 @@
 A deposit is owed to the solver once the order it paid for is filled and the fill is final on
 the destination (`kinds.evm.fill_finality`). Owed deposits go out in batches
 (`domain.repayments.batches_due`); each is paid its amount less the app fees it carried
-(`store.repayments.app_fee_shares`), to the solver's address, by a payout the allocator signs
+(`store.app_fees.app_fee_shares`), to the solver's address, by a payout the allocator signs
 under the deposit's own payout nonce (`app.repayments`).
 
 A batch is recorded before anything is signed (`repayments` rows, `sending`, in the
@@ -65,7 +65,7 @@ from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import run_every
 from crossfill.metrics import Metrics
 from crossfill.quoting.prices import value_on_chain
-from crossfill.store import books, repayments
+from crossfill.store import app_fees, books, repayments
 from crossfill.store.db import as_utc
 from crossfill.store.repayments import OwedDeposit
 from crossfill.store.tables import Deposit, Repayment
@@ -152,7 +152,7 @@ class Repayer(JournalledWorker):
                 if not await repayments.still_owed(session, deposit.id):
                     continue
                 amount = owed_amount(
-                    int(deposit.amount), await repayments.app_fee_shares(session, deposit)
+                    int(deposit.amount), await app_fees.app_fee_shares(session, deposit)
                 )
                 if amount <= 0:
                     log.warning("deposit owes the solver nothing", deposit_id=deposit.id)
