@@ -92,6 +92,15 @@ class ApiReplicas:
                     continue
                 self._processes[self._processes.index(process)] = replacement
 
+    def drain(self) -> None:
+        """The main process has begun its drain: each replica is asked to stop now (SIGTERM:
+        it drains beside the main process, rather than after it), and none is started again.
+        Safe in a signal handler: it only signals processes."""
+        self._stopping = True
+        for process in self._processes:
+            if process.returncode is None:
+                process.terminate()
+
     async def stop(self) -> None:
         self._stopping = True
         for process in self._processes:

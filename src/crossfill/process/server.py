@@ -7,7 +7,7 @@ import contextlib
 import gc
 import socket
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import FrameType
 
@@ -64,7 +64,9 @@ async def serve(settings: Settings, *, kinds: Sequence[ChainKind] = KINDS) -> No
         supervisor = asyncio.create_task(replicas.supervise(), name="api-replicas")
     try:
         config = _config(settings, sock, run_workers=True, kinds=kinds)
-        await _Server(config).serve(sockets=[sock])
+        await _Server(config, on_drain=None if replicas is None else replicas.drain).serve(
+            sockets=[sock]
+        )
     finally:
         if replicas is not None and supervisor is not None:
             await stop_tasks([supervisor])
@@ -171,11 +173,19 @@ class _Server(uvicorn.Server):
     """uvicorn serving the API: reports ready on `ready_fd` (a replica started by the main
     process), and drains before it stops (`api.draining`): the first SIGTERM or SIGINT starts
     a drain of `CROSSFILL_DRAIN_SECONDS`, after which uvicorn's own graceful stop runs; a
-    second signal ends the drain at once."""
+    second signal ends the drain at once. `on_drain`: called as the drain begins (the main
+    process's replicas asked to drain beside it)."""
 
-    def __init__(self, config: uvicorn.Config, *, ready_fd: int | None = None) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        *,
+        ready_fd: int | None = None,
+        on_drain: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(config)
         self._ready_fd = ready_fd
+        self._on_drain = on_drain
         app = config.app
         assert isinstance(app, FastAPI)
         self._drain: Drain = app.state.drain
@@ -188,6 +198,8 @@ class _Server(uvicorn.Server):
         if self._draining is None and self._drain_seconds > 0 and not self.should_exit:
             self._draining = (sig, time.monotonic() + self._drain_seconds)
             self._drain.start()
+            if self._on_drain is not None:
+                self._on_drain()
             return
         super().handle_exit(sig, frame)
 
