@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.config import ConfirmationTier
 from crossfill.kinds.evm.indexer import (
     BACKLOG_AFTER_BLOCKS,
     BACKLOG_SLICE_BLOCKS,
@@ -24,13 +22,10 @@ from crossfill.kinds.evm.indexer import (
     Claim,
     Indexer,
 )
-from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.store import deposits
 from crossfill.store.tables import ChainCursor, Deposit, Request
-from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.support.synthetic import synthetic_requests
 from tests.unit.receipt_logs import native_deposit_log
-from tests.unit.worker_world import START, ChainWorld, chain_world
+from tests.unit.worker_world import ChainWorld, chain_world
 
 AMOUNT = 10**16
 DEPOSITS = 3 * RECORDED_TOGETHER + 1
@@ -71,27 +66,8 @@ def _native_deposit(block: Block, number: int, index: int, order_id: str) -> dic
 @pytest.fixture
 async def block(tmp_path: Path) -> AsyncIterator[Block]:
     async with chain_world(tmp_path) as base:
-        config = base.config.model_copy(update={"confirmations": (ConfirmationTier(blocks=1),)})
-        runtime = ChainRuntime(
-            config, base.chain, base.state, base.runtime.follower, base.runtime.positions
-        )
-        indexer = Indexer(
-            runtime, base.sessions, now=base.clock, interval_seconds=0.1, metrics=base.metrics
-        )
-        rows = synthetic_requests(DEPOSITS, start=START).requests
-        for row in rows:
-            row.update(
-                status="waiting",
-                fail_reason=None,
-                refund_fail_reason=None,
-                origin_chain_id=config.id,
-                origin_currency=NATIVE_EVM_ADDRESS,
-                amount_in=str(AMOUNT),
-                expires_at=START + timedelta(minutes=5),
-                updated_at=START,
-            )
-        async with base.engine.begin() as connection:
-            await connection.execute(insert(Request), rows)
+        indexer = base.indexer(confirmations=1)
+        rows = await base.waiting_native_requests(DEPOSITS, AMOUNT)
         handed: list[str] = []
         indexer.on_pending = lambda _chain_id, request_id: handed.append(request_id)
         yield Block(base, indexer, {row["id"]: row["order_id"] for row in rows}, handed)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.config import ConfirmationTier
 from crossfill.first_on_loop import fill_path
 from crossfill.kinds.evm.indexer import Claim, Indexer
-from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.unconfirmed import UnconfirmedCount
 from crossfill.store import deposits
 from crossfill.store.tables import ChainCursor, Deposit, Request
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.support.synthetic import synthetic_requests
 from tests.unit.receipt_logs import native_deposit_log
 from tests.unit.worker_world import START, ChainWorld, chain_world
 
@@ -55,29 +52,10 @@ def _native_deposit(world: World, block_number: int) -> dict[str, Any]:
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
-        # Every deposit needs two confirmations on this chain.
-        config = base.config.model_copy(update={"confirmations": (ConfirmationTier(blocks=2),)})
-        runtime = ChainRuntime(
-            config, base.chain, base.state, base.runtime.follower, base.runtime.positions
-        )
-        indexer = Indexer(
-            runtime, base.sessions, now=base.clock, interval_seconds=0.1, metrics=base.metrics
-        )
+        indexer = base.indexer(confirmations=2)  # every deposit needs two on this chain
         handed: list[tuple[int, str]] = []
         indexer.on_pending = lambda chain_id, request_id: handed.append((chain_id, request_id))
-        (row,) = synthetic_requests(1, start=START).requests
-        row.update(
-            status="waiting",
-            fail_reason=None,
-            refund_fail_reason=None,
-            origin_chain_id=config.id,
-            origin_currency=NATIVE_EVM_ADDRESS,
-            amount_in=str(AMOUNT),
-            expires_at=START + timedelta(minutes=5),
-            updated_at=START,
-        )
-        async with base.engine.begin() as connection:
-            await connection.execute(insert(Request), [row])
+        (row,) = await base.waiting_native_requests(1, AMOUNT)
         yield World(base, indexer, handed, row["id"], row["order_id"])
 
 

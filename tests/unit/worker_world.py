@@ -8,13 +8,16 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from crossfill.config import ChainConfig, Deployment
+from crossfill.config import ChainConfig, ConfirmationTier, Deployment
 from crossfill.kinds.evm.follower import ChainFollower
+from crossfill.kinds.evm.indexer import Indexer
 from crossfill.kinds.evm.positions import UserPositions
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.solver import Solver
@@ -22,8 +25,10 @@ from crossfill.kinds.evm.state import ChainState
 from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.metrics import Metrics
 from crossfill.store.db import session_factory
+from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 from tests.support.database import engine_of, sqlite_url
+from tests.support.synthetic import synthetic_requests
 from tests.unit.deployment_samples import deployment_document
 from tests.unit.fake_chain import FakeChain
 
@@ -61,6 +66,33 @@ class ChainWorld:
         account: LocalAccount = Account.create()
         self.chain.fund(account.address, SIGNER_BALANCE)
         return account
+
+    def indexer(self, confirmations: int) -> Indexer:
+        """The chain's indexer, every deposit needing `confirmations` blocks."""
+        config = self.config.model_copy(
+            update={"confirmations": (ConfirmationTier(blocks=confirmations),)}
+        )
+        runtime = ChainRuntime(
+            config, self.chain, self.state, self.runtime.follower, self.runtime.positions
+        )
+        return Indexer(
+            runtime, self.sessions, now=self.clock, interval_seconds=0.1, metrics=self.metrics
+        )
+
+    async def waiting_native_requests(self, count: int, amount: int) -> list[dict[str, Any]]:
+        """`count` requests waiting for a native deposit of `amount` on this chain, stored;
+        their rows."""
+        rows = synthetic_requests(count, start=START).requests
+        for row in rows:
+            row.update(
+                status="waiting", fail_reason=None, refund_fail_reason=None,
+                origin_chain_id=self.config.id, origin_currency=NATIVE_EVM_ADDRESS,
+                amount_in=str(amount), expires_at=START + timedelta(minutes=5),
+                updated_at=START,
+            )  # fmt: skip
+        async with self.engine.begin() as connection:
+            await connection.execute(insert(Request), rows)
+        return rows
 
     def solver(self, account: LocalAccount | None = None) -> Solver:
         """The chain's solver (this process, "me"), signing with `account` (a new funded
