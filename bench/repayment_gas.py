@@ -13,9 +13,9 @@ from pathlib import Path
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 
-from crossfill.config import ChainConfig
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
+from crossfill.kinds.evm.config import ChainConfig, evm_chains
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.support.devnets import running_devnet
 from tests.support.repayment_batches import deposits_of, send_batch, signed_repayments
@@ -34,7 +34,7 @@ def gas_per_order(chain: ChainConfig, currency: str, size: int, sender: LocalAcc
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as home, running_devnet(Path(home)) as devnet:
-        chain = devnet.deployment.chains[0]
+        chain = evm_chains(devnet.deployment)[0]
         usdc = next(c.address for c in chain.erc20_currencies if c.symbol == "USDC")
         sender: LocalAccount = Account.create()
         set_native_balance(chain.rpc_url, sender.address, 10**20)

@@ -47,6 +47,7 @@ from collections.abc import Callable, Mapping
 from web3 import Web3
 
 from crossfill.config import Deployment
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.kinds.perps.config import perps_exchange
 from crossfill.kinds.svm.config import svm_chains
 from tests.money.deposit_addresses import account_deposit_addresses
@@ -63,9 +64,9 @@ def account_for_money(
     deployment: Deployment, database_url: str, *, since: Mapping[int, int]
 ) -> MoneyReport:
     """The invariant over each chain from `since[chain_id]` to what it shows now."""
-    web3s: dict[int, Web3] = {chain.id: web3_of(chain) for chain in deployment.chains}
+    web3s: dict[int, Web3] = {chain.id: web3_of(chain) for chain in evm_chains(deployment)}
     ledgers: dict[int, ChainLedger] = {}
-    for chain in deployment.chains:
+    for chain in evm_chains(deployment):
         web3 = web3s[chain.id]
         ledgers[chain.id] = EvmLedger(
             chain,
@@ -91,7 +92,7 @@ def heads(deployment: Deployment) -> dict[int, int]:
     """Where a check of what follows starts on each chain: the next block, the next slot (once
     it has begun), the exchange's time past its newest entry for the solver."""
     starts: dict[int, int] = {
-        chain.id: web3_of(chain).eth.block_number + 1 for chain in deployment.chains
+        chain.id: web3_of(chain).eth.block_number + 1 for chain in evm_chains(deployment)
     }
     starts |= {svm.id: next_slot(svm) for svm in svm_chains(deployment)}
     perps = perps_exchange(deployment)

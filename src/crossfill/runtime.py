@@ -112,7 +112,7 @@ class Runtime:
         deployment = deployment or load_deployment(
             settings.deployment_path,
             mode=settings.mode,
-            sections=[kind.config_section for kind in kinds if kind.config_section is not None],
+            sections=[kind.config_section for kind in kinds],
         )
         database_file = sqlite_file(settings.database)
         wal_checkpoints = None if database_file is None else WalCheckpoints(database_file)

@@ -11,6 +11,7 @@ from eth_account import Account
 
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.kinds.evm.config import evm_chain
 from tests.adversarial.cross_vm import PERPS_ID, PERPS_USDC, SOL, SVM_ID
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, usdc
@@ -51,7 +52,7 @@ class Addresses:
 
 
 def devnet_addresses(devnet: RunningDevnet, seeded: SeededSvm) -> Addresses:
-    origin = devnet.deployment.chain(ORIGIN)
+    origin = evm_chain(devnet.deployment, ORIGIN)
     assert origin is not None and origin.contracts.weth is not None
     users = svm_accounts.users()
     return Addresses(

@@ -13,6 +13,7 @@ from eth_account import Account
 from prometheus_client.parser import text_string_to_metric_families
 
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     OPERATOR_TOKEN,
@@ -89,7 +90,7 @@ def test_a_refunded_request_is_not_attested(
     service = start_service(run_workers=True)
     user = funded_user(devnet)
     # The Depository takes no plain ether: paying it as the recipient makes the fill revert.
-    recipient = devnet.deployment.chains[1].contracts.depository
+    recipient = evm_chains(devnet.deployment)[1].contracts.depository
     body = native_bridge(user.address, recipient=recipient)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, body)

@@ -17,6 +17,7 @@ from sqlalchemy import select
 from web3 import Web3
 
 from crossfill.devnet.deploy import contract_at
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.tables import AddressTransfer
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -91,7 +92,7 @@ def _transfer(address: str, value: int, **fields: Any) -> dict[str, Any]:
 
 def _sweeps_of(devnet: RunningDevnet, address: str) -> list[Any]:
     """The factory's `Swept` events for `address`: the sweeps the chain has mined."""
-    factory = devnet.deployment.chains[0].contracts.deposit_address_factory
+    factory = evm_chains(devnet.deployment)[0].contracts.deposit_address_factory
     assert factory is not None
     events = contract_at(_origin(devnet), "DepositAddressFactory", factory).events.Swept
     swept = events().get_logs(from_block=0)

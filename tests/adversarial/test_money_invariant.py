@@ -12,6 +12,7 @@ from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.call_request import CallRequest, DepositoryCall, sign_call_request
+from crossfill.kinds.evm.config import evm_chain
 from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
@@ -34,7 +35,7 @@ def test_a_deposit_nobody_recorded_is_not_accounted_for(start_service, devnet) -
     service = _bare_service(start_service)
     since = heads(devnet.deployment)
     user = funded_user(devnet)
-    origin = devnet.deployment.chain(ORIGIN)
+    origin = evm_chain(devnet.deployment, ORIGIN)
     assert origin is not None
     item = {
         "to": origin.contracts.depository,
@@ -51,7 +52,7 @@ def test_a_deposit_nobody_recorded_is_not_accounted_for(start_service, devnet) -
 def test_a_fill_no_deposit_paid_for_is_found(start_service, devnet) -> None:
     service = _bare_service(start_service)
     since = heads(devnet.deployment)
-    destination = devnet.deployment.chain(DESTINATION)
+    destination = evm_chain(devnet.deployment, DESTINATION)
     assert destination is not None
     solver = signing_web3(destination.rpc_url, accounts.solver())
     filler = contract_at(solver, "Filler", destination.contracts.filler)
@@ -63,7 +64,7 @@ def test_a_fill_no_deposit_paid_for_is_found(start_service, devnet) -> None:
 
 def test_a_payout_that_pays_back_no_deposit_is_found(start_service, devnet) -> None:
     service = _bare_service(start_service)
-    origin = devnet.deployment.chain(ORIGIN)
+    origin = evm_chain(devnet.deployment, ORIGIN)
     assert origin is not None
     since = heads(devnet.deployment)
     payer = signing_web3(origin.rpc_url, accounts.solver())
@@ -92,7 +93,7 @@ def test_a_deposit_address_holding_what_no_record_leaves_there_is_found(
     body = native_bridge(user.address, recipient=Account.create().address, useDepositAddress=True)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         (step,) = request_quote(http, body)["steps"]
-    origin = devnet.deployment.chain(ORIGIN)
+    origin = evm_chain(devnet.deployment, ORIGIN)
     assert origin is not None
     item = {**step["items"][0]["data"], "value": str(10**15)}
     send_item(signing_web3(origin.rpc_url, user), user, item)

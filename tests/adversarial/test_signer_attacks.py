@@ -21,6 +21,7 @@ from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import anvil_rpc, set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -209,7 +210,7 @@ def flipper(devnet: RunningDevnet) -> Iterator[LocalAccount]:
     minter = signing_web3(rpc_url, accounts.deployer())
     send(minter, contract_at(minter, "TestUSDC", token).functions.mint(caller.address, 10**6))
     own = signing_web3(rpc_url, caller)
-    router = devnet.deployment.chains[1].contracts.router
+    router = evm_chains(devnet.deployment)[1].contracts.router
     send(own, contract_at(own, "TestUSDC", token).functions.approve(router, 1))
     yield caller
 
@@ -249,7 +250,7 @@ def test_a_destination_call_flipped_before_the_fill_is_paid_by_the_refund(
             )
             web3 = Web3(Web3.HTTPProvider(destination_rpc))
             revoke = contract_at(web3, "TestUSDC", token).encode_abi(
-                "approve", args=[devnet.deployment.chains[1].contracts.router, 0]
+                "approve", args=[evm_chains(devnet.deployment)[1].contracts.router, 0]
             )
             # The caller's own transaction, tipped to go first in the block.
             flip = {"to": token, "data": revoke, "value": "0", "chainId": DESTINATION, "gas": 60000}

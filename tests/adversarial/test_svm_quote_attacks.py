@@ -12,6 +12,7 @@ from eth_account import Account
 from crossfill.devnet.svm import accounts as svm_accounts
 from crossfill.devnet.svm.process import SvmNodeProcess
 from crossfill.devnet.svm.seed import SeededSvm
+from crossfill.kinds.evm.config import evm_chain
 from tests.adversarial.cross_vm import PERPS_ID, PERPS_USDC, SOL, SVM_ID, quoted
 from tests.adversarial.quote_seeds import route_body
 from tests.conftest import RunningDevnet
@@ -110,7 +111,7 @@ def test_an_output_above_the_solvers_exchange_account_is_insufficient_liquidity(
 
 
 def _evm_balance(devnet: RunningDevnet, chain_id: int, address: str) -> int:
-    chain = devnet.deployment.chain(chain_id)
+    chain = evm_chain(devnet.deployment, chain_id)
     assert chain is not None
     reply = httpx.post(
         chain.rpc_url,

@@ -18,6 +18,7 @@ from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.kinds.evm.config import evm_chain, evm_chains
 from crossfill.store.tables import OutboxEvent, SentTransaction
 from crossfill_client import QuoteRequest
 from tests.conftest import RunningDevnet
@@ -76,7 +77,7 @@ def with_balance_wait(deployment: Deployment, seconds: float) -> Deployment:
     default is minutes)."""
     chains = tuple(
         chain.model_copy(update={"solver_balance_wait_seconds": seconds})
-        for chain in deployment.chains
+        for chain in evm_chains(deployment)
     )
     return deployment.model_copy(update={"chains": chains})
 
@@ -85,24 +86,25 @@ def with_inventory_wait(deployment: Deployment, seconds: float) -> Deployment:
     """`deployment` with fills the solver's inventory cannot cover refunded after `seconds`
     (the default is minutes)."""
     chains = tuple(
-        chain.model_copy(update={"inventory_wait_seconds": seconds}) for chain in deployment.chains
+        chain.model_copy(update={"inventory_wait_seconds": seconds})
+        for chain in evm_chains(deployment)
     )
     return deployment.model_copy(update={"chains": chains})
 
 
 def rpc_urls(devnet: RunningDevnet) -> dict[int, str]:
-    return {chain.id: chain.rpc_url for chain in devnet.deployment.chains}
+    return {chain.id: chain.rpc_url for chain in evm_chains(devnet.deployment)}
 
 
 def usdc(devnet: RunningDevnet, chain_id: int) -> str:
-    chain = devnet.deployment.chain(chain_id)
+    chain = evm_chain(devnet.deployment, chain_id)
     assert chain is not None
     return next(c.address for c in chain.erc20_currencies if c.symbol == "USDC")
 
 
 def funded_user(devnet: RunningDevnet, usdc_amount: int = 0) -> LocalAccount:
     user: LocalAccount = Account.create()
-    origin = devnet.deployment.chains[0]
+    origin = evm_chains(devnet.deployment)[0]
     set_native_balance(origin.rpc_url, user.address, 10 * 10**18)
     if usdc_amount:
         minter = signing_web3(origin.rpc_url, accounts.deployer())
@@ -116,7 +118,7 @@ def deposit_usdc(
 ) -> None:
     """Approve and deposit `amount` USDC on ORIGIN for the quote's order, whatever the quote
     asked for (a wrong-currency deposit when it quoted another currency)."""
-    origin = devnet.deployment.chains[0]
+    origin = evm_chains(devnet.deployment)[0]
     token = usdc(devnet, ORIGIN)
     holder = signing_web3(origin.rpc_url, user)
     send(
@@ -135,7 +137,7 @@ def deposit_native(
     devnet: RunningDevnet, user: LocalAccount, quote: dict[str, Any], amount: int
 ) -> str:
     """Deposit `amount` wei on ORIGIN for the quote's order, whatever the quote asked for."""
-    origin = devnet.deployment.chains[0]
+    origin = evm_chains(devnet.deployment)[0]
     order_id = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
     deposit = calldata.deposit_native(user.address, order_id)
     item = {
@@ -247,7 +249,7 @@ def journal(service: ServiceThread, request_id: str) -> list[SentTransaction]:
 @contextmanager
 def pool_price_moved(devnet: RunningDevnet, chain_id: int, ether: int) -> Iterator[None]:
     """A large ETH→USDC trade on the chain's pool, undone afterwards."""
-    chain = devnet.deployment.chain(chain_id)
+    chain = evm_chain(devnet.deployment, chain_id)
     assert chain is not None and chain.contracts.uniswap_v2_router is not None
     whale = accounts.deployer()
     web3 = signing_web3(chain.rpc_url, whale)

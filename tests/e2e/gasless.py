@@ -13,6 +13,7 @@ from web3 import Web3
 
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, deploy, send, signing_web3
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, OPERATOR, ORIGIN, request_quote, usdc
 
@@ -27,19 +28,19 @@ BATCH_TYPES = {
 
 
 def origin_web3(devnet: RunningDevnet) -> Web3:
-    return Web3(Web3.HTTPProvider(devnet.deployment.chains[0].rpc_url))
+    return Web3(Web3.HTTPProvider(evm_chains(devnet.deployment)[0].rpc_url))
 
 
 def deploy_delegate(devnet: RunningDevnet) -> str:
     """A BatchDelegate on ORIGIN, for users to point their code at."""
-    web3 = signing_web3(devnet.deployment.chains[0].rpc_url, accounts.deployer())
+    web3 = signing_web3(evm_chains(devnet.deployment)[0].rpc_url, accounts.deployer())
     return str(deploy(web3, "BatchDelegate"))
 
 
 def user_with_usdc(devnet: RunningDevnet, amount: int) -> LocalAccount:
     """A new account holding `amount` USDC on ORIGIN and no ether at all."""
     user: LocalAccount = Account.create()
-    minter = signing_web3(devnet.deployment.chains[0].rpc_url, accounts.deployer())
+    minter = signing_web3(evm_chains(devnet.deployment)[0].rpc_url, accounts.deployer())
     send(
         minter,
         contract_at(minter, "TestUSDC", usdc(devnet, ORIGIN)).functions.mint(user.address, amount),

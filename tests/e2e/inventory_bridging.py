@@ -13,6 +13,7 @@ from pathlib import Path
 
 from crossfill.config import Deployment, RebalancingSettings
 from crossfill.devnet import accounts
+from crossfill.kinds.evm.config import evm_chain
 from crossfill.kinds.evm.runtime import ChainRuntime, evm_chain_runtime
 from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.metrics import Metrics
@@ -44,7 +45,7 @@ async def solver_side(
 ) -> AsyncIterator[SolverSide]:
     """A fresh process's view, on the main database in `home`: its own client of the
     `origin` chain, the solver key's transaction manager there, and a client of the peer."""
-    config = deployment.chain(origin)
+    config = evm_chain(deployment, origin)
     assert config is not None
     settings = service_settings(home, deployment_path)
     chain = evm_chain_runtime(config, settings, SOLVER, time.monotonic, Metrics())

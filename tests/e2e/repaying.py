@@ -17,6 +17,7 @@ from crossfill.contracts.abi import ERC20, function
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at
 from crossfill.domain.confirmations import ConfirmationTier
+from crossfill.kinds.evm.config import evm_chain, evm_chains
 from crossfill.store.tables import Repayment
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, rpc_urls
@@ -41,7 +42,7 @@ def repaying(
     tiers = (ConfirmationTier(blocks=final_at),)
     chains = tuple(
         chain.model_copy(update={"confirmations": tiers}) if chain.id == DESTINATION else chain
-        for chain in deployment.chains
+        for chain in evm_chains(deployment)
     )
     return deployment.model_copy(update={"chains": chains, "repayment": repayment})
 
@@ -63,7 +64,7 @@ class Payout:
 
 def depository_payouts(devnet: RunningDevnet, *, since: int = 0) -> list[Payout]:
     """Every payout of the origin Depository since block `since`, read from its events."""
-    origin = devnet.deployment.chain(ORIGIN)
+    origin = evm_chain(devnet.deployment, ORIGIN)
     assert origin is not None
     web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
     depository = contract_at(web3, "Depository", origin.contracts.depository)

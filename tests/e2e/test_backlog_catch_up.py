@@ -15,6 +15,7 @@ from web3 import Web3
 from crossfill.contracts import calldata
 from crossfill.devnet.anvil import anvil_rpc, set_native_balance
 from crossfill.devnet.deploy import contract_at
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.kinds.evm.indexer import BACKLOG_AFTER_BLOCKS, BACKLOG_SLICE_BLOCKS
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, ORIGIN, native_bridge, rpc_urls
@@ -51,7 +52,7 @@ def _deposit(web3: Web3, depository: str, user: LocalAccount, quote: dict[str, A
 def _fill_blocks(devnet: RunningDevnet) -> dict[str, int]:
     """Each filled order's fill block on the destination, by order id."""
     destination = Web3(Web3.HTTPProvider(rpc_urls(devnet)[DESTINATION]))
-    filler = contract_at(destination, "Filler", devnet.deployment.chains[1].contracts.filler)
+    filler = contract_at(destination, "Filler", evm_chains(devnet.deployment)[1].contracts.filler)
     return {
         "0x" + event.args["orderId"].hex(): int(event.blockNumber)
         for event in filler.events.OrderFilled().get_logs(from_block=0)
@@ -63,7 +64,7 @@ def test_a_deposit_after_a_restart_is_filled_before_the_backlog_is_done(
 ) -> None:
     origin_rpc = rpc_urls(devnet)[ORIGIN]
     origin = Web3(Web3.HTTPProvider(origin_rpc))
-    depository = devnet.deployment.chains[0].contracts.depository
+    depository = evm_chains(devnet.deployment)[0].contracts.depository
     users = [Account.create() for _ in range(OLD + 1)]
     for user in users:
         set_native_balance(origin_rpc, user.address, ETH)

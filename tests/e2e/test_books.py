@@ -17,6 +17,7 @@ from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.books import SEEN_UNCONFIRMED, UNRECORDED_IN
 from crossfill.domain.confirmations import ConfirmationTier
+from crossfill.kinds.evm.config import evm_chain, evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -131,7 +132,7 @@ def test_the_books_reconcile_to_the_wei_and_a_donation_is_an_alert(
         settings=on_database(database, admin_token=OPERATOR_TOKEN),
     )
     solver = "key:" + accounts.solver().address.lower()
-    origin = devnet.deployment.chain(ORIGIN)
+    origin = evm_chain(devnet.deployment, ORIGIN)
     assert origin is not None
     user = funded_user(devnet, usdc_amount=USDC_IN)
     with httpx.Client(base_url=service.base_url, timeout=30) as http:
@@ -207,7 +208,7 @@ def test_a_deposit_seen_and_not_yet_confirmed_is_a_named_difference(
     deep = (ConfirmationTier(blocks=DEEP),)
     chains = tuple(
         chain.model_copy(update={"confirmations": deep}) if chain.id == ORIGIN else chain
-        for chain in devnet.deployment.chains
+        for chain in evm_chains(devnet.deployment)
     )
     deployment = devnet.deployment.model_copy(update={"chains": chains})
     service = start_service(deployment, run_workers=True, settings={"admin_token": OPERATOR_TOKEN})

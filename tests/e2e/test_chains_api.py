@@ -10,6 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from web3 import Web3
 
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.types import TraceApi
 from tests.conftest import RunningDevnet
 from tests.e2e.conftest import validate_against
@@ -31,7 +32,7 @@ def test_chains_lists_every_devnet_chain_with_deployed_contracts(
 ) -> None:
     chains = _chains(client)
     assert sorted(chains) == [900001, 900002]
-    for config in devnet.deployment.chains:
+    for config in evm_chains(devnet.deployment):
         chain = chains[config.id]
         contracts = chain["contracts"]
         assert chain["vmType"] == "evm"
@@ -120,7 +121,7 @@ def test_readiness_asks_the_traces_each_chain_is_configured_to_read(
     (tests/unit/test_internal_transfers_client.py)."""
     chains = tuple(
         chain.model_copy(update={"trace_internal_transfers": traces})
-        for chain in devnet.deployment.chains
+        for chain in evm_chains(devnet.deployment)
     )
     service = start_service(devnet.deployment.model_copy(update={"chains": chains}))
     response = httpx.get(f"{service.base_url}/readyz")
@@ -142,11 +143,11 @@ def test_readiness_asks_the_traces_each_chain_is_configured_to_read(
 def test_readiness_fails_when_an_enabled_chain_is_unreachable(
     start_service: StartService, devnet
 ) -> None:
-    broken = devnet.deployment.chains[1].model_copy(
+    broken = evm_chains(devnet.deployment)[1].model_copy(
         update={"internal_rpc_url": "http://127.0.0.1:9"}
     )
     deployment = devnet.deployment.model_copy(
-        update={"chains": (devnet.deployment.chains[0], broken)}
+        update={"chains": (evm_chains(devnet.deployment)[0], broken)}
     )
     service = start_service(deployment)
     response = httpx.get(f"{service.base_url}/readyz")
@@ -156,10 +157,10 @@ def test_readiness_fails_when_an_enabled_chain_is_unreachable(
 
 
 def test_block_production_lagging_turns_true_and_back(start_service: StartService, devnet) -> None:
-    watched = devnet.deployment.chains[0]
+    watched = evm_chains(devnet.deployment)[0]
     config = watched.model_copy(update={"block_lag_threshold_seconds": 1.5})
     deployment = devnet.deployment.model_copy(
-        update={"chains": (config, devnet.deployment.chains[1])}
+        update={"chains": (config, evm_chains(devnet.deployment)[1])}
     )
     rpc = watched.rpc_url
     anvil_rpc(rpc, "evm_setIntervalMining", [1])

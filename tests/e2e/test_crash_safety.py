@@ -22,6 +22,7 @@ from crossfill.contracts import calldata
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at
 from crossfill.domain.status import RequestStatus, can_move
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.tables import OutboxEvent
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, ORIGIN, rpc_urls
@@ -69,7 +70,7 @@ def _send_deposits(
     devnet: RunningDevnet, quotes: list[dict[str, Any]], users: list[LocalAccount]
 ) -> None:
     web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
-    depository = devnet.deployment.chains[0].contracts.depository
+    depository = evm_chains(devnet.deployment)[0].contracts.depository
     nonces = {user.address: int(web3.eth.get_transaction_count(user.address)) for user in users}
     fees = wallet_fees(web3)
     for index, (quote, user) in enumerate(zip(quotes, itertools.cycle(users), strict=False)):
@@ -133,9 +134,11 @@ def test_kill_9_mid_flight_loses_nothing_and_fills_nothing_twice(service_process
     assert done, Counter(final.values())
 
     destination = Web3(Web3.HTTPProvider(rpc_urls(devnet)[DESTINATION]))
-    filler = contract_at(destination, "Filler", devnet.deployment.chains[1].contracts.filler)
+    filler = contract_at(destination, "Filler", evm_chains(devnet.deployment)[1].contracts.filler)
     origin = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
-    depository = contract_at(origin, "Depository", devnet.deployment.chains[0].contracts.depository)
+    depository = contract_at(
+        origin, "Depository", evm_chains(devnet.deployment)[0].contracts.depository
+    )
     executed = depository.events.CallExecuted().get_logs(from_block=0)
     refunds_to = Counter(
         Web3.to_checksum_address(_call_target(event.args["call"])) for event in executed

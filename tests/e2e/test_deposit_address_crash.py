@@ -13,6 +13,7 @@ from web3 import Web3
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import anvil_rpc
 from crossfill.devnet.deploy import contract_at
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.tables import SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -45,7 +46,7 @@ def test_sweep_in_flight_survives_kill_9_and_is_swept_and_filled_once(
 ) -> None:
     service = ServiceProcess(service_settings(tmp_path, devnet.deployment_path))
     service.start()
-    origin = devnet.deployment.chains[0]
+    origin = evm_chains(devnet.deployment)[0]
     web3 = Web3(Web3.HTTPProvider(origin.rpc_url))
     solver = accounts.solver().address
     user, recipient = funded_user(devnet), Account.create().address

@@ -19,6 +19,7 @@ from web3.types import Wei
 from crossfill.contracts import calldata
 from crossfill.contracts.deposit_addresses import Recovery
 from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.tables import AddressTransfer, OutboxEvent
 from crossfill.types import TraceApi
 from crossfill_client import QuoteRequest, RequestStatus
@@ -57,7 +58,7 @@ def service(
     """The service on the devnet; a test parametrized with a kind of traces (`EITHER_TRACES`)
     has it read contracts' payments from the origin's traces of that kind (anvil serves
     both)."""
-    origin, *others = devnet.deployment.chains
+    origin, *others = evm_chains(devnet.deployment)
     traces = getattr(request, "param", origin.trace_internal_transfers)
     traced = origin.model_copy(update={"trace_internal_transfers": traces})
     deployment = devnet.deployment.model_copy(update={"chains": (traced, *others)})
@@ -125,7 +126,7 @@ def test_strict_native_deposit_address_is_swept_and_filled(
     assert balance(devnet, ORIGIN, NATIVE, address) == 0
     web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
     assert web3.eth.get_code(Web3.to_checksum_address(address)) != b""
-    depository = devnet.deployment.chains[0].contracts.depository
+    depository = evm_chains(devnet.deployment)[0].contracts.depository
     assert balance(devnet, ORIGIN, NATIVE, depository) >= ETH // 10
     paid = balance(devnet, DESTINATION, NATIVE, recipient)
     assert paid == quote.details.currency_out.amount
@@ -275,7 +276,7 @@ def test_recovery_address_recovers_funds_held_by_a_deposit_address(
         )
     (step,) = quote["steps"]
     address = step["depositAddress"]
-    origin = devnet.deployment.chains[0]
+    origin = evm_chains(devnet.deployment)[0]
     factory = origin.contracts.deposit_address_factory
     assert factory is not None
     key = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
@@ -386,7 +387,7 @@ def _pay_through_multicaller(
     or an exchange's batch contract does: the addresses are paid by internal calls."""
     web3 = signing_web3(rpc_urls(devnet)[ORIGIN], payer)
     multicaller = contract_at(
-        web3, "Multicaller", devnet.deployment.chains[0].contracts.multicaller
+        web3, "Multicaller", evm_chains(devnet.deployment)[0].contracts.multicaller
     )
     value = sum(call[2] for call in calls)
     receipt = send(web3, multicaller.functions.aggregate3Value(calls), value=value)
@@ -404,8 +405,8 @@ def test_ether_a_contract_pays_to_a_deposit_address_is_swept_and_filled(
     (step,) = quote["steps"]
     address, request_id = Web3.to_checksum_address(step["depositAddress"]), step["requestId"]
     amount = ETH // 10
-    multicaller = Web3.to_checksum_address(devnet.deployment.chains[0].contracts.multicaller)
-    depository = Web3.to_checksum_address(devnet.deployment.chains[0].contracts.depository)
+    multicaller = Web3.to_checksum_address(evm_chains(devnet.deployment)[0].contracts.multicaller)
+    depository = Web3.to_checksum_address(evm_chains(devnet.deployment)[0].contracts.depository)
     undone = contract_at(Web3(), "Multicaller", multicaller).encode_abi(
         "aggregate3Value",
         [[(address, False, amount, b""), (depository, False, 0, bytes.fromhex("deadbeef"))]],

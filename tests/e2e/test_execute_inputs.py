@@ -14,6 +14,7 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 
 from crossfill.devnet.anvil import set_native_balance
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -165,7 +166,7 @@ def test_reused_authorization_nonce_is_400(setup: Setup) -> None:
     user = Account.create()
     web3 = origin_web3(setup.devnet)
     stale = signed_batch(web3, user, setup.delegate, [], account_nonce=0)
-    set_native_balance(setup.devnet.deployment.chains[0].rpc_url, user.address, 10**18)
+    set_native_balance(evm_chains(setup.devnet.deployment)[0].rpc_url, user.address, 10**18)
     send_item(web3, user, {"to": user.address, "data": "0x", "value": "0", "chainId": ORIGIN})
     body = _changed(setup.body, "data.to", user.address)
     body = _changed(body, "data.authorizationList.0", stale.authorization)

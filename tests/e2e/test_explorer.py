@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from crossfill.config import Deployment
 from crossfill.config.explorer import ExplorerConfig
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet, running_in_ci
 from tests.e2e.bridging import (
     OPERATOR,
@@ -45,7 +46,7 @@ def _with_origin_explorer(deployment: Deployment) -> Deployment:
         chain.model_copy(update={"explorer": ExplorerConfig(url=EXPLORER_URL, name="Origin")})
         if chain.id == ORIGIN
         else chain
-        for chain in deployment.chains
+        for chain in evm_chains(deployment)
     )
     return deployment.model_copy(update={"chains": chains})
 

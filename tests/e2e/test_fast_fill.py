@@ -14,6 +14,7 @@ from eth_account import Account
 from crossfill.config.deployment import FastFillSettings
 from crossfill.devnet.anvil import anvil_rpc
 from crossfill.domain.confirmations import ConfirmationTier
+from crossfill.kinds.evm.config import evm_chains
 from crossfill_client import RequestStatus
 from crossfill_client.models import AppFee
 from tests.conftest import RunningDevnet
@@ -42,7 +43,7 @@ ETHER = 10**18
 
 @pytest.fixture
 def service(start_service: StartService, devnet: RunningDevnet) -> ServiceThread:
-    origin, *others = devnet.deployment.chains
+    origin, *others = evm_chains(devnet.deployment)
     slow = origin.model_copy(update={"confirmations": (ConfirmationTier(blocks=CONFIRMATIONS),)})
     deployment = devnet.deployment.model_copy(
         update={"chains": (slow, *others), "fast_fill": FastFillSettings(enabled=True)}

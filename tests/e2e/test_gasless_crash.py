@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.tables import SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, OPERATOR_TOKEN, ORIGIN, balance, final_status, usdc
@@ -47,7 +48,7 @@ def test_execute_in_flight_survives_kill_9_and_is_sent_once(
         service_settings(tmp_path, devnet.deployment_path, admin_token=OPERATOR_TOKEN)
     )
     service.start()
-    origin_rpc = devnet.deployment.chains[0].rpc_url
+    origin_rpc = evm_chains(devnet.deployment)[0].rpc_url
     web3 = origin_web3(devnet)
     sponsor = accounts.gas_sponsor().address
     try:

@@ -27,6 +27,7 @@ from web3 import Web3
 
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.tables import GaslessExecution, OutboxEvent
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -107,7 +108,7 @@ def _allow(devnet: RunningDevnet, spender: str, amount: int) -> None:
     """The deployer (minting it) lets `spender` take `amount` of its USDC on ORIGIN (0
     revokes it)."""
     deployer = accounts.deployer()
-    owner = signing_web3(devnet.deployment.chains[0].rpc_url, deployer)
+    owner = signing_web3(evm_chains(devnet.deployment)[0].rpc_url, deployer)
     token = contract_at(owner, "TestUSDC", usdc(devnet, ORIGIN))
     if amount:
         send(owner, token.functions.mint(deployer.address, amount))
@@ -235,7 +236,7 @@ def test_a_call_that_mined_without_depositing_fails_its_quoted_request(
 ) -> None:
     service = start_service(run_workers=True, settings=SETTINGS)
     user = user_with_usdc(devnet, AMOUNT)
-    depository = devnet.deployment.chains[0].contracts.depository
+    depository = evm_chains(devnet.deployment)[0].contracts.depository
     sponsor_before = balance(devnet, ORIGIN, NATIVE, accounts.gas_sponsor().address)
     with _sponsored(service, devnet) as sponsored:
         quote = usdc_bridge_quote(

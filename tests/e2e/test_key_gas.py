@@ -18,9 +18,9 @@ from sqlalchemy import select
 from web3 import Web3
 
 from crossfill.config import Deployment
-from crossfill.config.deployment import KeyGasConfig
 from crossfill.devnet.anvil import anvil_rpc, set_native_balance
 from crossfill.domain.key_gas import SOLVER, SOLVER_LOW
+from crossfill.kinds.evm.config import KeyGasConfig, evm_chains
 from crossfill.kinds.evm.gas_keeper import purpose_of
 from crossfill.store.tables import SentTransaction
 from tests.conftest import RunningDevnet
@@ -42,7 +42,9 @@ def _with_key_gas(deployment: Deployment) -> Deployment:
     settings = KeyGasConfig(
         minimum_wei=MINIMUM, target_wei=TARGET, check_interval_seconds=CHECK_SECONDS
     )
-    chains = tuple(chain.model_copy(update={"key_gas": settings}) for chain in deployment.chains)
+    chains = tuple(
+        chain.model_copy(update={"key_gas": settings}) for chain in evm_chains(deployment)
+    )
     return deployment.model_copy(update={"chains": chains})
 
 
@@ -92,7 +94,7 @@ def _status_messages(service: Service) -> dict[int, str | None]:
 def test_a_sponsor_drained_below_its_minimum_is_topped_up_once_across_a_kill(
     devnet: RunningDevnet, tmp_path: Path
 ) -> None:
-    chain = devnet.deployment.chains[0]
+    chain = evm_chains(devnet.deployment)[0]
     sponsor = devnet.deployment.gasless.sponsors[0].address
     held = balance(devnet, chain.id, NATIVE, sponsor)
     drained, key = ETHER // 10, (str(chain.id), SPONSOR_ROLE)
@@ -142,7 +144,7 @@ def test_a_sponsor_drained_below_its_minimum_is_topped_up_once_across_a_kill(
 def test_a_top_up_is_counted_in_the_metrics_once(
     start_service: StartService, devnet: RunningDevnet
 ) -> None:
-    chain = devnet.deployment.chains[0]
+    chain = evm_chains(devnet.deployment)[0]
     sponsor = devnet.deployment.gasless.sponsors[0].address
     held = balance(devnet, chain.id, NATIVE, sponsor)
     set_native_balance(chain.rpc_url, sponsor, ETHER // 4)
@@ -161,7 +163,7 @@ def test_a_top_up_is_counted_in_the_metrics_once(
 def test_the_solver_low_on_gas_shows_on_readyz_chains_and_metrics_until_funded(
     start_service: StartService, devnet: RunningDevnet
 ) -> None:
-    chain = devnet.deployment.chains[1]
+    chain = evm_chains(devnet.deployment)[1]
     solver = devnet.deployment.solver.address
     held = balance(devnet, chain.id, NATIVE, solver)
     set_native_balance(chain.rpc_url, solver, ETHER // 2)
@@ -175,10 +177,10 @@ def test_the_solver_low_on_gas_shows_on_readyz_chains_and_metrics_until_funded(
         }
         messages = _status_messages(service)
         assert "solver is low on gas" in str(messages[chain.id])
-        assert messages[devnet.deployment.chains[0].id] is None
+        assert messages[evm_chains(devnet.deployment)[0].id] is None
         low = _samples(service, "crossfill_key_gas_low")
         assert low[str(chain.id), SOLVER] == 1
-        assert low[str(devnet.deployment.chains[0].id), SOLVER] == 0
+        assert low[str(evm_chains(devnet.deployment)[0].id), SOLVER] == 0
         assert _samples(service, "crossfill_key_gas_minimum")[str(chain.id), SOLVER] == 1.0
         set_native_balance(chain.rpc_url, solver, held)  # the operator funds it
         assert wait_for(lambda: "keysLowOnGas" not in _ready(service)["checks"], timeout=20)

@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from crossfill.domain.status import RequestStatus
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -106,7 +107,7 @@ def test_every_series_appears_after_one_bridge(
     assert _value(samples, "crossfill_fill_service_seconds_count", **ROUTE) == 1
     assert _value(samples, "crossfill_fill_end_to_end_seconds_count", **ROUTE) == 1
 
-    for chain in devnet.deployment.chains:
+    for chain in evm_chains(devnet.deployment):
         chain_id = str(chain.id)
         assert (
             _value(samples, "crossfill_rpc_calls_total", chain_id=chain_id, outcome="ok") or 0

@@ -10,6 +10,7 @@ from eth_account import Account
 from web3 import Web3
 
 from crossfill.devnet import accounts
+from crossfill.kinds.evm.config import evm_chains
 from crossfill_client import QuoteRequest
 from crossfill_client.models import EvmTransactionData
 from tests.conftest import RunningDevnet
@@ -45,7 +46,7 @@ def test_a_v1_deposit_goes_to_the_solver_and_is_filled(
     devnet: RunningDevnet, user_client: UserClient
 ) -> None:
     user, recipient = funded_user(devnet), Account.create().address
-    origin = devnet.deployment.chains[0]
+    origin = evm_chains(devnet.deployment)[0]
     depository_before = balance(devnet, ORIGIN, NATIVE, origin.contracts.depository)
     quote = user_client.quote(_v1_request(user.address, recipient))
     validate_against("quote", user_client.answered("/quote/v2"))

@@ -13,6 +13,7 @@ from eth_account import Account
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.order import order_signer
+from crossfill.kinds.evm.config import evm_chains
 from tests.e2e.bridging import native_bridge, usdc
 from tests.e2e.conftest import validate_against
 from tests.support.waiting import wait_for
@@ -65,7 +66,7 @@ def test_native_bridge_quote_reconciles_and_deposits_with_the_order_id(quoting, 
     (item,) = step["items"]
     order_id = quote["protocol"]["v2"]["orderId"]
     assert item["status"] == "incomplete"
-    assert item["data"]["to"] == devnet.deployment.chains[0].contracts.depository.lower()
+    assert item["data"]["to"] == evm_chains(devnet.deployment)[0].contracts.depository.lower()
     assert item["data"]["value"] == str(amount_in)
     assert item["data"]["data"].endswith(order_id[2:])
     assert item["check"] == {
@@ -89,7 +90,7 @@ def test_usdc_bridge_asks_for_approval_only_when_allowance_is_short(quoting, dev
     assert quote["steps"][0]["items"][0]["data"]["to"] == token
 
     funded = accounts.users()[1]
-    chain = devnet.deployment.chains[0]
+    chain = evm_chains(devnet.deployment)[0]
     holder = signing_web3(chain.rpc_url, funded)
     send(
         holder,
@@ -211,9 +212,9 @@ def test_malformed_bodies_are_json_400s(quoting, payload) -> None:
 
 
 def test_disabled_chain_is_refused(quoting, devnet, start_service) -> None:
-    config = devnet.deployment.chains[1].model_copy(update={"disabled": True})
+    config = evm_chains(devnet.deployment)[1].model_copy(update={"disabled": True})
     deployment = devnet.deployment.model_copy(
-        update={"chains": (devnet.deployment.chains[0], config)}
+        update={"chains": (evm_chains(devnet.deployment)[0], config)}
     )
     service = start_service(deployment)
     with httpx.Client(base_url=service.base_url) as client:

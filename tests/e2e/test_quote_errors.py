@@ -15,6 +15,7 @@ from web3 import Web3
 from crossfill.app import quotes
 from crossfill.contracts.calldata import erc20_transfer
 from crossfill.devnet import accounts
+from crossfill.kinds.evm.config import evm_chain
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, ORIGIN, native_bridge, rpc_urls, usdc
 from tests.e2e.conftest import validate_against
@@ -35,7 +36,7 @@ def _usdc_transfer(devnet: RunningDevnet, amount: int) -> dict[str, str]:
 
 def _wrap(devnet: RunningDevnet, value: int) -> dict[str, str]:
     """A destination call wrapping `value` wei into WETH (a storage write: real gas)."""
-    weth = devnet.deployment.chain(DESTINATION).contracts.weth  # type: ignore[union-attr]
+    weth = evm_chain(devnet.deployment, DESTINATION).contracts.weth  # type: ignore[union-attr]
     selector = function_signature_to_4byte_selector("deposit()")
     return {"to": str(weth), "value": str(value), "data": "0x" + selector.hex()}
 
@@ -149,7 +150,7 @@ def quoting(client: httpx.Client) -> httpx.Client:
 
 def test_every_quote_error_in_its_shape(quoting, devnet) -> None:
     user = accounts.users()[0].address
-    destination = devnet.deployment.chain(DESTINATION)
+    destination = evm_chain(devnet.deployment, DESTINATION)
     assert destination is not None
     for case in _cases(devnet):
         response = quoting.post("/quote/v2", json=native_bridge(user, **case.overrides))

@@ -10,6 +10,7 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
+from crossfill.kinds.evm.config import evm_chains
 from crossfill_client import QuoteRequest
 from crossfill_client.models import Quote
 from tests.conftest import RunningDevnet
@@ -96,7 +97,7 @@ def test_refund_on_origin_is_where_a_refund_is_paid(service, devnet) -> None:
     origin = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
     receipt = origin.eth.get_transaction_receipt(refund_hash)
     assert receipt["status"] == 1
-    assert receipt["to"].lower() == devnet.deployment.chains[0].contracts.depository.lower()
+    assert receipt["to"].lower() == evm_chains(devnet.deployment)[0].contracts.depository.lower()
 
 
 def test_a_true_exact_output_pays_exactly_and_the_surplus_to_the_solver(

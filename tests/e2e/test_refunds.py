@@ -17,6 +17,7 @@ from crossfill.contracts import calldata
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import anvil_rpc, set_native_balance
 from crossfill.devnet.seed import DEVNET_ETH_USD
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.tables import Deposit
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -106,7 +107,7 @@ def test_underpaid_deposit_is_refunded_with_reason(service, devnet) -> None:
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, _native_body(user))
         paid = int(quote["details"]["currencyIn"]["amount"]) - 1000
-        depository = devnet.deployment.chains[0].contracts.depository
+        depository = evm_chains(devnet.deployment)[0].contracts.depository
         _deposit(
             devnet, user, depository, calldata.deposit_native(user.address, _order_id(quote)), paid
         )
@@ -167,7 +168,7 @@ def test_solver_without_inventory_refunds(start_service, devnet) -> None:
     # short while, then is refunded as over the solver's capacity.
     service = start_service(with_inventory_wait(devnet.deployment, 2), run_workers=True)
     user = funded_user(devnet)
-    destination = devnet.deployment.chains[1]
+    destination = evm_chains(devnet.deployment)[1]
     solver = accounts.solver().address
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, _native_body(user))
@@ -190,7 +191,7 @@ def test_solver_without_inventory_refunds(start_service, devnet) -> None:
 def test_fill_that_would_revert_is_refunded(service, devnet) -> None:
     user = funded_user(devnet)
     # The Depository takes no plain ether: paying it as the recipient makes the fill revert.
-    recipient = devnet.deployment.chains[1].contracts.depository
+    recipient = evm_chains(devnet.deployment)[1].contracts.depository
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, _native_body(user, recipient=recipient))
         execute_steps(quote, user, rpc_urls(devnet))
@@ -208,7 +209,7 @@ def test_a_deposit_smaller_than_its_refund_gas_is_kept_and_decides_nothing(servi
     user = funded_user(devnet)
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, _native_body(user))
-        depository = devnet.deployment.chains[0].contracts.depository
+        depository = evm_chains(devnet.deployment)[0].contracts.depository
         tx_hash = _deposit(
             devnet, user, depository, calldata.deposit_native(user.address, _order_id(quote)), 1
         )
@@ -229,7 +230,7 @@ def test_a_deposit_smaller_than_its_refund_gas_is_kept_and_decides_nothing(servi
 
 def test_a_deposit_for_an_unknown_order_is_refunded_to_its_depositor(service, devnet) -> None:
     user = funded_user(devnet)
-    depository = devnet.deployment.chains[0].contracts.depository
+    depository = evm_chains(devnet.deployment)[0].contracts.depository
     paid = 10**16
     tx_hash = _deposit(
         devnet, user, depository, calldata.deposit_native(user.address, b"\x42" * 32), paid
@@ -275,7 +276,7 @@ def test_a_refund_that_reverts_is_signed_again_and_paid(service, devnet) -> None
     back, the refunder signs a fresh one instead of waiting on the reverted one forever."""
     user = funded_user(devnet)
     origin_rpc = rpc_urls(devnet)[ORIGIN]
-    depository = devnet.deployment.chains[0].contracts.depository
+    depository = evm_chains(devnet.deployment)[0].contracts.depository
     origin = Web3(Web3.HTTPProvider(origin_rpc))
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, _native_body(user))

@@ -15,6 +15,7 @@ from web3 import Web3
 
 from crossfill.devnet.anvil import anvil_rpc, set_native_balance
 from crossfill.devnet.deploy import contract_at
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.tables import Deposit, Request
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -89,7 +90,7 @@ def _status(http: httpx.Client, request_id: str) -> dict[str, Any]:
 
 def _filled(devnet: RunningDevnet, quote: dict[str, Any]) -> bool:
     destination = Web3(Web3.HTTPProvider(rpc_urls(devnet)[DESTINATION]))
-    filler = contract_at(destination, "Filler", devnet.deployment.chains[1].contracts.filler)
+    filler = contract_at(destination, "Filler", evm_chains(devnet.deployment)[1].contracts.filler)
     order_id = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
     return bool(filler.functions.filled(order_id).call())
 

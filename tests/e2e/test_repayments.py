@@ -19,6 +19,7 @@ from crossfill.devnet import accounts
 from crossfill.devnet.anvil import anvil_rpc
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.call_request import CallRequest, sign_call_request
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.tables import Deposit, SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -87,7 +88,7 @@ def test_a_final_fill_repays_the_solver_exactly_the_deposit_in_one_batch(
     user = funded_user(devnet, usdc_amount=USDC_IN)
     solver = accounts.solver().address.lower()
     token = usdc(devnet, ORIGIN)
-    origin = devnet.deployment.chains[0]
+    origin = evm_chains(devnet.deployment)[0]
     quotes = _bridged(
         service, devnet, [native_bridge(user.address), _usdc_bridge(devnet, user.address)], user
     )
@@ -164,7 +165,7 @@ def test_a_deposit_paid_out_first_by_another_payout_is_recorded_and_not_retried(
     service = start_service(repaying(devnet.deployment), run_workers=True)
     since = heads(devnet.deployment)
     user = funded_user(devnet)
-    origin = devnet.deployment.chains[0]
+    origin = evm_chains(devnet.deployment)[0]
     (quote,) = _bridged(service, devnet, [native_bridge(user.address)], user)
     (deposit,) = stored_rows(
         service, select(Deposit).where(Deposit.request_id == quote_request_id(quote))

@@ -8,6 +8,7 @@ from web3 import Web3
 
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, deploy, signing_web3
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, ORIGIN, bridge_request, funded_user, rpc_urls, usdc
 from tests.e2e.user_client import UserClient, evm_wallet, succeeded
@@ -22,7 +23,7 @@ def _word(address: str) -> bytes:
 
 def _verified_signer(devnet: RunningDevnet, request_id: str, answer: dict[str, object]) -> str:
     """Who signed the answer, as the devnet's AttestationVerifier recovers it on chain."""
-    web3 = signing_web3(devnet.deployment.chains[0].rpc_url, accounts.deployer())
+    web3 = signing_web3(evm_chains(devnet.deployment)[0].rpc_url, accounts.deployer())
     verifier = contract_at(web3, "AttestationVerifier", deploy(web3, "AttestationVerifier"))
     data = answer["requestData"]
     assert isinstance(data, dict)

@@ -22,6 +22,7 @@ from web3 import Web3
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import anvil_rpc, set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.tables import SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -169,7 +170,7 @@ class Case:
         if self.name == "ETH":
             return funded_user(devnet)
         user = funded_user(devnet, usdc_amount=self.order)
-        origin = devnet.deployment.chains[0]
+        origin = evm_chains(devnet.deployment)[0]
         holder = signing_web3(origin.rpc_url, user)
         token = contract_at(holder, "TestUSDC", usdc(devnet, ORIGIN))
         send(holder, token.functions.approve(origin.contracts.depository, self.order))
@@ -203,7 +204,7 @@ CASES = (
 def _solver_holding_usdc(devnet: RunningDevnet, amount: int) -> Iterator[None]:
     """The solver's destination USDC brought down to `amount` (the rest sent away before the
     service starts signing with its key), minted back after."""
-    destination = devnet.deployment.chains[1]
+    destination = evm_chains(devnet.deployment)[1]
     token_address = usdc(devnet, DESTINATION)
     solver = signing_web3(destination.rpc_url, accounts.solver())
     token = contract_at(solver, "TestUSDC", token_address)

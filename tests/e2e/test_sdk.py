@@ -19,6 +19,7 @@ from web3 import Web3
 from crossfill.contracts.toolchain import node_modules_dir
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -139,7 +140,7 @@ def test_sdk_bridges_usdc_by_signature_without_a_transaction(service, devnet) ->
     """`usePermit`: the SDK signs the deposit authorization and posts it; the service sends
     the deposit. The user holds no ether on the origin and never sends a transaction."""
     user = funded_user(devnet, usdc_amount=500 * 10**6)
-    origin = devnet.deployment.chains[0]
+    origin = evm_chains(devnet.deployment)[0]
     set_native_balance(origin.rpc_url, user.address, 0)
     destination_usdc = usdc(devnet, DESTINATION)
     before = balance(devnet, DESTINATION, destination_usdc, user.address)

@@ -22,6 +22,7 @@ from web3 import Web3
 
 from crossfill.devnet.child_process import free_port
 from crossfill.devnet.deploy import contract_at
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.db import as_utc
 from crossfill.store.tables import SignerLease
 from tests.conftest import RunningDevnet
@@ -121,7 +122,7 @@ class Split:
             final = final_status(self.http, quote_request_id(quote), timeout=FILLED_WITHIN)
             assert final["status"] == "success", final
         destination = Web3(Web3.HTTPProvider(rpc_urls(self.devnet)[DESTINATION]))
-        deployed = self.devnet.deployment.chains[1].contracts.filler
+        deployed = evm_chains(self.devnet.deployment)[1].contracts.filler
         filler = contract_at(destination, "Filler", deployed)
         fills = Counter(
             "0x" + event.args["orderId"].hex()

@@ -6,6 +6,7 @@ from eth_typing import HexStr
 from web3 import Web3
 
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.kinds.evm.config import evm_chains
 from crossfill_client import RequestStatus
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -27,7 +28,7 @@ def test_stuck_fill_is_replaced_and_only_one_version_lands(
 ) -> None:
     chains = [
         chain.model_copy(update={"replace_stuck_after_seconds": 1})
-        for chain in devnet.deployment.chains
+        for chain in evm_chains(devnet.deployment)
     ]
     service = start_service(
         devnet.deployment.model_copy(update={"chains": chains}), run_workers=True

@@ -15,6 +15,7 @@ from eth_typing import HexStr
 from sqlalchemy import select
 from web3 import Web3
 
+from crossfill.kinds.evm.config import evm_chain
 from crossfill.store.tables import AppFee
 from crossfill_client import (
     NO_RETRIES,
@@ -52,7 +53,7 @@ def service(start_service: StartService) -> ServiceThread:
 
 
 def _weth(devnet: RunningDevnet, chain_id: int) -> str:
-    chain = devnet.deployment.chain(chain_id)
+    chain = evm_chain(devnet.deployment, chain_id)
     assert chain is not None and chain.contracts.weth is not None
     return chain.contracts.weth
 

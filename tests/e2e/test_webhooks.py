@@ -12,6 +12,7 @@ import pytest
 from web3 import Web3
 
 from crossfill.contracts import calldata
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     ORIGIN,
@@ -115,7 +116,7 @@ def test_underpaid_bridge_reports_failure_then_refund(start_service, devnet, rec
     paid = int(quote["details"]["currencyIn"]["amount"]) - 1000
     order_id = bytes.fromhex(quote["protocol"]["v2"]["orderId"][2:])
     data = calldata.deposit_native(user.address, order_id)
-    depository = devnet.deployment.chains[0].contracts.depository
+    depository = evm_chains(devnet.deployment)[0].contracts.depository
 
     web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
     send_item(

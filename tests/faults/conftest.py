@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from crossfill.config import Deployment
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.conftest import start_service
 from tests.faults.rpc_proxy import RpcFaultProxy
@@ -16,7 +17,7 @@ __all__ = ["start_service"]
 
 
 def _proxy(devnet: RunningDevnet, chain_index: int) -> Iterator[RpcFaultProxy]:
-    proxy = RpcFaultProxy(devnet.deployment.chains[chain_index].rpc_url).start()
+    proxy = RpcFaultProxy(evm_chains(devnet.deployment)[chain_index].rpc_url).start()
     try:
         yield proxy
     finally:
@@ -40,6 +41,6 @@ def behind_proxy(devnet: RunningDevnet, *proxies: RpcFaultProxy) -> Deployment:
         chain.model_copy(update={"internal_rpc_url": proxy_of[chain.rpc_url]})
         if chain.rpc_url in proxy_of
         else chain
-        for chain in devnet.deployment.chains
+        for chain in evm_chains(devnet.deployment)
     )
     return devnet.deployment.model_copy(update={"chains": chains})

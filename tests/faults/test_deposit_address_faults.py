@@ -15,6 +15,7 @@ from web3.types import Wei
 
 from crossfill.devnet.anvil import anvil_rpc
 from crossfill.devnet.deploy import signing_web3
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.types import TraceApi
 from tests.e2e.bridging import (
     DESTINATION,
@@ -65,7 +66,7 @@ def test_a_sweep_whose_answers_are_lost_or_refused_is_sent_once_and_fills(
 ) -> None:
     service = start_service(behind_proxy(devnet, origin_proxy), run_workers=True)
     web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
-    factory = devnet.deployment.chains[0].contracts.deposit_address_factory
+    factory = evm_chains(devnet.deployment)[0].contracts.deposit_address_factory
     assert factory is not None
     user, recipient = funded_user(devnet), Account.create().address
     body = _native_body(user.address, recipient)
@@ -129,7 +130,7 @@ def test_ether_a_contract_pays_is_found_once_the_nodes_traces_answer(
     batches: the watch waits (nothing is skipped, nothing refunded), and once the node
     answers the payment is found, swept and filled."""
     proxied = behind_proxy(devnet, origin_proxy)
-    origin, *others = proxied.chains
+    origin, *others = evm_chains(proxied)
     traced = origin.model_copy(update={"trace_internal_transfers": traces})
     service = start_service(
         proxied.model_copy(update={"chains": (traced, *others)}), run_workers=True

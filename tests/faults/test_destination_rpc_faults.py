@@ -12,6 +12,7 @@ from eth_account import Account
 
 from crossfill.devnet.anvil import anvil_rpc
 from crossfill.kinds.evm.client import EvmClient
+from crossfill.kinds.evm.config import evm_chain
 from crossfill.metrics import Metrics
 from crossfill.types import ChainId
 from tests.e2e.bridging import (
@@ -141,7 +142,7 @@ def test_an_orders_fill_is_found_through_a_node_capping_log_queries(
         status = final_status(http, quote["steps"][0]["requestId"])
     anvil_rpc(rpc_urls(devnet)[DESTINATION], "anvil_mine", [hex(3 * LOG_BLOCKS_CAP)])
     destination_proxy.max_log_blocks = LOG_BLOCKS_CAP
-    destination = devnet.deployment.chain(DESTINATION)
+    destination = evm_chain(devnet.deployment, DESTINATION)
     assert destination is not None
     found = asyncio.run(
         _fills_of(

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     fills_journalled,
@@ -117,7 +118,7 @@ def test_full_disk_refuses_quotes_says_not_ready_and_loses_no_deposit(
         assert not_ready["checks"]["database"] == "database refuses writes: OperationalError"
         assert not_ready["message"] == "database refuses writes: OperationalError"
         assert not_ready["checks"]["chains"] == {
-            str(chain.id): "ok" for chain in devnet.deployment.chains
+            str(chain.id): "ok" for chain in evm_chains(devnet.deployment)
         }
         assert http.get("/chains").status_code == 200
         assert http.get("/healthz").status_code == 200

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from crossfill.config import Deployment
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import final_status, funded_user, native_bridge, request_quote
 from tests.e2e.bridging import rpc_urls as devnet_rpc_urls
@@ -22,7 +23,7 @@ from tests.support.wallets.evm import execute_steps
 
 @pytest.fixture
 def origin_relay(devnet: RunningDevnet) -> Iterator[TcpRelay]:
-    port = urlsplit(devnet.deployment.chains[0].rpc_url).port
+    port = urlsplit(evm_chains(devnet.deployment)[0].rpc_url).port
     assert port is not None
     relay = TcpRelay(port).start()
     try:
@@ -32,7 +33,7 @@ def origin_relay(devnet: RunningDevnet) -> Iterator[TcpRelay]:
 
 
 def _subscribing_through(devnet: RunningDevnet, relay: TcpRelay) -> Deployment:
-    origin, *others = devnet.deployment.chains
+    origin, *others = evm_chains(devnet.deployment)
     origin = origin.model_copy(update={"internal_ws_rpc_url": relay.url})
     return devnet.deployment.model_copy(update={"chains": (origin, *others)})
 

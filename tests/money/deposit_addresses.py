@@ -9,8 +9,9 @@ from collections.abc import Mapping
 
 from web3 import Web3
 
-from crossfill.config import ChainConfig, Deployment
+from crossfill.config import Deployment
 from crossfill.devnet.deploy import contract_at
+from crossfill.kinds.evm.config import ChainConfig, evm_chain
 from tests.money.evm import NATIVE
 from tests.money.ledger import MoneyReport
 from tests.money.records import Records
@@ -31,7 +32,7 @@ def account_deposit_addresses(
         if request.deposit_address is not None and request.origin_chain_id in web3s
     }
     for chain_id, address in sorted(addresses):
-        chain = deployment.chain(chain_id)
+        chain = evm_chain(deployment, chain_id)
         assert chain is not None
         web3 = web3s[chain_id]
         for currency in [NATIVE, *(c.address.lower() for c in chain.erc20_currencies)]:

@@ -14,8 +14,8 @@ from hexbytes import HexBytes
 from web3 import Web3
 from web3.logs import DISCARD
 
-from crossfill.config import ChainConfig
 from crossfill.devnet.deploy import contract_at
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.store.tables import Deposit
 from tests.money.ledger import ChainDeposit, Shown
 from tests.money.records import Records

@@ -25,6 +25,8 @@ from crossfill.config import Deployment, load_deployment
 from crossfill.contracts import calldata
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.network import DevnetOptions, start_devnet
+from crossfill.kinds.evm.config import evm_chains
+from crossfill.kinds.registry import SECTIONS
 from crossfill.settings import Mode
 from tests.support.browser import DESKTOP, PHONE, chromium
 from tests.support.service import ServiceThread, service_settings
@@ -41,7 +43,7 @@ def _service(home: Path) -> Iterator[tuple[ServiceThread, Deployment]]:
     path = home / "deployment.toml"
     network = start_devnet(DevnetOptions(block_time=0), deployment_path=path, log_dir=home)
     try:
-        deployment = load_deployment(path, mode=Mode.DEVNET)
+        deployment = load_deployment(path, mode=Mode.DEVNET, sections=SECTIONS)
         settings = service_settings(home, path, admin_token=TOKEN)
         service = ServiceThread(settings, deployment, run_workers=True).start()
         try:
@@ -57,8 +59,8 @@ class _Wallet:
 
     def __init__(self, http: httpx.Client, deployment: Deployment) -> None:
         self.http = http
-        self.rpc_urls = {int(chain.id): chain.rpc_url for chain in deployment.chains}
-        self.origin, self.destination = deployment.chains[0], deployment.chains[1]
+        self.rpc_urls = {int(chain.id): chain.rpc_url for chain in evm_chains(deployment)}
+        self.origin, self.destination = evm_chains(deployment)[0], evm_chains(deployment)[1]
         self.account: LocalAccount = Account.create()
         set_native_balance(self.origin.rpc_url, self.account.address, 10 * 10**18)
 

@@ -7,9 +7,12 @@ from datetime import UTC, datetime
 
 from crossfill.api.schemas.quote import QuoteBody
 from crossfill.config import Deployment
+from crossfill.config.deployment import deployment_model
 from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.kinds.evm.market import MarketSnapshot
 from crossfill.kinds.evm.state import ChainState
+from crossfill.kinds.registry import SECTIONS
 from crossfill.quoting.engine import ChainView, Entropy, Quote, plan_quote
 from crossfill.quoting.request import QuoteRequest
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
@@ -82,7 +85,7 @@ def deployment(**fees: object) -> Deployment:
     chains = [_chain(chain_id) for chain_id in CHAINS]
     for chain in chains:
         chain["fees"] = fees
-    return Deployment.model_validate(
+    return deployment_model(SECTIONS).model_validate(
         {
             "solver": {"address": SOLVER, "key": "devnet:1"},
             "allocator": {"address": SOLVER, "key": "devnet:2"},
@@ -99,7 +102,7 @@ def views(
     base_fee: int = 10**9,
 ) -> dict[int, ChainView]:
     result: dict[int, ChainView] = {}
-    for chain in config.chains:
+    for chain in evm_chains(config):
         state = ChainState(chain_id=ChainId(chain.id), lag_threshold_seconds=None, started_at=0)
         state.record_head(
             BlockHead(number=100, timestamp=0, hash="0x00", base_fee_per_gas=base_fee), 0

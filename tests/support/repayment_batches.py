@@ -14,9 +14,9 @@ from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
 from crossfill.app.repayments import SignedRepayment, batch_call, sign_repayment
-from crossfill.config import ChainConfig
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.store.tables import Deposit, Repayment
 from crossfill.types import NATIVE_EVM_ADDRESS
 

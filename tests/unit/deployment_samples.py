@@ -7,6 +7,9 @@ from typing import Any
 
 import tomli_w
 
+from crossfill.config.deployment import Deployment, deployment_model
+from crossfill.kinds.registry import SECTIONS
+
 ADDRESS = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
 SOLVER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 
@@ -62,6 +65,11 @@ def deployment_document(chain_count: int = 2) -> dict[str, Any]:
         "allocator": {"address": SOLVER, "key": "devnet:2"},
         "chains": chains,
     }
+
+
+def sample_deployment(chain_count: int = 2) -> Deployment:
+    """`deployment_document` read as every kind's sections read it."""
+    return deployment_model(SECTIONS).model_validate(deployment_document(chain_count))
 
 
 def as_toml(document: dict[str, Any]) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from crossfill.config import ChainConfig, parse_deployment
+from crossfill.config import parse_deployment
 from crossfill.kinds.chain_view import ChainLiveStatus
+from crossfill.kinds.evm.config import ChainConfig, evm_chains
 from crossfill.kinds.evm.view import chain_wire
+from crossfill.kinds.registry import SECTIONS
 from crossfill.settings import Mode
 from tests.unit.deployment_samples import SOLVER, as_toml, deployment_document
 
@@ -17,8 +19,10 @@ DISABLED = ChainLiveStatus(disabled=True, lagging=False, status_message="inciden
 def _chain(**fields: object) -> ChainConfig:
     document = deployment_document()
     document["chains"][0].update(fields)
-    deployment = parse_deployment(as_toml(document), source="deployment.toml", mode=Mode.DEVNET)
-    return deployment.chains[0]
+    deployment = parse_deployment(
+        as_toml(document), source="deployment.toml", mode=Mode.DEVNET, sections=SECTIONS
+    )
+    return evm_chains(deployment)[0]
 
 
 @pytest.mark.parametrize(

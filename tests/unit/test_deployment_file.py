@@ -7,13 +7,17 @@ import pytest
 from crossfill.config import parse_deployment
 from crossfill.config.loader import load_deployment
 from crossfill.errors import ConfigError
+from crossfill.kinds.evm.config import evm_chain, evm_chains
+from crossfill.kinds.registry import SECTIONS
 from crossfill.settings import Mode
 from crossfill.types import TraceApi
 from tests.unit.deployment_samples import as_toml, deployment_document
 
 
 def _parse(document, mode: Mode = Mode.DEVNET):
-    return parse_deployment(as_toml(document), source="deployment.toml", mode=mode)
+    return parse_deployment(
+        as_toml(document), source="deployment.toml", mode=mode, sections=SECTIONS
+    )
 
 
 def _error(document, mode: Mode = Mode.DEVNET) -> str:
@@ -26,13 +30,13 @@ def test_valid_file_loads_with_checksummed_addresses_and_defaults() -> None:
     document = deployment_document()
     document["chains"][0]["contracts"]["depository"] = "0x5fbdb2315678afecb367f032d93f642f64180aa3"
     deployment = _parse(document)
-    chain = deployment.chains[0]
+    chain = evm_chains(deployment)[0]
     assert chain.contracts.depository == "0x5FbDB2315678afecb367f032d93F642f64180aa3"
     assert chain.vm_type == "evm"
     assert chain.rpc_url == "http://127.0.0.1:8545"
     assert chain.protocol_name == "crossfill-devnet-1"
     assert [tier.blocks for tier in chain.confirmations] == [2, 4, 32]
-    assert deployment.chain(900002) is deployment.chains[1]
+    assert evm_chain(deployment, 900002) is evm_chains(deployment)[1]
 
 
 def test_bad_address_names_chain_and_field() -> None:

@@ -22,6 +22,7 @@ from crossfill.config import Deployment
 from crossfill.contracts import calldata
 from crossfill.contracts.deposit_addresses import deposit_address, implementation_of
 from crossfill.domain.deposit_addresses import child_ids
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.quoting.deposit_address import sweep_gas
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.prices import gas_cost_on_chain
@@ -43,7 +44,7 @@ def with_factory() -> Deployment:
                 "contracts": chain.contracts.model_copy(update={"deposit_address_factory": FACTORY})
             }
         )
-        for chain in config.chains
+        for chain in evm_chains(config)
     ]
     return config.model_copy(update={"chains": chains})
 

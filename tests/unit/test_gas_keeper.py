@@ -17,10 +17,10 @@ from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from hexbytes import HexBytes
 from sqlalchemy import select
 
-from crossfill.config.deployment import KeyGasConfig
 from crossfill.contracts.reverts import RevertReason
 from crossfill.domain.key_gas import CANNOT_SPARE, REFUSED, SOLVER, SOLVER_LOW, TOP_UPS_OFF
 from crossfill.errors import ChainUnreachable, Reverted, SignerBusy
+from crossfill.kinds.evm.config import KeyGasConfig
 from crossfill.kinds.evm.gas_keeper import GasKeeper, SendingKey, purpose_of
 from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.store.tables import SentTransaction

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from crossfill.config.deployment import KeyGasConfig
 from crossfill.domain.key_gas import (
     CANNOT_SPARE,
     REFUSED,
@@ -19,6 +18,7 @@ from crossfill.domain.key_gas import (
     plan_gas,
     solver_spare,
 )
+from crossfill.kinds.evm.config import KeyGasConfig
 
 FLOOR = GasFloor(minimum=1_000, target=3_000)
 COST = 21  # a top-up's own gas

@@ -12,8 +12,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from crossfill.config import Deployment
 from crossfill.domain.order import ORDER_HASHER
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
 from crossfill.kinds.perps.quote import PerpsQuoteContext, perps_currency, plan_perps_deposit
 from crossfill.kinds.perps.response import perps_deposit_wire
@@ -21,9 +21,9 @@ from crossfill.quoting.cross_vm import QuoteStamp
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from tests.conftest import SCHEMAS_DIR
-from tests.unit.deployment_samples import SOLVER, deployment_document
+from tests.unit.deployment_samples import SOLVER, sample_deployment
 
-EVM = Deployment.model_validate(deployment_document()).chains[0]
+EVM = evm_chains(sample_deployment())[0]
 EVM_USDC = next(c.address for c in EVM.erc20_currencies if c.symbol == "USDC")
 HYPE_ID = "0x0d01dc56dcaaca66ad901c959b4011ec"
 PERPS = PerpsExchangeConfig.model_validate(

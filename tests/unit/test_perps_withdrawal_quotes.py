@@ -11,9 +11,9 @@ import pytest
 from eth_account import Account
 from eth_account.messages import encode_typed_data
 
-from crossfill.config import Deployment
 from crossfill.domain.nonce_mapping import NonceMapping
 from crossfill.domain.order import ORDER_HASHER
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.kinds.perps.withdrawal import (
     PerpsWithdrawalContext,
     PerpsWithdrawalSide,
@@ -24,9 +24,9 @@ from crossfill.quoting.cross_vm import QuotedCurrency, QuoteStamp
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.types import Address, ChainId
-from tests.unit.deployment_samples import deployment_document
+from tests.unit.deployment_samples import sample_deployment
 
-EVM = Deployment.model_validate(deployment_document()).chains[0]
+EVM = evm_chains(sample_deployment())[0]
 EVM_USDC = next(c.address for c in EVM.erc20_currencies if c.symbol == "USDC")
 PERPS_USDC = "0x" + "0" * 32
 SOLVER_ACCOUNT = "0x" + "5a" * 20

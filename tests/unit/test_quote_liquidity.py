@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from crossfill.domain.gas import with_gas_headroom
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.types import NATIVE_EVM_ADDRESS
@@ -76,7 +77,7 @@ def test_a_token_short_of_free_inventory_names_the_token_amount_servable() -> No
     config = fx.deployment()
     chain_views = fx.views(config)
     state = chain_views[DESTINATION].state
-    usdc = next(c for c in config.chains[1].erc20_currencies if c.symbol == "USDC")
+    usdc = next(c for c in evm_chains(config)[1].erc20_currencies if c.symbol == "USDC")
     state.solver_balances[usdc.address.lower()] = 5 * 10**6
     state.solver_committed[usdc.address.lower()] = 3 * 10**6
     body = fx.body(originCurrency=fx.USDC, destinationCurrency=usdc.address, amount=str(10**7))

@@ -20,13 +20,13 @@ from eth_utils.crypto import keccak
 from sqlalchemy import insert, select
 
 from crossfill.app.refunds import payout_nonce
-from crossfill.config import Deployment
 from crossfill.contracts.abi import function
 from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.repayments import BatchRules
 from crossfill.errors import ChainUnreachable
 from crossfill.kinds.evm.chain import EvmChain
 from crossfill.kinds.evm.client import CallOutcome
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.kinds.evm.fill_finality import FillFinality
 from crossfill.kinds.evm.follower import ChainFollower
 from crossfill.kinds.evm.positions import UserPositions
@@ -39,7 +39,7 @@ from crossfill.store import deposits
 from crossfill.store.tables import Deposit, Repayment, Request, RequestTransaction, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 from tests.support.synthetic import synthetic_requests
-from tests.unit.deployment_samples import deployment_document
+from tests.unit.deployment_samples import sample_deployment
 from tests.unit.fake_chain import FakeChain
 from tests.unit.receipt_logs import call_executed_log
 from tests.unit.worker_world import START, ChainWorld, chain_world
@@ -104,7 +104,7 @@ class World:
 
 
 def _destination_runtime(chain: FakeChain) -> tuple[ChainRuntime, ChainState]:
-    config = Deployment.model_validate(deployment_document()).chains[0]
+    config = evm_chains(sample_deployment())[0]
     state = ChainState(chain_id=config.id, lag_threshold_seconds=None, started_at=0.0)
     state.record_head(chain.head_block, 0.0)
     follower = ChainFollower(

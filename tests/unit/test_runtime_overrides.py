@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from crossfill import runtime as runtime_module
-from crossfill.config import Deployment
 from crossfill.kinds.registry import KINDS
 from crossfill.runtime import Runtime
 from crossfill.settings import Settings
-from tests.unit.deployment_samples import deployment_document
+from tests.unit.deployment_samples import sample_deployment
 
 
 async def test_overrides_keep_being_refreshed_while_the_database_fails(
@@ -21,7 +20,7 @@ async def test_overrides_keep_being_refreshed_while_the_database_fails(
     monkeypatch.setattr(runtime_module, "OVERRIDES_REFRESH_SECONDS", 0.05)
     # A database file in a folder that does not exist: every session fails to connect.
     settings = Settings(home=tmp_path / "missing" / "folder")
-    runtime = Runtime.build(settings, Deployment.model_validate(deployment_document()), kinds=KINDS)
+    runtime = Runtime.build(settings, sample_deployment(), kinds=KINDS)
     follower = asyncio.create_task(runtime._follow_overrides())
     try:
         await asyncio.sleep(0.3)

@@ -12,6 +12,7 @@ from solders.keypair import Keypair
 from crossfill.config import parse_deployment
 from crossfill.devnet.svm import accounts
 from crossfill.errors import ConfigError, SecretError
+from crossfill.kinds.evm.config import EVM_SECTION, evm_chain, evm_chains
 from crossfill.kinds.registry import SECTIONS
 from crossfill.kinds.svm.config import (
     SVM_CHAIN_ID,
@@ -56,7 +57,7 @@ def test_an_svm_chain_keeps_its_base58_addresses_exactly() -> None:
     assert chain.currency(USDC_MINT) is not None
     assert chain.currency(USDC_MINT.lower()) is None  # case-sensitive
     assert chain.solver.address == VAULT
-    assert deployment.chain(SVM_CHAIN_ID) is None  # the EVM paths never see it
+    assert evm_chain(deployment, SVM_CHAIN_ID) is None  # the EVM paths never see it
 
 
 @pytest.mark.parametrize(
@@ -119,7 +120,7 @@ def test_a_kind_section_no_served_kind_reads_is_refused_naming_it() -> None:
     document = deployment_document()
     document["svm_chains"] = [_svm_chain()]
     with pytest.raises(ConfigError, match="svm_chains"):
-        parse_deployment(as_toml(document), source="test", mode=Mode.DEVNET)
+        parse_deployment(as_toml(document), source="test", mode=Mode.DEVNET, sections=[EVM_SECTION])
 
 
 def test_production_refuses_a_devnet_key_in_any_kinds_section() -> None:
@@ -136,8 +137,8 @@ def test_a_section_replaced_keeps_the_rest_and_is_checked_like_the_file() -> Non
     renamed = SvmChainConfig.model_validate(_svm_chain(name="svm-two"))
     replaced = deployment.with_section(SVM_SECTION, (renamed,))
     assert [chain.name for chain in svm_chains(replaced)] == ["svm-two"]
-    assert replaced.chains == deployment.chains
+    assert replaced.chains == evm_chains(deployment)
     assert replaced.serves(SVM_CHAIN_ID) and replaced.protocol_name(SVM_CHAIN_ID) == "svm-two"
-    clash = SvmChainConfig.model_validate(_svm_chain(name=deployment.chains[0].name))
+    clash = SvmChainConfig.model_validate(_svm_chain(name=evm_chains(deployment)[0].name))
     with pytest.raises(ValueError, match="duplicate name"):
         deployment.with_section(SVM_SECTION, (clash,))

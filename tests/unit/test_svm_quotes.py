@@ -13,8 +13,8 @@ import pytest
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from crossfill.config import Deployment
 from crossfill.errors import BadRequest
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.kinds.svm.quote import Direction, SvmQuoteContext, plan_svm_quote
@@ -25,9 +25,9 @@ from crossfill.quoting.money import format_usd
 from crossfill.quoting.request import AppFee, ExtraTx, QuoteRequest
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.conftest import SCHEMAS_DIR
-from tests.unit.deployment_samples import deployment_document
+from tests.unit.deployment_samples import sample_deployment
 
-EVM = Deployment.model_validate(deployment_document()).chains[0]
+EVM = evm_chains(sample_deployment())[0]
 VAULT = Keypair().pubkey()
 # A fixed user whose lower-cased address is not base58 of 32 bytes (about one random address in
 # five lower-cases into another valid address, which the service would rightly accept).

@@ -15,7 +15,8 @@ from eth_account.signers.local import LocalAccount
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from crossfill.config import ChainConfig, ConfirmationTier, Deployment
+from crossfill.config import ConfirmationTier
+from crossfill.kinds.evm.config import ChainConfig, evm_chains
 from crossfill.kinds.evm.follower import ChainFollower
 from crossfill.kinds.evm.indexer import Indexer
 from crossfill.kinds.evm.positions import UserPositions
@@ -29,7 +30,7 @@ from crossfill.store.tables import Request
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 from tests.support.database import engine_of, sqlite_url
 from tests.support.synthetic import synthetic_requests
-from tests.unit.deployment_samples import deployment_document
+from tests.unit.deployment_samples import sample_deployment
 from tests.unit.fake_chain import FakeChain
 
 START = datetime(2026, 11, 23, 12, tzinfo=UTC)
@@ -112,7 +113,7 @@ async def chain_world(tmp_path: Path, database_url: str | None = None) -> AsyncI
     """On a SQLite file in `tmp_path`, or the database at `database_url`."""
     url = database_url or sqlite_url(tmp_path / "worker.db")
     async with engine_of(url, migrated=True) as engine:
-        config = Deployment.model_validate(deployment_document()).chains[1]
+        config = evm_chains(sample_deployment())[1]
         chain = FakeChain(ChainId(config.id))
         state = ChainState(chain_id=config.id, lag_threshold_seconds=None, started_at=0.0)
         state.record_head(chain.head_block, 0.0)

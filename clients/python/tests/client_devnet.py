@@ -14,6 +14,7 @@ from web3 import Web3
 from crossfill.devnet import accounts
 from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.kinds.evm.config import evm_chain
 from crossfill_client import QuoteRequest
 from tests.support.devnets import RunningDevnet
 from tests.support.wallets.svm import rpc
@@ -53,13 +54,13 @@ def bridge(
 
 
 def usdc(devnet: RunningDevnet, chain_id: int) -> str:
-    chain = devnet.deployment.chain(chain_id)
+    chain = evm_chain(devnet.deployment, chain_id)
     assert chain is not None
     return next(c.address for c in chain.erc20_currencies if c.symbol == "USDC")
 
 
 def rpc_url(devnet: RunningDevnet, chain_id: int) -> str:
-    chain = devnet.deployment.chain(chain_id)
+    chain = evm_chain(devnet.deployment, chain_id)
     assert chain is not None
     return chain.rpc_url
 

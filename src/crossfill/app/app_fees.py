@@ -15,9 +15,9 @@ import structlog
 from sqlalchemy.exc import IntegrityError
 
 from crossfill.app import registry
-from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.domain.app_fee_claim import ClaimTerms, InvalidClaimSignature
 from crossfill.errors import BadRequest, Conflict, NotFound, Unauthorized
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig, evm_chain
 from crossfill.runtime import Runtime
 from crossfill.store import app_fee_claims, app_fees
 from crossfill.store.tables import AppFeeClaim
@@ -59,7 +59,7 @@ async def owed_balances(runtime: Runtime, wallet: Address) -> list[FeeBalance]:
     for total in totals:
         if total.state != app_fees.OWED:
             continue
-        chain = runtime.deployment.chain(total.chain_id)
+        chain = evm_chain(runtime.deployment, total.chain_id)
         currency = chain.currency(total.currency) if chain is not None else None
         if chain is None or currency is None:
             log.warning("app fees in a currency no longer served", **vars(total))

@@ -16,12 +16,12 @@ from typing import Any
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.config.deployment import ChainConfig
 from crossfill.domain import books
 from crossfill.domain.books import Difference
 from crossfill.domain.deposit_log import DEPOSITORY, RECEIVER
 from crossfill.errors import BadRequest, ChainError
 from crossfill.kinds.evm.chain import evm_chains
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.kinds.evm.port import EvmPort
 from crossfill.metrics import Metrics
 from crossfill.runtime import Runtime

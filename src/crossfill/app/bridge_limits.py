@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from crossfill.app import registry
 from crossfill.app.currencies import currency_id
-from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.errors import BadRequest, ChainError, ServiceUnavailable
 from crossfill.kinds.evm.chain import evm_chains
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig
 from crossfill.quoting.money import unit
 from crossfill.runtime import Runtime
 from crossfill.types import Address, ChainId

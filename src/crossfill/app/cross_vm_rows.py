@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from crossfill.app.fills import FillTerms, plan_fill
-from crossfill.config import ChainConfig
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.quoting import inputs
 from crossfill.quoting.deposit_steps import QuotedTransfer
 from crossfill.quoting.request import QuoteRequest

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crossfill.app import registry
-from crossfill.config import ChainConfig, CurrencyConfig, Deployment
+from crossfill.config import Deployment
 from crossfill.errors import ServiceUnavailable
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig, evm_chains
 from crossfill.quoting.prices import PriceMissing
 from crossfill.runtime import Runtime
 
@@ -65,7 +66,7 @@ def _matches(found: Listed, search: CurrencySearch, *, chain_filter: bool) -> bo
 def search_currencies(deployment: Deployment, search: CurrencySearch) -> list[Listed]:
     """The registry's currencies that match, in registry order, at most `limit`."""
     every = [
-        Listed(chain, currency) for chain in deployment.chains for currency in chain.currencies
+        Listed(chain, currency) for chain in evm_chains(deployment) for currency in chain.currencies
     ]
     found = [listed for listed in every if _matches(listed, search, chain_filter=True)]
     if search.include_all_chains:

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
 from crossfill.contracts.reverts import RevertReason
 from crossfill.contracts.router_calls import Call, SwapPlan, pay_calls, swap_calls, sweep_call
 from crossfill.domain.fill_plan import FillPlan, Payment, PlannedCall
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.quoting.engine import Quote, fill_deadline
 from crossfill.quoting.inputs import ExtraCall
 from crossfill.store.db import as_utc

@@ -15,10 +15,10 @@ import os
 from datetime import datetime
 from typing import Any
 
-from crossfill.config import ChainConfig
 from crossfill.domain.enums import features_mask
 from crossfill.domain.gasless import ExecuteOrder
 from crossfill.domain.status import RequestStatus
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.quoting.response import SERVICE_ROUTER, amount_wire
 
 REQUEST_TYPE = "Call"

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from crossfill.config import ChainConfig
 from crossfill.domain.deposit_authorization import SIGNATURE_KIND, DepositAuthorization
 from crossfill.domain.identifiers import InvalidIdentifier, parse_hex_bytes, parse_tx_hash
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import BadRequest, NotFound
 from crossfill.kinds.evm.chain import evm_chains
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.runtime import Runtime
 from crossfill.store import commit_signals, permit_deposits, requests
 from crossfill.store.tables import Request

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.errors import BadRequest
 from crossfill.kinds.evm.chain import evm_chains
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig, evm_chain
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.money import to_usd_micros
 from crossfill.quoting.prices import PriceBook, PriceMissing
@@ -16,7 +16,7 @@ from crossfill.runtime import Runtime
 
 
 def chain(runtime: Runtime, chain_id: int, field: str = "chainId") -> ChainConfig:
-    found = runtime.deployment.chain(chain_id)
+    found = evm_chain(runtime.deployment, chain_id)
     if found is None:
         raise BadRequest(
             f"{field}: chain {chain_id} is not supported", error_code="UNSUPPORTED_CHAIN"

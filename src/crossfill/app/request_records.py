@@ -20,6 +20,7 @@ from crossfill.config import Deployment
 from crossfill.domain.record_facts import CurrencyObjects, RecordFacts, SolverFacts
 from crossfill.domain.request_record import v3_record
 from crossfill.domain.request_timeline import StatusChange
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.quoting.response import currency_wire
 from crossfill.store import listing, request_history, requests
 from crossfill.store.tables import Request
@@ -38,7 +39,7 @@ class RecordShaping:
     def of(cls, deployment: Deployment) -> RecordShaping:
         currencies: CurrencyObjects = {
             (int(chain.id), currency.address.lower()): currency_wire(chain, currency)
-            for chain in deployment.chains
+            for chain in evm_chains(deployment)
             for currency in chain.currencies
         }
         return cls(deployment, currencies)

@@ -11,6 +11,7 @@ from rich.table import Table
 from crossfill.cli.console import console
 from crossfill.cli.database import migrated_session
 from crossfill.cli.environment import command_deployment, command_settings
+from crossfill.kinds.evm.config import evm_chain
 
 app = typer.Typer(help="App fees earned by integrators' recipient wallets.")
 
@@ -33,7 +34,7 @@ def balances(
 
     table = Table("chain", "currency", "state", "amount", "formatted", "requests")
     for entry in asyncio.run(_balances()):
-        chain = deployment.chain(entry.chain_id)
+        chain = evm_chain(deployment, entry.chain_id)
         currency = chain.currency(entry.currency) if chain else None
         formatted = (
             f"{format_units(entry.amount, currency.decimals)} {currency.symbol}" if currency else ""

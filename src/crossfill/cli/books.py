@@ -13,6 +13,7 @@ from crossfill.cli.console import console
 from crossfill.cli.environment import command_deployment, command_settings
 from crossfill.cli.options import chain_id_parameter
 from crossfill.errors import CrossfillError
+from crossfill.kinds.evm.config import evm_chains
 
 if TYPE_CHECKING:
     from crossfill.app.books import ChainBooks
@@ -35,7 +36,7 @@ def books(
 
     settings = command_settings()
     deployment = command_deployment(settings)
-    chains = [chain for chain in deployment.chains if chain_id in (None, chain.id)]
+    chains = [chain for chain in evm_chains(deployment) if chain_id in (None, chain.id)]
     if not chains:
         raise CrossfillError(f"chain {chain_id} is not an EVM chain in {settings.deployment_path}")
 

@@ -13,6 +13,7 @@ from crossfill.cli.database import migrated_session
 from crossfill.cli.environment import command_deployment, command_settings
 from crossfill.cli.options import ChainIdArgument
 from crossfill.errors import CrossfillError
+from crossfill.kinds.evm.config import evm_chains
 
 app = typer.Typer(help="Inspect chains and toggle them without a restart.")
 
@@ -34,7 +35,7 @@ def list_chains() -> None:
 
     controls = asyncio.run(_controls())
     table = Table("id", "name", "rpc", "disabled", "reason")
-    for chain in deployment.chains:
+    for chain in evm_chains(deployment):
         disabled, reason = controls.get(chain.id, (chain.disabled, None))
         table.add_row(
             str(chain.id), chain.name, chain.http_rpc_url, str(disabled).lower(), reason or ""

@@ -9,6 +9,7 @@ import typer
 
 from crossfill.cli.console import console
 from crossfill.cli.environment import command_deployment, command_settings
+from crossfill.kinds.evm.config import evm_chains
 
 app = typer.Typer(help="Deployment file.")
 
@@ -23,4 +24,4 @@ def check(
     settings = command_settings()
     path = file or settings.deployment_path
     deployment = command_deployment(settings, path)
-    console.print(f"{path}: ok ({len(deployment.chains)} chains)")
+    console.print(f"{path}: ok ({len(evm_chains(deployment))} chains)")

@@ -41,7 +41,7 @@ def _child(node: Any, step: int | str) -> Any:
 def parse_deployment(
     text: str, *, source: str, mode: Mode, sections: Sequence[ConfigSection[Any]] = ()
 ) -> Deployment:
-    """`sections`: the sections of the kinds served beside the EVM chains (a file with a
+    """`sections`: the sections of the kinds served (`kinds.registry.SECTIONS`; a file with a
     section no kind served reads is refused, naming it)."""
     try:
         document = tomllib.loads(text)

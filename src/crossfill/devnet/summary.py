@@ -14,6 +14,7 @@ from crossfill.devnet import accounts
 from crossfill.devnet.peer import PeerService
 from crossfill.devnet.seed import USER_FUNDING
 from crossfill.devnet.svm import accounts as svm_accounts
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.kinds.perps.config import perps_exchange
 from crossfill.kinds.svm.config import SvmChainConfig, svm_chains
 from crossfill.settings import Settings
@@ -26,7 +27,7 @@ def print_summary(
         console.print(f"[bold]Crossfill API[/bold]  http://{settings.host}:{settings.port}")
     console.print(f"deployment file  {settings.deployment_path}")
     console.print(f"database         {settings.database}")
-    for chain in deployment.chains:
+    for chain in evm_chains(deployment):
         console.print(
             f"[bold]chain {chain.id}[/bold] {chain.display_name}  rpc {chain.http_rpc_url}"
         )

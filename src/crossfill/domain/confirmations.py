@@ -12,8 +12,9 @@ from crossfill.domain.money import MICROS_PER_USD
 class ConfirmationTier(BaseModel):
     """Deposits worth at most `max_usd` (None: any value) wait for `blocks` confirmations.
 
-    A chain's tiers are read from the deployment file (`config.ChainConfig.confirmations`):
-    unknown keys refused, immutable once read, as every part of that file."""
+    An EVM chain's tiers are read from the deployment file
+    (`kinds.evm.config.ChainConfig.confirmations`): unknown keys refused, immutable once read,
+    as every part of that file."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -355,8 +355,8 @@ class ChainKind(Protocol):
     name: str
 
     @property
-    def config_section(self) -> ConfigSection[Any] | None:
-        """The kind's own section of the deployment file; None: the EVM chains, the core's."""
+    def config_section(self) -> ConfigSection[Any]:
+        """The kind's own section of the deployment file (`config.sections`)."""
         ...
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> KindWorkers: ...

@@ -17,7 +17,5 @@ KINDS: tuple[ChainKind, ...] = (
     PERPS,
 )
 
-# The deployment file's sections of the kinds beside the EVM chains (`config.sections`).
-SECTIONS: tuple[ConfigSection[Any], ...] = tuple(
-    kind.config_section for kind in KINDS if kind.config_section is not None
-)
+# The deployment file's sections of the kinds (`config.sections`).
+SECTIONS: tuple[ConfigSection[Any], ...] = tuple(kind.config_section for kind in KINDS)

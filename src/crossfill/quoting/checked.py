@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from crossfill.config import CurrencyConfig
+from crossfill.kinds.evm.config import CurrencyConfig
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import TradeType

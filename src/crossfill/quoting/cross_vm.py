@@ -10,15 +10,25 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from fractions import Fraction
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeAlias, TypeVar
 
-from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.config import Deployment
 from crossfill.domain.order import Order
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig, evm_chain
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.orders import OrderSide, order_of
 
 BPS = 10_000
+
+# A cross-VM route's EVM side: an EVM chain of the deployment file. The other kinds read it
+# here, in the shared quoting layer, never from the EVM kind itself (kinds import no other kind).
+EvmSide: TypeAlias = ChainConfig
+
+
+def evm_side(deployment: Deployment, chain_id: int) -> EvmSide | None:
+    """The EVM chain `chain_id` as a cross-VM route's side; None: the file has no such chain."""
+    return evm_chain(deployment, chain_id)
 
 
 @dataclass(frozen=True)

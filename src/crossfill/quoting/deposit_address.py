@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crossfill.config import ChainConfig
-from crossfill.config.deployment import FeeConfig
 from crossfill.contracts.deposit_addresses import deposit_address
+from crossfill.kinds.evm.config import ChainConfig, FeeConfig
 from crossfill.quoting import inputs
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
 from crossfill.domain.order import Order
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.quoting.cross_vm import QuotedCurrency, TransferTerms
 from crossfill.quoting.money import format_rate, format_units, format_usd
 from crossfill.quoting.response import (

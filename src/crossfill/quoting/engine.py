@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from crossfill.config import ChainConfig, CurrencyConfig, Deployment
+from crossfill.config import Deployment
 from crossfill.contracts.router_calls import SwapPlan
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.money import format_units
 from crossfill.domain.order import Order
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig
 from crossfill.quoting import inputs
 from crossfill.quoting.amm import NoRoute, Route, best_route_for_input, best_route_for_output
 from crossfill.quoting.checked import CheckedRequest, check_request

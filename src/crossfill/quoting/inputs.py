@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.config.deployment import QuoteSettings
 from crossfill.domain.identifiers import (
     UINT256_LIMIT,
@@ -17,6 +16,7 @@ from crossfill.domain.identifiers import (
     parse_text,
 )
 from crossfill.errors import BadRequest, Forbidden
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig
 from crossfill.kinds.evm.state import ChainState
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.fees import BPS, TradeType

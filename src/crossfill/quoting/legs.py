@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.contracts.router_calls import SwapPlan
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig
 from crossfill.kinds.evm.state import ChainState
 from crossfill.quoting.amm import Pool, Route, candidate_routes
 from crossfill.quoting.prices import pool_token

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.domain.order import InputRefund, Order, OrderInput, OrderOutput, OutputPayment
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig
 
 
 @dataclass(frozen=True)

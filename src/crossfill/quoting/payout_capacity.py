@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from crossfill.config import ChainConfig
 from crossfill.domain.gas import with_gas_headroom
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.quoting.cross_vm import QuotedCurrency
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
 

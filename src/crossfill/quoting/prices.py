@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig
 from crossfill.kinds.evm.state import ChainState
 from crossfill.quoting.money import (
     MICROS_PER_USD,

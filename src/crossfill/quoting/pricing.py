@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig
 from crossfill.quoting.errors import QuoteUnavailable
 from crossfill.quoting.inputs import ChainView
 from crossfill.quoting.prices import PriceBook, PriceMissing

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from crossfill.config import ChainConfig, CurrencyConfig
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig
 from crossfill.quoting.engine import Quote
 from crossfill.quoting.legs import RouteKind
 from crossfill.quoting.money import format_rate, format_units, format_usd, to_usd_micros

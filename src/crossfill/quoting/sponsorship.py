@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from crossfill.config import Deployment
 from crossfill.domain.sponsor_wallet import SponsorWallet as SponsorWallet
 from crossfill.errors import BadRequest
+from crossfill.kinds.evm.config import evm_chain
 from crossfill.quoting.fees import Split, TradeType
 
 # Quote body names; the v3 record calls `relay` `platform`.
@@ -62,7 +63,7 @@ def sponsor_wallet(
     """A sponsor wallet an operator configures, checked against the deployment."""
     if not re.fullmatch(r"0x[0-9a-fA-F]{40}", address):
         raise BadRequest(f"{address!r} is not an address")
-    chain = deployment.chain(chain_id)
+    chain = evm_chain(deployment, chain_id)
     found = chain.currency(currency) if chain else None
     if found is None or found.is_native:
         raise BadRequest(f"{currency} is not an ERC-20 configured on chain {chain_id}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from eth_account import Account
 
 from crossfill.config import Deployment
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import ORIGIN, balance, funded_user, usdc
 from tests.e2e.perps.conftest import to_perps
@@ -29,7 +30,7 @@ def test_a_perps_credit_repays_the_solver_the_evm_deposit(
     since = heads(perps_deployment)
     user, recipient = funded_user(devnet, usdc_amount=USDC_IN), Account.create().address
     token = usdc(devnet, ORIGIN)
-    depository = devnet.deployment.chains[0].contracts.depository
+    depository = evm_chains(devnet.deployment)[0].contracts.depository
     held = balance(devnet, ORIGIN, token, depository)
     with UserClient(service.base_url, chain_urls) as client:
         quote = client.quote(to_perps(user.address, recipient, token, USDC_IN))

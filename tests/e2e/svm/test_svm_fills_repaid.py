@@ -6,6 +6,7 @@ from __future__ import annotations
 from solders.keypair import Keypair
 
 from crossfill.config import Deployment
+from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import NATIVE, ORIGIN, balance, funded_user
 from tests.e2e.repaying import REPAY_AT_ONCE, repaid_to_solver
@@ -30,7 +31,7 @@ def test_an_svm_fill_finalized_repays_the_solver_the_evm_deposit(
         quote = client.quote(to_svm(user.address, str(recipient), (NATIVE, SOL), 10**17))
         succeeded(client.execute(quote, evm_wallet(user)))
     deposited = quote.details.currency_in.amount
-    depository = devnet.deployment.chains[0].contracts.depository
+    depository = evm_chains(devnet.deployment)[0].contracts.depository
     held = balance(devnet, ORIGIN, NATIVE, depository)
 
     payout = repaid_to_solver(devnet, service.settings.database, quote.request_id)

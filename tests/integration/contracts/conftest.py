@@ -11,15 +11,15 @@ from web3 import Web3
 from web3.contract import Contract
 from web3.exceptions import ContractCustomError
 
-from crossfill.config import ChainConfig
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, signing_web3
+from crossfill.kinds.evm.config import ChainConfig, evm_chains
 from tests.conftest import RunningDevnet
 
 
 @pytest.fixture(scope="session")
 def chain(devnet: RunningDevnet) -> ChainConfig:
-    return devnet.deployment.chains[0]
+    return evm_chains(devnet.deployment)[0]
 
 
 @pytest.fixture(scope="session")

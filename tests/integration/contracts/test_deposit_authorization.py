@@ -9,10 +9,10 @@ from eth_account.signers.local import LocalAccount
 from web3 import Web3
 from web3.logs import DISCARD
 
-from crossfill.config import ChainConfig
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.deposit_authorization import DepositAuthorization
+from crossfill.kinds.evm.config import ChainConfig
 from tests.integration.contracts.conftest import (
     assert_reverts_with,
     fresh_account,

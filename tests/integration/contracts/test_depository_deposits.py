@@ -9,9 +9,9 @@ from web3 import Web3
 from web3.exceptions import ContractLogicError
 from web3.logs import DISCARD
 
-from crossfill.config import ChainConfig
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.kinds.evm.config import ChainConfig
 from tests.integration.contracts.conftest import (
     assert_reverts_with,
     fresh_account,

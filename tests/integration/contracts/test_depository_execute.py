@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from web3.logs import DISCARD
 
-from crossfill.config import ChainConfig
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.call_request import (
     CallRequest,
@@ -18,6 +17,7 @@ from crossfill.domain.call_request import (
     sign_call_request,
     struct_hash,
 )
+from crossfill.kinds.evm.config import ChainConfig
 from tests.integration.contracts.conftest import assert_reverts_with, fresh_account
 
 ZERO = "0x0000000000000000000000000000000000000000"

@@ -12,8 +12,8 @@ from web3.contract import Contract
 from web3.logs import DISCARD
 from web3.types import Wei
 
-from crossfill.config import ChainConfig
 from crossfill.devnet.deploy import contract_at, send, signing_web3
+from crossfill.kinds.evm.config import ChainConfig
 from tests.integration.contracts.conftest import assert_reverts_with, fresh_account, usdc_address
 
 NATIVE = "0x0000000000000000000000000000000000000000"

@@ -8,7 +8,7 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from web3 import Web3
 
-from crossfill.config import ChainConfig
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.kinds.evm.receipt_outcomes import executed_payouts
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.integration.contracts.conftest import fresh_account

@@ -18,6 +18,7 @@ import pytest
 from crossfill.cli.database import migrated_session
 from crossfill.config import load_deployment
 from crossfill.devnet.child_process import free_port
+from crossfill.kinds.registry import SECTIONS
 from crossfill.quoting.response import quote_wire
 from crossfill.settings import Settings
 from tests.support import quote_fixtures as fx
@@ -50,7 +51,7 @@ def _start(home: Path, **overrides: object) -> ServiceThread:
     path = _deployment_file(home)
     settings = service_settings(home, path, **overrides)
     asyncio.run(_seed(settings))
-    deployment = load_deployment(path, mode=settings.mode)
+    deployment = load_deployment(path, mode=settings.mode, sections=SECTIONS)
     return ServiceThread(settings, deployment, follow_heads=False).start()
 
 

@@ -21,6 +21,7 @@ from crossfill.domain.listing_query import ListingError, ListingQuery, parse_lis
 from crossfill.domain.search_terms import recognise
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import BadRequest, NotFound
+from crossfill.kinds.evm.config import evm_chains
 from crossfill.runtime import Runtime
 from crossfill.store import listing
 
@@ -68,7 +69,9 @@ async def request_list(request: Request, runtime: RuntimeDep) -> Response:
         first_url=form.page_url(PREFIX) if request.query_params.get("continuation") else None,
         statuses=[status.value for status in RequestStatus],
         chains=chains,
-        symbols=sorted({c.symbol for chain in runtime.deployment.chains for c in chain.currencies}),
+        symbols=sorted(
+            {c.symbol for chain in evm_chains(runtime.deployment) for c in chain.currencies}
+        ),
     )
 
 

@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from crossfill.config import CurrencyConfig
 from crossfill.domain.key_gas import LowKey
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
+from crossfill.kinds.evm.config import CurrencyConfig
 from crossfill.kinds.evm.fill_finality import evm_payment_final
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.view import chain_wire

@@ -15,11 +15,11 @@ from collections.abc import Callable
 
 import structlog
 
-from crossfill.config import ChainConfig
 from crossfill.domain.backoff import Backoff
 from crossfill.errors import ChainError
 from crossfill.first_on_loop import fill_path
 from crossfill.kinds.evm.client import BlockHead
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.kinds.evm.market import market_reads, market_snapshot
 from crossfill.kinds.evm.port import EvmPort, HeadStream
 from crossfill.kinds.evm.state import ChainState

@@ -12,10 +12,10 @@ from typing import Any, ClassVar
 from eth_utils.address import to_checksum_address
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.config import ChainConfig
 from crossfill.contracts import calldata
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.kinds.evm.receipt_outcomes import fee_paid
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.txmanager import TxManager

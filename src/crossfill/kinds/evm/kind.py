@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from crossfill.kinds.evm.chain import EvmChain
+from crossfill.kinds.evm.config import EVM_SECTION, evm_chains
 from crossfill.kinds.evm.runtime import evm_chain_runtime
 from crossfill.kinds.evm.workers import EvmWorkers
 from crossfill.kinds.port import ChainContext, WorkerContext
@@ -13,7 +14,7 @@ from crossfill.runtime import Runtime
 
 class EvmKind:
     name = "evm"
-    config_section = None  # its chains are the deployment file's own `[[chains]]`
+    config_section = EVM_SECTION
 
     def chains(self, context: ChainContext) -> Sequence[EvmChain]:
         solver = context.deployment.solver.address
@@ -21,7 +22,7 @@ class EvmKind:
             EvmChain(
                 evm_chain_runtime(config, context.settings, solver, context.clock, context.metrics)
             )
-            for config in context.deployment.chains
+            for config in evm_chains(context.deployment)
         ]
 
     def workers(self, runtime: Runtime, context: WorkerContext) -> EvmWorkers:

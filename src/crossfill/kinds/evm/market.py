@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 from eth_abi.exceptions import DecodingError
 
-from crossfill.config import ChainConfig
 from crossfill.contracts.abi import PRICE_FEED, V2_PAIR, AbiFunction, function
 from crossfill.kinds.evm.client import Read
+from crossfill.kinds.evm.config import ChainConfig
 
 
 def _get_reserves() -> AbiFunction:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from crossfill.config import ChainConfig
 from crossfill.kinds.evm.client import EvmClient
+from crossfill.kinds.evm.config import ChainConfig
 from crossfill.kinds.evm.follower import ChainFollower
 from crossfill.kinds.evm.head_subscription import WebSocketHeads
 from crossfill.kinds.evm.port import EvmPort

@@ -3,7 +3,6 @@ currencies with their fees, the contracts of ours it runs, and the Depository.""
 
 from __future__ import annotations
 
-from crossfill.config import ChainConfig, CurrencyConfig
 from crossfill.kinds.chain_view import (
     ChainLiveStatus,
     ChainParts,
@@ -15,6 +14,7 @@ from crossfill.kinds.chain_view import (
     shown_currency,
 )
 from crossfill.kinds.chain_wire import Chain, ChainContracts, NativeCurrency, RouterContracts
+from crossfill.kinds.evm.config import ChainConfig, CurrencyConfig
 
 
 def _native(currency: CurrencyConfig) -> NativeCurrency:

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from crossfill.config import ChainConfig
 from crossfill.domain.order import Order
 from crossfill.kinds.perps.config import (
     PERPS_USDC_ADDRESS,
@@ -22,6 +21,7 @@ from crossfill.kinds.perps.config import (
 )
 from crossfill.quoting import inputs
 from crossfill.quoting.cross_vm import (
+    EvmSide,
     QuotedCurrency,
     QuoteStamp,
     TransferTerms,
@@ -54,7 +54,7 @@ class PerpsDepositQuote:
 
 @dataclass(frozen=True)
 class PerpsQuoteContext:
-    evm: ChainConfig
+    evm: EvmSide
     perps: PerpsExchangeConfig
     # The EVM currency's live USD price, when the service has one (else its configured one).
     evm_price: Decimal | None

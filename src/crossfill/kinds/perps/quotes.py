@@ -16,6 +16,7 @@ from crossfill.kinds.perps.payout import check_exchange_payout
 from crossfill.kinds.perps.quote import PerpsQuoteContext, plan_perps_deposit
 from crossfill.kinds.perps.response import perps_deposit_wire
 from crossfill.kinds.perps.runtime import PerpsRuntime
+from crossfill.quoting.cross_vm import evm_side
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
@@ -23,7 +24,7 @@ from crossfill.store.requests import REQUESTS
 
 
 def _context(runtime: Runtime, body: QuoteRequest, perps: PerpsExchangeConfig) -> PerpsQuoteContext:
-    evm = runtime.deployment.chain(body.origin_chain_id)
+    evm = evm_side(runtime.deployment, body.origin_chain_id)
     if evm is None:
         raise QuoteError(
             "UNSUPPORTED_CHAIN", f"chain {body.origin_chain_id} is not a supported EVM chain"

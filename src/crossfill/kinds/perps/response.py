@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossfill.config import ChainConfig
 from crossfill.kinds.perps.quote import PerpsDepositQuote
+from crossfill.quoting.cross_vm import EvmSide
 from crossfill.quoting.deposit_steps import details_wire, evm_deposit_steps, transfer_answer
 
 
 def perps_deposit_wire(
-    quote: PerpsDepositQuote, evm: ChainConfig, *, user_balance: int | None = None
+    quote: PerpsDepositQuote, evm: EvmSide, *, user_balance: int | None = None
 ) -> dict[str, Any]:
     """The answer; `user_balance` is the user's balance of the input on the EVM origin."""
     details = details_wire(

@@ -15,12 +15,12 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from crossfill.config import ChainConfig
 from crossfill.domain.nonce_mapping import NonceMapping
 from crossfill.domain.order import Order
 from crossfill.kinds.perps.quote import exchange_accounts
 from crossfill.quoting import inputs
 from crossfill.quoting.cross_vm import (
+    EvmSide,
     QuotedCurrency,
     QuoteStamp,
     TransferTerms,
@@ -82,7 +82,7 @@ class SendAssetParameters:
 
 @dataclass(frozen=True)
 class PerpsWithdrawalContext:
-    evm: ChainConfig
+    evm: EvmSide
     perps: PerpsWithdrawalSide
     # The EVM currency's live USD price, when the service has one (else its configured one).
     evm_price: Decimal | None

@@ -12,7 +12,6 @@ from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
 from crossfill.app.payout_capacity import check_evm_payout
 from crossfill.app.quote_stamps import fresh_stamp
 from crossfill.app.quote_store import store_quote
-from crossfill.config import ChainConfig
 from crossfill.errors import ChainError
 from crossfill.kinds.perps.actions import SendAsset
 from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
@@ -28,6 +27,7 @@ from crossfill.kinds.perps.withdrawal import (
     plan_perps_withdrawal,
 )
 from crossfill.kinds.perps.withdrawal_response import perps_withdrawal_wire
+from crossfill.quoting.cross_vm import EvmSide, evm_side
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.quoting.unsupported import reject_unsupported
@@ -52,7 +52,7 @@ def perps_side(perps: PerpsExchangeConfig) -> PerpsWithdrawalSide:
 def _context(
     runtime: Runtime, body: QuoteRequest, perps: PerpsExchangeConfig
 ) -> PerpsWithdrawalContext:
-    evm = runtime.deployment.chain(body.destination_chain_id)
+    evm = evm_side(runtime.deployment, body.destination_chain_id)
     if evm is None:
         raise QuoteError(
             "UNSUPPORTED_CHAIN",
@@ -73,7 +73,7 @@ def _request_row(
     quote: PerpsWithdrawalQuote,
     wire: dict[str, Any],
     body: QuoteRequest,
-    evm: ChainConfig,
+    evm: EvmSide,
     api_key_id: int | None,
 ) -> dict[str, Any]:
     return request_row(

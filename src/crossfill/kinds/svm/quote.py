@@ -18,7 +18,6 @@ from typing import Literal
 from solders.instruction import Instruction
 from solders.pubkey import Pubkey
 
-from crossfill.config import ChainConfig
 from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
 from crossfill.domain.order import Order
 from crossfill.kinds.svm.config import SvmChainConfig, SvmCurrencyConfig
@@ -32,6 +31,7 @@ from crossfill.kinds.svm.transactions import (
 )
 from crossfill.quoting import inputs
 from crossfill.quoting.cross_vm import (
+    EvmSide,
     QuotedCurrency,
     QuoteStamp,
     TransferTerms,
@@ -166,7 +166,7 @@ def _route_length(body: QuoteRequest) -> None:
 
 @dataclass(frozen=True)
 class SvmQuoteContext:
-    evm: ChainConfig
+    evm: EvmSide
     svm: SvmChainConfig
     # The EVM currency's live USD price, when the service has one (else its configured one);
     # the same for the EVM chain's gas currency.

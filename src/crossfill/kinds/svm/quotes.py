@@ -9,20 +9,20 @@ from crossfill.app.cross_vm_rows import evm_payment_plan, request_row
 from crossfill.app.payout_capacity import check_evm_payout
 from crossfill.app.quote_stamps import fresh_stamp
 from crossfill.app.quote_store import store_quote
-from crossfill.config import ChainConfig
 from crossfill.domain.order import sign_order_id
 from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.kinds.svm.payout import check_svm_payout
 from crossfill.kinds.svm.quote import Direction, SvmQuote, SvmQuoteContext, plan_svm_quote
 from crossfill.kinds.svm.response import svm_price_wire, svm_quote_wire
 from crossfill.kinds.svm.runtime import SvmChainRuntime
+from crossfill.quoting.cross_vm import EvmSide, evm_side
 from crossfill.quoting.errors import QuoteError
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 from crossfill.store.requests import REQUESTS
 
 
-def _deposit_fee_per_gas(runtime: Runtime, evm: ChainConfig) -> int | None:
+def _deposit_fee_per_gas(runtime: Runtime, evm: EvmSide) -> int | None:
     """The EVM chain's fee per gas now; None until the chain's state has one (the quote is
     refused 503 then, once its inputs are checked)."""
     return registry.fee_per_gas(runtime, evm)
@@ -38,10 +38,10 @@ def _context(
         else (body.origin_chain_id, body.destination_chain_id)
     )
     if svm_id == evm_id or (
-        runtime.deployment.serves(evm_id) and runtime.deployment.chain(evm_id) is None
+        runtime.deployment.serves(evm_id) and evm_side(runtime.deployment, evm_id) is None
     ):
         raise QuoteError("UNSUPPORTED_ROUTE", "an SVM route crosses to or from an EVM chain")
-    evm = runtime.deployment.chain(evm_id)
+    evm = evm_side(runtime.deployment, evm_id)
     if evm is None:
         raise QuoteError("UNSUPPORTED_CHAIN", f"chain {evm_id} is not a supported chain")
     registry.require_enabled(runtime, svm_id, evm_id)
@@ -63,7 +63,7 @@ def _request_row(
     quote: SvmQuote,
     wire: dict[str, Any],
     body: QuoteRequest,
-    evm: ChainConfig,
+    evm: EvmSide,
     api_key_id: int | None,
 ) -> dict[str, Any]:
     # From the SVM chain the EVM destination's solver fills; to it, the SVM payer pays.

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossfill.config import ChainConfig
 from crossfill.kinds.svm.quote import SvmQuote
 from crossfill.kinds.svm.transactions import instruction_wire
+from crossfill.quoting.cross_vm import EvmSide
 from crossfill.quoting.deposit_steps import amount_wire as _amount
 from crossfill.quoting.deposit_steps import details_wire, service_fee_wire, transfer_answer
 from crossfill.quoting.deposit_steps import evm_deposit_steps as _evm_steps
@@ -36,7 +36,7 @@ def _gas(quote: SvmQuote) -> dict[str, Any]:
     return _amount(quote.gas_currency, quote.deposit_gas)
 
 
-def _details(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
+def _details(quote: SvmQuote, evm: EvmSide) -> dict[str, Any]:
     seconds = (
         evm.fees.fill_time_estimate_seconds if quote.direction == "from_svm" else SVM_FILL_SECONDS
     )
@@ -49,7 +49,7 @@ def _details(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
 
 
 def svm_quote_wire(
-    quote: SvmQuote, evm: ChainConfig, *, order_signature: str | None = None
+    quote: SvmQuote, evm: EvmSide, *, order_signature: str | None = None
 ) -> dict[str, Any]:
     to_svm = quote.direction == "to_svm"
     steps = _evm_steps(quote, evm) if to_svm else _svm_steps(quote)
@@ -64,6 +64,6 @@ def svm_quote_wire(
     )
 
 
-def svm_price_wire(quote: SvmQuote, evm: ChainConfig) -> dict[str, Any]:
+def svm_price_wire(quote: SvmQuote, evm: EvmSide) -> dict[str, Any]:
     """POST /price for an SVM route: the quote's fees and details, no steps, no order."""
     return {"fees": service_fee_wire(quote.terms, gas=_gas(quote)), "details": _details(quote, evm)}
