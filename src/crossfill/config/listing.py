@@ -4,6 +4,7 @@ as written. Each kind's model extends these with what only it has."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,3 +39,12 @@ class ListedCurrency(ConfigModel):
     # USD per whole unit, as a decimal string ("3000.5"): the fixed price, or the fallback of a
     # live price where the chain has a source of one.
     usd_price: Decimal | None = Field(default=None, gt=0, max_digits=30, decimal_places=6)
+
+
+def tokens_listed_once(addresses: Sequence[str], *, native: str, field: str) -> None:
+    """A chain's list of tokens (`field`): the native currency not among them (it has a field
+    of its own), and no address twice."""
+    if native in addresses:
+        raise ValueError(f"the native currency belongs in native_currency, not {field}")
+    if len(set(addresses)) != len(addresses):
+        raise ValueError("a currency address is listed twice")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Protocol
 
@@ -23,19 +23,30 @@ from crossfill.settings import Mode
 
 # Anvil's well-known, public development mnemonic: devnet accounts hold only devnet funds.
 DEVNET_MNEMONIC = "test test test test test test test test test test test junk"
-_KEY_REF = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|keystore:.+|devnet:\d{1,3})$")
 
 
-def _valid_ref(value: str) -> str:
-    if not _KEY_REF.match(value):
-        raise ValueError(
-            "must be a key reference (env:NAME, keystore:PATH or devnet:N); "
-            "private keys never go in the deployment file"
+def key_reference(pattern: str, forms: str) -> Callable[[str], str]:
+    """A check that a value is a key reference of the given forms (`pattern`; `forms` names
+    them in the error), never a key itself."""
+    form = re.compile(pattern)
+
+    def checked(value: str) -> str:
+        if not form.match(value):
+            raise ValueError(f"must be {forms}; private keys never go in the deployment file")
+        return value
+
+    return checked
+
+
+KeyRef = Annotated[
+    str,
+    AfterValidator(
+        key_reference(
+            r"^(env:[A-Za-z_][A-Za-z0-9_]*|keystore:.+|devnet:\d{1,3})$",
+            "a key reference (env:NAME, keystore:PATH or devnet:N)",
         )
-    return value
-
-
-KeyRef = Annotated[str, AfterValidator(_valid_ref)]
+    ),
+]
 
 
 class KeyHolder(Protocol):

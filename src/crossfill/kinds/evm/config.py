@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Final, Literal
 from pydantic import Field, field_validator, model_validator
 
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug, WsUrl
-from crossfill.config.listing import ChainListing, ConfigModel, ListedCurrency
+from crossfill.config.listing import (
+    ChainListing,
+    ConfigModel,
+    ListedCurrency,
+    tokens_listed_once,
+)
 from crossfill.config.sections import ConfigSection
 from crossfill.domain.confirmations import ConfirmationTier
 from crossfill.domain.key_gas import GasFloor, floor_of
@@ -224,10 +229,7 @@ class ChainConfig(ChainListing):
         cls, currencies: tuple[CurrencyConfig, ...]
     ) -> tuple[CurrencyConfig, ...]:
         addresses = [currency.address for currency in currencies]
-        if NATIVE_EVM_ADDRESS in addresses:
-            raise ValueError("the native currency belongs in native_currency, not erc20_currencies")
-        if len(set(addresses)) != len(addresses):
-            raise ValueError("a currency address is listed twice")
+        tokens_listed_once(addresses, native=NATIVE_EVM_ADDRESS, field="erc20_currencies")
         return currencies
 
     @field_validator("confirmations")

@@ -7,14 +7,19 @@ Addresses are base58 and case-sensitive: they are kept exactly as written.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Final, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
 from crossfill.config.fields import HttpUrl, Slug, WsUrl
-from crossfill.config.listing import ChainListing, ConfigModel, ListedCurrency
+from crossfill.config.listing import (
+    ChainListing,
+    ConfigModel,
+    ListedCurrency,
+    tokens_listed_once,
+)
+from crossfill.config.secrets import key_reference
 from crossfill.config.sections import ConfigSection
 from crossfill.domain.identifiers import InvalidIdentifier, parse_svm_address
 from crossfill.types import NATIVE_SVM_ADDRESS, ChainId, SvmAddress
@@ -25,7 +30,6 @@ if TYPE_CHECKING:
 # The chain id the interface gives its SVM chain (spec, chain-specific identifiers).
 SVM_CHAIN_ID: Final = ChainId(792703809)
 NATIVE_SVM_DECIMALS: Final = 9
-_SVM_KEY_REF = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|keypair:.+|devnet-svm:[a-z ]{1,32})$")
 
 
 def _svm_address(value: str) -> SvmAddress:
@@ -35,17 +39,16 @@ def _svm_address(value: str) -> SvmAddress:
         raise ValueError(str(exc)) from None
 
 
-def _svm_key_ref(value: str) -> str:
-    if not _SVM_KEY_REF.match(value):
-        raise ValueError(
-            "must be an SVM key reference (env:NAME, keypair:PATH or devnet-svm:ROLE); "
-            "private keys never go in the deployment file"
-        )
-    return value
-
-
 SvmAddressField = Annotated[str, AfterValidator(_svm_address)]
-SvmKeyRef = Annotated[str, AfterValidator(_svm_key_ref)]
+SvmKeyRef = Annotated[
+    str,
+    AfterValidator(
+        key_reference(
+            r"^(env:[A-Za-z_][A-Za-z0-9_]*|keypair:.+|devnet-svm:[a-z ]{1,32})$",
+            "an SVM key reference (env:NAME, keypair:PATH or devnet-svm:ROLE)",
+        )
+    ),
+]
 
 
 class SvmCurrencyConfig(ListedCurrency):
@@ -96,10 +99,7 @@ class SvmChainConfig(ChainListing):
         cls, currencies: tuple[SvmCurrencyConfig, ...]
     ) -> tuple[SvmCurrencyConfig, ...]:
         addresses = [currency.address for currency in currencies]
-        if NATIVE_SVM_ADDRESS in addresses:
-            raise ValueError("the native currency belongs in native_currency")
-        if len(set(addresses)) != len(addresses):
-            raise ValueError("a currency address is listed twice")
+        tokens_listed_once(addresses, native=NATIVE_SVM_ADDRESS, field="token_currencies")
         return currencies
 
     @property
