@@ -16,6 +16,7 @@ from crossfill.api.deps import RuntimeDep
 from crossfill.api.openapi import responses
 from crossfill.api.schemas.responses import Alive, Ready
 from crossfill.errors import ChainError, StoreError
+from crossfill.kinds.port import KindChain
 from crossfill.runtime import Runtime
 from crossfill.store import chain_controls
 from crossfill.store.db import ping
@@ -108,27 +109,28 @@ async def _enabled_chain_ids(runtime: Runtime, chain_ids: list[int]) -> list[int
     ]
 
 
-def _shortfalls(runtime: Runtime, chain_ids: list[int]) -> dict[str, dict[str, str]]:
-    """By chain id, then currency symbol: what the solver's balance lacks (whole units) for
-    the fills waiting on it there (`KindChain.solver_shortfall`); chains lacking nothing left
-    out."""
+def _by_chain(
+    runtime: Runtime, chain_ids: list[int], read: Callable[[KindChain], dict[str, str]]
+) -> dict[str, dict[str, str]]:
+    """What `read` finds of each chain, by chain id; chains where it finds nothing left out."""
     shown: dict[str, dict[str, str]] = {}
     for chain_id in chain_ids:
-        lacking = runtime.kind_chains[ChainId(chain_id)].solver_shortfall()
-        if lacking:
-            shown[str(chain_id)] = lacking
+        found = read(runtime.kind_chains[ChainId(chain_id)])
+        if found:
+            shown[str(chain_id)] = found
     return shown
+
+
+def _shortfalls(runtime: Runtime, chain_ids: list[int]) -> dict[str, dict[str, str]]:
+    """By chain id, then currency symbol: what the solver's balance lacks (whole units) for
+    the fills waiting on it there (`KindChain.solver_shortfall`)."""
+    return _by_chain(runtime, chain_ids, lambda chain: chain.solver_shortfall())
 
 
 def _low_on_gas(runtime: Runtime, chain_ids: list[int]) -> dict[str, dict[str, str]]:
     """By chain id, then key role: the sending keys below their minimum gas balance that are
-    not being topped up (`KindChain.low_on_gas`); chains with none left out."""
-    shown: dict[str, dict[str, str]] = {}
-    for chain_id in chain_ids:
-        low = runtime.kind_chains[ChainId(chain_id)].low_on_gas()
-        if low:
-            shown[str(chain_id)] = low
-    return shown
+    not being topped up (`KindChain.low_on_gas`)."""
+    return _by_chain(runtime, chain_ids, lambda chain: chain.low_on_gas())
 
 
 @dataclass(frozen=True)
