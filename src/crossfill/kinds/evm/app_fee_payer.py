@@ -30,7 +30,7 @@ from crossfill.domain.call_request import (
 from crossfill.errors import Reverted
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.txmanager import InFlight, Mined
-from crossfill.loops import each_on_its_own, run_until_woken
+from crossfill.loops import each_on_its_own
 from crossfill.store import app_fee_claims, commit_signals
 from crossfill.store.db import as_utc
 from crossfill.store.tables import AppFeeClaim
@@ -55,17 +55,9 @@ def purpose_of(claim: AppFeeClaim) -> str:
 @dataclass(eq=False)
 class AppFeePayer(JournalledWorker):
     job = "app-fee-payer"
+    woken_by = commit_signals.APP_FEE_CLAIMS
     # Signs the payouts' allocator attestations.
     allocator: LocalAccount
-
-    async def run(self) -> None:
-        await run_until_woken(
-            self.name,
-            self.tick,
-            commit_signals.APP_FEE_CLAIMS,
-            self.interval_seconds,
-            stretch_when_quiet=True,
-        )
 
     async def tick(self) -> None:
         async with self.sessions() as session:

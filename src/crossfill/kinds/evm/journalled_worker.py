@@ -19,6 +19,7 @@ from crossfill.kinds.evm.config import ChainConfig
 from crossfill.kinds.evm.receipt_outcomes import fee_paid
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.txmanager import TxManager
+from crossfill.loops import Wakeups, run_every, run_until_woken
 from crossfill.quoting.prices import value_on_chain
 from crossfill.store import requests
 from crossfill.store.tables import SentTransaction
@@ -33,6 +34,9 @@ class JournalledWorker:
 
     # What the worker does, as its task's name says it (`solver`, `refunder`, ...).
     job: ClassVar[str]
+    # The commit signal that wakes its loop as soon as its work is stored
+    # (`store.commit_signals`); None: it polls only.
+    woken_by: ClassVar[Wakeups | None] = None
     chain: ChainRuntime
     sessions: async_sessionmaker[AsyncSession]
     txmanager: TxManager
@@ -50,7 +54,17 @@ class JournalledWorker:
         return f"{self.job}-{self.config.id}"
 
     async def run(self) -> None:
-        """The worker's loop, until cancelled."""
+        """The worker's loop, until cancelled: a tick an interval, or sooner when its signal
+        fires, and longer waits while its ticks find nothing."""
+        if self.woken_by is None:
+            await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
+            return
+        await run_until_woken(
+            self.name, self.tick, self.woken_by, self.interval_seconds, stretch_when_quiet=True
+        )
+
+    async def tick(self) -> None:
+        """One pass over the worker's due work."""
         raise NotImplementedError
 
     async def gas_for(self, to: str, data: bytes, value: int = 0) -> int:

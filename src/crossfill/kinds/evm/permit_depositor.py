@@ -16,7 +16,7 @@ from crossfill.contracts import calldata
 from crossfill.errors import Reverted
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.txmanager import InFlight, Mined
-from crossfill.loops import each_on_its_own, run_until_woken
+from crossfill.loops import each_on_its_own
 from crossfill.store import commit_signals, permit_deposits
 from crossfill.store.tables import PermitDeposit
 
@@ -28,15 +28,7 @@ SEND_MARGIN_SECONDS = 30
 
 class PermitDepositor(JournalledWorker):
     job = "permit-depositor"
-
-    async def run(self) -> None:
-        await run_until_woken(
-            self.name,
-            self.tick,
-            commit_signals.PERMIT_DEPOSITS,
-            self.interval_seconds,
-            stretch_when_quiet=True,
-        )
+    woken_by = commit_signals.PERMIT_DEPOSITS
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave deposits to it

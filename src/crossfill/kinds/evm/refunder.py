@@ -41,7 +41,7 @@ from crossfill.kinds.evm.depository_logs import RECEIVER
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.receipt_outcomes import depository_payout
 from crossfill.kinds.evm.txmanager import InFlight, Mined
-from crossfill.loops import each_on_its_own, run_every
+from crossfill.loops import each_on_its_own
 from crossfill.quoting.money import from_usd_micros_ceil
 from crossfill.quoting.prices import price_on_chain
 from crossfill.store import books as ledger
@@ -57,9 +57,6 @@ class Refunder(JournalledWorker):
     job = "refunder"
     # Signs the refunds' allocator attestations.
     allocator: LocalAccount
-
-    async def run(self) -> None:
-        await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave refunds to it

@@ -13,7 +13,7 @@ from crossfill.contracts import calldata
 from crossfill.errors import Reverted
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.txmanager import InFlight, Mined
-from crossfill.loops import each_on_its_own, run_every
+from crossfill.loops import each_on_its_own
 from crossfill.store import sponsor_payments
 from crossfill.store.tables import SponsorPayment
 
@@ -23,9 +23,6 @@ PURPOSE = "sponsor"
 
 class SponsorCollector(JournalledWorker):
     job = "sponsor-collector"
-
-    async def run(self) -> None:
-        await run_every(self.name, self.tick, self.interval_seconds, stretch_when_quiet=True)
 
     async def tick(self) -> None:
         await self.txmanager.hold_signer()  # another process signing: leave pulls to it
