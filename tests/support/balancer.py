@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import threading
 from dataclasses import dataclass
 
 from crossfill.devnet.child_process import free_port
+from tests.support.loop_thread import LoopThreadServer, end_other_tasks
 
 PROBE_SECONDS = 0.2
 
@@ -25,26 +25,20 @@ class Backend:
     port: int
 
 
-class TcpBalancer:
+class TcpBalancer(LoopThreadServer):
     def __init__(self, backends: list[Backend]) -> None:
+        super().__init__()
         self.backends = backends
         self.port = free_port()
         self.ready: set[Backend] = set()
         self.connections: dict[Backend, int] = dict.fromkeys(backends, 0)  # sent to each
         self.turned_away = 0  # client connections closed: no backend ready or reachable
         self._turns = itertools.cycle(backends)
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._probing: asyncio.Task[None] | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> TcpBalancer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._listen(), self._loop).result(5)
-        return self
 
     async def _listen(self) -> None:
         self._server = await asyncio.start_server(self._accept, "127.0.0.1", self.port)
@@ -84,18 +78,9 @@ class TcpBalancer:
             return connection
         return None
 
-    def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self._shut_down(), self._loop).result(5)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(5)
-        self._loop.close()
-
     async def _shut_down(self) -> None:
         self._server.close()
-        others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-        for task in others:
-            task.cancel()
-        await asyncio.gather(*others, return_exceptions=True)
+        await end_other_tasks()
 
 
 async def _ready(backend: Backend) -> bool:

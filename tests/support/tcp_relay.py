@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 
 from crossfill.devnet.child_process import free_port
+from tests.support.loop_thread import LoopThreadServer, end_other_tasks
 
 
-class TcpRelay:
+class TcpRelay(LoopThreadServer):
     def __init__(self, upstream_port: int, *, host: str = "127.0.0.1") -> None:
+        super().__init__()
         self.upstream_port = upstream_port
         self.host = host
         self.port = free_port(host)
@@ -23,17 +24,10 @@ class TcpRelay:
         self._refusing = False
         self._flowing: asyncio.Event | None = None  # made on the relay's loop
         self._writers: set[asyncio.StreamWriter] = set()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
 
     @property
     def url(self) -> str:
         return f"ws://{self.host}:{self.port}"
-
-    def start(self) -> TcpRelay:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._listen(), self._loop).result(5)
-        return self
 
     async def _listen(self) -> None:
         self._flowing = asyncio.Event()
@@ -102,19 +96,10 @@ class TcpRelay:
                 await writer.drain()
         writer.transport.abort()
 
-    def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self._shut_down(), self._loop).result(5)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(5)
-        self._loop.close()
-
     async def _shut_down(self) -> None:
         """Every connection closed and every relaying task ended: nothing left open."""
         self._refusing = True
         self._server.close()
         for writer in self._writers:
             writer.transport.abort()
-        relaying = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-        for task in relaying:
-            task.cancel()
-        await asyncio.gather(*relaying, return_exceptions=True)
+        await end_other_tasks()
