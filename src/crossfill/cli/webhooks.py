@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -14,6 +14,9 @@ from crossfill.cli.database import migrated_session
 from crossfill.cli.environment import command_settings
 from crossfill.cli.options import KeyReference
 from crossfill.errors import CrossfillError
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
 
 app = typer.Typer(help="Each API key's webhook endpoint and its deliveries.")
 T = TypeVar("T")
@@ -43,20 +46,15 @@ def set_endpoint(
 def show(key: KeyReference) -> None:
     """The key's endpoint, its headers (names only) and delivery counts."""
     from crossfill.store import webhook_endpoints
-    from crossfill.webhooks import config
 
-    settings = command_settings()
+    async def _show(session: AsyncSession, key_id: int) -> str:
+        endpoint = await webhook_endpoints.get(session, key_id)
+        if endpoint is None:
+            return f"API key {key_id}: no webhook"
+        names = ", ".join(sorted(endpoint.headers)) or "none"
+        return f"API key {key_id}: {endpoint.url} (extra headers: {names})"
 
-    async def _show() -> str:
-        async with migrated_session(settings) as session:
-            found = await config.find_key(session, key)
-            endpoint = await webhook_endpoints.get(session, found.id)
-            if endpoint is None:
-                return f"API key {found.id}: no webhook"
-            names = ", ".join(sorted(endpoint.headers)) or "none"
-            return f"API key {found.id}: {endpoint.url} (extra headers: {names})"
-
-    console.print(_run_webhook_config(_show()))
+    console.print(_on_key(key, _show))
 
 
 @app.command("remove")
@@ -65,17 +63,12 @@ def remove(
 ) -> None:
     """Stop sending this key's events (pending ones are then skipped)."""
     from crossfill.store import webhook_endpoints
-    from crossfill.webhooks import config
 
-    settings = command_settings()
+    async def _remove(session: AsyncSession, key_id: int) -> str:
+        removed = await webhook_endpoints.remove(session, key_id)
+        return f"API key {key_id}: webhook {'removed' if removed else 'was not set'}"
 
-    async def _remove() -> str:
-        async with migrated_session(settings) as session, session.begin():
-            found = await config.find_key(session, key)
-            removed = await webhook_endpoints.remove(session, found.id)
-            return f"API key {found.id}: webhook {'removed' if removed else 'was not set'}"
-
-    console.print(_run_webhook_config(_remove()))
+    console.print(_on_key(key, _remove))
 
 
 @app.command("replay")
@@ -85,14 +78,25 @@ def replay(
     """Send this key's failed deliveries again, in order, with fresh retries."""
     from crossfill.webhooks import config
 
+    async def _replay(session: AsyncSession, key_id: int) -> int:
+        return await config.replay_failed(session, key_id, now=datetime.now(UTC))
+
+    console.print(f"{_on_key(key, _replay)} failed deliveries queued again")
+
+
+def _on_key(key: str, work: Callable[[AsyncSession, int], Awaitable[T]]) -> T:
+    """`work` on the API key `key` names (given its id), in one transaction on the migrated
+    database."""
+    from crossfill.webhooks import config
+
     settings = command_settings()
 
-    async def _replay() -> int:
+    async def _work() -> T:
         async with migrated_session(settings) as session, session.begin():
             found = await config.find_key(session, key)
-            return await config.replay_failed(session, found.id, now=datetime.now(UTC))
+            return await work(session, found.id)
 
-    console.print(f"{_run_webhook_config(_replay())} failed deliveries queued again")
+    return _run_webhook_config(_work())
 
 
 def _run_webhook_config(work: Coroutine[Any, Any, T]) -> T:
