@@ -4,8 +4,9 @@ as written. Each kind's model extends these with what only it has."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,10 +42,24 @@ class ListedCurrency(ConfigModel):
     usd_price: Decimal | None = Field(default=None, gt=0, max_digits=30, decimal_places=6)
 
 
-def tokens_listed_once(addresses: Sequence[str], *, native: str, field: str) -> None:
-    """A chain's list of tokens (`field`): the native currency not among them (it has a field
-    of its own), and no address twice."""
-    if native in addresses:
-        raise ValueError(f"the native currency belongs in native_currency, not {field}")
-    if len(set(addresses)) != len(addresses):
-        raise ValueError("a currency address is listed twice")
+class Addressed(Protocol):
+    @property
+    def address(self) -> str: ...
+
+
+TokenT = TypeVar("TokenT", bound=Addressed)
+
+
+def token_list(native: str, field: str) -> Callable[[tuple[TokenT, ...]], tuple[TokenT, ...]]:
+    """The check of a chain's list of tokens (`field`, beside its native currency's own field):
+    the native currency (`native`) not among them, and no address twice."""
+
+    def checked(tokens: tuple[TokenT, ...]) -> tuple[TokenT, ...]:
+        addresses = [token.address for token in tokens]
+        if native in addresses:
+            raise ValueError(f"the native currency belongs in native_currency, not {field}")
+        if len(set(addresses)) != len(addresses):
+            raise ValueError("a currency address is listed twice")
+        return tokens
+
+    return checked

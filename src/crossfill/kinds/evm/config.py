@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import Decimal
 from functools import cached_property
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug, WsUrl
 from crossfill.config.listing import (
     ChainListing,
     ConfigModel,
     ListedCurrency,
-    tokens_listed_once,
+    token_list,
 )
 from crossfill.config.sections import ConfigSection
 from crossfill.domain.confirmations import ConfirmationTier
@@ -52,6 +52,12 @@ class CurrencyConfig(ListedCurrency):
     @property
     def is_native(self) -> bool:
         return self.address == NATIVE_EVM_ADDRESS
+
+
+Erc20Currencies = Annotated[
+    tuple[CurrencyConfig, ...],
+    AfterValidator(token_list(NATIVE_EVM_ADDRESS, "erc20_currencies")),
+]
 
 
 class ContractsConfig(ConfigModel):
@@ -194,7 +200,7 @@ class ChainConfig(ChainListing):
     # Each sending key's minimum gas balance here, and its top-up (docs/treasury.md).
     key_gas: KeyGasConfig = KeyGasConfig()
     native_currency: CurrencyConfig
-    erc20_currencies: tuple[CurrencyConfig, ...] = ()
+    erc20_currencies: Erc20Currencies = ()
     contracts: ContractsConfig
     confirmations: tuple[ConfirmationTier, ...] = (ConfirmationTier(blocks=1),)
     # Confirmed deposits are re-checked for reorgs until this many blocks deep.
@@ -222,15 +228,6 @@ class ChainConfig(ChainListing):
         if not currency.is_native:
             raise ValueError(f"native currency address must be {NATIVE_EVM_ADDRESS}")
         return currency
-
-    @field_validator("erc20_currencies")
-    @classmethod
-    def _erc20s_are_tokens(
-        cls, currencies: tuple[CurrencyConfig, ...]
-    ) -> tuple[CurrencyConfig, ...]:
-        addresses = [currency.address for currency in currencies]
-        tokens_listed_once(addresses, native=NATIVE_EVM_ADDRESS, field="erc20_currencies")
-        return currencies
 
     @field_validator("confirmations")
     @classmethod

@@ -17,7 +17,7 @@ from crossfill.config.listing import (
     ChainListing,
     ConfigModel,
     ListedCurrency,
-    tokens_listed_once,
+    token_list,
 )
 from crossfill.config.secrets import key_reference
 from crossfill.config.sections import ConfigSection
@@ -62,6 +62,12 @@ class SvmCurrencyConfig(ListedCurrency):
         return self.address == NATIVE_SVM_ADDRESS
 
 
+SvmTokenCurrencies = Annotated[
+    tuple[SvmCurrencyConfig, ...],
+    AfterValidator(token_list(NATIVE_SVM_ADDRESS, "token_currencies")),
+]
+
+
 class SvmKeyHolder(ConfigModel):
     """The solver's SVM account (its vault) and where its keypair comes from."""
 
@@ -82,7 +88,7 @@ class SvmChainConfig(ChainListing):
     deposit_commitment: Literal["confirmed", "finalized"] = "confirmed"
     solver: SvmKeyHolder
     native_currency: SvmCurrencyConfig
-    token_currencies: tuple[SvmCurrencyConfig, ...] = ()
+    token_currencies: SvmTokenCurrencies = ()
 
     @field_validator("native_currency")
     @classmethod
@@ -92,15 +98,6 @@ class SvmChainConfig(ChainListing):
                 f"the native currency is {NATIVE_SVM_ADDRESS} with {NATIVE_SVM_DECIMALS} decimals"
             )
         return currency
-
-    @field_validator("token_currencies")
-    @classmethod
-    def _tokens_are_mints(
-        cls, currencies: tuple[SvmCurrencyConfig, ...]
-    ) -> tuple[SvmCurrencyConfig, ...]:
-        addresses = [currency.address for currency in currencies]
-        tokens_listed_once(addresses, native=NATIVE_SVM_ADDRESS, field="token_currencies")
-        return currencies
 
     @property
     def currencies(self) -> tuple[SvmCurrencyConfig, ...]:
