@@ -664,7 +664,7 @@ class _Deep:
 
     found: list[DepositLog]
     fees: asyncio.Task[list[int | None]] | None
-    hashes: list[str] = field(default_factory=list)
+    hashes: list[str] = field(default_factory=list)  # a block's at most: a few hundred
     deposits: frozenset[DepositLog] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -674,7 +674,7 @@ class _Deep:
         """Its fee, once read (shielded: one waiter's cancellation stops no other's read)."""
         assert self.fees is not None
         fees = await asyncio.shield(self.fees)
-        return dict(zip(self.hashes, fees, strict=True))[deposit.tx_hash]
+        return fees[self.hashes.index(deposit.tx_hash)]
 
 
 @dataclass
