@@ -13,7 +13,9 @@ recipient paid twice over), refunds and stranded orders (neither), the solver's 
 that reverted; the destination blocks the fills spanned; seconds from the deposit block to the
 last fill's block and that over the block time; per order, deposit block -> fill block p50/p99;
 quote latency p50/p99 during the burst (from the deposit block to the last fill) and idle (the
-`--idle-seconds` before it), from a side thread quoting `--quote-rate` times a second.
+`--idle-seconds` before it), from a side thread quoting `--quote-rate` times a second; the CPU
+the service (and its main thread), PostgreSQL and the chains used from the deposits sent until
+every fill was seen (`bench.common.cpu_seconds`), per order.
 Run: `python -m bench.burst [--orders 50 200] [--block-time 1] [--database sqlite|postgres]`.
 """
 
@@ -28,7 +30,14 @@ import aiohttp
 
 from bench.burst_orders import DEPOSIT, NATIVE, quoted_orders
 from bench.chain_watch import ChainWatch, rpc, watching
-from bench.common import RunningService, database_for, devnet_service, load_average, report
+from bench.common import (
+    RunningService,
+    cpu_seconds,
+    database_for,
+    devnet_service,
+    load_average,
+    report,
+)
 from bench.devnet_chains import BridgeChains, bridge_chains
 from bench.fill_audit import Audit, audit, balances, until_settled
 from bench.origin_blocks import OriginBlocks, origin_blocks
@@ -46,6 +55,7 @@ class Run:
     blocks: OriginBlocks
     probe: QuoteProbe
     args: argparse.Namespace
+    database_url: str | None
 
 
 async def _burst(run: Run, count: int) -> None:
@@ -56,15 +66,27 @@ async def _burst(run: Run, count: int) -> None:
     idle = run.probe.between(idle_from, time.perf_counter())
     # The destination head before the burst: none of its fills can be in it or before.
     from_block = int(await rpc(http, chains.destination.http_url, "eth_blockNumber", []), 16)
+    cpu_before = cpu_seconds(run.service, run.database_url)
     block = await run.blocks.one_block([order.deposit for order in orders])
     deposited_at = await run.origin.head_at(block)
     deposited = await balances(http, chains.origin, [order.user for order in orders])
     await until_settled(
         http, chains, orders, deposited, from_block=from_block, give_up_after=60 + count * 0.5
     )
+    cpu = _used_since(cpu_before, cpu_seconds(run.service, run.database_url))
     found = await audit(http, chains, orders, deposited, from_block=from_block)
     arrived = {number: await run.destination.head_at(number) for number in set(found.fill_blocks)}
     _print(run, count, block, found, deposited_at, arrived, idle)
+    per_order = {name: f"{seconds * 1000 / count:.1f} ms" for name, seconds in cpu.items()}
+    print(
+        f"  CPU from the deposits to the last fill seen, per order: service {per_order['service']}"
+        f" (its main thread {per_order['main_thread']}), PostgreSQL {per_order['postgres']},"
+        f" chains {per_order['chains']}"
+    )
+
+
+def _used_since(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {name: after[name] - before[name] for name in before}
 
 
 def _print(
@@ -107,7 +129,9 @@ def _percentiles(label: str, seconds: list[float]) -> str:
     return report(label, seconds)
 
 
-async def _measure(service: RunningService, args: argparse.Namespace) -> None:
+async def _measure(
+    service: RunningService, args: argparse.Namespace, database_url: str | None
+) -> None:
     chains = bridge_chains(service.home / "deployment.toml")
     probe_body = {
         "user": accounts.users()[0].address,
@@ -128,7 +152,7 @@ async def _measure(service: RunningService, args: argparse.Namespace) -> None:
         origin_blocks(http, chains.origin.http_url, args.block_time) as blocks,
     ):
         with QuoteProbe(service.base_url, probe_body, args.quote_rate) as probe:
-            run = Run(http, service, chains, origin, destination, blocks, probe, args)
+            run = Run(http, service, chains, origin, destination, blocks, probe, args, database_url)
             for count in args.orders:
                 await _burst(run, count)
         if probe.refused:
@@ -152,7 +176,7 @@ def main() -> None:
             f"bursts of native bridges, {args.block_time:g} s blocks, {args.database}, "
             f"{load_average()}"
         )
-        asyncio.run(_measure(service, args))
+        asyncio.run(_measure(service, args, database_url))
     print(load_average())
 
 

@@ -167,6 +167,7 @@ async def test_a_sent_transfer_waits_until_a_block_mines_it(backend: EvmBackend)
     assert HexBytes(receipt["blockHash"]).to_0x_hex() == head.hash
     fee = await port.fee_paid(tx_hash)
     assert fee == receipt_outcomes.fee_paid(receipt) and fee > 0
+    assert await port.fees_paid([tx_hash, "0x" + "ab" * 32]) == [fee, None]
     assert (await port.pending_nonce(account), await port.mined_nonce(account)) == (1, 1)
     assert await port.transaction_sender(tx_hash) == (account, 0)
     assert await port.sent_transaction(tx_hash) == facts

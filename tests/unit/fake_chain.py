@@ -393,6 +393,14 @@ class FakeChain:
         receipt = self.receipts.get(tx_hash)
         return None if receipt is None else receipt_outcomes.fee_paid(receipt)
 
+    async def fees_paid(self, tx_hashes: Sequence[str]) -> list[int | None]:
+        self._called("fees_paid")
+        return [
+            None if (receipt := self.receipts.get(tx_hash)) is None
+            else receipt_outcomes.fee_paid(receipt)
+            for tx_hash in tx_hashes
+        ]  # fmt: skip
+
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]:
         self._called("transaction_input")
         facts = self.sent_facts.get(tx_hash)

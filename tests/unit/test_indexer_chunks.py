@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.kinds.evm.indexer import (
@@ -92,6 +92,49 @@ async def test_the_first_deposits_of_a_block_are_handed_over_before_the_last_are
     assert handed_when_claimed[0] == 0
     assert handed_when_claimed[-1] == DEPOSITS - 1  # the rest were handed over already
     assert await block.statuses() == ["pending"] * DEPOSITS
+
+
+async def test_a_transactions_deposits_are_read_together_not_one_by_one(block: Block) -> None:
+    """Which are stored, their requests, those requests' transactions and other deposits:
+    a few queries a transaction, whatever the number of its deposits."""
+    await block.tick_on_pushed_head()
+    block.deposits_in_next_block()
+    reads: list[str] = []
+
+    def count(*args: Any) -> None:
+        if args[2].lstrip().upper().startswith("SELECT"):
+            reads.append(args[2])
+
+    engine = block.base.sessions.kw["bind"].sync_engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        await block.tick_on_pushed_head()
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert await block.statuses() == ["pending"] * DEPOSITS
+    transactions = -(-DEPOSITS // RECORDED_TOGETHER)
+    assert len(reads) <= 4 * transactions + 4  # one deposit's own took six
+
+
+@pytest.mark.parametrize("position", [1, DEPOSITS], ids=["same transaction", "a later one"])
+async def test_two_deposits_of_one_order_in_a_block_are_judged_one_after_the_other(
+    block: Block, position: int
+) -> None:
+    await block.tick_on_pushed_head()
+    block.deposits_in_next_block()
+    number = block.base.chain.head_block.number + 1
+    first_order = next(iter(block.order_ids.values()))
+    again = _native_deposit(block, number, DEPOSITS, first_order)
+    block.base.chain.logs[number].insert(position, again)
+    await block.tick_on_pushed_head()
+    assert sorted(block.handed) == sorted(block.order_ids)  # each once
+    async with block.base.sessions() as session:
+        outcomes = list(
+            await session.scalars(
+                select(Deposit.outcome).where(Deposit.order_id == first_order).order_by(Deposit.id)
+            )
+        )
+    assert outcomes == ["ACCEPTED", "DOUBLE_SPEND"]
 
 
 async def test_a_crash_between_two_transactions_of_a_block_loses_and_repeats_nothing(

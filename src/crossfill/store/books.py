@@ -107,15 +107,24 @@ def deposit_event(deposit: Deposit) -> str:
 
 
 async def deposited(
-    session: AsyncSession, deposit: Deposit, amount: int, holder: str, *, now: datetime
+    session: AsyncSession,
+    deposit: Deposit,
+    amount: int,
+    holder: str,
+    *,
+    now: datetime,
+    fresh: bool = False,
 ) -> None:
     """A deposit confirmed, `amount` as its chain logged it (all its parts), held by `holder`
     (`domain.books.DEPOSITORY`, or the key a v1 deposit was forwarded to). Posted unless it
-    stands posted already (a deposit judged again after a reorg took it out and back)."""
+    stands posted already (a deposit judged again after a reorg took it out and back).
+    `fresh`: its row is stored by this very transaction (its log unique), so nothing stands
+    posted for it: nothing is read."""
     event = deposit_event(deposit)
-    await _hold(session, event)
-    if await net_of(session, event):
-        return
+    if not fresh:
+        await _hold(session, event)
+        if await net_of(session, event):
+            return
     await post(
         session, event, books.deposited(deposit.chain_id, deposit.currency, amount, holder),
         now=now,

@@ -28,6 +28,10 @@ class CommitSignal:
     def mark(self, session: Session) -> None:
         session.info[self._mark] = True
 
+    def marked(self, session: Session) -> bool:
+        """Whether the session's transaction has been marked already."""
+        return bool(session.info.get(self._mark, False))
+
     def _committed(self, session: Session) -> None:
         if session.info.pop(self._mark, False):
             for waiter in list(self._waiters):

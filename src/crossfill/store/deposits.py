@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, exists, func, or_, select, update
+from sqlalchemy import Select, delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.deposit_checks import DepositVerdict, Judgement, Standing, judge
@@ -41,20 +42,45 @@ _FAST_FILL = features_mask(["fast_fill"])
 _TAKES_A_DEPOSIT = (RequestStatus.WAITING, RequestStatus.DEPOSITING, RequestStatus.FAILURE)
 
 
-async def record_seen(
-    session: AsyncSession, chain_id: int, log: DepositLog, now: datetime, *, state: str = SEEN
-) -> Deposit | None:
-    """Store a deposit log once: its row when that is news (new, or revived after a reorg);
-    None when it was already known (a re-scan or a hint). `state` is CONFIRMED for one found
-    already deep enough (written so at once, not seen and then updated)."""
-    known = await session.scalar(
-        select(Deposit.id).where(
+async def stored_logs(
+    session: AsyncSession, chain_id: int, logs: Collection[DepositLog]
+) -> set[tuple[str, int]]:
+    """Which of `logs` are stored already (as `(tx_hash, log_index)`), in one query."""
+    if not logs:
+        return set()
+    rows = await session.execute(
+        select(Deposit.tx_hash, Deposit.log_index).where(
             Deposit.chain_id == chain_id,
-            Deposit.tx_hash == log.tx_hash,
-            Deposit.log_index == log.log_index,
+            Deposit.tx_hash.in_({log.tx_hash for log in logs}),
             Deposit.part == WHOLE,
         )
     )
+    return {(tx_hash, log_index) for tx_hash, log_index in rows}
+
+
+async def record_seen(
+    session: AsyncSession,
+    chain_id: int,
+    log: DepositLog,
+    now: datetime,
+    *,
+    state: str = SEEN,
+    unstored: bool = False,
+) -> Deposit | None:
+    """Store a deposit log once: its row when that is news (new, or revived after a reorg);
+    None when it was already known (a re-scan or a hint). `state` is CONFIRMED for one found
+    already deep enough (written so at once, not seen and then updated). `unstored`: the
+    caller found it not stored in this transaction (`stored_logs`): not looked up again."""
+    known = None
+    if not unstored:
+        known = await session.scalar(
+            select(Deposit.id).where(
+                Deposit.chain_id == chain_id,
+                Deposit.tx_hash == log.tx_hash,
+                Deposit.log_index == log.log_index,
+                Deposit.part == WHOLE,
+            )
+        )
     if known is not None:
         return await _seen_again(session, known, log, state)
     row = Deposit(
@@ -215,22 +241,48 @@ def decides(deposit: Deposit) -> bool:
     )
 
 
-async def standing_of(session: AsyncSession, request: Request, deposit: Deposit) -> Standing:
+def _deciding(request_ids: Collection[str]) -> Select[str | None, str | None]:
+    """The verdicts of the deposits, still in the chain, that decided (or paid for) these
+    requests, with their requests."""
+    return select(Deposit.request_id, Deposit.outcome).where(
+        Deposit.request_id.in_(request_ids),
+        Deposit.part == WHOLE,
+        Deposit.state != REORGED,
+        Deposit.outcome.is_not(None),
+        Deposit.outcome != DepositVerdict.DOUBLE_SPEND,
+    )
+
+
+async def verdicts_of(session: AsyncSession, request_ids: Collection[str]) -> dict[str, set[str]]:
+    """For `standing_of` (`verdicts`), many requests' stored verdicts in one query: those of
+    each request's deposits that decided it (an empty set for one without)."""
+    found: dict[str, set[str]] = {request_id: set() for request_id in request_ids}
+    if found:
+        for request_id, outcome in await session.execute(_deciding(found)):
+            if request_id is not None and outcome is not None:
+                found[request_id].add(outcome)
+    return found
+
+
+async def standing_of(
+    session: AsyncSession,
+    request: Request,
+    deposit: Deposit,
+    verdicts: set[str] | None = None,
+) -> Standing:
     """Where `request` stands for `deposit`: whether another deposit, still in the chain,
     already decided or paid for it. The caller holds the request's row lock (PostgreSQL; SQLite
-    has one writer), so two judges of one request's deposits go one after the other."""
-    verdicts = set(
-        await session.scalars(
-            select(Deposit.outcome).where(
-                Deposit.request_id == request.id,
-                Deposit.id != deposit.id,
-                Deposit.part == WHOLE,
-                Deposit.state != REORGED,
-                Deposit.outcome.is_not(None),
-                Deposit.outcome != DepositVerdict.DOUBLE_SPEND,
+    has one writer), so two judges of one request's deposits go one after the other.
+    `verdicts`: read in this transaction by `verdicts_of`, before `deposit` was stored (which
+    has none yet) and before any other deposit of the request was judged in it."""
+    if verdicts is None:
+        verdicts = set(
+            await session.scalars(
+                _deciding([request.id])
+                .with_only_columns(Deposit.outcome)
+                .where(Deposit.id != deposit.id)
             )
         )
-    )
     filled_early = request.features_mask & _FAST_FILL == _FAST_FILL
     takes_one = RequestStatus(request.status) in _TAKES_A_DEPOSIT or filled_early
     return Standing(paid=DepositVerdict.ACCEPTED in verdicts, open=not verdicts and takes_one)
@@ -243,10 +295,12 @@ async def place(
     verdict: DepositVerdict,
     *,
     refund_cost: int | None,
+    verdicts: set[str] | None = None,
 ) -> Judgement:
     """Judge `deposit` (its terms' `verdict` given) for its place and record it: its verdict,
-    its request when it decides it, and its excess split off as a part of its own."""
-    standing = None if request is None else await standing_of(session, request, deposit)
+    its request when it decides it, and its excess split off as a part of its own.
+    `verdicts`: as `standing_of`'s."""
+    standing = None if request is None else await standing_of(session, request, deposit, verdicts)
     judgement = judge(
         verdict,
         amount=int(deposit.amount),

@@ -13,3 +13,4 @@ from crossfill.store.commit_signals import OUTBOX_EVENTS
 register = OUTBOX_EVENTS.register
 unregister = OUTBOX_EVENTS.unregister
 mark = OUTBOX_EVENTS.mark
+marked = OUTBOX_EVENTS.marked

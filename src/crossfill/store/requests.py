@@ -66,6 +66,27 @@ async def by_order_id(
     return await session.scalar(query)
 
 
+async def get_each(session: AsyncSession, request_ids: Collection[str]) -> dict[str, Request]:
+    """`get` for many requests in one query: those found, by id."""
+    if not request_ids:
+        return {}
+    rows = await session.scalars(select(Request).where(Request.id.in_(request_ids)))
+    return {request.id: request for request in rows}
+
+
+async def by_order_ids(
+    session: AsyncSession, order_ids: Collection[str], *, lock: bool = False
+) -> dict[str, Request]:
+    """`by_order_id` for many orders in one query (locked in the order of their ids, so two
+    transactions locking some of the same wait for each other rather than deadlock)."""
+    if not order_ids:
+        return {}
+    query = select(Request).where(Request.order_id.in_(order_ids)).order_by(Request.id)
+    if lock:
+        query = query.with_for_update().execution_options(populate_existing=True)
+    return {request.order_id: request for request in await session.scalars(query)}
+
+
 async def first_open_quote_from(session: AsyncSession, chain_id: int) -> datetime | None:
     """When the oldest request still waiting for its deposit on `chain_id` was quoted."""
     return await session.scalar(
@@ -83,6 +104,24 @@ async def transactions_of(session: AsyncSession, request_id: str) -> list[Reques
         .order_by(RequestTransaction.id)
     )
     return list(rows)
+
+
+async def transactions_of_each(
+    session: AsyncSession, request_ids: Collection[str]
+) -> dict[str, list[RequestTransaction]]:
+    """`transactions_of` for many requests in one query: each request's, in id order (an empty
+    list for one without any)."""
+    found: dict[str, list[RequestTransaction]] = {request_id: [] for request_id in request_ids}
+    if not found:
+        return found
+    rows = await session.scalars(
+        select(RequestTransaction)
+        .where(RequestTransaction.request_id.in_(found))
+        .order_by(RequestTransaction.id)
+    )
+    for row in rows:
+        found[row.request_id].append(row)
+    return found
 
 
 def as_utc_ms(moment: datetime) -> int:
@@ -175,8 +214,10 @@ async def publish(
         next_attempt_at=now if keyed else None,
     )
     session.add(event)
+    # Once a transaction: the server delivers one notification of a channel per commit anyway.
+    notified = outbox_signal.marked(session.sync_session)
     outbox_signal.mark(session.sync_session)
-    if session.bind is not None and session.bind.dialect.name == "postgresql":
+    if not notified and session.bind is not None and session.bind.dialect.name == "postgresql":
         await session.execute(text("NOTIFY crossfill_outbox"))  # delivered on commit
     return event
 

@@ -885,9 +885,24 @@ class EvmClient:
         """What the mined transaction's sender paid for it, in wei; None if not mined. Read
         raw, two fields of the receipt: web3's formatting of a whole receipt (each log's
         fields) runs on the event loop, here inside the transaction that confirms a deposit."""
-        (receipt,) = await self._batch(
-            [(RPCEndpoint("eth_getTransactionReceipt"), [tx_hash])], "eth_getTransactionReceipt"
+        (fee,) = await self.fees_paid([tx_hash])
+        return fee
+
+    async def fees_paid(self, tx_hashes: Sequence[str]) -> list[int | None]:
+        """`fee_paid` of each, their receipts read in one JSON-RPC batch (a block's deposits:
+        one request, not one each)."""
+        if not tx_hashes:
+            return []
+        receipts = await self._batch(
+            [(RPCEndpoint("eth_getTransactionReceipt"), [tx_hash]) for tx_hash in tx_hashes],
+            "eth_getTransactionReceipt",
         )
+        return [
+            self._fee_of(tx_hash, receipt)
+            for tx_hash, receipt in zip(tx_hashes, receipts, strict=True)
+        ]
+
+    def _fee_of(self, tx_hash: str, receipt: Any) -> int | None:
         if receipt is None:
             return None
         try:

@@ -10,7 +10,7 @@ and the deposit's, so a deposit is judged once, whoever else is judging.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -54,6 +54,32 @@ class SeenRequest:
     transactions: list[RequestTransaction] | None = None
 
 
+@dataclass(frozen=True)
+class ChunkReads:
+    """What judging new deposits of distinct orders reads, read for all of them at once in
+    the transaction that records them (`read_chunk`): their requests by order id (locked),
+    those requests' transactions and the verdicts of their deposits stored before."""
+
+    requests: dict[str, Request]
+    transactions: dict[str, list[RequestTransaction]]
+    verdicts: dict[str, set[str]]
+
+    def seen(self, order_id: str) -> SeenRequest:
+        request = self.requests.get(order_id)
+        return SeenRequest(request, None if request is None else self.transactions[request.id])
+
+
+async def read_chunk(session: AsyncSession, order_ids: Collection[str]) -> ChunkReads:
+    """`ChunkReads` for deposits of these orders, each order's one only, none stored yet."""
+    found = await requests.by_order_ids(session, order_ids, lock=True)
+    ids = [request.id for request in found.values()]
+    return ChunkReads(
+        found,
+        await requests.transactions_of_each(session, ids),
+        await deposits.verdicts_of(session, ids),
+    )
+
+
 @dataclass
 class DepositJudge:
     chain: ChainRuntime
@@ -63,14 +89,25 @@ class DepositJudge:
     history_until: int | None = None
 
     async def note_seen(
-        self, session: AsyncSession, deposit: DepositLog, now: datetime
+        self,
+        session: AsyncSession,
+        deposit: DepositLog,
+        now: datetime,
+        reads: ChunkReads | None = None,
     ) -> SeenRequest:
         """The user's deposit is on chain but not final: show its hash, still `waiting`.
-        Returns its request as read here, its row locked (a judge may follow)."""
-        request = await requests.by_order_id(session, deposit.order_id, lock=True)
-        if request is None or request.status != RequestStatus.WAITING:
-            return SeenRequest(request)
-        known = await requests.transactions_of(session, request.id)
+        Returns its request as read here, its row locked (a judge may follow); from `reads`
+        when they were read for it."""
+        if reads is not None:
+            read = reads.seen(deposit.order_id)
+            request, known = read.request, read.transactions
+            if request is None or known is None or request.status != RequestStatus.WAITING:
+                return read
+        else:
+            request = await requests.by_order_id(session, deposit.order_id, lock=True)
+            if request is None or request.status != RequestStatus.WAITING:
+                return SeenRequest(request)
+            known = await requests.transactions_of(session, request.id)
         await self._shown(
             session, request, deposit, "pending", now=now, block_number=deposit.block_number,
             known=known,
@@ -109,16 +146,16 @@ class DepositJudge:
         )
 
     async def _booked(
-        self, session: AsyncSession, deposit: Deposit, logged: int, now: datetime
+        self, session: AsyncSession, deposit: Deposit, logged: int, now: datetime, *, fresh: bool
     ) -> None:
         """The deposit in the books: held by the Depository (a v1 deposit: by the solver key it
-        was forwarded to), owed to its user."""
+        was forwarded to), owed to its user (`fresh`: stored in this transaction)."""
         holder = (
             books.DEPOSITORY
             if deposit.paid_to == DEPOSITORY
             else books.key_account(self.chain.follower.solver)
         )
-        await ledger.deposited(session, deposit, logged, holder, now=now)
+        await ledger.deposited(session, deposit, logged, holder, now=now, fresh=fresh)
 
     def paid_in(self, currency: str, amount: int) -> Moved:
         """What a deposit paid in, as its log says, valued at the prices quotes use."""
@@ -133,9 +170,11 @@ class DepositJudge:
         block: BlockHead,
         fee: int | None,
         read: SeenRequest | None = None,
+        reads: ChunkReads | None = None,
     ) -> Request | None:
         """Judge a confirmed deposit against its request (`read` when read already, and locked,
-        in this transaction) and carry the verdict out; the request it made pending, if any."""
+        in this transaction) and carry the verdict out; the request it made pending, if any.
+        `reads`: read for it, stored in this transaction (`read_chunk`)."""
         now = self.now()
         if read is None:
             read = SeenRequest(await requests.by_order_id(session, deposit.order_id, lock=True))
@@ -153,6 +192,7 @@ class DepositJudge:
             request,
             verdict,
             refund_cost=refund_gas_cost(self.chain, deposit.currency, now=now),
+            verdicts=None if reads is None or request is None else reads.verdicts[request.id],
         )
         log.info(
             "deposit confirmed",
@@ -169,9 +209,9 @@ class DepositJudge:
                 deposit.refund_status = deposits.SKIPPED
                 deposit.refund_fail_reason = deposits.BEFORE_WATCH_START
                 return None  # on chain before the books were opened: in their opening
-            await self._booked(session, deposit, logged, now)
+            await self._booked(session, deposit, logged, now, fresh=reads is not None)
             return None  # else an unknown order's: refunded to its depositor
-        await self._booked(session, deposit, logged, now)
+        await self._booked(session, deposit, logged, now, fresh=reads is not None)
         if not judgement.decides:
             # A stray, refunded to its depositor: the request goes on undisturbed, without the
             # deposit its record showed while the stray was only seen.

@@ -24,7 +24,7 @@ from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.first_on_loop import fill_path
 from crossfill.kinds.evm.client import BlockHead, LogFilter, ScannedRange
-from crossfill.kinds.evm.deposit_judge import DepositJudge
+from crossfill.kinds.evm.deposit_judge import ChunkReads, DepositJudge, read_chunk
 from crossfill.kinds.evm.depository_logs import (
     DepositLog,
     address_topic,
@@ -448,7 +448,7 @@ class Indexer:
                 chunks[-1], batches, blocks, deep, now, cursor, advance=stored
             )
         finally:
-            _consume(deep.values())
+            _consume([] if deep.fees is None else [deep.fees])
             self._unconfirmed.recorded(unconfirmed)
         if cursor is not None and live:
             self._cursor = (cursor.number, cursor.hash)  # committed, or kept here (a backlog)
@@ -458,7 +458,7 @@ class Indexer:
         found: list[DepositLog],
         batches: list[RouterBatch],
         blocks: dict[int, BlockHead | None],
-        deep: dict[DepositLog, asyncio.Task[int | None]],
+        deep: _Deep,
         now: datetime,
         cursor: BlockHead | None,
         *,
@@ -468,22 +468,30 @@ class Indexer:
         `advance`; how many it recorded unconfirmed."""
         unconfirmed = 0
         async with self._transaction() as session:
+            stored, reads = await self._read_chunk(session, found)
             for deposit in found:
-                confirmed = deposit in deep and cursor is not None
+                confirmed = deposit in deep.deposits and cursor is not None
                 state = deposits.CONFIRMED if confirmed else deposits.SEEN
-                row = await deposits.record_seen(session, self.config.id, deposit, now, state=state)
+                unstored = reads is not None and (deposit.tx_hash, deposit.log_index) not in stored
+                row = await deposits.record_seen(
+                    session, self.config.id, deposit, now, state=state, unstored=unstored
+                )
                 if row is None:
                     continue
                 unconfirmed += row.state == deposits.SEEN
+                chunk_reads = reads if unstored else None
                 # Its reads see nothing of its own writes (their rows are read before them,
                 # or unrelated to them), and all came flushed before (the check of the next
                 # deposit, or any of the claim's, flushes them): written together, not one
-                # statement each.
+                # statement each. Read for the whole chunk at once, nothing is flushed
+                # before the claims are sealed: the chunk's rows go in a statement a table.
                 with session.no_autoflush:
-                    read = await self.judge.note_seen(session, deposit, now)
+                    read = await self.judge.note_seen(session, deposit, now, chunk_reads)
                     if confirmed and cursor is not None:
-                        fee = await deep[deposit]
-                        pending = await self.judge.settle(session, row, cursor, fee, read)
+                        fee = await deep.fee(deposit)
+                        pending = await self.judge.settle(
+                            session, row, cursor, fee, read, chunk_reads
+                        )
                         await self._claim_pending(session, pending)
             for batch in batches:
                 block = blocks[batch.block_number]
@@ -500,22 +508,39 @@ class Indexer:
                 )
         return unconfirmed
 
+    async def _read_chunk(
+        self, session: AsyncSession, found: list[DepositLog]
+    ) -> tuple[set[tuple[str, int]], ChunkReads | None]:
+        """What recording `found` reads, read for all of them at once: which are stored already,
+        and for the rest, what judging them reads (`deposit_judge.read_chunk`). None for the
+        latter when two deposits pay one order (the second is judged after the first's
+        verdict, each read on its own)."""
+        orders = {deposit.order_id for deposit in found}
+        if len(found) < 2 or len(orders) < len(found):
+            return set(), None
+        stored = await deposits.stored_logs(session, self.config.id, found)
+        return stored, await read_chunk(session, orders)
+
     def _found_deep(
         self, found: list[DepositLog], cursor: BlockHead | None, head: BlockHead | None
-    ) -> dict[DepositLog, asyncio.Task[int | None]]:
+    ) -> _Deep:
         """Deposits a scan found already as deep as their value calls for, in the block the
         scan answered for (its last, so the block is known canonical with them in it), with
-        their fees on the way (read from their receipts beside the transaction that records
-        them, in which they are confirmed; the fee is needed only when they are)."""
+        their fees on the way (read from their receipts, all in one batch, beside the
+        transactions that record them, in which they are confirmed; the fee is needed only
+        when they are)."""
         if cursor is None or head is None:
-            return {}
-        return {
-            deposit: asyncio.create_task(self.chain.client.fee_paid(deposit.tx_hash))
+            return _Deep([], None)
+        deep = [
+            deposit
             for deposit in found
             if deposit.block_number == cursor.number
             and deposit.block_hash == cursor.hash
             and self._deep_enough(deposit.currency, deposit.amount, deposit.block_number, head)
-        }
+        ]
+        hashes = list(dict.fromkeys(deposit.tx_hash for deposit in deep))
+        fees = asyncio.create_task(self.chain.client.fees_paid(hashes)) if deep else None
+        return _Deep(deep, fees, hashes)
 
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[AsyncSession]:
@@ -630,6 +655,26 @@ class Indexer:
             handover.pending.append((pending.destination_chain_id, pending.id))
         else:
             handover.claimed.append(hand_over)
+
+
+@dataclass
+class _Deep:
+    """Deposits found deep enough, and their transactions' fees being read (in `hashes`'
+    order)."""
+
+    found: list[DepositLog]
+    fees: asyncio.Task[list[int | None]] | None
+    hashes: list[str] = field(default_factory=list)  # a block's at most: a few hundred
+    deposits: frozenset[DepositLog] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.deposits = frozenset(self.found)
+
+    async def fee(self, deposit: DepositLog) -> int | None:
+        """Its fee, once read (shielded: one waiter's cancellation stops no other's read)."""
+        assert self.fees is not None
+        fees = await asyncio.shield(self.fees)
+        return fees[self.hashes.index(deposit.tx_hash)]
 
 
 @dataclass

@@ -22,7 +22,7 @@ from crossfill.kinds.evm.txmanager import TxManager
 from crossfill.loops import Wakeups, run_every, run_until_woken
 from crossfill.quoting.prices import value_on_chain
 from crossfill.store import requests
-from crossfill.store.tables import SentTransaction
+from crossfill.store.tables import RequestTransaction, SentTransaction
 
 
 # eq=False: a worker equals only itself and stays hashable, as a plain class does.
@@ -110,12 +110,13 @@ class JournalledWorker:
         tx_hash: str,
         now: datetime,
         keep_mined: bool = False,
+        known: list[RequestTransaction] | None = None,
     ) -> None:
         """`tx_hash`, sent, on its request's record as its `kind` transaction: pending (unless
-        `keep_mined` and already recorded mined)."""
+        `keep_mined` and already recorded mined). `known`: as `requests.record_transaction`'s."""
         await requests.record_transaction(
             session, request_id, kind=kind, chain_id=self.config.id, tx_hash=tx_hash,
-            status="pending", now=now, keep_mined=keep_mined,
+            status="pending", now=now, keep_mined=keep_mined, known=known,
         )  # fmt: skip
 
     async def record_mined(

@@ -55,6 +55,9 @@ class EvmPort(Protocol):
     async def fee_paid(self, tx_hash: str) -> int | None:
         """What the mined transaction's sender paid for it, in wei; None if not mined."""
 
+    async def fees_paid(self, tx_hashes: Sequence[str]) -> list[int | None]:
+        """`fee_paid` of each transaction, in their order, read together."""
+
     async def transaction_input(self, tx_hash: str) -> tuple[bytes, str]: ...
 
     async def sent_transaction(self, tx_hash: str) -> TransactionFacts | None:

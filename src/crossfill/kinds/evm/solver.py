@@ -104,27 +104,27 @@ class Solver(JournalledWorker):
 
     async def claim_pending(self, session: AsyncSession, request: Request) -> FillClaim | None:
         """Lease, in the caller's transaction that makes it pending, a request this solver
-        fills, and look its fill up in the journal there; the claim then signs and journals
-        the fill in that transaction when it can (see `FillClaim`). None while this process
-        does not hold the signer lease (the request is then claimed like any other)."""
+        fills; the claim then looks its fill up in the journal, signs and journals the fill in
+        that transaction when it can (see `FillClaim`). None while this process does not hold
+        the signer lease (the request is then claimed like any other)."""
         if not self.txmanager.holds_signer():
             return None
         request.lease_owner = self.owner
         request.lease_expires_at = self.now() + LEASE
-        simulation = self._simulation_ahead(request)
-        journal = await journalled(session, request.id, FILL)
-        return FillClaim(self, request, journal, simulation)
+        return FillClaim(self, request, self._simulation_ahead(request))
 
     def _handed_claim(
         self,
         request: Request,
-        journal: SentTransaction | None,
+        journal: SentTransaction | _Unread | None,
         simulation: asyncio.Task[int] | None,
     ) -> None:
         """A claim whose transaction committed: its fill goes at the next tick, with what the
-        journal held for it then (or the fill journalled in it) and its simulation."""
+        journal held for it then (or the fill journalled in it), unless that was not read
+        there (then read with the rest of its batch), and its simulation."""
         self._claimed.append(request)
-        self._journals[request.id] = journal
+        if not isinstance(journal, _Unread):
+            self._journals[request.id] = journal
         if simulation is not None:
             self._simulations[request.id] = simulation
         self._wakeup.set()
@@ -626,13 +626,23 @@ class Solver(JournalledWorker):
 
     async def _submitted_together(self, sent: list[tuple[Request, str]]) -> None:
         now = self.now()
+        ids = [request.id for request, _tx_hash in sent]
         async with self.sessions() as session, session.begin():
-            for request_id, tx_hash in ((request.id, tx_hash) for request, tx_hash in sent):
-                request = await requests.get(session, request_id)
-                assert request is not None
-                await self.record_sent(session, request_id, kind=FILL, tx_hash=tx_hash, now=now)
-                if request.status == RequestStatus.PENDING:
-                    await requests.move(session, request, RequestStatus.SUBMITTED, now=now)
+            # Read for all of them at once; their writes go with the commit, a statement a table.
+            found = await requests.get_each(session, ids)
+            known = await requests.transactions_of_each(session, ids)
+            with session.no_autoflush:
+                for request_id, tx_hash in zip(ids, (tx_hash for _r, tx_hash in sent), strict=True):
+                    request = found[request_id]
+                    await self.record_sent(
+                        session, request_id, kind=FILL, tx_hash=tx_hash, now=now,
+                        known=known[request_id],
+                    )  # fmt: skip
+                    if request.status == RequestStatus.PENDING:
+                        await requests.move(
+                            session, request, RequestStatus.SUBMITTED, now=now,
+                            transactions=known[request_id],
+                        )  # fmt: skip
         self._in_flight += len(sent)
 
     async def _track_submitted(self) -> None:
@@ -732,6 +742,13 @@ class Solver(JournalledWorker):
         return False
 
 
+class _Unread:
+    """The journal not read for a claim in its transaction."""
+
+
+UNREAD = _Unread()
+
+
 @dataclass
 class FillClaim:
     """A request claimed for a solver in the transaction that makes it pending (the indexer's
@@ -742,8 +759,10 @@ class FillClaim:
 
     solver: Solver
     request: Request
-    journal: SentTransaction | None  # what the journal held for its fill in that transaction
     simulation: asyncio.Task[int] | None
+    # What the journal held for its fill in that transaction: read there when it is the only
+    # claim; several are read after the commit, all in one query with their batch.
+    journal: SentTransaction | _Unread | None = field(default_factory=lambda: UNREAD)
     signed: SentTransaction | None = None
     # Read while the claiming transaction is open (its rows expire if it rolls back).
     request_id: str = field(init=False)
@@ -754,6 +773,7 @@ class FillClaim:
     async def seal(self, session: AsyncSession, *, alone: bool) -> None:
         if not alone:
             return  # filled with the others claimed beside it, in the solver's next batch
+        self.journal = await journalled(session, self.request_id, FILL)
         try:
             self.signed = await self.solver._journal_in(session, self)
         except Exception:
