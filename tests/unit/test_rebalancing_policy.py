@@ -4,6 +4,7 @@ counted, and which chains have their repayments steered."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from crossfill.domain.rebalancing import (
@@ -13,6 +14,7 @@ from crossfill.domain.rebalancing import (
     planned_moves,
     steered,
 )
+from crossfill.domain.repayments import BatchRules, Owed, batches_due
 
 ETH = "0x0000000000000000000000000000000000000000"
 USDC_A = "0x00000000000000000000000000000000000000AA"
@@ -104,3 +106,12 @@ def test_the_bridge_fee_in_origin_units() -> None:
     assert fee_in_origin_units(1000, 990, 18, 18) == 10
     assert fee_in_origin_units(1_000_000, 990, 6, 3) == 10_000
     assert fee_in_origin_units(1000, 990_000, 3, 6) == 10
+
+
+def test_a_steered_deposit_sends_its_batch_at_once() -> None:
+    now = datetime(2026, 11, 29, tzinfo=UTC)
+    rules = BatchRules(size=20, max_age=timedelta(seconds=600), min_value_usd_micros=10**12)
+    waiting = [Owed(1, 5, now), Owed(2, 5, now)]
+    assert batches_due(waiting, rules, now=now) == []
+    steered_one = [Owed(1, 5, now), Owed(2, 5, now, urgent=True)]
+    assert batches_due(steered_one, rules, now=now) == [steered_one]
