@@ -15,6 +15,8 @@ from crossfill.domain.rebalancing import (
     steered,
 )
 from crossfill.domain.repayments import BatchRules, Owed, batches_due
+from crossfill.store.rebalancing import bridge_step
+from crossfill.treasury.intents_api_bridge import step_purpose
 
 ETH = "0x0000000000000000000000000000000000000000"
 USDC_A = "0x00000000000000000000000000000000000000AA"
@@ -115,3 +117,9 @@ def test_a_steered_deposit_sends_its_batch_at_once() -> None:
     assert batches_due(waiting, rules, now=now) == []
     steered_one = [Owed(1, 5, now), Owed(2, 5, now, urgent=True)]
     assert batches_due(steered_one, rules, now=now) == [steered_one]
+
+
+def test_a_bridge_steps_journal_purpose_names_its_move_and_step() -> None:
+    assert bridge_step(step_purpose("0xabc:def", 1)) == ("0xabc:def", 1)
+    assert bridge_step("gas-top-up:1:0xabc") is None
+    assert bridge_step("bridge:0xabc:x") is None
