@@ -2,7 +2,7 @@
 is SIGKILLed as the move it quoted and stored would be sent: what `test_rebalancer` resumes
 from in the service started next on that database.
 
-    python -m tests.e2e.rebalancer_process DEPLOYMENT HOME
+    python -m tests.e2e.rebalancer_process DEPLOYMENT HOME DATABASE_URL
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from crossfill.workers.runner import utc_now
 from tests.support.service import service_settings
 
 
-async def _killed_before_sending(deployment_path: Path, home: Path) -> None:
-    settings = service_settings(home, deployment_path)
+async def _killed_before_sending(deployment_path: Path, home: Path, database: str) -> None:
+    settings = service_settings(home, deployment_path, database_url=database)
     await upgrade_async(settings.database)
     runtime = Runtime.build(settings, kinds=devnet_kinds())
     await runtime.start_followers()
@@ -44,4 +44,4 @@ async def _killed_before_sending(deployment_path: Path, home: Path) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(_killed_before_sending(Path(sys.argv[1]), Path(sys.argv[2])))
+    asyncio.run(_killed_before_sending(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]))

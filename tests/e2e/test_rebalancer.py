@@ -3,7 +3,8 @@ holds less ether than its minimum is refilled from the chain with surplus, the m
 the books agree with both chains to the wei; a process killed (SIGKILL) between storing a
 move's quote and sending it is resumed by the next, which sends one transaction; a move the
 peer refuses (beyond its liquidity) is recorded failed and not asked for again; a bridge that
-does not answer is tried again with backoff and shown in the metrics."""
+does not answer is tried again with backoff and shown in the metrics. The first two on SQLite
+and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from crossfill.devnet.seed import ETHER
 from crossfill.store.tables import RebalanceMove, SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, NATIVE, OPERATOR, OPERATOR_TOKEN, ORIGIN, balance
+from tests.e2e.conftest import on_database
 from tests.e2e.inventory_bridging import SOLVER
 from tests.support.database import rows_in
 from tests.support.peers import RunningPeer, running_peer
@@ -95,10 +97,11 @@ def _service(
     home: Path,
     bridge_url: str,
     destination_levels: dict[str, str],
+    database: str | None = None,
     **rebalancing: Any,
 ) -> ServiceProcess:
     """The main deployment with the rebalancer on (every INTERVAL), ether targets on both
-    chains, its bridge at `bridge_url`, on a new database in `home`."""
+    chains, its bridge at `bridge_url`, on a new database (`database`, or SQLite in `home`)."""
     document: dict[str, Any] = tomllib.loads(devnet.deployment_path.read_text())
     document["rebalancing"] = {
         **document.get("rebalancing", {}),
@@ -114,7 +117,8 @@ def _service(
     }
     path = home / "deployment.toml"
     path.write_text(tomli_w.dumps(document))
-    return ServiceProcess(service_settings(home, path, admin_token=OPERATOR_TOKEN))
+    settings = on_database(database, admin_token=OPERATOR_TOKEN)
+    return ServiceProcess(service_settings(home, path, **settings))
 
 
 def _moves(service: ServiceProcess) -> list[RebalanceMove]:
@@ -183,9 +187,9 @@ def _arrived_once(devnet: RunningDevnet, service: ServiceProcess, started: float
 
 @pytest.mark.usefixtures("dipped")
 def test_a_chain_below_its_minimum_is_refilled_from_the_chain_with_surplus(
-    devnet: RunningDevnet, peer: RunningPeer, tmp_path: Path
+    devnet: RunningDevnet, peer: RunningPeer, tmp_path: Path, database: str | None
 ) -> None:
-    service = _service(devnet, tmp_path, peer.base_url, SHORT_LEVELS)
+    service = _service(devnet, tmp_path, peer.base_url, SHORT_LEVELS, database)
     try:
         service.start()
         move = _arrived_once(devnet, service, time.monotonic())
@@ -199,12 +203,12 @@ def test_a_chain_below_its_minimum_is_refilled_from_the_chain_with_surplus(
 
 @pytest.mark.usefixtures("dipped")
 def test_a_move_stored_then_killed_before_it_is_sent_is_sent_once_by_the_next_process(
-    devnet: RunningDevnet, peer: RunningPeer, tmp_path: Path
+    devnet: RunningDevnet, peer: RunningPeer, tmp_path: Path, database: str | None
 ) -> None:
-    service = _service(devnet, tmp_path, peer.base_url, SHORT_LEVELS)
+    service = _service(devnet, tmp_path, peer.base_url, SHORT_LEVELS, database)
     process = ["-m", "tests.e2e.rebalancer_process", str(tmp_path / "deployment.toml")]
     killed = subprocess.run(
-        [sys.executable, *process, str(tmp_path)],
+        [sys.executable, *process, str(tmp_path), service.database],
         capture_output=True,
         text=True,
         timeout=120,

@@ -58,9 +58,10 @@ def test_the_amount_is_at_most_the_surplus_over_target() -> None:
     assert _moves(_at(1, 26), _at(2, 0)) == [(1, 2, 6)]
 
 
-def test_surplus_is_what_is_free_now_not_what_is_owed() -> None:
-    # 40 over target on paper, but only 3 free: 3 can leave.
-    assert _moves(_at(1, 3, owed=57), _at(2, 0)) == [(1, 2, 3)]
+def test_surplus_is_what_is_free_now_beyond_the_minimum_not_what_is_owed() -> None:
+    # 40 over target on paper, but only 8 free: 3 can leave, the minimum (5) stays.
+    assert _moves(_at(1, 8, owed=52), _at(2, 0)) == [(1, 2, 3)]
+    assert _moves(_at(1, 5, owed=55), _at(2, 0)) == []
 
 
 def test_nothing_moves_while_every_chain_is_within_its_levels() -> None:
