@@ -4,6 +4,7 @@ from crossfill.config.deployment import (
     Deployment,
     KeyHolder,
     RebalancingSettings,
+    RebalancingTarget,
     RepaymentSettings,
 )
 from crossfill.config.loader import load_deployment, parse_deployment
@@ -14,6 +15,7 @@ __all__ = [
     "Deployment",
     "KeyHolder",
     "RebalancingSettings",
+    "RebalancingTarget",
     "RepaymentSettings",
     "load_deployment",
     "parse_deployment",

@@ -9,7 +9,7 @@ like any other, and a kind reads its chains back with `Deployment.section`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -43,12 +43,15 @@ ChainT = TypeVar("ChainT", bound=SectionChain)
 class ConfigSection(Generic[ChainT]):
     """`key`: the TOML key the kind's chains are written under; `model`: one chain's model;
     `single`: one table (`[perps]`) rather than an array of them (`[[svm_chains]]`);
-    `required`: an array every file has, with one chain at least (`[[chains]]`)."""
+    `required`: an array every file has, with one chain at least (`[[chains]]`);
+    `check`: what the kind checks of the whole file once every section is read (the shared
+    settings that name its chains), raising `ValueError` naming the bad entry."""
 
     key: str
     model: type[ChainT]
     single: bool = False
     required: bool = False
+    check: Callable[[Any], None] | None = None
 
     def field(self) -> tuple[Any, Any]:
         """The section as a field of the deployment model: its type and its default."""

@@ -290,7 +290,22 @@ class ChainConfig(ChainListing):
         return {}
 
 
-EVM_SECTION: Final = ConfigSection("chains", ChainConfig, required=True)
+def _rebalancing_targets_listed(deployment: Deployment) -> None:
+    """Each rebalancing target names an EVM chain of the file and a currency listed on it."""
+    for index, target in enumerate(deployment.rebalancing.targets):
+        where = f"rebalancing.targets[{index}]"
+        chain = evm_chain(deployment, target.chain_id)
+        if chain is None:
+            raise ValueError(f"{where}: chain {target.chain_id} is no EVM chain of this file")
+        if chain.currency(target.currency) is None:
+            raise ValueError(
+                f"{where}: currency {target.currency} is not listed on chain {chain.id}"
+            )
+
+
+EVM_SECTION: Final = ConfigSection(
+    "chains", ChainConfig, required=True, check=_rebalancing_targets_listed
+)
 
 
 def evm_chains(deployment: Deployment) -> tuple[ChainConfig, ...]:
