@@ -216,13 +216,16 @@ class Killer:
     service: ServiceProcess
     kills_wanted: int
     seconds: float
+    # Held while the service must not be killed (the books being read).
+    lock: threading.Lock
     kills: int = 0
     stop: threading.Event = field(default_factory=threading.Event)
 
     def run(self) -> None:
         while self.kills < self.kills_wanted and not self.stop.wait(self.seconds):
-            self.service.kill()
-            self.service.start()
+            with self.lock:
+                self.service.kill()
+                self.service.start()
             self.kills += 1
 
 
@@ -542,7 +545,9 @@ def _drive(
     the start (until `watch.finish()`); their outcomes and the number of kills."""
     watch.checkpoint()  # the books as opened
     watch.start(max(1, arguments.intents // CHECKPOINTS))
-    killer = Killer(soak.service, arguments.kills, arguments.seconds_between_kills)
+    killer = Killer(
+        soak.service, arguments.kills, arguments.seconds_between_kills, watch.service_lock
+    )
     killing = threading.Thread(target=killer.run, daemon=True)
     soak.started = time.monotonic()
     killing.start()
@@ -641,7 +646,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=4.0, help="intents sent per second")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--kills", type=int, default=8)
-    parser.add_argument("--seconds-between-kills", type=float, default=25.0)
+    parser.add_argument("--seconds-between-kills", type=float, default=30.0)
     parser.add_argument("--settle-seconds", type=float, default=300.0)
     parser.add_argument("--json", type=Path, default=None, help="where the summary goes")
     return run(parser.parse_args(argv))

@@ -43,6 +43,9 @@ class Checkpoint:
     unexplained: dict[int, int]
     causes: list[str]
     inventory: dict[Holding, dict[str, Decimal]]
+    # What the books say of each (chain, currency): owed to users and to the solver, fees,
+    # gas, and whatever else they show (in transit, with a rebalancer), in the smallest unit.
+    books: dict[Holding, dict[str, str]] = field(default_factory=dict)
 
     def document(self) -> dict[str, Any]:
         return {
@@ -54,7 +57,21 @@ class Checkpoint:
                 f"{chain}:{symbol}": {part: str(amount) for part, amount in parts.items()}
                 for (chain, symbol), parts in sorted(self.inventory.items())
             },
+            "books": {
+                f"{chain}:{symbol}": figures for (chain, symbol), figures in self.books.items()
+            },
         }
+
+
+def figures_of(books: Mapping[str, Any]) -> dict[Holding, dict[str, str]]:
+    """Per (chain, currency) of a `GET /admin/books` answer, its figures (amounts as given)."""
+    return {
+        (int(chain["chainId"]), entry["symbol"]): {
+            name: str(value) for name, value in entry.items() if name not in {"currency", "symbol"}
+        }
+        for chain in books["chains"]
+        for entry in chain["currencies"]
+    }
 
 
 def inventory_of(metrics_text: str) -> dict[Holding, dict[str, Decimal]]:
@@ -104,6 +121,8 @@ class TreasuryWatch:
     checkpoints: list[Checkpoint] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
+    # Held while the books are read: whoever kills the service takes it first.
+    service_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def now(self) -> float:
         return time.monotonic() - self.started
@@ -122,26 +141,32 @@ class TreasuryWatch:
         self.samples.append(Sample(self.now(), found))
         return found
 
-    def checkpoint(self, timeout: float = 120) -> Checkpoint:
-        """The books read now (tried again while the service restarts or a chain lags)."""
+    def checkpoint(self, timeout: float = 300) -> Checkpoint:
+        """The books read now (the service not killed meanwhile; tried again while it starts
+        or a chain lags)."""
         deadline = time.monotonic() + timeout
         while True:
-            try:
-                answer = httpx.get(
-                    f"{self.base_url()}/admin/books",
-                    headers={"Authorization": f"Bearer {self.operator_token}"},
-                    timeout=30,
-                )
-                if answer.status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
+            with self.service_lock:
+                try:
+                    answer = httpx.get(
+                        f"{self.base_url()}/admin/books",
+                        headers={"Authorization": f"Bearer {self.operator_token}"},
+                        timeout=60,
+                    )
+                    if answer.status_code == 200:
+                        break
+                    failure = f"{answer.status_code} {answer.text[:300]}"
+                except httpx.HTTPError as exc:
+                    failure = repr(exc)
             if time.monotonic() > deadline:
-                raise RuntimeError("the books could not be read")
+                raise RuntimeError(f"the books could not be read: {failure}")
             time.sleep(1)
-        unexplained, causes = unexplained_of(answer.json())
+        books = answer.json()
+        unexplained, causes = unexplained_of(books)
         inventory = self.samples[-1].parts if self.samples else {}
-        checkpoint = Checkpoint(self.now(), self.sent(), unexplained, causes, inventory)
+        checkpoint = Checkpoint(
+            self.now(), self.sent(), unexplained, causes, inventory, figures_of(books)
+        )
         self.checkpoints.append(checkpoint)
         return checkpoint
 
@@ -162,7 +187,10 @@ class TreasuryWatch:
         while not self.stop.is_set():
             self.sample()
             if self.sent() >= next_mark:
-                self.checkpoint()
+                try:
+                    self.checkpoint()
+                except RuntimeError as exc:  # reported: fewer checkpoints than asked for
+                    print(exc)
                 next_mark += checkpoint_every
             self.stop.wait(self.interval)
 
