@@ -126,7 +126,9 @@ class Metrics:
             "crossfill_solver_inventory",
             "The solver's inventory per chain and currency, in whole units: `part` is balance "
             "(on chain), committed (outputs of orders in flight), free (balance less "
-            "committed, negative when oversubscribed) or owed (deposits owed to it, unpaid)",
+            "committed, negative when oversubscribed), owed (deposits owed to it, unpaid), "
+            "in_transit (the rebalancer's moves toward the chain, not yet arrived) or virtual "
+            "(free + in_transit + owed)",
             ["chain_id", "currency", "part"],
         )
         self.solver_shortfall = latest(
@@ -202,6 +204,25 @@ class Metrics:
             "crossfill_books_gas_spent",
             "Gas the service's keys paid for their mined transactions on this chain",
             ["chain_id", "currency"],
+        )
+        self.books_in_transit = latest(
+            "crossfill_books_in_transit",
+            "What the rebalancer's moves sent from this chain through a bridge and that has "
+            "not arrived yet, in the origin's currency",
+            ["chain_id", "currency"],
+        )
+        # The rebalancer (docs/treasury.md#moving-inventory-between-chains).
+        self.rebalance_moves = counter(
+            "crossfill_rebalance_moves",
+            "Moves of the solver's inventory between chains through the bridge, by the "
+            "currency's symbol and what became of them (sent, arrived, refunded, failed)",
+            [*_CHAINS, "currency", "outcome"],
+        )
+        self.rebalance_unavailable = latest(
+            "crossfill_rebalance_unavailable",
+            "1 while the bridge or a chain does not answer for a move (quote, send or status), "
+            "which is tried again with backoff; 0 once they answer",
+            [*_CHAINS, "currency"],
         )
         self.books_unexplained = latest(
             "crossfill_books_unexplained",

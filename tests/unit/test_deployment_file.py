@@ -157,3 +157,44 @@ def test_the_rebalancing_bridge_is_off_unless_named_with_its_defaults() -> None:
 )
 def test_bad_rebalancing_settings_are_named(section, reason) -> None:
     assert reason in _error({**deployment_document(), "rebalancing": section})
+
+
+NATIVE = "0x0000000000000000000000000000000000000000"
+
+
+def _target(**overrides: object) -> dict[str, object]:
+    return {
+        "chain_id": 900002, "currency": NATIVE, "minimum": "5", "target": "20", "maximum": "50",
+        **overrides,
+    }  # fmt: skip
+
+
+def test_rebalancing_targets_load_and_run_unless_turned_off() -> None:
+    assert not _parse(deployment_document()).rebalancing.runs
+    document = {**deployment_document(), "rebalancing": {"targets": [_target()]}}
+    rebalancing = _parse(document).rebalancing
+    assert rebalancing.runs and rebalancing.interval_seconds == 5
+    target = rebalancing.targets[0]
+    assert (target.chain_id, str(target.minimum), str(target.target)) == (900002, "5", "20")
+    document["rebalancing"] = {"enabled": False, "interval_seconds": 1, "targets": [_target()]}
+    assert not _parse(document).rebalancing.runs
+
+
+@pytest.mark.parametrize(
+    ("targets", "reason"),
+    [
+        ([_target(minimum="30")], "minimum ≤ target ≤ maximum"),
+        ([_target(maximum="10")], "minimum ≤ target ≤ maximum"),
+        ([_target(minimum="-1")], "rebalancing.targets[0].minimum"),
+        ([_target(chain_id=1)], "rebalancing.targets[0]: chain 1 is no EVM chain"),
+        (
+            [_target(currency="0x5FbDB2315678afecb367f032d93F642f64180aa3")],
+            "is not listed on chain 900002",
+        ),
+        ([_target(), _target(target="30")], "more than one target for chain 900002"),
+        ([_target(currency="0x12")], "rebalancing.targets[0].currency"),
+        ([_target(minimum="five")], "rebalancing.targets[0].minimum"),
+    ],
+)
+def test_bad_rebalancing_targets_are_named(targets, reason) -> None:
+    assert reason in _error({**deployment_document(), "rebalancing": {"targets": targets}})

@@ -26,6 +26,7 @@ from crossfill.kinds.evm.port import EvmPort
 from crossfill.metrics import Metrics
 from crossfill.runtime import Runtime
 from crossfill.store import books as ledger
+from crossfill.store import rebalancing
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 
 log = structlog.get_logger(__name__)
@@ -63,6 +64,10 @@ class CurrencyBooks:
     app_fees_owed: int
     fees_earned: int
     gas_spent: int
+    # Sent from this chain by the rebalancer's moves, not yet arrived (the `in_transit`
+    # account); and what its moves sent toward this chain will bring.
+    in_transit: int = 0
+    arriving: int = 0
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,8 @@ class _Snapshot:
     in_flight: dict[str, int]
     depository_in_flight: int
     last_entry: int
+    # Currency -> what the rebalancer's moves sent toward the chain will bring.
+    arriving: dict[str, int]
 
 
 async def _snapshot(session: AsyncSession, chain_id: int, solver: str) -> _Snapshot:
@@ -131,6 +138,7 @@ async def _snapshot(session: AsyncSession, chain_id: int, solver: str) -> _Snaps
         in_flight,
         await ledger.payouts_in_flight(session, chain_id) + sum(in_flight.values()),
         await ledger.last_entry(session),
+        (await rebalancing.in_transit(session)).get(chain_id, {}),
     )
 
 
@@ -244,6 +252,9 @@ def _report(
                         balance(currency, holding.account),
                         seen=seen_in(currency),
                         in_flight=_in_flight(holding, snapshot),
+                        arriving=snapshot.arriving.get(currency, 0)
+                        if holding.address == solver.lower()
+                        else 0,
                     ),
                 )
             )
@@ -258,6 +269,8 @@ def _report(
                 balance(currency.address.lower(), account) for account in books.EARNINGS
             ),
             gas_spent=balance(currency.address.lower(), books.GAS),
+            in_transit=balance(currency.address.lower(), books.IN_TRANSIT),
+            arriving=snapshot.arriving.get(currency.address.lower(), 0),
         )
         for currency in config.currencies
     )
@@ -279,6 +292,7 @@ def export(metrics: Metrics, config: ChainConfig, found: ChainBooks, solver: str
         metrics.books_app_fees_owed.labels(*labels).set(whole(row.currency, row.app_fees_owed))
         metrics.books_fees_earned.labels(*labels).set(whole(row.currency, row.fees_earned))
         metrics.books_gas_spent.labels(*labels).set(whole(row.currency, row.gas_spent))
+        metrics.books_in_transit.labels(*labels).set(whole(row.currency, row.in_transit))
     unexplained_by: dict[tuple[str, str], float] = defaultdict(float)
     for held in found.reconciled:
         unexplained = held.found.unexplained
@@ -342,6 +356,8 @@ def books_wire(found: Sequence[ChainBooks]) -> dict[str, Any]:
                         "appFeesOwed": str(row.app_fees_owed),
                         "feesEarned": str(row.fees_earned),
                         "gasSpent": str(row.gas_spent),
+                        "inTransit": str(row.in_transit),
+                        "arriving": str(row.arriving),
                     }
                     for row in chain.currencies
                 ],

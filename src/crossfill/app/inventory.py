@@ -11,7 +11,8 @@ read) reaches their block.
 
 It is read again after every status change this process commits (the outbox's commit
 signal) and at least every `REFRESH_SECONDS` (changes made by other processes), at most
-every `MIN_GAP_SECONDS`; what is owed, which quotes do not read, every `OWED_EVERY` reads.
+every `MIN_GAP_SECONDS`; what is owed and what the rebalancer's moves have in transit, which
+quotes do not read, every `OWED_EVERY` reads.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.loops import run_until_woken
 from crossfill.metrics import Metrics
 from crossfill.runtime import Runtime
-from crossfill.store import inventory
+from crossfill.store import inventory, rebalancing
 from crossfill.store.commit_signals import OUTBOX_EVENTS
 from crossfill.types import ChainId
 
@@ -71,6 +72,7 @@ class InventoryView:
             }
             filled = await inventory.fill_blocks(session, left)
             owed = await inventory.owed(session) if self._reads % OWED_EVERY == 0 else None
+            transit = await rebalancing.in_transit(session) if owed is not None else None
         self._reads += 1
         for chain_id, requests in self._in_flight.items():
             landed = self._landed.setdefault(chain_id, {})
@@ -91,13 +93,20 @@ class InventoryView:
             chain.state.solver_committed = total([*in_flight.get(chain_id, {}).values(), *unpaid])
             if owed is not None:
                 chain.state.solver_owed = owed.get(chain_id, {})
+            if transit is not None:
+                chain.state.solver_in_transit = transit.get(chain_id, {})
         self._publish()
 
     def _publish(self) -> None:
         gauge = self.metrics.solver_inventory
         for chain in self.chains.values():
             state, config = chain.state, chain.config
-            held = inventories(state.solver_balances, state.solver_committed, state.solver_owed)
+            held = inventories(
+                state.solver_balances,
+                state.solver_committed,
+                state.solver_owed,
+                state.solver_in_transit,
+            )
             for currency in config.currencies:
                 found = held.get(currency.address.lower())
                 if found is None:
@@ -107,6 +116,8 @@ class InventoryView:
                     "committed": found.committed,
                     "free": found.free,
                     "owed": found.owed,
+                    "in_transit": found.in_transit,
+                    "virtual": found.virtual,
                 }
                 for part, amount in parts.items():
                     gauge.labels(config.id, currency.symbol, part).set(

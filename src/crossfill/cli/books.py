@@ -85,13 +85,13 @@ def _units(amount: int, decimals: int) -> str:
 def _owed_table(report: ChainBooks, decimals: dict[str, int]) -> Table:
     table = Table(
         "currency", "owed to users", "owed to solver", "app fees owed", "fees earned",
-        "gas spent", title=f"chain {report.chain_id}: books",
+        "gas spent", "in transit out", "arriving", title=f"chain {report.chain_id}: books",
     )  # fmt: skip
     for row in report.currencies:
         places = decimals.get(row.currency, 0)
         amounts = (
             row.owed_to_users, row.owed_to_solver, row.app_fees_owed, row.fees_earned,
-            row.gas_spent,
+            row.gas_spent, row.in_transit, row.arriving,
         )  # fmt: skip
         table.add_row(row.symbol, *(_units(amount, places) for amount in amounts))
     return table

@@ -7,6 +7,7 @@ from crossfill.config.deployment import (
     Deployment,
     KeyHolder,
     RebalancingSettings,
+    RebalancingTarget,
     RepaymentSettings,
 )
 from crossfill.config.loader import load_deployment, parse_deployment
@@ -20,6 +21,7 @@ __all__ = [
     "Deployment",
     "KeyHolder",
     "RebalancingSettings",
+    "RebalancingTarget",
     "RepaymentSettings",
     "load_deployment",
     "parse_deployment",

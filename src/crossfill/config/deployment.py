@@ -351,6 +351,29 @@ class RepaymentSettings(ConfigModel):
         )
 
 
+class RebalancingTarget(ConfigModel):
+    """Where the solver's inventory of one currency on one chain should stay, in whole units of
+    the currency (decimal strings): below `minimum` the rebalancer refills it up to `target`;
+    above `maximum` its excess over `target` is moved to the chains below their target
+    (`domain.rebalancing`)."""
+
+    chain_id: int
+    # The currency's address on that chain.
+    currency: EvmAddress
+    minimum: Decimal = Field(ge=0)
+    target: Decimal = Field(ge=0)
+    maximum: Decimal = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RebalancingTarget:
+        if not self.minimum <= self.target <= self.maximum:
+            raise ValueError(
+                f"chain {self.chain_id} {self.currency}: minimum ≤ target ≤ maximum is required "
+                f"(minimum {self.minimum}, target {self.target}, maximum {self.maximum})"
+            )
+        return self
+
+
 class RebalancingSettings(ConfigModel):
     """Moving inventory between chains through a bridge: another intents service speaking this
     interface, quoted and paid as any user would (`treasury.intents_api_bridge`,
@@ -370,12 +393,34 @@ class RebalancingSettings(ConfigModel):
     # How long `send` waits for one of a move's transactions to be mined before sending the
     # next (an approval before the deposit); past it the move is sent on by a later call.
     bridge_step_timeout_seconds: float = Field(default=60, gt=0, le=3600)
+    # The rebalancer (`kinds.evm.rebalancer`) runs when targets exist; false turns it off.
+    enabled: bool = True
+    # How often it compares each (chain, currency) with its target and follows its moves.
+    interval_seconds: float = Field(default=5, gt=0, le=3600)
+    # A move the bridge refused (or one whose transaction reverted) is not asked for again
+    # between the same chains and currency for this long.
+    refused_retry_seconds: float = Field(default=600, ge=0)
+    # Per (chain, currency): minimum, target, maximum.
+    targets: tuple[RebalancingTarget, ...] = ()
 
     @model_validator(mode="after")
     def _backoff_bounds(self) -> RebalancingSettings:
         if self.bridge_backoff_max_seconds < self.bridge_backoff_seconds:
             raise ValueError("bridge_backoff_max_seconds must be at least bridge_backoff_seconds")
         return self
+
+    @model_validator(mode="after")
+    def _one_target_each(self) -> RebalancingSettings:
+        seen = [(target.chain_id, target.currency.lower()) for target in self.targets]
+        duplicates = sorted({f"chain {c} {a}" for c, a in seen if seen.count((c, a)) > 1})
+        if duplicates:
+            raise ValueError(f"targets: more than one target for {', '.join(duplicates)}")
+        return self
+
+    @property
+    def runs(self) -> bool:
+        """Whether the rebalancer runs: targets exist and it is not turned off."""
+        return self.enabled and bool(self.targets)
 
 
 ChainT = TypeVar("ChainT", bound=SectionChain)
@@ -440,6 +485,19 @@ class Deployment(ConfigModel):
 
     def chain(self, chain_id: int) -> ChainConfig | None:
         return next((chain for chain in self.chains if chain.id == chain_id), None)
+
+    @model_validator(mode="after")
+    def _targets_on_evm_chains(self) -> Deployment:
+        for index, target in enumerate(self.rebalancing.targets):
+            where = f"rebalancing.targets[{index}]"
+            chain = self.chain(target.chain_id)
+            if chain is None:
+                raise ValueError(f"{where}: chain {target.chain_id} is no EVM chain of this file")
+            if chain.currency(target.currency) is None:
+                raise ValueError(
+                    f"{where}: currency {target.currency} is not listed on chain {chain.id}"
+                )
+        return self
 
 
 @cache

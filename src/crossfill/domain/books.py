@@ -15,7 +15,13 @@ accounts:
 - `repaid`: what the Depository paid the solver back (the income of fills);
 - `refund_gas_kept`: what a refund kept of its deposit for its gas;
 - `sponsorship`: what sponsors paid the solver for the fees they sponsored (income);
-- `gas`: what each key paid for its transactions (an expense).
+- `gas`: what each key paid for its transactions (an expense);
+- `in_transit`: on a move's origin chain, what the solver sent through a bridge toward another
+  chain and has not arrived yet (an asset);
+- `rebalanced`: what moves carried between chains, + on the origin (what left it), - on the
+  destination (what arrived): the clearing that keeps each chain's postings balanced; over
+  every chain of a currency it sums to zero;
+- `bridge_fees`: what a bridge kept of a move (an expense).
 """
 
 from __future__ import annotations
@@ -34,9 +40,12 @@ REPAID = "repaid"
 REFUND_GAS_KEPT = "refund_gas_kept"
 SPONSORSHIP = "sponsorship"
 GAS = "gas"
+IN_TRANSIT = "in_transit"
+REBALANCED = "rebalanced"
+BRIDGE_FEES = "bridge_fees"
 KEY_PREFIX = "key:"
-# What the service earns, for the report: its income less the cost of its fills.
-EARNINGS = (FILLED, REPAID, REFUND_GAS_KEPT, SPONSORSHIP)
+# What the service earns, for the report: its income less the cost of its fills and moves.
+EARNINGS = (FILLED, REPAID, REFUND_GAS_KEPT, SPONSORSHIP, BRIDGE_FEES)
 
 
 class UnbalancedEvent(ValueError):
@@ -173,6 +182,36 @@ def gas_paid(chain_id: int, native: str, sender: str, fee: int) -> tuple[Posting
     )
 
 
+def rebalanced_out(chain_id: int, currency: str, amount: int, solver: str) -> tuple[Posting, ...]:
+    """A move's deposit mined on its origin: the solver key paid it, in transit until it
+    arrives."""
+    return balanced(
+        (
+            Posting(chain_id, currency, key_account(solver), -amount),
+            Posting(chain_id, currency, IN_TRANSIT, amount),
+        )
+    )
+
+
+def rebalanced_in(
+    origin: tuple[int, str, int], fee: int, destination: tuple[int, str, int], solver: str
+) -> tuple[Posting, ...]:
+    """A move arrived: on the origin (chain, currency, the amount sent) it is no longer in
+    transit, the bridge's `fee` (in the origin's units) spent and the rest carried away; on the
+    destination (chain, currency, what arrived) the solver key holds it."""
+    origin_chain, origin_currency, amount = origin
+    chain_id, currency, amount_out = destination
+    return balanced(
+        (
+            Posting(origin_chain, origin_currency, IN_TRANSIT, -amount),
+            Posting(origin_chain, origin_currency, BRIDGE_FEES, fee),
+            Posting(origin_chain, origin_currency, REBALANCED, amount - fee),
+            Posting(chain_id, currency, key_account(solver), amount_out),
+            Posting(chain_id, currency, REBALANCED, -amount_out),
+        )
+    )
+
+
 def opened(chain_id: int, currency: str, account: str, amount: int) -> tuple[Posting, ...]:
     """An account's balance found on chain when the books were opened for it."""
     return balanced(
@@ -193,6 +232,7 @@ def reversed_(postings: Iterable[Posting]) -> tuple[Posting, ...]:
 # Why an account's balance on chain differs from its books.
 SEEN_UNCONFIRMED = "deposits seen, not yet confirmed"
 IN_FLIGHT = "transactions in flight"
+ARRIVING = "rebalance moves arriving (sent toward the chain, not yet booked arrived)"
 UNRECORDED_IN = "received, recorded by nothing (a donation or another outside transfer)"
 UNRECORDED_OUT = "paid out, recorded by nothing (an outside transfer, or a reorg not yet settled)"
 
@@ -218,16 +258,24 @@ class Difference:
         return UNRECORDED_IN if self.unexplained > 0 else UNRECORDED_OUT
 
 
-def reconcile(on_chain: int, booked: int, *, seen: int, in_flight: bool) -> Difference:
+def reconcile(
+    on_chain: int, booked: int, *, seen: int, in_flight: bool, arriving: int = 0
+) -> Difference:
     """`seen`: deposits to the account on chain that the books take only once confirmed;
     `in_flight`: transactions that may move the account are sent and not yet settled, so
     what is left of the difference is theirs until they are (the next reconciliation after
-    they settle says it to the wei)."""
+    they settle says it to the wei); `arriving`: what the rebalancer's moves sent toward the
+    account (the solver key) will bring, booked once the rebalancer sees them arrived: up to
+    that much more on chain is theirs."""
     explained: list[tuple[str, int]] = []
     left = on_chain - booked
     if seen:
         explained.append((SEEN_UNCONFIRMED, seen))
         left -= seen
+    if left > 0 and arriving > 0:
+        landed = min(left, arriving)
+        explained.append((ARRIVING, landed))
+        left -= landed
     if left and in_flight:
         explained.append((IN_FLIGHT, left))
         left = 0

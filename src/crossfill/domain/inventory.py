@@ -7,6 +7,10 @@ committed to orders in flight, what is owed to it, and what is free.
 - **owed**: deposits of filled orders not yet repaid to the solver (on their origin chain).
 - **free** = balance - committed: what a new order may still take. It is negative when the
   orders in flight ask for more than the balance holds (oversubscribed).
+- **in transit**: what the rebalancer's moves sent toward this chain will bring
+  (`domain.rebalancing`), not yet arrived.
+- **virtual** = free + in transit + owed: what the solver will hold here once what is on its
+  way lands (what the rebalancer compares with the chain's levels).
 
 Amounts are smallest units keyed by the currency's lower-case address.
 """
@@ -26,10 +30,15 @@ class Inventory:
     balance: int
     committed: int
     owed: int = 0
+    in_transit: int = 0
 
     @property
     def free(self) -> int:
         return self.balance - self.committed
+
+    @property
+    def virtual(self) -> int:
+        return self.free + self.in_transit + self.owed
 
     @property
     def servable(self) -> int:
@@ -59,11 +68,17 @@ def total(outputs: Iterable[Mapping[str, int]]) -> Amounts:
 
 
 def inventories(
-    balances: Mapping[str, int], committed: Mapping[str, int], owed: Mapping[str, int]
+    balances: Mapping[str, int],
+    committed: Mapping[str, int],
+    owed: Mapping[str, int],
+    in_transit: Mapping[str, int] | None = None,
 ) -> dict[str, Inventory]:
     """Every currency with a balance read, its inventory."""
+    transit = in_transit or {}
     return {
-        currency: Inventory(balance, committed.get(currency, 0), owed.get(currency, 0))
+        currency: Inventory(
+            balance, committed.get(currency, 0), owed.get(currency, 0), transit.get(currency, 0)
+        )
         for currency, balance in balances.items()
     }
 

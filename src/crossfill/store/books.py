@@ -31,6 +31,7 @@ from crossfill.store.tables import (
     ChainCursor,
     Deposit,
     LedgerEntry,
+    RebalanceMove,
     Repayment,
     Request,
     SentTransaction,
@@ -216,6 +217,40 @@ async def repaid(session: AsyncSession, repayment: Repayment, *, now: datetime) 
         f"repay:{repayment.id}",
         books.repaid(
             repayment.chain_id, repayment.currency, int(repayment.amount), repayment.recipient
+        ),
+        now=now,
+    )
+
+
+def move_out_event(move: RebalanceMove) -> str:
+    return f"rebalance-out:{move.id}"
+
+
+async def rebalanced_out(
+    session: AsyncSession, move: RebalanceMove, solver: str, *, now: datetime
+) -> None:
+    """A move's deposit mined on its origin (once)."""
+    await _post_once(
+        session,
+        move_out_event(move),
+        books.rebalanced_out(move.origin_chain_id, move.currency_in, int(move.amount), solver),
+        now=now,
+    )
+
+
+async def rebalanced_in(
+    session: AsyncSession, move: RebalanceMove, solver: str, fee: int, *, now: datetime
+) -> None:
+    """A move arrived (once; after its rebalance out, which it posts first if not yet)."""
+    await rebalanced_out(session, move, solver, now=now)
+    await _post_once(
+        session,
+        f"rebalance-in:{move.id}",
+        books.rebalanced_in(
+            (move.origin_chain_id, move.currency_in, int(move.amount)),
+            fee,
+            (move.destination_chain_id, move.currency_out, int(move.amount_out)),
+            solver,
         ),
         now=now,
     )

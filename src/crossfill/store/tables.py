@@ -451,6 +451,45 @@ class LedgerEntry(Base):
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
 
 
+class RebalanceMove(Base):
+    """A move of the solver's inventory from one chain to another through the bridge
+    (`kinds.evm.rebalancer`, `domain.rebalancing`): `amount` of `currency_in` on the origin,
+    to arrive as `currency_out` (the same `symbol`) on the destination.
+
+    `status`: `failed` at once when the bridge refuses to quote it; `quoted` once the bridge's
+    quote is stored (`quote`: `BridgeQuote.document()`,
+    kept before anything is sent, so a crash resumes it by sending the same quote); `sent`
+    once its transactions are journalled and broadcast (`tx_hashes`); then `arrived`
+    (`amount_out` paid to the solver on the destination), `refunded` (the bridge paid the
+    deposit back on the origin) or `failed` (the bridge refused it, or our transaction
+    reverted: `reason`). `last_error`: why the bridge or a chain did not answer at the last
+    try (the move is tried again), cleared once they do."""
+
+    __tablename__ = "rebalance_moves"
+    __table_args__ = (Index("ix_rebalance_moves_status", "status"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    origin_chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    destination_chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    currency_in: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    currency_out: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    symbol: Mapped[str] = mapped_column(String(32), nullable=False)
+    amount: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    # What the quote said would arrive, then what arrived.
+    amount_out: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    # The bridge's name for the move (its request id) and its quote; none for a move the
+    # bridge refused to quote.
+    request_id: Mapped[str | None] = mapped_column(String(80), unique=True)
+    quote: Mapped[dict[str, Any] | None] = mapped_column(JSONColumn)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    tx_hashes: Mapped[list[str] | None] = mapped_column(JSONColumn)
+    reason: Mapped[str | None] = mapped_column(String(300))
+    last_error: Mapped[str | None] = mapped_column(String(300))
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    sent_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    ended_at: Mapped[datetime | None] = mapped_column(Timestamp)
+
+
 class AddressTransfer(Base):
     """A transfer into a deposit address (`log_index` -1 for ether), and its sweep into the
     Depository for the request it pays: `seen`, then `swept` (or `failed`) once the sweep is

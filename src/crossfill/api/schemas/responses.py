@@ -113,6 +113,9 @@ class BooksCurrency(_Open):
     appFeesOwed: str
     feesEarned: str
     gasSpent: str
+    # Sent from this chain by the rebalancer, not yet arrived; and on its way toward it.
+    inTransit: str
+    arriving: str
 
 
 class BooksCause(_Open):

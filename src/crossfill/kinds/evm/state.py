@@ -34,6 +34,9 @@ class ChainState(HeadProgress):
     # owe the solver (`domain.inventory`), as `app.inventory` last read them from the store.
     solver_committed: dict[str, int] = field(default_factory=dict)
     solver_owed: dict[str, int] = field(default_factory=dict)
+    # Lower-case currency address -> what the rebalancer's moves sent toward this chain will
+    # bring (`domain.rebalancing`), as `app.inventory` last read it.
+    solver_in_transit: dict[str, int] = field(default_factory=dict)
     # Pool reserves and price-feed rounds as of the last poll.
     market: MarketSnapshot = field(default_factory=lambda: MarketSnapshot({}, {}))
 
@@ -66,7 +69,12 @@ class ChainState(HeadProgress):
         balance = self.solver_balances.get(key)
         if balance is None:
             return None
-        return Inventory(balance, self.solver_committed.get(key, 0), self.solver_owed.get(key, 0))
+        return Inventory(
+            balance,
+            self.solver_committed.get(key, 0),
+            self.solver_owed.get(key, 0),
+            self.solver_in_transit.get(key, 0),
+        )
 
     def solver_free(self, currency: str) -> int | None:
         """What the solver holds of `currency` here that no order in flight is committed to

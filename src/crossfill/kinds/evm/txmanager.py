@@ -59,7 +59,7 @@ from crossfill.kinds.evm.key_funds import KeyFunds, cost, row_cost
 from crossfill.kinds.evm.port import EvmPort
 from crossfill.kinds.evm.receipt_outcomes import fee_paid
 from crossfill.kinds.evm.state import ChainState
-from crossfill.store import books, signer_leases
+from crossfill.store import books, rebalancing, signer_leases
 from crossfill.store.db import as_utc
 from crossfill.store.tables import SentTransaction
 
@@ -751,6 +751,10 @@ class TxManager:
                     session, row.chain_id, sender=row.sender, tx_hash=row.tx_hash, fee=fee,
                     now=row.updated_at,
                 )  # fmt: skip
+                if status == "mined":
+                    await rebalancing.step_mined(
+                        session, row.purpose, row.sender, now=row.updated_at
+                    )
                 if status == "mined" and row.purpose.startswith(KEY_TRANSFERS):
                     sent = TypedTransaction.from_bytes(HexBytes(row.raw_transaction)).as_dict()
                     await books.key_transfer(

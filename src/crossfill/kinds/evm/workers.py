@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TypeVar
 
+import structlog
 from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -29,6 +31,7 @@ from crossfill.kinds.evm.indexer import Claim, Indexer
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.mined_watch import MinedWatch
 from crossfill.kinds.evm.permit_depositor import PermitDepositor
+from crossfill.kinds.evm.rebalancer import Rebalancer
 from crossfill.kinds.evm.refunder import Refunder
 from crossfill.kinds.evm.repayer import Repayer
 from crossfill.kinds.evm.signer_keeper import SignerKeeper
@@ -39,7 +42,10 @@ from crossfill.kinds.port import NamedWorker, WorkerContext
 from crossfill.runtime import Runtime
 from crossfill.store.db import is_sqlite
 from crossfill.store.tables import Request
+from crossfill.treasury.intents_api_bridge import IntentsApiBridge
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
+
+log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 
@@ -77,6 +83,8 @@ class EvmWorkers:
     signer_keepers: list[SignerKeeper] = field(default_factory=list)
     # One per chain: its books reconciled with the chain.
     books_keepers: list[BooksKeeper] = field(default_factory=list)
+    # One for every chain, with targets and a bridge: the solver's inventory moved between them.
+    rebalancer: Rebalancer | None = None
 
     @classmethod
     def build(cls, runtime: Runtime, context: WorkerContext) -> EvmWorkers:
@@ -214,6 +222,7 @@ class EvmWorkers:
                 )
                 for chain in evm_chains(runtime).values()
             ],
+            rebalancer=_rebalancer(runtime, context, txmanagers),
         )
 
     def listen(self) -> list[Callable[[], None]]:
@@ -261,11 +270,32 @@ class EvmWorkers:
             ),
             *(NamedWorker(executor.name, executor.run) for executor in self.gasless_executors),
             *(NamedWorker(keeper.name, keeper.run) for keeper in self.books_keepers),
+            *(() if self.rebalancer is None else (NamedWorker("rebalancer", self.rebalancer.run),)),
         ]
 
     def hint(self, chain_id: int, tx_hash: str, client: str) -> bool:
         indexer = self.indexers.get(ChainId(chain_id))
         return indexer is not None and indexer.hint(Hint(tx_hash, client))
+
+
+def _rebalancer(
+    runtime: Runtime, context: WorkerContext, txmanagers: Mapping[ChainId, TxManager]
+) -> Rebalancer | None:
+    """The rebalancer, when the file sets targets (and does not turn it off) and names a
+    bridge; its moves sent through the solver key's transaction manager of each chain."""
+    settings, solver = runtime.deployment.rebalancing, runtime.deployment.solver.address
+    if not settings.runs:
+        return None
+    senders: dict[int, TxManager] = dict(txmanagers.items())
+    bridge = IntentsApiBridge.configured(settings, senders, solver)
+    if bridge is None:
+        log.warning("rebalancing targets without a bridge_url: repayments steered, no moves")
+        return None
+    lease = max(context.signer_lease, timedelta(seconds=3 * settings.interval_seconds))
+    return Rebalancer(
+        evm_chains(runtime), runtime.sessions, bridge, settings, solver, context.owner, lease,
+        context.now, runtime.metrics, closing=bridge.aclose,
+    )  # fmt: skip
 
 
 def _sending_keys(runtime: Runtime) -> tuple[SendingKey, ...]:
