@@ -166,6 +166,8 @@ class Outcome:
     request_id: str | None = None
     order_id: str | None = None
     refused: str | None = None  # the quote's errorCode
+    message: str = ""  # and its message
+    at: float = 0.0  # seconds into the run the quote was answered
 
 
 class UsdcHolders:
@@ -240,9 +242,9 @@ class Soak:
     sent: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def quote(self, body: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-        """The quote, or the errorCode it was refused with (5xx and failed connections, as
-        while the service restarts, are asked again)."""
+    def quote(self, body: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[str, str]]:
+        """The quote, or the errorCode and message it was refused with (5xx and failed
+        connections, as while the service restarts, are asked again)."""
         with httpx.Client(timeout=15, headers={"x-api-key": self.key}) as http:
             for _ in range(300):
                 try:
@@ -251,9 +253,10 @@ class Soak:
                     time.sleep(0.3)
                     continue
                 if answer.status_code == 200:
-                    return answer.json(), None
+                    return answer.json(), ("", "")
                 if 400 <= answer.status_code < 500 and answer.status_code != 429:
-                    return None, str(answer.json().get("errorCode"))
+                    refusal = answer.json()
+                    return None, (str(refusal.get("errorCode")), str(refusal.get("message")))
                 time.sleep(0.3)
         raise RuntimeError(f"no quote for {body}")
 
@@ -284,9 +287,10 @@ class Soak:
             "amount": str(plan.currency.order),
             "tradeType": "EXACT_INPUT",
         }
-        quote, refused = self.quote(body)
+        quote, (code, message) = self.quote(body)
         if quote is None:
-            return Outcome(plan, refused=refused)
+            at = time.monotonic() - self.started
+            return Outcome(plan, refused=code, message=message, at=at)
         web3 = Web3(Web3.HTTPProvider(origin.rpc_url))
         nonce = int(web3.eth.get_transaction_count(user.address, "pending"))
         fees = wallet_fees(web3)
@@ -436,6 +440,17 @@ def _report(
         "refundsByReason": dict(refund_reasons),
         "refusedAtQuote": dict(refused),
         "inventoryRefusalsAndRefunds": len(inventory_at),
+        "firstRefusalsAtQuote": [
+            {
+                "intent": outcome.plan.index,
+                "atSeconds": round(outcome.at, 1),
+                "to": f"{outcome.plan.destination}:{outcome.plan.currency.symbol}",
+                "errorCode": outcome.refused,
+                "message": outcome.message,
+            }
+            for outcome in outcomes
+            if outcome.refused
+        ][:5],
         "firstInventoryProblemAt": (
             {"intent": inventory_at[0], "ofRun": round(inventory_at[0] / len(outcomes), 3)}
             if inventory_at
@@ -490,6 +505,7 @@ def _print(report: Report) -> None:
         "refundsByReason",
         "refusedAtQuote",
         "inventoryRefusalsAndRefunds",
+        "firstRefusalsAtQuote",
         "firstInventoryProblemAt",
         "booksUnexplainedWeiPerCheckpoint",
         "moneyInvariant",
@@ -543,13 +559,13 @@ def _drive(
 ) -> tuple[list[Outcome], int]:
     """Every intent sent while the service is killed now and then, the treasury watched from
     the start (until `watch.finish()`); their outcomes and the number of kills."""
+    soak.started = watch.started = time.monotonic()
     watch.checkpoint()  # the books as opened
     watch.start(max(1, arguments.intents // CHECKPOINTS))
     killer = Killer(
         soak.service, arguments.kills, arguments.seconds_between_kills, watch.service_lock
     )
     killing = threading.Thread(target=killer.run, daemon=True)
-    soak.started = time.monotonic()
     killing.start()
     try:
         with ThreadPoolExecutor(arguments.concurrency) as pool:
