@@ -31,6 +31,7 @@ rebalancing) if inventory was refused or refunded.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import queue
 import sys
@@ -468,6 +469,11 @@ def _report(
             if currency.symbol == symbol
         },
         "dipsBelowMinimum": {holding: found.document() for holding, found in dips.items()},
+        # How closely the dips were watched: a sample the service did not answer is skipped.
+        "inventorySamples": len(watch.samples),
+        "longestSampleGapSeconds": round(
+            max((b.at - a.at for a, b in itertools.pairwise(watch.samples)), default=0.0), 1
+        ),
         "checkpoints": [checkpoint.document() for checkpoint in watch.checkpoints],
         "booksUnexplainedWeiPerCheckpoint": books_unexplained,
         "moneyInvariant": money.summary(),
@@ -508,6 +514,8 @@ def _print(report: Report) -> None:
         "firstRefusalsAtQuote",
         "firstInventoryProblemAt",
         "booksUnexplainedWeiPerCheckpoint",
+        "inventorySamples",
+        "longestSampleGapSeconds",
         "moneyInvariant",
         "ordersFilledOnChain",
         "doubleFills",
@@ -659,7 +667,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-rebalancing", dest="rebalancing", action="store_false", help="no bridge, no targets"
     )
-    parser.add_argument("--rate", type=float, default=4.0, help="intents sent per second")
+    parser.add_argument("--rate", type=float, default=2.0, help="intents sent per second")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--kills", type=int, default=8)
     parser.add_argument("--seconds-between-kills", type=float, default=30.0)

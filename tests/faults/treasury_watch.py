@@ -129,7 +129,7 @@ class TreasuryWatch:
 
     def sample(self) -> dict[Holding, dict[str, Decimal]] | None:
         try:
-            answer = httpx.get(f"{self.base_url()}/metrics", timeout=5)
+            answer = httpx.get(f"{self.base_url()}/metrics", timeout=20)
         except httpx.HTTPError:
             return None
         if answer.status_code != 200:
