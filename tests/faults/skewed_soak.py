@@ -44,6 +44,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -240,7 +241,12 @@ class Soak:
     holders: UsdcHolders
     rate: float
     started: float = field(default_factory=time.monotonic)
+    # The same instant by the wall clock (UTC), to place what the database timestamps.
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     sent: int = 0
+    # Once every intent was sent: how long that took, and how often the service was killed.
+    sending_seconds: float = 0.0
+    kills: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def quote(self, body: dict[str, Any]) -> tuple[dict[str, Any] | None, tuple[str, str]]:
@@ -408,7 +414,7 @@ def _report(
     limits: dict[tuple[int, str], Limits],
     money: Any,
     fills: tuple[int, int],
-    kills: int,
+    soak: Soak,
     seconds: float,
 ) -> Report:
     refused = Counter(outcome.refused for outcome in outcomes if outcome.refused)
@@ -416,7 +422,7 @@ def _report(
     refund_reasons = Counter(
         str(row.fail_reason) for row in rows.values() if row.status == "refund"
     )
-    inventory_at = sorted(
+    inventory_problems = sorted(
         outcome.plan.index
         for outcome in outcomes
         if outcome.refused in INVENTORY_CODES
@@ -435,12 +441,13 @@ def _report(
         "rebalancerInBuild": _rebalancer_built(),
         "intents": len(outcomes),
         "toHotChain": sum(1 for outcome in outcomes if outcome.plan.destination == HOT_CHAIN),
-        "sigkills": kills,
+        "sigkills": soak.kills,
+        "sendingSeconds": round(soak.sending_seconds),
         "sent": sum(1 for outcome in outcomes if outcome.request_id),
         "statuses": dict(statuses),
         "refundsByReason": dict(refund_reasons),
         "refusedAtQuote": dict(refused),
-        "inventoryRefusalsAndRefunds": len(inventory_at),
+        "inventoryRefusalsAndRefunds": len(inventory_problems),
         "firstRefusalsAtQuote": [
             {
                 "intent": outcome.plan.index,
@@ -452,11 +459,7 @@ def _report(
             for outcome in outcomes
             if outcome.refused
         ][:5],
-        "firstInventoryProblemAt": (
-            {"intent": inventory_at[0], "ofRun": round(inventory_at[0] / len(outcomes), 3)}
-            if inventory_at
-            else None
-        ),
+        "firstInventoryProblem": _first_inventory_problem(outcomes, rows, soak),
         "startingInventory": {
             f"{chain}:{symbol}": {
                 "start": currency.text(held.start),
@@ -492,9 +495,48 @@ def _report(
         failed.append("double fills")
     if statuses.keys() - {"success", "refund"}:
         failed.append("requests not settled")
-    if arguments.rebalancing and inventory_at:
+    if arguments.rebalancing and inventory_problems:
         failed.append("inventory refused or refunded with rebalancing")
     return Report(document, failed)
+
+
+def _first_inventory_problem(
+    outcomes: list[Outcome], rows: dict[str, Request], soak: Soak
+) -> dict[str, Any]:
+    """When inventory was first refused at quote, and first refunded (the request's last
+    update), in seconds into the run and as a share of the time intents were being sent."""
+
+    def share(seconds: float) -> float:
+        return round(seconds / soak.sending_seconds, 3) if soak.sending_seconds else 0.0
+
+    refused = [o for o in outcomes if o.refused in INVENTORY_CODES]
+    refunds = [
+        (_seconds_since(soak.started_at, rows[o.request_id].updated_at), o)
+        for o in outcomes
+        if o.request_id in rows and rows[o.request_id].fail_reason in INVENTORY_CODES
+    ]
+    found: dict[str, Any] = {}
+    if refused:
+        first = min(refused, key=lambda o: o.at)
+        found["refusedAtQuote"] = {
+            "intent": first.plan.index,
+            "atSeconds": round(first.at, 1),
+            "ofSending": share(first.at),
+        }
+    if refunds:
+        at, outcome = min(refunds, key=lambda pair: pair[0])
+        found["refunded"] = {
+            "intent": outcome.plan.index,
+            "atSeconds": round(at, 1),
+            "ofSending": share(at),
+        }
+    return found
+
+
+def _seconds_since(start: datetime, moment: datetime) -> float:
+    """`moment` (the database's timestamp: UTC, with or without its zone) after `start`."""
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return (aware - start).total_seconds()
 
 
 def _print(report: Report) -> None:
@@ -512,7 +554,8 @@ def _print(report: Report) -> None:
         "refusedAtQuote",
         "inventoryRefusalsAndRefunds",
         "firstRefusalsAtQuote",
-        "firstInventoryProblemAt",
+        "sendingSeconds",
+        "firstInventoryProblem",
         "booksUnexplainedWeiPerCheckpoint",
         "inventorySamples",
         "longestSampleGapSeconds",
@@ -564,10 +607,11 @@ def _service(home: Path, deployment: Path, database: str) -> ServiceProcess:
 
 def _drive(
     soak: Soak, watch: TreasuryWatch, arguments: argparse.Namespace, chain_ids: list[int]
-) -> tuple[list[Outcome], int]:
+) -> list[Outcome]:
     """Every intent sent while the service is killed now and then, the treasury watched from
-    the start (until `watch.finish()`); their outcomes and the number of kills."""
+    the start (until `watch.finish()`); their outcomes."""
     soak.started = watch.started = time.monotonic()
+    soak.started_at = datetime.now(UTC)
     watch.checkpoint()  # the books as opened
     watch.start(max(1, arguments.intents // CHECKPOINTS))
     killer = Killer(
@@ -581,7 +625,8 @@ def _drive(
     finally:
         killer.stop.set()
         killing.join(120)
-    return outcomes, killer.kills
+    soak.sending_seconds, soak.kills = time.monotonic() - soak.started, killer.kills
+    return outcomes
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -622,7 +667,7 @@ def run(arguments: argparse.Namespace) -> int:
         soak = Soak(service, key, chains, holders, arguments.rate)
         running = service
         watch = TreasuryWatch(lambda: running.base_url, OPERATOR, lambda: soak.sent)
-        outcomes, kills = _drive(soak, watch, arguments, sorted(chains))
+        outcomes = _drive(soak, watch, arguments, sorted(chains))
         rows = _settled(database, outcomes, arguments.settle_seconds)
         # The last repayments and rebalances land, then the books at the end.
         time.sleep(REPAYMENT_MAX_AGE_SECONDS + 5)
@@ -641,7 +686,7 @@ def run(arguments: argparse.Namespace) -> int:
             limits,
             money,
             _double_fills(chains, deployment),
-            kills,
+            soak,
             time.monotonic() - started,
         )
         _print(report)
