@@ -38,6 +38,8 @@ EVENTS = {
     "fill": books.filled((ORIGIN, USDC, 1_000_000), 3_000, (DESTINATION, USDC, 990_000), SOLVER),
     "fill, origin only": books.filled((ORIGIN, ETH, 5), 0, None, None),
     "refund": books.refunded(ORIGIN, ETH, 10**18, 10**18 - 21_000, books.DEPOSITORY),
+    "rebalance out": books.rebalanced_out(ORIGIN, ETH, 10**18, SOLVER),
+    "rebalance in": books.rebalanced_in((ORIGIN, USDC, 1_000), 7, (DESTINATION, USDC, 993), SOLVER),
     "repayment": books.repaid(ORIGIN, USDC, 997_000, SOLVER),
     "app-fee claim": books.app_fees_claimed(ORIGIN, USDC, 3_000),
     "gas": books.gas_paid(DESTINATION, ETH, SOLVER, 123_456_789),
@@ -144,3 +146,29 @@ def test_a_transfer_between_keys_moves_it_from_one_to_the_other() -> None:
 
 def test_gas_top_ups_are_journalled_as_key_transfers() -> None:
     assert gas_keeper.purpose_of(ORIGIN, SOLVER).startswith(KEY_TRANSFERS)
+
+
+def test_a_move_leaves_the_origin_in_transit_and_arrives_in_the_solver_key_less_its_fee() -> None:
+    sent = books.rebalanced_out(ORIGIN, ETH, 1_000, SOLVER)
+    arrived = books.rebalanced_in((ORIGIN, ETH, 1_000), 7, (DESTINATION, ETH, 993), SOLVER)
+    assert _by_account(sent) == {
+        (ORIGIN, ETH, books.key_account(SOLVER)): -1_000,
+        (ORIGIN, ETH, books.IN_TRANSIT): 1_000,
+    }
+    assert _by_account(sent + arrived) == {
+        (ORIGIN, ETH, books.key_account(SOLVER)): -1_000,
+        (ORIGIN, ETH, books.IN_TRANSIT): 0,
+        (ORIGIN, ETH, books.BRIDGE_FEES): 7,
+        (ORIGIN, ETH, books.REBALANCED): 993,
+        (DESTINATION, ETH, books.key_account(SOLVER)): 993,
+        (DESTINATION, ETH, books.REBALANCED): -993,
+    }
+
+
+def test_what_a_move_toward_the_key_brings_is_named_until_booked_arrived() -> None:
+    found = books.reconcile(1_993, 1_000, seen=0, in_flight=False, arriving=993)
+    assert (found.explained, found.unexplained) == (((books.ARRIVING, 993),), 0)
+    more = books.reconcile(2_000, 1_000, seen=0, in_flight=False, arriving=993)
+    assert (more.unexplained, more.unexplained_cause) == (7, books.UNRECORDED_IN)
+    less = books.reconcile(900, 1_000, seen=0, in_flight=False, arriving=993)
+    assert less.explained == () and less.unexplained == -100

@@ -4,6 +4,7 @@ counted, and which chains have their repayments steered."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from crossfill.domain.rebalancing import (
@@ -13,6 +14,9 @@ from crossfill.domain.rebalancing import (
     planned_moves,
     steered,
 )
+from crossfill.domain.repayments import BatchRules, Owed, batches_due
+from crossfill.store.rebalancing import bridge_step
+from crossfill.treasury.intents_api_bridge import step_purpose
 
 ETH = "0x0000000000000000000000000000000000000000"
 USDC_A = "0x00000000000000000000000000000000000000AA"
@@ -54,9 +58,10 @@ def test_the_amount_is_at_most_the_surplus_over_target() -> None:
     assert _moves(_at(1, 26), _at(2, 0)) == [(1, 2, 6)]
 
 
-def test_surplus_is_what_is_free_now_not_what_is_owed() -> None:
-    # 40 over target on paper, but only 3 free: 3 can leave.
-    assert _moves(_at(1, 3, owed=57), _at(2, 0)) == [(1, 2, 3)]
+def test_surplus_is_what_is_free_now_beyond_the_minimum_not_what_is_owed() -> None:
+    # 40 over target on paper, but only 8 free: 3 can leave, the minimum (5) stays.
+    assert _moves(_at(1, 8, owed=52), _at(2, 0)) == [(1, 2, 3)]
+    assert _moves(_at(1, 5, owed=55), _at(2, 0)) == []
 
 
 def test_nothing_moves_while_every_chain_is_within_its_levels() -> None:
@@ -104,3 +109,18 @@ def test_the_bridge_fee_in_origin_units() -> None:
     assert fee_in_origin_units(1000, 990, 18, 18) == 10
     assert fee_in_origin_units(1_000_000, 990, 6, 3) == 10_000
     assert fee_in_origin_units(1000, 990_000, 3, 6) == 10
+
+
+def test_a_steered_deposit_sends_its_batch_at_once() -> None:
+    now = datetime(2026, 11, 29, tzinfo=UTC)
+    rules = BatchRules(size=20, max_age=timedelta(seconds=600), min_value_usd_micros=10**12)
+    waiting = [Owed(1, 5, now), Owed(2, 5, now)]
+    assert batches_due(waiting, rules, now=now) == []
+    steered_one = [Owed(1, 5, now), Owed(2, 5, now, urgent=True)]
+    assert batches_due(steered_one, rules, now=now) == [steered_one]
+
+
+def test_a_bridge_steps_journal_purpose_names_its_move_and_step() -> None:
+    assert bridge_step(step_purpose("0xabc:def", 1)) == ("0xabc:def", 1)
+    assert bridge_step("gas-top-up:1:0xabc") is None
+    assert bridge_step("bridge:0xabc:x") is None

@@ -9,7 +9,8 @@ smallest unit: `minimum`, `target`, `maximum`.
 
 - **A chain below its minimum** is refilled up to its target: from the chain of the same
   currency (matched by symbol) with the most surplus (virtual balance - target, and no more
-  than its free balance, what can leave now), the amount min(deficit to target, surplus).
+  than its free balance beyond its minimum: what can leave now, its gas left), the amount
+  min(deficit to target, surplus).
 - **A chain above its maximum** sends its surplus over target to the chain most below its
   target.
 - **One move at a time per (chain, currency)**: a chain with a move toward it or out of it
@@ -74,8 +75,10 @@ class Position:
 
     @property
     def surplus(self) -> int:
-        """What may leave for another chain: above the target, and free now."""
-        return max(0, min(self.virtual - self.levels.target, self.free))
+        """What may leave for another chain: above the target, and free now beyond the
+        minimum (owed deposits are not in the wallet yet, and the minimum left pays for the
+        move's own gas)."""
+        return max(0, min(self.virtual - self.levels.target, self.free - self.levels.minimum))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ A deposit is owed to the solver once the order it paid for is filled and the fil
 (`domain.confirmations.deep_enough` on the destination, by the deposit's value). Owed deposits
 of one chain are paid in batches, oldest first: a batch holds at most `size` deposits and is
 sent once it is full, once it is worth `min_value_usd_micros`, or once its oldest deposit has
-waited `max_age` since its fill; until then it waits for more.
+waited `max_age` since its fill; until then it waits for more. A batch holding an `urgent`
+deposit (one in a currency the chain is short of: repayment steering, `domain.rebalancing`)
+goes at once.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ class Owed:
     value_usd_micros: int | None
     # When its fill was mined, as recorded: a batch's age is its oldest deposit's.
     since: datetime
+    # Its chain is short of its currency (`domain.rebalancing.steered`): repaid at once.
+    urgent: bool = False
 
 
 def batches_due(owed: Iterable[Owed], rules: BatchRules, *, now: datetime) -> list[list[Owed]]:
@@ -57,7 +61,8 @@ def batches_due(owed: Iterable[Owed], rules: BatchRules, *, now: datetime) -> li
 def _due(batch: Sequence[Owed], rules: BatchRules, now: datetime) -> bool:
     worth = sum(entry.value_usd_micros or 0 for entry in batch)
     return (
-        len(batch) >= rules.size
+        any(entry.urgent for entry in batch)
+        or len(batch) >= rules.size
         or worth >= rules.min_value_usd_micros
         or now - batch[0].since >= rules.max_age
     )

@@ -22,14 +22,14 @@ move refused is not asked for again between the same chains for `refused_retry_s
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.config import RebalancingSettings
+from crossfill.config import RebalancingSettings, RebalancingTarget
 from crossfill.domain.backoff import Backoff
 from crossfill.domain.rebalancing import (
     ARRIVED,
@@ -42,6 +42,7 @@ from crossfill.domain.rebalancing import (
     Position,
     fee_in_origin_units,
     planned_moves,
+    steered,
 )
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.loops import run_every
@@ -151,22 +152,10 @@ class Rebalancer:
         positions = []
         for target in self.settings.targets:
             chain = self.chains.get(ChainId(target.chain_id))
-            currency = None if chain is None else chain.config.currency(target.currency)
-            if chain is None or currency is None:
-                continue
-            inventory = chain.state.solver_inventory(currency.address)
-            if inventory is None:
-                continue
-            levels = Levels.of_units(
-                target.minimum, target.target, target.maximum, currency.decimals
-            )
-            transit = in_transit.get(target.chain_id, {}).get(currency.address.lower(), 0)
-            positions.append(
-                Position(
-                    target.chain_id, currency.address, currency.symbol, inventory.free, transit,
-                    inventory.owed, levels,
-                )
-            )  # fmt: skip
+            transit = in_transit.get(target.chain_id, {}).get(target.currency.lower(), 0)
+            position = None if chain is None else position_of(chain, target, transit)
+            if position is not None:
+                positions.append(position)
         return positions
 
     def _still_landing(self) -> set[tuple[int, str]]:
@@ -208,6 +197,8 @@ class Rebalancer:
         self._logged(row, origin=origin.virtual, destination=destination.virtual)
         if row.status == QUOTED:
             await self._follow(row)
+        else:
+            self._count(row, FAILED)
 
     async def _follow(self, move: RebalanceMove) -> None:
         assert move.quote is not None
@@ -344,6 +335,34 @@ class Rebalancer:
             log.error("rebalance move failed: not tried again", reason=move.reason, **described)
         else:
             log.info("rebalance move", reason=move.reason, **described)
+
+
+def position_of(chain: ChainRuntime, target: RebalancingTarget, in_transit: int) -> Position | None:
+    """The target's (chain, currency) as the chain's state has it (free, owed), with what is
+    `in_transit` toward it; None while its balance is not read."""
+    currency = chain.config.currency(target.currency)
+    inventory = None if currency is None else chain.state.solver_inventory(currency.address)
+    if currency is None or inventory is None:
+        return None
+    levels = Levels.of_units(target.minimum, target.target, target.maximum, currency.decimals)
+    return Position(
+        target.chain_id, currency.address, currency.symbol, inventory.free, in_transit,
+        inventory.owed, levels,
+    )  # fmt: skip
+
+
+def steered_currencies(chain: ChainRuntime, targets: Sequence[RebalancingTarget]) -> set[str]:
+    """The chain's currencies (lower case) it is short of: its owed repayments go at once
+    (`domain.rebalancing.steered`); in transit as the chain's state last read it."""
+    found = set()
+    for target in targets:
+        if target.chain_id != chain.config.id:
+            continue
+        transit = chain.state.solver_in_transit.get(target.currency.lower(), 0)
+        position = position_of(chain, target, transit)
+        if position is not None and steered(position):
+            found.add(target.currency.lower())
+    return found
 
 
 def _route(planned: PlannedMove) -> Route:

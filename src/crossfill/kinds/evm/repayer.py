@@ -42,6 +42,7 @@ from crossfill.app.repayments import (
     sign_repayment,
     simulated_batch,
 )
+from crossfill.config import RebalancingTarget
 from crossfill.contracts import calldata
 from crossfill.contracts.reverts import decode_revert
 from crossfill.domain.call_request import NONCE_ALREADY_USED, payout_expiration
@@ -60,6 +61,7 @@ from crossfill.domain.repayments import (
 from crossfill.errors import Reverted
 from crossfill.kinds.evm.fill_finality import FillFinality
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
+from crossfill.kinds.evm.rebalancer import steered_currencies
 from crossfill.kinds.evm.receipt_outcomes import executed_payouts, fee_paid
 from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import run_every
@@ -83,6 +85,9 @@ class Repayer(JournalledWorker):
     finality: FillFinality
     rules: BatchRules
     metrics: Metrics
+    # The rebalancing targets (`[[rebalancing.targets]]`, those of other chains ignored): a
+    # currency the chain is short of has its owed deposits repaid at once (steering).
+    steering: tuple[RebalancingTarget, ...] = ()
 
     async def run(self) -> None:
         await run_every(self.name, self.tick, max(self.interval_seconds, INTERVAL_AT_LEAST))
@@ -114,10 +119,21 @@ class Repayer(JournalledWorker):
             for owed in listed
             if self.finality.looks_final(owed, values[owed.deposit.id])
         }
+        short = steered_currencies(self.chain, self.steering)
         candidates = [
-            Owed(deposit_id, values[deposit_id], min(fill.recorded_at for fill in owed.fills))
+            Owed(
+                deposit_id,
+                values[deposit_id],
+                min(fill.recorded_at for fill in owed.fills),
+                urgent=owed.deposit.currency.lower() in short,
+            )
             for deposit_id, owed in looking_final.items()
         ]
+        if any(entry.urgent for entry in candidates):
+            log.info(
+                "repayments steered: the chain is short", chain_id=self.config.id,
+                currencies=sorted(short),
+            )  # fmt: skip
         due = []
         for batch in batches_due(candidates, self.rules, now=now):
             final = [

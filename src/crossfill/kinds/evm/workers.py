@@ -201,6 +201,7 @@ class EvmWorkers:
                 finality=FillFinality(runtime.kind_chains, evm_chains(runtime)),
                 rules=deployment.repayment.rules,
                 metrics=runtime.metrics,
+                steering=deployment.rebalancing.targets if deployment.rebalancing.enabled else (),
             )
             if deployment.repayment.enabled
             else {},
