@@ -91,6 +91,7 @@ REPAYMENT = {
 # How long a deposit the inventory cannot cover waits for repayments or a rebalance.
 INVENTORY_WAIT_SECONDS = 30
 REBALANCE_INTERVAL_SECONDS = 2
+START_TIMEOUT_SECONDS = 180
 
 
 @dataclass(frozen=True)
@@ -600,7 +601,8 @@ def _service(home: Path, deployment: Path, database: str) -> ServiceProcess:
         rate_limit_anonymous_per_minute=0,
         rate_limit_key_per_minute=0,
     )
-    service = ServiceProcess(settings)
+    # A loaded machine may take minutes to start it (its first read of every chain).
+    service = ServiceProcess(settings, ready_timeout=START_TIMEOUT_SECONDS)
     service.start()
     return service
 
