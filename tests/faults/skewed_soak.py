@@ -22,10 +22,10 @@ While it runs, the solver's inventory is read every second (`crossfill_solver_in
 the books (`GET /admin/books`) at a dozen checkpoints and at the end. It reports intents sent,
 filled and refunded (by reason), quotes refused (by errorCode), inventory refusals and refunds
 and where in the run the first came, each (chain, currency)'s dips below its minimum and how
-long until it was back above, the books' unexplained wei at each checkpoint, the money
-invariant (`tests.money_invariant`), double fills, and the wall time; prints it and writes it
-as JSON (`--json`). Exits 1 if the books, the money invariant or a fill broke, or (with
-rebalancing) if inventory was refused or refunded.
+long until it was back above, the books' unexplained difference per (chain, currency) at each
+checkpoint, the money invariant (`tests.money_invariant`), double fills, and the wall time;
+prints it and writes it as JSON (`--json`). Exits 1 if the books, the money invariant or a
+fill broke, or (with rebalancing) if inventory was refused or refunded.
 """
 
 from __future__ import annotations
@@ -435,7 +435,11 @@ def _report(
         dips[f"{chain}:{symbol}"] = dips_below(
             watch.samples, (chain, symbol), currency.whole(held.minimum)
         )
-    books_unexplained = [sum(c.unexplained.values()) for c in watch.checkpoints]
+    # Per checkpoint, the (chain, currency) places with anything unexplained, and how much.
+    books_unexplained = [
+        {f"{chain}:{symbol}": amount for (chain, symbol), amount in c.unexplained.items() if amount}
+        for c in watch.checkpoints
+    ]
     document: dict[str, Any] = {
         "database": arguments.database,
         "rebalancing": arguments.rebalancing,
@@ -479,7 +483,7 @@ def _report(
             max((b.at - a.at for a, b in itertools.pairwise(watch.samples)), default=0.0), 1
         ),
         "checkpoints": [checkpoint.document() for checkpoint in watch.checkpoints],
-        "booksUnexplainedWeiPerCheckpoint": books_unexplained,
+        "booksUnexplainedPerCheckpoint": books_unexplained,
         "moneyInvariant": money.summary(),
         "unaccounted": len(money.unaccounted),
         "unsettled": len(money.unsettled),
@@ -557,7 +561,7 @@ def _print(report: Report) -> None:
         "firstRefusalsAtQuote",
         "sendingSeconds",
         "firstInventoryProblem",
-        "booksUnexplainedWeiPerCheckpoint",
+        "booksUnexplainedPerCheckpoint",
         "inventorySamples",
         "longestSampleGapSeconds",
         "moneyInvariant",

@@ -34,13 +34,13 @@ class Sample:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """The books read at `at`, after `sent` intents: per chain, the unexplained difference (the
-    sum of its accounts' differences no cause explains, in the smallest unit, by magnitude),
-    and the inventory shown then."""
+    """The books read at `at`, after `sent` intents: per (chain, currency), the unexplained
+    difference (the sum of its accounts' differences no cause explains, in the smallest unit,
+    by magnitude), and the inventory shown then."""
 
     at: float
     sent: int
-    unexplained: dict[int, int]
+    unexplained: dict[Holding, int]
     causes: list[str]
     inventory: dict[Holding, dict[str, Decimal]]
     # What the books say of each (chain, currency): owed to users and to the solver, fees,
@@ -51,7 +51,10 @@ class Checkpoint:
         return {
             "atSeconds": round(self.at, 1),
             "intentsSent": self.sent,
-            "unexplainedWei": {str(chain): wei for chain, wei in self.unexplained.items()},
+            "unexplained": {
+                f"{chain}:{symbol}": amount
+                for (chain, symbol), amount in sorted(self.unexplained.items())
+            },
             "unexplainedCauses": self.causes,
             "inventory": {
                 f"{chain}:{symbol}": {part: str(amount) for part, amount in parts.items()}
@@ -87,23 +90,23 @@ def inventory_of(metrics_text: str) -> dict[Holding, dict[str, Decimal]]:
     return found
 
 
-def unexplained_of(books: Mapping[str, Any]) -> tuple[dict[int, int], list[str]]:
-    """Per chain of a `GET /admin/books` answer, the wei its reconciliation leaves unexplained,
-    and each unexplained account named (chain, account, currency, amount, cause)."""
-    per_chain: dict[int, int] = {}
+def unexplained_of(books: Mapping[str, Any]) -> tuple[dict[Holding, int], list[str]]:
+    """Per (chain, currency) of a `GET /admin/books` answer, what its reconciliation leaves
+    unexplained over every account (by magnitude, in the smallest unit: wei for ETH), and each
+    unexplained account named (chain, account, currency, amount, cause)."""
+    found: dict[Holding, int] = {}
     causes: list[str] = []
     for chain in books["chains"]:
-        total = 0
         for row in chain["reconciliation"]:
+            holding = (int(chain["chainId"]), row["symbol"])
             amount = int(row["unexplained"])
-            total += abs(amount)
+            found[holding] = found.get(holding, 0) + abs(amount)
             if amount:
                 causes.append(
                     f"{chain['chainId']} {row['account']} {row['symbol']}: {amount}"
                     f" ({row.get('unexplainedCause')})"
                 )
-        per_chain[int(chain["chainId"])] = total
-    return per_chain, causes
+    return found, causes
 
 
 @dataclass
