@@ -611,7 +611,9 @@ class SentTransaction(Base):
     chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
     sender: Mapped[str] = mapped_column(AddressColumn, nullable=False)
     nonce: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    purpose: Mapped[str] = mapped_column(String(16), nullable=False)
+    # `fill`, `refund`, `repay:<deposit>`, `gas-top-up:<chain>:<key>`,
+    # `bridge:<request id>:<step>`, ...
+    purpose: Mapped[str] = mapped_column(String(120), nullable=False)
     request_id: Mapped[str | None] = mapped_column(ForeignKey("requests.id"), index=True)
     tx_hash: Mapped[str] = mapped_column(TxHashColumn, nullable=False)
     raw_transaction: Mapped[str] = mapped_column(Text, nullable=False)

@@ -1,4 +1,6 @@
-"""rebalance_moves: the solver's inventory moved between chains through a bridge
+"""rebalance_moves: the solver's inventory moved between chains through a bridge; journal
+purposes up to 120 characters (a bridge step's `bridge:<request id>:<step>`, a gas top-up's
+`gas-top-up:<chain>:<address>`: longer than the 16 PostgreSQL held)
 
 Revision ID: 0030
 Revises: 0029
@@ -40,7 +42,22 @@ def upgrade() -> None:
         sa.UniqueConstraint("request_id", name=op.f("uq_rebalance_moves_request_id")),
     )
     op.create_index("ix_rebalance_moves_status", "rebalance_moves", ["status"])
+    _purpose_length(16, PURPOSE_LENGTH)
 
 
 def downgrade() -> None:
+    _purpose_length(PURPOSE_LENGTH, 16)
     op.drop_table("rebalance_moves")
+
+
+PURPOSE_LENGTH = 120
+
+
+def _purpose_length(old: int, new: int) -> None:
+    with op.batch_alter_table("sent_transactions") as batch_op:
+        batch_op.alter_column(
+            "purpose",
+            existing_type=sa.String(length=old),
+            type_=sa.String(length=new),
+            existing_nullable=False,
+        )
