@@ -25,10 +25,14 @@ fuzz: contracts
 		tests/adversarial/test_quote_mutations.py
 
 # The long fault run: 300 intents, 10 SIGKILLs, RPC faults, on SQLite then PostgreSQL;
-# prints what it checked on chain (docs/reliability.md). Minutes each.
+# prints what it checked on chain (docs/reliability.md). Then the skewed soak: 1,000 intents,
+# four in five to one chain, the treasury rebalancing through the peer deployment, 8 SIGKILLs
+# (docs/treasury.md). Minutes each.
 faults: contracts
 	$(BIN)/python -m tests.faults.soak --database sqlite
 	$(BIN)/python -m tests.faults.soak --database postgres
+	$(BIN)/python -m tests.faults.skewed_soak --database sqlite
+	$(BIN)/python -m tests.faults.skewed_soak --database postgres
 
 # What the benchmarks need beyond `deps`: wrk (`bench.quote --wrk`), a C program from Debian's
 # packages (root, or sudo, installs it).

@@ -27,8 +27,6 @@ broke.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import itertools
 import random
 import signal
@@ -62,13 +60,8 @@ from tests.e2e.test_crash_safety import _call_target
 from tests.faults.reorgs import reorg_returning_transactions
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
 from tests.money_invariant import MoneyReport, account_for_money, wait_until_accounted
-from tests.support.database import (
-    create_postgres_database,
-    drop_postgres_database,
-    postgres_database_url,
-    sqlite_url,
-)
 from tests.support.service import ServiceProcess, service_settings
+from tests.support.soaks import create_api_key, hint, retrying, soak_database
 from tests.support.wallets.evm import sign_item, wallet_fees
 
 ETH = 10**18
@@ -223,20 +216,6 @@ def _proxied_deployment(path: Path, proxies: list[RpcFaultProxy]) -> Path:
     return proxied
 
 
-def _retrying(action: Callable[[], httpx.Response], timeout: float = 90) -> httpx.Response:
-    """Call the service until it answers 2xx: it may be restarting or waiting on a chain."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            response = action()
-            if response.status_code < 300 or time.monotonic() > deadline:
-                return response
-        except httpx.HTTPError:
-            if time.monotonic() > deadline:
-                raise
-        time.sleep(0.3)
-
-
 def _one_intent(
     index: int,
     service: ServiceProcess,
@@ -260,7 +239,7 @@ def _one_intent(
         "tradeType": "EXACT_INPUT",
     }
     with httpx.Client(timeout=10, headers={"x-api-key": key}) as http:
-        answer = _retrying(lambda: http.post(f"{service.base_url}/quote/v2", json=body))
+        answer = retrying(lambda: http.post(f"{service.base_url}/quote/v2", json=body))
     assert answer.status_code == 200, answer.text
     quote = answer.json()
     underpaid = index % UNDERPAID_EVERY == 0
@@ -281,18 +260,8 @@ def _one_intent(
     )
     _send_deposit(intent)
     for process in hinted():
-        _hint(process, origin, signed.hash.to_0x_hex())
+        hint(process, origin, signed.hash.to_0x_hex())
     return intent
-
-
-def _hint(process: ServiceProcess, chain_id: int, tx_hash: str) -> None:
-    """A client's hint of its deposit; best effort, as a client's (the process may be down)."""
-    with contextlib.suppress(httpx.HTTPError):
-        httpx.post(
-            f"{process.base_url}/transactions/index",
-            json={"chainId": chain_id, "txHash": tx_hash},
-            timeout=5,
-        )
 
 
 def _send_deposit(intent: Intent) -> None:
@@ -326,7 +295,7 @@ def _statuses(service: ServiceProcess, intents: list[Intent]) -> dict[str, str]:
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
 
         def status(request_id: str) -> str:
-            answer = _retrying(
+            answer = retrying(
                 lambda: http.get("/intents/status/v3", params={"requestId": request_id})
             )
             found: str = answer.json()["status"]
@@ -404,27 +373,6 @@ def _on_chain(
     return Findings(fills, refunds, final, problems)
 
 
-def _database(kind: str, home: Path) -> tuple[str, Callable[[], None]]:
-    """The service's database URL and how to drop it afterwards."""
-    if kind == "sqlite":
-        return sqlite_url(home / "crossfill.db"), lambda: None
-    name = asyncio.run(create_postgres_database("crossfill_soak"))
-    return postgres_database_url(name), lambda: asyncio.run(drop_postgres_database(name))
-
-
-def _api_key(service: ServiceProcess) -> str:
-    created = _retrying(
-        lambda: httpx.post(
-            f"{service.base_url}/admin/api-keys",
-            json={"name": "soak"},
-            headers={"Authorization": f"Bearer {OPERATOR}"},
-            timeout=10,
-        )
-    )
-    key: str = created.json()["key"]
-    return key
-
-
 def _settle(
     service: ServiceProcess,
     deployment: Path,
@@ -473,7 +421,7 @@ def run(arguments: argparse.Namespace) -> int:
     devnet = start_devnet(
         DevnetOptions(block_time=1), deployment_path=home / "devnet.toml", log_dir=home
     )
-    database, drop_database = _database(arguments.database, home)
+    database, drop_database = soak_database(arguments.database, home, "crossfill_soak")
     arguments.database_url = database
     proxies: list[RpcFaultProxy] = []
     receiver: Receiver | None = None
@@ -485,7 +433,7 @@ def run(arguments: argparse.Namespace) -> int:
         proxies = [RpcFaultProxy(url).start() for url in rpc_urls.values()]
         service = _service(home, database, proxies)
         service.start()
-        key = _api_key(service)
+        key = create_api_key(service, OPERATOR, "soak")
         receiver = Receiver(key)
         service.cli("webhooks", "set", key, receiver.url).check_returncode()
         second = _service(home, database, proxies) if arguments.database == "postgres" else None
