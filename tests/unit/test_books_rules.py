@@ -172,3 +172,15 @@ def test_what_a_move_toward_the_key_brings_is_named_until_booked_arrived() -> No
     assert (more.unexplained, more.unexplained_cause) == (7, books.UNRECORDED_IN)
     less = books.reconcile(900, 1_000, seen=0, in_flight=False, arriving=993)
     assert less.explained == () and less.unexplained == -100
+
+
+def test_more_on_chain_past_the_indexed_block_is_named_deposits_not_read_yet() -> None:
+    found = books.reconcile(1_050, 1_000, seen=20, in_flight=False, unread=True)
+    assert found.explained == ((books.SEEN_UNCONFIRMED, 20), (books.UNREAD, 30))
+    assert found.unexplained == 0
+    # Less on chain is never explained by deposits not read.
+    less = books.reconcile(990, 1_000, seen=0, in_flight=False, unread=True)
+    assert (less.explained, less.unexplained) == ((), -10)
+    # Once the indexer has read the block, what is left is unexplained again.
+    read = books.reconcile(1_050, 1_000, seen=20, in_flight=False, unread=False)
+    assert (read.unexplained, read.unexplained_cause) == (30, books.UNRECORDED_IN)

@@ -26,7 +26,7 @@ from crossfill.kinds.evm.port import EvmPort
 from crossfill.metrics import Metrics
 from crossfill.runtime import Runtime
 from crossfill.store import books as ledger
-from crossfill.store import rebalancing
+from crossfill.store import deposits, rebalancing
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 
 log = structlog.get_logger(__name__)
@@ -125,6 +125,8 @@ class _Snapshot:
     last_entry: int
     # Currency -> what the rebalancer's moves sent toward the chain will bring.
     arriving: dict[str, int]
+    # The last block the indexer has read the chain's deposits through (None: not yet).
+    indexed_through: int | None
 
 
 async def _snapshot(session: AsyncSession, chain_id: int, solver: str) -> _Snapshot:
@@ -139,7 +141,9 @@ async def _snapshot(session: AsyncSession, chain_id: int, solver: str) -> _Snaps
         await ledger.payouts_in_flight(session, chain_id) + sum(in_flight.values()),
         await ledger.last_entry(session),
         (await rebalancing.in_transit(session)).get(chain_id, {}),
-    )
+        None if (indexed := await deposits.cursor(session, chain_id)) is None
+        else indexed.block_number,
+    )  # fmt: skip
 
 
 def _seen_by(
@@ -171,6 +175,8 @@ async def reconcile_chain(
         async with sessions() as session:
             before = await _snapshot(session, config.id, solver)
         on_chain = [await read_on_chain(port, holding) for holding in held]
+        # The reads were at this block or before it: past the indexer's, deposits may be unread.
+        read_by = (await port.head()).number
         async with sessions() as session, session.begin():
             after = await _snapshot(session, config.id, solver)
             if after.last_entry != before.last_entry:
@@ -178,10 +184,11 @@ async def reconcile_chain(
             if await _open(session, config, held, on_chain, after, solver, now()):
                 # Read again: what this opened, or what another reconciliation opened first.
                 after = await _snapshot(session, config.id, solver)
-        return _report(config, held, on_chain, after, solver)
+        return _report(config, held, on_chain, after, solver, read_by)
     log.info("books kept moving while read: reconciled at the last read", chain_id=config.id)
     async with sessions() as session:
-        return _report(config, held, on_chain, await _snapshot(session, config.id, solver), solver)
+        snapshot = await _snapshot(session, config.id, solver)
+    return _report(config, held, on_chain, snapshot, solver, read_by)
 
 
 async def _open(
@@ -217,6 +224,11 @@ async def _open(
     return tried
 
 
+def _takes_deposits(holding: Holding, solver: str) -> bool:
+    """The Depository, and the solver key (a v1 deposit is paid to it through the Receiver)."""
+    return holding.account == books.DEPOSITORY or holding.address == solver.lower()
+
+
 def _in_flight(holding: Holding, snapshot: _Snapshot) -> bool:
     if holding.account == books.DEPOSITORY:
         return snapshot.depository_in_flight > 0
@@ -229,7 +241,11 @@ def _report(
     on_chain: Sequence[dict[str, int]],
     snapshot: _Snapshot,
     solver: str,
+    read_by: int,
 ) -> ChainBooks:
+    """`read_by`: the chain's head once its balances were read (each read at it or before)."""
+    behind = snapshot.indexed_through is None or snapshot.indexed_through < read_by
+
     def balance(currency: str, account: str) -> int:
         return snapshot.balances.get((config.id, currency, account), 0)
 
@@ -255,6 +271,7 @@ def _report(
                         arriving=snapshot.arriving.get(currency, 0)
                         if holding.address == solver.lower()
                         else 0,
+                        unread=behind and _takes_deposits(holding, solver),
                     ),
                 )
             )

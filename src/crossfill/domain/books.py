@@ -233,6 +233,7 @@ def reversed_(postings: Iterable[Posting]) -> tuple[Posting, ...]:
 SEEN_UNCONFIRMED = "deposits seen, not yet confirmed"
 IN_FLIGHT = "transactions in flight"
 ARRIVING = "rebalance moves arriving (sent toward the chain, not yet booked arrived)"
+UNREAD = "deposits in blocks not read yet (the indexer is behind the block the chain was read at)"
 UNRECORDED_IN = "received, recorded by nothing (a donation or another outside transfer)"
 UNRECORDED_OUT = "paid out, recorded by nothing (an outside transfer, or a reorg not yet settled)"
 
@@ -259,14 +260,22 @@ class Difference:
 
 
 def reconcile(
-    on_chain: int, booked: int, *, seen: int, in_flight: bool, arriving: int = 0
+    on_chain: int,
+    booked: int,
+    *,
+    seen: int,
+    in_flight: bool,
+    arriving: int = 0,
+    unread: bool = False,
 ) -> Difference:
     """`seen`: deposits to the account on chain that the books take only once confirmed;
     `in_flight`: transactions that may move the account are sent and not yet settled, so
     what is left of the difference is theirs until they are (the next reconciliation after
     they settle says it to the wei); `arriving`: what the rebalancer's moves sent toward the
     account (the solver key) will bring, booked once the rebalancer sees them arrived: up to
-    that much more on chain is theirs."""
+    that much more on chain is theirs; `unread`: the account takes deposits and the chain was
+    read at a block the indexer has not read yet, so more on chain may be deposits it has not
+    seen (the next reconciliation after it has read them says whether it was)."""
     explained: list[tuple[str, int]] = []
     left = on_chain - booked
     if seen:
@@ -276,6 +285,9 @@ def reconcile(
         landed = min(left, arriving)
         explained.append((ARRIVING, landed))
         left -= landed
+    if left > 0 and unread:
+        explained.append((UNREAD, left))
+        left = 0
     if left and in_flight:
         explained.append((IN_FLIGHT, left))
         left = 0
