@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -30,6 +30,8 @@ from crossfill.store import deposits, rebalancing
 from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 # Chain reads are retried this many times, waiting these seconds between tries.
 READ_RETRIES = (0.2, 0.5, 1.0)
@@ -102,18 +104,20 @@ async def read_on_chain(port: EvmPort, holding: Holding) -> dict[str, int]:
     """The holding's balance in each of its currencies, at the chain's head (retried while the
     chain fails; its last failure raised)."""
     tokens = [currency for currency in holding.currencies if currency != NATIVE_EVM_ADDRESS]
-    for wait in (*READ_RETRIES, None):
+    poll = await _retried(lambda: port.poll(holding.address, tokens, []))
+    balances = dict(zip(tokens, poll.token_balances, strict=True))
+    balances[NATIVE_EVM_ADDRESS] = poll.native_balance
+    return {currency: balances[currency] for currency in holding.currencies}
+
+
+async def _retried(read: Callable[[], Awaitable[T]]) -> T:
+    """`read`'s answer, asked again while the chain fails; its last failure raised."""
+    for wait in READ_RETRIES:
         try:
-            poll = await port.poll(holding.address, tokens, [])
+            return await read()
         except ChainError:
-            if wait is None:
-                raise
             await asyncio.sleep(wait)
-            continue
-        balances = dict(zip(tokens, poll.token_balances, strict=True))
-        balances[NATIVE_EVM_ADDRESS] = poll.native_balance
-        return {currency: balances[currency] for currency in holding.currencies}
-    raise AssertionError("unreachable")
+    return await read()
 
 
 @dataclass(frozen=True)
@@ -176,7 +180,7 @@ async def reconcile_chain(
             before = await _snapshot(session, config.id, solver)
         on_chain = [await read_on_chain(port, holding) for holding in held]
         # The reads were at this block or before it: past the indexer's, deposits may be unread.
-        read_by = (await port.head()).number
+        read_by = (await _retried(port.head)).number
         async with sessions() as session, session.begin():
             after = await _snapshot(session, config.id, solver)
             if after.last_entry != before.last_entry:
