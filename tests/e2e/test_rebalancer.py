@@ -144,6 +144,28 @@ def _samples(service: ServiceProcess, name: str) -> dict[Labels, float]:
     }
 
 
+def _ready(service: ServiceProcess) -> dict[str, Any]:
+    """`/readyz`: ready whatever the rebalancer finds (it is shown, not unready)."""
+    response = httpx.get(f"{service.base_url}/readyz", timeout=10)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def _trouble(service: ServiceProcess) -> dict[str, float]:
+    """`crossfill_rebalance_trouble` of ether, by chain id."""
+    return {
+        dict(labels)["chain_id"]: value
+        for labels, value in _samples(service, "crossfill_rebalance_trouble").items()
+        if dict(labels)["currency"] == "ETH"
+    }
+
+
+def _status_messages(service: ServiceProcess) -> dict[int, str | None]:
+    chains = httpx.get(f"{service.base_url}/chains", timeout=10).json()["chains"]
+    return {chain["id"]: chain["statusMessage"] for chain in chains}
+
+
 def _agrees(service: ServiceProcess) -> bool:
     """Every account on both chains agrees with its books to the wei, nothing unexplained."""
     answer = httpx.get(f"{service.base_url}/admin/books", headers=OPERATOR, timeout=30)
@@ -245,6 +267,17 @@ def test_a_move_the_peer_refuses_is_recorded_and_not_asked_for_again(
         failed = _samples(service, "crossfill_rebalance_moves_total")
         assert [dict(labels)["outcome"] for labels in failed] == ["failed"]
         assert _agrees(service)
+        # Still below its minimum, its route refused: shown, the service still ready.
+        assert wait_for(lambda: "rebalancing" in _ready(service)["checks"], timeout=10)
+        shown = _ready(service)["checks"]["rebalancing"]
+        assert list(shown) == [str(DESTINATION)] and list(shown[str(DESTINATION)]) == ["ETH"]
+        assert shown[str(DESTINATION)]["ETH"].startswith(
+            f"below its minimum; the move from chain {ORIGIN} was refused: refused by the bridge:"
+        )
+        assert "INSUFFICIENT_LIQUIDITY" in shown[str(DESTINATION)]["ETH"]
+        assert _trouble(service) == {str(DESTINATION): 1, str(ORIGIN): 0}
+        assert "cannot be refilled" in str(_status_messages(service)[DESTINATION])
+        assert _status_messages(service)[ORIGIN] is None
     finally:
         service.stop()
 
@@ -253,7 +286,9 @@ def test_a_bridge_that_does_not_answer_is_tried_again_and_shown(
     devnet: RunningDevnet, tmp_path: Path
 ) -> None:
     closed = f"http://127.0.0.1:{free_port()}"
-    service = _service(devnet, tmp_path, closed, BEYOND_THE_PEER, bridge_attempts=1)
+    service = _service(
+        devnet, tmp_path, closed, BEYOND_THE_PEER, bridge_attempts=1, stalled_after_seconds=1
+    )
     labels: Labels = (
         ("currency", "ETH"),
         ("destination_chain_id", str(DESTINATION)),
@@ -268,5 +303,13 @@ def test_a_bridge_that_does_not_answer_is_tried_again_and_shown(
         retried = "the bridge or a chain does not answer for a move; tried again"
         assert wait_for(lambda: service.log_tail(400).count(retried) >= 2, timeout=30)
         assert _moves(service) == []  # nothing quoted, nothing recorded
+        # Silent beyond stalled_after_seconds: shown on /readyz, /chains and the metrics.
+        assert wait_for(lambda: "rebalancing" in _ready(service)["checks"], timeout=20)
+        (shown,) = _ready(service)["checks"]["rebalancing"][str(DESTINATION)].values()
+        assert shown.startswith(
+            f"the bridge or a chain has not answered for the move from chain {ORIGIN} for "
+        )
+        assert _trouble(service)[str(DESTINATION)] == 1
+        assert "cannot be refilled" in str(_status_messages(service)[DESTINATION])
     finally:
         service.stop()

@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config import RebalancingSettings, RebalancingTarget
 from crossfill.domain.backoff import Backoff
+from crossfill.domain.rebalance_health import MoveUnderWay, Silence, troubles
 from crossfill.domain.rebalancing import (
     ARRIVED,
     FAILED,
@@ -48,6 +49,7 @@ from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.loops import run_every
 from crossfill.metrics import Metrics
 from crossfill.store import books, rebalancing, signer_leases
+from crossfill.store.db import as_utc
 from crossfill.store.tables import RebalanceMove
 from crossfill.treasury.bridge import (
     Arrived,
@@ -96,6 +98,8 @@ class Rebalancer:
     _retry_at: dict[object, float] = field(default_factory=dict)
     # A destination whose move arrived: busy until its balance is read past this block.
     _landing: dict[tuple[int, str], int] = field(default_factory=dict)
+    # Per route the bridge (or a chain) does not answer for: since when (clock), and why.
+    _silent_since: dict[Route, tuple[float, str]] = field(default_factory=dict)
 
     async def run(self) -> None:
         try:
@@ -107,6 +111,7 @@ class Rebalancer:
     async def tick(self) -> None:
         token = await self._hold()
         if token is None:
+            self._publish({})  # the process holding the lease shows what it finds
             return
         async with self.sessions() as session:
             moves = await rebalancing.under_way(session)
@@ -128,11 +133,54 @@ class Rebalancer:
         }
         busy |= self._still_landing()
         positions = self._positions(rebalancing.in_transit_of(moves))
-        for planned in planned_moves(positions, busy):
-            route = _route(planned)
+        planned = planned_moves(positions, busy)
+        self._show(positions, planned, moves, refused)
+        for wanted in planned:
+            route = _route(wanted)
             if route in refused or self._waiting(route):
                 continue
-            await self._start(planned, route, token)
+            await self._start(wanted, route, token)
+
+    def _show(
+        self,
+        positions: Sequence[Position],
+        planned: Sequence[PlannedMove],
+        moves: Sequence[RebalanceMove],
+        refused: Mapping[Route, str],
+    ) -> None:
+        """What keeps each (chain, currency) from being refilled (`domain.rebalance_health`),
+        on the chains' state (`/readyz`, `/chains`) and in the metrics."""
+        now, clock = self.now(), self.clock()
+        under_way = [
+            MoveUnderWay(
+                _route_of(move),
+                (move.destination_chain_id, move.currency_out.lower()),
+                move.status,
+                (now - as_utc(move.sent_at or move.created_at)).total_seconds(),
+            )
+            for move in moves
+        ]
+        silent = {
+            route: Silence(clock - since, reason)
+            for route, (since, reason) in self._silent_since.items()
+        }
+        found = troubles(
+            positions, planned, under_way, refused=refused, silent=silent,
+            stalled_after_seconds=self.settings.stalled_after_seconds,
+        )  # fmt: skip
+        by_chain: dict[int, dict[str, str]] = {}
+        for trouble in found:
+            by_chain.setdefault(trouble.chain_id, {})[trouble.symbol] = trouble.text
+        for position in positions:
+            shown = position.symbol in by_chain.get(position.chain_id, {})
+            self.metrics.rebalance_trouble.labels(str(position.chain_id), position.symbol).set(
+                int(shown)
+            )
+        self._publish(by_chain)
+
+    def _publish(self, by_chain: Mapping[int, dict[str, str]]) -> None:
+        for chain_id, chain in self.chains.items():
+            chain.state.rebalancing = dict(by_chain.get(chain_id, {}))
 
     async def _hold(self) -> int | None:
         """The lease's fencing token if this process holds (or now takes) it."""
@@ -308,6 +356,8 @@ class Rebalancer:
         )
         delay = backoff.failed()
         self._retry_at[key] = self.clock() + delay
+        since = self._silent_since.get(route, (self.clock(), reason))[0]
+        self._silent_since[route] = (since, reason)
         self.metrics.rebalance_unavailable.labels(*_labels(route)).set(1)
         if backoff.worth_logging:
             log.warning(
@@ -319,6 +369,7 @@ class Rebalancer:
     def _answered(self, key: object, route: Route) -> None:
         self._backoffs.pop(key, None)
         self._retry_at.pop(key, None)
+        self._silent_since.pop(route, None)
         self.metrics.rebalance_unavailable.labels(*_labels(route)).set(0)
 
     def _count(self, move: RebalanceMove, outcome: str) -> None:
