@@ -244,6 +244,15 @@ class Metrics:
             ["chain_id"],
         )
 
+    def key_gas(
+        self, chain_id: int, key: str, *, balance: float, minimum: float, low: bool
+    ) -> None:
+        """A sending key's gas balance and minimum (whole units), and whether it is low."""
+        labels = (str(chain_id), key)
+        self.key_gas_balance.labels(*labels).set(balance)
+        self.key_gas_minimum.labels(*labels).set(minimum)
+        self.key_gas_low.labels(*labels).set(int(low))
+
     def exposition(
         self,
         requests_by_status: Mapping[str, int] | None,

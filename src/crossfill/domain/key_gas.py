@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from crossfill.domain.money import format_units
+
 # The role of the solver's own key (every other role is topped up from it).
 SOLVER = "solver"
 # Why a key stays below its minimum.
@@ -22,6 +24,9 @@ CANNOT_SPARE = "the solver cannot spare it"
 TOP_UPS_OFF = "top-ups are off on this chain (key_gas.top_up)"
 REFUSED = "its address reverts a plain transfer"
 EXECUTIONS_WAIT = "gasless executions wait until it can pay them"
+# Off the EVM chains the solver's own account pays every fee (the SVM vault, the exchange
+# account): nothing of the service there can top it up.
+OWN_ACCOUNT_LOW = "the solver's own account pays every fee here: fund it by hand"
 
 
 def sponsor_role(index: int) -> str:
@@ -171,3 +176,18 @@ def plan_gas(
         top_ups.append(TopUp(key, amount))
         spare -= amount + transfer_cost
     return GasPlan(tuple(top_ups), tuple(low))
+
+
+def described(low: LowKey, *, symbol: str, decimals: int) -> str:
+    """A key low on gas, in words: its balance, its minimum and why it stays low."""
+    balance = format_units(low.key.balance, decimals)
+    minimum = format_units(low.minimum, decimals)
+    return f"{balance} {symbol}, below its minimum {minimum} {symbol}: {low.reason}"
+
+
+def own_account_low(address: str, balance: int | None, minimum: int) -> LowKey | None:
+    """The solver's own account off the EVM chains, shown low when its fee balance (None:
+    not read yet) is below its minimum."""
+    if balance is None or balance >= minimum:
+        return None
+    return LowKey(KeyGas(SOLVER, address, balance), minimum, OWN_ACCOUNT_LOW)

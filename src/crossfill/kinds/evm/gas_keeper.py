@@ -215,9 +215,8 @@ class GasKeeper(JournalledWorker):
         self.chain.state.low_on_gas = tuple(sorted(low, key=lambda entry: entry.key.role))
         low_roles = {entry.key.role for entry in low}
         unit = 10**self.config.native_currency.decimals
-        chain_id = str(self.config.id)
         for key in keys:
-            self.metrics.key_gas_balance.labels(chain_id, key.role).set(key.balance / unit)
-            minimum = key.floor(floor).minimum
-            self.metrics.key_gas_minimum.labels(chain_id, key.role).set(minimum / unit)
-            self.metrics.key_gas_low.labels(chain_id, key.role).set(int(key.role in low_roles))
+            self.metrics.key_gas(
+                self.config.id, key.role, balance=key.balance / unit,
+                minimum=key.floor(floor).minimum / unit, low=key.role in low_roles,
+            )  # fmt: skip
