@@ -45,6 +45,8 @@ from crossfill.domain.rebalancing import (
     planned_moves,
     steered,
 )
+from crossfill.errors import ChainError
+from crossfill.kinds.evm.receipt_outcomes import paid_to
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.loops import run_every
 from crossfill.metrics import Metrics
@@ -275,7 +277,7 @@ class Rebalancer:
         if isinstance(status, Arrived):
             await self._end(move, ARRIVED, amount_out=status.amount)
         elif isinstance(status, Refunded):
-            await self._end(move, REFUNDED, reason="the bridge paid the deposit back")
+            await self._refunded(move, status.tx_hashes)
         elif isinstance(status, Failed):
             await self._failed(move, status.reason)
 
@@ -292,6 +294,32 @@ class Rebalancer:
             tx_hashes=list(sent.tx_hashes),
         )  # fmt: skip
 
+    async def _refunded(self, move: RebalanceMove, tx_hashes: Sequence[str]) -> None:
+        """The bridge paid the deposit back on the origin: what its refund transactions paid
+        the solver, read from their receipts there, is booked with the move's end. A receipt
+        the origin does not answer (or does not have yet) leaves the move `sent`, tried again
+        with backoff."""
+        chain = self.chains.get(ChainId(move.origin_chain_id))
+        if chain is None or not tx_hashes:
+            log.warning(
+                "a refunded move not booked: no refund transaction to read on its origin",
+                move_id=move.id, tx_hashes=list(tx_hashes),
+            )  # fmt: skip
+            await self._end(move, REFUNDED, reason="the bridge paid the deposit back")
+            return
+        try:
+            refunded = await refund_paid(chain, tx_hashes, move.currency_in, self.solver)
+        except ChainError as exc:
+            refunded, error = None, f"the origin chain did not answer for the refund: {exc}"
+        else:
+            error = "the refund's transaction is not on the origin's node yet"
+        if refunded is None:
+            self._unavailable(move.id, _route_of(move), error)
+            await self._note(move, error)
+            return
+        reason = f"the bridge paid back {refunded} of {move.amount}"
+        await self._end(move, REFUNDED, reason=reason, refunded=refunded)
+
     async def _failed(self, move: RebalanceMove, reason: str) -> None:
         """Our transaction reverted (nothing left the origin: the move ends), or the bridge
         failed its request after our deposit (its refund follows: the move waits for it)."""
@@ -304,7 +332,7 @@ class Rebalancer:
 
     async def _end(
         self, move: RebalanceMove, status: str, *, reason: str | None = None,
-        amount_out: int | None = None,
+        amount_out: int | None = None, refunded: int | None = None,
     ) -> None:  # fmt: skip
         now = self.now()
         async with self.sessions() as session, session.begin():
@@ -315,6 +343,8 @@ class Rebalancer:
             if amount_out is not None:
                 row.amount_out = str(amount_out)
                 await books.rebalanced_in(session, row, self.solver, self._fee(row), now=now)
+            if refunded is not None:
+                await books.rebalance_refunded(session, row, self.solver, refunded, now=now)
             move = row
         if status == ARRIVED:
             chain = self.chains.get(ChainId(move.destination_chain_id))
@@ -400,6 +430,22 @@ def position_of(chain: ChainRuntime, target: RebalancingTarget, in_transit: int)
         target.chain_id, currency.address, currency.symbol, inventory.free, in_transit,
         inventory.owed, levels,
     )  # fmt: skip
+
+
+async def refund_paid(
+    chain: ChainRuntime, tx_hashes: Sequence[str], currency: str, solver: str
+) -> int | None:
+    """What the bridge's refund transactions paid `solver` in `currency` on `chain` (their
+    receipts' Depository payouts or token transfers); None while one is not on the node yet.
+    Raises ChainError when the node does not answer."""
+    paid = 0
+    for tx_hash in tx_hashes:
+        receipt = await chain.client.receipt(tx_hash)
+        if receipt is None:
+            return None
+        if int(receipt["status"]) == 1:
+            paid += paid_to(receipt["logs"], currency=currency, recipient=solver)
+    return paid
 
 
 def steered_currencies(chain: ChainRuntime, targets: Sequence[RebalancingTarget]) -> set[str]:
