@@ -301,11 +301,14 @@ class Rebalancer:
         with backoff."""
         chain = self.chains.get(ChainId(move.origin_chain_id))
         if chain is None or not tx_hashes:
+            # Nothing to read what it paid back from: booked as paid back nothing (the
+            # solver key shows what came back unexplained, for the operator).
             log.warning(
-                "a refunded move not booked: no refund transaction to read on its origin",
+                "a refunded move's refund not found on its origin: booked as nothing paid back",
                 move_id=move.id, tx_hashes=list(tx_hashes),
             )  # fmt: skip
-            await self._end(move, REFUNDED, reason="the bridge paid the deposit back")
+            reason = f"the bridge paid back 0 of {move.amount} (no refund transaction found)"
+            await self._end(move, REFUNDED, reason=reason, refunded=0)
             return
         try:
             refunded = await refund_paid(chain, tx_hashes, move.currency_in, self.solver)
