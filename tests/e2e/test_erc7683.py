@@ -14,7 +14,6 @@ import httpx
 import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
-from eth_utils.crypto import keccak
 from web3 import Web3
 from web3.logs import DISCARD
 
@@ -23,23 +22,12 @@ from crossfill.domain.erc7683 import ORDER_DATA_TYPE, CrossfillOrderData
 from crossfill.kinds.evm.config import evm_chains
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import DESTINATION, ORIGIN, balance, funded_user, rpc_urls, usdc
+from tests.support.erc7683 import erc7683_request_id, gasless_order_tuple, sign_gasless_order
 from tests.support.service import ServiceProcess, service_settings
 from tests.support.waiting import wait_for
 
 USDC = 10**6
 INPUT = 50 * USDC
-GASLESS_ORDER_TYPES = {
-    "GaslessCrossChainOrder": [
-        {"name": "originSettler", "type": "address"},
-        {"name": "user", "type": "address"},
-        {"name": "nonce", "type": "uint256"},
-        {"name": "originChainId", "type": "uint256"},
-        {"name": "openDeadline", "type": "uint32"},
-        {"name": "fillDeadline", "type": "uint32"},
-        {"name": "orderDataType", "type": "bytes32"},
-        {"name": "orderData", "type": "bytes"},
-    ]
-}
 
 
 @pytest.fixture
@@ -84,26 +72,14 @@ def _gasless_order(
     }
 
 
-def _signed(user: LocalAccount, order: dict[str, Any]) -> bytes:
-    """The user's EIP-712 signature of the order, made by eth-account."""
-    domain = {
-        "name": "CrossfillOriginSettler",
-        "version": "1",
-        "chainId": ORIGIN,
-        "verifyingContract": order["originSettler"],
-    }
-    signed = Account.sign_typed_data(user.key, domain, GASLESS_ORDER_TYPES, order)
-    return bytes(signed.signature)
-
-
 def _open_for(devnet: RunningDevnet, relayer: LocalAccount, order: dict[str, Any]) -> str:
     """`openFor` sent by someone else than the user; the order's id from its `Open` event."""
     origin = evm_chains(devnet.deployment)[0]
     web3 = signing_web3(origin.rpc_url, relayer)
     settler = contract_at(web3, "CrossfillOriginSettler", order["originSettler"])
     user = order.pop("signer")
-    fields = tuple(order[name["name"]] for name in GASLESS_ORDER_TYPES["GaslessCrossChainOrder"])
-    receipt = send(web3, settler.functions.openFor(fields, _signed(user, order), b""))
+    signature = sign_gasless_order(user, order)
+    receipt = send(web3, settler.functions.openFor(gasless_order_tuple(order), signature, b""))
     (opened,) = settler.events.Open().process_receipt(receipt, errors=DISCARD)
     return "0x" + bytes(opened.args["orderId"]).hex()
 
@@ -113,11 +89,6 @@ def _approve_settler(devnet: RunningDevnet, user: LocalAccount) -> None:
     holder = signing_web3(origin.rpc_url, user)
     token = contract_at(holder, "TestUSDC", usdc(devnet, ORIGIN))
     send(holder, token.functions.approve(_settlers(devnet)[0], 10 * INPUT))
-
-
-def _request_id(order_id: str) -> str:
-    """The request an ERC-7683 order is (docs/erc7683.md)."""
-    return "0x" + keccak(b"crossfill-erc7683" + bytes.fromhex(order_id[2:])).hex()
 
 
 def _status(http: httpx.Client, request_id: str) -> dict[str, Any]:
@@ -144,7 +115,7 @@ def test_orders_opened_for_a_signature_are_filled_or_refunded_across_kills(
     service_process.kill()
     service_process.start()
 
-    ids = {"success": _request_id(filled_id), "refund": _request_id(refused_id)}
+    ids = {"success": erc7683_request_id(filled_id), "refund": erc7683_request_id(refused_id)}
     with httpx.Client(base_url=service_process.base_url, timeout=10) as http:
         done = wait_for(
             lambda: all(_status(http, rid)["status"] == want for want, rid in ids.items()),
