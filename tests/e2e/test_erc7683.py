@@ -41,6 +41,7 @@ from tests.e2e.bridging import (
     rpc_urls,
     usdc,
 )
+from tests.e2e.conftest import on_database
 from tests.e2e.repaying import depository_payouts, repayments
 from tests.support.database import rows_in
 from tests.support.erc7683 import erc7683_request_id, gasless_order_tuple, sign_gasless_order
@@ -64,11 +65,12 @@ def _deployment(devnet: RunningDevnet, path: Path) -> Path:
 
 
 @pytest.fixture
-def service_process(devnet: RunningDevnet, tmp_path: Path):
+def service_process(devnet: RunningDevnet, tmp_path: Path, database: str | None):
     deployment = _deployment(devnet, tmp_path / "deployment.toml")
     home = tmp_path / "home"
     home.mkdir()
-    service = ServiceProcess(service_settings(home, deployment, admin_token=OPERATOR_TOKEN))
+    settings = on_database(database, admin_token=OPERATOR_TOKEN)
+    service = ServiceProcess(service_settings(home, deployment, **settings))
     service.start()
     yield service
     service.stop()
