@@ -43,6 +43,7 @@ from tests.e2e.bridging import (
 )
 from tests.e2e.conftest import on_database
 from tests.e2e.repaying import depository_payouts, repayments
+from tests.money_invariant import account_for_money, heads, wait_until_accounted
 from tests.support.database import rows_in
 from tests.support.erc7683 import erc7683_request_id, gasless_order_tuple, sign_gasless_order
 from tests.support.service import ServiceProcess, service_settings
@@ -167,6 +168,7 @@ def test_orders_opened_for_a_signature_are_filled_or_refunded_across_kills(
     service_process: ServiceProcess, devnet: RunningDevnet
 ) -> None:
     rng = random.Random(7683)
+    since = heads(devnet.deployment)
     user = funded_user(devnet, usdc_amount=3 * INPUT)
     relayer = funded_user(devnet)
     _approve_settler(devnet, user)
@@ -235,3 +237,13 @@ def test_orders_opened_for_a_signature_are_filled_or_refunded_across_kills(
                 RequestStatus(current), RequestStatus(following)
             ), statuses
     assert "failure" in published[erc7683_request_id(refused_id)]
+
+    # Every unit the orders brought is filled (and repaid) or refunded, once: nothing else.
+    report = wait_until_accounted(
+        lambda: account_for_money(devnet.deployment, service_process.database, since=since),
+        timeout=60,
+    )
+    assert (report.deposits, report.filled, report.repaid, report.refunded) == (3, 2, 2, 1), (
+        report.summary()
+    )
+    assert report.unaccounted == [] and report.unsettled == [], report.summary()
