@@ -16,6 +16,7 @@ import structlog
 from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from crossfill.app.erc7683_orders import take_orders
 from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
 from crossfill.domain.key_gas import SOLVER, sponsor_role
@@ -164,6 +165,7 @@ class EvmWorkers:
                 solvers, chain_id, request_id
             )
             indexer.claim_pending = functools.partial(_claim_pending, solvers)
+            indexer.take_orders = functools.partial(take_orders, runtime)
         sweepers = {
             chain_id: DepositAddressSweeper(
                 chain,
