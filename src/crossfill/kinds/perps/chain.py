@@ -14,6 +14,7 @@ from crossfill.config.secrets import resolve_holder
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.perps.config import PERPS_SECTION, perps_exchange
+from crossfill.kinds.perps.inventory import PerpsInventory
 from crossfill.kinds.perps.payer import PerpsPayer
 from crossfill.kinds.perps.quotes import create_perps_deposit_quote
 from crossfill.kinds.perps.refunder import PerpsRefunder
@@ -92,6 +93,9 @@ class PerpsChain(KindChainBase):
     def solver_balances(self) -> Sequence[SolverBalance]:
         """Read from the exchange when a quote or a payment needs them, not kept."""
         return ()
+
+    def reserved_inventory(self) -> PerpsInventory:
+        return self.live.inventory
 
     async def payment_final(self, reference: str) -> bool:
         """A transfer is recorded paid only once the exchange's ledger shows it, and its

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 
 import structlog
@@ -38,10 +38,13 @@ class SvmFollower:
     config: SvmChainConfig
     interval_seconds: float
     clock: Callable[[], float]
+    # Told of each read of the vault's balances, with the clock's time when it started.
+    on_read: Callable[[Mapping[str, int], float], None] | None = None
 
     async def update(self) -> None:
         """One poll; a failure is recorded, never raised, so the loop goes on."""
         vault = Pubkey.from_string(self.config.solver.address)
+        started = self.clock()
         try:
             height = await self.client.block_height()
             balances = {self.config.native_currency.address: await self.client.balance(vault)}
@@ -59,6 +62,8 @@ class SvmFollower:
             self.state.last_error = f"unexpected answer: {type(exc).__name__}: {exc}"
             return
         self.state.solver_balances = balances
+        if self.on_read is not None:
+            self.on_read(balances, started)
         self.state.record_height(height, self.clock())
 
     async def run(self) -> None:
