@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import insert
+from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from crossfill.kinds.port import InventoryCurrency
@@ -88,7 +88,7 @@ async def test_orders_are_judged_in_deposit_order_after_the_payments_sent(
     paid_from.paid(ids[2])
     async with engine.begin() as connection:
         await connection.execute(
-            Request.__table__.update().where(Request.id == ids[2]).values(status="success")
+            update(Request).where(Request.id == ids[2]).values(status="success")
         )
     async with sessions() as session:
         judged = await paid_from.judge(session, CHAIN)
