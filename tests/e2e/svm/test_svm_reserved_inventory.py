@@ -92,6 +92,11 @@ def test_oversubscribed_deposits_to_the_svm_chain_are_paid_while_covered_and_the
     order_out = int(request_quote(http, _body(users[0]))["details"]["currencyOut"]["amount"])
     inventory = _vault_holding(node, 3 * order_out + order_out // 2)
     assert wait_for(lambda: _capacity(http) == inventory, timeout=10)
+    unknown = http.get(
+        "/config/v2",
+        params={"originChainId": ORIGIN, "destinationChainId": SVM_CHAIN_ID, "currency": "doge"},
+    )
+    assert unknown.status_code == 400 and unknown.json()["errorCode"] == "UNSUPPORTED_CURRENCY"
     # A quote over the free inventory names what could be served.
     over = {**_body(users[0]), "amount": str(5 * ORDER)}
     refused = refusal(http, over)
