@@ -20,7 +20,7 @@ from sqlalchemy import select
 from web3 import Web3
 
 from crossfill.devnet import accounts
-from crossfill.devnet.anvil import anvil_rpc, set_native_balance
+from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.kinds.evm.config import evm_chains
 from crossfill.store.tables import SentTransaction
@@ -37,9 +37,9 @@ from tests.e2e.bridging import (
     usdc,
     with_inventory_wait,
 )
+from tests.e2e.deposits_together import deposit_all_in_one_block
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
-from tests.support.wallets.evm import broadcast_item
 
 ETH = 10**18
 ORDER = ETH // 10
@@ -50,8 +50,6 @@ INVENTORY = 10 * ORDER + ORDER // 2
 # refunded.
 INVENTORY_WAIT_SECONDS = 15
 SETTLED = frozenset({"success", "refund"})
-# A user and the quote they pay.
-Paid = tuple[LocalAccount, dict[str, Any]]
 SERVABLE = re.compile(r"\((\d+) in smallest units\) can be served now")
 
 
@@ -118,29 +116,6 @@ def test_a_quote_over_free_inventory_names_what_could_be_served(
         exact = _body(user, amount=str(servable), tradeType="EXACT_OUTPUT")
         quote = request_quote(http, exact)
         assert int(quote["details"]["currencyOut"]["amount"]) == servable
-
-
-def _deposit_all_in_one_block(devnet: RunningDevnet, paid: list[Paid]) -> int:
-    """Every quote's deposit sent, then mined in one origin block (and one more on top for
-    the confirmations); that block's number."""
-    url = rpc_urls(devnet)[ORIGIN]
-    origin = Web3(Web3.HTTPProvider(url))
-    anvil_rpc(url, "evm_setAutomine", [False])
-    try:
-        hashes = []
-        for user, quote in paid:
-            (step,) = quote["steps"]
-            (item,) = step["items"]
-            hashes.append(broadcast_item(origin, user, item["data"]))
-        anvil_rpc(url, "evm_mine", [])
-    finally:
-        anvil_rpc(url, "evm_setAutomine", [True])
-    blocks = {origin.eth.get_transaction_receipt(HexStr(h))["blockNumber"] for h in hashes}
-    statuses = {origin.eth.get_transaction_receipt(HexStr(h))["status"] for h in hashes}
-    assert len(blocks) == 1 and statuses == {1}, (blocks, statuses)
-    anvil_rpc(url, "evm_mine", [])
-    (block,) = blocks
-    return int(block)
 
 
 def _fills(service: ServiceThread) -> list[SentTransaction]:
@@ -273,7 +248,7 @@ def _oversubscribed(
     paid_out = {q["details"]["currencyOut"]["currency"]["address"].lower() for _, q in quotes}
     assert paid_out == {currency_out.lower()}
     assert sum(outputs.values()) > 2 * case.inventory
-    _deposit_all_in_one_block(devnet, quotes)
+    deposit_all_in_one_block(devnet, quotes)
     # Once the deposits are seen, what they commit is not quoted again: free inventory is
     # gone while orders wait, and /config/v2 says so.
     late = case.user(devnet)

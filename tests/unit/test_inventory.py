@@ -14,6 +14,7 @@ from crossfill.domain.deposit_checks import DepositVerdict
 from crossfill.domain.fill_plan import FillPlan, Payment
 from crossfill.domain.inventory import Inventory, fill_outputs, inventories, shortfall, total
 from crossfill.domain.repayments import SENDING
+from crossfill.kinds.evm.reserved_inventory import EvmReservedInventory
 from crossfill.store import inventory
 from crossfill.store.deposits import CONFIRMED
 from crossfill.store.tables import AppFee, Deposit, Repayment, Request, RequestTransaction
@@ -93,7 +94,8 @@ async def test_a_filled_order_stays_committed_until_the_balance_is_read_at_its_f
     still does until the chain's balances are read at or after the fill's block."""
     async with chain_world(tmp_path) as world:
         chain_id = world.config.id
-        view = InventoryView(world.sessions, {ChainId(chain_id): world.runtime}, world.metrics)
+        chains = {ChainId(chain_id): EvmReservedInventory(world.runtime)}
+        view = InventoryView(world.sessions, chains, world.metrics)
         (row,) = synthetic_requests(1, start=START).requests
         plan = _plan(chain_id, row["order_id"], 500, 0)
         row.update(destination_chain_id=chain_id, status="pending", fill_plan=plan)

@@ -65,6 +65,26 @@ def test_a_balance_short_by_one_unit_is_insufficient_liquidity_and_an_exact_one_
     assert "TOK" in str(refused.value) and "chain 7" in str(refused.value)
 
 
+def test_a_refusal_names_the_output_that_could_be_served_less_what_else_paying_takes() -> None:
+    sol = _currency(SVM.id, "1" * 32, "SOL", native=True)
+    payouts = svm_fill_payouts(SVM, sol, 10**9)
+    free = 6 * 10**8
+    with pytest.raises(QuoteError) as refused:
+        check_capacity(payouts, lambda _p: free, serves=(sol, 10**9))
+    servable = free - LAMPORTS_PER_SIGNATURE
+    assert f"({servable} in smallest units) can be served now" in str(refused.value)
+    # Short of another currency than the output's: nothing can be served.
+    usdc = _currency(SVM.id, USDC_MINT, "USDC", native=False)
+    balances = {USDC_MINT: 10**9, "1" * 32: 0}
+    with pytest.raises(QuoteError) as short:
+        check_capacity(
+            svm_fill_payouts(SVM, usdc, 10**6),
+            lambda p: balances[p.currency],
+            serves=(usdc, 10**6),
+        )
+    assert "at most 0 USDC (0 in smallest units)" in str(short.value)
+
+
 def test_a_balance_not_read_yet_is_503() -> None:
     with pytest.raises(QuoteUnavailable):
         check_capacity([Payout(7, "0xabc", "TOK", 1)], lambda _p: None)

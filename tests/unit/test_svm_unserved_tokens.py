@@ -20,6 +20,7 @@ from crossfill.kinds.svm.payer import SvmPayer
 from crossfill.kinds.svm.refunder import SvmRefunder
 from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.vault_accounts import whole_history
+from crossfill.kinds.timed_inventory import TimedInventory
 from crossfill.store import deposits
 from crossfill.store.tables import Deposit
 from tests.support.database import sessions_of, sqlite_url
@@ -54,7 +55,8 @@ class World:
         follower = SvmFollower(
             self.chain, state, config=CONFIG, interval_seconds=1, clock=lambda: 0.0
         )
-        self.runtime = SvmChainRuntime(CONFIG, self.chain, state, follower)
+        inventory = TimedInventory((), lambda: 0.0, key=str)
+        self.runtime = SvmChainRuntime(CONFIG, self.chain, state, follower, inventory)
         self.indexer = self.new_indexer()
         payer = SvmPayer(self.chain, Keypair(), sessions, now=self.clock)
         self.refunder = SvmRefunder(

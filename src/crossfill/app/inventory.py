@@ -1,13 +1,15 @@
-"""Keep every EVM chain's view of the solver's inventory (`domain.inventory`) current in this
-process: what orders in flight are committed to and what the solver is owed, read from the
-store into each chain's state, where quotes, `/config/v2` and the bridge limits read it
+"""Keep every chain's view of the solver's inventory (`domain.inventory`) current in this
+process, whatever its kind: what orders in flight are committed to and what the solver is
+owed, read from the store and handed to each chain's reserved inventory
+(`KindChain.reserved_inventory`), where quotes, `/config/v2` and the bridge limits read it
 without a query of their own.
 
-An order whose fill was just mined stays committed until the chain's balance is read at or
-after the fill's block (the balance as last read does not show the payment yet): the requests
-that left the orders in flight since the last read are looked up for a successful fill, and
-those found are kept, with their outputs, until the chain's head (where its balances were
-read) reaches their block.
+An order whose fill was just paid stays committed until the chain's balance is read after the
+payment (the balance as last read does not show it yet): the requests that left the orders in
+flight since the last read are looked up for a successful fill, and those found are kept, with
+their outputs, until the chain's balances are read after it (on an EVM chain: at or after the
+fill's block; on a chain read at times, the SVM chain and the exchange: by a read started once
+this process saw the fill paid).
 
 It is read again after every status change this process commits (the outbox's commit
 signal) and at least every `REFRESH_SECONDS` (changes made by other processes), at most
@@ -23,9 +25,8 @@ from collections.abc import Mapping
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.domain.inventory import Amounts, inventories, total
-from crossfill.kinds.evm.chain import evm_chains
-from crossfill.kinds.evm.runtime import ChainRuntime
+from crossfill.domain.inventory import Amounts, Landed, total
+from crossfill.kinds.port import ReservedInventory
 from crossfill.loops import run_until_woken
 from crossfill.metrics import Metrics
 from crossfill.runtime import Runtime
@@ -42,7 +43,7 @@ class InventoryView:
     def __init__(
         self,
         sessions: async_sessionmaker[AsyncSession],
-        chains: Mapping[ChainId, ChainRuntime],
+        chains: Mapping[ChainId, ReservedInventory],
         metrics: Metrics,
     ) -> None:
         self.sessions = sessions
@@ -50,25 +51,26 @@ class InventoryView:
         self.metrics = metrics
         self._reads = 0
         self._last = 0.0
-        # chain id -> request id -> outputs: the orders in flight as last read
+        # chain id -> request id -> outputs (keyed as the chain keys them): the orders in
+        # flight as last read
         self._in_flight: dict[int, dict[str, Amounts]] = {}
-        # chain id -> request id -> (its fill's block, its outputs): filled, not yet read paid
-        self._landed: dict[int, dict[str, tuple[int, Amounts]]] = {}
+        # chain id -> request id -> its fill, paid and not yet read paid
+        self._landed: dict[int, dict[str, Landed]] = {}
 
     async def refresh(self) -> None:
         """Read what is committed (and, every `OWED_EVERY` reads, owed) into the chains'
-        states, and publish the inventories."""
+        reserved inventories, and publish the inventories."""
         gap = self._last + MIN_GAP_SECONDS - time.monotonic()
         if gap > 0:
             await asyncio.sleep(gap)  # a burst of status changes is read once
         self._last = time.monotonic()
         chains = self.chains
         async with self.sessions() as session:
-            in_flight = await inventory.in_flight(session, list(chains))
+            rows = await inventory.in_flight(session, list(chains))
             left = {
                 request_id
                 for chain_id, requests in self._in_flight.items()
-                for request_id in requests.keys() - in_flight.get(chain_id, {}).keys()
+                for request_id in requests.keys() - rows.get(chain_id, {}).keys()
             }
             filled = await inventory.fill_blocks(session, left)
             owed = await inventory.owed(session) if self._reads % OWED_EVERY == 0 else None
@@ -76,39 +78,37 @@ class InventoryView:
         self._reads += 1
         for chain_id, requests in self._in_flight.items():
             landed = self._landed.setdefault(chain_id, {})
+            chain = chains[ChainId(chain_id)]
             for request_id, outputs in requests.items():
                 if request_id in filled:
-                    landed[request_id] = (filled[request_id], outputs)
+                    landed[request_id] = Landed(chain.landed_mark(filled[request_id]), outputs)
+        in_flight = {
+            chain_id: {
+                request_id: {chains[ChainId(chain_id)].key(c): a for c, a in outputs.items()}
+                for request_id, outputs in requests.items()
+            }
+            for chain_id, requests in rows.items()
+        }
         self._in_flight = in_flight
         for chain_id, chain in chains.items():
-            head = chain.state.head
-            read_at = -1 if head is None else head.number
             landed = {
-                request_id: entry
-                for request_id, entry in self._landed.get(chain_id, {}).items()
-                if entry[0] > read_at
+                request_id: fill
+                for request_id, fill in self._landed.get(chain_id, {}).items()
+                if any(fill.mark > chain.read_mark(currency) for currency in fill.outputs)
             }
             self._landed[chain_id] = landed
-            unpaid = [outputs for _block, outputs in landed.values()]
-            chain.state.solver_committed = total([*in_flight.get(chain_id, {}).values(), *unpaid])
-            if owed is not None:
-                chain.state.solver_owed = owed.get(chain_id, {})
-            if transit is not None:
-                chain.state.solver_in_transit = transit.get(chain_id, {})
+            chain.hold(
+                total(in_flight.get(chain_id, {}).values()),
+                list(landed.values()),
+                None if owed is None else owed.get(chain_id, {}),
+                None if transit is None else transit.get(chain_id, {}),
+            )
         self._publish()
 
     def _publish(self) -> None:
         gauge = self.metrics.solver_inventory
-        for chain in self.chains.values():
-            state, config = chain.state, chain.config
-            held = inventories(
-                state.solver_balances,
-                state.solver_committed,
-                state.solver_owed,
-                state.solver_in_transit,
-            )
-            for currency in config.currencies:
-                found = held.get(currency.address.lower())
+        for chain_id, chain in self.chains.items():
+            for currency, found in chain.listed():
                 if found is None:
                     continue
                 parts = {
@@ -120,14 +120,17 @@ class InventoryView:
                     "virtual": found.virtual,
                 }
                 for part, amount in parts.items():
-                    gauge.labels(config.id, currency.symbol, part).set(
+                    gauge.labels(chain_id, currency.symbol, part).set(
                         amount / 10**currency.decimals
                     )
 
     @classmethod
     def of(cls, runtime: Runtime) -> InventoryView:
-        """The view of the EVM chains live in `runtime`."""
-        return cls(runtime.sessions, evm_chains(runtime), runtime.metrics)
+        """The view of every chain live in `runtime`, whatever its kind."""
+        chains = {
+            chain_id: chain.reserved_inventory() for chain_id, chain in runtime.kind_chains.items()
+        }
+        return cls(runtime.sessions, chains, runtime.metrics)
 
     async def run(self) -> None:
         await run_until_woken("inventory-view", self.refresh, OUTBOX_EVENTS, REFRESH_SECONDS)

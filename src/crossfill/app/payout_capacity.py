@@ -19,4 +19,5 @@ def check_evm_payout(runtime: Runtime, currency: QuotedCurrency, amount: int) ->
     check_capacity(
         evm_fill_payouts(chain.config, currency, amount, max_fee_per_gas),
         lambda payout: chain.state.solver_free(payout.currency),
+        serves=(currency, amount),
     )

@@ -17,7 +17,7 @@ Amounts are smallest units keyed by the currency's lower-case address.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 Amounts = dict[str, int]
@@ -92,3 +92,53 @@ def shortfall(available: Mapping[str, int | None], needs: Mapping[str, int]) -> 
         if held is not None and amount > held:
             missing[currency] = amount - held
     return missing
+
+
+@dataclass(frozen=True)
+class Landed:
+    """A fill's outputs, paid at `mark` (a block, or a time on the process's clock, as its
+    chain's kind places its balance reads): still committed until the solver's balance of a
+    currency is read at or after it."""
+
+    mark: float
+    outputs: Amounts
+
+
+def unread(landed: Iterable[Landed], read_mark: Callable[[str], float]) -> Amounts:
+    """What the fills in `landed` paid that the balances as last read (`read_mark`: where each
+    currency's was read) do not show yet."""
+    return total(
+        {
+            currency: amount
+            for currency, amount in fill.outputs.items()
+            if fill.mark > read_mark(currency)
+        }
+        for fill in landed
+    )
+
+
+def served_in_order(
+    available: Mapping[str, int | None],
+    sent: Iterable[Mapping[str, int]],
+    waiting: Sequence[tuple[str, Mapping[str, int]]],
+) -> set[str]:
+    """Which of the `waiting` orders (id, what paying it takes), in the order given (their
+    deposits accepted), `available` covers once the payments already `sent` are taken from
+    it: each taken while what is left covers it, an order it cannot cover passed over so the
+    later ones that fit go on. A currency whose availability is None is not counted."""
+    left = dict(available)
+    for needs in sent:
+        for currency, amount in needs.items():
+            held = left.get(currency)
+            if held is not None:
+                left[currency] = held - amount
+    served = set()
+    for order, needs in waiting:
+        if shortfall(left, needs):
+            continue
+        served.add(order)
+        for currency, amount in needs.items():
+            held = left.get(currency)
+            if held is not None:
+                left[currency] = held - amount
+    return served

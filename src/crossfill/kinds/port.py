@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config.sections import ConfigSection
+from crossfill.domain.inventory import Amounts, Inventory, Landed
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.metrics import Metrics
@@ -123,8 +124,56 @@ def solver_balances_of(
     return sorted(shown, key=lambda balance: balance.symbol)
 
 
+@dataclass(frozen=True)
+class InventoryCurrency:
+    """A currency of a chain's inventory: its key in the chain's balances, its symbol and its
+    decimals."""
+
+    key: str
+    symbol: str
+    decimals: int
+
+
+class ReservedInventory(Protocol):
+    """The solver's inventory on one chain as this process keeps it (`domain.inventory`): its
+    balances as last read, and what the orders in flight commit of them, which
+    `app.inventory` reads from the store and hands it (`hold`)."""
+
+    def key(self, currency: str) -> str:
+        """How the chain's balances key `currency` (as a request row stores it)."""
+
+    def landed_mark(self, fill_block: int) -> float:
+        """Where a fill recorded mined in `fill_block` (as its kind records it) was paid, as
+        `read_mark` places the balance reads: a block, or the process's clock now."""
+
+    def read_mark(self, key: str) -> float:
+        """Where the balance of `key` as last read was read (-inf: never)."""
+
+    def hold(
+        self,
+        in_flight: Amounts,
+        landed: Sequence[Landed],
+        owed: Amounts | None,
+        in_transit: Amounts | None,
+    ) -> None:
+        """What is committed now: the outputs of the orders in flight (`in_flight`) and of
+        those filled since (`landed`, until the balances are read after them); what is owed
+        and in transit, when read (None: as before)."""
+
+    def listed(self) -> Sequence[tuple[InventoryCurrency, Inventory | None]]:
+        """Each configured currency and its inventory (None while its balance is not read)."""
+
+    async def free(self, currency: str) -> int | None:
+        """What a new order may take of `currency` now (never below 0; None while its balance
+        is not known). Raises `ChainError` when a kind reading it on demand cannot."""
+
+
 class KindChain(Protocol):
     """One configured chain of some kind, live in this process."""
+
+    def reserved_inventory(self) -> ReservedInventory:
+        """The solver's inventory here, kept from the store for quotes, `/config/v2` and the
+        bridge limits (`app.inventory`)."""
 
     @property
     def chain_id(self) -> ChainId: ...

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from crossfill.domain.gas import with_gas_headroom
+from crossfill.domain.money import format_units
 from crossfill.kinds.evm.config import ChainConfig
 from crossfill.quoting.cross_vm import QuotedCurrency
 from crossfill.quoting.errors import QuoteError, QuoteUnavailable
@@ -54,9 +55,17 @@ def evm_fill_payouts(
     return merged((output(currency, amount), cost))
 
 
-def check_capacity(payouts: Iterable[Payout], balance_of: Callable[[Payout], int | None]) -> None:
-    """`INSUFFICIENT_LIQUIDITY` when a balance is short of its payout; 503 while a balance is
-    not known yet (`balance_of` answers None)."""
+def check_capacity(
+    payouts: Iterable[Payout],
+    balance_of: Callable[[Payout], int | None],
+    *,
+    serves: tuple[QuotedCurrency, int] | None = None,
+) -> None:
+    """`INSUFFICIENT_LIQUIDITY` when a balance (the solver's free inventory) is short of its
+    payout; 503 while a balance is not known yet (`balance_of` answers None). `serves`: the
+    output and its amount, whose largest servable amount the refusal names (the free
+    inventory of its currency less what else paying takes of it; 0 when another currency is
+    short)."""
     for payout in payouts:
         balance = balance_of(payout)
         if balance is None:
@@ -64,7 +73,17 @@ def check_capacity(payouts: Iterable[Payout], balance_of: Callable[[Payout], int
                 "SERVICE_UNAVAILABLE", f"solver inventory on chain {payout.chain_id} not known yet"
             )
         if balance < payout.amount:
+            if serves is None:
+                raise QuoteError(
+                    "INSUFFICIENT_LIQUIDITY",
+                    f"the solver holds too little {payout.symbol} on chain {payout.chain_id}",
+                )
+            currency, amount = serves
+            others = payout.amount - amount
+            servable = max(0, balance - others) if payout.currency == currency.address else 0
             raise QuoteError(
                 "INSUFFICIENT_LIQUIDITY",
-                f"the solver holds too little {payout.symbol} on chain {payout.chain_id}",
+                f"the solver's free inventory on chain {payout.chain_id} cannot cover this "
+                f"order: at most {format_units(servable, currency.decimals)} {currency.symbol} "
+                f"({servable} in smallest units) can be served now",
             )

@@ -4,6 +4,7 @@ repayments (`domain.inventory` for the model). The caller owns the session."""
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -24,8 +25,10 @@ COMMITTING = (RequestStatus.DEPOSITING, RequestStatus.PENDING, RequestStatus.SUB
 
 
 def _outputs(plan: dict[str, Any] | None, destination_currency: str, amount_out: str) -> Amounts:
-    if plan is None:  # quoted before fill plans were stored: the row's own output
-        return {destination_currency.lower(): int(amount_out)}
+    if plan is None:
+        # Paid off the EVM chains, or quoted before fill plans were stored: the row's own
+        # output, its currency as the row keeps it (the chain's kind keys it).
+        return {destination_currency: int(amount_out)}
     return fill_outputs(
         native=NATIVE_EVM_ADDRESS,
         spends_currency=str(plan["spendsCurrency"]),
@@ -50,6 +53,30 @@ async def in_flight(session: AsyncSession, chain_ids: list[int]) -> dict[int, di
     for request_id, chain_id, plan, currency, amount_out in rows:
         by_chain[chain_id][request_id] = _outputs(plan, currency, amount_out)
     return by_chain
+
+
+@dataclass(frozen=True)
+class Queued:
+    """A request deposited (or being deposited) to a chain, not yet filled: its output."""
+
+    request_id: str
+    status: RequestStatus
+    currency: str  # as the row keeps it
+    amount_out: int
+
+
+async def queue(session: AsyncSession, chain_id: int) -> list[Queued]:
+    """The requests in flight to `chain_id`, in the order they reached their status (for a
+    `pending` request: its deposit accepted; leases leave it untouched)."""
+    rows = await session.execute(
+        select(Request.id, Request.status, Request.destination_currency, Request.amount_out)
+        .where(Request.status.in_(COMMITTING), Request.destination_chain_id == chain_id)
+        .order_by(Request.updated_at, Request.id)
+    )
+    return [
+        Queued(request_id, RequestStatus(status), currency, int(amount_out))
+        for request_id, status, currency, amount_out in rows
+    ]
 
 
 async def fill_blocks(session: AsyncSession, request_ids: Collection[str]) -> dict[str, int]:

@@ -13,6 +13,7 @@ Each table keeps the stages in its own words (`Stages`). The caller owns the tra
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
@@ -78,6 +79,24 @@ class PaymentJournal(Generic[Attempt]):
             .limit(1)
         )
         return found
+
+    async def journalled(
+        self, session: AsyncSession, *, chain_id: int, purpose: str, keys: Collection[str]
+    ) -> set[str]:
+        """Which of the payments `keys` have an attempt journalled (one query)."""
+        if not keys:
+            return set()
+        table = self.table
+        found = await session.scalars(
+            select(table.payment_key)
+            .where(
+                table.chain_id == chain_id,
+                table.purpose == purpose,
+                table.payment_key.in_(keys),
+            )
+            .distinct()
+        )
+        return set(found)
 
     async def journal(
         self, session: AsyncSession, attempt: Attempt, *, replacing: Attempt | None, now: datetime

@@ -2,27 +2,39 @@
 the perps exchange): claim the requests bound for the chain under a lease, `pending` first,
 then `submitted` ones whose payment has not landed yet, and fill each on its own; and what
 became of a fill's payment, recorded on its request: refused, it fails; sent, it is
-`submitted`; paid, `success`."""
+`submitted`; paid, `success`.
+
+A `pending` order is paid only if the solver's inventory there covers it, taken in the order
+deposits were accepted (`workers.kind_capacity`); one it cannot cover is left for a later tick,
+and refunded with SOLVER_CAPACITY_EXCEEDED once it has waited its chain's
+`inventory_wait_seconds` since its deposit was accepted."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property, partial
 from typing import ClassVar, Generic
 
+import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.store import requests
+from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
+from crossfill.workers.kind_capacity import FILL, Judgement, PaidFrom
 from crossfill.workers.kind_worker import Chain, KindWorker, Payer
+
+log = structlog.get_logger(__name__)
 
 LEASE = timedelta(seconds=30)
 CLAIMED_PER_TICK = 20
-FILL = "fill"
+CAPACITY_EXCEEDED = "SOLVER_CAPACITY_EXCEEDED"
+__all__ = ["FILL", "FillRecord", "FillTransaction", "LeasedFills"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +83,17 @@ class LeasedFills(KindWorker[Chain], Generic[Chain, Payer]):
     async def _wait(self) -> bool:
         return await wait_interval(self._wakeup, self.interval_seconds)
 
+    @cached_property
+    def paid_from(self) -> PaidFrom:
+        """The solver's inventory on the chain, as this solver pays from it."""
+        raise NotImplementedError
+
+    @property
+    def inventory_wait_seconds(self) -> float:
+        """How long an order the inventory cannot cover waits, after its deposit was accepted,
+        before it is refunded (its chain's setting)."""
+        raise NotImplementedError
+
     async def tick(self) -> None:
         for status in (RequestStatus.PENDING, RequestStatus.SUBMITTED):
             async with self.sessions() as session, session.begin():
@@ -83,7 +106,43 @@ class LeasedFills(KindWorker[Chain], Generic[Chain, Payer]):
                     lease=LEASE,
                     limit=CLAIMED_PER_TICK,
                 )
-            await each_on_its_own(self.name, claimed, self._fill, label=lambda r: r.id)
+            if not claimed:
+                continue
+            if status is RequestStatus.PENDING:
+                async with self.sessions() as session:
+                    judged = await self.paid_from.judge(session, self.chain_id)
+                await each_on_its_own(
+                    self.name, claimed, partial(self._judged, judged=judged), label=lambda r: r.id
+                )
+            else:
+                await each_on_its_own(self.name, claimed, self._paying, label=lambda r: r.id)
+
+    async def _judged(self, request: Request, *, judged: Judgement) -> None:
+        """A `pending` order: paid if the inventory covers it (or its payment is on its way
+        already); else it waits, then is refunded once it has waited long enough."""
+        if judged.may_pay(request.id):
+            await self._paying(request)
+            return
+        needs = self.paid_from.needs(request.destination_currency, int(request.amount_out))
+        waited = self.now() - as_utc(request.updated_at)
+        if judged.unknown & needs.keys():
+            await self._release(request.id)  # the balance is not read yet: nothing to judge
+        elif waited >= timedelta(seconds=self.inventory_wait_seconds):
+            log.warning("fill refused: inventory short", worker=self.name, request_id=request.id)
+            await self._record(request.id, FillRecord(fail_reason=CAPACITY_EXCEEDED))
+        else:
+            await self._release(request.id)
+
+    async def _paying(self, request: Request) -> None:
+        self.paid_from.sending(request.id, request.destination_currency, int(request.amount_out))
+        await self._fill(request)
+
+    async def _release(self, request_id: str) -> None:
+        """The order waits: its lease is let go, so the next tick judges it again."""
+        async with self.sessions() as session, session.begin():
+            current = await requests.get(session, request_id)
+            if current is not None and current.lease_owner == self.owner:
+                current.lease_expires_at = None
 
     async def _fill(self, request: Request) -> None:
         raise NotImplementedError
@@ -94,6 +153,7 @@ class LeasedFills(KindWorker[Chain], Generic[Chain, Payer]):
             current = await requests.get(session, request_id)
             assert current is not None
             if record.fail_reason is not None:
+                self.paid_from.dropped(request_id)
                 await requests.move(
                     session, current, RequestStatus.FAILURE, now=now,
                     fail_reason=record.fail_reason,
@@ -107,6 +167,7 @@ class LeasedFills(KindWorker[Chain], Generic[Chain, Payer]):
                 await self._show(session, request_id, record.transaction, now=now)
             if record.paid:
                 await requests.move(session, current, RequestStatus.SUCCESS, now=now)
+                self.paid_from.paid(request_id)
             current.lease_expires_at = None
 
     async def _show(

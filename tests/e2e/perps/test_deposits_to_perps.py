@@ -141,18 +141,21 @@ def test_perps_routes_refuse_bad_input_with_a_clear_400(
     validate_against("quote-error", response.json())
 
 
-def test_a_refused_exchange_transfer_fails_the_request_and_refunds_the_deposit(
+def test_an_output_the_account_no_longer_holds_is_refunded_without_a_transfer(
     devnet: RunningDevnet,
     exchange: ExchangeProcess,
     start_service: StartService,
     chain_urls: dict[int, str],
 ) -> None:
     """The solver's exchange account holds the output when quoted and spends it before the
-    fill: the transfer is refused with the exchange's message, nothing is credited, the
-    deposit is paid back."""
+    fill: the order waits the exchange's `inventory_wait_seconds`, then is refunded as over
+    capacity; no transfer is posted to be refused, nothing is credited, the deposit is paid
+    back."""
     solver = devnet_account(15)
     fund(exchange.api_url, solver.address, "10")
-    config = perps_config(exchange, solver={"address": solver.address, "key": "devnet:15"})
+    config = perps_config(
+        exchange, solver={"address": solver.address, "key": "devnet:15"}, inventory_wait_seconds=2
+    )
     service = start_service(devnet.deployment.model_copy(update={"perps": config}),
                             run_workers=True)  # fmt: skip
     user, recipient = funded_user(devnet, usdc_amount=10 * 10**6), Account.create().address
@@ -172,6 +175,5 @@ def test_a_refused_exchange_transfer_fails_the_request_and_refunds_the_deposit(
     assert withdrawable(exchange, recipient) == 0
     # Paid back less the refund's gas.
     assert 9 * 10**6 < balance(devnet, ORIGIN, usdc(devnet, ORIGIN), user.address) <= 10 * 10**6
-    assert status.fail_reason == "SOLVER_BALANCE_TOO_LOW"
-    (payment,) = stored_rows(service, select(PerpsPayment))
-    assert payment.status == "refused" and "Insufficient balance" in (payment.error or "")
+    assert status.fail_reason == "SOLVER_CAPACITY_EXCEEDED"
+    assert stored_rows(service, select(PerpsPayment)) == []

@@ -14,6 +14,7 @@ from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.evm.config import CurrencyConfig
 from crossfill.kinds.evm.fill_finality import evm_payment_final
+from crossfill.kinds.evm.reserved_inventory import EvmReservedInventory
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.view import chain_wire
 from crossfill.kinds.port import (
@@ -47,6 +48,9 @@ class EvmChain(FollowedChainBase):
 
     def solver_balances(self) -> Sequence[SolverBalance]:
         return solver_balances_of(self.live.state.solver_balances, self.live.config.currency)
+
+    def reserved_inventory(self) -> EvmReservedInventory:
+        return EvmReservedInventory(self.live)
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         return None

@@ -16,6 +16,7 @@ from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.perps.config import PERPS_SECTION, perps_exchange
 from crossfill.kinds.perps.fee_watch import PerpsFeeWatch, account_low
+from crossfill.kinds.perps.inventory import PerpsInventory
 from crossfill.kinds.perps.payer import PerpsPayer
 from crossfill.kinds.perps.quotes import create_perps_deposit_quote
 from crossfill.kinds.perps.refunder import PerpsRefunder
@@ -104,6 +105,9 @@ class PerpsChain(KindChainBase):
         currency = self.live.config.fee_currency()
         shown = described(low, symbol=currency.symbol, decimals=currency.decimals)
         return {low.key.role: shown}
+
+    def reserved_inventory(self) -> PerpsInventory:
+        return self.live.inventory
 
     async def payment_final(self, reference: str) -> bool:
         """A transfer is recorded paid only once the exchange's ledger shows it, and its

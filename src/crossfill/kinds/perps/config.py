@@ -132,6 +132,9 @@ class PerpsExchangeConfig(ChainListing):
     # and the exchange would answer the rest 429). Lower it only against a node of your own.
     poll_interval_seconds: float = Field(default=2.0, gt=0)
     key_gas: PerpsKeyGas = PerpsKeyGas()
+    # A deposited order whose output the solver's exchange account cannot cover waits this
+    # long (after its deposit was accepted), then is refunded (SOLVER_CAPACITY_EXCEEDED).
+    inventory_wait_seconds: float = Field(default=300, gt=0)
 
     @field_validator("signature_chain_id")
     @classmethod

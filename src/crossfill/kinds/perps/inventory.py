@@ -6,6 +6,9 @@ An exchange has no heads to follow, and a poller would spend the exchange's requ
 while no one quotes (the public API allows an IP 1,200 a minute; each read below weighs 2), so
 a quote reads the balances when the last read is older than the interval, holding a lock so
 that a burst of quotes makes one read.
+
+Each read is recorded in the solver's reserved inventory there (`kinds.timed_inventory`): what
+a new order may take is that balance less what the orders in flight to the exchange commit.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from crossfill.kinds.perps.config import (
     PERPS_USDC_DECIMALS,
     PerpsExchangeConfig,
 )
+from crossfill.kinds.port import InventoryCurrency
+from crossfill.kinds.timed_inventory import TimedInventory
 
 
 @dataclass(frozen=True)
@@ -41,12 +46,24 @@ async def perps_usdc_of(client: PerpsPort, account: str) -> int:
     return _units(state.withdrawable, PERPS_USDC_DECIMALS)
 
 
-class PerpsInventory:
+def _checked_currencies(config: PerpsExchangeConfig) -> tuple[InventoryCurrency, ...]:
+    """The currencies whose balance the exchange's reads show: perps USDC and the spot DEX's."""
+    usdc = InventoryCurrency(PERPS_USDC_ADDRESS, "USDC", PERPS_USDC_DECIMALS)
+    spot = (
+        InventoryCurrency(c.address, c.symbol, c.decimals)
+        for c in config.spot_currencies
+        if not c.dex
+    )
+    return (usdc, *spot)
+
+
+class PerpsInventory(TimedInventory):
     """What the solver's exchange account can pay, by currency address on the exchange."""
 
     def __init__(
         self, client: PerpsPort, config: PerpsExchangeConfig, clock: Callable[[], float]
     ) -> None:
+        super().__init__(_checked_currencies(config), clock, key=str.lower)
         self._client = client
         self._config = config
         self._clock = clock
@@ -73,9 +90,24 @@ class PerpsInventory:
             read = self._reads.get(kind)
             interval = self._config.poll_interval_seconds
             if read is None or self._clock() - read.at >= interval:
-                read = _Read(self._clock(), await self._read(kind))
+                started = self._clock()
+                read = _Read(started, await self._read(kind))
                 self._reads[kind] = read
+                self.read(read.balances, started)
             return read
+
+    async def refresh_balances(self) -> None:
+        """Every balance the reads show, read at most `poll_interval_seconds` ago."""
+        await self._fresh("perps")
+        if any(not spot.dex for spot in self._config.spot_currencies):
+            await self._fresh("spot")
+
+    async def free(self, currency: str) -> int | None:
+        """What a new order may take of `currency`, from a balance read at most
+        `poll_interval_seconds` ago (None: a currency whose balance the reads do not show)."""
+        if await self.balance(currency) is None:
+            return None
+        return self.free_now(self.key(currency))
 
     async def _read(self, kind: str) -> dict[str, int]:
         account = self._config.solver.address

@@ -1,5 +1,6 @@
 """Check, at quote time, that the solver's exchange account can pay a quote's output, from its
-balances as read for quotes (`kinds.perps.inventory`); the exchange charges nothing more."""
+free inventory there: its balances as read for quotes less what the orders in flight to the
+exchange commit (`kinds.perps.inventory`); the exchange charges nothing more."""
 
 from __future__ import annotations
 
@@ -22,10 +23,12 @@ async def check_exchange_payout(
     reads): the exchange's refusal of the transfer fails the request and the deposit is
     refunded."""
     try:
-        balance = await exchange.inventory.balance(currency.address)
+        free = await exchange.inventory.free(currency.address)
     except ChainError as exc:
         raise QuoteUnavailable(
             "SERVICE_UNAVAILABLE", f"solver inventory on chain {currency.chain_id} unknown: {exc}"
         ) from None
-    if balance is not None:
-        check_capacity(exchange_payouts(currency, amount), lambda _payout: balance)
+    if free is not None:
+        check_capacity(
+            exchange_payouts(currency, amount), lambda _payout: free, serves=(currency, amount)
+        )

@@ -4,14 +4,17 @@ exchange account.
 A request is leased, then paid through the perps payer (journalled, once per request):
 `pending` → `submitted` once the signed transfer is journalled and posted, → `success` once
 the exchange's ledger shows the credit (the fill's `outTxs` entry carries the ledger's hash).
-A refusal by the exchange fails the request (`SOLVER_BALANCE_TOO_LOW` when the solver's
-account cannot cover it, else `TRANSFER_FAILED`), and the origin chain's refunder pays the
-deposit back; every other failure is retried.
+A request the account's inventory cannot cover waits, then is refunded with
+`SOLVER_CAPACITY_EXCEEDED` (`workers.leased_fills`), before anything is posted. A refusal by the
+exchange fails the request (`SOLVER_BALANCE_TOO_LOW` when the solver's account cannot cover
+it, else `TRANSFER_FAILED`), and the origin chain's refunder pays the deposit back; every other
+failure is retried.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import structlog
 
@@ -20,11 +23,19 @@ from crossfill.errors import ChainError
 from crossfill.kinds.payment_outcomes import Paid, Refused
 from crossfill.kinds.perps.config import PERPS_USDC_DECIMALS
 from crossfill.kinds.perps.payer import PerpsPayer, PerpsPaymentOrder, PerpsPaymentOutcome
+from crossfill.kinds.perps.payments import PERPS_PAYMENTS
 from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.store.tables import Request
+from crossfill.workers.kind_capacity import PaidFrom
 from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
 
 log = structlog.get_logger(__name__)
+
+
+def _output(currency: str, amount: int) -> dict[str, int]:
+    """A transfer from the solver's exchange account takes its output (the exchange charges
+    none)."""
+    return {currency.lower(): amount}
 
 
 def fail_reason(refusal: str) -> str:
@@ -37,6 +48,14 @@ def fail_reason(refusal: str) -> str:
 class PerpsSolver(LeasedFills[PerpsRuntime, PerpsPayer]):
     job = "perps-solver"
     shown_when_sent = False
+
+    @cached_property
+    def paid_from(self) -> PaidFrom:
+        return PaidFrom(self.chain.inventory, PERPS_PAYMENTS, _output)
+
+    @property
+    def inventory_wait_seconds(self) -> float:
+        return self.chain.config.inventory_wait_seconds
 
     def order_of(self, request: Request) -> PerpsPaymentOrder:
         currency = request.destination_currency

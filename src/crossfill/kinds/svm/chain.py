@@ -34,6 +34,7 @@ from crossfill.kinds.svm.refunder import SvmRefunder
 from crossfill.kinds.svm.runtime import SvmChainRuntime, svm_chain_runtime
 from crossfill.kinds.svm.solver import SvmSolver
 from crossfill.kinds.svm.view import svm_chain_wire
+from crossfill.kinds.timed_inventory import TimedInventory
 from crossfill.quoting.request import QuoteRequest
 from crossfill.runtime import Runtime
 
@@ -86,6 +87,9 @@ class SvmChain(FollowedChainBase):
             return {}
         sol = self.live.config.native_currency
         return {low.key.role: described(low, symbol=sol.symbol, decimals=sol.decimals)}
+
+    def reserved_inventory(self) -> TimedInventory:
+        return self.live.inventory
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         if request.destination_chain_id == self.chain_id:

@@ -96,6 +96,9 @@ class SvmChainConfig(ChainListing):
     block_lag_threshold_seconds: float | None = Field(default=60, gt=0)
     # A deposit counts once its transaction reaches this commitment.
     deposit_commitment: Literal["confirmed", "finalized"] = "confirmed"
+    # A deposited order whose output the vault's inventory cannot cover waits this long
+    # (after its deposit was accepted), then is refunded (SOLVER_CAPACITY_EXCEEDED).
+    inventory_wait_seconds: float = Field(default=300, gt=0)
     solver: SvmKeyHolder
     native_currency: SvmCurrencyConfig
     token_currencies: SvmTokenCurrencies = ()

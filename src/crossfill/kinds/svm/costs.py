@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from crossfill.domain.inventory import Amounts
 from crossfill.kinds.svm.config import SvmChainConfig, SvmCurrencyConfig
 from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.quoting.cross_vm import QuotedCurrency
@@ -16,14 +17,28 @@ from crossfill.quoting.payout_capacity import Payout, merged, output
 TOKEN_ACCOUNT_RENT_LAMPORTS = 2_039_280
 
 
+def svm_payment_fee_lamports(*, native: bool) -> int:
+    """What a payment from the vault costs it in SOL beyond its output: the transaction's
+    signature fee, and for a token the recipient's token account's rent."""
+    return LAMPORTS_PER_SIGNATURE + (0 if native else TOKEN_ACCOUNT_RENT_LAMPORTS)
+
+
 def svm_fill_payouts(
     chain: SvmChainConfig, currency: QuotedCurrency, amount: int
 ) -> tuple[Payout, ...]:
-    """An SVM payment of `amount` of `currency` from the vault: the output, the transaction's
-    signature fee, and for a token the recipient's token account's rent (in SOL)."""
+    """An SVM payment of `amount` of `currency` from the vault: the output and its fee."""
     sol = chain.native_currency
-    fee = LAMPORTS_PER_SIGNATURE + (0 if currency.is_native else TOKEN_ACCOUNT_RENT_LAMPORTS)
+    fee = svm_payment_fee_lamports(native=currency.is_native)
     return merged((output(currency, amount), Payout(chain.id, sol.address, sol.symbol, fee)))
+
+
+def svm_payment_needs(chain: SvmChainConfig, currency: str, amount: int) -> Amounts:
+    """What paying `amount` of the configured `currency` takes of the vault, by address: the
+    output and its fee."""
+    sol = chain.native_currency.address
+    needs = {currency: amount}
+    needs[sol] = needs.get(sol, 0) + svm_payment_fee_lamports(native=currency == sol)
+    return needs
 
 
 def svm_refund_cost_lamports(currency: SvmCurrencyConfig, *, new_token_account: bool) -> int:

@@ -5,7 +5,7 @@ metrics (`crossfill_key_gas_*`, key `solver`)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 
 import structlog
@@ -43,10 +43,13 @@ class SvmFollower:
     interval_seconds: float
     clock: Callable[[], float]
     metrics: Metrics | None = None
+    # Told of each read of the vault's balances, with the clock's time when it started.
+    on_read: Callable[[Mapping[str, int], float], None] | None = None
 
     async def update(self) -> None:
         """One poll; a failure is recorded, never raised, so the loop goes on."""
         vault = Pubkey.from_string(self.config.solver.address)
+        started = self.clock()
         try:
             height = await self.client.block_height()
             balances = {self.config.native_currency.address: await self.client.balance(vault)}
@@ -64,6 +67,8 @@ class SvmFollower:
             self.state.last_error = f"unexpected answer: {type(exc).__name__}: {exc}"
             return
         self.state.solver_balances = balances
+        if self.on_read is not None:
+            self.on_read(balances, started)
         self.state.record_height(height, self.clock())
         self._publish_gas()
 

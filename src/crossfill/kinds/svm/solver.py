@@ -3,23 +3,28 @@
 A request is leased, then paid through the SVM payer (journalled, once per request):
 `pending` → `submitted` once the payment is sent, → `success` once it lands at the chain's
 deposit commitment. A program's refusal fails the request (`EXECUTION_REVERTED`), and the
-origin chain's refunder pays the deposit back; every other failure is retried.
+origin chain's refunder pays the deposit back; every other failure is retried. A request the
+vault's inventory cannot cover waits, then is refunded (`workers.leased_fills`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property, partial
 
 import structlog
 from solders.pubkey import Pubkey
 
 from crossfill.kinds.payment_outcomes import Paid, Refused
 from crossfill.kinds.svm.client import LandedTransaction
+from crossfill.kinds.svm.costs import svm_payment_needs
 from crossfill.kinds.svm.payer import SvmPayer
+from crossfill.kinds.svm.payments import SVM_PAYMENTS
 from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
 from crossfill.kinds.svm.values import fee_value, moved
 from crossfill.store.tables import Request
+from crossfill.workers.kind_capacity import PaidFrom
 from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
 
 log = structlog.get_logger(__name__)
@@ -29,6 +34,15 @@ log = structlog.get_logger(__name__)
 class SvmSolver(LeasedFills[SvmChainRuntime, SvmPayer]):
     job = "svm-solver"
     shown_when_sent = True
+
+    @cached_property
+    def paid_from(self) -> PaidFrom:
+        needs = partial(svm_payment_needs, self.chain.config)
+        return PaidFrom(self.chain.inventory, SVM_PAYMENTS, needs)
+
+    @property
+    def inventory_wait_seconds(self) -> float:
+        return self.chain.config.inventory_wait_seconds
 
     def order_of(self, request: Request) -> SvmPaymentOrder:
         currency = self.chain.config.currency(request.destination_currency)
