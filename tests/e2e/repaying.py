@@ -99,6 +99,14 @@ def repaid_to_solver(devnet: RunningDevnet, database_url: str, request_id: str) 
     assert wait_for(lambda: repaid() is not None, timeout=60, interval=0.25)
     row = repaid()
     assert row is not None and row.tx_hash is not None
-    (payout,) = [p for p in depository_payouts(devnet) if p.tx_hash == row.tx_hash]
-    assert payout.recipient == solver
-    return payout
+    # Its repayment transaction may pay other deposits owed too (a batch): its payout is the
+    # one of its amount and currency to the solver.
+    paid = [
+        payout
+        for payout in depository_payouts(devnet)
+        if payout.tx_hash == row.tx_hash
+        and (payout.currency, payout.amount) == (row.currency.lower(), int(row.amount))
+    ]
+    assert paid, (row, depository_payouts(devnet))
+    assert all(payout.recipient == solver for payout in paid)
+    return paid[0]

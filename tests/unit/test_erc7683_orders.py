@@ -36,6 +36,7 @@ def _order(*, amount: int = 100, deadline: int = NOW + 3600, chain: int = 2) -> 
         origin_data=output.encode(),
         output=output,
         tx_hash="0x" + "77" * 32,
+        block_number=10,
     )
 
 

@@ -15,6 +15,7 @@ from crossfill.domain.erc7683 import OpenedOrder, OriginData
 from crossfill.kinds.evm.hint_watch import Hint
 from crossfill.kinds.evm.indexer import Indexer
 from crossfill.kinds.evm.settler_logs import decode_open, open_event
+from crossfill.store import deposits
 from crossfill.store.tables import Deposit
 from tests.unit.receipt_logs import native_deposit_log
 from tests.unit.worker_world import ChainWorld, chain_world
@@ -97,21 +98,47 @@ async def _deposits_of_order(base: ChainWorld) -> int:
 async def test_the_order_is_taken_before_its_deposit_is_recorded(tmp_path: Path) -> None:
     async with chain_world(tmp_path) as base:
         indexer, taken = _settler_world_indexer(base)
-        number = base.chain.head_block.number + 1
-        depository = base.config.contracts.depository
-        base.chain.logs[number] = [
-            native_deposit_log(depository, USER, 50, ORDER_ID, mined_in=number, tx_hash=TX),
-            _open_log(number),
-        ]
+        await indexer.tick()  # the database starts watching the chain
+        _opened_in_next_block(base)
         indexer.new_head(base.chain.push_head())
         await indexer.tick()
         assert taken == [(ORDER_ID, 0)]  # taken, while no deposit of it was recorded yet
         assert await _deposits_of_order(base) == 1
 
 
+async def test_an_order_opened_before_the_database_watched_the_chain_is_not_taken(
+    tmp_path: Path,
+) -> None:
+    """As any deposit from then, its deposit is kept and reported (in the books' opening):
+    perhaps another deployment's, or this one's on a database since replaced, filled already."""
+    async with chain_world(tmp_path) as base:
+        indexer, taken = _settler_world_indexer(base)
+        _opened_in_next_block(base)
+        indexer.new_head(base.chain.push_head())
+        await indexer.tick()  # its first look: the order's block is history
+        assert taken == []
+        async with base.sessions() as session:
+            (deposit,) = (
+                await session.scalars(select(Deposit).where(Deposit.order_id == ORDER_ID))
+            ).all()
+        assert deposit.refund_fail_reason == deposits.BEFORE_WATCH_START
+
+
+def _opened_in_next_block(base: ChainWorld) -> None:
+    """An order opened, its input deposited, in the block after the head."""
+    number = base.chain.head_block.number + 1
+    depository = base.config.contracts.depository
+    base.chain.logs[number] = [
+        native_deposit_log(depository, USER, 50, ORDER_ID, mined_in=number, tx_hash=TX),
+        _open_log(number),
+    ]
+
+
 async def test_a_hinted_open_transaction_is_taken_before_its_deposit(tmp_path: Path) -> None:
     async with chain_world(tmp_path) as base:
         indexer, taken = _settler_world_indexer(base)
+        await indexer.tick()  # the database starts watching the chain
+        indexer.new_head(base.chain.push_head())
         await indexer.tick()  # the cursor at the head: the hint is found by its receipt alone
         number = base.chain.head_block.number
         depository = base.config.contracts.depository

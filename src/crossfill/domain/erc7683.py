@@ -97,6 +97,7 @@ class OpenedOrder:
     origin_data: bytes
     output: OriginData
     tx_hash: str
+    block_number: int
 
 
 def word_address(word: bytes) -> str:

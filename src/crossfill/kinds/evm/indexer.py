@@ -275,7 +275,15 @@ class Indexer:
 
     async def _take_orders(self, opened: list[OpenedOrder]) -> None:
         """ERC-7683 orders, taken as requests before their deposits are recorded and judged
-        (a crash between the two: the scan again finds them taken)."""
+        (a crash between the two: the scan again finds them taken). Not those opened before
+        this database watched the chain: as any deposit from then, theirs is kept and
+        reported, in the books' opening, never paid out blindly (perhaps filled already)."""
+        history_until = self.judge.history_until
+        opened = [
+            order
+            for order in opened
+            if history_until is not None and order.block_number > history_until
+        ]
         if not opened:
             return
         async with self.sessions() as session, session.begin():

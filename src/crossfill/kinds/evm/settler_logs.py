@@ -47,4 +47,5 @@ def decode_open(log: Any) -> OpenedOrder | None:
         origin_data=bytes(origin_data),
         output=output,
         tx_hash=to_hex(log["transactionHash"]),
+        block_number=int(log["blockNumber"]),
     )
