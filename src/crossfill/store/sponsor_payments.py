@@ -34,7 +34,7 @@ async def due_on(session: AsyncSession, chain_id: int, *, limit: int) -> list[Sp
 
 
 async def settle(
-    session: AsyncSession, request_id: str, *, state: str, tx_hash: str, now: datetime
+    session: AsyncSession, request_id: str, *, state: str, tx_hash: str | None, now: datetime
 ) -> None:
     await solver_settled.settle(
         session, SponsorPayment, request_id, waiting_in=DUE, state=state, tx_hash=tx_hash, now=now

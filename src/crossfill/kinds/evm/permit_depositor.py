@@ -10,72 +10,53 @@ unfunded: nothing was taken from the user.
 
 from __future__ import annotations
 
-import structlog
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.contracts import calldata
-from crossfill.errors import Reverted
-from crossfill.kinds.evm.journalled_worker import JournalledWorker
-from crossfill.kinds.evm.txmanager import InFlight, Mined
-from crossfill.loops import each_on_its_own
+from crossfill.kinds.evm.one_call_jobs import Call, OneCallWorker
 from crossfill.store import commit_signals, permit_deposits
 from crossfill.store.tables import PermitDeposit
 
-log = structlog.get_logger(__name__)
-PURPOSE = "permit"
 # An authorization this close to its end is not sent: it could not be mined in time.
 SEND_MARGIN_SECONDS = 30
 
 
-class PermitDepositor(JournalledWorker):
+@dataclass(eq=False)
+class PermitDepositor(OneCallWorker[PermitDeposit]):
     job = "permit-depositor"
     woken_by = commit_signals.PERMIT_DEPOSITS
+    purpose = "permit"
+    what = "permit deposit"
 
-    async def tick(self) -> None:
-        await self.txmanager.hold_signer()  # another process signing: leave deposits to it
-        async with self.sessions() as session:
-            signed = await permit_deposits.signed_on(session, self.config.id, limit=20)
-        await each_on_its_own(self.name, signed, self._deposit, label=lambda row: row.request_id)
+    async def due(self, session: AsyncSession, limit: int) -> Sequence[PermitDeposit]:
+        return await permit_deposits.signed_on(session, self.config.id, limit=limit)
 
-    async def _settle(self, request_id: str, state: str, tx_hash: str | None) -> None:
-        async with self.sessions() as session, session.begin():
-            await permit_deposits.settle(
-                session, request_id, state=state, tx_hash=tx_hash, now=self.now()
-            )
+    async def settle(
+        self, session: AsyncSession, job: PermitDeposit, *, succeeded: bool, tx_hash: str | None
+    ) -> None:
+        state = permit_deposits.SENT if succeeded else permit_deposits.FAILED
+        await permit_deposits.settle(
+            session, job.request_id, state=state, tx_hash=tx_hash, now=self.now()
+        )
 
-    async def _deposit(self, permit: PermitDeposit) -> None:
-        attempt = await self.txmanager.attempt(permit.request_id, PURPOSE)
-        if isinstance(attempt, Mined):
-            sent = attempt.succeeded
-            state = permit_deposits.SENT if sent else permit_deposits.FAILED
-            await self._settle(permit.request_id, state, attempt.row.tx_hash)
-            if not sent:
-                log.error("permit deposit reverted", request_id=permit.request_id)
-            return
-        if isinstance(attempt, InFlight):
-            return  # sent, not mined yet
-        if permit.valid_before <= self.now().timestamp() + SEND_MARGIN_SECONDS:
-            log.warning("permit expired unsent", request_id=permit.request_id)
-            await self._settle(permit.request_id, permit_deposits.FAILED, None)
-            return
-        depository = self.config.contracts.depository
+    def unsendable(self, job: PermitDeposit) -> str | None:
+        if job.valid_before <= self.now().timestamp() + SEND_MARGIN_SECONDS:
+            return "the authorization expires before it could be mined"
+        return None
+
+    def request_of(self, job: PermitDeposit) -> str:
+        return job.request_id
+
+    def call(self, job: PermitDeposit) -> Call:
         data = calldata.deposit_erc20_with_authorization(
-            permit.depositor,
-            permit.currency,
-            int(permit.amount),
-            permit.valid_before,
-            bytes.fromhex(permit.order_id[2:]),
-            bytes.fromhex(permit.signature[2:]),
+            job.depositor,
+            job.currency,
+            int(job.amount),
+            job.valid_before,
+            bytes.fromhex(job.order_id[2:]),
+            bytes.fromhex(job.signature[2:]),
         )
-        try:
-            gas = await self.gas_for(depository, data)
-        except Reverted as revert:
-            log.error(
-                "permit deposit refused by the chain",
-                request_id=permit.request_id,
-                reason=revert.reason.message,
-            )
-            await self._settle(permit.request_id, permit_deposits.FAILED, None)
-            return
-        await self.send_estimated(
-            depository, data, gas, purpose=PURPOSE, request_id=permit.request_id
-        )
+        return Call(self.config.contracts.depository, data)

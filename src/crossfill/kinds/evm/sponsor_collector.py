@@ -7,63 +7,38 @@ than pulling twice; a pull that fails (allowance withdrawn) is marked failed and
 
 from __future__ import annotations
 
-import structlog
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.contracts import calldata
-from crossfill.errors import Reverted
-from crossfill.kinds.evm.journalled_worker import JournalledWorker
-from crossfill.kinds.evm.txmanager import InFlight, Mined
-from crossfill.loops import each_on_its_own
+from crossfill.kinds.evm.one_call_jobs import Call, OneCallWorker
 from crossfill.store import sponsor_payments
 from crossfill.store.tables import SponsorPayment
 
-log = structlog.get_logger(__name__)
-PURPOSE = "sponsor"
 
-
-class SponsorCollector(JournalledWorker):
+@dataclass(eq=False)
+class SponsorCollector(OneCallWorker[SponsorPayment]):
     job = "sponsor-collector"
+    purpose = "sponsor"
+    what = "sponsor payment"
 
-    async def tick(self) -> None:
-        await self.txmanager.hold_signer()  # another process signing: leave pulls to it
-        async with self.sessions() as session:
-            due = await sponsor_payments.due_on(session, self.config.id, limit=20)
-        await each_on_its_own(
-            self.name, due, self._collect, label=lambda payment: payment.request_id
+    async def due(self, session: AsyncSession, limit: int) -> Sequence[SponsorPayment]:
+        return await sponsor_payments.due_on(session, self.config.id, limit=limit)
+
+    async def settle(
+        self, session: AsyncSession, job: SponsorPayment, *, succeeded: bool, tx_hash: str | None
+    ) -> None:
+        state = sponsor_payments.PAID if succeeded else sponsor_payments.FAILED
+        await sponsor_payments.settle(
+            session, job.request_id, state=state, tx_hash=tx_hash, now=self.now()
         )
 
-    async def _settle(self, request_id: str, state: str, tx_hash: str) -> None:
-        async with self.sessions() as session, session.begin():
-            await sponsor_payments.settle(
-                session, request_id, state=state, tx_hash=tx_hash, now=self.now()
-            )
+    def request_of(self, job: SponsorPayment) -> str:
+        return job.request_id
 
-    async def _collect(self, payment: SponsorPayment) -> None:
-        attempt = await self.txmanager.attempt(payment.request_id, PURPOSE)
-        if isinstance(attempt, Mined):
-            paid = attempt.succeeded
-            await self._settle(
-                payment.request_id,
-                sponsor_payments.PAID if paid else sponsor_payments.FAILED,
-                attempt.row.tx_hash,
-            )
-            if not paid:
-                log.error("sponsor payment reverted", request_id=payment.request_id)
-            return
-        if isinstance(attempt, InFlight):
-            return  # sent, not mined yet
+    def call(self, job: SponsorPayment) -> Call:
         solver = self.txmanager.account.address
-        data = calldata.erc20_transfer_from(payment.sponsor, solver, int(payment.amount))
-        try:
-            gas = await self.gas_for(payment.currency, data)
-        except Reverted as revert:
-            log.error(
-                "sponsor payment cannot be pulled",
-                request_id=payment.request_id,
-                reason=revert.reason.message,
-            )
-            await self._settle(payment.request_id, sponsor_payments.FAILED, "")
-            return
-        await self.send_estimated(
-            payment.currency, data, gas, purpose=PURPOSE, request_id=payment.request_id
-        )
+        data = calldata.erc20_transfer_from(job.sponsor, solver, int(job.amount))
+        return Call(job.currency, data)
