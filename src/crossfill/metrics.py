@@ -224,6 +224,14 @@ class Metrics:
             "which is tried again with backoff; 0 once they answer",
             [*_CHAINS, "currency"],
         )
+        self.rebalance_trouble = latest(
+            "crossfill_rebalance_trouble",
+            "1 while a (chain, currency) with levels cannot be refilled: below its minimum with "
+            "its move refused or no surplus anywhere, or a move toward it unanswered or under "
+            "way beyond rebalancing.stalled_after_seconds (/readyz checks.rebalancing says "
+            "which); 0 otherwise",
+            ["chain_id", "currency"],
+        )
         self.books_unexplained = latest(
             "crossfill_books_unexplained",
             "An account's balance on chain less its books and every named cause (account: "
@@ -235,6 +243,15 @@ class Metrics:
             "Blocks between the chain's head and the indexer's cursor",
             ["chain_id"],
         )
+
+    def key_gas(
+        self, chain_id: int, key: str, *, balance: float, minimum: float, low: bool
+    ) -> None:
+        """A sending key's gas balance and minimum (whole units), and whether it is low."""
+        labels = (str(chain_id), key)
+        self.key_gas_balance.labels(*labels).set(balance)
+        self.key_gas_minimum.labels(*labels).set(minimum)
+        self.key_gas_low.labels(*labels).set(int(low))
 
     def exposition(
         self,

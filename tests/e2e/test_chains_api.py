@@ -49,6 +49,12 @@ def test_chains_lists_every_devnet_chain_with_deployed_contracts(
             "depository": config.contracts.depository,
         }
         assert contracts["serviceReceiver"] == config.contracts.receiver
+        # ERC-7683 settlers, deployed by the devnet on every chain (docs/erc7683.md).
+        assert contracts["erc7683OriginSettler"] == config.contracts.erc7683_origin_settler
+        assert contracts["erc7683DestinationSettler"] == (
+            config.contracts.erc7683_destination_settler
+        )
+        assert contracts["erc7683OriginSettler"] and contracts["erc7683DestinationSettler"]
         assert contracts["v3"] == {
             "erc20Router": config.contracts.router,
             "approvalProxy": config.contracts.approval_proxy,

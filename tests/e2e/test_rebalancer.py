@@ -30,13 +30,28 @@ from crossfill.devnet.seed import ETHER
 from crossfill.kinds.evm.config import evm_chain, evm_chains
 from crossfill.store.tables import RebalanceMove, SentTransaction
 from tests.conftest import RunningDevnet
-from tests.e2e.bridging import DESTINATION, NATIVE, OPERATOR, OPERATOR_TOKEN, ORIGIN, balance
+from tests.e2e.bridging import (
+    DESTINATION,
+    NATIVE,
+    OPERATOR,
+    OPERATOR_TOKEN,
+    ORIGIN,
+    balance,
+    final_status,
+    funded_user,
+    native_bridge,
+    quote_request_id,
+    request_quote,
+    rpc_urls,
+)
 from tests.e2e.conftest import on_database
 from tests.e2e.inventory_bridging import SOLVER
+from tests.e2e.repaying import repaid_to_solver, repayments
 from tests.support.database import rows_in
 from tests.support.peers import RunningPeer, running_peer
 from tests.support.service import ServiceProcess, service_settings
 from tests.support.waiting import wait_for
+from tests.support.wallets.evm import execute_steps
 
 INTERVAL = 0.5
 BLOCK_SECONDS = 0.5
@@ -99,11 +114,17 @@ def _service(
     bridge_url: str,
     destination_levels: dict[str, str],
     database: str | None = None,
+    *,
+    origin_levels: dict[str, str] = ORIGIN_LEVELS,
+    repayment: dict[str, Any] | None = None,
     **rebalancing: Any,
 ) -> ServiceProcess:
     """The main deployment with the rebalancer on (every INTERVAL), ether targets on both
-    chains, its bridge at `bridge_url`, on a new database (`database`, or SQLite in `home`)."""
+    chains, its bridge at `bridge_url`, on a new database (`database`, or SQLite in `home`);
+    `repayment`: its `[repayment]` section, if given."""
     document: dict[str, Any] = tomllib.loads(devnet.deployment_path.read_text())
+    if repayment is not None:
+        document["repayment"] = repayment
     document["rebalancing"] = {
         **document.get("rebalancing", {}),
         "bridge_url": bridge_url,
@@ -111,7 +132,7 @@ def _service(
         "bridge_backoff_max_seconds": 1,
         "interval_seconds": INTERVAL,
         "targets": [
-            {"chain_id": ORIGIN, "currency": NATIVE, **ORIGIN_LEVELS},
+            {"chain_id": ORIGIN, "currency": NATIVE, **origin_levels},
             {"chain_id": DESTINATION, "currency": NATIVE, **destination_levels},
         ],
         **rebalancing,
@@ -142,6 +163,28 @@ def _samples(service: ServiceProcess, name: str) -> dict[Labels, float]:
         for sample in family.samples
         if sample.name == name
     }
+
+
+def _ready(service: ServiceProcess) -> dict[str, Any]:
+    """`/readyz`: ready whatever the rebalancer finds (it is shown, not unready)."""
+    response = httpx.get(f"{service.base_url}/readyz", timeout=10)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def _trouble(service: ServiceProcess) -> dict[str, float]:
+    """`crossfill_rebalance_trouble` of ether, by chain id."""
+    return {
+        dict(labels)["chain_id"]: value
+        for labels, value in _samples(service, "crossfill_rebalance_trouble").items()
+        if dict(labels)["currency"] == "ETH"
+    }
+
+
+def _status_messages(service: ServiceProcess) -> dict[int, str | None]:
+    chains = httpx.get(f"{service.base_url}/chains", timeout=10).json()["chains"]
+    return {chain["id"]: chain["statusMessage"] for chain in chains}
 
 
 def _agrees(service: ServiceProcess) -> bool:
@@ -245,6 +288,17 @@ def test_a_move_the_peer_refuses_is_recorded_and_not_asked_for_again(
         failed = _samples(service, "crossfill_rebalance_moves_total")
         assert [dict(labels)["outcome"] for labels in failed] == ["failed"]
         assert _agrees(service)
+        # Still below its minimum, its route refused: shown, the service still ready.
+        assert wait_for(lambda: "rebalancing" in _ready(service)["checks"], timeout=10)
+        shown = _ready(service)["checks"]["rebalancing"]
+        assert list(shown) == [str(DESTINATION)] and list(shown[str(DESTINATION)]) == ["ETH"]
+        assert shown[str(DESTINATION)]["ETH"].startswith(
+            f"below its minimum; the move from chain {ORIGIN} was refused: refused by the bridge:"
+        )
+        assert "INSUFFICIENT_LIQUIDITY" in shown[str(DESTINATION)]["ETH"]
+        assert _trouble(service) == {str(DESTINATION): 1, str(ORIGIN): 0}
+        assert "cannot be refilled" in str(_status_messages(service)[DESTINATION])
+        assert _status_messages(service)[ORIGIN] is None
     finally:
         service.stop()
 
@@ -253,7 +307,9 @@ def test_a_bridge_that_does_not_answer_is_tried_again_and_shown(
     devnet: RunningDevnet, tmp_path: Path
 ) -> None:
     closed = f"http://127.0.0.1:{free_port()}"
-    service = _service(devnet, tmp_path, closed, BEYOND_THE_PEER, bridge_attempts=1)
+    service = _service(
+        devnet, tmp_path, closed, BEYOND_THE_PEER, bridge_attempts=1, stalled_after_seconds=1
+    )
     labels: Labels = (
         ("currency", "ETH"),
         ("destination_chain_id", str(DESTINATION)),
@@ -268,5 +324,64 @@ def test_a_bridge_that_does_not_answer_is_tried_again_and_shown(
         retried = "the bridge or a chain does not answer for a move; tried again"
         assert wait_for(lambda: service.log_tail(400).count(retried) >= 2, timeout=30)
         assert _moves(service) == []  # nothing quoted, nothing recorded
+        # Silent beyond stalled_after_seconds: shown on /readyz, /chains and the metrics.
+        assert wait_for(lambda: "rebalancing" in _ready(service)["checks"], timeout=20)
+        (shown,) = _ready(service)["checks"]["rebalancing"][str(DESTINATION)].values()
+        assert shown.startswith(
+            f"the bridge or a chain has not answered for the move from chain {ORIGIN} for "
+        )
+        assert _trouble(service)[str(DESTINATION)] == 1
+        assert "cannot be refilled" in str(_status_messages(service)[DESTINATION])
     finally:
         service.stop()
+
+
+# Batch rules that alone would hold every deposit for an hour: a batch of 100, worth a
+# million dollars, or an hour old.
+HOLDING_BATCHES = {"batch_size": 100, "max_age_seconds": 3600, "min_batch_value_usd": "1000000"}
+# The origin short of its target (20) but above its minimum (1) with what it is owed: steered,
+# never refilled; the destination above its target, below its maximum: nothing to drain.
+STEERED_LEVELS = {"minimum": "1", "target": "20", "maximum": "100000"}
+CALM_LEVELS = {"minimum": "1", "target": "5", "maximum": "100000"}
+BRIDGED = 5 * 10**17
+
+
+def test_a_chain_short_of_its_target_is_repaid_its_owed_deposits_at_once_before_any_move(
+    devnet: RunningDevnet, peer: RunningPeer, tmp_path: Path
+) -> None:
+    origin_rpc = _rpc(devnet, ORIGIN)
+    held = balance(devnet, ORIGIN, NATIVE, SOLVER)
+    set_native_balance(origin_rpc, SOLVER, 3 * ETHER)
+    service = _service(
+        devnet, tmp_path, peer.base_url, CALM_LEVELS, origin_levels=STEERED_LEVELS,
+        repayment=HOLDING_BATCHES,
+    )  # fmt: skip
+    user = funded_user(devnet)
+    try:
+        service.start()
+        with httpx.Client(base_url=service.base_url, timeout=10) as http:
+            quotes = [request_quote(http, native_bridge(user.address, amount=str(BRIDGED)))]
+            quotes.append(request_quote(http, native_bridge(user.address, amount=str(BRIDGED))))
+            for quote in quotes:
+                execute_steps(quote, user, rpc_urls(devnet))
+            for quote in quotes:
+                assert final_status(http, quote_request_id(quote), timeout=60)["status"] == (
+                    "success"
+                )
+        filled = time.monotonic()
+        payouts = [
+            repaid_to_solver(devnet, service.database, quote_request_id(quote)) for quote in quotes
+        ]
+        waited = time.monotonic() - filled
+        # Repaid at once, the batch rules' hour notwithstanding: each deposit whole, once.
+        assert waited < 60, waited
+        assert sorted(payout.amount for payout in payouts) == [BRIDGED, BRIDGED]
+        assert {row.state for row in repayments(service.database)} == {"repaid"}
+        time.sleep(6 * INTERVAL)
+        # Owed deposits lifted the origin above its minimum: no bridge move was ever made.
+        assert _moves(service) == []
+        assert _samples(service, "crossfill_rebalance_moves_total") == {}
+        print(f"two owed deposits repaid {waited:.1f} s after their fills were final")
+    finally:
+        service.stop()
+        set_native_balance(origin_rpc, SOLVER, held)

@@ -274,3 +274,50 @@ async def test_an_execution_whose_nonce_another_transaction_took_is_signed_again
     )
     execution, _, _ = await world.rows()
     assert (execution.state, execution.tx_hash) == ("submitted", again.tx_hash)
+
+
+def _checking_funds(world: World) -> GaslessExecutor:
+    """The executor with its sponsor's balance checked before signing (as the service runs
+    it: the balance its executor reads, `ChainState.sponsor_balance`)."""
+    sponsor = world.executor.txmanager.account
+    txmanager = TxManager(
+        world.chain, world.base.state, sponsor, world.base.sessions, now=world.base.clock,
+        holder="me", funds=lambda: world.base.state.sponsor_balance(sponsor.address),
+    )  # fmt: skip
+    return GaslessExecutor(
+        world.base.runtime, world.base.sessions, txmanager, now=world.base.clock,
+        interval_seconds=0.1, role="gasless-sponsor-0",
+    )  # fmt: skip
+
+
+async def test_an_execution_its_sponsor_cannot_pay_waits_unsigned_then_goes_once_funded(
+    world: World,
+) -> None:
+    executor = _checking_funds(world)
+    sponsor = executor.txmanager.sender
+    world.chain.fund(sponsor, 1_000)  # far below 200,000 gas at any fee
+    await executor.tick()
+    execution, request, journal = await world.rows()
+    assert execution.state == "queued" and request.status == "depositing"
+    assert journal == [] and world.chain.sent == []  # never signed: no nonce taken
+    waiting = world.base.state.sponsor_waiting[sponsor]
+    assert (waiting.role, waiting.balance) == ("gasless-sponsor-0", 1_000)
+    assert waiting.needed > 200_000  # its gas at the offered fee
+    world.chain.fund(sponsor, waiting.needed)  # topped up to what it needs
+    await executor.tick()
+    execution, _, (sent,) = await world.rows()
+    assert execution.state == "submitted" and world.chain.sent == [sent.tx_hash]
+    assert sponsor not in world.base.state.sponsor_waiting
+
+
+async def test_a_sponsor_balance_the_chain_does_not_answer_ends_the_tick_unsigned(
+    world: World,
+) -> None:
+    executor = _checking_funds(world)
+    world.chain.fail("native_balances", ChainUnreachable("node: ConnectError"))
+    with pytest.raises(ChainUnreachable):
+        await executor.tick()  # the loop backs off and ticks again
+    assert (await world.rows())[2] == []
+    await executor.tick()
+    execution, _, (sent,) = await world.rows()
+    assert execution.state == "submitted" and world.chain.sent == [sent.tx_hash]

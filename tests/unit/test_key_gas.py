@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from crossfill.domain.key_gas import (
     CANNOT_SPARE,
+    EXECUTIONS_WAIT,
     REFUSED,
     SOLVER,
     SOLVER_LOW,
@@ -114,4 +115,19 @@ def test_the_solver_spares_what_is_above_its_own_minimum_and_nothing_while_fills
     assert (
         solver_spare(available=5_000, committed=3_500, solver_minimum=1_000, waiting_fills_lack=0)
         == 500
+    )
+
+
+def test_a_sponsor_whose_executions_wait_is_topped_up_to_what_they_need() -> None:
+    waiting = KeyGas("gasless-sponsor-0", "0x" + "01" * 20, 2_000, needed=5_000)
+    assert waiting.floor(FLOOR) == GasFloor(5_000, 5_000)
+    plan = plan_gas([waiting], FLOOR, spare=10**9, transfer_cost=COST)
+    assert plan.top_ups == (TopUp(waiting, 3_000),) and plan.low == ()
+    # Above its floor but short of the need, and nothing to spare: shown with why.
+    (low,) = plan_gas([waiting], FLOOR, spare=0, transfer_cost=COST).low
+    assert (low.minimum, low.reason) == (5_000, f"{CANNOT_SPARE}; {EXECUTIONS_WAIT}")
+    # A need within the floor changes nothing.
+    within = KeyGas("gasless-sponsor-0", "0x" + "01" * 20, 2_000, needed=500)
+    assert plan_gas([within], FLOOR, spare=10**9, transfer_cost=COST) == plan_gas(
+        [sponsor(1, 2_000)], FLOOR, spare=10**9, transfer_cost=COST
     )

@@ -273,6 +273,7 @@ def _report(
                         seen=seen_in(currency),
                         in_flight=_in_flight(holding, snapshot),
                         arriving=snapshot.arriving.get(currency, 0)
+                        + max(0, balance(currency, books.IN_TRANSIT))
                         if holding.address == solver.lower()
                         else 0,
                         unread=behind and _takes_deposits(holding, solver),

@@ -42,7 +42,7 @@ from crossfill.types import ChainId
 log = structlog.get_logger(__name__)
 
 
-def _chain_views(runtime: Runtime) -> dict[int, ChainView]:
+def chain_views(runtime: Runtime) -> dict[int, ChainView]:
     return {
         chain_id: ChainView(
             config=chain.config, state=chain.state, disabled=runtime.chain_disabled(chain_id)
@@ -131,7 +131,7 @@ async def _planned(runtime: Runtime, body: QuoteRequest, api_key_id: int | None)
     """The quote planned and checked as every quote is: sponsor funds included."""
     quote = plan_quote(
         body,
-        chains=_chain_views(runtime),
+        chains=chain_views(runtime),
         deployment=runtime.deployment,
         now=datetime.now(UTC),
         entropy=new_entropy(),
@@ -261,7 +261,7 @@ def arrival_rows(
     quote = replace(
         plan_quote(
             body,
-            chains=_chain_views(runtime),
+            chains=chain_views(runtime),
             deployment=runtime.deployment,
             now=datetime.now(UTC),
             entropy=new_entropy(),

@@ -138,6 +138,9 @@ class RebalancingSettings(ConfigModel):
     # A move the bridge refused (or one whose transaction reverted) is not asked for again
     # between the same chains and currency for this long.
     refused_retry_seconds: float = Field(default=600, ge=0)
+    # A move toward a (chain, currency) under way this long, or the bridge silent this long
+    # for it, shows on /readyz (`checks.rebalancing`), /chains and `crossfill_rebalance_trouble`.
+    stalled_after_seconds: float = Field(default=300, gt=0)
     # Per (chain, currency): minimum, target, maximum.
     targets: tuple[RebalancingTarget, ...] = ()
 

@@ -29,6 +29,9 @@ OUR_CONTRACTS = (
     "OnlyOwnerMulticaller",
     "TestUSDC",
     "WETH",
+    # ERC-7683 settlers (docs/erc7683.md).
+    "CrossfillOriginSettler",
+    "CrossfillDestinationSettler",
     # Devnet only: a vault for bridge-and-call, a Chainlink-style feed for price tests, an
     # on-chain check of request attestations, an EIP-7702 batch delegate for gasless calls.
     "TestVault",

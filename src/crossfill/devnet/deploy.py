@@ -32,6 +32,8 @@ class DeployedContracts:
     deposit_address_factory: Address
     gasless_delegate: Address
     attestation_verifier: Address
+    erc7683_origin_settler: Address
+    erc7683_destination_settler: Address
 
 
 def signing_web3(rpc_url: str, account: LocalAccount) -> Web3:
@@ -124,6 +126,9 @@ def deploy_service(
         # For clients: the delegate a gasless user's code points at, and an attestation check.
         gasless_delegate=deploy(web3, "BatchDelegate"),
         attestation_verifier=deploy(web3, "AttestationVerifier"),
+        # ERC-7683: orders opened here are deposits into this Depository; fills are paid there.
+        erc7683_origin_settler=deploy(web3, "CrossfillOriginSettler", depository),
+        erc7683_destination_settler=deploy(web3, "CrossfillDestinationSettler"),
     )
 
 

@@ -88,6 +88,8 @@ def chain_document(
             "deposit_address_factory": contracts.deposit_address_factory,
             "gasless_delegate": contracts.gasless_delegate,
             "attestation_verifier": contracts.attestation_verifier,
+            "erc7683_origin_settler": contracts.erc7683_origin_settler,
+            "erc7683_destination_settler": contracts.erc7683_destination_settler,
         },
         # anvil serves both kinds of traces: contracts' payments to deposit addresses are seen.
         "trace_internal_transfers": "parity",

@@ -212,6 +212,22 @@ def rebalanced_in(
     )
 
 
+def rebalance_refunded(
+    origin: tuple[int, str, int], refunded: int, solver: str
+) -> tuple[Posting, ...]:
+    """A move the bridge paid back on its origin (chain, currency, the amount sent): no longer
+    in transit, `refunded` back in the solver key, what the bridge kept of it (its refund's gas)
+    a bridge fee."""
+    chain_id, currency, amount = origin
+    return balanced(
+        (
+            Posting(chain_id, currency, IN_TRANSIT, -amount),
+            Posting(chain_id, currency, key_account(solver), refunded),
+            Posting(chain_id, currency, BRIDGE_FEES, amount - refunded),
+        )
+    )
+
+
 def opened(chain_id: int, currency: str, account: str, amount: int) -> tuple[Posting, ...]:
     """An account's balance found on chain when the books were opened for it."""
     return balanced(
@@ -232,7 +248,10 @@ def reversed_(postings: Iterable[Posting]) -> tuple[Posting, ...]:
 # Why an account's balance on chain differs from its books.
 SEEN_UNCONFIRMED = "deposits seen, not yet confirmed"
 IN_FLIGHT = "transactions in flight"
-ARRIVING = "rebalance moves arriving (sent toward the chain, not yet booked arrived)"
+ARRIVING = (
+    "rebalance moves arriving or refunded (sent toward the chain, or from it and paid back, "
+    "not yet booked)"
+)
 UNREAD = "deposits in blocks not read yet (the indexer is behind the block the chain was read at)"
 UNRECORDED_IN = "received, recorded by nothing (a donation or another outside transfer)"
 UNRECORDED_OUT = "paid out, recorded by nothing (an outside transfer, or a reorg not yet settled)"
@@ -272,8 +291,9 @@ def reconcile(
     `in_flight`: transactions that may move the account are sent and not yet settled, so
     what is left of the difference is theirs until they are (the next reconciliation after
     they settle says it to the wei); `arriving`: what the rebalancer's moves sent toward the
-    account (the solver key) will bring, booked once the rebalancer sees them arrived: up to
-    that much more on chain is theirs; `unread`: the account takes deposits and the chain was
+    account (the solver key) will bring, and what its moves sent from it may be paid back
+    (their `in_transit`), booked once the rebalancer sees them arrived or refunded: up to that
+    much more on chain is theirs; `unread`: the account takes deposits and the chain was
     read at a block the indexer has not read yet, so more on chain may be deposits it has not
     seen (the next reconciliation after it has read them says whether it was)."""
     explained: list[tuple[str, int]] = []

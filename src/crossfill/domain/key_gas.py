@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from crossfill.domain.money import format_units
+
 # The role of the solver's own key (every other role is topped up from it).
 SOLVER = "solver"
 # Why a key stays below its minimum.
@@ -21,6 +23,15 @@ SOLVER_LOW = "the solver's own key: fund it by hand"
 CANNOT_SPARE = "the solver cannot spare it"
 TOP_UPS_OFF = "top-ups are off on this chain (key_gas.top_up)"
 REFUSED = "its address reverts a plain transfer"
+EXECUTIONS_WAIT = "gasless executions wait until it can pay them"
+# Off the EVM chains the solver's own account pays every fee (the SVM vault, the exchange
+# account): nothing of the service there can top it up.
+OWN_ACCOUNT_LOW = "the solver's own account pays every fee here: fund it by hand"
+
+
+def sponsor_role(index: int) -> str:
+    """The role of the deployment's `gasless.sponsors[index]` (`/readyz`, the metrics)."""
+    return f"gasless-sponsor-{index}"
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,24 @@ class KeyGas:
     role: str
     address: str
     balance: int
+    # What work waiting on the key needs it to hold (a gas sponsor's waiting executions:
+    # `SponsorWaiting.needed`); 0: only its floor.
+    needed: int = 0
+
+    def floor(self, chain_floor: GasFloor) -> GasFloor:
+        """The chain's floor, raised to what waiting work needs of this key."""
+        return GasFloor(max(chain_floor.minimum, self.needed), max(chain_floor.target, self.needed))
+
+
+@dataclass(frozen=True)
+class SponsorWaiting:
+    """A gas sponsor whose gasless executions wait, unsigned, for want of funds: its role, its
+    balance as read, and the balance the costliest of them needs (its value and all its gas at
+    the offered fee, beside what the key's transactions in flight may take)."""
+
+    role: str
+    balance: int
+    needed: int
 
 
 @dataclass(frozen=True)
@@ -115,14 +144,16 @@ def plan_gas(
     top_ups_on: bool = True,
     refusing: Collection[str] = (),
 ) -> GasPlan:
-    """Top-ups for the keys below `floor.minimum`, lowest first, paid from `spare` (each one
-    also costing `transfer_cost`, its own gas); the keys left low, with why. The solver's own
+    """Top-ups for the keys below `floor.minimum` (or what work waiting on a key needs it to
+    hold, `KeyGas.needed`), lowest first, paid from `spare` (each one also costing
+    `transfer_cost`, its own gas); the keys left low, with why. The solver's own
     key is never topped up, nor any while `top_ups_on` is false, nor an address of
     `refusing` (lower case: it reverted a transfer)."""
     top_ups: list[TopUp] = []
     low: list[LowKey] = []
     for key in sorted(keys, key=lambda key: (key.balance, key.role)):
-        if key.balance >= floor.minimum:
+        own = key.floor(floor)
+        if key.balance >= own.minimum:
             continue
         refused = (
             SOLVER_LOW
@@ -133,14 +164,30 @@ def plan_gas(
             if key.address.lower() in refusing
             else None
         )
+        waits = f"; {EXECUTIONS_WAIT}" if key.needed > floor.minimum else ""
         if refused is not None:
-            low.append(LowKey(key, floor.minimum, refused))
+            low.append(LowKey(key, own.minimum, refused + waits))
             continue
         can_send = spare - transfer_cost
-        amount = min(floor.target - key.balance, can_send)
-        if amount <= 0 or key.balance + amount < floor.minimum:
-            low.append(LowKey(key, floor.minimum, CANNOT_SPARE))
+        amount = min(own.target - key.balance, can_send)
+        if amount <= 0 or key.balance + amount < own.minimum:
+            low.append(LowKey(key, own.minimum, CANNOT_SPARE + waits))
             continue
         top_ups.append(TopUp(key, amount))
         spare -= amount + transfer_cost
     return GasPlan(tuple(top_ups), tuple(low))
+
+
+def described(low: LowKey, *, symbol: str, decimals: int) -> str:
+    """A key low on gas, in words: its balance, its minimum and why it stays low."""
+    balance = format_units(low.key.balance, decimals)
+    minimum = format_units(low.minimum, decimals)
+    return f"{balance} {symbol}, below its minimum {minimum} {symbol}: {low.reason}"
+
+
+def own_account_low(address: str, balance: int | None, minimum: int) -> LowKey | None:
+    """The solver's own account off the EVM chains, shown low when its fee balance (None:
+    not read yet) is below its minimum."""
+    if balance is None or balance >= minimum:
+        return None
+    return LowKey(KeyGas(SOLVER, address, balance), minimum, OWN_ACCOUNT_LOW)

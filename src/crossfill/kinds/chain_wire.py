@@ -51,6 +51,9 @@ class ChainContracts(RouterContracts):
     onlyOwnerMulticaller: str
     serviceReceiver: str
     v3: RouterContracts
+    # ERC-7683 settlers ("" where the chain has none; docs/erc7683.md).
+    erc7683OriginSettler: str = ""
+    erc7683DestinationSettler: str = ""
 
 
 class ProtocolV2(BaseModel):

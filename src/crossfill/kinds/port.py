@@ -174,6 +174,11 @@ class KindChain(Protocol):
         minimum gas balance and are not being topped up, by role (`solver`,
         `gasless-sponsor-N`), each with its balance, minimum and why (empty: none)."""
 
+    def rebalancing(self) -> dict[str, str]:
+        """`/readyz`, `/chains`: what keeps the rebalancer from refilling the solver's
+        inventory here, in words by currency symbol, as this process last found (empty:
+        nothing, or no rebalancer for this chain)."""
+
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         """Who answers a quote with this chain as one of its sides (None: the EVM planner)."""
 
@@ -318,6 +323,9 @@ class KindChainBase:
         return {}
 
     def low_on_gas(self) -> dict[str, str]:
+        return {}
+
+    def rebalancing(self) -> dict[str, str]:
         return {}
 
     async def close(self) -> None:

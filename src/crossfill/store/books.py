@@ -265,6 +265,22 @@ async def rebalanced_in(
     )
 
 
+async def rebalance_refunded(
+    session: AsyncSession, move: RebalanceMove, solver: str, refunded: int, *, now: datetime
+) -> None:
+    """A move the bridge refunded on its origin (once; after its rebalance out, which it posts
+    first if not yet): `refunded` back in the solver key."""
+    await rebalanced_out(session, move, solver, now=now)
+    await _post_once(
+        session,
+        f"rebalance-refund:{move.id}",
+        books.rebalance_refunded(
+            (move.origin_chain_id, move.currency_in, int(move.amount)), refunded, solver
+        ),
+        now=now,
+    )
+
+
 async def app_fees_claimed(session: AsyncSession, claim: AppFeeClaim, *, now: datetime) -> None:
     await _post_once(
         session,

@@ -44,15 +44,23 @@ async def in_transit(session: AsyncSession) -> dict[int, Amounts]:
     return in_transit_of(await under_way(session))
 
 
-async def refused_since(session: AsyncSession, since: datetime) -> set[tuple[int, int, str]]:
-    """(origin, destination, symbol) of the moves that failed since `since`: not asked for
-    again meanwhile."""
+async def refused_since(session: AsyncSession, since: datetime) -> dict[tuple[int, int, str], str]:
+    """(origin, destination, symbol) of the moves that failed since `since`, with why (the
+    latest's reason): not asked for again meanwhile."""
     rows = await session.execute(
         select(
-            RebalanceMove.origin_chain_id, RebalanceMove.destination_chain_id, RebalanceMove.symbol
-        ).where(RebalanceMove.status == FAILED, RebalanceMove.ended_at >= since)
+            RebalanceMove.origin_chain_id,
+            RebalanceMove.destination_chain_id,
+            RebalanceMove.symbol,
+            RebalanceMove.reason,
+        )
+        .where(RebalanceMove.status == FAILED, RebalanceMove.ended_at >= since)
+        .order_by(RebalanceMove.id)
     )
-    return {(origin, destination, symbol) for origin, destination, symbol in rows}
+    return {
+        (origin, destination, symbol): reason or "no reason recorded"
+        for origin, destination, symbol, reason in rows
+    }
 
 
 def bridge_step(purpose: str) -> tuple[str, int] | None:

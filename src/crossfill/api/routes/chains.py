@@ -49,16 +49,26 @@ SOLVER_LOW_ON_GAS = "The solver is low on gas on this chain; fills and refunds m
 SPONSOR_LOW_ON_GAS = "A gas sponsor is low on gas on this chain; gasless executions may wait"
 
 
-def _gas_trouble(chain: KindChain) -> str | None:
+# Shown while the rebalancer cannot refill the solver's inventory on a chain (after the
+# above); why, by currency, is on /readyz (`checks.rebalancing`).
+REBALANCING_STUCK = (
+    "The solver's inventory on this chain cannot be refilled right now; quotes to it may be "
+    "refused as it runs low"
+)
+
+
+def _treasury_trouble(chain: KindChain) -> str | None:
     low = chain.low_on_gas()
     if SOLVER in low:
         return SOLVER_LOW_ON_GAS
-    return SPONSOR_LOW_ON_GAS if low else None
+    if low:
+        return SPONSOR_LOW_ON_GAS
+    return REBALANCING_STUCK if chain.rebalancing() else None
 
 
 def _live_status(chain: KindChain, control: ChainControl | None, now: float) -> ChainLiveStatus:
     operator_reason = control.reason if control is not None and control.disabled else None
-    trouble = RPC_TROUBLE if chain.read_failing() else _gas_trouble(chain)
+    trouble = RPC_TROUBLE if chain.read_failing() else _treasury_trouble(chain)
     return ChainLiveStatus(
         disabled=control.disabled if control is not None else chain.configured_disabled,
         lagging=chain.lagging(now),

@@ -133,16 +133,23 @@ def _low_on_gas(runtime: Runtime, chain_ids: list[int]) -> dict[str, dict[str, s
     return _by_chain(runtime, chain_ids, lambda chain: chain.low_on_gas())
 
 
+def _rebalancing(runtime: Runtime, chain_ids: list[int]) -> dict[str, dict[str, str]]:
+    """By chain id, then currency symbol: what keeps the rebalancer from refilling the
+    solver's inventory there (`KindChain.rebalancing`)."""
+    return _by_chain(runtime, chain_ids, lambda chain: chain.rebalancing())
+
+
 @dataclass(frozen=True)
 class Readiness:
     """What `/readyz` found: the database's write probe and each enabled chain's check ("ok"
-    or what failed), what the solver's balance lacks where fills wait on it, and the keys low
-    on gas."""
+    or what failed), what the solver's balance lacks where fills wait on it, the keys low
+    on gas, and what keeps the rebalancer from refilling a chain."""
 
     database: str
     chains: dict[int, str]
     shortfalls: dict[str, dict[str, str]]
     low_on_gas: dict[str, dict[str, str]]
+    rebalancing: dict[str, dict[str, str]]
 
     @property
     def problems(self) -> list[str]:
@@ -163,7 +170,11 @@ async def readiness(runtime: Runtime, checker: ReadinessChecks) -> Readiness:
     results = await checker.results(checks_by_chain)
     by_chain = {chain_id: results[chain_id] for chain_id in enabled}
     return Readiness(
-        database, by_chain, _shortfalls(runtime, enabled), _low_on_gas(runtime, enabled)
+        database,
+        by_chain,
+        _shortfalls(runtime, enabled),
+        _low_on_gas(runtime, enabled),
+        _rebalancing(runtime, enabled),
     )
 
 
@@ -171,9 +182,10 @@ async def readiness(runtime: Runtime, checker: ReadinessChecks) -> Readiness:
 async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
     """Ready when the database answers and takes a write, and every enabled chain's endpoint
     serves it, whatever its kind. What the solver's balance lacks for fills waiting on it
-    (`solverShortfall`) and the sending keys low on gas that are not being topped up
-    (`keysLowOnGas`) are shown without making the service unready: it still answers, fills
-    other chains and refunds. A process asked to stop is unready while it drains
+    (`solverShortfall`), the sending keys low on gas that are not being topped up
+    (`keysLowOnGas`) and what keeps the rebalancer from refilling a chain (`rebalancing`) are
+    shown without making the service unready: it still answers, fills other chains and
+    refunds. A process asked to stop is unready while it drains
     (`api.draining`), whatever the checks would find."""
     if request.app.state.drain.active:
         return JSONResponse(
@@ -192,6 +204,8 @@ async def readyz(runtime: RuntimeDep, request: Request) -> JSONResponse:
         checks["solverShortfall"] = found.shortfalls
     if found.low_on_gas:
         checks["keysLowOnGas"] = found.low_on_gas
+    if found.rebalancing:
+        checks["rebalancing"] = found.rebalancing
     if found.problems:
         return JSONResponse(
             {"message": "; ".join(found.problems), "statusCode": 503, "checks": checks}, 503

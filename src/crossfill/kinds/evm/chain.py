@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from crossfill.domain.key_gas import LowKey
+from crossfill.domain.key_gas import EXECUTIONS_WAIT, SponsorWaiting, described
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.evm.config import CurrencyConfig
@@ -74,17 +74,32 @@ class EvmChain(FollowedChainBase):
 
     def low_on_gas(self) -> dict[str, str]:
         """The sending keys below their minimum gas balance here that are not being topped
-        up, by role, as this process's gas keeper last found (`kinds.evm.gas_keeper`)."""
-        native = self.live.config.native_currency
-        return {low.key.role: _described(low, native) for low in self.live.state.low_on_gas}
+        up, by role, as this process's gas keeper last found (`kinds.evm.gas_keeper`), and
+        the gas sponsors whose gasless executions wait for funds (`kinds.evm.gasless_executor`)."""
+        state, native = self.live.state, self.live.config.native_currency
+        shown = {
+            low.key.role: described(low, symbol=native.symbol, decimals=native.decimals)
+            for low in state.low_on_gas
+        }
+        for waiting in state.sponsor_waiting.values():
+            # Before the gas keeper's next read: what its gasless executor found.
+            shown.setdefault(waiting.role, _described_waiting(waiting, native))
+        return shown
+
+    def rebalancing(self) -> dict[str, str]:
+        """What keeps the rebalancer from refilling the solver's inventory here, by currency
+        symbol, as this process's rebalancer last found (`kinds.evm.rebalancer`)."""
+        return dict(self.live.state.rebalancing)
 
 
-def _described(low: LowKey, currency: CurrencyConfig) -> str:
-    """A key low on gas, in words: its balance, its minimum and why it stays low."""
-    balance = format_units(low.key.balance, currency.decimals)
-    minimum = format_units(low.minimum, currency.decimals)
+def _described_waiting(waiting: SponsorWaiting, currency: CurrencyConfig) -> str:
+    """A sponsor whose gasless executions wait for funds, in words."""
+    balance = format_units(waiting.balance, currency.decimals)
+    needed = format_units(waiting.needed, currency.decimals)
     symbol = currency.symbol
-    return f"{balance} {symbol}, below its minimum {minimum} {symbol}: {low.reason}"
+    return f"{balance} {symbol}, below the {needed} {symbol} its next execution needs: " + (
+        EXECUTIONS_WAIT
+    )
 
 
 def _live(chain: EvmChain) -> ChainRuntime:

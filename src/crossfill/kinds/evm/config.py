@@ -85,6 +85,10 @@ class ContractsConfig(ConfigModel):
     # /requests/{requestId}/signature`). The devnet deploys both.
     gasless_delegate: EvmAddress | None = None
     attestation_verifier: EvmAddress | None = None
+    # ERC-7683 (docs/erc7683.md): the origin settler whose `Open` orders the indexer takes,
+    # and the destination settler the solver fills them through; none, none on this chain.
+    erc7683_origin_settler: EvmAddress | None = None
+    erc7683_destination_settler: EvmAddress | None = None
 
 
 class PoolConfig(ConfigModel):

@@ -23,6 +23,7 @@ top-up, and is shown low.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
 
 import structlog
@@ -34,6 +35,7 @@ from crossfill.domain.key_gas import (
     GasFloor,
     KeyGas,
     LowKey,
+    SponsorWaiting,
     TopUp,
     plan_gas,
     solver_spare,
@@ -55,6 +57,12 @@ class SendingKey:
 
     role: str
     address: str
+
+
+def _needed(waiting: Mapping[str, SponsorWaiting], address: str) -> int:
+    """What a sponsor's gasless executions waiting for funds need it to hold (0: none wait)."""
+    found = waiting.get(address)
+    return 0 if found is None else found.needed
 
 
 def purpose_of(chain_id: int, address: str) -> str:
@@ -88,11 +96,15 @@ class GasKeeper(JournalledWorker):
         balances = await self.chain.client.native_balances(
             [key.address for key in self.keys], head.number
         )
+        waiting = state.sponsor_waiting
         keys = [
-            KeyGas(key.role, key.address.lower(), balance)
+            KeyGas(key.role, address, balance, _needed(waiting, address))
             for key, balance in zip(self.keys, balances, strict=True)
+            for address in (key.address.lower(),)
         ]
-        below = [key for key in keys if key.balance < floor.minimum and key.role != SOLVER]
+        below = [
+            key for key in keys if key.balance < key.floor(floor).minimum and key.role != SOLVER
+        ]
         if below and self.config.key_gas.top_up:
             # Held from before the journal is read until each top-up is journalled (every
             # journal write is fenced by the lease's token): no other process can journal a
@@ -104,7 +116,7 @@ class GasKeeper(JournalledWorker):
                 raise
         # Every key's latest top-up is followed until mined (its journal row settled, what it
         # may take from the solver released), whatever the key holds now.
-        waiting = {
+        pending = {
             key.role
             for key in keys
             if key.role != SOLVER and await self._top_up_pending(key, head.number)
@@ -112,7 +124,7 @@ class GasKeeper(JournalledWorker):
         native = self.config.native_currency.address.lower()
         lack = state.solver_shortfall.get(native, 0)
         plan = plan_gas(
-            [key for key in keys if key.role not in waiting],
+            [key for key in keys if key.role not in pending],
             floor,
             spare=solver_spare(
                 available=available,
@@ -128,7 +140,7 @@ class GasKeeper(JournalledWorker):
         self._publish(keys, floor, low)  # what cannot be topped up, before anything is sent
         for top_up in plan.top_ups:
             if not await self._send(top_up):
-                low.append(LowKey(top_up.key, floor.minimum, REFUSED))
+                low.append(LowKey(top_up.key, top_up.key.floor(floor).minimum, REFUSED))
                 self._publish(keys, floor, low)
 
     @staticmethod
@@ -203,8 +215,8 @@ class GasKeeper(JournalledWorker):
         self.chain.state.low_on_gas = tuple(sorted(low, key=lambda entry: entry.key.role))
         low_roles = {entry.key.role for entry in low}
         unit = 10**self.config.native_currency.decimals
-        chain_id = str(self.config.id)
         for key in keys:
-            self.metrics.key_gas_balance.labels(chain_id, key.role).set(key.balance / unit)
-            self.metrics.key_gas_minimum.labels(chain_id, key.role).set(floor.minimum / unit)
-            self.metrics.key_gas_low.labels(chain_id, key.role).set(int(key.role in low_roles))
+            self.metrics.key_gas(
+                self.config.id, key.role, balance=key.balance / unit,
+                minimum=key.floor(floor).minimum / unit, low=key.role in low_roles,
+            )  # fmt: skip

@@ -7,10 +7,19 @@ a call that paid its quoted request leaves it to the indexer (`depositing` → `
 that did not (it reverted, or mined without depositing for the order) fails it; a standalone
 call succeeds or fails with its transaction. A revert is replayed on the block before to read
 what the contract said.
+
+Before a call is signed its sponsor's balance is checked: read at the head once per tick that
+has a call to send (a chain failure ends the tick, retried with the loop's backoff), less what
+the sponsor's transactions in flight may take (`kinds.evm.key_funds`). A call the sponsor
+cannot pay (its value and all its gas at the offered fee) is not signed, as a node would
+refuse it: it stays queued, its request `depositing`, and the sponsor is shown low on `/readyz`,
+`/chains` and `crossfill_key_gas_low` with what it needs (`ChainState.sponsor_waiting`), which
+the chain's gas keeper tops it up to from the solver. It is sent once the sponsor can pay.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -25,9 +34,10 @@ from crossfill.domain.gasless import (
     Settlement,
     settlement,
 )
+from crossfill.domain.key_gas import SponsorWaiting
 from crossfill.domain.set_code import Authorization
 from crossfill.domain.status import RequestStatus
-from crossfill.errors import ChainError, ChainUnreachable
+from crossfill.errors import ChainError, ChainUnreachable, InsufficientFunds
 from crossfill.kinds.evm.call_payments import payments_in
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.receipt_outcomes import fee_paid
@@ -40,8 +50,13 @@ from crossfill.store.tables import GaslessExecution, Request
 log = structlog.get_logger(__name__)
 
 
+@dataclass(eq=False)
 class GaslessExecutor(JournalledWorker):
     job = "gasless"
+    # The sponsor's role (`gasless-sponsor-N`), as /readyz and the metrics name it.
+    role: str = "gasless-sponsor"
+    # In a tick: the balance each execution left waiting for funds needs.
+    _needed: list[int] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -60,9 +75,13 @@ class GaslessExecutor(JournalledWorker):
             open_executions = await gasless_executions.open_on(
                 session, self.config.id, self.txmanager.sender, limit=20
             )
+        if any(row.state == gasless_executions.QUEUED for row in open_executions):
+            await self._read_balance()
+        self._needed = []
         await each_on_its_own(
             self.name, open_executions, self._advance, label=lambda row: row.request_id
         )
+        self._show_waiting()
         await replace_stuck(
             self.txmanager,
             self.sessions,
@@ -81,19 +100,52 @@ class GaslessExecutor(JournalledWorker):
             return
         await self._send(execution)
 
+    async def _read_balance(self) -> None:
+        """The sponsor's balance at the head, what its transaction manager checks a call
+        against before signing it (a chain failure ends the tick: the loop's backoff)."""
+        head = self.chain.state.head
+        if head is None:
+            return  # nothing read of the chain yet: the node answers for itself
+        (balance,) = await self.chain.client.native_balances([self.txmanager.sender], head.number)
+        self.chain.state.sponsor_balances[self.txmanager.sender] = balance
+
+    def _show_waiting(self) -> None:
+        """The balance the costliest execution left waiting for funds needs, on the chain's
+        state (the gas keeper's top-up, `/readyz`), or nothing when none waits."""
+        sender, state = self.txmanager.sender, self.chain.state
+        balance = state.sponsor_balance(sender)
+        if not self._needed or balance is None:
+            state.sponsor_waiting.pop(sender, None)
+            return
+        state.sponsor_waiting[sender] = SponsorWaiting(self.role, balance, max(self._needed))
+
     async def _send(self, execution: GaslessExecution) -> None:
         authorizations = [
             Authorization.from_json(stored).for_signing() for stored in execution.authorization_list
         ]
-        sent = await self.txmanager.send(
-            to=execution.to_address,
-            data=bytes.fromhex(execution.call_data[2:]),
-            value=int(execution.value),
-            gas_limit=execution.gas_limit,
-            purpose=PURPOSE,
-            request_id=execution.request_id,
-            authorization_list=authorizations,
-        )
+        try:
+            sent = await self.txmanager.send(
+                to=execution.to_address,
+                data=bytes.fromhex(execution.call_data[2:]),
+                value=int(execution.value),
+                gas_limit=execution.gas_limit,
+                purpose=PURPOSE,
+                request_id=execution.request_id,
+                authorization_list=authorizations,
+            )
+        except InsufficientFunds as short:
+            balance = self.chain.state.sponsor_balance(self.txmanager.sender) or 0
+            self._needed.append(balance + short.shortfall)
+            if (
+                len(self._needed) == 1
+                and self.chain.state.sponsor_waiting.get(self.txmanager.sender) is None
+            ):
+                log.warning(
+                    "a gasless execution waits: its sponsor cannot pay it",
+                    chain_id=self.config.id, key=self.role, request_id=execution.request_id,
+                    balance=balance, shortfall=short.shortfall,
+                )  # fmt: skip
+            return
         await self._submitted(execution.request_id, sent.tx_hash)
         log.info("gasless execution sent", request_id=execution.request_id, tx_hash=sent.tx_hash)
 

@@ -20,6 +20,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.domain.confirmations import deep_enough
+from crossfill.domain.erc7683 import OpenedOrder
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError
 from crossfill.first_on_loop import fill_path
@@ -40,6 +41,7 @@ from crossfill.kinds.evm.reorg_watch import ReorgWatch
 from crossfill.kinds.evm.router_logs import RouterBatch, decode_batch, multicall_event
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.evm.same_chain import awaited, settle_batch
+from crossfill.kinds.evm.settler_logs import decode_open, open_event
 from crossfill.kinds.evm.unconfirmed import UnconfirmedCount
 from crossfill.loops import run_forever, wait_interval
 from crossfill.metrics import Metrics
@@ -87,6 +89,15 @@ async def _no_claim(_session: AsyncSession, _request: Request) -> Claim | None:
     return None
 
 
+# Takes ERC-7683 orders opened on the chain's origin settler as requests, in the caller's
+# transaction (`app.erc7683_orders.take_orders`); each order taken once.
+OrderHook = Callable[[AsyncSession, list[OpenedOrder]], Awaitable[None]]
+
+
+async def _no_orders(_session: AsyncSession, _orders: list[OpenedOrder]) -> None:
+    return None
+
+
 class Indexer:
     def __init__(
         self,
@@ -121,6 +132,8 @@ class Indexer:
         # Called with a request's destination chain id and id when it becomes pending.
         self.on_pending: Callable[[int, str], None] = lambda _chain_id, _request_id: None
         self.claim_pending: ClaimHook = _no_claim
+        # ERC-7683 orders found, taken before the deposits their transactions made are judged.
+        self.take_orders: OrderHook = _no_orders
         # Called with each head once its scan is done (its fills sent): workers that follow
         # the same heads go after the fill path, not beside it on the database.
         self.on_scanned: Callable[[BlockHead], None] = lambda _head: None
@@ -243,8 +256,30 @@ class Indexer:
             if entry["address"].lower() == router and (batch := decode_batch(entry)) is not None
         ]
         paid = found + await self._implicit(transfers) + await self._forwarded(forwarded)
+        settler = self._origin_settler
+        opened = [
+            order
+            for entry in receipt["logs"]
+            if settler is not None
+            and entry["address"].lower() == settler
+            and (order := decode_open(entry)) is not None
+        ]
+        await self._take_orders(opened)
         await self._record(paid, batches)
         return True
+
+    @property
+    def _origin_settler(self) -> str | None:
+        settler = self.config.contracts.erc7683_origin_settler
+        return None if settler is None else settler.lower()
+
+    async def _take_orders(self, opened: list[OpenedOrder]) -> None:
+        """ERC-7683 orders, taken as requests before their deposits are recorded and judged
+        (a crash between the two: the scan again finds them taken)."""
+        if not opened:
+            return
+        async with self.sessions() as session, session.begin():
+            await self.take_orders(session, opened)
 
     async def _start_block(self, head: BlockHead) -> tuple[int, str | None]:
         """Where the scan starts, and the hash its first block's parent must have when that is
@@ -283,8 +318,11 @@ class Indexer:
 
     def _log_filters(self) -> list[LogFilter]:
         """Depository deposits, token transfers into the Depository, Router batches, ether
-        forwarded to the solver by the Receiver (v1 deposits)."""
+        forwarded to the solver by the Receiver (v1 deposits); orders opened on the ERC-7683
+        origin settler, where the chain has one."""
         depository = self.config.contracts.depository.lower()
+        settler = self._origin_settler
+        opened = [] if settler is None else [LogFilter((settler,), (open_event().topic,))]
         return [
             LogFilter((depository,), (deposit_topics(),)),
             LogFilter(
@@ -293,6 +331,7 @@ class Indexer:
             ),
             LogFilter((self.config.contracts.router.lower(),), (multicall_event().topic,)),
             LogFilter((self._receiver,), (forwarded_event().topic,)),
+            *opened,
         ]
 
     async def _scan(self, head: BlockHead) -> None:
@@ -354,7 +393,10 @@ class Indexer:
         """A scanned range's deposits and batches recorded, the cursor moved past its last
         block: the stored one unless a backlog is left behind a `live` scan (the backlog's
         progress is stored); the live scan's own when `live`."""
-        deposit_logs, transfers, router_logs, forwarded = scanned.logs
+        deposit_logs, transfers, router_logs, forwarded, *open_logs = scanned.logs
+        await self._take_orders(
+            [order for entries in open_logs for entry in entries if (order := decode_open(entry))]
+        )
         if not self._tokens:
             transfers = []  # an empty address list would match every token
         found = [d for entry in deposit_logs if (d := decode_deposit(entry)) is not None]

@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config import RebalancingSettings, RebalancingTarget
 from crossfill.domain.backoff import Backoff
+from crossfill.domain.rebalance_health import MoveUnderWay, Silence, troubles
 from crossfill.domain.rebalancing import (
     ARRIVED,
     FAILED,
@@ -44,10 +45,13 @@ from crossfill.domain.rebalancing import (
     planned_moves,
     steered,
 )
+from crossfill.errors import ChainError
+from crossfill.kinds.evm.receipt_outcomes import paid_to
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.loops import run_every
 from crossfill.metrics import Metrics
 from crossfill.store import books, rebalancing, signer_leases
+from crossfill.store.db import as_utc
 from crossfill.store.tables import RebalanceMove
 from crossfill.treasury.bridge import (
     Arrived,
@@ -96,6 +100,8 @@ class Rebalancer:
     _retry_at: dict[object, float] = field(default_factory=dict)
     # A destination whose move arrived: busy until its balance is read past this block.
     _landing: dict[tuple[int, str], int] = field(default_factory=dict)
+    # Per route the bridge (or a chain) does not answer for: since when (clock), and why.
+    _silent_since: dict[Route, tuple[float, str]] = field(default_factory=dict)
 
     async def run(self) -> None:
         try:
@@ -107,6 +113,7 @@ class Rebalancer:
     async def tick(self) -> None:
         token = await self._hold()
         if token is None:
+            self._publish({})  # the process holding the lease shows what it finds
             return
         async with self.sessions() as session:
             moves = await rebalancing.under_way(session)
@@ -128,11 +135,54 @@ class Rebalancer:
         }
         busy |= self._still_landing()
         positions = self._positions(rebalancing.in_transit_of(moves))
-        for planned in planned_moves(positions, busy):
-            route = _route(planned)
+        planned = planned_moves(positions, busy)
+        self._show(positions, planned, moves, refused)
+        for wanted in planned:
+            route = _route(wanted)
             if route in refused or self._waiting(route):
                 continue
-            await self._start(planned, route, token)
+            await self._start(wanted, route, token)
+
+    def _show(
+        self,
+        positions: Sequence[Position],
+        planned: Sequence[PlannedMove],
+        moves: Sequence[RebalanceMove],
+        refused: Mapping[Route, str],
+    ) -> None:
+        """What keeps each (chain, currency) from being refilled (`domain.rebalance_health`),
+        on the chains' state (`/readyz`, `/chains`) and in the metrics."""
+        now, clock = self.now(), self.clock()
+        under_way = [
+            MoveUnderWay(
+                _route_of(move),
+                (move.destination_chain_id, move.currency_out.lower()),
+                move.status,
+                (now - as_utc(move.sent_at or move.created_at)).total_seconds(),
+            )
+            for move in moves
+        ]
+        silent = {
+            route: Silence(clock - since, reason)
+            for route, (since, reason) in self._silent_since.items()
+        }
+        found = troubles(
+            positions, planned, under_way, refused=refused, silent=silent,
+            stalled_after_seconds=self.settings.stalled_after_seconds,
+        )  # fmt: skip
+        by_chain: dict[int, dict[str, str]] = {}
+        for trouble in found:
+            by_chain.setdefault(trouble.chain_id, {})[trouble.symbol] = trouble.text
+        for position in positions:
+            shown = position.symbol in by_chain.get(position.chain_id, {})
+            self.metrics.rebalance_trouble.labels(str(position.chain_id), position.symbol).set(
+                int(shown)
+            )
+        self._publish(by_chain)
+
+    def _publish(self, by_chain: Mapping[int, dict[str, str]]) -> None:
+        for chain_id, chain in self.chains.items():
+            chain.state.rebalancing = dict(by_chain.get(chain_id, {}))
 
     async def _hold(self) -> int | None:
         """The lease's fencing token if this process holds (or now takes) it."""
@@ -227,7 +277,7 @@ class Rebalancer:
         if isinstance(status, Arrived):
             await self._end(move, ARRIVED, amount_out=status.amount)
         elif isinstance(status, Refunded):
-            await self._end(move, REFUNDED, reason="the bridge paid the deposit back")
+            await self._refunded(move, status.tx_hashes)
         elif isinstance(status, Failed):
             await self._failed(move, status.reason)
 
@@ -244,6 +294,35 @@ class Rebalancer:
             tx_hashes=list(sent.tx_hashes),
         )  # fmt: skip
 
+    async def _refunded(self, move: RebalanceMove, tx_hashes: Sequence[str]) -> None:
+        """The bridge paid the deposit back on the origin: what its refund transactions paid
+        the solver, read from their receipts there, is booked with the move's end. A receipt
+        the origin does not answer (or does not have yet) leaves the move `sent`, tried again
+        with backoff."""
+        chain = self.chains.get(ChainId(move.origin_chain_id))
+        if chain is None or not tx_hashes:
+            # Nothing to read what it paid back from: booked as paid back nothing (the
+            # solver key shows what came back unexplained, for the operator).
+            log.warning(
+                "a refunded move's refund not found on its origin: booked as nothing paid back",
+                move_id=move.id, tx_hashes=list(tx_hashes),
+            )  # fmt: skip
+            reason = f"the bridge paid back 0 of {move.amount} (no refund transaction found)"
+            await self._end(move, REFUNDED, reason=reason, refunded=0)
+            return
+        try:
+            refunded = await refund_paid(chain, tx_hashes, move.currency_in, self.solver)
+        except ChainError as exc:
+            refunded, error = None, f"the origin chain did not answer for the refund: {exc}"
+        else:
+            error = "the refund's transaction is not on the origin's node yet"
+        if refunded is None:
+            self._unavailable(move.id, _route_of(move), error)
+            await self._note(move, error)
+            return
+        reason = f"the bridge paid back {refunded} of {move.amount}"
+        await self._end(move, REFUNDED, reason=reason, refunded=refunded)
+
     async def _failed(self, move: RebalanceMove, reason: str) -> None:
         """Our transaction reverted (nothing left the origin: the move ends), or the bridge
         failed its request after our deposit (its refund follows: the move waits for it)."""
@@ -256,7 +335,7 @@ class Rebalancer:
 
     async def _end(
         self, move: RebalanceMove, status: str, *, reason: str | None = None,
-        amount_out: int | None = None,
+        amount_out: int | None = None, refunded: int | None = None,
     ) -> None:  # fmt: skip
         now = self.now()
         async with self.sessions() as session, session.begin():
@@ -267,6 +346,8 @@ class Rebalancer:
             if amount_out is not None:
                 row.amount_out = str(amount_out)
                 await books.rebalanced_in(session, row, self.solver, self._fee(row), now=now)
+            if refunded is not None:
+                await books.rebalance_refunded(session, row, self.solver, refunded, now=now)
             move = row
         if status == ARRIVED:
             chain = self.chains.get(ChainId(move.destination_chain_id))
@@ -308,6 +389,8 @@ class Rebalancer:
         )
         delay = backoff.failed()
         self._retry_at[key] = self.clock() + delay
+        since = self._silent_since.get(route, (self.clock(), reason))[0]
+        self._silent_since[route] = (since, reason)
         self.metrics.rebalance_unavailable.labels(*_labels(route)).set(1)
         if backoff.worth_logging:
             log.warning(
@@ -319,6 +402,7 @@ class Rebalancer:
     def _answered(self, key: object, route: Route) -> None:
         self._backoffs.pop(key, None)
         self._retry_at.pop(key, None)
+        self._silent_since.pop(route, None)
         self.metrics.rebalance_unavailable.labels(*_labels(route)).set(0)
 
     def _count(self, move: RebalanceMove, outcome: str) -> None:
@@ -349,6 +433,22 @@ def position_of(chain: ChainRuntime, target: RebalancingTarget, in_transit: int)
         target.chain_id, currency.address, currency.symbol, inventory.free, in_transit,
         inventory.owed, levels,
     )  # fmt: skip
+
+
+async def refund_paid(
+    chain: ChainRuntime, tx_hashes: Sequence[str], currency: str, solver: str
+) -> int | None:
+    """What the bridge's refund transactions paid `solver` in `currency` on `chain` (their
+    receipts' Depository payouts or token transfers); None while one is not on the node yet.
+    Raises ChainError when the node does not answer."""
+    paid = 0
+    for tx_hash in tx_hashes:
+        receipt = await chain.client.receipt(tx_hash)
+        if receipt is None:
+            return None
+        if int(receipt["status"]) == 1:
+            paid += paid_to(receipt["logs"], currency=currency, recipient=solver)
+    return paid
 
 
 def steered_currencies(chain: ChainRuntime, targets: Sequence[RebalancingTarget]) -> set[str]:

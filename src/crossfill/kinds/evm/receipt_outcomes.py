@@ -52,6 +52,24 @@ def depository_payout(
     )
 
 
+def paid_to(logs: Iterable[Any], *, currency: str, recipient: str) -> int:
+    """What these logs paid `recipient` in `currency`, whoever paid it: for ether, the calls a
+    Depository executed paying it (`CallExecuted` with no calldata); for a token, its
+    transfers to it. (A bridge speaking this interface refunds out of its Depository.)"""
+    logs = list(logs)
+    if currency.lower() == NATIVE_EVM_ADDRESS:
+        return sum(
+            int(call[2])
+            for event in decode_events(logs, "Depository", "CallExecuted")
+            if (call := event.args["call"])[0].lower() == recipient.lower() and not call[1]
+        )
+    return sum(
+        int(event.args["value"])
+        for event in decode_events(logs, ERC20_ABI_SOURCE, "Transfer")
+        if event.address == currency.lower() and str(event.args["to"]).lower() == recipient.lower()
+    )
+
+
 def executed_payouts(logs: Iterable[Any], *, depository: str) -> set[str]:
     """The payouts the Depository executed in these logs, by their EIP-712 hash (its
     `CallExecuted` id, 0x-prefixed)."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from crossfill.domain.chain_health import HeadProgress
 from crossfill.domain.inventory import Inventory
-from crossfill.domain.key_gas import LowKey
+from crossfill.domain.key_gas import LowKey, SponsorWaiting
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.market import MarketSnapshot
 
@@ -16,8 +16,7 @@ DEFAULT_PRIORITY_FEE = 1_000_000_000  # 1 gwei, when the node suggests nothing
 @dataclass
 class ChainState(HeadProgress):
     """Written by the chain's follower (`solver_shortfall` by the chain's solver, `low_on_gas`
-    by its gas keeper); read
-    by the API and workers."""
+    by its gas keeper, `rebalancing` by the rebalancer); read by the API and workers."""
 
     head: BlockHead | None = None
     priority_fee_per_gas: int | None = None
@@ -29,6 +28,14 @@ class ChainState(HeadProgress):
     # The sending keys below their minimum gas balance that are not being topped up, as the
     # chain's gas keeper last found (`kinds.evm.gas_keeper`); empty when none is.
     low_on_gas: tuple[LowKey, ...] = ()
+    # Currency symbol -> what keeps the rebalancer from refilling it here, in words, as this
+    # process's rebalancer last found (`domain.rebalance_health`); empty when nothing does.
+    rebalancing: dict[str, str] = field(default_factory=dict)
+    # Lower-case address -> a gas sponsor's balance as its gasless executor last read it, and
+    # the balance its executions waiting to be signed need (`kinds.evm.gasless_executor`):
+    # the gas keeper tops it up to that, and the key shows low meanwhile.
+    sponsor_balances: dict[str, int] = field(default_factory=dict)
+    sponsor_waiting: dict[str, SponsorWaiting] = field(default_factory=dict)
     # Lower-case currency address -> the outputs of the orders in flight to this chain (their
     # deposit seen or on its way, their fill not landed), and what deposits of this chain
     # owe the solver (`domain.inventory`), as `app.inventory` last read them from the store.
@@ -45,6 +52,10 @@ class ChainState(HeadProgress):
         advanced = known is None or head.number != known.number or head.hash != known.hash
         self.record_read(advanced=advanced, now=now)
         self.head = head
+
+    def sponsor_balance(self, address: str) -> int | None:
+        """A gas sponsor's balance as last read (None before), for its transaction manager."""
+        return self.sponsor_balances.get(address.lower())
 
     def fee_per_gas(self, base_fee_buffer_percent: int) -> int | None:
         """What a transaction sent now should expect to pay per gas, with head-room."""

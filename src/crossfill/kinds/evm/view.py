@@ -36,6 +36,8 @@ def _contracts(config: ChainConfig) -> ChainContracts:
         erc20Router=contracts.router,
         approvalProxy=contracts.approval_proxy,
         v3=routers,
+        erc7683OriginSettler=contracts.erc7683_origin_settler or "",
+        erc7683DestinationSettler=contracts.erc7683_destination_settler or "",
     )
 
 

@@ -16,9 +16,10 @@ import structlog
 from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from crossfill.app.erc7683_orders import take_orders
 from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
-from crossfill.domain.key_gas import SOLVER
+from crossfill.domain.key_gas import SOLVER, sponsor_role
 from crossfill.kinds.evm.app_fee_payer import AppFeePayer
 from crossfill.kinds.evm.books_keeper import BooksKeeper
 from crossfill.kinds.evm.chain import evm_chains
@@ -164,6 +165,7 @@ class EvmWorkers:
                 solvers, chain_id, request_id
             )
             indexer.claim_pending = functools.partial(_claim_pending, solvers)
+            indexer.take_orders = functools.partial(take_orders, runtime)
         sweepers = {
             chain_id: DepositAddressSweeper(
                 chain,
@@ -306,7 +308,7 @@ def _sending_keys(runtime: Runtime) -> tuple[SendingKey, ...]:
     return (
         SendingKey(SOLVER, deployment.solver.address),
         *(
-            SendingKey(f"gasless-sponsor-{index}", sponsor.address)
+            SendingKey(sponsor_role(index), sponsor.address)
             for index, sponsor in enumerate(deployment.gasless.sponsors)
         ),
     )
@@ -325,6 +327,7 @@ def _gasless_executors(runtime: Runtime, context: WorkerContext) -> list[Gasless
             keystore_password=settings.keystore_password,
         )
         for chain in evm_chains(runtime).values():
+            # Its balance as its executor last read it: a call it cannot pay is not signed.
             txmanager = TxManager(
                 chain.client,
                 chain.state,
@@ -333,6 +336,7 @@ def _gasless_executors(runtime: Runtime, context: WorkerContext) -> list[Gasless
                 now=context.now,
                 holder=context.owner,
                 lease=context.signer_lease,
+                funds=functools.partial(chain.state.sponsor_balance, account.address),
             )
             executors.append(
                 GaslessExecutor(
@@ -341,6 +345,7 @@ def _gasless_executors(runtime: Runtime, context: WorkerContext) -> list[Gasless
                     txmanager,
                     now=context.now,
                     interval_seconds=settings.worker_interval_seconds,
+                    role=sponsor_role(index),
                 )
             )
     return executors

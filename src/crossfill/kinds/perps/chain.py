@@ -11,9 +11,11 @@ from typing import Any, Protocol
 import orjson
 
 from crossfill.config.secrets import resolve_holder
+from crossfill.domain.key_gas import described
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.perps.config import PERPS_SECTION, perps_exchange
+from crossfill.kinds.perps.fee_watch import PerpsFeeWatch, account_low
 from crossfill.kinds.perps.payer import PerpsPayer
 from crossfill.kinds.perps.quotes import create_perps_deposit_quote
 from crossfill.kinds.perps.refunder import PerpsRefunder
@@ -93,6 +95,16 @@ class PerpsChain(KindChainBase):
         """Read from the exchange when a quote or a payment needs them, not kept."""
         return ()
 
+    def low_on_gas(self) -> dict[str, str]:
+        """The solver's account, when what it holds for the exchange's fees (as its fee watch
+        last read it) is below `key_gas.minimum`."""
+        low = account_low(self.live)
+        if low is None:
+            return {}
+        currency = self.live.config.fee_currency()
+        shown = described(low, symbol=currency.symbol, decimals=currency.decimals)
+        return {low.key.role: shown}
+
     async def payment_final(self, reference: str) -> bool:
         """A transfer is recorded paid only once the exchange's ledger shows it, and its
         ledger takes nothing back."""
@@ -123,7 +135,8 @@ class PerpsKind:
 def _workers(chain: PerpsChain, context: WorkerContext) -> Sequence[NamedWorker]:
     """The solver (deposits to the exchange), the watcher and the refunder (withdrawals
     from it), all paying from the solver's exchange account through one payer: its journal
-    holds every action that account signs."""
+    holds every action that account signs; and the watch of what that account keeps for the
+    exchange's fees."""
     exchange, settings = chain.live, context.settings
     account = resolve_holder(
         exchange.config.solver,
@@ -139,6 +152,7 @@ def _workers(chain: PerpsChain, context: WorkerContext) -> Sequence[NamedWorker]
         # Its every tick reads the exchange: its own cadence.
         PerpsWatcher(exchange, **context.ticking(poll)),
         PerpsRefunder(exchange, payer, **every),
+        PerpsFeeWatch(exchange, metrics=context.metrics, **every),
     )
     return [NamedWorker(worker.name, worker.run) for worker in workers]
 

@@ -89,6 +89,9 @@ class PerpsState:
 
     chain_id: ChainId
     last_error: str | None = None
+    # What the solver's account holds of its fee currency (`[perps.key_gas]`), as last read
+    # (`kinds.perps.fee_watch`); None before the first read.
+    fee_balance: int | None = None
 
     def lagging(self, _now: float) -> bool:
         return False

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -81,6 +82,29 @@ class PerpsSpotCurrency(ConfigModel):
         return f"{self.exchange_name}:{self.token_id}"
 
 
+@dataclass(frozen=True)
+class FeeCurrency:
+    """The currency the solver's exchange account keeps for fees: its address on 1337."""
+
+    address: str
+    decimals: int
+    symbol: str
+
+
+class PerpsKeyGas(ConfigModel):
+    """What the solver's exchange account keeps for the exchange's fees (`[perps.key_gas]`):
+    the exchange charges a sender 1 USDC the first time it sends to an account that does not
+    exist yet, and a withdrawal to another chain costs its fee too. Below `minimum` (whole
+    units of `currency`: perps USDC, or a spot currency of the spot DEX) the exchange shows on
+    `/readyz` (`keysLowOnGas`), `/chains` and `crossfill_key_gas_low`; nothing of the service
+    on the exchange can top it up."""
+
+    currency: str = PERPS_USDC_ADDRESS
+    minimum: Decimal = Field(default=Decimal(5), ge=0, max_digits=30, decimal_places=8)
+    # How often the balance is read (an /info read of weight 2, shared with quotes' reads).
+    check_interval_seconds: float = Field(default=30, gt=0)
+
+
 class PerpsExchangeConfig(ChainListing):
     id: ChainId = Field(default=PERPS_CHAIN_ID, gt=0)
     name: Slug = "perps-exchange"
@@ -107,6 +131,7 @@ class PerpsExchangeConfig(ChainListing):
     # a minute for every request together: each 2 s spends half of it (each 1 s, all of it,
     # and the exchange would answer the rest 429). Lower it only against a node of your own.
     poll_interval_seconds: float = Field(default=2.0, gt=0)
+    key_gas: PerpsKeyGas = PerpsKeyGas()
 
     @field_validator("signature_chain_id")
     @classmethod
@@ -114,6 +139,27 @@ class PerpsExchangeConfig(ChainListing):
         if not _SIGNATURE_CHAIN_ID.match(value):
             raise ValueError("must be a lower-case hex chain id such as 0xa4b1")
         return value
+
+    @model_validator(mode="after")
+    def _fee_currency_read(self) -> PerpsExchangeConfig:
+        wanted = self.key_gas.currency.lower()
+        spot = self.spot_currency(wanted)
+        if wanted != PERPS_USDC_ADDRESS and (spot is None or spot.dex):
+            raise ValueError(
+                "key_gas.currency: perps USDC or a spot_currencies entry of the spot DEX"
+            )
+        return self
+
+    def fee_currency(self) -> FeeCurrency:
+        """The currency the solver's account keeps for fees (`key_gas.currency`)."""
+        spot = self.spot_currency(self.key_gas.currency)
+        if spot is None:
+            return FeeCurrency(PERPS_USDC_ADDRESS, PERPS_USDC_DECIMALS, "USDC")
+        return FeeCurrency(spot.address, spot.decimals, spot.symbol)
+
+    def fee_minimum(self) -> int:
+        """`key_gas.minimum` in the fee currency's smallest unit."""
+        return int(self.key_gas.minimum.scaleb(self.fee_currency().decimals))
 
     @model_validator(mode="after")
     def _unique_currencies(self) -> PerpsExchangeConfig:

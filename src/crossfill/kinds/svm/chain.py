@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from crossfill.domain.key_gas import described
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.port import (
@@ -23,6 +24,7 @@ from crossfill.kinds.port import (
     solver_balances_of,
 )
 from crossfill.kinds.svm.config import SVM_SECTION, svm_chains
+from crossfill.kinds.svm.follower import vault_low
 from crossfill.kinds.svm.indexer import SvmIndexer
 from crossfill.kinds.svm.keys import DevnetSvmKeys, resolve_svm_holder
 from crossfill.kinds.svm.payer import SvmPayer
@@ -76,6 +78,14 @@ class SvmChain(FollowedChainBase):
 
     def solver_balances(self) -> Sequence[SolverBalance]:
         return solver_balances_of(self.live.state.solver_balances, self.live.config.currency)
+
+    def low_on_gas(self) -> dict[str, str]:
+        """The solver's vault, when its SOL as last read is below `key_gas.minimum_lamports`."""
+        low = vault_low(self.live.config, self.live.state)
+        if low is None:
+            return {}
+        sol = self.live.config.native_currency
+        return {low.key.role: described(low, symbol=sol.symbol, decimals=sol.decimals)}
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         if request.destination_chain_id == self.chain_id:

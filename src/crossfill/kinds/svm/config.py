@@ -75,6 +75,16 @@ class SvmKeyHolder(ConfigModel):
     key: SvmKeyRef
 
 
+class SvmKeyGas(ConfigModel):
+    """The least SOL the solver's vault keeps for fees (`[svm_chains.key_gas]`): it pays every
+    transaction's fee and the rent of the token accounts it opens for recipients (2,039,280
+    lamports each). Below it the chain shows on `/readyz` (`keysLowOnGas`), `/chains` and
+    `crossfill_key_gas_low`; nothing of the service on the chain can top it up."""
+
+    # 0.05 SOL: about 24 token fills to recipients without an account, or 10,000 fees alone.
+    minimum_lamports: int = Field(default=50_000_000, ge=0, lt=2**64)
+
+
 class SvmChainConfig(ChainListing):
     id: ChainId = Field(default=SVM_CHAIN_ID, gt=0)
     name: Slug
@@ -89,6 +99,7 @@ class SvmChainConfig(ChainListing):
     solver: SvmKeyHolder
     native_currency: SvmCurrencyConfig
     token_currencies: SvmTokenCurrencies = ()
+    key_gas: SvmKeyGas = SvmKeyGas()
 
     @field_validator("native_currency")
     @classmethod

@@ -1,4 +1,6 @@
-"""SVM chain follower: polls block height and the solver vault's balances into its state."""
+"""SVM chain follower: polls block height and the solver vault's balances into its state, and
+the vault's SOL against the least it keeps for fees (`key_gas.minimum_lamports`) into the
+metrics (`crossfill_key_gas_*`, key `solver`)."""
 
 from __future__ import annotations
 
@@ -10,9 +12,11 @@ import structlog
 from solders.pubkey import Pubkey
 
 from crossfill.domain.chain_health import HeadProgress
+from crossfill.domain.key_gas import SOLVER, LowKey, own_account_low
 from crossfill.errors import ChainError
 from crossfill.kinds.svm.client import SvmPort
 from crossfill.kinds.svm.config import SvmChainConfig
+from crossfill.metrics import Metrics
 
 log = structlog.get_logger(__name__)
 
@@ -38,6 +42,7 @@ class SvmFollower:
     config: SvmChainConfig
     interval_seconds: float
     clock: Callable[[], float]
+    metrics: Metrics | None = None
 
     async def update(self) -> None:
         """One poll; a failure is recorded, never raised, so the loop goes on."""
@@ -60,8 +65,28 @@ class SvmFollower:
             return
         self.state.solver_balances = balances
         self.state.record_height(height, self.clock())
+        self._publish_gas()
+
+    def _publish_gas(self) -> None:
+        if self.metrics is None:
+            return
+        sol = self.config.native_currency
+        unit = 10**sol.decimals
+        self.metrics.key_gas(
+            self.config.id, SOLVER,
+            balance=self.state.solver_balances.get(sol.address, 0) / unit,
+            minimum=self.config.key_gas.minimum_lamports / unit,
+            low=vault_low(self.config, self.state) is not None,
+        )  # fmt: skip
 
     async def run(self) -> None:
         while True:
             await asyncio.sleep(self.interval_seconds)
             await self.update()
+
+
+def vault_low(config: SvmChainConfig, state: SvmChainState) -> LowKey | None:
+    """The solver's vault below the SOL it keeps for fees, as last read (None: not below, or
+    not read yet)."""
+    balance = state.solver_balances.get(config.native_currency.address)
+    return own_account_low(config.solver.address, balance, config.key_gas.minimum_lamports)

@@ -28,5 +28,6 @@ def svm_chain_runtime(config: SvmChainConfig, context: ChainContext) -> SvmChain
         config=config,
         interval_seconds=context.settings.head_poll_interval_seconds,
         clock=context.clock,
+        metrics=context.metrics,
     )
     return SvmChainRuntime(config, client, state, follower)

@@ -15,6 +15,10 @@ library SafeTransfer {
         _callToken(token, abi.encodeWithSelector(0x23b872dd, from, to, amount));
     }
 
+    function safeApprove(address token, address spender, uint256 amount) internal {
+        _callToken(token, abi.encodeWithSelector(0x095ea7b3, spender, amount));
+    }
+
     function sendNative(address to, uint256 amount) internal {
         (bool ok, ) = to.call{value: amount}("");
         if (!ok) revert NativeTransferFailed(to);
