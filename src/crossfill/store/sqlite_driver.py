@@ -179,8 +179,32 @@ class _OneCallCursor(AsyncAdapt_aiosqlite_cursor):
 
 
 class _OneCallConnection(AsyncAdapt_aiosqlite_connection):
+    """Statements one call each, on the event loop when they need not wait; commits and
+    rollbacks there too (in WAL mode neither waits for another connection, nor syncs)."""
+
     __slots__ = ()
     _cursor_cls = _OneCallCursor
+
+    def commit(self) -> None:
+        self._ended(sqlite3.Connection.commit, super().commit)
+
+    def rollback(self) -> None:
+        self._ended(sqlite3.Connection.rollback, super().rollback)
+
+    def _ended(
+        self, on_the_loop: Callable[[sqlite3.Connection], None], on_the_thread: Callable[[], None]
+    ) -> None:
+        """The transaction ended on the event loop; should SQLite answer busy, on aiosqlite's
+        thread, as SQLAlchemy's adapter does."""
+        driver: aiosqlite.Connection = self._connection  # type: ignore[assignment]
+        if driver._connection is None:
+            return  # closed: as the adapter, nothing to end
+        try:
+            on_the_loop(driver._conn)
+        except sqlite3.OperationalError as error:
+            if not is_busy(error):
+                self._handle_exception(error)
+            on_the_thread()
 
 
 class OneCallDbapi(AsyncAdapt_aiosqlite_dbapi):

@@ -33,21 +33,30 @@ def _key(name: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def thread_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The statements run on aiosqlite's thread (not its commits and rollbacks, nor a new
-    connection's PRAGMAs)."""
-    statements: list[str] = []
+def thread_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What ran on aiosqlite's thread: a statement's SQL, or a call's name (`commit`, ...);
+    not a new connection's PRAGMAs."""
+    calls: list[str] = []
     run_on_thread = aiosqlite.Connection._execute
 
     async def spied(self: aiosqlite.Connection, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        if fn in (sqlite_driver._execute, sqlite_driver._executemany) and not args[1].startswith(
-            "PRAGMA"
-        ):
-            statements.append(args[1])
+        if fn in (sqlite_driver._execute, sqlite_driver._executemany):
+            if not args[1].startswith("PRAGMA"):
+                calls.append(args[1])
+        else:
+            calls.append(getattr(fn, "__name__", repr(fn)))
         return await run_on_thread(self, fn, *args, **kwargs)  # type: ignore[no-untyped-call]
 
     monkeypatch.setattr(aiosqlite.Connection, "_execute", spied)
-    return statements
+    return calls
+
+
+@pytest.fixture
+async def warm_engine(sqlite_engine: AsyncEngine) -> AsyncEngine:
+    """The engine with its one pooled connection opened already (opening it is the thread's)."""
+    async with session_factory(sqlite_engine)() as session:
+        await session.execute(text("SELECT 1"))
+    return sqlite_engine
 
 
 @pytest.fixture(autouse=True)
@@ -62,23 +71,27 @@ async def _names(engine: AsyncEngine) -> set[str]:
         return set((await session.scalars(text("SELECT name FROM api_keys"))).all())
 
 
-async def test_statements_run_on_the_event_loop_when_nothing_has_to_wait(
-    sqlite_engine: AsyncEngine, thread_statements: list[str]
+async def test_statements_and_commits_run_on_the_event_loop_when_nothing_has_to_wait(
+    warm_engine: AsyncEngine, thread_calls: list[str]
 ) -> None:
-    async with session_factory(sqlite_engine)() as session, session.begin():
+    async with session_factory(warm_engine)() as session, session.begin():
         await session.execute(INSERT_KEY, _key("first"))
         await session.execute(INSERT_KEY, [_key("second"), _key("third")])
-    assert await _names(sqlite_engine) == {"first", "second", "third"}
-    assert thread_statements == []
+    with pytest.raises(RuntimeError, match="rolled back"):
+        async with session_factory(warm_engine)() as session, session.begin():
+            await session.execute(INSERT_KEY, _key("never"))
+            raise RuntimeError("rolled back")
+    assert await _names(warm_engine) == {"first", "second", "third"}
+    assert thread_calls == []
 
 
 async def test_a_write_lock_held_elsewhere_is_waited_for_on_the_thread_not_the_loop(
-    sqlite_engine: AsyncEngine, thread_statements: list[str]
+    warm_engine: AsyncEngine, thread_calls: list[str]
 ) -> None:
     """Another connection holds the write lock (a second process on the file): the write
     fails at once on the loop and waits on aiosqlite's thread, while the loop goes on; once
     the lock is free it is written, in the transaction it began in."""
-    other = sqlite3.connect(str(sqlite_engine.url.database), isolation_level=None)
+    other = sqlite3.connect(str(warm_engine.url.database), isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     other.execute(
         "INSERT INTO api_keys (name, prefix, key_hash, created_at) VALUES (?, ?, ?, ?)",
@@ -86,7 +99,7 @@ async def test_a_write_lock_held_elsewhere_is_waited_for_on_the_thread_not_the_l
     )
 
     async def write() -> None:
-        async with session_factory(sqlite_engine)() as session, session.begin():
+        async with session_factory(warm_engine)() as session, session.begin():
             await session.execute(INSERT_KEY, _key("waited"))
 
     writing = asyncio.create_task(write())
@@ -101,30 +114,30 @@ async def test_a_write_lock_held_elsewhere_is_waited_for_on_the_thread_not_the_l
     finally:
         other.close()
     assert ticks == 30
-    assert await _names(sqlite_engine) == {"held", "waited"}
-    assert [statement.split(" (")[0] for statement in thread_statements] == ["INSERT INTO api_keys"]
+    assert await _names(warm_engine) == {"held", "waited"}
+    assert [statement.split(" (")[0] for statement in thread_calls] == ["INSERT INTO api_keys"]
 
 
 async def test_a_statement_once_slow_runs_on_the_thread_after(
-    sqlite_engine: AsyncEngine,
-    thread_statements: list[str],
+    warm_engine: AsyncEngine,
+    thread_calls: list[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(sqlite_driver, "INLINE_LIMIT_SECONDS", 0.0)
     count = text("SELECT count(*) FROM api_keys")
     for _ in range(2):
-        async with session_factory(sqlite_engine)() as session:
+        async with session_factory(warm_engine)() as session:
             assert (await session.execute(count)).scalar_one() == 0
-    assert thread_statements == [count.text]
+    assert thread_calls == [count.text]
 
 
 async def test_a_statement_that_fails_on_the_loop_fails_as_before(
-    sqlite_engine: AsyncEngine, thread_statements: list[str]
+    warm_engine: AsyncEngine, thread_calls: list[str]
 ) -> None:
-    async with session_factory(sqlite_engine)() as session, session.begin():
+    async with session_factory(warm_engine)() as session, session.begin():
         await session.execute(INSERT_KEY, _key("twice"))
     with pytest.raises(Exception, match="UNIQUE constraint failed"):
-        async with session_factory(sqlite_engine)() as session, session.begin():
+        async with session_factory(warm_engine)() as session, session.begin():
             await session.execute(INSERT_KEY, _key("twice"))
-    assert thread_statements == []
-    assert await _names(sqlite_engine) == {"twice"}
+    assert thread_calls == []
+    assert await _names(warm_engine) == {"twice"}
