@@ -16,14 +16,17 @@ quote latency p50/p99 during the burst (from the deposit block to the last fill)
 `--idle-seconds` before it), from a side thread quoting `--quote-rate` times a second; the CPU
 the service (and its main thread), PostgreSQL and the chains used from the deposits sent until
 every fill was seen (`bench.common.cpu_seconds`), per order.
-Run: `python -m bench.burst [--orders 50 200] [--block-time 1] [--database sqlite|postgres]`.
+Run: `python -m bench.burst [--orders 50 200] [--block-time 1] [--database sqlite|postgres]
+[--split]` (`--split`: the API and the workers in processes of their own, on PostgreSQL).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import aiohttp
@@ -42,6 +45,7 @@ from bench.devnet_chains import BridgeChains, bridge_chains
 from bench.fill_audit import Audit, audit, balances, until_settled
 from bench.origin_blocks import OriginBlocks, origin_blocks
 from bench.quote_probe import QuoteProbe
+from bench.worker_processes import split_service
 from crossfill.devnet import accounts
 
 
@@ -166,18 +170,43 @@ def main() -> None:
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--quote-rate", type=float, default=10, help="side quotes a second")
     parser.add_argument("--idle-seconds", type=float, default=5, help="idle quotes before each")
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="the API (`crossfill api`) and the workers (`crossfill run --workers-only`) in "
+        "processes of their own (PostgreSQL only)",
+    )
     args = parser.parse_args()
-    devnet_args = ("--block-time", str(args.block_time), "--no-svm", "--no-exchange")
-    with (
-        database_for(args.database) as database_url,
-        devnet_service(*devnet_args, database_url=database_url) as service,
-    ):
+    if args.split and args.database != "postgres":
+        parser.error("--split needs --database postgres: processes share only PostgreSQL")
+    with database_for(args.database) as database_url, _service(args, database_url) as service:
+        layout = "API and workers apart" if args.split else "one process"
         print(
-            f"bursts of native bridges, {args.block_time:g} s blocks, {args.database}, "
+            f"bursts of native bridges, {args.block_time:g} s blocks, {args.database}, {layout}, "
             f"{load_average()}"
         )
         asyncio.run(_measure(service, args, database_url))
     print(load_average())
+
+
+@contextlib.contextmanager
+def _service(args: argparse.Namespace, database_url: str | None) -> Iterator[RunningService]:
+    """`crossfill devnet` serving the API and running the workers in one process; `--split`:
+    the bench's own chains, an API process and one workers process."""
+    if not args.split:
+        devnet_args = ("--block-time", str(args.block_time), "--no-svm", "--no-exchange")
+        with devnet_service(*devnet_args, database_url=database_url) as service:
+            yield service
+        return
+    assert database_url is not None
+    with split_service(database_url, workers=1, block_time=args.block_time) as split:
+        api = split.api
+        yield RunningService(
+            api.base_url,
+            split.deployment_path.parent,
+            api.pid,
+            other_pids=tuple(worker.pid for worker in split.workers),
+        )
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ class RunningService:
     base_url: str
     home: Path
     pid: int
+    # The service's other processes, where it runs as several (its workers apart from its API).
+    other_pids: tuple[int, ...] = ()
 
 
 @contextlib.contextmanager
@@ -175,20 +177,23 @@ def _cpu(fields: list[str], ticks: int) -> float:
 
 
 def cpu_seconds(service: RunningService, database_url: str | None) -> dict[str, float]:
-    """CPU time used so far by the service's own processes, by its anvil chains, and by the
-    PostgreSQL backends serving its database (Linux /proc; exited processes are not counted).
-    `main_thread` is the part of `service` spent on its processes' main threads, where their
-    event loops run: a process serves no faster than its main thread allows."""
+    """CPU time used so far by the service's own processes, by the anvil chains (the service's
+    or the bench's own), and by the PostgreSQL backends serving its database (Linux /proc;
+    exited processes are not counted). `main_thread` is the part of `service` spent on its
+    processes' main threads, where their event loops run: a process serves no faster than its
+    main thread allows."""
     ticks = os.sysconf("SC_CLK_TCK")
     processes = _processes(ticks)
-    in_tree = _tree(service.pid, processes)
+    in_tree = set().union(*(_tree(pid, processes) for pid in (service.pid, *service.other_pids)))
+    started_here = _tree(os.getpid(), processes)
     database = None if database_url is None else database_url.rsplit("/", 1)[1]
     used = {"service": 0.0, "main_thread": 0.0, "chains": 0.0, "postgres": 0.0}
     for pid, (name, _, command, cpu) in processes.items():
-        if pid in in_tree:
-            used["chains" if name == "anvil" else "service"] += cpu
-            if name != "anvil":
-                used["main_thread"] += _main_thread_cpu(pid, ticks)
+        if name == "anvil" and (pid in in_tree or pid in started_here):
+            used["chains"] += cpu
+        elif pid in in_tree:
+            used["service"] += cpu
+            used["main_thread"] += _main_thread_cpu(pid, ticks)
         elif name == "postgres" and database is not None and f" {database} " in command:
             used["postgres"] += cpu
     return used

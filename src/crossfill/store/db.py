@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from crossfill.errors import StoreError
-from crossfill.store.sqlite_driver import OneCallDbapi
+from crossfill.store.sqlite_driver import BUSY_TIMEOUT_MS, OneCallDbapi
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -33,9 +33,6 @@ def as_utc(moment: datetime) -> datetime:
 def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
-
-# How long a statement waits for another connection's write lock before failing as busy.
-BUSY_TIMEOUT_MS = 5000
 
 # What a caller meets when the database cannot be reached or lost the connection under it (a
 # restart, a failover, a network cut, a lock held too long, a full disk): nothing about the
@@ -111,7 +108,7 @@ def create_engine(
         # SQLite has one writer. Connections racing for its lock wait in SQLite's busy handler,
         # which sleeps up to 100 ms at a time (quote p99 was 2 s at 16 clients); one pooled
         # connection makes them queue in asyncio instead. No code holds a session across RPC.
-        # Each statement one call on aiosqlite's thread, not three or four (`sqlite_driver`).
+        # Each statement one call, on the event loop when it need not wait (`sqlite_driver`).
         engine_options = {
             "pool_size": 1,
             "max_overflow": 0,

@@ -45,7 +45,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from crossfill.errors import StoreError
 from crossfill.store.bulk_insert import PostgresBulkInsert, Row, SqliteBulkInsert
-from crossfill.store.db import BUSY_TIMEOUT_MS
+from crossfill.store.sqlite_driver import not_waiting
 
 __all__ = ["GroupCommit", "Row"]
 
@@ -228,14 +228,12 @@ class _SqliteBatches:
         failed (`store` then writes it on aiosqlite's thread)."""
         if connection.in_transaction:
             return False
-        connection.execute("PRAGMA busy_timeout=0")
         try:
-            statements = self.insert.statements(_rows_of(batch))
-            _insert_and_commit(connection, statements, begin="BEGIN IMMEDIATE")
+            with not_waiting(connection):
+                statements = self.insert.statements(_rows_of(batch))
+                _insert_and_commit(connection, statements, begin="BEGIN IMMEDIATE")
         except Exception:
             return False
-        finally:
-            connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         return True
 
     def store(
