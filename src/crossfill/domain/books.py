@@ -114,6 +114,18 @@ def filled(
     return balanced(postings)
 
 
+def earned(chain_id: int, currency: str, amount: int) -> tuple[Posting, ...]:
+    """A deposit paid to the solver's own account when made (a v1 deposit forwarded to the
+    solver key, a deposit into the SVM vault or the solver's exchange account), its order
+    filled: no longer owed to its user, the solver's there and then (no repayment follows)."""
+    return balanced(
+        (
+            Posting(chain_id, currency, OWED_TO_USERS, amount),
+            Posting(chain_id, currency, REPAID, -amount),
+        )
+    )
+
+
 def refunded(
     chain_id: int, currency: str, deposit: int, paid: int, holder: str
 ) -> tuple[Posting, ...]:

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from crossfill.domain.key_gas import LowKey
+from crossfill.kinds.books_port import BooksReader
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
+from crossfill.kinds.evm.books_reader import EvmBooks
 from crossfill.kinds.evm.config import CurrencyConfig
 from crossfill.kinds.evm.fill_finality import evm_payment_final
 from crossfill.kinds.evm.runtime import ChainRuntime
@@ -47,6 +49,9 @@ class EvmChain(FollowedChainBase):
 
     def solver_balances(self) -> Sequence[SolverBalance]:
         return solver_balances_of(self.live.state.solver_balances, self.live.config.currency)
+
+    def books(self) -> BooksReader:
+        return EvmBooks(self.live.config, self.live.client, self.live.follower.solver)
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         return None

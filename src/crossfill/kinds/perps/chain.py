@@ -11,8 +11,10 @@ from typing import Any, Protocol
 import orjson
 
 from crossfill.config.secrets import resolve_holder
+from crossfill.kinds.books_port import BooksReader
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
+from crossfill.kinds.perps.books import PerpsBooks
 from crossfill.kinds.perps.config import PERPS_SECTION, perps_exchange
 from crossfill.kinds.perps.payer import PerpsPayer
 from crossfill.kinds.perps.quotes import create_perps_deposit_quote
@@ -92,6 +94,9 @@ class PerpsChain(KindChainBase):
     def solver_balances(self) -> Sequence[SolverBalance]:
         """Read from the exchange when a quote or a payment needs them, not kept."""
         return ()
+
+    def books(self) -> BooksReader:
+        return PerpsBooks(self.live.config, self.live.client)
 
     async def payment_final(self, reference: str) -> bool:
         """A transfer is recorded paid only once the exchange's ledger shows it, and its

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from crossfill.kinds.books_port import BooksReader
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.port import (
@@ -22,6 +23,7 @@ from crossfill.kinds.port import (
     WorkerContext,
     solver_balances_of,
 )
+from crossfill.kinds.svm.books import SvmBooks
 from crossfill.kinds.svm.config import SVM_SECTION, svm_chains
 from crossfill.kinds.svm.indexer import SvmIndexer
 from crossfill.kinds.svm.keys import DevnetSvmKeys, resolve_svm_holder
@@ -76,6 +78,9 @@ class SvmChain(FollowedChainBase):
 
     def solver_balances(self) -> Sequence[SolverBalance]:
         return solver_balances_of(self.live.state.solver_balances, self.live.config.currency)
+
+    def books(self) -> BooksReader:
+        return SvmBooks(self.live.config, self.live.client)
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         if request.destination_chain_id == self.chain_id:
