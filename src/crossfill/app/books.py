@@ -112,7 +112,7 @@ async def _snapshot(session: AsyncSession, reader: BooksReader) -> _Snapshot:
         await ledger.seen_unconfirmed(session, chain_id),
         in_flight,
         await ledger.payouts_in_flight(session, chain_id) + sum(in_flight.values()),
-        await ledger.last_entry(session),
+        await ledger.last_entry(session, chain_id),
         (await rebalancing.in_transit(session)).get(chain_id, {}),
     )
 

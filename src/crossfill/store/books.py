@@ -513,6 +513,10 @@ async def fills_in_flight(session: AsyncSession, chain_id: int) -> int:
     return found or 0
 
 
-async def last_entry(session: AsyncSession) -> int:
-    """The newest posting's id (0 with none): the books moved when it changed."""
-    return await session.scalar(select(func.max(LedgerEntry.id))) or 0
+async def last_entry(session: AsyncSession, chain_id: int) -> int:
+    """The newest posting's id on the chain (0 with none): its books moved when it changed
+    (postings on other chains, another chain's accounts opened say, leave it)."""
+    found = await session.scalar(
+        select(func.max(LedgerEntry.id)).where(LedgerEntry.chain_id == chain_id)
+    )
+    return found or 0
