@@ -36,6 +36,9 @@ T = TypeVar("T")
 READ_RETRIES = (0.2, 0.5, 1.0)
 # Books that moved while the chain was read are read again, at most this many times.
 CONSISTENT_TRIES = 3
+# While a chain's indexer has not read what its balances were read at, it is asked again after
+# these seconds (it is normally right behind); then the difference is named for it.
+UNREAD_WAITS = (0.1, 0.2, 0.3, 0.4)
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,16 @@ async def _retried(read: Callable[[], Awaitable[T]]) -> T:
         except ChainError:
             await asyncio.sleep(wait)
     return await read()
+
+
+async def _unread(reader: BooksReader, sessions: async_sessionmaker[AsyncSession]) -> bool:
+    """Asked once the balances are read: whether they may hold deposits the chain's indexer
+    has not read yet, after giving it a moment to read them."""
+    for wait in UNREAD_WAITS:
+        if not await _retried(lambda: reader.unread(sessions)):
+            return False
+        await asyncio.sleep(wait)
+    return await _retried(lambda: reader.unread(sessions))
 
 
 @dataclass(frozen=True)
@@ -147,8 +160,7 @@ async def reconcile_chain(
         async with sessions() as session:
             before = await _snapshot(session, reader)
         on_chain = [await read_on_chain(reader, holding) for holding in held]
-        # Asked once the balances are read: deposits in them the indexer may not have read.
-        unread = await _retried(lambda: reader.unread(sessions))
+        unread = await _unread(reader, sessions)
         async with sessions() as session, session.begin():
             after = await _snapshot(session, reader)
             if after.last_entry != before.last_entry:
