@@ -82,7 +82,8 @@ def _books(http: httpx.Client, **params: Any) -> dict[str, Any]:
 
 
 def _chain(books: dict[str, Any], chain_id: int) -> dict[str, Any]:
-    (chain,) = [chain for chain in books["chains"] if chain["chainId"] == chain_id]
+    found: list[dict[str, Any]] = [c for c in books["chains"] if c["chainId"] == chain_id]
+    (chain,) = found
     return chain
 
 
