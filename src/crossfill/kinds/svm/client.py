@@ -205,7 +205,9 @@ class SvmClient(JsonOverHttp):
         return Blockhash(Hash.from_string(value["blockhash"]), int(value["lastValidBlockHeight"]))
 
     async def balance(self, address: Pubkey) -> int:
-        return int((await self._call("getBalance", str(address)))["value"])
+        """At `confirmed`, as deposits and payments are read."""
+        answer = await self._call("getBalance", str(address), {"commitment": "confirmed"})
+        return int(answer["value"])
 
     async def account_exists(self, address: Pubkey) -> bool:
         answer = await self._call("getAccountInfo", str(address), {"encoding": "base64"})
@@ -226,7 +228,11 @@ class SvmClient(JsonOverHttp):
     async def token_balance(self, owner: Pubkey, mint: Pubkey) -> int:
         """The owner's associated token account balance; 0 when it has none."""
         try:
-            answer = await self._call("getTokenAccountBalance", str(token_account(owner, mint)))
+            answer = await self._call(
+                "getTokenAccountBalance",
+                str(token_account(owner, mint)),
+                {"commitment": "confirmed"},
+            )
         except RpcError as exc:
             if exc.code == INVALID_PARAMS:  # no such token account: nothing held
                 return 0
