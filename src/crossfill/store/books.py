@@ -3,7 +3,9 @@
 accounts' balances. The caller owns the transaction.
 
 Events are keyed (`deposit:<chain>:<tx>:<log>`, `owed:<request>` (its deposit owed to the
-solver), `fill:<request>` (what its fill spent), `refund:<deposit>`, `repay:<repayment>`,
+solver, or earned at its fill when a solver account holds it), `fill:<request>` (what its fill
+spent: posted by the EVM journal's mined fill, or by another kind's payer as its payment is
+settled paid), `refund:<deposit>`, `repay:<repayment>`,
 `claim:<claim>`, `sponsor:<request>`, `gas:<chain>:<tx>`, `transfer:<chain>:<tx>`,
 `opening:<chain>:<currency>:<account>`) and each is posted once: a key already posted is not
 posted again (a reorg's reversal brings a deposit's key back to zero, so the deposit, found
