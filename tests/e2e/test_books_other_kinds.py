@@ -19,7 +19,6 @@ import httpx
 import pytest
 from eth_account import Account
 
-from crossfill.config.secrets import devnet_account
 from crossfill.devnet import accounts
 from crossfill.devnet.deployment_file import write_deployment
 from crossfill.devnet.exchange.deployment import perps_document
@@ -105,7 +104,7 @@ def _exact(books: dict[str, Any]) -> bool:
 def _stray_transfer_in(exchange: ExchangeProcess, config: PerpsExchangeConfig) -> str:
     """A user of the exchange sends 3 USDC to the solver's account for no request: a transfer
     in that pays for nothing, refunded. The sender's address."""
-    sender = devnet_account(17)
+    sender = Account.create()
     fund(exchange.api_url, sender.address, "5")
     sent = UsdSend(
         config.exchange_chain, config.signature_chain, accounts.solver().address.lower(), "3",
@@ -113,7 +112,7 @@ def _stray_transfer_in(exchange: ExchangeProcess, config: PerpsExchangeConfig) -
     )  # fmt: skip
     posted = post_to_exchange(exchange, sign_action(sent, sender).request_body())
     assert posted["status"] == "ok", posted
-    return sender.address
+    return str(sender.address)
 
 
 def _deployment_file(

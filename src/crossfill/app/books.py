@@ -165,7 +165,7 @@ async def reconcile_chain(
             after = await _snapshot(session, reader)
             if after.last_entry != before.last_entry:
                 continue  # the books moved while the chain was read: read both again
-            if await _open(session, reader, held, on_chain, after, now()):
+            if await _open(session, reader, held, on_chain, after, now(), unread=unread):
                 # Read again: what this opened, or what another reconciliation opened first.
                 after = await _snapshot(session, reader)
         return _report(reader, held, on_chain, after, unread)
@@ -182,14 +182,18 @@ async def _open(
     on_chain: Sequence[dict[str, int]],
     snapshot: _Snapshot,
     now: datetime,
+    *,
+    unread: bool,
 ) -> bool:
     """Open each account not opened yet, at its balance on chain less what the books hold of
     it already and the deposits seen (taken once confirmed); not while transactions that
-    may move it are in flight. True when one was not open as the snapshot read it."""
+    may move it are in flight, nor, for an account deposits are paid into, while its indexer
+    may not have read them (`unread`: they would be in its opening, then posted again). True
+    when one was not open as the snapshot read it."""
     tried = False
     chain_id = reader.chain_id
     for holding, balances in zip(held, on_chain, strict=True):
-        moving = _in_flight(holding, snapshot)
+        moving = _in_flight(holding, snapshot) or (unread and holding.takes_deposits)
         seen_in = _seen_by(holding, snapshot.seen, reader)
         for currency, balance in balances.items():
             if moving or await ledger.opened(session, chain_id, currency, holding.account):
