@@ -6,13 +6,15 @@ amount is a debit (an asset grows, or a liability shrinks), a negative one a cre
 accounts:
 
 - `depository`: what the chain's Depository holds (an asset);
-- `key:<address>`: what a signing key of the service holds (an asset);
+- `key:<address>`: what a signing key of the service holds (an asset): on the SVM chain the
+  solver's vault, on the perps exchange the solver's exchange account;
 - `owed_to_users`: deposits held in escrow for their users until filled or refunded;
 - `owed_to_solver`: deposits of filled orders, owed to the solver until repaid;
 - `app_fees_owed`: app fees the Depository holds for their recipients until claimed;
 - `opening`: the balances found on chain when the books were opened (equity);
 - `filled`: what the solver paid out filling orders (the cost of fills);
-- `repaid`: what the Depository paid the solver back (the income of fills);
+- `repaid`: what the Depository paid the solver back (the income of fills); a deposit paid to
+  an account of the solver's own is earned at its fill (`earned`);
 - `refund_gas_kept`: what a refund kept of its deposit for its gas;
 - `sponsorship`: what sponsors paid the solver for the fees they sponsored (income);
 - `gas`: what each key paid for its transactions (an expense);
