@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from eth_account import Account
+from solders.keypair import Keypair
 
 from crossfill.devnet import accounts
 from crossfill.devnet.deployment_file import write_deployment
@@ -55,6 +56,7 @@ from tests.support.waiting import wait_for
 from tests.support.wallets.perps import post_to_exchange
 from tests.support.wallets.svm import sign_and_send, sol_balance
 
+TOKEN_ACCOUNT_RENT = 2_039_280  # lamports
 VAULT = key_account(str(svm_accounts.solver().pubkey()))
 EXCHANGE_ACCOUNT = key_account(accounts.solver().address)
 
@@ -174,6 +176,14 @@ def test_the_svm_vault_and_the_exchange_account_reconcile_to_the_unit(
             to_perps(user.address, perps_recipient.address, usdc(devnet, ORIGIN), 10 * 10**6)
         )
         succeeded(user_client.execute(to_exchange, evm_wallet(user)))
+        # USDC from the vault to a new account: the vault opens its token account (rent).
+        tokens_to_vault = user_client.quote(
+            to_svm(
+                user.address, str(Keypair().pubkey()),
+                (usdc(devnet, ORIGIN), str(seeded.usdc_mint)), 5 * 10**6,
+            )
+        )  # fmt: skip
+        succeeded(user_client.execute(tokens_to_vault, evm_wallet(user)))
         # A deposit into the vault filled on an EVM chain.
         svm_user = svm_accounts.users()[0]
         withdrawal = user_client.quote(from_svm(svm_user, Account.create().address, 10**9))
@@ -214,10 +224,11 @@ def test_the_svm_vault_and_the_exchange_account_reconcile_to_the_unit(
         usd = withdrawable(exchange, accounts.solver().address)
         assert exchange_usdc["onChain"] == str(int(usd * 10**6))
         (svm_sol,) = [c for c in _chain(books, SVM_CHAIN_ID)["currencies"] if c["symbol"] == "SOL"]
-        # Nothing held for users any more; the vault's two payments (the fill, the refund) cost
-        # it a signature's fee each, its gas.
+        # Nothing held for users any more; the vault's three payments (two fills, the refund)
+        # cost it a signature's fee each, and the USDC fill the rent of its recipient's token
+        # account: its gas.
         assert svm_sol["owedToUsers"] == "0"
-        assert svm_sol["gasSpent"] == str(2 * 5000)
+        assert svm_sol["gasSpent"] == str(3 * 5000 + TOKEN_ACCOUNT_RENT)
         (perps_usdc,) = [
             c for c in _chain(books, PERPS_ID)["currencies"] if c["currency"] == PERPS_USDC
         ]
