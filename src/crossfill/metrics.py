@@ -235,7 +235,8 @@ class Metrics:
         self.books_unexplained = latest(
             "crossfill_books_unexplained",
             "An account's balance on chain less its books and every named cause (account: "
-            "depository, solver, other_keys; nonzero: an alert), signed, in whole units",
+            "depository, solver (its key, the SVM vault, its exchange account), other_keys; "
+            "nonzero: an alert), signed, in whole units",
             ["chain_id", "account", "currency"],
         )
         self.indexer_lag = latest(

@@ -4,14 +4,18 @@ while the chain fails (unreachable, rate-limited), the last failure raised."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from crossfill.app import books as books_app
-from crossfill.app.books import Holding, read_on_chain
+from crossfill.app.books import read_on_chain
 from crossfill.errors import ChainUnreachable, RateLimited
+from crossfill.kinds.books_port import Holding
+from crossfill.kinds.evm.books_reader import EvmBooks
 from crossfill.kinds.evm.client import BlockHead, ChainPoll
+from crossfill.kinds.evm.config import ChainConfig
+from crossfill.kinds.evm.port import EvmPort
 from crossfill.types import NATIVE_EVM_ADDRESS
 
 TOKEN = "0x" + "aa" * 20
@@ -42,20 +46,25 @@ def no_waits(monkeypatch: pytest.MonkeyPatch) -> None:
 HOLDING = Holding("depository", HOLDER, (NATIVE_EVM_ADDRESS, TOKEN))
 
 
+def _books(chain: FailingThenAnswering) -> EvmBooks:
+    """The EVM chain's books reader over `chain` (its config is not read by `read`)."""
+    return EvmBooks(cast(ChainConfig, None), cast(EvmPort, chain), HOLDER)
+
+
 async def test_balances_are_read_in_each_currency() -> None:
     chain = FailingThenAnswering(0)
-    assert await read_on_chain(chain, HOLDING) == {NATIVE_EVM_ADDRESS: 7, TOKEN: 5}  # type: ignore[arg-type]
+    assert await read_on_chain(_books(chain), HOLDING) == {NATIVE_EVM_ADDRESS: 7, TOKEN: 5}
     assert chain.asked == [(HOLDER, [TOKEN])]
 
 
 async def test_chain_failures_are_retried() -> None:
     chain = FailingThenAnswering(3)
-    assert await read_on_chain(chain, HOLDING) == {NATIVE_EVM_ADDRESS: 7, TOKEN: 5}  # type: ignore[arg-type]
+    assert await read_on_chain(_books(chain), HOLDING) == {NATIVE_EVM_ADDRESS: 7, TOKEN: 5}
     assert len(chain.asked) == 4
 
 
 async def test_a_chain_that_keeps_failing_raises_its_last_failure() -> None:
     chain = FailingThenAnswering(10)
     with pytest.raises(ChainUnreachable):
-        await read_on_chain(chain, HOLDING)  # type: ignore[arg-type]
+        await read_on_chain(_books(chain), HOLDING)
     assert len(chain.asked) == 4

@@ -11,12 +11,15 @@ from solders.keypair import Keypair
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from crossfill.domain import books
 from crossfill.errors import ChainNotFound, ChainUnreachable
 from crossfill.kinds.payment_outcomes import Paid, Pending, Refused
 from crossfill.kinds.svm.client import LandedTransaction
 from crossfill.kinds.svm.payer import SvmPayer
 from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE, SvmPaymentOrder
+from crossfill.store import books as ledger
 from crossfill.store.tables import SvmPayment
+from crossfill.types import NATIVE_SVM_ADDRESS
 from tests.support.database import sessions_of, sqlite_url
 from tests.unit.fake_svm import BLOCK_TIME_BASE, VALID_BLOCKS, FakeSvm
 from tests.unit.worker_world import Clock
@@ -150,3 +153,27 @@ async def test_a_landed_payment_the_node_cannot_show_yet_is_asked_again_never_re
     )
     assert set(chain.sent) == {first.attempt}
     assert await _attempts(sessions) == [(1, "landed")]
+
+
+async def test_a_landed_payment_posts_its_books_once_as_it_is_settled(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    chain = FakeSvm()
+    vault = Keypair()
+    payer = SvmPayer(chain, vault, sessions, now=Clock())
+    fill = ledger.fill_books(
+        ORDER.key, chain.chain_id, NATIVE_SVM_ADDRESS, ORDER.amount, str(vault.pubkey())
+    )
+    first = await payer.pay(ORDER, fill)
+    assert isinstance(first, Pending)
+    async with sessions() as session:
+        assert await ledger.balances(session) == {}  # sent, not yet paid: nothing moved
+    for _ in range(3):
+        assert isinstance(await payer.pay(ORDER, fill), Paid)
+    held = books.key_account(str(vault.pubkey()))
+    async with sessions() as session:
+        found = await ledger.balances(session, chain.chain_id)
+    sol = NATIVE_SVM_ADDRESS.lower()
+    assert found[(chain.chain_id, sol, held)] == -(ORDER.amount + LAMPORTS_PER_SIGNATURE)
+    assert found[(chain.chain_id, sol, books.FILLED)] == ORDER.amount
+    assert found[(chain.chain_id, sol, books.GAS)] == LAMPORTS_PER_SIGNATURE

@@ -1,8 +1,9 @@
-"""The books of an EVM chain, reconciled with the chain: what the service owes (escrow owed to
-users, deposits owed to the solver, app fees owed), what it earned and spent on gas, and each
-Depository's and signing key's balance on chain against its books, to the wei
+"""The books of each chain, of every kind, reconciled with the chain: what the service owes
+(escrow owed to users, deposits owed to the solver, app fees owed), what it earned and spent on
+gas, and each account's balance on chain (a Depository, a signing key, the SVM vault, the
+solver's exchange account) against its books, to the smallest unit
 (`domain.books.reconcile`). The first reconciliation of an account opens it: its balance on
-chain then is its opening balance."""
+chain then is its opening balance. What a chain's kind answers is `kinds.books_port`'s."""
 
 from __future__ import annotations
 
@@ -20,14 +21,12 @@ from crossfill.domain import books
 from crossfill.domain.books import Difference
 from crossfill.domain.deposit_log import DEPOSITORY, RECEIVER
 from crossfill.errors import BadRequest, ChainError
-from crossfill.kinds.evm.chain import evm_chains
-from crossfill.kinds.evm.config import ChainConfig
-from crossfill.kinds.evm.port import EvmPort
+from crossfill.kinds.books_port import BooksReader, Holding
 from crossfill.metrics import Metrics
 from crossfill.runtime import Runtime
 from crossfill.store import books as ledger
-from crossfill.store import deposits, rebalancing
-from crossfill.types import NATIVE_EVM_ADDRESS, ChainId
+from crossfill.store import rebalancing
+from crossfill.types import ChainId
 
 log = structlog.get_logger(__name__)
 
@@ -37,15 +36,9 @@ T = TypeVar("T")
 READ_RETRIES = (0.2, 0.5, 1.0)
 # Books that moved while the chain was read are read again, at most this many times.
 CONSISTENT_TRIES = 3
-
-
-@dataclass(frozen=True)
-class Holding:
-    """One account of the books that holds money on chain: its address and what it holds."""
-
-    account: str
-    address: str
-    currencies: tuple[str, ...]
+# While a chain's indexer has not read what its balances were read at, it is asked again after
+# these seconds (it is normally right behind); then the difference is named for it.
+UNREAD_WAITS = (0.1, 0.2, 0.3, 0.4)
 
 
 @dataclass(frozen=True)
@@ -83,31 +76,10 @@ class ChainBooks:
         return tuple(row for row in self.reconciled if row.found.unexplained != 0)
 
 
-def holdings(config: ChainConfig, solver: str, keys: Sequence[str]) -> list[Holding]:
-    """What is reconciled on the chain: its Depository and the solver key in every currency
-    it serves, and every other key that sent a journalled transaction there in its gas
-    currency."""
-    currencies = tuple(currency.address.lower() for currency in config.currencies)
-    found = [
-        Holding(books.DEPOSITORY, config.contracts.depository.lower(), currencies),
-        Holding(books.key_account(solver), solver.lower(), currencies),
-    ]
-    found += [
-        Holding(books.key_account(key), key, (NATIVE_EVM_ADDRESS,))
-        for key in keys
-        if key != solver.lower()
-    ]
-    return found
-
-
-async def read_on_chain(port: EvmPort, holding: Holding) -> dict[str, int]:
-    """The holding's balance in each of its currencies, at the chain's head (retried while the
-    chain fails; its last failure raised)."""
-    tokens = [currency for currency in holding.currencies if currency != NATIVE_EVM_ADDRESS]
-    poll = await _retried(lambda: port.poll(holding.address, tokens, []))
-    balances = dict(zip(tokens, poll.token_balances, strict=True))
-    balances[NATIVE_EVM_ADDRESS] = poll.native_balance
-    return {currency: balances[currency] for currency in holding.currencies}
+async def read_on_chain(reader: BooksReader, holding: Holding) -> dict[str, int]:
+    """The holding's balance in each of its currencies, read by its chain's kind (retried while
+    the chain fails; its last failure raised)."""
+    return await _retried(lambda: reader.read(holding))
 
 
 async def _retried(read: Callable[[], Awaitable[T]]) -> T:
@@ -120,6 +92,16 @@ async def _retried(read: Callable[[], Awaitable[T]]) -> T:
     return await read()
 
 
+async def _unread(reader: BooksReader, sessions: async_sessionmaker[AsyncSession]) -> bool:
+    """Asked once the balances are read: whether they may hold deposits the chain's indexer
+    has not read yet, after giving it a moment to read them."""
+    for wait in UNREAD_WAITS:
+        if not await _retried(lambda: reader.unread(sessions)):
+            return False
+        await asyncio.sleep(wait)
+    return await _retried(lambda: reader.unread(sessions))
+
+
 @dataclass(frozen=True)
 class _Snapshot:
     balances: ledger.Balances
@@ -129,34 +111,36 @@ class _Snapshot:
     last_entry: int
     # Currency -> what the rebalancer's moves sent toward the chain will bring.
     arriving: dict[str, int]
-    # The last block the indexer has read the chain's deposits through (None: not yet).
-    indexed_through: int | None
 
 
-async def _snapshot(session: AsyncSession, chain_id: int, solver: str) -> _Snapshot:
+async def _snapshot(session: AsyncSession, reader: BooksReader) -> _Snapshot:
+    chain_id, solver = reader.chain_id, reader.solver.lower()
     in_flight = await ledger.in_flight_senders(session, chain_id)
-    fills = await ledger.fills_in_flight(session, chain_id)
-    if fills:
-        in_flight[solver.lower()] = in_flight.get(solver.lower(), 0) + fills
+    solver_moving = await ledger.fills_in_flight(session, chain_id)
+    solver_moving += await reader.payments_in_flight(session)
+    if solver_moving:
+        in_flight[solver] = in_flight.get(solver, 0) + solver_moving
     return _Snapshot(
         await ledger.balances(session, chain_id),
         await ledger.seen_unconfirmed(session, chain_id),
         in_flight,
         await ledger.payouts_in_flight(session, chain_id) + sum(in_flight.values()),
-        await ledger.last_entry(session),
+        await ledger.last_entry(session, chain_id),
         (await rebalancing.in_transit(session)).get(chain_id, {}),
-        None if (indexed := await deposits.cursor(session, chain_id)) is None
-        else indexed.block_number,
-    )  # fmt: skip
+    )
+
+
+def _is_solver(holding: Holding, reader: BooksReader) -> bool:
+    return holding.address.lower() == reader.solver.lower()
 
 
 def _seen_by(
-    holding: Holding, seen: dict[tuple[str, str], int], solver: str
+    holding: Holding, seen: dict[tuple[str, str], int], reader: BooksReader
 ) -> Callable[[str], int]:
     def seen_in(currency: str) -> int:
         if holding.account == books.DEPOSITORY:
             return seen.get((currency, DEPOSITORY), 0)
-        if holding.address == solver.lower():
+        if _is_solver(holding, reader):
             return seen.get((currency, RECEIVER), 0)
         return 0
 
@@ -165,108 +149,100 @@ def _seen_by(
 
 async def reconcile_chain(
     sessions: async_sessionmaker[AsyncSession],
-    port: EvmPort,
-    config: ChainConfig,
-    solver: str,
+    reader: BooksReader,
     *,
     now: Callable[[], datetime],
 ) -> ChainBooks:
     """The chain's books against the chain, opening the accounts not yet opened."""
     async with sessions() as session:
-        keys = await ledger.senders(session, config.id)
-    held = holdings(config, solver, keys)
+        held = await reader.holdings(session)
     for _ in range(CONSISTENT_TRIES):
         async with sessions() as session:
-            before = await _snapshot(session, config.id, solver)
-        on_chain = [await read_on_chain(port, holding) for holding in held]
-        # The reads were at this block or before it: past the indexer's, deposits may be unread.
-        read_by = (await _retried(port.head)).number
+            before = await _snapshot(session, reader)
+        on_chain = [await read_on_chain(reader, holding) for holding in held]
+        unread = await _unread(reader, sessions)
         async with sessions() as session, session.begin():
-            after = await _snapshot(session, config.id, solver)
+            after = await _snapshot(session, reader)
             if after.last_entry != before.last_entry:
                 continue  # the books moved while the chain was read: read both again
-            if await _open(session, config, held, on_chain, after, solver, now()):
+            if await _open(session, reader, held, on_chain, after, now(), unread=unread):
                 # Read again: what this opened, or what another reconciliation opened first.
-                after = await _snapshot(session, config.id, solver)
-        return _report(config, held, on_chain, after, solver, read_by)
-    log.info("books kept moving while read: reconciled at the last read", chain_id=config.id)
+                after = await _snapshot(session, reader)
+        return _report(reader, held, on_chain, after, unread)
+    log.info("books kept moving while read: reconciled at the last read", chain_id=reader.chain_id)
     async with sessions() as session:
-        snapshot = await _snapshot(session, config.id, solver)
-    return _report(config, held, on_chain, snapshot, solver, read_by)
+        snapshot = await _snapshot(session, reader)
+    return _report(reader, held, on_chain, snapshot, unread)
 
 
 async def _open(
     session: AsyncSession,
-    config: ChainConfig,
+    reader: BooksReader,
     held: Sequence[Holding],
     on_chain: Sequence[dict[str, int]],
     snapshot: _Snapshot,
-    solver: str,
     now: datetime,
+    *,
+    unread: bool,
 ) -> bool:
     """Open each account not opened yet, at its balance on chain less what the books hold of
     it already and the deposits seen (taken once confirmed); not while transactions that
-    may move it are in flight. True when one was not open as the snapshot read it."""
+    may move it are in flight, nor, for an account deposits are paid into, while its indexer
+    may not have read them (`unread`: they would be in its opening, then posted again). True
+    when one was not open as the snapshot read it."""
     tried = False
+    chain_id = reader.chain_id
     for holding, balances in zip(held, on_chain, strict=True):
-        moving = _in_flight(holding, snapshot)
-        seen_in = _seen_by(holding, snapshot.seen, solver)
+        moving = _in_flight(holding, snapshot) or (unread and holding.takes_deposits)
+        seen_in = _seen_by(holding, snapshot.seen, reader)
         for currency, balance in balances.items():
-            if moving or await ledger.opened(session, config.id, currency, holding.account):
+            if moving or await ledger.opened(session, chain_id, currency, holding.account):
                 continue
             tried = True
-            booked = snapshot.balances.get((config.id, currency, holding.account), 0)
+            booked = snapshot.balances.get((chain_id, currency, holding.account), 0)
             opening = balance - booked - seen_in(currency)
             if not await ledger.open_account(
-                session, config.id, currency, holding.account, opening, now=now
+                session, chain_id, currency, holding.account, opening, now=now
             ):
                 continue  # opened meanwhile by another reconciliation
             log.info(
-                "books opened", chain_id=config.id, account=holding.account,
+                "books opened", chain_id=chain_id, account=holding.account,
                 currency=currency, opening=str(opening),
             )  # fmt: skip
     return tried
 
 
-def _takes_deposits(holding: Holding, solver: str) -> bool:
-    """The Depository, and the solver key (a v1 deposit is paid to it through the Receiver)."""
-    return holding.account == books.DEPOSITORY or holding.address == solver.lower()
-
-
 def _in_flight(holding: Holding, snapshot: _Snapshot) -> bool:
     if holding.account == books.DEPOSITORY:
         return snapshot.depository_in_flight > 0
-    return snapshot.in_flight.get(holding.address, 0) > 0
+    return snapshot.in_flight.get(holding.address.lower(), 0) > 0
 
 
 def _report(
-    config: ChainConfig,
+    reader: BooksReader,
     held: Sequence[Holding],
     on_chain: Sequence[dict[str, int]],
     snapshot: _Snapshot,
-    solver: str,
-    read_by: int,
+    unread: bool,
 ) -> ChainBooks:
-    """`read_by`: the chain's head once its balances were read (each read at it or before)."""
-    behind = snapshot.indexed_through is None or snapshot.indexed_through < read_by
+    """`unread`: deposits may have reached the chain that its indexer has not read yet."""
+    chain_id = reader.chain_id
+    symbols = {currency.key: currency.symbol for currency in reader.currencies()}
 
     def balance(currency: str, account: str) -> int:
-        return snapshot.balances.get((config.id, currency, account), 0)
-
-    def symbol(currency: str) -> str:
-        found = config.currency(currency)
-        return found.symbol if found is not None else currency
+        return snapshot.balances.get((chain_id, currency, account), 0)
 
     reconciled = []
     for holding, balances in zip(held, on_chain, strict=True):
-        seen_in = _seen_by(holding, snapshot.seen, solver)
+        seen_in = _seen_by(holding, snapshot.seen, reader)
+        solver = _is_solver(holding, reader)
         for currency, found in balances.items():
             reconciled.append(
                 Reconciled(
                     holding.account,
                     holding.address,
                     currency,
-                    symbol(currency),
+                    symbols.get(currency, currency),
                     books.reconcile(
                         found,
                         balance(currency, holding.account),
@@ -274,41 +250,38 @@ def _report(
                         in_flight=_in_flight(holding, snapshot),
                         arriving=snapshot.arriving.get(currency, 0)
                         + max(0, balance(currency, books.IN_TRANSIT))
-                        if holding.address == solver.lower()
+                        if solver
                         else 0,
-                        unread=behind and _takes_deposits(holding, solver),
+                        unread=unread and holding.takes_deposits,
                     ),
                 )
             )
     currencies = tuple(
         CurrencyBooks(
-            currency=currency.address.lower(),
+            currency=currency.key,
             symbol=currency.symbol,
-            owed_to_users=-balance(currency.address.lower(), books.OWED_TO_USERS),
-            owed_to_solver=-balance(currency.address.lower(), books.OWED_TO_SOLVER),
-            app_fees_owed=-balance(currency.address.lower(), books.APP_FEES_OWED),
-            fees_earned=-sum(
-                balance(currency.address.lower(), account) for account in books.EARNINGS
-            ),
-            gas_spent=balance(currency.address.lower(), books.GAS),
-            in_transit=balance(currency.address.lower(), books.IN_TRANSIT),
-            arriving=snapshot.arriving.get(currency.address.lower(), 0),
+            owed_to_users=-balance(currency.key, books.OWED_TO_USERS),
+            owed_to_solver=-balance(currency.key, books.OWED_TO_SOLVER),
+            app_fees_owed=-balance(currency.key, books.APP_FEES_OWED),
+            fees_earned=-sum(balance(currency.key, account) for account in books.EARNINGS),
+            gas_spent=balance(currency.key, books.GAS),
+            in_transit=balance(currency.key, books.IN_TRANSIT),
+            arriving=snapshot.arriving.get(currency.key, 0),
         )
-        for currency in config.currencies
+        for currency in reader.currencies()
     )
-    return ChainBooks(config.id, currencies, tuple(reconciled))
+    return ChainBooks(chain_id, currencies, tuple(reconciled))
 
 
-def export(metrics: Metrics, config: ChainConfig, found: ChainBooks, solver: str) -> None:
+def export(metrics: Metrics, reader: BooksReader, found: ChainBooks) -> None:
     """The chain's books as Prometheus series, and a warning for each unexplained difference."""
+    decimals = {currency.key: currency.decimals for currency in reader.currencies()}
 
     def whole(currency: str, amount: int) -> float:
-        known = config.currency(currency)
-        decimals = known.decimals if known is not None else 0
-        return amount / float(10**decimals)
+        return amount / float(10 ** decimals.get(currency, 0))
 
     for row in found.currencies:
-        labels = (config.id, row.symbol)
+        labels = (found.chain_id, row.symbol)
         metrics.books_owed_to_users.labels(*labels).set(whole(row.currency, row.owed_to_users))
         metrics.books_owed_to_solver.labels(*labels).set(whole(row.currency, row.owed_to_solver))
         metrics.books_app_fees_owed.labels(*labels).set(whole(row.currency, row.app_fees_owed))
@@ -318,13 +291,13 @@ def export(metrics: Metrics, config: ChainConfig, found: ChainBooks, solver: str
     unexplained_by: dict[tuple[str, str], float] = defaultdict(float)
     for held in found.reconciled:
         unexplained = held.found.unexplained
-        unexplained_by[(_account_label(held, solver), held.symbol)] += whole(
+        unexplained_by[(_account_label(held, reader), held.symbol)] += whole(
             held.currency, unexplained
         )
         if unexplained:
             log.warning(
                 "books and chain disagree: unexplained difference",
-                chain_id=config.id,
+                chain_id=found.chain_id,
                 account=held.account,
                 address=held.address,
                 currency=held.symbol,
@@ -334,32 +307,40 @@ def export(metrics: Metrics, config: ChainConfig, found: ChainBooks, solver: str
                 cause=held.found.unexplained_cause,
             )
     for (account, symbol), amount in unexplained_by.items():
-        metrics.books_unexplained.labels(config.id, account, symbol).set(amount)
+        metrics.books_unexplained.labels(found.chain_id, account, symbol).set(amount)
 
 
-def _account_label(held: Reconciled, solver: str) -> str:
-    """A bounded label for the account (no address): the Depository, the solver key, or the
-    service's other keys together."""
+def _account_label(held: Reconciled, reader: BooksReader) -> str:
+    """A bounded label for the account (no address): the Depository, the solver's account
+    (its key, the SVM vault, its exchange account), or the service's other keys together."""
     if held.account == books.DEPOSITORY:
         return "depository"
-    return "solver" if held.address == solver.lower() else "other_keys"
+    return "solver" if held.address.lower() == reader.solver.lower() else "other_keys"
+
+
+def readers_of(runtime: Runtime, chain_id: int | None) -> list[BooksReader]:
+    """The books' readers of every chain the deployment serves, of every kind (or
+    `chain_id`'s alone: a 400 for a chain it does not serve)."""
+    readers = {
+        chain.chain_id: reader
+        for chain in runtime.kind_chains.values()
+        if (reader := chain.books()) is not None
+    }
+    if chain_id is None:
+        return list(readers.values())
+    if chain_id not in readers:
+        raise BadRequest(f"chainId {chain_id} is not a chain of this deployment")
+    return [readers[ChainId(chain_id)]]
 
 
 async def books_of(
     runtime: Runtime, chain_id: int | None, *, now: Callable[[], datetime]
 ) -> list[ChainBooks]:
-    """Every EVM chain's books reconciled (or `chain_id`'s alone), their metrics exported."""
-    chains = evm_chains(runtime)
-    if chain_id is not None and chain_id not in chains:
-        raise BadRequest(f"chainId {chain_id} is not an EVM chain of this deployment")
-    chosen = [chains[ChainId(chain_id)]] if chain_id is not None else list(chains.values())
-    solver = runtime.deployment.solver.address
+    """Every chain's books reconciled (or `chain_id`'s alone), their metrics exported."""
     found = []
-    for chain in chosen:
-        report = await reconcile_chain(
-            runtime.sessions, chain.client, chain.config, solver, now=now
-        )
-        export(runtime.metrics, chain.config, report, solver)
+    for reader in readers_of(runtime, chain_id):
+        report = await reconcile_chain(runtime.sessions, reader, now=now)
+        export(runtime.metrics, reader, report)
         found.append(report)
     return found
 

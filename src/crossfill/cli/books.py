@@ -1,4 +1,5 @@
-"""`crossfill books`: the books of each EVM chain, reconciled with the chain, as tables."""
+"""`crossfill books`: the books of each chain, of every kind, reconciled with the chain, as
+tables."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import typer
 from rich.table import Table
 
 from crossfill.cli.console import console
-from crossfill.cli.environment import command_deployment, command_settings
+from crossfill.cli.environment import command_settings
+from crossfill.cli.foreground import served_kinds
 from crossfill.cli.options import chain_id_parameter
-from crossfill.errors import CrossfillError
-from crossfill.kinds.evm.config import evm_chains
+from crossfill.errors import BadRequest, CrossfillError
 
 if TYPE_CHECKING:
     from crossfill.app.books import ChainBooks
@@ -26,42 +27,34 @@ def books(
     ] = None,
 ) -> None:
     """Escrow owed to users, owed to the solver, app fees owed, fees earned and gas spent per
-    chain and currency, and each Depository's and key's balance on chain against its books, to
-    the wei (exit status 2 when a difference is unexplained)."""
-    from crossfill.app.books import reconcile_chain
-    from crossfill.kinds.evm.client import EvmClient
-    from crossfill.metrics import Metrics
-    from crossfill.store.db import create_engine, session_factory
+    chain and currency, and each account's balance on chain (Depositories, keys, the SVM vault,
+    the solver's exchange account) against its books, to the smallest unit (exit status 2 when
+    a difference is unexplained)."""
+    from crossfill.app.books import readers_of, reconcile_chain
+    from crossfill.runtime import Runtime
     from crossfill.store.migrate import upgrade_async
 
     settings = command_settings()
-    deployment = command_deployment(settings)
-    chains = [chain for chain in evm_chains(deployment) if chain_id in (None, chain.id)]
-    if not chains:
-        raise CrossfillError(f"chain {chain_id} is not an EVM chain in {settings.deployment_path}")
 
     async def _reconciled() -> list[tuple[ChainBooks, dict[str, int]]]:
         await upgrade_async(settings.database)
-        engine = create_engine(settings.database)
-        metrics = Metrics()
+        runtime = Runtime.build(settings, kinds=served_kinds(settings))
         found = []
         try:
-            for chain in chains:
-                client = EvmClient(
-                    chain.id, chain.rpc_url, timeout_seconds=settings.rpc_timeout_seconds,
-                    metrics=metrics,
-                )  # fmt: skip
-                try:
-                    report = await reconcile_chain(
-                        session_factory(engine), client, chain, deployment.solver.address,
-                        now=lambda: datetime.now(UTC),
-                    )  # fmt: skip
-                finally:
-                    await client.close()
-                decimals = {c.address.lower(): c.decimals for c in chain.currencies}
+            try:
+                readers = readers_of(runtime, chain_id)
+            except BadRequest:
+                raise CrossfillError(
+                    f"chain {chain_id} is not a chain in {settings.deployment_path}"
+                ) from None
+            for reader in readers:
+                report = await reconcile_chain(
+                    runtime.sessions, reader, now=lambda: datetime.now(UTC)
+                )
+                decimals = {c.key: c.decimals for c in reader.currencies()}
                 found.append((report, decimals))
         finally:
-            await engine.dispose()
+            await runtime.close()
         return found
 
     unexplained = False

@@ -6,13 +6,15 @@ amount is a debit (an asset grows, or a liability shrinks), a negative one a cre
 accounts:
 
 - `depository`: what the chain's Depository holds (an asset);
-- `key:<address>`: what a signing key of the service holds (an asset);
+- `key:<address>`: what a signing key of the service holds (an asset): on the SVM chain the
+  solver's vault, on the perps exchange the solver's exchange account;
 - `owed_to_users`: deposits held in escrow for their users until filled or refunded;
 - `owed_to_solver`: deposits of filled orders, owed to the solver until repaid;
 - `app_fees_owed`: app fees the Depository holds for their recipients until claimed;
 - `opening`: the balances found on chain when the books were opened (equity);
 - `filled`: what the solver paid out filling orders (the cost of fills);
-- `repaid`: what the Depository paid the solver back (the income of fills);
+- `repaid`: what the Depository paid the solver back (the income of fills); a deposit paid to
+  an account of the solver's own is earned at its fill (`earned`);
 - `refund_gas_kept`: what a refund kept of its deposit for its gas;
 - `sponsorship`: what sponsors paid the solver for the fees they sponsored (income);
 - `gas`: what each key paid for its transactions (an expense);
@@ -112,6 +114,18 @@ def filled(
             Posting(chain_id, currency, FILLED, amount),
         ]
     return balanced(postings)
+
+
+def earned(chain_id: int, currency: str, amount: int) -> tuple[Posting, ...]:
+    """A deposit paid to the solver's own account when made (a v1 deposit forwarded to the
+    solver key, a deposit into the SVM vault or the solver's exchange account), its order
+    filled: no longer owed to its user, the solver's there and then (no repayment follows)."""
+    return balanced(
+        (
+            Posting(chain_id, currency, OWED_TO_USERS, amount),
+            Posting(chain_id, currency, REPAID, -amount),
+        )
+    )
 
 
 def refunded(

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.config.sections import ConfigSection
 from crossfill.domain.inventory import Amounts, Inventory, Landed
+from crossfill.kinds.books_port import BooksReader
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.metrics import Metrics
@@ -240,6 +241,10 @@ class KindChain(Protocol):
     def route_precedence(self) -> int:
         """When both sides are chains whose kinds quote them, the lower answers."""
 
+    def books(self) -> BooksReader | None:
+        """The chain's side of its books' reconciliation (`kinds.books_port`); None for a
+        chain whose kind keeps no books."""
+
     async def close(self) -> None: ...
 
 
@@ -376,6 +381,9 @@ class KindChainBase:
 
     def rebalancing(self) -> dict[str, str]:
         return {}
+
+    def books(self) -> BooksReader | None:
+        return None
 
     async def close(self) -> None:
         await self.live.client.close()

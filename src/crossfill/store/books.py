@@ -3,7 +3,9 @@
 accounts' balances. The caller owns the transaction.
 
 Events are keyed (`deposit:<chain>:<tx>:<log>`, `owed:<request>` (its deposit owed to the
-solver), `fill:<request>` (what its fill spent), `refund:<deposit>`, `repay:<repayment>`,
+solver, or earned at its fill when a solver account holds it), `fill:<request>` (what its fill
+spent: posted by the EVM journal's mined fill, or by another kind's payer as its payment is
+settled paid), `refund:<deposit>`, `repay:<repayment>`,
 `claim:<claim>`, `sponsor:<request>`, `gas:<chain>:<tx>`, `transfer:<chain>:<tx>`,
 `opening:<chain>:<currency>:<account>`) and each is posted once: a key already posted is not
 posted again (a reorg's reversal brings a deposit's key back to zero, so the deposit, found
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, select, text
@@ -21,7 +24,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.domain import books
 from crossfill.domain.books import Posting
 from crossfill.domain.deposit_checks import DepositVerdict
-from crossfill.domain.deposit_log import DEPOSITORY
 from crossfill.domain.fill_plan import FillPlan, FillPlanError
 from crossfill.domain.repayments import SENDING
 from crossfill.domain.status import RequestStatus
@@ -160,31 +162,32 @@ async def _owe_deposit(session: AsyncSession, request: Request, *, now: datetime
             Deposit.state != _REORGED,
         )
     )
-    if (
-        deposit is None
-        or deposit.chain_id == request.destination_chain_id
-        or not await _posted(session, deposit_event(deposit))
-    ):
+    if deposit is None or deposit.chain_id == request.destination_chain_id:
         return
+    holder = _holder(await net_of(session, deposit_event(deposit)))
+    if holder is None:
+        return  # not in the books (yet)
     await _post_once(
         session,
         f"owed:{request.id}",
-        _deposit_filled(deposit, sum(await app_fees.app_fee_shares(session, deposit))),
+        _deposit_filled(deposit, holder, sum(await app_fees.app_fee_shares(session, deposit))),
         now=now,
     )
 
 
-def _deposit_filled(deposit: Deposit, fees: int) -> tuple[Posting, ...]:
-    amount = int(deposit.amount)
-    if deposit.paid_to == DEPOSITORY:
-        return books.filled((deposit.chain_id, deposit.currency, amount), fees, None, None)
-    # A v1 deposit, forwarded to the solver when made: its fill earns it there and then.
-    return books.balanced(
-        (
-            Posting(deposit.chain_id, deposit.currency, books.OWED_TO_USERS, amount),
-            Posting(deposit.chain_id, deposit.currency, books.REPAID, -amount),
-        )
+def _holder(posted: Iterable[Posting]) -> str | None:
+    """The account a deposit's postings say holds it (the Depository, or a key of the
+    service's: a v1 deposit's solver key, the SVM vault, the solver's exchange account)."""
+    return next(
+        (p.account for p in posted if p.amount > 0 and p.account != books.OWED_TO_USERS), None
     )
+
+
+def _deposit_filled(deposit: Deposit, holder: str, fees: int) -> tuple[Posting, ...]:
+    amount = int(deposit.amount)
+    if holder == books.DEPOSITORY:
+        return books.filled((deposit.chain_id, deposit.currency, amount), fees, None, None)
+    return books.earned(deposit.chain_id, deposit.currency, amount)
 
 
 async def _fill_spent(session: AsyncSession, request: Request) -> list[Posting]:
@@ -213,7 +216,7 @@ async def refunded(
     """A deposit part paid back, `paid` of it, by `holder`."""
     await _post_once(
         session,
-        f"refund:{deposit.id}",
+        refund_event(deposit),
         books.refunded(deposit.chain_id, deposit.currency, int(deposit.amount), paid, holder),
         now=now,
     )
@@ -322,15 +325,60 @@ async def gas_paid(
     tx_hash: str,
     fee: int,
     now: datetime,
+    native: str = NATIVE_EVM_ADDRESS,
 ) -> None:
     """A journalled transaction of `sender` mined (once per transaction, however often its
-    receipt is read)."""
+    receipt is read), its fee paid in `native` (the chain's gas currency)."""
     await _post_once(
         session,
-        f"gas:{chain_id}:{tx_hash}",
-        books.gas_paid(chain_id, NATIVE_EVM_ADDRESS, sender, fee),
+        gas_event(chain_id, tx_hash),
+        books.gas_paid(chain_id, native, sender, fee),
         now=now,
     )
+
+
+def gas_event(chain_id: int, tx_hash: str) -> str:
+    return f"gas:{chain_id}:{tx_hash}"
+
+
+@dataclass(frozen=True)
+class PaymentBooks:
+    """What a kind's payer posts in the transaction that records its payment paid (the SVM
+    vault's, the solver's exchange account's): the payment's own event (a fill's, a refund's)
+    and its postings; the payer adds what the payment cost it (`gas_paid`)."""
+
+    event: str
+    postings: tuple[Posting, ...]
+
+
+def fill_books(
+    request_id: str, chain_id: int, currency: str, amount: int, payer: str
+) -> PaymentBooks:
+    """A fill paid from `payer`'s account (the solver's there): `amount` of `currency` out of
+    it, the cost of the fill (the same event as an EVM fill's, `fill:<request>`)."""
+    return PaymentBooks(
+        f"fill:{request_id}", books.filled(None, 0, (chain_id, currency, amount), payer)
+    )
+
+
+def refund_books(deposit: Deposit, payer: str) -> PaymentBooks:
+    """The deposit part paid back whole from `payer`'s account, which held it."""
+    amount = int(deposit.amount)
+    return PaymentBooks(
+        refund_event(deposit),
+        books.refunded(
+            deposit.chain_id, deposit.currency, amount, amount, books.key_account(payer)
+        ),
+    )
+
+
+def refund_event(deposit: Deposit) -> str:
+    return f"refund:{deposit.id}"
+
+
+async def payment_paid(session: AsyncSession, paid: PaymentBooks, *, now: datetime) -> None:
+    """A kind's payment paid (once)."""
+    await _post_once(session, paid.event, paid.postings, now=now)
 
 
 async def key_transfer(
@@ -483,6 +531,10 @@ async def fills_in_flight(session: AsyncSession, chain_id: int) -> int:
     return found or 0
 
 
-async def last_entry(session: AsyncSession) -> int:
-    """The newest posting's id (0 with none): the books moved when it changed."""
-    return await session.scalar(select(func.max(LedgerEntry.id))) or 0
+async def last_entry(session: AsyncSession, chain_id: int) -> int:
+    """The newest posting's id on the chain (0 with none): its books moved when it changed
+    (postings on other chains, another chain's accounts opened say, leave it)."""
+    found = await session.scalar(
+        select(func.max(LedgerEntry.id)).where(LedgerEntry.chain_id == chain_id)
+    )
+    return found or 0

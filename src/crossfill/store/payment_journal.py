@@ -19,7 +19,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Generic, TypeVar
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.store.tables import PaymentAttemptColumns
@@ -133,3 +133,13 @@ class PaymentJournal(Generic[Attempt]):
             .values(status=self.stages.word(stage), **recorded, updated_at=now)
         )
         return bool(getattr(result, "rowcount", 0) == 1)
+
+    async def in_flight(self, session: AsyncSession, *, chain_id: int) -> int:
+        """How many of the chain's attempts are in flight (sent, not yet settled)."""
+        table = self.table
+        found = await session.scalar(
+            select(func.count())
+            .select_from(table)
+            .where(table.chain_id == chain_id, table.status == IN_FLIGHT)
+        )
+        return int(found or 0)

@@ -19,6 +19,7 @@ from crossfill.loops import TRANSIENT, stop_tasks
 from crossfill.runtime import Runtime
 from crossfill.store import deposit_hints, outbox, requests, signer_leases
 from crossfill.store.db import is_sqlite
+from crossfill.workers.books_keeper import BooksKeeper
 from crossfill.workers.genesis import bind_state_to_chains
 from crossfill.workers.webhooks import WebhookDispatcher
 
@@ -38,6 +39,8 @@ class Workers:
     webhooks: WebhookDispatcher
     # Each kind's workers (`kinds.port.ChainKind.workers`), in the registry's order.
     kinds: list[KindWorkers]
+    # One per chain of every kind that keeps books: its books reconciled with the chain.
+    books_keepers: list[BooksKeeper] = field(default_factory=list)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # Removals of the workers' head listeners (see `start`).
     _unlisten: list[Callable[[], None]] = field(default_factory=list)
@@ -61,7 +64,13 @@ class Workers:
             interval_seconds=settings.worker_interval_seconds,
             metrics=runtime.metrics,
         )
-        return cls(context, webhooks, [kind.workers(runtime, context) for kind in runtime.kinds])
+        books_keepers = [
+            BooksKeeper(reader, runtime.sessions, now=utc_now, metrics=runtime.metrics)
+            for chain in runtime.kind_chains.values()
+            if (reader := chain.books()) is not None
+        ]
+        kinds = [kind.workers(runtime, context) for kind in runtime.kinds]
+        return cls(context, webhooks, kinds, books_keepers)
 
     async def recover(self, runtime: Runtime) -> None:
         """At start: the stored state must belong to these chains (see `genesis`); with SQLite
@@ -79,6 +88,8 @@ class Workers:
             self._unlisten.extend(workers.listen())
             for worker in workers.loops():
                 self._tasks.append(asyncio.create_task(worker.run(), name=worker.name))
+        for keeper in self.books_keepers:
+            self._tasks.append(asyncio.create_task(keeper.run(), name=keeper.name))
         self._tasks.append(asyncio.create_task(self.webhooks.run(), name="webhooks"))
 
     async def listen_for_hints(self, database_url: str) -> None:

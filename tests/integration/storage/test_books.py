@@ -144,3 +144,46 @@ async def test_a_deposit_confirmed_after_its_fill_is_owed_to_the_solver_then(
         held = await ledger.balances(session)
     assert _at(held, books.OWED_TO_USERS) == 0
     assert (_at(held, books.DEPOSITORY), _at(held, books.OWED_TO_SOLVER)) == (AMOUNT, -AMOUNT)
+
+
+VAULT = "HXfmA1eFr4D2MqC44VeYAdS4NsJBbl5o1ufWZHjWvvXk"
+
+
+async def test_a_deposit_into_a_solver_account_is_earned_at_its_fill_and_never_owed(
+    engine: AsyncEngine,
+) -> None:
+    """A deposit paid into an account of the solver's own (the SVM vault, the solver's exchange
+    account): no repayment follows, so its fill earns it at once and owes the solver nothing."""
+    async with session_factory(engine)() as session, session.begin():
+        deposit = await _deposit(session)
+        await ledger.deposited(session, deposit, AMOUNT, books.key_account(VAULT), now=NOW)
+        request = await session.get(Request, deposit.request_id)
+        assert request is not None
+        request.status = RequestStatus.SUCCESS
+        await ledger.follow_status(session, request, now=NOW)
+        held = await ledger.balances(session)
+    assert _at(held, books.key_account(VAULT)) == AMOUNT
+    assert _at(held, books.OWED_TO_USERS) == 0
+    assert _at(held, books.OWED_TO_SOLVER) == 0
+    assert _at(held, books.REPAID) == -AMOUNT
+
+
+async def test_a_kinds_payments_are_posted_once_each(engine: AsyncEngine) -> None:
+    """A fill and a refund paid from a solver account, each posted once however often its payer
+    follows it; the fill under the same event as the request's own (nothing posted twice when
+    the request then succeeds)."""
+    async with session_factory(engine)() as session, session.begin():
+        deposit = await _deposit(session)
+        holder = books.key_account(VAULT)
+        await ledger.deposited(session, deposit, AMOUNT, holder, now=NOW)
+        fill = ledger.fill_books("0xrequest", DESTINATION, NATIVE, 700, VAULT)
+        refund = ledger.refund_books(deposit, VAULT)
+        for _ in range(2):
+            await ledger.payment_paid(session, fill, now=NOW)
+            await ledger.payment_paid(session, refund, now=NOW)
+        held = await ledger.balances(session)
+    assert _at(held, holder, DESTINATION) == -700
+    assert _at(held, books.FILLED, DESTINATION) == 700
+    assert _at(held, holder) == 0  # the deposit paid back whole
+    assert _at(held, books.OWED_TO_USERS) == 0
+    assert _at(held, books.REFUND_GAS_KEPT) == 0

@@ -200,7 +200,8 @@ async def replay_webhooks(key_id: RowIdPath, runtime: RuntimeDep) -> dict[str, A
 
 @router.get("/books", response_model=None, responses=responses(BooksReport, 400, 401, 403, 503))
 async def books(runtime: RuntimeDep, chain_id: OptionalChainIdQuery = None) -> dict[str, Any]:
-    """Each EVM chain's books (escrow owed to users, owed to the solver, app fees owed, fees
-    earned, gas spent), and each Depository's and key's balance on chain against them, to the
-    wei, with the difference named by cause (`chainId`: one chain's alone)."""
+    """Each chain's books, of every kind (escrow owed to users, owed to the solver, app fees
+    owed, fees earned, gas spent), and each account's balance on chain (a Depository, a key,
+    the SVM vault, the solver's exchange account) against them, to the smallest unit, with the
+    difference named by cause (`chainId`: one chain's alone)."""
     return books_wire(await books_of(runtime, chain_id, now=lambda: datetime.now(UTC)))

@@ -143,7 +143,7 @@ class BooksChain(_Open):
 
 
 class BooksReport(_Open):
-    """GET /admin/books: each EVM chain's books, reconciled with the chain (amounts in the
+    """GET /admin/books: each chain's books, reconciled with the chain (amounts in the
     currency's smallest unit, as decimal strings, signed)."""
 
     chains: list[BooksChain]

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from crossfill.domain.key_gas import EXECUTIONS_WAIT, SponsorWaiting, described
+from crossfill.kinds.books_port import BooksReader
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
+from crossfill.kinds.evm.books_reader import EvmBooks
 from crossfill.kinds.evm.config import CurrencyConfig
 from crossfill.kinds.evm.fill_finality import evm_payment_final
 from crossfill.kinds.evm.reserved_inventory import EvmReservedInventory
@@ -51,6 +53,9 @@ class EvmChain(FollowedChainBase):
 
     def reserved_inventory(self) -> EvmReservedInventory:
         return EvmReservedInventory(self.live)
+
+    def books(self) -> BooksReader:
+        return EvmBooks(self.live.config, self.live.client, self.live.follower.solver)
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         return None

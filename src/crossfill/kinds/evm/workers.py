@@ -21,7 +21,6 @@ from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
 from crossfill.domain.key_gas import SOLVER, sponsor_role
 from crossfill.kinds.evm.app_fee_payer import AppFeePayer
-from crossfill.kinds.evm.books_keeper import BooksKeeper
 from crossfill.kinds.evm.chain import evm_chains
 from crossfill.kinds.evm.deposit_addresses import DepositAddressSweeper
 from crossfill.kinds.evm.fill_finality import FillFinality
@@ -82,8 +81,6 @@ class EvmWorkers:
     mined_watches: list[MinedWatch] = field(default_factory=list)
     # One per signer and chain: its signer lease, renewed, or asked for while another holds it.
     signer_keepers: list[SignerKeeper] = field(default_factory=list)
-    # One per chain: its books reconciled with the chain.
-    books_keepers: list[BooksKeeper] = field(default_factory=list)
     # One for every chain, with targets and a bridge: the solver's inventory moved between them.
     rebalancer: Rebalancer | None = None
 
@@ -215,16 +212,6 @@ class EvmWorkers:
             gasless_executors=gasless_executors,
             mined_watches=mined_watches,
             signer_keepers=signer_keepers,
-            books_keepers=[
-                BooksKeeper(
-                    chain,
-                    runtime.sessions,
-                    solver=deployment.solver.address,
-                    now=now,
-                    metrics=runtime.metrics,
-                )
-                for chain in evm_chains(runtime).values()
-            ],
             rebalancer=_rebalancer(runtime, context, txmanagers),
         )
 
@@ -272,7 +259,6 @@ class EvmWorkers:
                 for chain_id, sweeper in self.deposit_address_sweepers.items()
             ),
             *(NamedWorker(executor.name, executor.run) for executor in self.gasless_executors),
-            *(NamedWorker(keeper.name, keeper.run) for keeper in self.books_keepers),
             *(() if self.rebalancer is None else (NamedWorker("rebalancer", self.rebalancer.run),)),
         ]
 

@@ -12,8 +12,10 @@ import orjson
 
 from crossfill.config.secrets import resolve_holder
 from crossfill.domain.key_gas import described
+from crossfill.kinds.books_port import BooksReader
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
+from crossfill.kinds.perps.books import PerpsBooks
 from crossfill.kinds.perps.config import PERPS_SECTION, perps_exchange
 from crossfill.kinds.perps.fee_watch import PerpsFeeWatch, account_low
 from crossfill.kinds.perps.inventory import PerpsInventory
@@ -108,6 +110,9 @@ class PerpsChain(KindChainBase):
 
     def reserved_inventory(self) -> PerpsInventory:
         return self.live.inventory
+
+    def books(self) -> BooksReader:
+        return PerpsBooks(self.live.config, self.live.client)
 
     async def payment_final(self, reference: str) -> bool:
         """A transfer is recorded paid only once the exchange's ledger shows it, and its

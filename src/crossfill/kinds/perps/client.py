@@ -66,6 +66,8 @@ class Transfer:
     nonce: int | None
     source_dex: str = ""
     destination_dex: str = ""
+    # What the exchange charged the sender for it, in USDC (`fee`; 0 when not shown).
+    fee: Decimal = Decimal(0)
 
 
 @dataclass(frozen=True)
@@ -222,4 +224,5 @@ def delta_of(delta: dict[str, Any]) -> Transfer | OtherDelta:
         nonce=int(nonce) if isinstance(nonce, int) else None,
         source_dex=str(delta.get("sourceDex", dex)),
         destination_dex=str(delta.get("destinationDex", dex)),
+        fee=_decimal(delta.get("fee") or 0),
     )

@@ -15,6 +15,10 @@ itself (outside the window, below the signer's kept nonces) means it can never b
 the attempt is `dead` and the next is signed in the same database transaction. Every action
 the solver's exchange account signs goes through this journal, so no other action of it can
 hold one of these nonces. Transient failures propagate for the caller's loop to retry.
+
+The books move in the transaction that settles an attempt credited: the payment's own entry
+(its fill's or refund's, given by the caller), and the fee the exchange's ledger shows it
+charged the solver's account, in perps USDC, as gas.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Final
 
 import structlog
@@ -40,8 +45,14 @@ from crossfill.kinds.perps.actions import (
     sign_action,
 )
 from crossfill.kinds.perps.client import PerpsPort, Transfer
-from crossfill.kinds.perps.config import PERPS_USDC_ADDRESS, PerpsExchangeConfig
+from crossfill.kinds.perps.config import (
+    PERPS_USDC_ADDRESS,
+    PERPS_USDC_DECIMALS,
+    PerpsExchangeConfig,
+)
 from crossfill.kinds.perps.payments import PERPS_PAYMENTS, highest_nonce
+from crossfill.store import books as ledger
+from crossfill.store.books import PaymentBooks
 from crossfill.store.payment_journal import IN_FLIGHT, Stage
 from crossfill.store.tables import PerpsPayment
 
@@ -89,6 +100,12 @@ def _is_nonce_refusal(message: str) -> bool:
     return "nonce" in message.lower() and not _is_duplicate(message)
 
 
+def usdc_units(amount: Decimal) -> int:
+    """A USDC amount of the exchange's, in perps USDC's smallest units (exact: the exchange
+    counts USD in millionths)."""
+    return int((amount * 10**PERPS_USDC_DECIMALS).to_integral_value())
+
+
 def _ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
@@ -117,32 +134,37 @@ class PerpsPayer:
             token=token, from_sub_account="", nonce_value=nonce,
         )  # fmt: skip
 
-    async def pay(self, order: PerpsPaymentOrder) -> PerpsPaymentOutcome:
+    async def pay(
+        self, order: PerpsPaymentOrder, books: PaymentBooks | None = None
+    ) -> PerpsPaymentOutcome:
         """Idempotent: the first call signs, journals and posts; later calls follow the same
-        attempt to its outcome (re-posting it, or signing the next only once it is dead)."""
+        attempt to its outcome (re-posting it, or signing the next only once it is dead).
+        `books`: what the payment posts once the ledger shows it credited."""
         async with self.sessions() as session:
             attempt = await PERPS_PAYMENTS.latest(
                 session, chain_id=self.config.id, purpose=order.purpose, payment_key=order.key
             )
         if attempt is None:
-            return await self._sign_and_post(order, number=1, dead=None)
+            return await self._sign_and_post(order, books, number=1, dead=None)
         stage = PERPS_PAYMENTS.stage_of(attempt)
         if stage is Stage.PAID:
             return Paid(attempt.tx_hash or "", LedgerTime(attempt.ledger_time_ms or 0))
         if stage is Stage.REFUSED:
             return Refused(attempt.error or "")
         if stage is Stage.DEAD:
-            return await self._sign_and_post(order, number=attempt.attempt + 1, dead=None)
-        credited = await self._credit_in_ledger(attempt)
+            return await self._sign_and_post(order, books, number=attempt.attempt + 1, dead=None)
+        credited = await self._credit_in_ledger(attempt, books)
         if credited is not None:
             return credited
-        return await self._post(order, attempt)
+        return await self._post(order, books, attempt)
 
-    async def _post(self, order: PerpsPaymentOrder, attempt: PerpsPayment) -> PerpsPaymentOutcome:
+    async def _post(
+        self, order: PerpsPaymentOrder, books: PaymentBooks | None, attempt: PerpsPayment
+    ) -> PerpsPaymentOutcome:
         try:
             await self.client.post_action(_signed(attempt))
         except ActionRefused as refused:
-            credited = await self._credit_in_ledger(attempt)
+            credited = await self._credit_in_ledger(attempt, books)
             if credited is not None:
                 return credited
             if _is_duplicate(refused.message):
@@ -151,35 +173,65 @@ class PerpsPayer:
             if _is_nonce_refusal(refused.message):
                 log.info("perps payment nonce refused; re-signing", key=order.key,
                          attempt=attempt.attempt, reason=refused.message)  # fmt: skip
-                return await self._sign_and_post(order, number=attempt.attempt + 1, dead=attempt)
+                return await self._sign_and_post(
+                    order, books, number=attempt.attempt + 1, dead=attempt
+                )
             log.warning("perps payment refused", key=order.key, reason=refused.message)
             await self._settle(attempt, Stage.REFUSED, error=refused.message)
             return Refused(refused.message)
-        credited = await self._credit_in_ledger(attempt)
+        credited = await self._credit_in_ledger(attempt, books)
         return credited if credited is not None else Pending(attempt.nonce)
 
-    async def _credit_in_ledger(self, attempt: PerpsPayment) -> Paid[LedgerTime] | None:
-        """The attempt's transfer if the exchange's ledger shows it (settling it credited)."""
+    async def _credit_in_ledger(
+        self, attempt: PerpsPayment, books: PaymentBooks | None
+    ) -> Paid[LedgerTime] | None:
+        """The attempt's transfer if the exchange's ledger shows it (settling it credited, and
+        posting its books in the same transaction)."""
         start = _ms(attempt.created_at - LEDGER_LOOKBACK)
         for update in await self.client.ledger_updates(attempt.signer, start_ms=start):
             delta = update.delta
             if isinstance(delta, Transfer) and _is_attempt(delta, attempt):
-                await self._settle(
-                    attempt, Stage.PAID, tx_hash=update.hash, ledger_time_ms=update.time
-                )
+                await self._credited(attempt, update.hash, update.time, delta.fee, books)
                 return Paid(update.hash, LedgerTime(update.time))
         return None
 
+    async def _credited(
+        self,
+        attempt: PerpsPayment,
+        tx_hash: str,
+        time_ms: int,
+        fee: Decimal,
+        books: PaymentBooks | None,
+    ) -> None:
+        now = self.now()
+        async with self.sessions() as session, session.begin():
+            settled = await PERPS_PAYMENTS.settle(
+                session, attempt.id, Stage.PAID, now=now, tx_hash=tx_hash, ledger_time_ms=time_ms
+            )
+            if not settled:
+                return  # another process settled it, and posted its books
+            if books is not None:
+                await ledger.payment_paid(session, books, now=now)
+            await ledger.gas_paid(
+                session, self.config.id, sender=attempt.signer, tx_hash=tx_hash,
+                fee=usdc_units(fee), now=now, native=PERPS_USDC_ADDRESS,
+            )  # fmt: skip
+
     async def _sign_and_post(
-        self, order: PerpsPaymentOrder, *, number: int, dead: PerpsPayment | None
+        self,
+        order: PerpsPaymentOrder,
+        books: PaymentBooks | None,
+        *,
+        number: int,
+        dead: PerpsPayment | None,
     ) -> PerpsPaymentOutcome:
         for _ in range(_SIGN_RETRIES):
             attempt, lost_race = await self._journal(order, number=number, dead=dead)
             if attempt is not None:
-                return await self._post(order, attempt)
+                return await self._post(order, books, attempt)
             if lost_race:
                 # Another process journalled this attempt first; it posts it, we follow it.
-                return await self.pay(order)
+                return await self.pay(order, books)
         raise RuntimeError("perps payment: no free nonce after retries")
 
     async def _journal(

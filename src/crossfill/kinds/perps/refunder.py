@@ -26,6 +26,7 @@ from crossfill.kinds.perps.config import (
 )
 from crossfill.kinds.perps.payer import LedgerTime, PerpsPayer, PerpsPaymentOrder
 from crossfill.kinds.perps.runtime import PerpsRuntime
+from crossfill.store import books as ledger
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 from crossfill.workers.due_refunds import REFUND, DueRefunds, ShownRefund
@@ -82,7 +83,8 @@ class PerpsRefunder(DueRefunds[PerpsRuntime, PerpsPayer]):
                         currency=deposit.currency)  # fmt: skip
             await self._skip(deposit.id, deposits.UNSERVED_CURRENCY)
             return
-        outcome = await self.payer.pay(order)
+        books = ledger.refund_books(deposit, self.chain.config.solver.address)
+        outcome = await self.payer.pay(order, books)
         if isinstance(outcome, Paid):
             recorded = await self._refunded(
                 deposit.id, outcome.reference, shown=_shown(self.chain.config, order, outcome)

@@ -25,6 +25,7 @@ from crossfill.kinds.perps.config import PERPS_USDC_DECIMALS
 from crossfill.kinds.perps.payer import PerpsPayer, PerpsPaymentOrder, PerpsPaymentOutcome
 from crossfill.kinds.perps.payments import PERPS_PAYMENTS
 from crossfill.kinds.perps.runtime import PerpsRuntime
+from crossfill.store import books as ledger
 from crossfill.store.tables import Request
 from crossfill.workers.kind_capacity import PaidFrom
 from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
@@ -70,8 +71,16 @@ class PerpsSolver(LeasedFills[PerpsRuntime, PerpsPayer]):
         )
 
     async def _fill(self, request: Request) -> None:
+        order = self.order_of(request)
+        books = ledger.fill_books(
+            request.id,
+            self.chain_id,
+            order.currency,
+            order.amount,
+            self.chain.config.solver.address,
+        )
         try:
-            outcome = await self.payer.pay(self.order_of(request))
+            outcome = await self.payer.pay(order, books)
         except ChainError as exc:
             self.chain.state.last_error = str(exc)
             raise

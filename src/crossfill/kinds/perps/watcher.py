@@ -21,6 +21,7 @@ import structlog
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from crossfill.domain import books
 from crossfill.domain.record_facts import Moved
 from crossfill.kinds.perps.client import LedgerUpdate, PerpsPort, Transfer
 from crossfill.kinds.perps.config import (
@@ -35,6 +36,7 @@ from crossfill.kinds.perps.transfers import (
     judge_transfer,
 )
 from crossfill.loops import run_every
+from crossfill.store import books as ledger
 from crossfill.store import deposits, nonce_mappings, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ChainCursor, Deposit, Request
@@ -171,6 +173,10 @@ class PerpsWatcher(KindWorker[PerpsRuntime]):
                 state=deposits.CONFIRMED, created_at=now,
             )  # fmt: skip
             session.add(row)
+            # In the books as it landed: the solver's account holds it, owed to its user.
+            await ledger.deposited(
+                session, row, amount, books.key_account(self.account), now=now, fresh=True
+            )
             # Exact amounts only (anything else is refused), and the exchange's own transfers
             # cost no gas: nothing is split off, nothing is dust.
             judgement = await deposits.place(

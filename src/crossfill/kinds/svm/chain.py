@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from crossfill.domain.key_gas import described
+from crossfill.kinds.books_port import BooksReader
 from crossfill.kinds.chain_view import ChainLiveStatus
 from crossfill.kinds.chain_wire import Chain
 from crossfill.kinds.port import (
@@ -23,6 +24,7 @@ from crossfill.kinds.port import (
     WorkerContext,
     solver_balances_of,
 )
+from crossfill.kinds.svm.books import SvmBooks
 from crossfill.kinds.svm.config import SVM_SECTION, svm_chains
 from crossfill.kinds.svm.follower import vault_low
 from crossfill.kinds.svm.indexer import SvmIndexer
@@ -90,6 +92,9 @@ class SvmChain(FollowedChainBase):
 
     def reserved_inventory(self) -> TimedInventory:
         return self.live.inventory
+
+    def books(self) -> BooksReader:
+        return SvmBooks(self.live.config, self.live.client)
 
     def quote_route(self, request: QuoteRequest) -> QuoteRoute | None:
         if request.destination_chain_id == self.chain_id:

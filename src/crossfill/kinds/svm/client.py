@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final, Literal, Protocol
 
@@ -57,21 +57,34 @@ class SignatureStatus:
 @dataclass(frozen=True)
 class LandedTransaction:
     """What a landed transaction cost and when, as the chain recorded it: its slot, its
-    block's time (None when the node kept none) and the fee it paid, in lamports."""
+    block's time (None when the node kept none) and the fee it paid, in lamports; and what its
+    fee payer's SOL balance fell by (fee, SOL it sent, rent of accounts it opened), when the
+    answer shows its balances."""
 
     slot: int
     block_time: int | None
     fee: int
+    payer_spent: int | None = field(default=None, compare=False)
 
 
 def landed_of(answer: dict[str, Any]) -> LandedTransaction:
     """The `LandedTransaction` of a `getTransaction` answer."""
     block_time = answer.get("blockTime")
+    meta = answer.get("meta") or {}
     return LandedTransaction(
         slot=int(answer["slot"]),
         block_time=None if block_time is None else int(block_time),
-        fee=int((answer.get("meta") or {}).get("fee") or 0),
+        fee=int(meta.get("fee") or 0),
+        payer_spent=_payer_spent(meta),
     )
+
+
+def _payer_spent(meta: dict[str, Any]) -> int | None:
+    """The fee payer's (the first account's) SOL balance before less after."""
+    before, after = meta.get("preBalances"), meta.get("postBalances")
+    if not isinstance(before, list) or not isinstance(after, list) or not before or not after:
+        return None
+    return int(before[0]) - int(after[0])
 
 
 @dataclass(frozen=True)
@@ -192,6 +205,7 @@ class SvmClient(JsonOverHttp):
         return Blockhash(Hash.from_string(value["blockhash"]), int(value["lastValidBlockHeight"]))
 
     async def balance(self, address: Pubkey) -> int:
+        """At `confirmed`, as deposits and payments are read."""
         answer = await self._call("getBalance", str(address), {"commitment": "confirmed"})
         return int(answer["value"])
 

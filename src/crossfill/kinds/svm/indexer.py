@@ -20,6 +20,7 @@ import structlog
 from solders.pubkey import Pubkey
 from sqlalchemy import select
 
+from crossfill.domain import books
 from crossfill.domain.deposit_checks import (
     DepositFacts,
     DepositVerdict,
@@ -35,6 +36,7 @@ from crossfill.kinds.svm.transactions import LAMPORTS_PER_SIGNATURE
 from crossfill.kinds.svm.values import moved
 from crossfill.kinds.svm.vault_accounts import UnservedTokenAccounts, whole_history
 from crossfill.loops import run_every
+from crossfill.store import books as ledger
 from crossfill.store import deposits, requests
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ChainCursor, Deposit, Request
@@ -47,7 +49,7 @@ CONFIRMED_OR_FINALIZED = frozenset({"confirmed", "finalized"})
 BLOCK_TIME_SLACK_SECONDS = 2
 
 
-def _role(address: Pubkey) -> str:
+def cursor_role(address: Pubkey) -> str:
     """The address's cursor in `chain_cursors`."""
     return f"svm:{str(address)[:28]}"
 
@@ -97,7 +99,7 @@ class SvmIndexer(KindWorker[SvmChainRuntime]):
             self._genesis = genesis
         await self.unserved.refresh()  # when due; a failure is retried later, never raised
         watched = [*self.served_accounts, *self.unserved.followed]
-        kept = [self._positions.get(_role(address)) for address in watched]
+        kept = [self._positions.get(cursor_role(address)) for address in watched]
         # Every address listed in one round trip (a JSON-RPC batch).
         listings = await self.chain.client.signatures_for_each(
             [
@@ -117,7 +119,7 @@ class SvmIndexer(KindWorker[SvmChainRuntime]):
         (`until` that signature: slots at the commitment are complete, so nothing new can
         appear below it), and an idle address answers an empty list.
         """
-        role = _role(address)
+        role = cursor_role(address)
         position = self._positions.get(role)
         if position is None:
             position = await self._stored(role, genesis)
@@ -245,6 +247,12 @@ class SvmIndexer(KindWorker[SvmChainRuntime]):
                 amount=str(deposit.amount), state=deposits.CONFIRMED, created_at=now,
             )  # fmt: skip
             session.add(row)
+            # In the books as it landed (the vault holds it, owed to its user), before any
+            # excess is split off it.
+            await ledger.deposited(
+                session, row, deposit.amount, books.key_account(self.config.solver.address),
+                now=now, fresh=True,
+            )  # fmt: skip
             judgement = await deposits.place(
                 session,
                 row,

@@ -11,6 +11,11 @@ database transaction. So at most one attempt of a payment can ever land.
 
 Only a program's failure (`ProgramFailed`, or a landed attempt with an error) refuses a
 payment; every other chain failure propagates for the caller's loop to retry.
+
+The books move in the transaction that settles an attempt that landed: a paid one posts the
+payment's own entry (its fill's or refund's, given by the caller) and what it cost the vault
+in SOL beyond what it paid (the fee, and the rent of a token account it opened for the
+recipient) as gas; one that landed with an error, its cost alone.
 """
 
 from __future__ import annotations
@@ -32,8 +37,11 @@ from crossfill.kinds.payment_outcomes import Paid, PaymentOutcome, Pending, Refu
 from crossfill.kinds.svm.client import BlockhashNotFound, LandedTransaction, SvmPort
 from crossfill.kinds.svm.payments import SVM_PAYMENTS
 from crossfill.kinds.svm.transactions import SvmPaymentOrder, payment_instructions
+from crossfill.store import books as ledger
+from crossfill.store.books import PaymentBooks
 from crossfill.store.payment_journal import IN_FLIGHT, Stage
 from crossfill.store.tables import SvmPayment
+from crossfill.types import NATIVE_SVM_ADDRESS
 
 log = structlog.get_logger(__name__)
 SETTLED_COMMITMENTS = frozenset({"confirmed", "finalized"})
@@ -41,6 +49,16 @@ SETTLED_COMMITMENTS = frozenset({"confirmed", "finalized"})
 
 # A payment from the vault: landed as its transaction tells; in flight as its signature.
 SvmPaymentOutcome = PaymentOutcome[LandedTransaction, str]
+
+
+def vault_cost(order: SvmPaymentOrder, landed: LandedTransaction, *, paid: bool) -> int:
+    """What a landed payment cost the vault in SOL beyond what it paid its recipient: its fee,
+    and the rent of the token account it opened for the recipient (its fee alone when the
+    answer did not show the vault's balances)."""
+    if landed.payer_spent is None:
+        return landed.fee
+    sent = order.amount if paid and order.mint is None else 0
+    return landed.payer_spent - sent
 
 
 @dataclass(eq=False)
@@ -51,18 +69,23 @@ class SvmPayer:
     _: KW_ONLY
     now: Callable[[], datetime]
 
-    async def pay(self, order: SvmPaymentOrder) -> SvmPaymentOutcome:
+    async def pay(
+        self, order: SvmPaymentOrder, books: PaymentBooks | None = None
+    ) -> SvmPaymentOutcome:
         """Idempotent: the first call signs, journals and sends; later calls follow the same
-        payment to its outcome (re-sending, or re-signing only after provable expiry)."""
+        payment to its outcome (re-sending, or re-signing only after provable expiry).
+        `books`: what the payment posts once it is known paid."""
         async with self.sessions() as session:
             attempt = await SVM_PAYMENTS.latest(
                 session, chain_id=self.client.chain_id, purpose=order.purpose, payment_key=order.key
             )
         if attempt is None:
-            return await self._sign_and_send(order, number=1, expired=None)
-        return await self._follow(order, attempt)
+            return await self._sign_and_send(order, books, number=1, expired=None)
+        return await self._follow(order, books, attempt)
 
-    async def _follow(self, order: SvmPaymentOrder, attempt: SvmPayment) -> SvmPaymentOutcome:
+    async def _follow(
+        self, order: SvmPaymentOrder, books: PaymentBooks | None, attempt: SvmPayment
+    ) -> SvmPaymentOutcome:
         stage = SVM_PAYMENTS.stage_of(attempt)
         if stage is Stage.PAID:
             return await self._paid(attempt.signature)
@@ -71,8 +94,8 @@ class SvmPayer:
         if stage is Stage.DEAD:
             # Not left by this payer (expiry and the next attempt are one transaction), but
             # an expired newest attempt means none can land: the next one may be signed.
-            return await self._sign_and_send(order, number=attempt.attempt + 1, expired=None)
-        outcome = await self._status(attempt)
+            return await self._sign_and_send(order, books, number=attempt.attempt + 1, expired=None)
+        outcome = await self._status(attempt, order, books)
         if outcome is not None:
             return outcome
         if await self.client.block_height() <= attempt.last_valid_block_height:
@@ -80,23 +103,33 @@ class SvmPayer:
             return Pending(attempt.signature)
         # Past its last valid block height: it can no longer land, unless it already did and
         # the status read above raced its landing, so read once more before giving it up.
-        outcome = await self._status(attempt)
+        outcome = await self._status(attempt, order, books)
         if outcome is not None:
             return outcome
         log.info("svm payment expired; re-signing", key=order.key, attempt=attempt.attempt)
-        return await self._sign_and_send(order, number=attempt.attempt + 1, expired=attempt)
+        return await self._sign_and_send(order, books, number=attempt.attempt + 1, expired=attempt)
 
-    async def _status(self, attempt: SvmPayment) -> SvmPaymentOutcome | None:
+    async def _status(
+        self, attempt: SvmPayment, order: SvmPaymentOrder, books: PaymentBooks | None
+    ) -> SvmPaymentOutcome | None:
         """The attempt's outcome if the chain has a status for it (Pending until settled)."""
         status = await self.client.signature_status(attempt.signature)
         if status is None:
             return None
         if status.err is not None:
-            await self._settle(attempt, Stage.REFUSED, slot=status.slot, error=status.err)
+            # Landed with its error: it moved nothing but paid its fee.
+            landed = await self.client.landed_transaction(attempt.signature)
+            await self._settle(
+                attempt, Stage.REFUSED, slot=status.slot, error=status.err,
+                booked=_Booked(order, landed, None),
+            )  # fmt: skip
             return Refused(status.err, attempt.signature)
         if status.commitment in SETTLED_COMMITMENTS:
-            await self._settle(attempt, Stage.PAID, slot=status.slot)
-            return await self._paid(attempt.signature)
+            landed = await self.client.landed_transaction(attempt.signature)
+            await self._settle(
+                attempt, Stage.PAID, slot=status.slot, booked=_Booked(order, landed, books)
+            )
+            return Paid(attempt.signature, landed)
         return Pending(attempt.signature)
 
     async def _paid(self, signature: str) -> Paid[LandedTransaction]:
@@ -104,12 +137,17 @@ class SvmPayer:
         return Paid(signature, await self.client.landed_transaction(signature))
 
     async def _sign_and_send(
-        self, order: SvmPaymentOrder, *, number: int, expired: SvmPayment | None
+        self,
+        order: SvmPaymentOrder,
+        books: PaymentBooks | None,
+        *,
+        number: int,
+        expired: SvmPayment | None,
     ) -> SvmPaymentOutcome:
         attempt = await self._journal(order, number=number, expired=expired)
         if attempt is None:
             # Another process journalled this attempt first; it sends it, we follow it.
-            return await self.pay(order)
+            return await self.pay(order, books)
         try:
             await self._send(attempt, preflight=True)
         except ProgramFailed as failed:
@@ -160,9 +198,38 @@ class SvmPayer:
             log.info("svm payment blockhash not found", signature=attempt.signature)
 
     async def _settle(
-        self, attempt: SvmPayment, stage: Stage, *, slot: int | None = None, error: object = None
+        self,
+        attempt: SvmPayment,
+        stage: Stage,
+        *,
+        slot: int | None = None,
+        error: object = None,
+        booked: _Booked | None = None,
     ) -> None:
+        """Settle the attempt; one that landed (`booked`) posts, in the same transaction,
+        what it moved and cost, unless another process settled it first."""
+        now = self.now()
         async with self.sessions() as session, session.begin():
-            await SVM_PAYMENTS.settle(
-                session, attempt.id, stage, now=self.now(), slot=slot, error=error
+            settled = await SVM_PAYMENTS.settle(
+                session, attempt.id, stage, now=now, slot=slot, error=error
             )
+            if not settled or booked is None:
+                return
+            if booked.books is not None:
+                await ledger.payment_paid(session, booked.books, now=now)
+            vault = str(self.vault.pubkey())
+            await ledger.gas_paid(
+                session, self.client.chain_id, sender=vault, tx_hash=attempt.signature,
+                fee=vault_cost(booked.order, booked.landed, paid=stage is Stage.PAID),
+                now=now, native=NATIVE_SVM_ADDRESS,
+            )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Booked:
+    """A landed attempt's books: its order, its transaction, and the payment's own entry
+    (None: it landed with an error and moved nothing, or its caller posts none)."""
+
+    order: SvmPaymentOrder
+    landed: LandedTransaction
+    books: PaymentBooks | None

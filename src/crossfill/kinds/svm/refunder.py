@@ -22,6 +22,7 @@ from crossfill.kinds.svm.payer import SvmPayer
 from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
 from crossfill.kinds.svm.values import fee_value, moved
+from crossfill.store import books as ledger
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 from crossfill.workers.due_refunds import REFUND, DueRefunds, ShownRefund
@@ -67,7 +68,10 @@ class SvmRefunder(DueRefunds[SvmChainRuntime, SvmPayer]):
             async with self.sessions() as session:
                 request = await requests.get(session, deposit.request_id)
                 reason = (request.fail_reason if request else None) or reason
-        outcome = await self.payer.pay(self.order_of(deposit, reason))
+        outcome = await self.payer.pay(
+            self.order_of(deposit, reason),
+            ledger.refund_books(deposit, self.chain.config.solver.address),
+        )
         if isinstance(outcome, Paid):
             landed = outcome.landed
             await self._refunded(

@@ -23,6 +23,7 @@ from crossfill.kinds.svm.payments import SVM_PAYMENTS
 from crossfill.kinds.svm.runtime import SvmChainRuntime
 from crossfill.kinds.svm.transactions import SvmPaymentOrder
 from crossfill.kinds.svm.values import fee_value, moved
+from crossfill.store import books as ledger
 from crossfill.store.tables import Request
 from crossfill.workers.kind_capacity import PaidFrom
 from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
@@ -58,7 +59,12 @@ class SvmSolver(LeasedFills[SvmChainRuntime, SvmPayer]):
         )
 
     async def _fill(self, request: Request) -> None:
-        outcome = await self.payer.pay(self.order_of(request))
+        order = self.order_of(request)
+        vault = self.chain.config.solver.address
+        books = ledger.fill_books(
+            request.id, self.chain_id, request.destination_currency, order.amount, vault
+        )
+        outcome = await self.payer.pay(order, books)
         if isinstance(outcome, Refused):
             log.warning("svm fill refused", request_id=request.id, error=outcome.reason)
             await self._record(request.id, FillRecord(fail_reason="EXECUTION_REVERTED"))
