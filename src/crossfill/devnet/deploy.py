@@ -14,6 +14,9 @@ from crossfill.contracts import load_artifact
 from crossfill.errors import DevnetError
 from crossfill.types import Address
 
+# Seconds a solver's requested bond withdrawal waits before it may leave (devnet: ten minutes).
+SOLVER_BOND_WITHDRAWAL_DELAY = 600
+
 
 @dataclass(frozen=True)
 class DeployedContracts:
@@ -32,6 +35,7 @@ class DeployedContracts:
     deposit_address_factory: Address
     gasless_delegate: Address
     attestation_verifier: Address
+    solver_bond: Address
 
 
 def signing_web3(rpc_url: str, account: LocalAccount) -> Web3:
@@ -124,6 +128,8 @@ def deploy_service(
         # For clients: the delegate a gasless user's code points at, and an attestation check.
         gasless_delegate=deploy(web3, "BatchDelegate"),
         attestation_verifier=deploy(web3, "AttestationVerifier"),
+        # External solvers' bonds, debited by the allocator (docs/solvers.md).
+        solver_bond=deploy(web3, "SolverBond", allocator, SOLVER_BOND_WITHDRAWAL_DELAY),
     )
 
 

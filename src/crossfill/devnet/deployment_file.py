@@ -88,6 +88,7 @@ def chain_document(
             "deposit_address_factory": contracts.deposit_address_factory,
             "gasless_delegate": contracts.gasless_delegate,
             "attestation_verifier": contracts.attestation_verifier,
+            "solver_bond": contracts.solver_bond,
         },
         # anvil serves both kinds of traces: contracts' payments to deposit addresses are seen.
         "trace_internal_transfers": "parity",

@@ -51,6 +51,8 @@ class ChainContracts(RouterContracts):
     onlyOwnerMulticaller: str
     serviceReceiver: str
     v3: RouterContracts
+    # External solvers' bonds (`SolverBond`); empty where the chain has none.
+    solverBond: str = ""
 
 
 class ProtocolV2(BaseModel):

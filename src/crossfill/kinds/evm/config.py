@@ -85,6 +85,9 @@ class ContractsConfig(ConfigModel):
     # /requests/{requestId}/signature`). The devnet deploys both.
     gasless_delegate: EvmAddress | None = None
     attestation_verifier: EvmAddress | None = None
+    # External solvers' bonds (`SolverBond`, docs/solvers.md): read when an external solver is
+    # registered or asked for a bid; none, no external solver is asked for a fill to this chain.
+    solver_bond: EvmAddress | None = None
 
 
 class PoolConfig(ConfigModel):

@@ -36,6 +36,7 @@ def _contracts(config: ChainConfig) -> ChainContracts:
         erc20Router=contracts.router,
         approvalProxy=contracts.approval_proxy,
         v3=routers,
+        solverBond=contracts.solver_bond or "",
     )
 
 
