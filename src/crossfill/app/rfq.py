@@ -217,6 +217,8 @@ async def auction(runtime: Runtime, quote: Quote) -> Win | None:
     ]
     if not asked:
         return None
+    # Made before the clock starts: a client's first making (its TLS context) takes a while.
+    assert runtime.rfq_http is not None
     outstanding = asyncio.create_task(_outstanding(runtime, asked))
     held = _Auction(
         runtime,
@@ -227,10 +229,12 @@ async def auction(runtime: Runtime, quote: Quote) -> Win | None:
         settings.max_bid_bytes,
         outstanding,
     )
-    tasks = [asyncio.create_task(held.offer(rank, s)) for rank, s in enumerate(asked)]
+    tasks = {asyncio.create_task(held.offer(rank, s)): s for rank, s in enumerate(asked)}
     done, pending = await asyncio.wait(tasks, timeout=settings.deadline_ms / 1000)
     for task in (*pending, outstanding):
         task.cancel()
+    if pending:
+        log.info("no bid in time", solvers=sorted(tasks[task].name for task in pending))
     offers = [
         offer
         for task in done

@@ -99,7 +99,10 @@ class SolverView:
 def _chain(runtime: Runtime, chain_id: int, what: str) -> ChainConfig:
     chain = evm_chains(runtime).get(ChainId(chain_id))
     if chain is None:
-        raise BadRequest(f"{what} {chain_id} is not an EVM chain this service serves")
+        raise BadRequest(
+            f"{what} {chain_id} is not an EVM chain this service serves",
+            error_code="INVALID_ROUTES",
+        )
     return chain.config
 
 
@@ -185,6 +188,8 @@ async def _bond_held(
         raise ServiceUnavailable(
             f"chain {chain_id} did not answer the bond read; try again"
         ) from None
+    # Quotes use what was read here until they read it again.
+    runtime.solver_book.prime((chain_id, solver.evm_address.lower(), currency), amount)
     usd = value_on_chain(config, chain.state, currency, amount, int(time.time()))
     return BondHeld(chain_id, currency, listed.symbol, amount, listed.decimals, usd or 0)
 
@@ -260,7 +265,7 @@ async def _unique(session: AsyncSession, row: Solver) -> None:
 async def register(runtime: Runtime, name: str, changes: SolverChanges) -> SolverView:
     """A new solver: every field of `changes` but the cooldown is required."""
     if changes.addresses is None or changes.bid_url is None or changes.routes is None:
-        raise BadRequest("addresses, bidUrl and routes are required")
+        raise BadRequest("addresses, bidUrl and routes are required", error_code="INVALID_SOLVER")
     if changes.max_size_usd is None:
         raise BadRequest("maxSizeUsd is required", error_code="INVALID_MAX_SIZE")
     now = datetime.now(UTC)

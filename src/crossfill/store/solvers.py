@@ -4,19 +4,24 @@ each bond as last read from its chain)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import structlog
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from crossfill.domain.solvers import RegisteredSolver, SolverRoute
 from crossfill.domain.status import RequestStatus
+from crossfill.errors import CrossfillError
 from crossfill.store.tables import Request, Solver
 from crossfill.types import Address
+
+log = structlog.get_logger(__name__)
 
 # A request past its quote's expiry that was never paid holds nothing; one paid and not yet
 # final holds its notional until it is filled or refunded.
@@ -107,6 +112,7 @@ class SolverBook:
     _solvers: tuple[RegisteredSolver, ...] = ()
     _read_at: float | None = None
     _bonds: dict[tuple[int, str, str], _Read] = field(default_factory=dict)
+    _refreshing: dict[tuple[int, str, str], asyncio.Task[None]] = field(default_factory=dict)
 
     async def solvers(self) -> tuple[RegisteredSolver, ...]:
         now = self.clock()
@@ -121,10 +127,26 @@ class SolverBook:
         self._read_at = None
 
     async def bond(self, key: tuple[int, str, str], read: Callable[[], Awaitable[int]]) -> int:
-        """The bond of `key` (chain id, solver, currency), read with `read` when not known
-        or older than `bond_seconds`."""
+        """The bond of `key` (chain id, solver, currency): read with `read` when never read;
+        when older than `bond_seconds`, the last value, read again in the background (a
+        quote never waits on a bond read twice)."""
         now = self.clock()
         known = self._bonds.get(key)
-        if known is None or now - known.at >= self.bond_seconds:
-            known = self._bonds[key] = _Read(await read(), now)
+        if known is None:
+            return self.prime(key, await read())
+        if now - known.at >= self.bond_seconds and key not in self._refreshing:
+            self._refreshing[key] = asyncio.create_task(self._refresh(key, read))
         return known.value
+
+    def prime(self, key: tuple[int, str, str], value: int) -> int:
+        """Keep `value` as the bond of `key`, read now."""
+        self._bonds[key] = _Read(value, self.clock())
+        return value
+
+    async def _refresh(self, key: tuple[int, str, str], read: Callable[[], Awaitable[int]]) -> None:
+        try:
+            self.prime(key, await read())
+        except CrossfillError as exc:
+            log.warning("solver bond not read again", key=key, error=str(exc))
+        finally:
+            self._refreshing.pop(key, None)
