@@ -70,13 +70,13 @@ def register(base_url: str, name: str, account: str, bid_url: str, **fields: Any
 
 @contextmanager
 def reference_solver(
-    base_url: str, devnet: RunningDevnet, name: str, *, fee_bps: int, bond_ether: int = 5
+    base_url: str, devnet: RunningDevnet, name: str, *, fee_bps: int, bond_ether: float = 5
 ) -> Iterator[LocalAccount]:
     """`examples/solver/solver.py` running as `name`, bonded and registered; stopped after."""
     account: LocalAccount = Account.create()
     chain = evm_chain(devnet.deployment, DESTINATION)
     assert chain is not None
-    set_native_balance(chain.rpc_url, account.address, (bond_ether + 10) * 10**18)
+    set_native_balance(chain.rpc_url, account.address, int((bond_ether + 10) * 10**18))
     command = [
         sys.executable, str(REFERENCE_SOLVER), "--service", base_url,
         "--admin-token", OPERATOR_TOKEN, "--key", account.key.hex(), "--name", name,

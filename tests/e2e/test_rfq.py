@@ -6,7 +6,11 @@ huge body, a late bid) neither slow a quote past the deadline nor reach the user
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 from datetime import timedelta
 from typing import Any
@@ -20,8 +24,11 @@ from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
+    DESTINATION,
+    NATIVE,
     OPERATOR,
     OPERATOR_TOKEN,
+    ORIGIN,
     native_bridge,
     quote_request_id,
     request_quote,
@@ -120,6 +127,51 @@ def test_the_best_bid_wins_and_hostile_solvers_neither_slow_nor_reach_the_quote(
     # one that hangs for 30 s, or a 5 MB body, would show in the slowest quote.
     assert on_median - off_median <= deadline + 0.1
     assert max(on) < 2
+
+
+def test_a_solver_whose_bond_its_open_orders_hold_is_not_asked(
+    rfq_service: ServiceThread, devnet: RunningDevnet
+) -> None:
+    # 0.15 ETH bonded, about $450: one open order of $300 fits, a second does not.
+    with reference_solver(rfq_service.base_url, devnet, "epsilon", fee_bps=1, bond_ether=0.15):
+        won, _ = _quote(rfq_service)
+        assert won["protocol"]["solver"]["name"] == "epsilon"
+        refused, _ = _quote(rfq_service)
+    assert "solver" not in refused["protocol"]
+    assert _out(refused) < _out(won)
+
+
+def _cli(service: ServiceThread, *arguments: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "CROSSFILL_ADMIN_TOKEN": OPERATOR_TOKEN}
+    command = [sys.executable, "-m", "crossfill", "solvers", *arguments]
+    return subprocess.run(
+        [*command, "--url", service.base_url],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_the_command_line_registers_lists_and_removes_through_the_admin_api(
+    rfq_service: ServiceThread, devnet: RunningDevnet
+) -> None:
+    account = bonded_account(devnet, 2 * 10**18)
+    route = f"{ORIGIN}:{DESTINATION}:{NATIVE}"
+    common = ["--evm", account.address, "--bid-url", "http://127.0.0.1:9/bid"]
+    bad = _cli(rfq_service, "register", "zeta", *common, "--route", f"{ORIGIN}:5:{NATIVE}",
+               "--max-size-usd", "500")  # fmt: skip
+    assert bad.returncode == 1
+    assert "400 INVALID_ROUTES" in bad.stdout and "not an EVM chain" in bad.stdout
+    made = _cli(rfq_service, "register", "zeta", *common, "--route", route,
+                "--max-size-usd", "500")  # fmt: skip
+    assert made.returncode == 0, made.stdout + made.stderr
+    listed = json.loads(_cli(rfq_service, "list").stdout)["solvers"]
+    assert [(s["name"], s["bonds"][0]["amount"]) for s in listed] == [("zeta", str(2 * 10**18))]
+    assert _cli(rfq_service, "remove", "zeta").returncode == 0
+    gone = _cli(rfq_service, "show", "zeta")
+    assert gone.returncode == 1 and "404 SOLVER_NOT_FOUND" in gone.stdout
 
 
 def test_a_solver_is_registered_listed_changed_and_removed_its_bond_read_from_the_chain(
