@@ -22,6 +22,7 @@ from sqlalchemy import select
 
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request
+from crossfill_client import Client
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -29,6 +30,7 @@ from tests.e2e.bridging import (
     OPERATOR,
     OPERATOR_TOKEN,
     ORIGIN,
+    bridge_request,
     native_bridge,
     quote_request_id,
     request_quote,
@@ -133,12 +135,22 @@ def test_a_solver_whose_bond_its_open_orders_hold_is_not_asked(
     rfq_service: ServiceThread, devnet: RunningDevnet
 ) -> None:
     # 0.15 ETH bonded, about $450: one open order of $300 fits, a second does not.
-    with reference_solver(rfq_service.base_url, devnet, "epsilon", fee_bps=1, bond_ether=0.15):
-        won, _ = _quote(rfq_service)
-        assert won["protocol"]["solver"]["name"] == "epsilon"
+    with (
+        reference_solver(
+            rfq_service.base_url, devnet, "epsilon", fee_bps=1, bond_ether=0.15
+        ) as epsilon,
+        Client(rfq_service.base_url) as client,
+    ):
+        # As the Python client reads it: who fills, exclusive until when.
+        won = client.quote(bridge_request(Account.create().address, amount=AMOUNT))
+        assert won.protocol is not None and won.protocol.solver is not None
+        assert (won.protocol.solver.name, won.protocol.solver.address) == (
+            "epsilon",
+            epsilon.address,
+        )
         refused, _ = _quote(rfq_service)
     assert "solver" not in refused["protocol"]
-    assert _out(refused) < _out(won)
+    assert _out(refused) < int(won.details.currency_out.amount)
 
 
 def _cli(service: ServiceThread, *arguments: str) -> subprocess.CompletedProcess[str]:
