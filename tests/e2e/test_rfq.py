@@ -40,7 +40,6 @@ from tests.e2e.conftest import on_database
 from tests.e2e.solvers import (
     ABOVE_BOND,
     HOSTILE,
-    LATE,
     HostileSolvers,
     bonded_account,
     reference_solver,
@@ -94,7 +93,12 @@ def test_the_best_bid_wins_and_hostile_solvers_neither_slow_nor_reach_the_quote(
             hostile.accounts[kind] = account = bonded_account(devnet, wei)
             register(rfq_service.base_url, kind, account.address, f"{hostile_url}/{kind}")
 
-        quote, _ = _quote(rfq_service)
+        # A machine busy enough to hold the service's loop past the deadline leaves a quote
+        # without bids (no answer in time is no bid): a few tries for one the auction decided.
+        for _ in range(3):
+            quote, _ = _quote(rfq_service)
+            if "solver" in quote["protocol"]:
+                break
         on = _latencies(rfq_service)
 
     # alpha charges 2 bps: it beats beta (4 bps) and the operator's own fees.
@@ -116,8 +120,18 @@ def test_the_best_bid_wins_and_hostile_solvers_neither_slow_nor_reach_the_quote(
     assert solver["exclusivityDeadline"] == int(as_utc(row.exclusivity_deadline).timestamp())
     # Every hostile solver was asked each time, and none of its bids reached a user.
     assert all(hostile.asked[kind] >= 1 + QUOTES_MEASURED for kind in HOSTILE), hostile.asked
-    assert hostile.asked[LATE] >= 1
 
+    # The operator sees what became of every solver asked, each once a quote.
+    exposed = httpx.get(f"{rfq_service.base_url}/metrics", timeout=10).text
+    outcomes = {
+        line.split('"')[1]: float(line.split()[-1])
+        for line in exposed.splitlines()
+        if line.startswith("crossfill_rfq_bids_total{")
+    }
+    assert sum(outcomes.values()) % (2 + len(HOSTILE)) == 0, outcomes
+    assert sum(outcomes.values()) >= (2 + len(HOSTILE)) * (1 + QUOTES_MEASURED), outcomes
+    for outcome in ("won", "lost", "late", "bad_signature", "wrong_solver", "above_bond"):
+        assert outcomes.get(outcome, 0) >= 1, outcomes
     off_median, on_median = statistics.median(off), statistics.median(on)
     print(
         f"\nquote latency, RFQ off: median {off_median * 1000:.0f} ms, max {max(off) * 1000:.0f}"

@@ -34,6 +34,8 @@ from crossfill.store.solvers import outstanding_usd_micros
 from crossfill.types import Address
 
 log = structlog.get_logger(__name__)
+# `crossfill_rfq_bids_total` outcomes besides a refusal's reason (`domain.rfq.BidRefusal`).
+WON, LOST, DECLINED, LATE, ERROR = "won", "lost", "declined", "late", "error"
 
 
 @dataclass(frozen=True)
@@ -118,9 +120,12 @@ class _Auction:
                 bond_usd_micros=bond, outstanding_usd_micros=outstanding, order_usd_micros=order_usd
             ):
                 refusal = BidRefusal.ABOVE_BOND
-        if refusal is not None or bid is None:
-            if refusal is not None:
-                log.info("bid refused", solver=solver.name, reason=refusal.value)
+        if refusal is not None:
+            log.info("bid refused", solver=solver.name, reason=refusal.value)
+            self.runtime.metrics.rfq_bids.labels(refusal.value).inc()
+            return None
+        if bid is None:
+            self.runtime.metrics.rfq_bids.labels(DECLINED).inc()
             return None
         return Offer(solver_id=solver.id, solver_name=solver.name, bid=bid, rank=rank)
 
@@ -196,31 +201,55 @@ async def _outstanding(runtime: Runtime, solvers: list[RegisteredSolver]) -> dic
         )
 
 
-async def auction(runtime: Runtime, quote: Quote) -> Win | None:
-    """The winning bid for `quote`, if any beats the operator's price; held within the RFQ
-    deadline whatever the solvers do. None at once when no solver is registered."""
+async def _asked(runtime: Runtime, quote: Quote) -> tuple[Ask, list[RegisteredSolver], str] | None:
+    """The ask, the solvers eligible but for their bond, and the destination's SolverBond;
+    None when there is no auction to hold."""
     if not open_to_bids(quote):
         return None
     solvers = await runtime.solver_book.solvers()
-    if not solvers:
-        return None
     solver_bond = quote.destination.contracts.solver_bond
-    if solver_bond is None:
+    if not solvers or solver_bond is None:
         return None
+    ask, now = ask_of(quote), datetime.now(UTC)
+    bar = runtime.deployment.rfq.min_reputation
+    asked = [s for s in solvers if standing_refusal(s, ask, now=now, min_reputation=bar) is None]
+    return (ask, asked, solver_bond) if asked else None
+
+
+def _offers(
+    runtime: Runtime,
+    tasks: dict[asyncio.Task[Offer | None], RegisteredSolver],
+    done: set[asyncio.Task[Offer | None]],
+) -> list[Offer]:
+    """The valid bids among the tasks `done` (the rest are late), each outcome counted."""
+    bids = runtime.metrics.rfq_bids
+    late = sorted(solver.name for task, solver in tasks.items() if task not in done)
+    if late:
+        log.info("no bid in time", solvers=late)
+        bids.labels(LATE).inc(len(late))
+    offers = []
+    for task in done:
+        failure = None if task.cancelled() else task.exception()
+        if failure is not None:
+            log.warning("bid not read", error=repr(failure))
+            bids.labels(ERROR).inc()
+        elif not task.cancelled() and (offer := task.result()) is not None:
+            offers.append(offer)
+    return offers
+
+
+async def auction(runtime: Runtime, quote: Quote) -> Win | None:
+    """The winning bid for `quote`, if any beats the operator's price; held within the RFQ
+    deadline whatever the solvers do. None at once when no solver is registered."""
+    held = await _asked(runtime, quote)
+    if held is None:
+        return None
+    ask, asked, solver_bond = held
     settings = runtime.deployment.rfq
-    ask = ask_of(quote)
-    now = datetime.now(UTC)
-    asked = [
-        solver
-        for solver in solvers
-        if standing_refusal(solver, ask, now=now, min_reputation=settings.min_reputation) is None
-    ]
-    if not asked:
-        return None
     # Made before the clock starts: a client's first making (its TLS context) takes a while.
     assert runtime.rfq_http is not None
     outstanding = asyncio.create_task(_outstanding(runtime, asked))
-    held = _Auction(
+    auction = _Auction(
         runtime,
         quote,
         ask,
@@ -229,21 +258,14 @@ async def auction(runtime: Runtime, quote: Quote) -> Win | None:
         settings.max_bid_bytes,
         outstanding,
     )
-    tasks = {asyncio.create_task(held.offer(rank, s)): s for rank, s in enumerate(asked)}
+    tasks = {asyncio.create_task(auction.offer(rank, s)): s for rank, s in enumerate(asked)}
     done, pending = await asyncio.wait(tasks, timeout=settings.deadline_ms / 1000)
     for task in (*pending, outstanding):
         task.cancel()
-    if pending:
-        log.info("no bid in time", solvers=sorted(tasks[task].name for task in pending))
-    offers = [
-        offer
-        for task in done
-        if not task.cancelled() and task.exception() is None and (offer := task.result())
-    ]
-    for task in done:
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("bid not read", error=repr(task.exception()))
+    offers = _offers(runtime, tasks, done)
     best = winner(offers, operator_output=quote.amount_out)
+    runtime.metrics.rfq_bids.labels(LOST).inc(len(offers) - (best is not None))
     if best is None:
         return None
+    runtime.metrics.rfq_bids.labels(WON).inc()
     return Win(best, quote.expires_at + timedelta(seconds=settings.exclusivity_seconds))
