@@ -59,11 +59,19 @@ def _call(url: str | None, method: str, path: str, body: dict[str, Any] | None =
         )
     except httpx.HTTPError as exc:
         raise AdminApiError(f"the service at {base} did not answer: {exc}") from None
-    answer = response.json() if response.content else {}
+    try:
+        answer = response.json() if response.content else {}
+    except ValueError:
+        raise AdminApiError(
+            f"{base} answered {response.status_code} with no JSON: {response.text[:200]}"
+        ) from None
     if response.status_code >= 400:
-        code = answer.get("errorCode") if isinstance(answer, dict) else None
-        message = answer.get("message") if isinstance(answer, dict) else response.text
-        raise AdminApiError(f"{response.status_code} {code or ''}: {message}".replace("  ", " "))
+        known = isinstance(answer, dict)
+        code = answer.get("errorCode") if known else None
+        message = answer.get("message") if known else response.text[:200]
+        raise AdminApiError(
+            " ".join(str(p) for p in (response.status_code, code) if p) + f": {message}"
+        )
     return answer
 
 
