@@ -76,3 +76,35 @@ async def test_a_primed_bond_is_not_read() -> None:
     solvers.prime(KEY, 9)
     assert await solvers.bond(KEY, reads) == 9
     assert reads.made == 0
+
+
+class _NoRows:
+    def all(self) -> list[object]:
+        return []
+
+
+class _EmptyRegistry:
+    """A session over a registry without a solver."""
+
+    async def __aenter__(self) -> _EmptyRegistry:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def scalars(self, statement: object) -> _NoRows:
+        return _NoRows()
+
+
+async def test_an_empty_registry_read_lately_skips_the_auction_until_read_again() -> None:
+    clock = Clock()
+    sessions: Any = _EmptyRegistry
+    solvers = SolverBook(sessions, clock=clock, registry_seconds=1.0)
+    assert not solvers.none_registered()  # never read: the auction reads it
+    assert await solvers.solvers() == ()
+    assert solvers.none_registered()
+    clock.now = 1.0
+    assert not solvers.none_registered()  # read too long ago
+    await solvers.solvers()
+    solvers.forget_registry()  # an operator registered one here
+    assert not solvers.none_registered()

@@ -16,7 +16,7 @@ from crossfill.app.entropy import new_entropy
 from crossfill.app.fills import FillTerms, filler_calldata, plan_fill
 from crossfill.app.quote_rows import quote_rows
 from crossfill.app.quote_store import store_quote
-from crossfill.app.rfq import auction
+from crossfill.app.rfq import auction, may_hold
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan
 from crossfill.domain.order import sign_order_id
@@ -172,9 +172,12 @@ async def _answer(
 ) -> bytes:
     """Check the user's position while solvers bid (`app.rfq`), sign, plan the fill, store
     the rows; the answer's JSON."""
-    (balance, allowance), won = await asyncio.gather(
-        _user_position(runtime, quote), auction(runtime, quote)
-    )
+    if may_hold(runtime, quote):
+        (balance, allowance), won = await asyncio.gather(
+            _user_position(runtime, quote), auction(runtime, quote)
+        )
+    else:
+        (balance, allowance), won = await _user_position(runtime, quote), None
     if won is not None:
         quote = with_output(quote, won.offer.bid.output)
     signature = (

@@ -238,6 +238,12 @@ def _offers(
     return offers
 
 
+def may_hold(runtime: Runtime, quote: Quote) -> bool:
+    """Whether `quote` may have an auction: open to bids, and solvers registered (or the
+    registry not read lately). False costs the quote nothing more."""
+    return open_to_bids(quote) and not runtime.solver_book.none_registered()
+
+
 async def auction(runtime: Runtime, quote: Quote) -> Win | None:
     """The winning bid for `quote`, if any beats the operator's price; held within the RFQ
     deadline whatever the solvers do. None at once when no solver is registered."""

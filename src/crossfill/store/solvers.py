@@ -122,6 +122,16 @@ class SolverBook:
             self._read_at = now
         return self._solvers
 
+    def none_registered(self) -> bool:
+        """Whether the registry, read within `registry_seconds`, had no solver (the quote path
+        then skips the auction without a task or a read)."""
+        read_at = self._read_at
+        return (
+            read_at is not None
+            and self.clock() - read_at < self.registry_seconds
+            and not self._solvers
+        )
+
     def forget_registry(self) -> None:
         """Read the registry again at the next quote (after an operator's change here)."""
         self._read_at = None
