@@ -57,6 +57,12 @@ class Metrics:
             ["route_kind", "outcome"],
             buckets=_QUOTE_BUCKETS,
         )
+        self.rfq_bids = counter(
+            "crossfill_rfq_bids",
+            "External solvers asked for a bid at quote time, by what became of it (won, lost, "
+            "declined, late, or the reason it was refused)",
+            ["outcome"],
+        )
         self.http_responses = counter(
             "crossfill_http_responses",
             "HTTP answers of the API by route (its path template; 'unmatched' when no route "

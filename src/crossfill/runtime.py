@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar, cast
 
+import httpx
 import structlog
 from eth_account.signers.local import LocalAccount
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -22,6 +23,7 @@ from crossfill.settings import Settings
 from crossfill.store import chain_controls
 from crossfill.store.db import DATABASE_FAILURES, create_engine, session_factory
 from crossfill.store.group_commit import GroupCommit
+from crossfill.store.solvers import SolverBook
 from crossfill.store.wal_checkpoints import BACKSTOP_PAGES, WalCheckpoints, sqlite_file
 from crossfill.types import ChainId
 
@@ -67,6 +69,19 @@ class Runtime:
     def quote_rows(self) -> GroupCommit:
         """Quotes' request rows, committed in groups (see store.group_commit)."""
         return GroupCommit(self.engine)
+
+    @cached_property
+    def solver_book(self) -> SolverBook:
+        """The external solvers registered, and their bonds, as this process last read them."""
+        return SolverBook(self.sessions, clock=self.clock)
+
+    @cached_property
+    def rfq_http(self) -> httpx.AsyncClient:
+        """Asks external solvers for bids (`app.rfq`); each auction bounds its own time."""
+        return httpx.AsyncClient(
+            follow_redirects=False,
+            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+        )
 
     @cached_property
     def solver_account(self) -> LocalAccount:
@@ -160,6 +175,8 @@ class Runtime:
             await chain.close()
         if "quote_rows" in self.__dict__:  # created on first use
             await self.quote_rows.close()
+        if "rfq_http" in self.__dict__:
+            await self.rfq_http.aclose()
         if self.wal_checkpoints is not None:
             await self.wal_checkpoints.stop()
         await self.engine.dispose()

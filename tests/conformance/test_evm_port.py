@@ -132,6 +132,18 @@ async def test_balances_of_ether_and_of_a_token(backend: EvmBackend) -> None:
     assert await port.native_balances([], head.number) == []
 
 
+async def test_a_read_only_call_answers_what_the_contract_returns(backend: EvmBackend) -> None:
+    port, driver = backend.port, backend.driver
+    holder = await driver.funded(ETHER)
+    await driver.give_tokens(holder.address, 7_000)
+    returned = await port.call(driver.token, function(ERC20, "balanceOf").encode(holder.address))
+    assert function(ERC20, "balanceOf").decode_output(returned) == (7_000,)
+    # An account without code runs nothing and answers nothing.
+    assert (
+        await port.call(new_address(), function(ERC20, "balanceOf").encode(holder.address)) == b""
+    )
+
+
 async def test_an_approval_mined_is_the_spenders_allowance(backend: EvmBackend) -> None:
     port, driver = backend.port, backend.driver
     holder, spender = await driver.funded(ETHER), new_address()

@@ -165,6 +165,8 @@ class FakeChain:
     simulated: CallOutcome = field(default_factory=lambda: CallOutcome(True, b"", []))
     simulated_at: list[int | None] = field(default_factory=list)
     codes: dict[str, bytes] = field(default_factory=dict)  # account -> its code
+    # (contract, calldata) -> what a read-only call returns
+    call_answers: dict[tuple[str, bytes], bytes] = field(default_factory=dict)
     # block number -> the logs in it, as eth_getLogs answers them (what `scan` filters)
     logs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     # block number -> the block a reorg put there (below the head; see `block_at`)
@@ -433,6 +435,21 @@ class FakeChain:
     async def estimate_call(self, sender: str, to: str, data: str, value: int) -> int:
         # The same node call as estimate_gas: its faults and count are that method's.
         return await self.estimate_gas({"from": sender, "to": to, "data": data, "value": value})
+
+    async def call(self, to: str, data: bytes) -> bytes:
+        """A scripted answer, else what a token's `balanceOf` answers; nothing from an
+        account without code."""
+        self._called("call")
+        scripted = self.call_answers.get((to.lower(), data))
+        if scripted is not None:
+            return scripted
+        balance_of = function(ERC20, "balanceOf")
+        if data[:4] == balance_of.selector and to.lower() in self.codes:
+            (holder,) = balance_of.decode_arguments(data[4:])
+            return (self.token_balances[to.lower(), holder.lower()]).to_bytes(32, "big")
+        if to.lower() not in self.codes:
+            return b""
+        raise NotImplementedError(f"fake chain: no answer scripted for a call to {to}")
 
     async def code(self, address: str) -> bytes:
         self._called("code")

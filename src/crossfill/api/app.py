@@ -36,6 +36,7 @@ from crossfill.api.routes import (
     quote,
     requests,
     signatures,
+    solvers,
     status,
     transactions,
     ws,
@@ -180,5 +181,6 @@ def create_app(
     app.include_router(metrics.router)
     app.include_router(ws.router)
     app.include_router(admin.router)
+    app.include_router(solvers.router)
     install_explorer(app)
     return app

@@ -3,6 +3,7 @@ or preview its price (the same checks, nothing stored)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -15,12 +16,14 @@ from crossfill.app.entropy import new_entropy
 from crossfill.app.fills import FillTerms, filler_calldata, plan_fill
 from crossfill.app.quote_rows import quote_rows
 from crossfill.app.quote_store import store_quote
+from crossfill.app.rfq import auction, may_hold
 from crossfill.contracts import calldata
 from crossfill.domain.fill_plan import FillPlan
 from crossfill.domain.order import sign_order_id
 from crossfill.errors import ApiError, ChainError, Reverted, ServiceUnavailable
 from crossfill.kinds.evm.chain import evm_chains
 from crossfill.metrics import FAILED, NO_ROUTE, QUOTED, REFUSED, UNAVAILABLE
+from crossfill.quoting.bid_output import with_output
 from crossfill.quoting.deposit_address import DepositAddressTerms
 from crossfill.quoting.engine import ChainView, Quote, plan_quote
 from crossfill.quoting.errors import (
@@ -167,8 +170,16 @@ async def create_quote(
 async def _answer(
     runtime: Runtime, body: QuoteRequest, quote: Quote, api_key_id: int | None
 ) -> bytes:
-    """Check the user's position, sign, plan the fill, store the rows; the answer's JSON."""
-    balance, allowance = await _user_position(runtime, quote)
+    """Check the user's position while solvers bid (`app.rfq`), sign, plan the fill, store
+    the rows; the answer's JSON."""
+    if may_hold(runtime, quote):
+        (balance, allowance), won = await asyncio.gather(
+            _user_position(runtime, quote), auction(runtime, quote)
+        )
+    else:
+        (balance, allowance), won = await _user_position(runtime, quote), None
+    if won is not None:
+        quote = with_output(quote, won.offer.bid.output)
     signature = (
         sign_order_id(runtime.solver_account, bytes.fromhex(quote.order_id[2:]))
         if body.include_protocol_data
@@ -176,6 +187,10 @@ async def _answer(
     )
     wire = quote_wire(quote, allowance=allowance, user_balance=balance, order_signature=signature)
     rows = quote_rows(quote, wire, referrer=quote.referrer, api_key_id=api_key_id)
+    if won is not None:
+        wire["protocol"]["solver"] = won.wire()
+        rows.request["exclusive_solver"] = won.offer.bid.solver.lower()
+        rows.request["exclusivity_deadline"] = won.exclusivity_deadline
     # Encoded once: the answer's bytes, and the stored copy of the same document.
     encoded = orjson.dumps(wire)
     rows.request["quote"] = EncodedJson(encoded.decode())

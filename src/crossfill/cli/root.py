@@ -17,6 +17,7 @@ from crossfill.cli import (
     keys,
     requests,
     serve,
+    solvers,
     webhooks,
 )
 from crossfill.cli.console import console
@@ -36,6 +37,7 @@ app.add_typer(config.app, name="config")
 app.add_typer(contracts.app, name="contracts")
 app.add_typer(keys.app, name="keys")
 app.add_typer(webhooks.app, name="webhooks")
+app.add_typer(solvers.app, name="solvers")
 app.add_typer(app_fees.app, name="app-fees")
 app.add_typer(deposits.app, name="deposits")
 app.add_typer(requests.app, name="requests")

@@ -41,6 +41,20 @@ class QuoteSettings(ConfigModel):
     max_swap_impact_bps: int = Field(default=500, ge=0, le=10_000)
 
 
+class RfqSettings(ConfigModel):
+    """The auction among external solvers at quote time (docs/solvers.md); none is held while
+    no solver is registered."""
+
+    # How long a quote waits for bids, at most (milliseconds): no answer by then is no bid.
+    deadline_ms: int = Field(default=300, ge=10, le=5000)
+    # How long past the quote's expiry only the winner may fill its order (seconds).
+    exclusivity_seconds: int = Field(default=30, ge=1, le=3600)
+    # A solver whose reputation is below this is not asked.
+    min_reputation: int = Field(default=50, ge=0)
+    # A bid's body larger than this (bytes) is no bid.
+    max_bid_bytes: int = Field(default=4096, ge=256, le=1_048_576)
+
+
 class GaslessSettings(ConfigModel):
     """POST /execute: the gas-sponsor wallets the service signs for, and what they may spend.
 
@@ -179,6 +193,7 @@ class Deployment(ConfigModel):
     fast_fill: FastFillSettings = FastFillSettings()
     repayment: RepaymentSettings = RepaymentSettings()
     rebalancing: RebalancingSettings = RebalancingSettings()
+    rfq: RfqSettings = RfqSettings()
     solver: KeyHolder
     allocator: KeyHolder
 

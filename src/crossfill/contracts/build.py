@@ -38,6 +38,8 @@ OUR_CONTRACTS = (
     "TestPriceFeed",
     "AttestationVerifier",
     "BatchDelegate",
+    # External solvers' bonds (docs/solvers.md).
+    "SolverBond",
 )
 UNISWAP_ARTIFACTS = {
     "UniswapV2Factory": "@uniswap/v2-core/build/UniswapV2Factory.json",

@@ -91,3 +91,13 @@ def depository_nonce_used(nonce: int) -> bytes:
 def nonce_used_answer(returned: bytes) -> bool:
     (used,) = function("Depository", "nonceUsed").decode_output(returned)
     return bool(used)
+
+
+def solver_bond_of(solver: str, currency: str) -> bytes:
+    """SolverBond.bondOf(solver, currency): what the solver has bonded (read with a call)."""
+    return function("SolverBond", "bondOf").encode(solver, currency)
+
+
+def bond_answer(returned: bytes) -> int:
+    (bond,) = function("SolverBond", "bondOf").decode_output(returned)
+    return int(bond)

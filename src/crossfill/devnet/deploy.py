@@ -14,6 +14,9 @@ from crossfill.contracts import load_artifact
 from crossfill.errors import DevnetError
 from crossfill.types import Address
 
+# Seconds a solver's requested bond withdrawal waits before it may leave (devnet: ten minutes).
+SOLVER_BOND_WITHDRAWAL_DELAY = 600
+
 
 @dataclass(frozen=True)
 class DeployedContracts:
@@ -34,6 +37,7 @@ class DeployedContracts:
     attestation_verifier: Address
     erc7683_origin_settler: Address
     erc7683_destination_settler: Address
+    solver_bond: Address
 
 
 def signing_web3(rpc_url: str, account: LocalAccount) -> Web3:
@@ -129,6 +133,8 @@ def deploy_service(
         # ERC-7683: orders opened here are deposits into this Depository; fills are paid there.
         erc7683_origin_settler=deploy(web3, "CrossfillOriginSettler", depository),
         erc7683_destination_settler=deploy(web3, "CrossfillDestinationSettler"),
+        # External solvers' bonds, debited by the allocator (docs/solvers.md).
+        solver_bond=deploy(web3, "SolverBond", allocator, SOLVER_BOND_WITHDRAWAL_DELAY),
     )
 
 

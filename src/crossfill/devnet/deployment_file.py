@@ -90,6 +90,7 @@ def chain_document(
             "attestation_verifier": contracts.attestation_verifier,
             "erc7683_origin_settler": contracts.erc7683_origin_settler,
             "erc7683_destination_settler": contracts.erc7683_destination_settler,
+            "solver_bond": contracts.solver_bond,
         },
         # anvil serves both kinds of traces: contracts' payments to deposit addresses are seen.
         "trace_internal_transfers": "parity",

@@ -54,6 +54,8 @@ class ChainContracts(RouterContracts):
     # ERC-7683 settlers ("" where the chain has none; docs/erc7683.md).
     erc7683OriginSettler: str = ""
     erc7683DestinationSettler: str = ""
+    # External solvers' bonds (`SolverBond`); empty where the chain has none.
+    solverBond: str = ""
 
 
 class ProtocolV2(BaseModel):

@@ -95,6 +95,28 @@ AddressColumn = String(64)
 AmountColumn = String(78)
 
 
+class Solver(Base):
+    """An external solver the operator registered (docs/solvers.md): asked for a bid on the
+    quotes of its routes, up to its maximum size and within its bond (read on chain)."""
+
+    __tablename__ = "solvers"
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True, nullable=False)
+    # The address signing its bids and filling on EVM chains (lower case).
+    evm_address: Mapped[str] = mapped_column(AddressColumn, unique=True, nullable=False)
+    # Its account per chain kind (`domain.solvers.SolverAddresses`, as JSON).
+    addresses: Mapped[dict[str, str]] = mapped_column(JSONColumn, nullable=False)
+    bid_url: Mapped[str] = mapped_column(String(2000), nullable=False)
+    # `domain.solvers.SolverRoute`s, as JSON.
+    routes: Mapped[list[dict[str, Any]]] = mapped_column(JSONColumn, nullable=False)
+    max_size_usd_micros: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    reputation: Mapped[int] = mapped_column(Integer, nullable=False)
+    cooldown_until: Mapped[datetime | None] = mapped_column(Timestamp)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
 class ApiKey(Base):
     """An integrator's API key. Only its SHA-256 is kept; the key is shown once, at creation."""
 
@@ -117,7 +139,13 @@ class ApiKey(Base):
 OPEN_DEPOSIT_ADDRESS = "deposit_address IS NOT NULL AND parent_request_id IS NULL"
 # Request columns a quote leaves empty, looked up by value only (`col = ?`, `IN`, ranges):
 # indexed only where set, so the insert every quote makes skips their index.
-INDEXED_WHEN_SET = ("api_key_id", "deposit_address", "parent_request_id", "origin_block_number")
+INDEXED_WHEN_SET = (
+    "api_key_id",
+    "deposit_address",
+    "parent_request_id",
+    "origin_block_number",
+    "exclusive_solver",
+)
 
 
 def _indexed_when_set(column: str) -> Index:
@@ -210,6 +238,10 @@ class Request(Base):
     fill_plan: Mapped[dict[str, Any] | None] = mapped_column(JSONColumn)
     # What its failure was, beyond `fail_reason` (`domain.gasless.FailureDetails`, as JSON).
     fail_details: Mapped[dict[str, Any] | None] = mapped_column(JSONColumn)
+    # An external solver's winning bid (docs/solvers.md): its EVM address, the one solver that
+    # may fill the order until `exclusivity_deadline`.
+    exclusive_solver: Mapped[str | None] = mapped_column(AddressColumn)
+    exclusivity_deadline: Mapped[datetime | None] = mapped_column(Timestamp)
     app_fees: Mapped[list[AppFee]] = relationship(lazy="raise")
     sponsor_payment: Mapped[SponsorPayment | None] = relationship(lazy="raise")
 

@@ -34,7 +34,7 @@ from crossfill.store.tables import ApiKey, WebhookEndpoint
 from crossfill.webhooks import config as webhook_config
 
 
-async def _operator(request: Request, runtime: RuntimeDep) -> None:
+async def operator_only(request: Request, runtime: RuntimeDep) -> None:
     token = runtime.settings.admin_token
     if not token:
         raise Forbidden("Admin endpoints are off: set CROSSFILL_ADMIN_TOKEN to use them")
@@ -43,12 +43,12 @@ async def _operator(request: Request, runtime: RuntimeDep) -> None:
     )
 
 
-# `_operator` answers 403 (no operator token set), 401 (a wrong one) and 429 (this address's
+# `operator_only` answers 403 (no operator token set), 401 (a wrong one) and 429 (this address's
 # wrong tokens spent) on every admin route.
 router = APIRouter(
     prefix="/admin",
     tags=["admin"],
-    dependencies=[Depends(_operator)],
+    dependencies=[Depends(operator_only)],
     responses=responses(None, 401, 403, 429),
 )
 # A key changed by id: revoked, or its sponsor set or cleared.

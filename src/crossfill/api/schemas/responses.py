@@ -58,6 +58,41 @@ class ApiKeyList(_Open):
     apiKeys: list[ApiKeyView]
 
 
+class SolverBondView(_Open):
+    chainId: int
+    currency: str
+    symbol: str
+    amount: str
+    amountFormatted: str
+    amountUsd: str
+
+
+class SolverView(_Open):
+    """An external solver (docs/solvers.md), its bonds as read from the chain now."""
+
+    id: int
+    name: str
+    addresses: dict[str, str]
+    bidUrl: str
+    routes: list[dict[str, Any]]
+    maxSizeUsd: str
+    reputation: int
+    cooldownUntil: str | None
+    bonds: list[SolverBondView]
+    outstandingUsd: str
+    createdAt: str
+    updatedAt: str
+
+
+class SolverList(_Open):
+    solvers: list[SolverView]
+
+
+class SolverRemoved(_Open):
+    name: str
+    removed: bool
+
+
 class WebhookView(_Open):
     apiKeyId: int
     url: str | None

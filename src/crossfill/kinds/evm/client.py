@@ -961,6 +961,15 @@ class EvmClient:
             raise ChainError(f"chain {self.chain_id}: {method} answered {answer!r}")
         return answer
 
+    async def call(self, to: str, data: bytes) -> bytes:
+        """What `eth_call` of `data` to `to` returned at the latest block (ChainError when the
+        node fails or the call reverts)."""
+        (answer,) = await self._batch([_eth_call(to, data)], "eth_call")
+        returned = _returned(answer if isinstance(answer, str) else None)
+        if returned is None:
+            raise ChainError(f"chain {self.chain_id}: eth_call answered {answer!r}")
+        return returned
+
     async def code(self, address: str) -> bytes:
         """The account's code at the latest block (empty for a plain account)."""
         (code,) = await self._batch(

@@ -89,6 +89,9 @@ class ContractsConfig(ConfigModel):
     # and the destination settler the solver fills them through; none, none on this chain.
     erc7683_origin_settler: EvmAddress | None = None
     erc7683_destination_settler: EvmAddress | None = None
+    # External solvers' bonds (`SolverBond`, docs/solvers.md): read when an external solver is
+    # registered or asked for a bid; none, no external solver is asked for a fill to this chain.
+    solver_bond: EvmAddress | None = None
 
 
 class PoolConfig(ConfigModel):

@@ -77,6 +77,9 @@ class EvmPort(Protocol):
     async def estimate_call(self, sender: str, to: str, data: str, value: int) -> int:
         """`estimate_gas` of a plain call from `sender` (`data` in hex)."""
 
+    async def call(self, to: str, data: bytes) -> bytes:
+        """What a read-only call of `data` to `to` returns at the latest block."""
+
     async def code(self, address: str) -> bytes:
         """The account's code now (an EIP-7702 delegation designator for a delegated one)."""
 

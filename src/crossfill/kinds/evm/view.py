@@ -38,6 +38,7 @@ def _contracts(config: ChainConfig) -> ChainContracts:
         v3=routers,
         erc7683OriginSettler=contracts.erc7683_origin_settler or "",
         erc7683DestinationSettler=contracts.erc7683_destination_settler or "",
+        solverBond=contracts.solver_bond or "",
     )
 
 

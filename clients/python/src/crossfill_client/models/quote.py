@@ -205,8 +205,20 @@ class ProtocolOrder(WireModel):
     payment_details: PaymentDetails | None = None
 
 
+class QuoteSolver(WireModel):
+    """The external solver whose bid won the quote: it alone may fill the order until
+    `exclusivity_deadline` (Unix seconds)."""
+
+    address: str
+    name: str
+    exclusive: bool
+    exclusivity_deadline: int
+
+
 class Protocol(WireModel):
     v2: ProtocolOrder
+    # None: the operator's own solver fills.
+    solver: QuoteSolver | None = None
 
 
 class FailedCallData(WireModel):
