@@ -77,20 +77,16 @@ async def _burst(run: Run, count: int) -> None:
     await until_settled(
         http, chains, orders, deposited, from_block=from_block, give_up_after=60 + count * 0.5
     )
-    cpu = _used_since(cpu_before, cpu_seconds(run.service, run.database_url))
+    cpu = cpu_seconds(run.service, run.database_url).since(cpu_before)
     found = await audit(http, chains, orders, deposited, from_block=from_block)
     arrived = {number: await run.destination.head_at(number) for number in set(found.fill_blocks)}
     _print(run, count, block, found, deposited_at, arrived, idle)
     per_order = {name: f"{seconds * 1000 / count:.1f} ms" for name, seconds in cpu.items()}
     print(
         f"  CPU from the deposits to the last fill seen, per order: service {per_order['service']}"
-        f" (its main thread {per_order['main_thread']}), PostgreSQL {per_order['postgres']},"
+        f" (its main threads {per_order['main_thread']}), PostgreSQL {per_order['postgres']},"
         f" chains {per_order['chains']}"
     )
-
-
-def _used_since(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
-    return {name: after[name] - before[name] for name in before}
 
 
 def _print(

@@ -176,27 +176,45 @@ def _cpu(fields: list[str], ticks: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
-def cpu_seconds(service: RunningService, database_url: str | None) -> dict[str, float]:
+ROLES = ("service", "main_thread", "chains", "postgres")
+
+
+@dataclass(frozen=True)
+class CpuReading:
+    """CPU seconds used so far, by role and process (Linux /proc)."""
+
+    by_process: dict[tuple[str, int], float]
+
+    def since(self, before: CpuReading) -> dict[str, float]:
+        """The CPU seconds each role used from `before` to this reading: each process's own
+        difference (one started meanwhile: all of it; one that exited meanwhile is not
+        counted, never a negative figure)."""
+        used = dict.fromkeys(ROLES, 0.0)
+        for (role, pid), seconds in self.by_process.items():
+            used[role] += seconds - before.by_process.get((role, pid), 0.0)
+        return used
+
+
+def cpu_seconds(service: RunningService, database_url: str | None) -> CpuReading:
     """CPU time used so far by the service's own processes, by the anvil chains (the service's
-    or the bench's own), and by the PostgreSQL backends serving its database (Linux /proc;
-    exited processes are not counted). `main_thread` is the part of `service` spent on its
-    processes' main threads, where their event loops run: a process serves no faster than its
-    main thread allows."""
+    or the bench's own), and by the PostgreSQL backends serving its database. `main_thread` is
+    the part of `service` spent on its processes' main threads, where their event loops run: a
+    process serves no faster than its main thread allows."""
     ticks = os.sysconf("SC_CLK_TCK")
     processes = _processes(ticks)
     in_tree = set().union(*(_tree(pid, processes) for pid in (service.pid, *service.other_pids)))
     started_here = _tree(os.getpid(), processes)
     database = None if database_url is None else database_url.rsplit("/", 1)[1]
-    used = {"service": 0.0, "main_thread": 0.0, "chains": 0.0, "postgres": 0.0}
+    used: dict[tuple[str, int], float] = {}
     for pid, (name, _, command, cpu) in processes.items():
         if name == "anvil" and (pid in in_tree or pid in started_here):
-            used["chains"] += cpu
+            used["chains", pid] = cpu
         elif pid in in_tree:
-            used["service"] += cpu
-            used["main_thread"] += _main_thread_cpu(pid, ticks)
+            used["service", pid] = cpu
+            used["main_thread", pid] = _main_thread_cpu(pid, ticks)
         elif name == "postgres" and database is not None and f" {database} " in command:
-            used["postgres"] += cpu
-    return used
+            used["postgres", pid] = cpu
+    return CpuReading(used)
 
 
 def _processes(ticks: int) -> dict[int, tuple[str, int, str, float]]:

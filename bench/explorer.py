@@ -127,8 +127,9 @@ async def _measure(
             after = cpu_seconds(service, database_url)
             measured = found[name]
             measured.latencies += latencies
-            measured.cpu += after["service"] - before["service"]
-            measured.main_thread += after["main_thread"] - before["main_thread"]
+            used = after.since(before)
+            measured.cpu += used["service"]
+            measured.main_thread += used["main_thread"]
     return found
 
 

@@ -175,7 +175,7 @@ async def _measure(service: RunningService, bridges: int, database_url: str | No
     )
     print(_ratio("deposit mined -> fill mined (end to end)", figures.end_to_end, figures.baseline))
     print(report("baseline: eth_getLogs + eth_sendRawTransaction", figures.baseline))
-    cpu = {role: (cpu_after[role] - cpu_before[role]) * 1000 / bridges for role in cpu_after}
+    cpu = {role: seconds * 1000 / bridges for role, seconds in cpu_after.since(cpu_before).items()}
     print("cpu per fill: " + "  ".join(f"{role}={ms:.1f} ms" for role, ms in cpu.items()))
 
 

@@ -157,7 +157,7 @@ async def _load(
     before = cpu_seconds(service, database_url)
     latencies, elapsed = await run(args.requests)
     after = cpu_seconds(service, database_url)
-    return Measured(latencies, elapsed, {role: after[role] - before[role] for role in after})
+    return Measured(latencies, elapsed, after.since(before))
 
 
 @contextlib.contextmanager
@@ -222,7 +222,7 @@ def _wrk_measure(
         threads=args.wrk_threads,
     )
     after = cpu_seconds(target, database_url)
-    return WrkMeasured(result, {role: after[role] - before[role] for role in after})
+    return WrkMeasured(result, after.since(before))
 
 
 def _wrk_run(
