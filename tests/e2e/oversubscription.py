@@ -32,6 +32,21 @@ class Oversubscribed:
     def settled(self, status: str) -> list[str]:
         return [rid for rid, found in self.statuses.items() if found["status"] == status]
 
+    def paid_and_refunded_for_capacity(
+        self, *, orders: int, order_out: int
+    ) -> tuple[list[str], list[str]]:
+        """The requests paid and refunded, once checked: the late quote refused
+        `INSUFFICIENT_LIQUIDITY` with less than an order's capacity left, every order settled,
+        some of each, and every refund `SOLVER_CAPACITY_EXCEEDED`."""
+        assert self.late_refusal["errorCode"] == "INSUFFICIENT_LIQUIDITY", self.late_refusal
+        assert self.late_capacity < order_out
+        paid, refunded = self.settled("success"), self.settled("refund")
+        assert len(paid) + len(refunded) == orders, self.statuses
+        assert paid and refunded, (len(paid), len(refunded))
+        reasons = {self.statuses[rid]["failReason"] for rid in refunded}
+        assert reasons == {"SOLVER_CAPACITY_EXCEEDED"}, reasons
+        return paid, refunded
+
 
 def refusal(http: httpx.Client, body: dict[str, Any]) -> dict[str, Any] | None:
     """The quote's 400 answer; None when it is quoted."""

@@ -7,6 +7,8 @@ the request succeeds."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -48,6 +50,19 @@ from tests.support.waiting import wait_for
 SPONSOR_ROLE = "gasless-sponsor-0"
 # Below any execution's gas, above the floor set here: only the execution's need makes it low.
 DRAINED = 10**12
+
+
+@contextmanager
+def _drained(rpc_url: str, devnet: RunningDevnet, sponsor: str) -> Iterator[int]:
+    """The sponsor's ether set to DRAINED meanwhile; what it held, given back after."""
+    held = balance(devnet, ORIGIN, NATIVE, sponsor)
+    set_native_balance(rpc_url, sponsor, DRAINED)
+    try:
+        yield held
+    finally:
+        set_native_balance(rpc_url, sponsor, held)
+
+
 FLOOR = 10**11
 CHECK_SECONDS = 0.2
 AMOUNT = 20_000_000
@@ -119,9 +134,7 @@ def test_an_execution_its_sponsor_cannot_pay_waits_unsigned_and_shown_until_fund
 ) -> None:
     chain = evm_chains(devnet.deployment)[0]
     sponsor = accounts.gas_sponsor().address
-    held = balance(devnet, ORIGIN, NATIVE, sponsor)
-    set_native_balance(chain.rpc_url, sponsor, DRAINED)
-    try:
+    with _drained(chain.rpc_url, devnet, sponsor) as held:
         service = _started(start_service, devnet, top_up=False)
         with httpx.Client(base_url=service.base_url, timeout=10) as http:
             request_id = _executed(service, devnet, http)
@@ -147,8 +160,6 @@ def test_an_execution_its_sponsor_cannot_pay_waits_unsigned_and_shown_until_fund
             assert sent.purpose == "execute" and sent.sender == sponsor.lower()
             assert wait_for(lambda: "keysLowOnGas" not in _ready(service), timeout=20)
             assert _low(service) == 0
-    finally:
-        set_native_balance(chain.rpc_url, sponsor, held)
 
 
 def test_a_sponsor_short_of_an_execution_is_topped_up_to_what_it_needs_then_sends_it(
@@ -156,9 +167,7 @@ def test_a_sponsor_short_of_an_execution_is_topped_up_to_what_it_needs_then_send
 ) -> None:
     chain = evm_chains(devnet.deployment)[0]
     sponsor = accounts.gas_sponsor().address
-    held = balance(devnet, ORIGIN, NATIVE, sponsor)
-    set_native_balance(chain.rpc_url, sponsor, DRAINED)
-    try:
+    with _drained(chain.rpc_url, devnet, sponsor):
         service = _started(start_service, devnet, top_up=True)
         with httpx.Client(base_url=service.base_url, timeout=10) as http:
             request_id = _executed(service, devnet, http)
@@ -179,5 +188,3 @@ def test_a_sponsor_short_of_an_execution_is_topped_up_to_what_it_needs_then_send
         assert balance(devnet, ORIGIN, NATIVE, sponsor) < DRAINED + 10**17
         (sent, *_) = journal(service, request_id)
         assert sent.sender == sponsor.lower()
-    finally:
-        set_native_balance(chain.rpc_url, sponsor, held)
