@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -34,10 +34,12 @@ T = TypeVar("T")
 
 # Chain reads are retried this many times, waiting these seconds between tries.
 READ_RETRIES = (0.2, 0.5, 1.0)
-# Books that moved while the chain was read are read again, at most this many times.
-CONSISTENT_TRIES = 3
-# While a chain's indexer has not read what its balances were read at, it is asked again after
-# these seconds (it is normally right behind); then the difference is named for it.
+# A chain is read again while the books of an account it holds moved as it was read, at most
+# this many times in all.
+CONSISTENT_TRIES = 5
+# While a chain's indexer has not read the block its balances were read at, the chain is read
+# again after these seconds (the indexer is normally right behind); then the difference is
+# named for it.
 UNREAD_WAITS = (0.1, 0.2, 0.3, 0.4)
 
 
@@ -92,42 +94,66 @@ async def _retried(read: Callable[[], Awaitable[T]]) -> T:
     return await read()
 
 
-async def _unread(reader: BooksReader, sessions: async_sessionmaker[AsyncSession]) -> bool:
-    """Asked once the balances are read: whether they may hold deposits the chain's indexer
-    has not read yet, after giving it a moment to read them."""
-    for wait in UNREAD_WAITS:
-        if not await _retried(lambda: reader.unread(sessions)):
-            return False
-        await asyncio.sleep(wait)
-    return await _retried(lambda: reader.unread(sessions))
-
-
 @dataclass(frozen=True)
 class _Snapshot:
+    """The books of a chain read at one moment."""
+
     balances: ledger.Balances
     seen: dict[tuple[str, str], int]
+    # Sender (lower-cased) -> its transactions (or payments to it) that may have moved its
+    # balance on chain and are not yet settled in the books.
     in_flight: dict[str, int]
     depository_in_flight: int
-    last_entry: int
     # Currency -> what the rebalancer's moves sent toward the chain will bring.
     arriving: dict[str, int]
 
+    def held(self, holding: Holding, reader: BooksReader) -> tuple[tuple[int, int, int], ...]:
+        """What the books say of the holding, currency by currency: its balance, the deposits
+        to it seen and not yet booked, and (the solver's) what is arriving."""
+        seen_in = _seen_by(holding, self.seen, reader)
+        solver = _is_solver(holding, reader)
+        chain_id = reader.chain_id
+        return tuple(
+            (
+                self.balances.get((chain_id, currency, holding.account), 0),
+                seen_in(currency),
+                self.arriving.get(currency, 0) if solver else 0,
+            )
+            for currency in holding.currencies
+        )
 
-async def _snapshot(session: AsyncSession, reader: BooksReader) -> _Snapshot:
+    def or_in_flight(self, other: _Snapshot) -> _Snapshot:
+        """This moment's books, with what was in flight at either moment in flight: what was
+        sent before the chain was read, or settled after, may have moved it."""
+        senders = self.in_flight.keys() | other.in_flight.keys()
+        return replace(
+            self,
+            in_flight={
+                sender: max(self.in_flight.get(sender, 0), other.in_flight.get(sender, 0))
+                for sender in senders
+            },
+            depository_in_flight=max(self.depository_in_flight, other.depository_in_flight),
+        )
+
+
+async def _snapshot(sessions: async_sessionmaker[AsyncSession], reader: BooksReader) -> _Snapshot:
     chain_id, solver = reader.chain_id, reader.solver.lower()
-    in_flight = await ledger.in_flight_senders(session, chain_id)
-    solver_moving = await ledger.fills_in_flight(session, chain_id)
-    solver_moving += await reader.payments_in_flight(session)
-    if solver_moving:
-        in_flight[solver] = in_flight.get(solver, 0) + solver_moving
-    return _Snapshot(
-        await ledger.balances(session, chain_id),
-        await ledger.seen_unconfirmed(session, chain_id),
-        in_flight,
-        await ledger.payouts_in_flight(session, chain_id) + sum(in_flight.values()),
-        await ledger.last_entry(session, chain_id),
-        (await rebalancing.in_transit(session)).get(chain_id, {}),
-    )
+    async with sessions() as session, session.begin():
+        await ledger.read_at_one_moment(session)
+        in_flight = await ledger.in_flight_senders(session, chain_id)
+        for recipient, count in (await ledger.repayments_in_flight_to(session, chain_id)).items():
+            in_flight[recipient] = in_flight.get(recipient, 0) + count
+        solver_moving = await ledger.fills_in_flight(session, chain_id)
+        solver_moving += await reader.payments_in_flight(session)
+        if solver_moving:
+            in_flight[solver] = in_flight.get(solver, 0) + solver_moving
+        return _Snapshot(
+            await ledger.balances(session, chain_id),
+            await ledger.seen_unconfirmed(session, chain_id),
+            in_flight,
+            await ledger.payouts_in_flight(session, chain_id) + sum(in_flight.values()),
+            (await rebalancing.in_transit(session)).get(chain_id, {}),
+        )
 
 
 def _is_solver(holding: Holding, reader: BooksReader) -> bool:
@@ -147,53 +173,85 @@ def _seen_by(
     return seen_in
 
 
+@dataclass(frozen=True)
+class _Read:
+    """The chain read between two reads of its books."""
+
+    on_chain: list[dict[str, int]]
+    books: _Snapshot
+    # The holdings whose books moved while the chain was read.
+    moved: frozenset[str]
+    # Deposits may have reached the chain that its indexer had not read.
+    unread: bool
+
+
+async def _read_between(
+    sessions: async_sessionmaker[AsyncSession], reader: BooksReader, held: Sequence[Holding]
+) -> _Read:
+    before = await _snapshot(sessions, reader)
+    on_chain = [await read_on_chain(reader, holding) for holding in held]
+    # Asked before the books are read again: what the indexer had read by then is in them.
+    unread = await _retried(lambda: reader.unread(sessions))
+    after = await _snapshot(sessions, reader)
+    moved = frozenset(
+        holding.account
+        for holding in held
+        if before.held(holding, reader) != after.held(holding, reader)
+    )
+    return _Read(on_chain, after.or_in_flight(before), moved, unread)
+
+
 async def reconcile_chain(
     sessions: async_sessionmaker[AsyncSession],
     reader: BooksReader,
     *,
     now: Callable[[], datetime],
 ) -> ChainBooks:
-    """The chain's books against the chain, opening the accounts not yet opened."""
+    """The chain's books against the chain, opening the accounts not yet opened. The chain is
+    read between two reads of the books; an account whose books moved meanwhile is read
+    again, and one still moving after `CONSISTENT_TRIES` is reported as in flight (the next
+    reconciliation says it to the wei), never as a difference nothing explains."""
     async with sessions() as session:
         held = await reader.holdings(session)
-    for _ in range(CONSISTENT_TRIES):
-        async with sessions() as session:
-            before = await _snapshot(session, reader)
-        on_chain = [await read_on_chain(reader, holding) for holding in held]
-        unread = await _unread(reader, sessions)
-        async with sessions() as session, session.begin():
-            after = await _snapshot(session, reader)
-            if after.last_entry != before.last_entry:
-                continue  # the books moved while the chain was read: read both again
-            if await _open(session, reader, held, on_chain, after, now(), unread=unread):
-                # Read again: what this opened, or what another reconciliation opened first.
-                after = await _snapshot(session, reader)
-        return _report(reader, held, on_chain, after, unread)
-    log.info("books kept moving while read: reconciled at the last read", chain_id=reader.chain_id)
-    async with sessions() as session:
-        snapshot = await _snapshot(session, reader)
-    return _report(reader, held, on_chain, snapshot, unread)
+    unread_waits = iter(UNREAD_WAITS)
+    tries = 1
+    while True:
+        read = await _read_between(sessions, reader, held)
+        if read.unread and (wait := next(unread_waits, None)) is not None:
+            await asyncio.sleep(wait)  # the indexer is normally right behind: read again
+            continue
+        if not read.moved or tries >= CONSISTENT_TRIES:
+            break
+        tries += 1
+    if read.moved:
+        log.info(
+            "books kept moving while read: reported in flight",
+            chain_id=reader.chain_id, accounts=sorted(read.moved),
+        )  # fmt: skip
+    async with sessions() as session, session.begin():
+        opened = await _open(session, reader, held, read, now())
+    if opened:
+        # Read again: what this opened, or what another reconciliation opened first.
+        read = replace(read, books=(await _snapshot(sessions, reader)).or_in_flight(read.books))
+    return _report(reader, held, read)
 
 
 async def _open(
     session: AsyncSession,
     reader: BooksReader,
     held: Sequence[Holding],
-    on_chain: Sequence[dict[str, int]],
-    snapshot: _Snapshot,
+    read: _Read,
     now: datetime,
-    *,
-    unread: bool,
 ) -> bool:
     """Open each account not opened yet, at its balance on chain less what the books hold of
     it already and the deposits seen (taken once confirmed); not while transactions that
     may move it are in flight, nor, for an account deposits are paid into, while its indexer
-    may not have read them (`unread`: they would be in its opening, then posted again). True
-    when one was not open as the snapshot read it."""
+    may not have read them (they would be in its opening, then posted again). True when one
+    was not open as the books were read."""
     tried = False
-    chain_id = reader.chain_id
-    for holding, balances in zip(held, on_chain, strict=True):
-        moving = _in_flight(holding, snapshot) or (unread and holding.takes_deposits)
+    chain_id, snapshot = reader.chain_id, read.books
+    for holding, balances in zip(held, read.on_chain, strict=True):
+        moving = _in_flight(holding, read) or (read.unread and holding.takes_deposits)
         seen_in = _seen_by(holding, snapshot.seen, reader)
         for currency, balance in balances.items():
             if moving or await ledger.opened(session, chain_id, currency, holding.account):
@@ -212,28 +270,24 @@ async def _open(
     return tried
 
 
-def _in_flight(holding: Holding, snapshot: _Snapshot) -> bool:
+def _in_flight(holding: Holding, read: _Read) -> bool:
+    """Whether something not settled in the books may have moved the holding as read."""
+    if holding.account in read.moved:
+        return True
     if holding.account == books.DEPOSITORY:
-        return snapshot.depository_in_flight > 0
-    return snapshot.in_flight.get(holding.address.lower(), 0) > 0
+        return read.books.depository_in_flight > 0
+    return read.books.in_flight.get(holding.address.lower(), 0) > 0
 
 
-def _report(
-    reader: BooksReader,
-    held: Sequence[Holding],
-    on_chain: Sequence[dict[str, int]],
-    snapshot: _Snapshot,
-    unread: bool,
-) -> ChainBooks:
-    """`unread`: deposits may have reached the chain that its indexer has not read yet."""
-    chain_id = reader.chain_id
+def _report(reader: BooksReader, held: Sequence[Holding], read: _Read) -> ChainBooks:
+    chain_id, snapshot = reader.chain_id, read.books
     symbols = {currency.key: currency.symbol for currency in reader.currencies()}
 
     def balance(currency: str, account: str) -> int:
         return snapshot.balances.get((chain_id, currency, account), 0)
 
     reconciled = []
-    for holding, balances in zip(held, on_chain, strict=True):
+    for holding, balances in zip(held, read.on_chain, strict=True):
         seen_in = _seen_by(holding, snapshot.seen, reader)
         solver = _is_solver(holding, reader)
         for currency, found in balances.items():
@@ -247,12 +301,12 @@ def _report(
                         found,
                         balance(currency, holding.account),
                         seen=seen_in(currency),
-                        in_flight=_in_flight(holding, snapshot),
+                        in_flight=_in_flight(holding, read),
                         arriving=snapshot.arriving.get(currency, 0)
                         + max(0, balance(currency, books.IN_TRANSIT))
                         if solver
                         else 0,
-                        unread=unread and holding.takes_deposits,
+                        unread=read.unread and holding.takes_deposits,
                     ),
                 )
             )

@@ -518,6 +518,17 @@ async def payouts_in_flight(session: AsyncSession, chain_id: int) -> int:
     return (refunds or 0) + (repaying or 0) + (claims or 0)
 
 
+async def repayments_in_flight_to(session: AsyncSession, chain_id: int) -> dict[str, int]:
+    """How many repayments out of the chain's Depository each recipient has on its way: a
+    repayment mined and not yet recorded has moved the recipient's balance on chain too."""
+    rows = await session.execute(
+        select(Repayment.recipient, func.count())
+        .where(Repayment.chain_id == chain_id, Repayment.state == SENDING)
+        .group_by(Repayment.recipient)
+    )
+    return {recipient.lower(): int(count) for recipient, count in rows}
+
+
 async def fills_in_flight(session: AsyncSession, chain_id: int) -> int:
     """Requests whose fill on the chain is sent and not yet recorded mined."""
     found = await session.scalar(
@@ -529,6 +540,15 @@ async def fills_in_flight(session: AsyncSession, chain_id: int) -> int:
         )
     )
     return found or 0
+
+
+async def read_at_one_moment(session: AsyncSession) -> None:
+    """Makes the session's transaction read one moment of the books (called before its first
+    statement): on PostgreSQL each statement otherwise sees what committed before it, so two
+    reads in one transaction could disagree. On SQLite the session holds the process's one
+    connection, through which all its writes go."""
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
 
 
 async def last_entry(session: AsyncSession, chain_id: int) -> int:
