@@ -34,8 +34,8 @@ T = TypeVar("T")
 
 # Chain reads are retried this many times, waiting these seconds between tries.
 READ_RETRIES = (0.2, 0.5, 1.0)
-# A chain is read again while the books of an account it holds moved as it was read, at most
-# this many times in all.
+# A chain is read again while the books of an account it holds moved as it was read (or its
+# indexer had not read what it holds: `UNREAD_WAITS`), at most this many times in all.
 CONSISTENT_TRIES = 5
 # While a chain's indexer has not read the block its balances were read at, the chain is read
 # again after these seconds (the indexer is normally right behind); then the difference is
@@ -106,6 +106,8 @@ class _Snapshot:
     depository_in_flight: int
     # Currency -> what the rebalancer's moves sent toward the chain will bring.
     arriving: dict[str, int]
+    # (currency, account) of the accounts opened already.
+    opened: frozenset[tuple[str, str]]
 
     def held(self, holding: Holding, reader: BooksReader) -> tuple[tuple[int, int, int], ...]:
         """What the books say of the holding, currency by currency: its balance, the deposits
@@ -153,6 +155,7 @@ async def _snapshot(sessions: async_sessionmaker[AsyncSession], reader: BooksRea
             in_flight,
             await ledger.payouts_in_flight(session, chain_id) + sum(in_flight.values()),
             (await rebalancing.in_transit(session)).get(chain_id, {}),
+            await ledger.opened_accounts(session, chain_id),
         )
 
 
@@ -189,7 +192,7 @@ async def _read_between(
     sessions: async_sessionmaker[AsyncSession], reader: BooksReader, held: Sequence[Holding]
 ) -> _Read:
     before = await _snapshot(sessions, reader)
-    on_chain = [await read_on_chain(reader, holding) for holding in held]
+    on_chain = list(await asyncio.gather(*(read_on_chain(reader, holding) for holding in held)))
     # Asked before the books are read again: what the indexer had read by then is in them.
     unread = await _retried(lambda: reader.unread(sessions))
     after = await _snapshot(sessions, reader)
@@ -214,15 +217,13 @@ async def reconcile_chain(
     async with sessions() as session:
         held = await reader.holdings(session)
     unread_waits = iter(UNREAD_WAITS)
-    tries = 1
-    while True:
+    for _ in range(CONSISTENT_TRIES):
         read = await _read_between(sessions, reader, held)
         if read.unread and (wait := next(unread_waits, None)) is not None:
             await asyncio.sleep(wait)  # the indexer is normally right behind: read again
             continue
-        if not read.moved or tries >= CONSISTENT_TRIES:
+        if not read.moved:
             break
-        tries += 1
     if read.moved:
         log.info(
             "books kept moving while read: reported in flight",
@@ -254,7 +255,7 @@ async def _open(
         moving = _in_flight(holding, read) or (read.unread and holding.takes_deposits)
         seen_in = _seen_by(holding, snapshot.seen, reader)
         for currency, balance in balances.items():
-            if moving or await ledger.opened(session, chain_id, currency, holding.account):
+            if moving or (currency.lower(), holding.account) in snapshot.opened:
                 continue
             tried = True
             booked = snapshot.balances.get((chain_id, currency, holding.account), 0)
@@ -391,12 +392,13 @@ async def books_of(
     runtime: Runtime, chain_id: int | None, *, now: Callable[[], datetime]
 ) -> list[ChainBooks]:
     """Every chain's books reconciled (or `chain_id`'s alone), their metrics exported."""
-    found = []
-    for reader in readers_of(runtime, chain_id):
-        report = await reconcile_chain(runtime.sessions, reader, now=now)
+    readers = readers_of(runtime, chain_id)
+    found = await asyncio.gather(
+        *(reconcile_chain(runtime.sessions, reader, now=now) for reader in readers)
+    )
+    for reader, report in zip(readers, found, strict=True):
         export(runtime.metrics, reader, report)
-        found.append(report)
-    return found
+    return list(found)
 
 
 def books_wire(found: Sequence[ChainBooks]) -> dict[str, Any]:

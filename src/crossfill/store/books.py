@@ -400,12 +400,31 @@ async def key_transfer(
     )
 
 
+def _openings_of(chain_id: int) -> str:
+    return f"opening:{chain_id}:"
+
+
 def opening_event(chain_id: int, currency: str, account: str) -> str:
-    return f"opening:{chain_id}:{currency.lower()}:{account}"
+    return f"{_openings_of(chain_id)}{currency.lower()}:{account}"
 
 
 async def opened(session: AsyncSession, chain_id: int, currency: str, account: str) -> bool:
     return await _posted(session, opening_event(chain_id, currency, account))
+
+
+async def opened_accounts(session: AsyncSession, chain_id: int) -> frozenset[tuple[str, str]]:
+    """The (currency, account) pairs of the chain opened already (every opening posts to the
+    `opening` account, at zero too)."""
+    events = await session.scalars(
+        select(LedgerEntry.event)
+        .where(LedgerEntry.chain_id == chain_id, LedgerEntry.account == books.OPENING)
+        .distinct()
+    )
+    found = set()
+    for event in events:
+        currency, _, account = event.removeprefix(_openings_of(chain_id)).partition(":")
+        found.add((currency, account))
+    return frozenset(found)
 
 
 async def open_account(
