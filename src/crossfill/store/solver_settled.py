@@ -5,9 +5,10 @@ as succeeded or failed. Never commits: the caller owns the transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,14 +18,22 @@ from crossfill.store.tables import PermitDeposit, SponsorPayment
 Settled = TypeVar("Settled", PermitDeposit, SponsorPayment)
 
 
+class OnSuccess(Protocol):
+    def __call__(
+        self, session: AsyncSession, request_id: str, *, now: datetime
+    ) -> Awaitable[None]: ...
+
+
 @dataclass(frozen=True)
 class SolverSettled(Generic[Settled]):
-    """The rows of `table`: waiting in `waiting_in`, then `succeeded` or `failed`."""
+    """The rows of `table`: waiting in `waiting_in`, then `succeeded` or `failed`;
+    `on_success` records what else a success means, in the same transaction."""
 
     table: type[Settled]
     waiting_in: str
     succeeded: str
     failed: str
+    on_success: OnSuccess | None = None
 
     async def waiting(self, session: AsyncSession, chain_id: int, *, limit: int) -> list[Settled]:
         """Up to `limit` of the chain's waiting rows, the longest unchanged first."""
@@ -57,3 +66,5 @@ class SolverSettled(Generic[Settled]):
                 state=self.succeeded if succeeded else self.failed, tx_hash=tx_hash, updated_at=now
             )
         )
+        if succeeded and self.on_success is not None:
+            await self.on_success(session, request_id, now=now)

@@ -30,20 +30,7 @@ async def follow_status(session: AsyncSession, request: Request, *, now: datetim
     )
 
 
-class _SponsorPayments(SolverSettled[SponsorPayment]):
-    async def settle(
-        self,
-        session: AsyncSession,
-        request_id: str,
-        *,
-        succeeded: bool,
-        tx_hash: str | None,
-        now: datetime,
-    ) -> None:
-        await super().settle(session, request_id, succeeded=succeeded, tx_hash=tx_hash, now=now)
-        if succeeded:
-            await books.sponsored(session, request_id, now=now)
-
-
 # Due ones waiting for the solver's pull, settled paid (and booked) or failed.
-SPONSOR_PAYMENTS = _SponsorPayments(SponsorPayment, waiting_in=DUE, succeeded=PAID, failed=FAILED)
+SPONSOR_PAYMENTS = SolverSettled(
+    SponsorPayment, waiting_in=DUE, succeeded=PAID, failed=FAILED, on_success=books.sponsored
+)
