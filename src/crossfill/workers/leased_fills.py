@@ -21,7 +21,6 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.inventory import Amounts
-from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.kinds.port import Live, LiveConfig
 from crossfill.kinds.timed_inventory import TimedInventory
@@ -32,6 +31,7 @@ from crossfill.store.payment_journal import PaymentJournal
 from crossfill.store.tables import Request
 from crossfill.workers.kind_capacity import FILL, Judgement, PaidFrom
 from crossfill.workers.kind_worker import KindWorker, Payer
+from crossfill.workers.shown_payments import NOTHING_SHOWN, Shown, record_shown
 
 log = structlog.get_logger(__name__)
 
@@ -47,12 +47,7 @@ class FillTransaction:
 
     tx_hash: str
     status: str
-    block_number: int | None = None
-    timestamp: int | None = None
-    moved: Moved | None = None
-    # What it paid in fees, in the chain's native units and in micro-USD.
-    fee: int | None = None
-    fee_usd_micros: int | None = None
+    shown: Shown = NOTHING_SHOWN
 
 
 @dataclass(frozen=True)
@@ -210,9 +205,7 @@ class LeasedFills(KindWorker[Chain], Generic[Chain, Payer]):
     ) -> None:
         if transaction is None:
             return
-        await requests.record_transaction(
+        await record_shown(
             session, request_id, kind=FILL, chain_id=self.chain_id, tx_hash=transaction.tx_hash,
-            status=transaction.status, now=now, block_number=transaction.block_number,
-            timestamp=transaction.timestamp, moved=transaction.moved, fee=transaction.fee,
-            fee_usd_micros=transaction.fee_usd_micros,
+            status=transaction.status, shown=transaction.shown, now=now,
         )  # fmt: skip

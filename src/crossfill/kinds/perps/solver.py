@@ -28,6 +28,7 @@ from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.store import books as ledger
 from crossfill.store.tables import Request
 from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
+from crossfill.workers.shown_payments import Shown
 
 log = structlog.get_logger(__name__)
 
@@ -88,8 +89,9 @@ class PerpsSolver(LeasedFills[PerpsRuntime, PerpsPayer]):
         if not isinstance(outcome, Paid):
             return FillRecord()
         # The exchange has no blocks: `block` 0, the ledger's time as the timestamp.
-        transaction = FillTransaction(
-            outcome.reference, "success", block_number=0, timestamp=outcome.landed.seconds,
+        shown = Shown(
+            block_number=0, timestamp=outcome.landed.seconds,
             moved=self._moved(request.destination_currency, int(request.amount_out)),
         )  # fmt: skip
+        transaction = FillTransaction(outcome.reference, "success", shown)
         return FillRecord(transaction=transaction, paid=True)

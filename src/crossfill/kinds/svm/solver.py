@@ -26,6 +26,7 @@ from crossfill.kinds.svm.values import fee_value, moved
 from crossfill.store import books as ledger
 from crossfill.store.tables import Request
 from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
+from crossfill.workers.shown_payments import Shown
 
 log = structlog.get_logger(__name__)
 
@@ -75,8 +76,9 @@ class SvmSolver(LeasedFills[SvmChainRuntime, SvmPayer]):
         """The fill as its landed transaction tells: slot, block time and fee, and what the
         recipient was paid."""
         config, landed = self.chain.config, paid.landed
-        return FillTransaction(
-            paid.reference, "success", block_number=landed.slot, timestamp=landed.block_time,
+        shown = Shown(
+            block_number=landed.slot, timestamp=landed.block_time, fee=landed.fee,
+            fee_usd_micros=fee_value(config, landed.fee),
             moved=moved(config, request.destination_currency, int(request.amount_out)),
-            fee=landed.fee, fee_usd_micros=fee_value(config, landed.fee),
         )  # fmt: skip
+        return FillTransaction(paid.reference, "success", shown)
