@@ -162,14 +162,7 @@ class KeyGasConfig(ConfigModel):
 
     def floor(self, fee_per_gas: int) -> GasFloor:
         """The minimum and target at `fee_per_gas` (the fee a transaction offers now)."""
-        return floor_of(
-            minimum_wei=self.minimum_wei,
-            target_wei=self.target_wei,
-            minimum_transactions=self.minimum_transactions,
-            target_transactions=self.target_transactions,
-            transaction_gas=self.transaction_gas,
-            fee_per_gas=fee_per_gas,
-        )
+        return floor_of(self, fee_per_gas)
 
 
 class ChainConfig(ChainListing):
