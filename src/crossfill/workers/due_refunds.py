@@ -78,8 +78,8 @@ class DueRefunds(KindWorker[Chain], Generic[Chain, Payer]):
         if request is None:
             return False
         await record_shown(
-            session, request.id, kind=REFUND, chain_id=self.chain_id, tx_hash=refund_hash,
-            status="success", shown=shown, now=now,
+            session, request.id, shown, kind=REFUND, chain_id=self.chain_id, tx_hash=refund_hash,
+            status="success", now=now,
         )  # fmt: skip
         if request.status == RequestStatus.FAILURE:
             await requests.move(session, request, RequestStatus.REFUND, now=now)

@@ -206,6 +206,6 @@ class LeasedFills(KindWorker[Chain], Generic[Chain, Payer]):
         if transaction is None:
             return
         await record_shown(
-            session, request_id, kind=FILL, chain_id=self.chain_id, tx_hash=transaction.tx_hash,
-            status=transaction.status, shown=transaction.shown, now=now,
+            session, request_id, transaction.shown, kind=FILL, chain_id=self.chain_id,
+            tx_hash=transaction.tx_hash, status=transaction.status, now=now,
         )  # fmt: skip

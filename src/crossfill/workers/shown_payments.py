@@ -33,15 +33,16 @@ NOTHING_SHOWN: Final = Shown()
 async def record_shown(
     session: AsyncSession,
     request_id: str,
+    shown: Shown,
     *,
     kind: str,
     chain_id: int,
     tx_hash: str,
     status: str,
-    shown: Shown,
     now: datetime,
 ) -> None:
-    """The payment recorded among the request's transactions (`store.requests`)."""
+    """The payment `tx_hash` and what is `shown` of it, recorded among the request's
+    transactions (`store.requests`)."""
     await requests.record_transaction(
         session, request_id, kind=kind, chain_id=chain_id, tx_hash=tx_hash, status=status,
         now=now, block_number=shown.block_number, timestamp=shown.timestamp, fee=shown.fee,
