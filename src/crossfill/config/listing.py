@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Protocol, TypeVar
+from typing import ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,6 +40,18 @@ class ListedCurrency(ConfigModel):
     # USD per whole unit, as a decimal string ("3000.5"): the fixed price, or the fallback of a
     # live price where the chain has a source of one.
     usd_price: Decimal | None = Field(default=None, gt=0, max_digits=30, decimal_places=6)
+
+
+class AddressedCurrency(ListedCurrency):
+    """A currency at an address of its kind of chain, the kind's native currency at
+    `native_address`."""
+
+    native_address: ClassVar[str]
+    address: str
+
+    @property
+    def is_native(self) -> bool:
+        return self.address == self.native_address
 
 
 class Addressed(Protocol):

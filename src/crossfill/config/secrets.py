@@ -67,6 +67,15 @@ def devnet_account(index: int) -> LocalAccount:
     return account
 
 
+def key_scheme(ref: str, *, mode: Mode, devnet_scheme: str) -> tuple[str, str]:
+    """`ref` as its scheme and target; a reference to a devnet key (`devnet_scheme`) is
+    refused outside devnet mode."""
+    scheme, _, target = ref.partition(":")
+    if scheme == devnet_scheme and mode is not Mode.DEVNET:
+        raise SecretError(f"key reference {ref!r} is a devnet key, refused in {mode} mode")
+    return scheme, target
+
+
 def resolve_account(
     ref: str,
     *,
@@ -76,10 +85,8 @@ def resolve_account(
 ) -> LocalAccount:
     """Load the account a key reference points at; the key itself is never logged."""
     environ = os.environ if environ is None else environ
-    scheme, _, target = ref.partition(":")
+    scheme, target = key_scheme(ref, mode=mode, devnet_scheme="devnet")
     if scheme == "devnet":
-        if mode is not Mode.DEVNET:
-            raise SecretError(f"key reference {ref!r} is a devnet key, refused in {mode} mode")
         return devnet_account(int(target))
     if scheme == "env":
         return _from_hex(environ.get(target), f"environment variable {target}")

@@ -46,25 +46,10 @@ PEER_ALLOCATOR_INDEX = PEER_FIRST_INDEX + 2
 PEER_GAS_SPONSOR_INDEX = PEER_FIRST_INDEX + 3
 
 
-def peer_deployer() -> LocalAccount:
-    return devnet_account(PEER_DEPLOYER_INDEX)
-
-
-def peer_solver() -> LocalAccount:
-    return devnet_account(PEER_SOLVER_INDEX)
-
-
-def peer_allocator() -> LocalAccount:
-    return devnet_account(PEER_ALLOCATOR_INDEX)
-
-
-def peer_gas_sponsor() -> LocalAccount:
-    return devnet_account(PEER_GAS_SPONSOR_INDEX)
-
-
 @dataclass(frozen=True)
 class Roles:
-    """The accounts (indexes of the public mnemonic) one deployment on the devnet signs with."""
+    """The accounts (indexes of the public mnemonic) one deployment on the devnet signs with
+    (`devnet_account` of each)."""
 
     deployer: int
     solver: int

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from crossfill.domain.money import format_units
 
@@ -46,29 +47,41 @@ class GasFloor:
             raise ValueError(f"a gas floor needs 0 <= minimum <= target, not {self}")
 
 
-def floor_of(
-    *,
-    minimum_wei: int | None,
-    target_wei: int | None,
-    minimum_transactions: int,
-    target_transactions: int,
-    transaction_gas: int,
-    fee_per_gas: int,
-) -> GasFloor:
-    """The floor a chain's settings give: fixed amounts where set, else that many transactions
-    of `transaction_gas` at `fee_per_gas` (what a transaction offers now). A fixed minimum
+class GasPolicy(Protocol):
+    """A chain's settings for its keys' gas (`[chains.key_gas]`): fixed amounts in wei, or
+    None for that many transactions of `transaction_gas`."""
+
+    @property
+    def minimum_wei(self) -> int | None: ...
+
+    @property
+    def target_wei(self) -> int | None: ...
+
+    @property
+    def minimum_transactions(self) -> int: ...
+
+    @property
+    def target_transactions(self) -> int: ...
+
+    @property
+    def transaction_gas(self) -> int: ...
+
+
+def floor_of(policy: GasPolicy, fee_per_gas: int) -> GasFloor:
+    """The floor `policy` gives: fixed amounts where set, else that many transactions of
+    `transaction_gas` at `fee_per_gas` (what a transaction offers now). A fixed minimum
     without a target is topped up to the minimum times the ratio of the transaction counts."""
+    minimum_wei, target_wei = policy.minimum_wei, policy.target_wei
+    per_transaction = policy.transaction_gas * fee_per_gas
     minimum = (
-        minimum_wei
-        if minimum_wei is not None
-        else minimum_transactions * transaction_gas * fee_per_gas
+        minimum_wei if minimum_wei is not None else policy.minimum_transactions * per_transaction
     )
     if target_wei is not None:
         target = target_wei
     elif minimum_wei is not None:
-        target = minimum_wei * target_transactions // max(minimum_transactions, 1)
+        target = minimum_wei * policy.target_transactions // max(policy.minimum_transactions, 1)
     else:
-        target = target_transactions * transaction_gas * fee_per_gas
+        target = policy.target_transactions * per_transaction
     return GasFloor(minimum, max(target, minimum))
 
 

@@ -8,10 +8,13 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.deposit_authorization import DepositAuthorization
-from crossfill.store import solver_settled
+from crossfill.store.solver_settled import SolverSettled
 from crossfill.store.tables import PermitDeposit
 
 SIGNED, SENT, FAILED = "signed", "sent", "failed"
+
+# Signed ones waiting for the solver's deposit, settled sent or failed.
+PERMIT_DEPOSITS = SolverSettled(PermitDeposit, waiting_in=SIGNED, succeeded=SENT, failed=FAILED)
 
 
 async def get(session: AsyncSession, request_id: str) -> PermitDeposit | None:
@@ -35,16 +38,3 @@ def signed(
         tx_hash=None,
         updated_at=now,
     )
-
-
-async def signed_on(session: AsyncSession, chain_id: int, *, limit: int) -> list[PermitDeposit]:
-    return await solver_settled.waiting(session, PermitDeposit, chain_id, SIGNED, limit=limit)
-
-
-async def settle(
-    session: AsyncSession, request_id: str, *, state: str, tx_hash: str | None, now: datetime
-) -> None:
-    await solver_settled.settle(
-        session, PermitDeposit, request_id, waiting_in=SIGNED, state=state, tx_hash=tx_hash,
-        now=now,
-    )  # fmt: skip

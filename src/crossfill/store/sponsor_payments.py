@@ -8,7 +8,8 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.status import RequestStatus
-from crossfill.store import books, solver_settled
+from crossfill.store import books
+from crossfill.store.solver_settled import SolverSettled
 from crossfill.store.tables import Request, SponsorPayment
 
 QUOTED, DUE, PAID, FAILED, VOID = "quoted", "due", "paid", "failed", "void"
@@ -29,15 +30,7 @@ async def follow_status(session: AsyncSession, request: Request, *, now: datetim
     )
 
 
-async def due_on(session: AsyncSession, chain_id: int, *, limit: int) -> list[SponsorPayment]:
-    return await solver_settled.waiting(session, SponsorPayment, chain_id, DUE, limit=limit)
-
-
-async def settle(
-    session: AsyncSession, request_id: str, *, state: str, tx_hash: str | None, now: datetime
-) -> None:
-    await solver_settled.settle(
-        session, SponsorPayment, request_id, waiting_in=DUE, state=state, tx_hash=tx_hash, now=now
-    )
-    if state == PAID:
-        await books.sponsored(session, request_id, now=now)
+# Due ones waiting for the solver's pull, settled paid (and booked) or failed.
+SPONSOR_PAYMENTS = SolverSettled(
+    SponsorPayment, waiting_in=DUE, succeeded=PAID, failed=FAILED, on_success=books.sponsored
+)

@@ -11,28 +11,15 @@ from typing import Generic
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.loops import each_on_its_own, run_every
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
 from crossfill.workers.kind_worker import Chain, KindWorker, Payer
+from crossfill.workers.shown_payments import NOTHING_SHOWN, Shown, record_shown
 
 REFUND = "refund"
 log = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class ShownRefund:
-    """A paid refund as its request's record shows it, from what the chain or ledger said of
-    it: its block (0 on a chain without blocks), its time (Unix seconds), its fee (native
-    units, and micro-USD) and what it paid back; None where the payer does not know it."""
-
-    block_number: int | None = None
-    timestamp: int | None = None
-    fee: int | None = None
-    fee_usd_micros: int | None = None
-    moved: Moved | None = None
 
 
 @dataclass(eq=False)
@@ -59,7 +46,7 @@ class DueRefunds(KindWorker[Chain], Generic[Chain, Payer]):
         log.warning("deposit kept: not refunded", deposit=deposit.tx_hash, reason=reason)
 
     async def _refunded(
-        self, deposit_id: int, refund_hash: str, *, shown: ShownRefund | None = None
+        self, deposit_id: int, refund_hash: str, *, shown: Shown = NOTHING_SHOWN
     ) -> bool:
         """The deposit paid back by `refund_hash`: recorded on it, and on the request it decided
         (True when that request records it), with what `shown` says of the refund when its
@@ -71,16 +58,14 @@ class DueRefunds(KindWorker[Chain], Generic[Chain, Payer]):
             deposit.refund_status = "done"
             deposit.refund_tx_hash = refund_hash
             deposit.refund_amount = deposit.amount
-            return await self._record_on_request(
-                session, deposit, refund_hash, shown or ShownRefund(), now=now
-            )
+            return await self._record_on_request(session, deposit, refund_hash, shown, now=now)
 
     async def _record_on_request(
         self,
         session: AsyncSession,
         deposit: Deposit,
         refund_hash: str,
-        shown: ShownRefund,
+        shown: Shown,
         *,
         now: datetime,
     ) -> bool:
@@ -92,20 +77,10 @@ class DueRefunds(KindWorker[Chain], Generic[Chain, Payer]):
         request = await requests.get(session, deposit.request_id)
         if request is None:
             return False
-        await requests.record_transaction(
-            session,
-            request.id,
-            kind=REFUND,
-            chain_id=self.chain_id,
-            tx_hash=refund_hash,
-            status="success",
-            now=now,
-            block_number=shown.block_number,
-            timestamp=shown.timestamp,
-            fee=shown.fee,
-            fee_usd_micros=shown.fee_usd_micros,
-            moved=shown.moved,
-        )
+        await record_shown(
+            session, request.id, shown, kind=REFUND, chain_id=self.chain_id, tx_hash=refund_hash,
+            status="success", now=now,
+        )  # fmt: skip
         if request.status == RequestStatus.FAILURE:
             await requests.move(session, request, RequestStatus.REFUND, now=now)
         return True

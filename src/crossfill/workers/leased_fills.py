@@ -15,19 +15,23 @@ import asyncio
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property, partial
-from typing import ClassVar, Generic
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from crossfill.domain.record_facts import Moved
+from crossfill.domain.inventory import Amounts
 from crossfill.domain.status import RequestStatus
+from crossfill.kinds.port import Live, LiveConfig
+from crossfill.kinds.timed_inventory import TimedInventory
 from crossfill.loops import each_on_its_own, run_forever, wait_interval
 from crossfill.store import requests
 from crossfill.store.db import as_utc
+from crossfill.store.payment_journal import PaymentJournal
 from crossfill.store.tables import Request
 from crossfill.workers.kind_capacity import FILL, Judgement, PaidFrom
-from crossfill.workers.kind_worker import Chain, KindWorker, Payer
+from crossfill.workers.kind_worker import KindWorker, Payer
+from crossfill.workers.shown_payments import NOTHING_SHOWN, Shown, record_shown
 
 log = structlog.get_logger(__name__)
 
@@ -43,12 +47,7 @@ class FillTransaction:
 
     tx_hash: str
     status: str
-    block_number: int | None = None
-    timestamp: int | None = None
-    moved: Moved | None = None
-    # What it paid in fees, in the chain's native units and in micro-USD.
-    fee: int | None = None
-    fee_usd_micros: int | None = None
+    shown: Shown = NOTHING_SHOWN
 
 
 @dataclass(frozen=True)
@@ -61,14 +60,35 @@ class FillRecord:
     paid: bool = False
 
 
+class PayingConfig(LiveConfig, Protocol):
+    @property
+    def inventory_wait_seconds(self) -> float: ...
+
+
+class PayingChain(Live, Protocol):
+    """A chain its kind's solver pays from: its settings, and the solver's inventory there."""
+
+    @property
+    def config(self) -> PayingConfig: ...
+
+    @property
+    def inventory(self) -> TimedInventory: ...
+
+
+Chain = TypeVar("Chain", bound=PayingChain)
+
+
 @dataclass(eq=False)
 class LeasedFills(KindWorker[Chain], Generic[Chain, Payer]):
     """The loop of `chain`'s solver, claiming under this process's lease (`owner`) and paying
-    through `payer`; its kind adds how a request is filled (`_fill`)."""
+    through `payer`; its kind adds what a payment takes of the inventory (`needs`) and how a
+    request is filled (`_fill`)."""
 
     # Whether a fill's transaction is shown from when it is sent, its hash known before it is
     # paid (an SVM signature), or only once paid (the exchange's ledger names it then).
     shown_when_sent: ClassVar[bool]
+    # The journal the kind's payer pays through.
+    journal: ClassVar[PaymentJournal[Any]]
     payer: Payer
     _: KW_ONLY
     owner: str
@@ -83,16 +103,21 @@ class LeasedFills(KindWorker[Chain], Generic[Chain, Payer]):
     async def _wait(self) -> bool:
         return await wait_interval(self._wakeup, self.interval_seconds)
 
+    def needs(self, currency: str, amount: int) -> Amounts:
+        """What paying `amount` of `currency` (as a request row keeps it) takes of the
+        inventory, by balance key."""
+        raise NotImplementedError
+
     @cached_property
     def paid_from(self) -> PaidFrom:
         """The solver's inventory on the chain, as this solver pays from it."""
-        raise NotImplementedError
+        return PaidFrom(self.chain.inventory, self.journal, self.needs)
 
     @property
     def inventory_wait_seconds(self) -> float:
         """How long an order the inventory cannot cover waits, after its deposit was accepted,
         before it is refunded (its chain's setting)."""
-        raise NotImplementedError
+        return self.chain.config.inventory_wait_seconds
 
     async def tick(self) -> None:
         for status in (RequestStatus.PENDING, RequestStatus.SUBMITTED):
@@ -180,9 +205,7 @@ class LeasedFills(KindWorker[Chain], Generic[Chain, Payer]):
     ) -> None:
         if transaction is None:
             return
-        await requests.record_transaction(
-            session, request_id, kind=FILL, chain_id=self.chain_id, tx_hash=transaction.tx_hash,
-            status=transaction.status, now=now, block_number=transaction.block_number,
-            timestamp=transaction.timestamp, moved=transaction.moved, fee=transaction.fee,
-            fee_usd_micros=transaction.fee_usd_micros,
+        await record_shown(
+            session, request_id, transaction.shown, kind=FILL, chain_id=self.chain_id,
+            tx_hash=transaction.tx_hash, status=transaction.status, now=now,
         )  # fmt: skip

@@ -16,9 +16,9 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from crossfill.config.fields import EvmAddress, HttpUrl, Slug, WsUrl
 from crossfill.config.listing import (
+    AddressedCurrency,
     ChainListing,
     ConfigModel,
-    ListedCurrency,
     token_list,
 )
 from crossfill.config.sections import ConfigSection
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from crossfill.config.deployment import Deployment
 
 
-class CurrencyConfig(ListedCurrency):
+class CurrencyConfig(AddressedCurrency):
+    native_address = NATIVE_EVM_ADDRESS
     address: EvmAddress
     decimals: int = Field(ge=0, le=36)
     withdrawal_fee: float = Field(default=0, ge=0)
@@ -48,10 +49,6 @@ class CurrencyConfig(ListedCurrency):
         if self.price_source == "feed" and self.price_feed is None:
             raise ValueError("price_source feed needs price_feed (the aggregator's address)")
         return self
-
-    @property
-    def is_native(self) -> bool:
-        return self.address == NATIVE_EVM_ADDRESS
 
 
 Erc20Currencies = Annotated[
@@ -165,14 +162,7 @@ class KeyGasConfig(ConfigModel):
 
     def floor(self, fee_per_gas: int) -> GasFloor:
         """The minimum and target at `fee_per_gas` (the fee a transaction offers now)."""
-        return floor_of(
-            minimum_wei=self.minimum_wei,
-            target_wei=self.target_wei,
-            minimum_transactions=self.minimum_transactions,
-            target_transactions=self.target_transactions,
-            transaction_gas=self.transaction_gas,
-            fee_per_gas=fee_per_gas,
-        )
+        return floor_of(self, fee_per_gas)
 
 
 class ChainConfig(ChainListing):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -19,6 +19,7 @@ from crossfill.errors import Reverted
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.txmanager import InFlight, Mined
 from crossfill.loops import each_on_its_own
+from crossfill.store.solver_settled import SolverSettled
 
 log = structlog.get_logger(__name__)
 
@@ -42,16 +43,20 @@ class OneCallWorker(JournalledWorker, Generic[JobT]):
     # The journal's purpose of the worker's calls, and what its log lines call one.
     purpose: ClassVar[str]
     what: ClassVar[str]
+    # The stored jobs (rows of JobT).
+    jobs: ClassVar[SolverSettled[Any]]
 
     async def due(self, session: AsyncSession, limit: int) -> Sequence[JobT]:
         """The jobs waiting for their call on this chain, oldest first."""
-        raise NotImplementedError
+        return await self.jobs.waiting(session, self.config.id, limit=limit)
 
     async def settle(
         self, session: AsyncSession, job: JobT, *, succeeded: bool, tx_hash: str | None
     ) -> None:
         """Record the job's end: its call `succeeded` or not (`tx_hash` None: never sent)."""
-        raise NotImplementedError
+        await self.jobs.settle(
+            session, self.request_of(job), succeeded=succeeded, tx_hash=tx_hash, now=self.now()
+        )
 
     def request_of(self, job: JobT) -> str:
         """The request the job's call is journalled under."""

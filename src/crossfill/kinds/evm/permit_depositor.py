@@ -10,10 +10,7 @@ unfunded: nothing was taken from the user.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.contracts import calldata
 from crossfill.kinds.evm.one_call_jobs import Call, OneCallWorker
@@ -31,16 +28,7 @@ class PermitDepositor(OneCallWorker[PermitDeposit]):
     purpose = "permit"
     what = "permit deposit"
 
-    async def due(self, session: AsyncSession, limit: int) -> Sequence[PermitDeposit]:
-        return await permit_deposits.signed_on(session, self.config.id, limit=limit)
-
-    async def settle(
-        self, session: AsyncSession, job: PermitDeposit, *, succeeded: bool, tx_hash: str | None
-    ) -> None:
-        state = permit_deposits.SENT if succeeded else permit_deposits.FAILED
-        await permit_deposits.settle(
-            session, job.request_id, state=state, tx_hash=tx_hash, now=self.now()
-        )
+    jobs = permit_deposits.PERMIT_DEPOSITS
 
     def unsendable(self, job: PermitDeposit) -> str | None:
         if job.valid_before <= self.now().timestamp() + SEND_MARGIN_SECONDS:

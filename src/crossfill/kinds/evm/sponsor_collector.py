@@ -7,10 +7,7 @@ than pulling twice; a pull that fails (allowance withdrawn) is marked failed and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.contracts import calldata
 from crossfill.kinds.evm.one_call_jobs import Call, OneCallWorker
@@ -24,16 +21,7 @@ class SponsorCollector(OneCallWorker[SponsorPayment]):
     purpose = "sponsor"
     what = "sponsor payment"
 
-    async def due(self, session: AsyncSession, limit: int) -> Sequence[SponsorPayment]:
-        return await sponsor_payments.due_on(session, self.config.id, limit=limit)
-
-    async def settle(
-        self, session: AsyncSession, job: SponsorPayment, *, succeeded: bool, tx_hash: str | None
-    ) -> None:
-        state = sponsor_payments.PAID if succeeded else sponsor_payments.FAILED
-        await sponsor_payments.settle(
-            session, job.request_id, state=state, tx_hash=tx_hash, now=self.now()
-        )
+    jobs = sponsor_payments.SPONSOR_PAYMENTS
 
     def request_of(self, job: SponsorPayment) -> str:
         return job.request_id

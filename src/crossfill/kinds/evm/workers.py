@@ -126,19 +126,6 @@ class EvmWorkers:
             )
             for chain_id, chain in evm_chains(runtime).items()
         }
-        solvers = {
-            chain_id: Solver(
-                chain,
-                runtime.sessions,
-                txmanagers[chain_id],
-                now=now,
-                interval_seconds=interval,
-                owner=context.owner,
-                metrics=runtime.metrics,
-                concurrent_transactions=concurrent,
-            )
-            for chain_id, chain in evm_chains(runtime).items()
-        }
 
         def journalled(
             worker: Callable[..., T], *signers: LocalAccount, **parts: object
@@ -157,24 +144,20 @@ class EvmWorkers:
                 for chain_id, chain in evm_chains(runtime).items()
             }
 
+        solvers = journalled(
+            Solver, owner=context.owner, metrics=runtime.metrics, concurrent_transactions=concurrent
+        )
         for indexer in indexers.values():
             indexer.on_pending = lambda chain_id, request_id: _hand_over(
                 solvers, chain_id, request_id
             )
             indexer.claim_pending = functools.partial(_claim_pending, solvers)
             indexer.take_orders = functools.partial(take_orders, runtime)
-        sweepers = {
-            chain_id: DepositAddressSweeper(
-                chain,
-                runtime.sessions,
-                txmanagers[chain_id],
-                now=now,
-                interval_seconds=interval,
-                reprice=functools.partial(arrival_rows, runtime),
-                metrics=runtime.metrics,
-            )
-            for chain_id, chain in evm_chains(runtime).items()
-        }
+        sweepers = journalled(
+            DepositAddressSweeper,
+            reprice=functools.partial(arrival_rows, runtime),
+            metrics=runtime.metrics,
+        )
         gasless_executors = _gasless_executors(runtime, context)
         mined_watches = [
             MinedWatch(

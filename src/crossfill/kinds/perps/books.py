@@ -6,13 +6,12 @@ unread while its ledger has entries past the watcher's cursor."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.domain import books
+from crossfill.kinds.account_books import SolverAccountBooks
 from crossfill.kinds.books_port import BooksCurrency, Holding
 from crossfill.kinds.perps.client import PerpsPort
 from crossfill.kinds.perps.config import (
@@ -23,7 +22,6 @@ from crossfill.kinds.perps.config import (
 from crossfill.kinds.perps.payments import PERPS_PAYMENTS
 from crossfill.kinds.perps.watcher import ROLE
 from crossfill.store.tables import ChainCursor
-from crossfill.types import ChainId
 
 
 def exact_units(amount: Decimal, decimals: int) -> int:
@@ -32,21 +30,16 @@ def exact_units(amount: Decimal, decimals: int) -> int:
 
 
 @dataclass(frozen=True)
-class PerpsBooks:
+class PerpsBooks(SolverAccountBooks[PerpsExchangeConfig, PerpsPort]):
     """`kinds.books_port.BooksReader` of the perps exchange."""
 
-    config: PerpsExchangeConfig
-    port: PerpsPort
-
-    @property
-    def chain_id(self) -> ChainId:
-        return self.config.id
+    journal = PERPS_PAYMENTS
 
     @property
     def solver(self) -> str:
         return self.config.solver.address.lower()
 
-    def currencies(self) -> Sequence[BooksCurrency]:
+    def currencies(self) -> list[BooksCurrency]:
         return [
             BooksCurrency(PERPS_USDC_ADDRESS, "USDC", PERPS_USDC_DECIMALS),
             *(
@@ -55,10 +48,6 @@ class PerpsBooks:
                 if not spot.dex
             ),
         ]
-
-    async def holdings(self, session: AsyncSession) -> list[Holding]:
-        keys = tuple(currency.key for currency in self.currencies())
-        return [Holding(books.key_account(self.solver), self.solver, keys, takes_deposits=True)]
 
     async def read(self, holding: Holding) -> dict[str, int]:
         state = await self.port.clearinghouse_state(self.solver)
@@ -79,6 +68,3 @@ class PerpsBooks:
             return True
         later = await self.port.ledger_updates(self.solver, start_ms=cursor.block_number + 1)
         return bool(later)
-
-    async def payments_in_flight(self, session: AsyncSession) -> int:
-        return await PERPS_PAYMENTS.in_flight(session, chain_id=self.chain_id)

@@ -29,17 +29,18 @@ from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.store import books as ledger
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
-from crossfill.workers.due_refunds import REFUND, DueRefunds, ShownRefund
+from crossfill.workers.due_refunds import REFUND, DueRefunds
+from crossfill.workers.shown_payments import Shown
 
 log = structlog.get_logger(__name__)
 
 
 def _shown(
     config: PerpsExchangeConfig, order: PerpsPaymentOrder, credited: Paid[LedgerTime]
-) -> ShownRefund:
+) -> Shown:
     """The refund as the request's record shows it: final once the ledger shows it, which has
     no blocks (`block` 0, as a fill's), at the ledger's time, paying back what landed."""
-    return ShownRefund(
+    return Shown(
         block_number=0,
         timestamp=credited.landed.seconds,
         moved=Moved(order.currency, order.amount, config.usd_value(order.currency, order.amount)),

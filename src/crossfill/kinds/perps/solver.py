@@ -14,10 +14,10 @@ failure is retried.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import structlog
 
+from crossfill.domain.inventory import Amounts
 from crossfill.domain.record_facts import Moved
 from crossfill.errors import ChainError
 from crossfill.kinds.payment_outcomes import Paid, Refused
@@ -27,16 +27,10 @@ from crossfill.kinds.perps.payments import PERPS_PAYMENTS
 from crossfill.kinds.perps.runtime import PerpsRuntime
 from crossfill.store import books as ledger
 from crossfill.store.tables import Request
-from crossfill.workers.kind_capacity import PaidFrom
 from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
+from crossfill.workers.shown_payments import Shown
 
 log = structlog.get_logger(__name__)
-
-
-def _output(currency: str, amount: int) -> dict[str, int]:
-    """A transfer from the solver's exchange account takes its output (the exchange charges
-    none)."""
-    return {currency.lower(): amount}
 
 
 def fail_reason(refusal: str) -> str:
@@ -49,14 +43,12 @@ def fail_reason(refusal: str) -> str:
 class PerpsSolver(LeasedFills[PerpsRuntime, PerpsPayer]):
     job = "perps-solver"
     shown_when_sent = False
+    journal = PERPS_PAYMENTS
 
-    @cached_property
-    def paid_from(self) -> PaidFrom:
-        return PaidFrom(self.chain.inventory, PERPS_PAYMENTS, _output)
-
-    @property
-    def inventory_wait_seconds(self) -> float:
-        return self.chain.config.inventory_wait_seconds
+    def needs(self, currency: str, amount: int) -> Amounts:
+        """A transfer from the solver's exchange account takes its output (the exchange
+        charges none)."""
+        return {currency.lower(): amount}
 
     def order_of(self, request: Request) -> PerpsPaymentOrder:
         currency = request.destination_currency
@@ -97,8 +89,9 @@ class PerpsSolver(LeasedFills[PerpsRuntime, PerpsPayer]):
         if not isinstance(outcome, Paid):
             return FillRecord()
         # The exchange has no blocks: `block` 0, the ledger's time as the timestamp.
-        transaction = FillTransaction(
-            outcome.reference, "success", block_number=0, timestamp=outcome.landed.seconds,
+        shown = Shown(
+            block_number=0, timestamp=outcome.landed.seconds,
             moved=self._moved(request.destination_currency, int(request.amount_out)),
         )  # fmt: skip
+        transaction = FillTransaction(outcome.reference, "success", shown)
         return FillRecord(transaction=transaction, paid=True)

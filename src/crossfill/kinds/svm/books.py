@@ -5,13 +5,12 @@ watches has a transaction newer than its cursor."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from solders.pubkey import Pubkey
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from crossfill.domain import books
+from crossfill.kinds.account_books import SolverAccountBooks
 from crossfill.kinds.books_port import BooksCurrency, Holding
 from crossfill.kinds.svm import programs
 from crossfill.kinds.svm.client import SvmPort
@@ -19,7 +18,6 @@ from crossfill.kinds.svm.config import SvmChainConfig
 from crossfill.kinds.svm.indexer import cursor_role
 from crossfill.kinds.svm.payments import SVM_PAYMENTS
 from crossfill.store.tables import ChainCursor
-from crossfill.types import ChainId
 
 
 def watched_accounts(config: SvmChainConfig) -> list[Pubkey]:
@@ -41,29 +39,20 @@ def unread_past(newest_slot: int | None, cursor: int | None) -> bool:
 
 
 @dataclass(frozen=True)
-class SvmBooks:
+class SvmBooks(SolverAccountBooks[SvmChainConfig, SvmPort]):
     """`kinds.books_port.BooksReader` of the SVM chain."""
 
-    config: SvmChainConfig
-    port: SvmPort
-
-    @property
-    def chain_id(self) -> ChainId:
-        return self.config.id
+    journal = SVM_PAYMENTS
 
     @property
     def solver(self) -> str:
         return self.config.solver.address
 
-    def currencies(self) -> Sequence[BooksCurrency]:
+    def currencies(self) -> list[BooksCurrency]:
         return [
             BooksCurrency(currency.address.lower(), currency.symbol, currency.decimals)
             for currency in self.config.currencies
         ]
-
-    async def holdings(self, session: AsyncSession) -> list[Holding]:
-        keys = tuple(currency.key for currency in self.currencies())
-        return [Holding(books.key_account(self.solver), self.solver, keys, takes_deposits=True)]
 
     async def read(self, holding: Holding) -> dict[str, int]:
         """The vault's lamports, and its associated token account's balance of each mint."""
@@ -90,6 +79,3 @@ class SvmBooks:
                 if unread_past(newest, None if cursor is None else cursor.block_number):
                     return True
         return False
-
-    async def payments_in_flight(self, session: AsyncSession) -> int:
-        return await SVM_PAYMENTS.in_flight(session, chain_id=self.chain_id)

@@ -14,9 +14,9 @@ from pydantic import AfterValidator, Field, field_validator
 
 from crossfill.config.fields import HttpUrl, Slug, WsUrl
 from crossfill.config.listing import (
+    AddressedCurrency,
     ChainListing,
     ConfigModel,
-    ListedCurrency,
     token_list,
 )
 from crossfill.config.secrets import key_reference
@@ -51,15 +51,12 @@ SvmKeyRef = Annotated[
 ]
 
 
-class SvmCurrencyConfig(ListedCurrency):
+class SvmCurrencyConfig(AddressedCurrency):
     """SOL (address of thirty-two `1`s, 9 decimals) or an SPL token (its mint)."""
 
+    native_address = NATIVE_SVM_ADDRESS
     address: SvmAddressField
     decimals: int = Field(ge=0, le=18)
-
-    @property
-    def is_native(self) -> bool:
-        return self.address == NATIVE_SVM_ADDRESS
 
 
 SvmTokenCurrencies = Annotated[

@@ -18,6 +18,7 @@ from pathlib import Path
 import base58
 from solders.keypair import Keypair
 
+from crossfill.config.secrets import key_scheme
 from crossfill.errors import ConfigError, SecretError
 from crossfill.kinds.svm.config import SvmKeyHolder
 from crossfill.settings import Mode
@@ -37,10 +38,8 @@ def resolve_svm_keypair(
 ) -> Keypair:
     """The keypair `ref` points at; `devnet_keys` resolve `devnet-svm:ROLE` (devnet mode only)."""
     environ = os.environ if environ is None else environ
-    scheme, _, target = ref.partition(":")
+    scheme, target = key_scheme(ref, mode=mode, devnet_scheme="devnet-svm")
     if scheme == "devnet-svm":
-        if mode is not Mode.DEVNET:
-            raise SecretError(f"key reference {ref!r} is a devnet key, refused in {mode} mode")
         if devnet_keys is None:
             raise SecretError(f"key reference {ref!r} is a devnet key; no devnet keys were given")
         return devnet_keys(target)

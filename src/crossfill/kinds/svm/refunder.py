@@ -25,7 +25,8 @@ from crossfill.kinds.svm.values import fee_value, moved
 from crossfill.store import books as ledger
 from crossfill.store import deposits, requests
 from crossfill.store.tables import Deposit
-from crossfill.workers.due_refunds import REFUND, DueRefunds, ShownRefund
+from crossfill.workers.due_refunds import REFUND, DueRefunds
+from crossfill.workers.shown_payments import Shown
 
 log = structlog.get_logger(__name__)
 
@@ -77,7 +78,7 @@ class SvmRefunder(DueRefunds[SvmChainRuntime, SvmPayer]):
             await self._refunded(
                 deposit.id,
                 outcome.reference,
-                shown=ShownRefund(
+                shown=Shown(
                     block_number=landed.slot,
                     timestamp=landed.block_time,
                     fee=landed.fee,

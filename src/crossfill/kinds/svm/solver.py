@@ -10,11 +10,11 @@ vault's inventory cannot cover waits, then is refunded (`workers.leased_fills`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, partial
 
 import structlog
 from solders.pubkey import Pubkey
 
+from crossfill.domain.inventory import Amounts
 from crossfill.kinds.payment_outcomes import Paid, Refused
 from crossfill.kinds.svm.client import LandedTransaction
 from crossfill.kinds.svm.costs import svm_payment_needs
@@ -25,8 +25,8 @@ from crossfill.kinds.svm.transactions import SvmPaymentOrder
 from crossfill.kinds.svm.values import fee_value, moved
 from crossfill.store import books as ledger
 from crossfill.store.tables import Request
-from crossfill.workers.kind_capacity import PaidFrom
 from crossfill.workers.leased_fills import FILL, FillRecord, FillTransaction, LeasedFills
+from crossfill.workers.shown_payments import Shown
 
 log = structlog.get_logger(__name__)
 
@@ -35,15 +35,10 @@ log = structlog.get_logger(__name__)
 class SvmSolver(LeasedFills[SvmChainRuntime, SvmPayer]):
     job = "svm-solver"
     shown_when_sent = True
+    journal = SVM_PAYMENTS
 
-    @cached_property
-    def paid_from(self) -> PaidFrom:
-        needs = partial(svm_payment_needs, self.chain.config)
-        return PaidFrom(self.chain.inventory, SVM_PAYMENTS, needs)
-
-    @property
-    def inventory_wait_seconds(self) -> float:
-        return self.chain.config.inventory_wait_seconds
+    def needs(self, currency: str, amount: int) -> Amounts:
+        return svm_payment_needs(self.chain.config, currency, amount)
 
     def order_of(self, request: Request) -> SvmPaymentOrder:
         currency = self.chain.config.currency(request.destination_currency)
@@ -81,8 +76,9 @@ class SvmSolver(LeasedFills[SvmChainRuntime, SvmPayer]):
         """The fill as its landed transaction tells: slot, block time and fee, and what the
         recipient was paid."""
         config, landed = self.chain.config, paid.landed
-        return FillTransaction(
-            paid.reference, "success", block_number=landed.slot, timestamp=landed.block_time,
+        shown = Shown(
+            block_number=landed.slot, timestamp=landed.block_time, fee=landed.fee,
+            fee_usd_micros=fee_value(config, landed.fee),
             moved=moved(config, request.destination_currency, int(request.amount_out)),
-            fee=landed.fee, fee_usd_micros=fee_value(config, landed.fee),
         )  # fmt: skip
+        return FillTransaction(paid.reference, "success", shown)
