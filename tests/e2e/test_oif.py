@@ -36,6 +36,8 @@ from tests.support.waiting import wait_for
 USDC = 10**6
 AMOUNT = 40 * USDC
 QUOTES, ORDERS = "/oif/v1/quotes", "/oif/v1/orders"
+# What a wallet signs of an order's payload (eth_signTypedData_v4's four fields).
+TYPED_DATA = ("domain", "types", "primaryType", "message")
 
 
 def interop(chain_id: int, address: str) -> str:
@@ -167,8 +169,7 @@ def test_an_oif_order_is_quoted_as_natively_signed_submitted_and_filled(
         assert allowance["required"] == str(AMOUNT)
 
         # The wallet: approve the settler, sign the typed data exactly as quoted.
-        _approve_settler(devnet, user, payload["domain"]["verifyingContract"])
-        typed = {name: payload[name] for name in ("domain", "types", "primaryType", "message")}
+        typed = {name: payload[name] for name in TYPED_DATA}
         signature = Account.sign_typed_data(user.key, full_message=typed).signature
         order = {
             "order": quote["order"],
@@ -176,6 +177,12 @@ def test_an_oif_order_is_quoted_as_natively_signed_submitted_and_filled(
             "quoteId": order_id,
         }
         assert http.post(ORDERS, json=order).status_code == 401  # the sponsor is the key's
+        # Not approved yet: its opening would revert, so it is not sent.
+        early = http.post(ORDERS, json=order, headers={"x-api-key": key})
+        assert early.status_code == 422 and early.json()["error"] == "ORDER_NOT_OPENABLE", (
+            early.text
+        )
+        _approve_settler(devnet, user, payload["domain"]["verifyingContract"])
         answer = http.post(ORDERS, json=order, headers={"x-api-key": key})
         assert answer.status_code == 200, answer.text
         assert answer.json()["orderId"] == order_id and answer.json()["status"] == "received"
@@ -282,9 +289,8 @@ def test_what_a_client_sends_wrong_is_a_4xx_in_oifs_error_shape(
 ) -> None:
     with httpx.Client(base_url=bare_service.base_url, timeout=10) as http:
         key = new_api_key(http, "oif")
-        valid = _oif_quote(
-            http, quote_body(devnet, Account.create().address, Account.create().address)
-        )
+        user = Account.create()
+        valid = _oif_quote(http, quote_body(devnet, user.address, Account.create().address))
         for why, body, status, code in _bad_quotes(devnet):
             answer = http.post(QUOTES, json=body)
             assert answer.status_code == status, (why, answer.text)
@@ -308,10 +314,7 @@ def test_what_a_client_sends_wrong_is_a_4xx_in_oifs_error_shape(
         # Orders: another type, another signer, a payload that is not Crossfill's order.
         signed_by_other = Account.sign_typed_data(
             Account.create().key,
-            full_message={
-                name: valid["order"]["payload"][name]
-                for name in ("domain", "types", "primaryType", "message")
-            },
+            full_message={name: valid["order"]["payload"][name] for name in TYPED_DATA},
         ).signature
         other = {"order": valid["order"], "signature": "0x" + bytes(signed_by_other).hex()}
         permit2 = {
@@ -348,3 +351,10 @@ def test_what_a_client_sends_wrong_is_a_4xx_in_oifs_error_shape(
         _assert_oif_error(
             http.post(ORDERS, json=other, headers={"x-api-key": "wrong"}), 401, "UNAUTHORIZED"
         )
+        # Signed by its user, but the key has no gas sponsor to open it with.
+        signed = Account.sign_typed_data(
+            user.key,
+            full_message={name: valid["order"]["payload"][name] for name in TYPED_DATA},
+        ).signature
+        own = {"order": valid["order"], "signature": "0x" + bytes(signed).hex()}
+        _assert_oif_error(http.post(ORDERS, json=own, headers={"x-api-key": key}), 403, "FORBIDDEN")

@@ -31,7 +31,7 @@ from crossfill.domain.gasless import ExecuteOrder
 from crossfill.domain.oif import refusal_words
 from crossfill.domain.status import RequestStatus
 from crossfill.domain.typed_signatures import check_signer
-from crossfill.errors import Conflict, Unprocessable
+from crossfill.errors import BadRequest, Conflict, Unprocessable
 from crossfill.kinds.evm.chain import evm_chains
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.quoting.engine import FILL_WINDOW, Quote
@@ -226,7 +226,12 @@ async def submit_order(
         subsidize_fees=False,
         request_id=request_id,
     )
-    await gasless.accept(runtime, call, api_key_id, now=now)
+    try:
+        await gasless.accept(runtime, call, api_key_id, now=now)
+    except BadRequest as exc:
+        # Its simulation reverts (no allowance, no balance, a nonce used) or needs more gas
+        # than a sponsored call may: well-formed, but not an order that can be opened now.
+        raise Unprocessable(exc.message, error_code="ORDER_NOT_OPENABLE") from None
     return opened.order_id
 
 

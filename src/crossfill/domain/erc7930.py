@@ -2,9 +2,10 @@
 accounts: one hex string naming a chain and an address on it.
 
 Binary layout (version 1): version (2 bytes, big-endian, 1) | chain type (2 bytes; 0x0000 is
-CAIP-2's `eip155`) | chain reference length (1 byte) | chain reference (the chain id, big-endian,
-no leading zero bytes) | address length (1 byte) | address. Only EVM accounts are served here:
-the `eip155` chain type with a 20-byte address and a chain reference of 1 to 32 bytes.
+CAIP-2's `eip155`) | chain reference length (1 byte) | chain reference (the chain id,
+big-endian: written with no leading zero byte, read with or without) | address length (1 byte)
+| address. Only EVM accounts are served here: the `eip155` chain type with a 20-byte address and
+a chain reference of 1 to 32 bytes.
 """
 
 from __future__ import annotations
@@ -69,8 +70,6 @@ def parse(text: str) -> InteropAddress:
     if not 1 <= reference_length <= 32 or len(raw) < 6 + reference_length:
         raise NotInteroperable("the chain reference's length does not fit the address")
     reference = raw[5 : 5 + reference_length]
-    if reference[0] == 0 and reference_length > 1:
-        raise NotInteroperable("the chain reference has a leading zero byte")
     address_length = raw[5 + reference_length]
     address = raw[6 + reference_length :]
     if address_length != EVM_ADDRESS_BYTES or len(address) != EVM_ADDRESS_BYTES:
