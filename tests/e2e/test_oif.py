@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 from eth_abi.abi import decode, encode
 from eth_account import Account
@@ -115,6 +116,14 @@ def _settler_calls(
     ]
 
 
+def _check_documented(http: httpx.Client, method: str, path: str, answer: dict[str, Any]) -> None:
+    """`answer` is what /openapi.json documents as the path's 200 (its models' `$ref`s)."""
+    document = http.get("/openapi.json").json()
+    schema = document["paths"][path][method]["responses"]["200"]["content"]["application/json"]
+    root = {**schema["schema"], "components": document["components"]}
+    jsonschema.Draft202012Validator(root).validate(answer)
+
+
 def _approve_settler(devnet: RunningDevnet, user: LocalAccount, spender: str) -> None:
     holder = signing_web3(evm_chains(devnet.deployment)[0].rpc_url, user)
     send(
@@ -196,6 +205,10 @@ def test_an_oif_order_is_quoted_as_natively_signed_submitted_and_filled(
         native_status = http.get("/intents/status/v3", params={"requestId": request_id}).json()
         detail = http.get(f"{ORDERS}/{order_id}").json()
 
+        _check_documented(http, "post", QUOTES, {"quotes": [quote]})
+        _check_documented(http, "post", ORDERS, answer.json())
+        _check_documented(http, "get", ORDERS + "/{id}", detail)
+
     assert native_status["status"] == "success", native_status
     assert detail["id"] == order_id and detail["quoteId"] == order_id
     assert detail["inputAmounts"] == [
@@ -234,12 +247,15 @@ def _bad_quotes(devnet: RunningDevnet) -> list[tuple[str, dict[str, Any], int, s
     compact["intent"]["inputs"][0]["lock"] = {"kind": "the-compact"}
     mystery_lock = body()
     mystery_lock["intent"]["inputs"][0]["lock"] = {"kind": "mystery"}
+    native_in = body()
+    native_in["intent"]["inputs"][0]["asset"] = interop(ORIGIN, "0x" + "00" * 20)
     no_amount = body()
     del no_amount["intent"]["inputs"][0]["amount"]
     return [
         ("malformed user", malformed_user, 400, "INVALID_REQUEST"),
         ("not an eip155 address", bip122, 400, "INVALID_ADDRESS"),
         ("unknown chain", unknown_chain, 422, "UNSUPPORTED_CHAIN"),
+        ("native input", native_in, 422, "UNSUPPORTED_ASSET"),
         ("a lock", compact, 422, "UNSUPPORTED_LOCK_TYPE"),
         ("an unknown lock", mystery_lock, 400, "INVALID_REQUEST"),
         (

@@ -81,7 +81,7 @@ def test_no_route_documents_fastapi_validation_errors(document) -> None:
         for method, operation in operations.items():
             if path.startswith(OIF_PREFIX) and "422" in operation["responses"]:
                 schema = operation["responses"]["422"]["content"]["application/json"]["schema"]
-                assert schema == {"$ref": "#/components/schemas/ErrorResponse"}, path
+                assert schema == {"$ref": "#/components/schemas/OifErrorResponse"}, path
                 continue
             assert "422" not in operation["responses"], (method, path)
             assert "400" in operation["responses"] or not operation.get("parameters"), path

@@ -24,7 +24,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, ConfigDict, Field
 
-from crossfill.api.schemas.oif import ErrorResponse as OifErrorBody
+from crossfill.api.schemas.oif import OifErrorResponse
 from crossfill.domain import listing_query as lq
 from crossfill.domain.enums import FAIL_REASONS, FEATURES, REFUND_FAIL_REASONS, REQUEST_TYPES
 from crossfill.domain.identifiers import INT64_MAX, MAX_UNIX_SECONDS
@@ -131,7 +131,7 @@ def oif_responses(ok: type[BaseModel], *errors: int) -> Responses:
     """An OIF route's documented answers: `ok` and `errors`, each error OIF's shape."""
     documented: Responses = {200: {"description": "Success", "model": ok}}
     for status in sorted({*errors, *ALWAYS}):
-        documented[status] = {"description": _DESCRIPTIONS[status], "model": OifErrorBody}
+        documented[status] = {"description": _DESCRIPTIONS[status], "model": OifErrorResponse}
     return documented
 
 
@@ -291,9 +291,11 @@ def install_openapi(app: FastAPI) -> None:
                 routes=app.routes,
             )
             _without_422(document)
-            document.setdefault("components", {}).setdefault("schemas", {}).update(
-                _wire_components()
-            )
+            components = document.setdefault("components", {}).setdefault("schemas", {})
+            named_twice = components.keys() & _wire_components().keys()
+            if named_twice:
+                raise RuntimeError(f"models named as wire schemas: {sorted(named_twice)}")
+            components.update(_wire_components())
             app.openapi_schema = document
         return app.openapi_schema
 

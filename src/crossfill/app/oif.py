@@ -39,7 +39,7 @@ from crossfill.quoting.errors import QuoteError
 from crossfill.runtime import Runtime
 from crossfill.store import requests
 from crossfill.store.tables import Request, RequestTransaction
-from crossfill.types import Address, ChainId
+from crossfill.types import NATIVE_EVM_ADDRESS, Address, ChainId
 
 # The order's floor below the priced output: room for prices and gas to move before it opens.
 DRIFT_BPS = 50
@@ -123,6 +123,11 @@ def quote_order(runtime: Runtime, terms: SwapTerms, now: datetime) -> OrderOffer
         raise Unprocessable(
             "outputs[0].receiver: not an account on the output's chain",
             error_code="INVALID_RECEIVER",
+        )
+    if terms.input_asset.address == NATIVE_EVM_ADDRESS:
+        raise Unprocessable(
+            "inputs[0].asset: the origin settler takes ERC-20 inputs only",
+            error_code="UNSUPPORTED_ASSET",
         )
     origin_settler, destination_settler = _settlers(
         runtime, terms.input_asset.chain_id, terms.output_asset.chain_id

@@ -22,11 +22,11 @@ from crossfill.api.routes.oif_wire import (
     swap_terms,
 )
 from crossfill.api.schemas.oif import (
-    GetOrderResponse,
-    GetQuoteRequest,
-    GetQuoteResponse,
-    PostOrderRequest,
-    PostOrderResponse,
+    OifGetOrderResponse,
+    OifGetQuoteRequest,
+    OifGetQuoteResponse,
+    OifPostOrderRequest,
+    OifPostOrderResponse,
 )
 from crossfill.app.oif import order_record, quote_order, submit_order
 from crossfill.errors import BadRequest, NotFound
@@ -39,9 +39,9 @@ _ORDER_ID = re.compile(r"0x[0-9a-fA-F]{64}", re.ASCII)
 @router.post(
     "/v1/quotes",
     response_model=None,
-    responses=oif_responses(GetQuoteResponse, 400, 401, 422, 429, 503),
+    responses=oif_responses(OifGetQuoteResponse, 400, 401, 422, 429, 503),
 )
-async def quotes(body: GetQuoteRequest, runtime: RuntimeDep, caller: CallerDep) -> Response:
+async def quotes(body: OifGetQuoteRequest, runtime: RuntimeDep, caller: CallerDep) -> Response:
     """A quote for one exact input to one output: a Crossfill ERC-7683 order to sign
     (`oif-escrow-v0`, typed data of the origin settler's `GaslessCrossChainOrder`)."""
     terms = swap_terms(body)
@@ -51,9 +51,9 @@ async def quotes(body: GetQuoteRequest, runtime: RuntimeDep, caller: CallerDep) 
 @router.post(
     "/v1/orders",
     response_model=None,
-    responses=oif_responses(PostOrderResponse, 400, 401, 403, 404, 409, 422, 429, 503),
+    responses=oif_responses(OifPostOrderResponse, 400, 401, 403, 404, 409, 422, 429, 503),
 )
-async def orders(body: PostOrderRequest, runtime: RuntimeDep, caller: ExecutingDep) -> Response:
+async def orders(body: OifPostOrderRequest, runtime: RuntimeDep, caller: ExecutingDep) -> Response:
     """Submit a quoted order with its user's signature: Crossfill opens it (`openFor`) from
     the API key's gas sponsor and fills it."""
     order, data, signature = submitted_order(body)
@@ -72,7 +72,7 @@ OrderIdPath = Annotated[
 @router.get(
     "/v1/orders/{id}",
     response_model=None,
-    responses=oif_responses(GetOrderResponse, 400, 401, 404, 429),
+    responses=oif_responses(OifGetOrderResponse, 400, 401, 404, 429),
 )
 async def order(given_id: OrderIdPath, runtime: RuntimeDep) -> Response:
     """An ERC-7683 order (submitted here or opened on chain) and its status in OIF's terms."""

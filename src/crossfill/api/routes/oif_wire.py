@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossfill.api.schemas.oif import GetQuoteRequest, PostOrderRequest
+from crossfill.api.schemas.oif import OifGetQuoteRequest, OifPostOrderRequest
 from crossfill.app.oif import OrderOffer, OrderRecord, SwapTerms
 from crossfill.domain import erc7930
 from crossfill.domain.erc7683 import CrossfillOrderData
@@ -41,7 +41,7 @@ def _amount(text: str, field: str) -> int:
     return value
 
 
-def swap_terms(body: GetQuoteRequest) -> SwapTerms:
+def swap_terms(body: OifGetQuoteRequest) -> SwapTerms:
     """What `body` asks, as Crossfill serves it: one exact input for one output, refunds to
     the input's user, an escrow order."""
     intent = body.intent
@@ -168,7 +168,7 @@ def _signature(value: str | list[int]) -> bytes:
     return bytes(value)
 
 
-def submitted_order(body: PostOrderRequest) -> tuple[GaslessOrder, CrossfillOrderData, bytes]:
+def submitted_order(body: OifPostOrderRequest) -> tuple[GaslessOrder, CrossfillOrderData, bytes]:
     """The gasless order `body` submits, its order data, and the user's signature."""
     if body.order.type != ESCROW_ORDER:
         raise Unprocessable(

@@ -1,6 +1,7 @@
 """The Open Intents Framework's quote and order bodies (its OpenAPI, `oif-specs`
 `specs/openapi.yaml` and `schemas/typescript/types.ts`), as pydantic models: the requests
-parsed and checked here, the answers documented (docs/erc7683.md, "OIF endpoints")."""
+parsed and checked here, the answers documented (docs/erc7683.md, "OIF endpoints"). Each is
+named `Oif…`: OpenAPI components are named by model, and `Quote` is a wire schema's."""
 
 from __future__ import annotations
 
@@ -33,50 +34,50 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class AssetLockReference(_Body):
+class OifAssetLockReference(_Body):
     kind: LockKind
     params: dict[str, Any] | None = None
 
 
-class OriginSubmission(_Body):
+class OifOriginSubmission(_Body):
     mode: Literal["user", "protocol"]
     schemes: list[Scheme] | None = Field(default=None, max_length=MAX_ITEMS)
 
 
-class Input(_Body):
+class OifInput(_Body):
     user: StrictStr = InteropText
     asset: StrictStr = InteropText
     amount: StrictStr | None = Field(default=None, pattern=AMOUNT_PATTERN)
-    lock: AssetLockReference | None = None
+    lock: OifAssetLockReference | None = None
 
 
-class Output(_Body):
+class OifOutput(_Body):
     receiver: StrictStr = InteropText
     asset: StrictStr = InteropText
     amount: StrictStr | None = Field(default=None, pattern=AMOUNT_PATTERN)
     calldata: StrictStr | None = Field(default=None, max_length=MAX_TEXT)
 
 
-class Intent(_Body):
+class OifIntent(_Body):
     intentType: Literal["oif-swap"]
-    inputs: list[Input] = Field(min_length=1, max_length=MAX_ITEMS)
-    outputs: list[Output] = Field(min_length=1, max_length=MAX_ITEMS)
+    inputs: list[OifInput] = Field(min_length=1, max_length=MAX_ITEMS)
+    outputs: list[OifOutput] = Field(min_length=1, max_length=MAX_ITEMS)
     swapType: SwapType = "exact-input"
     minValidUntil: StrictInt | None = Field(default=None, ge=0, le=2**32 - 1)
     preference: Preference | None = None
-    originSubmission: OriginSubmission | None = None
+    originSubmission: OifOriginSubmission | None = None
     failureHandling: list[FailureHandling] | None = Field(default=None, max_length=MAX_ITEMS)
     partialFill: StrictBool | None = None
     metadata: dict[str, Any] | None = None
 
 
-class GetQuoteRequest(_Body):
+class OifGetQuoteRequest(_Body):
     user: StrictStr = InteropText
-    intent: Intent
+    intent: OifIntent
     supportedTypes: list[StrictStr] = Field(max_length=MAX_ITEMS)
 
 
-class OrderPayload(_Body):
+class OifOrderPayload(_Body):
     signatureType: Literal["eip712"]
     domain: dict[str, Any]
     primaryType: StrictStr = Field(max_length=MAX_TEXT)
@@ -84,19 +85,19 @@ class OrderPayload(_Body):
     types: dict[str, Any] | None = None
 
 
-class Order(_Body):
+class OifOrder(_Body):
     """An order of any OIF type; Crossfill takes `oif-escrow-v0` (its payload required)."""
 
     type: OrderType
-    payload: OrderPayload | None = None
+    payload: OifOrderPayload | None = None
 
 
-class PostOrderRequest(_Body):
-    order: Order
+class OifPostOrderRequest(_Body):
+    order: OifOrder
     # 0x-hex (what OIF's solver and aggregator send), or the bytes as an array of numbers.
     signature: StrictStr | list[StrictInt] = Field(max_length=2 + 2 * 1024)
     quoteId: StrictStr | None = Field(default=None, max_length=MAX_TEXT)
-    originSubmission: OriginSubmission | None = None
+    originSubmission: OifOriginSubmission | None = None
 
 
 # ---- answers (documentation only) -------------------------------------------------------
@@ -106,50 +107,50 @@ class _Answer(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class TypedOrder(_Answer):
+class OifTypedOrder(_Answer):
     type: Literal["oif-escrow-v0"]
     payload: dict[str, Any]
 
 
-class QuotePreview(_Answer):
+class OifQuotePreview(_Answer):
     inputs: list[dict[str, Any]]
     outputs: list[dict[str, Any]]
 
 
-class Quote(_Answer):
-    order: TypedOrder
+class OifQuote(_Answer):
+    order: OifTypedOrder
     validUntil: int
     eta: int
     quoteId: str
     provider: str
-    preview: QuotePreview
+    preview: OifQuotePreview
     failureHandling: FailureHandling
     partialFill: bool
     metadata: dict[str, Any]
 
 
-class GetQuoteResponse(_Answer):
-    quotes: list[Quote]
+class OifGetQuoteResponse(_Answer):
+    quotes: list[OifQuote]
 
 
-class PostOrderResponse(_Answer):
+class OifPostOrderResponse(_Answer):
     orderId: str | None = None
     status: Literal["received", "rejected", "error"]
     message: str | None = None
     order: dict[str, Any] | None = None
 
 
-class AssetAmount(_Answer):
+class OifAssetAmount(_Answer):
     asset: str
     amount: str
 
 
-class Settlement(_Answer):
+class OifSettlement(_Answer):
     type: Literal["escrow", "resourceLock"]
     data: dict[str, Any]
 
 
-class GetOrderResponse(_Answer):
+class OifGetOrderResponse(_Answer):
     id: str
     status: Literal[
         "created",
@@ -165,13 +166,13 @@ class GetOrderResponse(_Answer):
     createdAt: int
     updatedAt: int
     quoteId: str | None = None
-    inputAmounts: list[AssetAmount]
-    outputAmounts: list[AssetAmount]
-    settlement: Settlement
+    inputAmounts: list[OifAssetAmount]
+    outputAmounts: list[OifAssetAmount]
+    settlement: OifSettlement
     fillTransaction: dict[str, Any] | None = None
 
 
-class ErrorResponse(BaseModel):
+class OifErrorResponse(BaseModel):
     """Every error on the OIF paths: a code, a message, and what else the service says."""
 
     model_config = ConfigDict(extra="allow")
