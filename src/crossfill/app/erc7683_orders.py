@@ -9,6 +9,9 @@ Router), what the input buys beyond the order's output swept to its recipient. A
 will not fill (`domain.erc7683.refusal`) is stored failed with its reason, so its deposit,
 judged as any, is refunded to the user. One that cannot be priced at all (a route not served)
 has no request: its deposit is an unknown order's, refunded to its depositor, the user.
+
+An order submitted through the OIF endpoints (`app.oif`) has its request stored
+(`store_request`) before it is opened: its `Open` event finds it taken.
 """
 
 from __future__ import annotations
@@ -125,6 +128,10 @@ async def store_request(
     wire["steps"] = []  # the order is opened on chain: nothing is left for the user to do
     rows = quote_rows(quote, wire, referrer=None, api_key_id=api_key_id)
     rows.request["quote"] = EncodedJson(orjson.dumps(wire).decode())
+    # Its deposit comes with its opening, which the settler refuses after the open deadline:
+    # a deposit up to then is in time (an order submitted to be opened is stored before).
+    opened_by = datetime.fromtimestamp(order.open_deadline, UTC)
+    rows.request["expires_at"] = max(quote.expires_at, opened_by)
     plan = plan_fill(FillTerms.of_quote(quote), quote.destination)
     # The settler refuses a fill after the order's deadline: so does the solver.
     rows.request["fill_plan"] = replace(
