@@ -234,6 +234,12 @@ class Conflict(ApiError):
     status_code = 409
 
 
+class Unprocessable(ApiError):
+    """Well-formed, but not something the service can do (the OIF paths' 422)."""
+
+    status_code = 422
+
+
 class ServiceUnavailable(ApiError):
     status_code = 503
     error_code = "SERVICE_UNAVAILABLE"

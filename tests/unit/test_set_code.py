@@ -92,12 +92,17 @@ def test_order_checks_chain_authority_duplicates_and_nonces() -> None:
 
 def test_the_sponsor_only_calls_into_delegated_accounts_and_sends_no_ether() -> None:
     delegated = bytes.fromhex("ef0100") + bytes.fromhex("de" * 20)
-    check_sponsorable(_order(_signed(USER, 7, 3)), b"")  # authorized in this very call
-    check_sponsorable(_order(), delegated)  # delegated before
+    check_sponsorable(_order(_signed(USER, 7, 3)), b"", opens_order=False)  # authorized now
+    check_sponsorable(_order(), delegated, opens_order=False)  # delegated before
     with pytest.raises(ExecutionRefused, match="not an EIP-7702 delegated account"):
-        check_sponsorable(_order(), b"")  # a plain account
+        check_sponsorable(_order(), b"", opens_order=False)  # a plain account
     with pytest.raises(ExecutionRefused, match="not an EIP-7702 delegated account"):
-        check_sponsorable(_order(), bytes.fromhex("6080604052"))  # a contract (a token)
+        token = bytes.fromhex("6080604052")
+        check_sponsorable(_order(), token, opens_order=False)  # a contract (a token)
     with pytest.raises(ExecutionRefused, match=r"data\.value must be 0"):
-        check_sponsorable(replace(_order(), value=1), delegated)
+        check_sponsorable(replace(_order(), value=1), delegated, opens_order=False)
+    # The origin settler's openFor takes only its signer's funds: sent into the contract.
+    check_sponsorable(_order(), bytes.fromhex("6080604052"), opens_order=True)
+    with pytest.raises(ExecutionRefused, match=r"data\.value must be 0"):
+        check_sponsorable(replace(_order(), value=1), b"", opens_order=True)
     assert is_delegated(delegated) and not is_delegated(delegated + b"\x00")

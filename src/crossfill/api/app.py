@@ -32,6 +32,7 @@ from crossfill.api.routes import (
     fast_fill,
     health,
     metrics,
+    oif,
     permits,
     quote,
     requests,
@@ -177,6 +178,8 @@ def create_app(
         app.include_router(
             public.router, dependencies=[RateLimited], responses=responses(None, 401, 429)
         )
+    # OIF's endpoints document their own error shape for 401 and 429 (`api.openapi`).
+    app.include_router(oif.router, dependencies=[RateLimited])
     app.include_router(health.router)
     app.include_router(metrics.router)
     app.include_router(ws.router)

@@ -8,6 +8,9 @@ request, and a 500 would also have closed the client's kept-alive connection.
 On POST /execute the spec's error body is `{error}`: there it also carries `error` (the same
 text as `message`), whatever raised it.
 
+Under /oif/ (the Open Intents Framework's endpoints) every error is OIF's shape instead:
+`{error: code, message, details?}`.
+
 On the quote paths (and /price, their preview) every error also carries an `errorCode`
 (clients branch on it): errors raised without one (body validation, 405, size limits, rate
 limits) get the code of their status from `QUOTE_FALLBACK_CODES`. An unexpected failure (500)
@@ -54,9 +57,41 @@ QUOTE_FALLBACK_CODES = {
 }
 
 
+# The Open Intents Framework's paths answer its error shape, `{error, message, details?}`:
+# `error` the error's code, else the code of its status.
+OIF_PREFIX = "/oif/"
+OIF_FALLBACK_CODES = {
+    **QUOTE_FALLBACK_CODES,
+    400: "INVALID_REQUEST",
+    409: "CONFLICT",
+    422: "UNPROCESSABLE",
+    500: "INTERNAL_ERROR",
+}
+
+
+def oif_shaped(body: dict[str, object]) -> dict[str, object]:
+    """A Crossfill error body in OIF's shape: its code as `error`, its other fields (a 500's
+    `requestId`, a simulation's data) as `details`."""
+    status_code = body.get("statusCode")
+    code = body.get("errorCode") or OIF_FALLBACK_CODES.get(
+        status_code if isinstance(status_code, int) else 500, "ERROR"
+    )
+    shaped: dict[str, object] = {"error": code, "message": body.get("message")}
+    details = {
+        name: value
+        for name, value in body.items()
+        if name not in ("message", "statusCode", "errorCode", "error")
+    }
+    if details:
+        shaped["details"] = details
+    return shaped
+
+
 def with_quote_code(path: str, body: dict[str, object]) -> dict[str, object]:
     """`body` with an `errorCode` when `path` is a quote path (the code of its status), and
-    with `error` when `path` answers errors as `{error}`."""
+    with `error` when `path` answers errors as `{error}`; OIF's shape on OIF's paths."""
+    if path.startswith(OIF_PREFIX):
+        return oif_shaped(body)
     if path in ERROR_FIELD_PATHS:
         body["error"] = body.get("message")
     if path in QUOTE_PATHS and body.get("errorCode") is None:

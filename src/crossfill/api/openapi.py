@@ -1,7 +1,8 @@
 """The OpenAPI document at /openapi.json, made to tell the truth about the wire.
 
 - Errors: one shape, `{message, statusCode, errorCode?}` (`errorCode` always on the quote
-  paths); validation failures are 400, so FastAPI's generated 422 is removed.
+  paths); validation failures are 400, so FastAPI's generated 422 is removed. The OIF paths
+  (`/oif/…`) document OIF's error shape `{error, message, details?}` and its 422.
 - 200 bodies of the main routes are the wire schemas (`wire_schemas/*.schema.json`, copies
   of the spec's schemas, which the tests validate answers against too); the other routes
   document pydantic models (`api/schemas/responses.py`). Both only document: no route
@@ -23,6 +24,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, ConfigDict, Field
 
+from crossfill.api.schemas.oif import OifErrorResponse
 from crossfill.domain import listing_query as lq
 from crossfill.domain.enums import FAIL_REASONS, FEATURES, REFUND_FAIL_REASONS, REQUEST_TYPES
 from crossfill.domain.identifiers import INT64_MAX, MAX_UNIX_SECONDS
@@ -53,6 +55,8 @@ _DESCRIPTIONS = {
     409: "The state changed under the request (e.g. a balance since a claim was prepared)",
     410: "Retired endpoint",
     413: "Request body too large",
+    422: "Well-formed, but not served as asked (OIF paths: a chain, asset, lock or order type "
+    "not served; an order Crossfill would not fill; a bad signature)",
     429: "Rate limit exceeded (Retry-After says when to retry)",
     431: "Request headers too many or too large",
     500: "Internal error",
@@ -116,6 +120,18 @@ def responses(
     error_model = QuoteErrorBody if quote else ErrorBody
     for status in sorted({*errors, *ALWAYS}):
         documented[status] = {"description": _DESCRIPTIONS[status], "model": error_model}
+    return documented
+
+
+# The Open Intents Framework's endpoints (`api.routes.oif`): its error shape, its 422.
+OIF_PREFIX = "/oif/"
+
+
+def oif_responses(ok: type[BaseModel], *errors: int) -> Responses:
+    """An OIF route's documented answers: `ok` and `errors`, each error OIF's shape."""
+    documented: Responses = {200: {"description": "Success", "model": ok}}
+    for status in sorted({*errors, *ALWAYS}):
+        documented[status] = {"description": _DESCRIPTIONS[status], "model": OifErrorResponse}
     return documented
 
 
@@ -236,9 +252,16 @@ def _wire_components() -> dict[str, dict[str, Any]]:
 
 
 def _without_422(document: dict[str, Any]) -> None:
-    for operations in document.get("paths", {}).values():
+    """FastAPI's generated 422 removed (validation failures are 400s); the OIF paths keep the
+    422 they document, OIF's own."""
+    for path, operations in document.get("paths", {}).items():
         for operation in operations.values():
-            operation.get("responses", {}).pop("422", None)
+            answers = operation.get("responses", {})
+            if path.startswith(OIF_PREFIX) and "HTTPValidationError" not in json.dumps(
+                answers.get("422")
+            ):
+                continue
+            answers.pop("422", None)
     schemas = document.get("components", {}).get("schemas", {})
     schemas.pop("HTTPValidationError", None)
     schemas.pop("ValidationError", None)
@@ -268,9 +291,11 @@ def install_openapi(app: FastAPI) -> None:
                 routes=app.routes,
             )
             _without_422(document)
-            document.setdefault("components", {}).setdefault("schemas", {}).update(
-                _wire_components()
-            )
+            components = document.setdefault("components", {}).setdefault("schemas", {})
+            named_twice = components.keys() & _wire_components().keys()
+            if named_twice:
+                raise RuntimeError(f"models named as wire schemas: {sorted(named_twice)}")
+            components.update(_wire_components())
             app.openapi_schema = document
         return app.openapi_schema
 

@@ -9,6 +9,9 @@ Router), what the input buys beyond the order's output swept to its recipient. A
 will not fill (`domain.erc7683.refusal`) is stored failed with its reason, so its deposit,
 judged as any, is refunded to the user. One that cannot be priced at all (a route not served)
 has no request: its deposit is an unknown order's, refunded to its depositor, the user.
+
+An order submitted through the OIF endpoints (`app.oif`) has its request stored
+(`store_request`) before it is opened: its `Open` event finds it taken.
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ def order_quote_request(order: OpenedOrder) -> QuoteRequest:
     )
 
 
-def _quoted(runtime: Runtime, order: OpenedOrder, now: datetime) -> Quote:
+def quoted(runtime: Runtime, order: OpenedOrder, now: datetime) -> Quote:
+    """`order` priced as it is taken (QuoteError when its route is not served)."""
     entropy = Entropy(request_id=bytes.fromhex(request_id_of(order.order_id)[2:]), salt=0)
     quote = plan_quote(
         order_quote_request(order),
@@ -94,6 +98,18 @@ def _quoted(runtime: Runtime, order: OpenedOrder, now: datetime) -> Quote:
     return replace(quote, order_id=order.order_id)
 
 
+def refusal_of(runtime: Runtime, order: OpenedOrder, quote: Quote, now: datetime) -> str | None:
+    """Why Crossfill will not fill `order`, priced as `quote` (`domain.erc7683.refusal`)."""
+    destination = evm_chains(runtime).get(ChainId(order.destination_chain_id))
+    settler = None if destination is None else destination.config.contracts
+    return refusal(
+        order,
+        settler=None if settler is None else settler.erc7683_destination_settler,
+        quoted_output=quote.amount_out,
+        now_seconds=int(now.timestamp()),
+    )
+
+
 async def take_orders(runtime: Runtime, session: AsyncSession, orders: list[OpenedOrder]) -> None:
     """The requests of `orders` not taken yet, in the caller's transaction: priced, or failed
     with the reason they are refused."""
@@ -103,26 +119,19 @@ async def take_orders(runtime: Runtime, session: AsyncSession, orders: list[Open
         await _take(runtime, session, order)
 
 
-async def _take(runtime: Runtime, session: AsyncSession, order: OpenedOrder) -> None:
-    now = datetime.now(UTC)
-    try:
-        quote = _quoted(runtime, order, now)
-    except QuoteError as exc:
-        # Not a route served: no request; the deposit is refunded as an unknown order's.
-        log.info("ERC-7683 order not priced", order_id=order.order_id, error=str(exc))
-        return
-    destination = evm_chains(runtime).get(ChainId(order.destination_chain_id))
-    settler = None if destination is None else destination.config.contracts
-    reason = refusal(
-        order,
-        settler=None if settler is None else settler.erc7683_destination_settler,
-        quoted_output=quote.amount_out,
-        now_seconds=int(now.timestamp()),
-    )
+async def store_request(
+    session: AsyncSession, order: OpenedOrder, quote: Quote, *, api_key_id: int | None
+) -> None:
+    """The request `order` is, priced as `quote`, `waiting` for its deposit, in the caller's
+    transaction."""
     wire = quote_wire(quote, allowance=None, user_balance=None)
-    wire["steps"] = []  # the order was opened on chain: nothing is left for the user to do
-    rows = quote_rows(quote, wire, referrer=None, api_key_id=None)
+    wire["steps"] = []  # the order is opened on chain: nothing is left for the user to do
+    rows = quote_rows(quote, wire, referrer=None, api_key_id=api_key_id)
     rows.request["quote"] = EncodedJson(orjson.dumps(wire).decode())
+    # Its deposit comes with its opening, which the settler refuses after the open deadline:
+    # a deposit up to then is in time (an order submitted to be opened is stored before).
+    opened_by = datetime.fromtimestamp(order.open_deadline, UTC)
+    rows.request["expires_at"] = max(quote.expires_at, opened_by)
     plan = plan_fill(FillTerms.of_quote(quote), quote.destination)
     # The settler refuses a fill after the order's deadline: so does the solver.
     rows.request["fill_plan"] = replace(
@@ -130,6 +139,18 @@ async def _take(runtime: Runtime, session: AsyncSession, order: OpenedOrder) -> 
     ).to_json()
     for table, values in rows.inserts():
         await session.execute(insert(table), [dict(values)])
+
+
+async def _take(runtime: Runtime, session: AsyncSession, order: OpenedOrder) -> None:
+    now = datetime.now(UTC)
+    try:
+        quote = quoted(runtime, order, now)
+    except QuoteError as exc:
+        # Not a route served: no request; the deposit is refunded as an unknown order's.
+        log.info("ERC-7683 order not priced", order_id=order.order_id, error=str(exc))
+        return
+    reason = refusal_of(runtime, order, quote, now)
+    await store_request(session, order, quote, api_key_id=None)
     log.info("ERC-7683 order taken", order_id=order.order_id, refused=reason)
     if reason is None:
         return

@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.app import registry
 from crossfill.app.gasless_requests import standalone_request
 from crossfill.config.deployment import GaslessSettings, KeyHolder
+from crossfill.contracts.abi import function
 from crossfill.domain import gasless
 from crossfill.domain.enums import FEATURES
 from crossfill.domain.gas import with_gas_headroom
@@ -53,6 +54,7 @@ from crossfill.store.tables import ApiKey, GaslessExecution, Request
 from crossfill.types import Address
 
 log = structlog.get_logger(__name__)
+OPEN_FOR = function("CrossfillOriginSettler", "openFor")
 GASLESS_FEATURE = 1 << FEATURES.index("gasless_execution")
 
 
@@ -73,10 +75,22 @@ def _chain(runtime: Runtime, order: ExecuteOrder) -> ChainRuntime:
     return evm_chains(runtime)[order.chain_id]
 
 
+def _opens_order(chain: ChainRuntime, order: ExecuteOrder) -> bool:
+    """`openFor` on the chain's ERC-7683 origin settler, for a request (docs/erc7683.md)."""
+    settler = chain.config.contracts.erc7683_origin_settler
+    return (
+        order.request_id is not None
+        and settler is not None
+        and order.to.lower() == settler.lower()
+        and order.data[:4] == OPEN_FOR.selector
+    )
+
+
 async def _checked_authorities(chain: ChainRuntime, order: ExecuteOrder, sponsor: Address) -> None:
     try:
-        code = b"" if order.authorizations else await chain.client.code(order.to)
-        gasless.check_sponsorable(order, code)
+        opens_order = _opens_order(chain, order)
+        code = b"" if order.authorizations or opens_order else await chain.client.code(order.to)
+        gasless.check_sponsorable(order, code, opens_order=opens_order)
         authorities = gasless.authorities(order)
         if any(authority.lower() == sponsor.lower() for authority in authorities):
             raise ExecutionRefused("data.authorizationList: the sponsor cannot be an authority")

@@ -48,6 +48,22 @@ class CrossfillOrderData:
             ],
         )
 
+    @classmethod
+    def decode(cls, data: bytes) -> CrossfillOrderData:
+        """The order data `data` encodes (eth_abi's DecodingError when it encodes none)."""
+        ((input_token, input_amount, chain_id, settler, output_token, amount, recipient),) = decode(
+            _ORDER_DATA_ABI, data, strict=True
+        )
+        return cls(
+            str(input_token).lower(),
+            int(input_amount),
+            int(chain_id),
+            str(settler).lower(),
+            str(output_token).lower(),
+            int(amount),
+            str(recipient).lower(),
+        )
+
 
 @dataclass(frozen=True)
 class OriginData:

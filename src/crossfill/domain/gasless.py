@@ -75,16 +75,21 @@ def authorities(order: ExecuteOrder) -> list[Address]:
     return found
 
 
-def check_sponsorable(order: ExecuteOrder, code_of_to: bytes) -> None:
+def check_sponsorable(order: ExecuteOrder, code_of_to: bytes, *, opens_order: bool) -> None:
     """The sponsor sends only two kinds of call: into an account that delegates its code
     (EIP-7702: authorized in this call, or already delegated on chain, `code_of_to`), so
     what runs is the account's own delegate acting as that account, never the sponsor calling
     a contract in its own name (a token's `transfer` would spend the sponsor's funds); and
-    without ether of the sponsor's (`value` 0: the sponsor pays gas, nothing else)."""
+    without ether of the sponsor's (`value` 0: the sponsor pays gas, nothing else).
+    `opens_order`: the call is `openFor` on the chain's ERC-7683 origin settler for a request
+    (what the OIF order path submits); it takes only the signing user's funds, never its
+    sender's, so the sponsor may send it."""
     if order.value != 0:
         raise ExecutionRefused(
             "data.value must be 0: the sponsor pays the gas, not the call's ether"
         )
+    if opens_order and not order.authorizations:
+        return
     if not order.authorizations and not is_delegated(code_of_to):
         raise ExecutionRefused(
             f"data.to {order.to} is not an EIP-7702 delegated account and the call carries "
