@@ -14,7 +14,7 @@ run: contracts ## start the devnet and the service on http://127.0.0.1:8000
 # worker so its module-scoped chains and exchange start once. Most tests wait on chains and
 # services, so two workers nearly halve the wall time on two cores.
 test: contracts browser check ## the whole suite: lint, types, unit, integration, end-to-end
-	$(BIN)/pytest -n 2 --dist loadfile
+	$(BIN)/pytest -n 2 --dist loadfile --durations=30
 
 # schemathesis against the real service, longer than `make test`'s pass: every phase, 1000
 # examples per operation (tens of minutes here); then 10,000 fresh mutations of valid quote
