@@ -50,6 +50,18 @@ def filler_fill(
     return function("Filler", "fill").encode(order_id, payments, calls or []) + order_id
 
 
+def filler_fill_exclusive(
+    order_id: bytes,
+    payments: list[tuple[str, str, int]],
+    exclusivity: tuple[str, int, int],
+    signature: bytes,
+) -> bytes:
+    """Filler.fillExclusive(orderId, payments, exclusivity, signature), the orderId appended
+    for attribution as with `filler_fill`."""
+    encoded = function("Filler", "fillExclusive").encode(order_id, payments, exclusivity, signature)
+    return encoded + order_id
+
+
 def depository_execute(
     calls: list[tuple[str, bytes, int, bool]], nonce: int, expiration: int, signature: bytes
 ) -> bytes:
