@@ -36,6 +36,7 @@ from crossfill.api.routes import (
     quote,
     requests,
     signatures,
+    solver_orders,
     solvers,
     status,
     transactions,
@@ -171,6 +172,7 @@ def create_app(
         execute,
         fast_fill,
         permits,
+        solver_orders,
     ):
         # Documented with the dependency that answers them: a wrong key (401), a spent
         # budget of requests or of wrong keys (429).
