@@ -154,6 +154,17 @@ def repaid(chain_id: int, currency: str, amount: int, solver: str) -> tuple[Post
     )
 
 
+def repaid_to_external_solver(chain_id: int, currency: str, amount: int) -> tuple[Posting, ...]:
+    """A deposit owed for an order an external solver filled, paid out of the Depository to
+    that solver: no key of the service's receives it, and the service earns nothing by it."""
+    return balanced(
+        (
+            Posting(chain_id, currency, DEPOSITORY, -amount),
+            Posting(chain_id, currency, OWED_TO_SOLVER, amount),
+        )
+    )
+
+
 def app_fees_claimed(chain_id: int, currency: str, amount: int) -> tuple[Posting, ...]:
     """App fees paid out of the Depository to the recipient who claimed them."""
     return balanced(

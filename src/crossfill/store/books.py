@@ -222,16 +222,18 @@ async def refunded(
     )
 
 
-async def repaid(session: AsyncSession, repayment: Repayment, *, now: datetime) -> None:
-    """A deposit owed to the solver repaid to it out of the Depository."""
-    await _post_once(
-        session,
-        f"repay:{repayment.id}",
-        books.repaid(
-            repayment.chain_id, repayment.currency, int(repayment.amount), repayment.recipient
-        ),
-        now=now,
+async def repaid(
+    session: AsyncSession, repayment: Repayment, *, now: datetime, external: bool = False
+) -> None:
+    """A deposit owed to the solver repaid to it out of the Depository (`external`: to the
+    external solver that filled its order, not to a key of the service's)."""
+    amount = int(repayment.amount)
+    postings = (
+        books.repaid_to_external_solver(repayment.chain_id, repayment.currency, amount)
+        if external
+        else books.repaid(repayment.chain_id, repayment.currency, amount, repayment.recipient)
     )
+    await _post_once(session, f"repay:{repayment.id}", postings, now=now)
 
 
 def move_out_event(move: RebalanceMove) -> str:
