@@ -11,20 +11,25 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from sqlalchemy import select
 from web3 import Web3
 
 from crossfill.devnet import accounts
+from crossfill.devnet.deploy import contract_at
 from crossfill.kinds.evm.config import evm_chain
+from crossfill.store.tables import Request
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
+    OPERATOR,
     OPERATOR_TOKEN,
     ORIGIN,
     balance,
@@ -34,9 +39,11 @@ from tests.e2e.bridging import (
     native_bridge,
     quote_request_id,
     request_quote,
+    rpc_urls,
+    stored_rows,
 )
 from tests.e2e.repaying import depository_payouts, repaying, repayments
-from tests.e2e.solvers import blocks_mined, reference_solver
+from tests.e2e.solvers import blocks_mined, reference_solver, solver_bond
 from tests.money_invariant import account_for_money, heads, wait_until_accounted
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
@@ -45,6 +52,8 @@ AMOUNT = 10**17  # 0.1 ETH, about $300 on the devnet
 # The quote's life and the exclusivity past it, short so a fade's fallback comes soon.
 TTL_SECONDS = 8
 EXCLUSIVITY_SECONDS = 4
+# A first fade's cooldown.
+COOLDOWN = 120
 
 
 @pytest.fixture
@@ -54,7 +63,12 @@ def filling_service(start_service: StartService, devnet: RunningDevnet) -> Servi
     deployment = deployment.model_copy(
         update={
             "quotes": deployment.quotes.model_copy(update={"min_ttl_seconds": 2}),
-            "rfq": deployment.rfq.model_copy(update={"exclusivity_seconds": EXCLUSIVITY_SECONDS}),
+            "rfq": deployment.rfq.model_copy(
+                update={
+                    "exclusivity_seconds": EXCLUSIVITY_SECONDS,
+                    "fade_cooldown_seconds": COOLDOWN,
+                }
+            ),
         }
     )
     return start_service(deployment, run_workers=True, settings={"admin_token": OPERATOR_TOKEN})
@@ -91,6 +105,37 @@ def _final(service: ServiceThread, quote: dict[str, Any], timeout: float) -> dic
         return final_status(http, quote_request_id(quote), timeout=timeout)
 
 
+def _bond(devnet: RunningDevnet, solver: str) -> int:
+    web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[DESTINATION]))
+    bond = contract_at(web3, "SolverBond", solver_bond(devnet))
+    return int(bond.functions.bondOf(solver, NATIVE).call())
+
+
+def _debits(devnet: RunningDevnet) -> list[tuple[str, int, bytes]]:
+    """Every debit the destination's SolverBond logged: whose, how much, for which order."""
+    web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[DESTINATION]))
+    bond = contract_at(web3, "SolverBond", solver_bond(devnet))
+    return [
+        (event.args["solver"], int(event.args["amount"]), bytes(event.args["orderId"]))
+        for event in bond.events.Debited().get_logs(from_block=0)
+    ]
+
+
+def _fade_settled(service: ServiceThread, name: str) -> dict[str, Any]:
+    """The solver's latest fade, once its debit is settled (as the admin API shows it)."""
+    seen: list[dict[str, Any]] = []
+
+    def settled() -> bool:
+        answer = httpx.get(f"{service.base_url}/admin/solvers/{name}", headers=OPERATOR)
+        seen.append(answer.json())
+        fades = seen[-1].get("fades") or []
+        return bool(fades) and fades[0]["state"] not in ("owed", "sending")
+
+    assert wait_for(settled, timeout=20, interval=0.25), seen[-1:]
+    fade: dict[str, Any] = seen[-1]["fades"][0]
+    return fade
+
+
 def _recipient(quote: dict[str, Any]) -> str:
     return str(quote["protocol"]["v2"]["orderData"]["output"]["payments"][0]["recipient"])
 
@@ -112,6 +157,39 @@ def _first_block_after(destination: Web3, deadline: int, before: int) -> int:
     )
 
 
+def _check_penalised(
+    service: ServiceThread,
+    devnet: RunningDevnet,
+    quote: dict[str, Any],
+    status: dict[str, Any],
+    solver: str,
+    bonded: int,
+    fade: dict[str, Any],
+) -> None:
+    """The fade cost the operator the solver's output above its own, and the fallback's gas:
+    a debit of its bond (as the chain logged it), booked; its cooldown the base (a first fade)."""
+    (row,) = stored_rows(service, select(Request).where(Request.id == quote_request_id(quote)))
+    destination = Web3(Web3.HTTPProvider(rpc_urls(devnet)[DESTINATION]))
+    fallback = destination.eth.get_transaction_receipt(status["txHashes"][0])
+    gas = fallback["gasUsed"] * fallback["effectiveGasPrice"]
+    cost = int(row.amount_out) - int(row.operator_amount_out) + gas
+    assert (fade["state"], fade["cost"], fade["debited"]) == ("debited", str(cost), str(cost))
+    assert _bond(devnet, solver) == bonded - cost
+    debits = [debit for debit in _debits(devnet) if debit[0] == solver]
+    assert debits == [(solver, cost, bytes.fromhex(row.order_id[2:]))], debits
+    cooled = datetime.fromisoformat(fade["cooldownUntil"])
+    assert fade["consecutive"] == 1
+    assert cooled - datetime.fromisoformat(fade["createdAt"]) == timedelta(seconds=COOLDOWN)
+    with httpx.Client(base_url=service.base_url, headers=OPERATOR, timeout=10) as admin:
+        shown = admin.get("/admin/solvers/fader").json()
+        books = admin.get("/admin/books").json()
+    assert shown["consecutiveFades"] == 1 and shown["cooldownUntil"] == fade["cooldownUntil"]
+    assert datetime.fromisoformat(shown["cooldownUntil"]) > datetime.now(UTC)
+    (destination_books,) = [c for c in books["chains"] if c["chainId"] == DESTINATION]
+    (native_books,) = [c for c in destination_books["currencies"] if c["currency"] == NATIVE]
+    assert native_books["fadePenalties"] == str(cost)
+
+
 def test_winners_fill_a_fade_falls_back_and_every_winner_is_repaid_once(
     filling_service: ServiceThread, devnet: RunningDevnet, destination: Web3
 ) -> None:
@@ -127,10 +205,14 @@ def test_winners_fill_a_fade_falls_back_and_every_winner_is_repaid_once(
         won = _won_quote(filling_service, "alpha")
         _deposited(devnet, won)
         with reference_solver(base_url, devnet, "fader", fee_bps=1, fade=True) as fader:
+            bonded = _bond(devnet, fader.address)
             faded = _won_quote(filling_service, "fader")
             _deposited(devnet, faded)
             won_status = _final(filling_service, won, timeout=30)
             faded_status = _final(filling_service, faded, timeout=40)
+            fade = _fade_settled(filling_service, "fader")
+            # Cooled down: not asked (its 1 bps would win), alpha wins again.
+            assert _won_quote(filling_service, "alpha")
 
     # alpha (2 bps) beat beta (4 bps) and the operator's fees, and filled within its
     # exclusivity with its own transaction, at its bid.
@@ -150,6 +232,7 @@ def test_winners_fill_a_fade_falls_back_and_every_winner_is_repaid_once(
     assert block <= first_after + 2, (block, first_after)
     assert balance(devnet, DESTINATION, NATIVE, _recipient(faded)) == AMOUNT * 9_999 // 10_000
 
+    _check_penalised(filling_service, devnet, faded, faded_status, fader.address, bonded, fade)
     # Each deposit repaid once, on chain: alpha's to alpha, the fallback's to the operator.
     database = filling_service.settings.database
 

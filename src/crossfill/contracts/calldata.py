@@ -110,6 +110,22 @@ def solver_bond_of(solver: str, currency: str) -> bytes:
     return function("SolverBond", "bondOf").encode(solver, currency)
 
 
+def solver_bond_debit(solver: str, currency: str, amount: int, to: str, order_id: bytes) -> bytes:
+    """SolverBond.debit(solver, currency, amount, to, orderId): the allocator takes `amount`
+    of the solver's bond and pays it to `to`."""
+    return function("SolverBond", "debit").encode(solver, currency, amount, to, order_id)
+
+
+def solver_bond_pending(solver: str, currency: str) -> bytes:
+    """SolverBond.pendingWithdrawal(solver, currency): the amount on its way out, and when."""
+    return function("SolverBond", "pendingWithdrawal").encode(solver, currency)
+
+
+def pending_answer(returned: bytes) -> int:
+    amount, _unlocks_at = function("SolverBond", "pendingWithdrawal").decode_output(returned)
+    return int(amount)
+
+
 def bond_answer(returned: bytes) -> int:
     (bond,) = function("SolverBond", "bondOf").decode_output(returned)
     return int(bond)

@@ -37,6 +37,7 @@ from crossfill.store.tables import (
     Repayment,
     Request,
     SentTransaction,
+    SolverFade,
     SponsorPayment,
 )
 from crossfill.types import NATIVE_EVM_ADDRESS
@@ -234,6 +235,18 @@ async def repaid(
         else books.repaid(repayment.chain_id, repayment.currency, amount, repayment.recipient)
     )
     await _post_once(session, f"repay:{repayment.id}", postings, now=now)
+
+
+async def fade_debited(
+    session: AsyncSession, fade: SolverFade, solver: str, *, now: datetime
+) -> None:
+    """A faded solver's bond debited to the solver key (once per fade)."""
+    await _post_once(
+        session,
+        f"fade:{fade.id}",
+        books.fade_debited(fade.chain_id, fade.currency, int(fade.debited or 0), solver),
+        now=now,
+    )
 
 
 def move_out_event(move: RebalanceMove) -> str:

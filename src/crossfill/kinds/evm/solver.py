@@ -28,6 +28,7 @@ from crossfill.app.exclusive_fills import (
 from crossfill.app.fill_outcome import delivered_amount
 from crossfill.app.fills import filler_calldata, revert_reason, stored_fill_plan
 from crossfill.contracts import calldata
+from crossfill.domain.fades import FadePenalty, fade_cost
 from crossfill.domain.fill_plan import FillPlan, FillPlanError
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
@@ -35,14 +36,16 @@ from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, InsufficientFunds, Reverted, SignerBusy
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
+from crossfill.kinds.evm.receipt_outcomes import fee_paid
 from crossfill.kinds.evm.replacements import replace_stuck
 from crossfill.kinds.evm.solver_funds import Amounts, SolverFunds
 from crossfill.kinds.evm.txmanager import Call, Outgoing, journalled, journalled_each
 from crossfill.loops import TRANSIENT, each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
-from crossfill.store import requests
+from crossfill.store import requests, solver_fades
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, RequestTransaction, SentTransaction
+from crossfill.types import NATIVE_EVM_ADDRESS
 
 log = structlog.get_logger(__name__)
 FILL = "fill"
@@ -68,6 +71,8 @@ class Solver(JournalledWorker):
     # Transactions a batch is recorded as submitted in at once (a database with more than
     # one connection: each is mostly round trips to the server).
     concurrent_transactions: int = 1
+    # What a winner that faded pays (the orders external solvers won, filled by the fallback).
+    fade_penalty: FadePenalty = field(default_factory=FadePenalty)
 
     def __post_init__(self) -> None:
         self._wakeup = asyncio.Event()
@@ -274,6 +279,25 @@ class Solver(JournalledWorker):
         return await self.chain.client.fill_tx_hashes(
             self.config.contracts.filler, request.order_id, not_before=_created(request)
         )
+
+    async def _judge_winner(
+        self, session: AsyncSession, request: Request, receipt: dict[str, Any], now: datetime
+    ) -> None:
+        """An order an external solver won, filled: by the solver (its run of fades is over),
+        or by our fallback (it faded: cooled down, and its bond owes what the fallback cost
+        beyond the operator's own price, `domain.fades`)."""
+        if str(receipt["from"]).lower() != self.txmanager.sender:
+            await solver_fades.filled_its_own(session, request, now=now)
+            return
+        cost = fade_cost(
+            paid=int(request.amount_out),
+            operator_output=None
+            if request.operator_amount_out is None
+            else int(request.operator_amount_out),
+            gas=fee_paid(receipt),
+            gas_in_output=request.destination_currency.lower() == NATIVE_EVM_ADDRESS,
+        )
+        await solver_fades.faded(session, request, cost=cost, penalty=self.fade_penalty, now=now)
 
     async def _lost_to_winner(
         self, request: Request, tx_hash: str, receipt: dict[str, Any]
@@ -807,6 +831,8 @@ class Solver(JournalledWorker):
                 else:
                     self._funds.release(request.id)
                 if current.status == RequestStatus.SUBMITTED:
+                    if succeeded and exclusive_until(current) is not None:
+                        await self._judge_winner(session, current, receipt, now)
                     if succeeded and block is not None:
                         fill_time = await self._fill_time(session, request.id, block.timestamp)
                         current.fill_time_seconds = fill_time
