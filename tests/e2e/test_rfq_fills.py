@@ -257,4 +257,18 @@ def test_winners_fill_a_fade_falls_back_and_every_winner_is_repaid_once(
     )
     assert report.unaccounted == [] and report.unsettled == [], report.summary()
     assert (report.deposits, report.filled, report.repaid) == (2, 2, 2), report.summary()
+    # The service's books agree with the chains to the wei: the winner's fill and repayment
+    # are none of its keys', the debit is the solver key's.
+    books: list[dict[str, Any]] = []
+
+    def exact() -> bool:
+        answer = httpx.get(f"{base_url}/admin/books", headers=OPERATOR, timeout=30)
+        books.append(answer.json())
+        return not books[-1]["unexplained"] and all(
+            row["difference"] == "0"
+            for chain in books[-1]["chains"]
+            for row in chain["reconciliation"]
+        )
+
+    assert wait_for(exact, timeout=30, interval=1), books[-1:]
     print(f"\nthe whole flow took {time.monotonic() - started:.1f} s")
