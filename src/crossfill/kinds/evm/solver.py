@@ -286,7 +286,7 @@ class Solver(JournalledWorker):
         """An order an external solver won, filled: by the solver (its run of fades is over),
         or by our fallback (it faded: cooled down, and its bond owes what the fallback cost
         beyond the operator's own price, `domain.fades`)."""
-        if str(receipt["from"]).lower() != self.txmanager.sender:
+        if str(receipt.get("from", "")).lower() != self.txmanager.sender:
             await solver_fades.filled_its_own(session, request, now=now)
             return
         cost = fade_cost(
