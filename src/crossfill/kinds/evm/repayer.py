@@ -159,11 +159,14 @@ class Repayer(JournalledWorker):
     async def _recipients(self, owed: Sequence[OwedDeposit]) -> dict[int, str]:
         """Whom each deposit is repaid to: the solver key, or, for an order an external solver
         won, whoever the destination's Filler logged filling it (the winner, or the solver key
-        when the fallback filled it), read from the fill's receipt."""
+        when the fallback filled it), read from the fill's receipt. Such a deposit whose filler
+        is not read now is left out (repaid at a later tick)."""
         recipients = {}
         for entry in owed:
-            filler = await self.finality.filler(entry)
-            recipients[entry.deposit.id] = filler or self.txmanager.sender
+            if entry.exclusive_solver is None:
+                recipients[entry.deposit.id] = self.txmanager.sender
+            elif (filler := await self.finality.filler(entry)) is not None:
+                recipients[entry.deposit.id] = filler
         return recipients
 
     def _external(self, recipient: str) -> bool:
@@ -180,6 +183,8 @@ class Repayer(JournalledWorker):
         async with self.sessions() as session, session.begin():
             for entry in owed:
                 deposit = entry.deposit
+                if deposit.id not in recipients:
+                    continue
                 if not await repayments.still_owed(session, deposit.id):
                     continue
                 amount = owed_amount(
