@@ -4,6 +4,8 @@ operator's token) to register, each chain's JSON-RPC to post its bond, and an HT
 its own where it answers bid requests with EIP-712 bids signed by its key.
 
 It prices same-currency routes only: it pays the input less `--fee-bps`, and declines the rest.
+It fills the orders it won (`fills.py`): it asks the service for them and sends each one's
+`Filler.fillExclusive` on its destination; with `--fade` it bids but never fills.
 
     python examples/solver/solver.py --service http://127.0.0.1:8000 --admin-token TOKEN \\
         --key 0x... --name alpha --route 900001:900002:0x0000000000000000000000000000000000000000 \\
@@ -26,6 +28,7 @@ import httpx
 from bids import BidRequest, request_signer, signed_bid
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from fills import Filling
 from web3 import Web3
 from web3.middleware import SignAndSendRawMiddlewareBuilder
 from web3.types import Wei
@@ -156,6 +159,7 @@ def main() -> None:
     parser.add_argument("--fee-bps", type=int, default=5)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--fade", action="store_true", help="bid, but never fill what it wins")
     args = parser.parse_args()
     account: LocalAccount = Account.from_key(args.key)
     with Client(args.service) as client:
@@ -172,10 +176,14 @@ def main() -> None:
     bid_url = f"http://{args.host}:{server.server_address[1]}/bid"
     registered = register(args, account, bid_url)
     print(f"registered {registered['name']} {account.address}", flush=True)
+    rpc_urls = {chain.id: chain.http_rpc_url for chain in chains.values()}
+    filling = Filling(args.service, account, rpc_urls, fade=args.fade)
+    filling.start()
     print(f"ready {bid_url}", flush=True)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
+        filling.stop()
         server.shutdown()
         sys.exit(0)
 

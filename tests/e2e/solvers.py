@@ -23,7 +23,7 @@ import httpx
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 
-from crossfill.devnet.anvil import set_native_balance
+from crossfill.devnet.anvil import anvil_rpc, set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.rfq import Bid
 from crossfill.kinds.evm.config import evm_chain
@@ -70,9 +70,16 @@ def register(base_url: str, name: str, account: str, bid_url: str, **fields: Any
 
 @contextmanager
 def reference_solver(
-    base_url: str, devnet: RunningDevnet, name: str, *, fee_bps: int, bond_ether: float = 5
+    base_url: str,
+    devnet: RunningDevnet,
+    name: str,
+    *,
+    fee_bps: int,
+    bond_ether: float = 5,
+    fade: bool = False,
 ) -> Iterator[LocalAccount]:
-    """`examples/solver/solver.py` running as `name`, bonded and registered; stopped after."""
+    """`examples/solver/solver.py` running as `name`, bonded and registered (bidding, and
+    filling what it wins unless it `fade`s); stopped after."""
     account: LocalAccount = Account.create()
     chain = evm_chain(devnet.deployment, DESTINATION)
     assert chain is not None
@@ -81,7 +88,7 @@ def reference_solver(
         sys.executable, str(REFERENCE_SOLVER), "--service", base_url,
         "--admin-token", OPERATOR_TOKEN, "--key", account.key.hex(), "--name", name,
         "--route", f"{ORIGIN}:{DESTINATION}:{NATIVE}", "--bond-ether", str(bond_ether),
-        "--fee-bps", str(fee_bps),
+        "--fee-bps", str(fee_bps), *(["--fade"] if fade else []),
     ]  # fmt: skip
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ
@@ -108,6 +115,26 @@ def _wait_ready(process: subprocess.Popen[str]) -> None:
         if line.startswith("ready "):
             return
     raise AssertionError(f"the reference solver did not start: {''.join(seen)}")
+
+
+@contextmanager
+def blocks_mined(rpc_url: str, every: float = 1.0) -> Iterator[None]:
+    """A block mined on the chain every `every` seconds meanwhile, as a live chain does (the
+    tests' devnet mines only when sent a transaction): its head's time moves on, as the end of
+    an order's exclusivity is judged by."""
+    stop = threading.Event()
+
+    def mine() -> None:
+        while not stop.wait(every):
+            anvil_rpc(rpc_url, "evm_mine", [])
+
+    miner = threading.Thread(target=mine, daemon=True)
+    miner.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        miner.join(10)
 
 
 # How each hostile solver answers a bid request (the path it is registered under).

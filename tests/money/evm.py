@@ -16,7 +16,7 @@ from web3.logs import DISCARD
 
 from crossfill.devnet.deploy import contract_at
 from crossfill.kinds.evm.config import ChainConfig
-from crossfill.store.tables import Deposit
+from crossfill.store.tables import Deposit, Repayment
 from tests.money.ledger import ChainDeposit, Shown
 from tests.money.records import Records
 
@@ -63,7 +63,7 @@ class EvmLedger:
         repaid: dict[str, Counter[tuple[str, str, int]]] = {}
         for row in records.repayments.values():
             if row.chain_id == self.chain_id and row.state == "repaid" and row.tx_hash:
-                paid = (self.solver, row.currency.lower(), int(row.amount))
+                paid = (self._repaid_to(row, records), row.currency.lower(), int(row.amount))
                 repaid.setdefault(row.tx_hash, Counter())[paid] += 1
         broken = [
             f"repayment {self.chain_id}:{tx_hash} pays {dict(chain_says)}, "
@@ -72,6 +72,15 @@ class EvmLedger:
             if (chain_says := self._repayment_paid(tx_hash)) != recorded
         ]
         return Shown(fills=self.fills, payouts=self.payouts - set(repaid), broken=broken)
+
+    def _repaid_to(self, row: Repayment, records: Records) -> str:
+        """Whom a repayment may pay: the solver; or, for an order an external solver won and
+        its records say it filled, that solver."""
+        request = records.requests.get(row.request_id) if row.request_id else None
+        winner = None if request is None else request.exclusive_solver
+        if winner is not None and row.recipient.lower() == winner.lower():
+            return winner.lower()
+        return self.solver
 
     def _repayment_paid(self, tx_hash: str) -> Counter[tuple[str, str, int]]:
         """What a transaction's Depository payouts paid whom, in which currency."""

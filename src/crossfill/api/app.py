@@ -37,6 +37,7 @@ from crossfill.api.routes import (
     quote,
     requests,
     signatures,
+    solver_orders,
     solvers,
     status,
     transactions,
@@ -172,6 +173,7 @@ def create_app(
         execute,
         fast_fill,
         permits,
+        solver_orders,
     ):
         # Documented with the dependency that answers them: a wrong key (401), a spent
         # budget of requests or of wrong keys (429).

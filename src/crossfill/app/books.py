@@ -65,6 +65,8 @@ class CurrencyBooks:
     # account); and what its moves sent toward this chain will bring.
     in_transit: int = 0
     arriving: int = 0
+    # Taken from faded external solvers' bonds (part of `fees_earned`).
+    fade_penalties: int = 0
 
 
 @dataclass(frozen=True)
@@ -322,6 +324,7 @@ def _report(reader: BooksReader, held: Sequence[Holding], read: _Read) -> ChainB
             gas_spent=balance(currency.key, books.GAS),
             in_transit=balance(currency.key, books.IN_TRANSIT),
             arriving=snapshot.arriving.get(currency.key, 0),
+            fade_penalties=-balance(currency.key, books.FADE_PENALTIES),
         )
         for currency in reader.currencies()
     )
@@ -417,6 +420,7 @@ def books_wire(found: Sequence[ChainBooks]) -> dict[str, Any]:
                         "gasSpent": str(row.gas_spent),
                         "inTransit": str(row.in_transit),
                         "arriving": str(row.arriving),
+                        "fadePenalties": str(row.fade_penalties),
                     }
                     for row in chain.currencies
                 ],

@@ -178,6 +178,7 @@ async def _answer(
         )
     else:
         (balance, allowance), won = await _user_position(runtime, quote), None
+    operator_output = quote.amount_out
     if won is not None:
         quote = with_output(quote, won.offer.bid.output)
     signature = (
@@ -191,6 +192,7 @@ async def _answer(
         wire["protocol"]["solver"] = won.wire()
         rows.request["exclusive_solver"] = won.offer.bid.solver.lower()
         rows.request["exclusivity_deadline"] = won.exclusivity_deadline
+        rows.request["operator_amount_out"] = str(operator_output)
     # Encoded once: the answer's bytes, and the stored copy of the same document.
     encoded = orjson.dumps(wire)
     rows.request["quote"] = EncodedJson(encoded.decode())

@@ -25,14 +25,18 @@ from crossfill.kinds.evm.config import ChainConfig
 from crossfill.kinds.evm.solver_bonds import bond_of
 from crossfill.quoting.prices import value_on_chain
 from crossfill.runtime import Runtime
+from crossfill.store import solver_fades
 from crossfill.store import solvers as store
-from crossfill.store.tables import Solver
+from crossfill.store.db import as_utc
+from crossfill.store.tables import Solver, SolverFade
 from crossfill.types import ChainId
 
 T = TypeVar("T")
 # Reads of a bond asked again while the chain fails, then a 503.
 BOND_READ_ATTEMPTS = 4
 DEFAULT_REPUTATION = 100
+# The latest fades a solver's answer shows.
+FADES_SHOWN = 10
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,21 @@ class BondHeld:
         }
 
 
+def _fade_wire(fade: SolverFade) -> dict[str, object]:
+    return {
+        "requestId": fade.request_id,
+        "chainId": fade.chain_id,
+        "currency": fade.currency,
+        "cost": fade.cost,
+        "debited": fade.debited,
+        "state": fade.state,
+        "txHash": fade.tx_hash,
+        "consecutive": fade.consecutive,
+        "cooldownUntil": as_utc(fade.cooldown_until).isoformat(),
+        "createdAt": as_utc(fade.created_at).isoformat(),
+    }
+
+
 @dataclass(frozen=True)
 class SolverView:
     solver: RegisteredSolver
@@ -75,6 +94,9 @@ class SolverView:
     outstanding_usd_micros: int
     created_at: datetime
     updated_at: datetime
+    # Its fades in a row now, and its latest fades (newest first).
+    consecutive_fades: int = 0
+    fades: tuple[SolverFade, ...] = ()
 
     def wire(self) -> dict[str, object]:
         solver = self.solver
@@ -91,6 +113,8 @@ class SolverView:
             else solver.cooldown_until.isoformat(),
             "bonds": [bond.wire() for bond in self.bonds],
             "outstandingUsd": format_usd(self.outstanding_usd_micros),
+            "consecutiveFades": self.consecutive_fades,
+            "fades": [_fade_wire(fade) for fade in self.fades],
             "createdAt": self.created_at.isoformat(),
             "updatedAt": self.updated_at.isoformat(),
         }
@@ -242,12 +266,15 @@ async def _view(runtime: Runtime, row: Solver) -> SolverView:
         outstanding = await store.outstanding_usd_micros(
             session, [solver.evm_address], now=datetime.now(UTC)
         )
+        fades = await solver_fades.of_solvers(session, [row.id], latest=FADES_SHOWN)
     return SolverView(
         solver,
         await bonds_of(runtime, solver),
         outstanding.get(solver.evm_address, 0),
         row.created_at,
         row.updated_at,
+        row.consecutive_fades,
+        tuple(fades[row.id]),
     )
 
 

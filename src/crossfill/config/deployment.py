@@ -49,6 +49,10 @@ class RfqSettings(ConfigModel):
     deadline_ms: int = Field(default=300, ge=10, le=5000)
     # How long past the quote's expiry only the winner may fill its order (seconds).
     exclusivity_seconds: int = Field(default=30, ge=1, le=3600)
+    # A winner that fades (its order filled by the operator's fallback) is not asked for
+    # this long, doubled for each fade in a row (seconds), up to the maximum.
+    fade_cooldown_seconds: int = Field(default=60, ge=1, le=86_400)
+    max_fade_cooldown_seconds: int = Field(default=7 * 86_400, ge=1)
     # A solver whose reputation is below this is not asked.
     min_reputation: int = Field(default=50, ge=0)
     # A bid's body larger than this (bytes) is no bid.

@@ -50,6 +50,18 @@ def filler_fill(
     return function("Filler", "fill").encode(order_id, payments, calls or []) + order_id
 
 
+def filler_fill_exclusive(
+    order_id: bytes,
+    payments: list[tuple[str, str, int]],
+    exclusivity: tuple[str, int, int],
+    signature: bytes,
+) -> bytes:
+    """Filler.fillExclusive(orderId, payments, exclusivity, signature), the orderId appended
+    for attribution as with `filler_fill`."""
+    encoded = function("Filler", "fillExclusive").encode(order_id, payments, exclusivity, signature)
+    return encoded + order_id
+
+
 def depository_execute(
     calls: list[tuple[str, bytes, int, bool]], nonce: int, expiration: int, signature: bytes
 ) -> bytes:
@@ -96,6 +108,22 @@ def nonce_used_answer(returned: bytes) -> bool:
 def solver_bond_of(solver: str, currency: str) -> bytes:
     """SolverBond.bondOf(solver, currency): what the solver has bonded (read with a call)."""
     return function("SolverBond", "bondOf").encode(solver, currency)
+
+
+def solver_bond_debit(solver: str, currency: str, amount: int, to: str, order_id: bytes) -> bytes:
+    """SolverBond.debit(solver, currency, amount, to, orderId): the allocator takes `amount`
+    of the solver's bond and pays it to `to`."""
+    return function("SolverBond", "debit").encode(solver, currency, amount, to, order_id)
+
+
+def solver_bond_pending(solver: str, currency: str) -> bytes:
+    """SolverBond.pendingWithdrawal(solver, currency): the amount on its way out, and when."""
+    return function("SolverBond", "pendingWithdrawal").encode(solver, currency)
+
+
+def pending_answer(returned: bytes) -> int:
+    amount, _unlocks_at = function("SolverBond", "pendingWithdrawal").decode_output(returned)
+    return int(amount)
 
 
 def bond_answer(returned: bytes) -> int:

@@ -45,9 +45,10 @@ GAS = "gas"
 IN_TRANSIT = "in_transit"
 REBALANCED = "rebalanced"
 BRIDGE_FEES = "bridge_fees"
+FADE_PENALTIES = "fade_penalties"
 KEY_PREFIX = "key:"
 # What the service earns, for the report: its income less the cost of its fills and moves.
-EARNINGS = (FILLED, REPAID, REFUND_GAS_KEPT, SPONSORSHIP, BRIDGE_FEES)
+EARNINGS = (FILLED, REPAID, REFUND_GAS_KEPT, SPONSORSHIP, BRIDGE_FEES, FADE_PENALTIES)
 
 
 class UnbalancedEvent(ValueError):
@@ -150,6 +151,27 @@ def repaid(chain_id: int, currency: str, amount: int, solver: str) -> tuple[Post
             Posting(chain_id, currency, OWED_TO_SOLVER, amount),
             Posting(chain_id, currency, key_account(solver), amount),
             Posting(chain_id, currency, REPAID, -amount),
+        )
+    )
+
+
+def repaid_to_external_solver(chain_id: int, currency: str, amount: int) -> tuple[Posting, ...]:
+    """A deposit owed for an order an external solver filled, paid out of the Depository to
+    that solver: no key of the service's receives it, and the service earns nothing by it."""
+    return balanced(
+        (
+            Posting(chain_id, currency, DEPOSITORY, -amount),
+            Posting(chain_id, currency, OWED_TO_SOLVER, amount),
+        )
+    )
+
+
+def fade_debited(chain_id: int, currency: str, amount: int, solver: str) -> tuple[Posting, ...]:
+    """A faded solver's bond debited to the solver key, for what its fallback cost."""
+    return balanced(
+        (
+            Posting(chain_id, currency, key_account(solver), amount),
+            Posting(chain_id, currency, FADE_PENALTIES, -amount),
         )
     )
 

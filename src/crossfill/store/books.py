@@ -37,6 +37,7 @@ from crossfill.store.tables import (
     Repayment,
     Request,
     SentTransaction,
+    SolverFade,
     SponsorPayment,
 )
 from crossfill.types import NATIVE_EVM_ADDRESS
@@ -222,14 +223,28 @@ async def refunded(
     )
 
 
-async def repaid(session: AsyncSession, repayment: Repayment, *, now: datetime) -> None:
-    """A deposit owed to the solver repaid to it out of the Depository."""
+async def repaid(
+    session: AsyncSession, repayment: Repayment, *, now: datetime, external: bool = False
+) -> None:
+    """A deposit owed to the solver repaid to it out of the Depository (`external`: to the
+    external solver that filled its order, not to a key of the service's)."""
+    amount = int(repayment.amount)
+    postings = (
+        books.repaid_to_external_solver(repayment.chain_id, repayment.currency, amount)
+        if external
+        else books.repaid(repayment.chain_id, repayment.currency, amount, repayment.recipient)
+    )
+    await _post_once(session, f"repay:{repayment.id}", postings, now=now)
+
+
+async def fade_debited(
+    session: AsyncSession, fade: SolverFade, solver: str, *, now: datetime
+) -> None:
+    """A faded solver's bond debited to the solver key (once per fade)."""
     await _post_once(
         session,
-        f"repay:{repayment.id}",
-        books.repaid(
-            repayment.chain_id, repayment.currency, int(repayment.amount), repayment.recipient
-        ),
+        f"fade:{fade.id}",
+        books.fade_debited(fade.chain_id, fade.currency, int(fade.debited or 0), solver),
         now=now,
     )
 

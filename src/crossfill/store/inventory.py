@@ -7,7 +7,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from crossfill.domain.inventory import Amounts, fill_outputs
@@ -15,7 +15,14 @@ from crossfill.domain.repayments import SENDING
 from crossfill.domain.status import RequestStatus
 from crossfill.store import app_fees
 from crossfill.store.repayments import FILL, OWED
-from crossfill.store.tables import AppFee, Deposit, Repayment, Request, RequestTransaction
+from crossfill.store.tables import (
+    AppFee,
+    Deposit,
+    Repayment,
+    Request,
+    RequestTransaction,
+    SentTransaction,
+)
 from crossfill.types import NATIVE_EVM_ADDRESS
 
 # A request whose deposit is seen or on its way and whose fill has not landed: its output is
@@ -94,10 +101,21 @@ async def fill_blocks(session: AsyncSession, request_ids: Collection[str]) -> di
     return {request_id: block for request_id, block in rows if block is not None}
 
 
+# A filled order the solver key filled: no external solver won it, or its own journal's fill
+# of it was mined (the fallback's).
+_OURS = Request.exclusive_solver.is_(None) | exists().where(
+    SentTransaction.request_id == Request.id,
+    SentTransaction.purpose == FILL,
+    SentTransaction.status == "mined",
+)
+
+
 async def owed(session: AsyncSession) -> dict[int, Amounts]:
     """Per origin chain, what the solver is owed and not yet paid: the deposits of its filled
     orders whose repayment has not started (less the app fees they carried, which stay in
-    the Depository for their recipients), and the repayments on their way."""
+    the Depository for their recipients), and the repayments on their way. An order an
+    external solver won counts only when the solver key's own journalled fill filled it (the
+    fallback): the winner's own fill is repaid to the winner."""
     by_chain: dict[int, Amounts] = {}
 
     def add(chain_id: int, currency: str, amount: int) -> None:
@@ -108,7 +126,7 @@ async def owed(session: AsyncSession) -> dict[int, Amounts]:
         await session.execute(
             select(Deposit.chain_id, Deposit.currency, Deposit.amount, Deposit.request_id)
             .join(Request, Request.id == Deposit.request_id)
-            .where(*OWED)
+            .where(*OWED, _OURS)
         )
     ).all()
     for chain_id, currency, amount, _request_id in waiting:
@@ -124,8 +142,11 @@ async def owed(session: AsyncSession) -> dict[int, Amounts]:
         if (chain_id, currency.lower()) in owing:
             add(chain_id, currency, -int(amount))
     sending = await session.execute(
-        select(Repayment.chain_id, Repayment.currency, Repayment.amount).where(
-            Repayment.state == SENDING
+        select(Repayment.chain_id, Repayment.currency, Repayment.amount)
+        .join(Request, Request.id == Repayment.request_id)
+        .where(
+            Repayment.state == SENDING,
+            Request.exclusive_solver.is_(None) | (Repayment.recipient != Request.exclusive_solver),
         )
     )
     for chain_id, currency, amount in sending:

@@ -40,6 +40,10 @@ class OwedDeposit:
     request_id: str
     destination_chain_id: int
     fills: tuple[MinedFill, ...]
+    # The external solver that won the order (lower case), if one did: the fill may be its
+    # (repaid to whoever the Filler logged as the filler), else the operator's.
+    exclusive_solver: str | None = None
+    order_id: str = ""
 
 
 # Whole accepted deposits in the Depository, confirmed, of requests filled cross-chain, with
@@ -64,7 +68,9 @@ async def owed_on(
     An order filled on a chain not among them is not listed: it would hold back the rest."""
     rows = (
         await session.execute(
-            select(Deposit, Request.destination_chain_id)
+            select(
+                Deposit, Request.destination_chain_id, Request.exclusive_solver, Request.order_id
+            )
             .join(Request, Request.id == Deposit.request_id)
             .where(
                 Deposit.chain_id == chain_id,
@@ -75,7 +81,7 @@ async def owed_on(
             .limit(limit)
         )
     ).all()
-    request_ids = [deposit.request_id for deposit, _ in rows if deposit.request_id is not None]
+    request_ids = [deposit.request_id for deposit, *_ in rows if deposit.request_id is not None]
     fills: dict[str, list[MinedFill]] = {}
     for tx in await session.scalars(
         select(RequestTransaction).where(
@@ -89,9 +95,14 @@ async def owed_on(
         )
     return [
         OwedDeposit(
-            deposit, deposit.request_id, destination, tuple(fills.get(deposit.request_id, ()))
+            deposit,
+            deposit.request_id,
+            destination,
+            tuple(fills.get(deposit.request_id, ())),
+            exclusive_solver,
+            order_id,
         )
-        for deposit, destination in rows
+        for deposit, destination, exclusive_solver, order_id in rows
         if deposit.request_id is not None
     ]
 

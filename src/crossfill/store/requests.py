@@ -292,9 +292,11 @@ async def claim(
     lease: timedelta,
     limit: int,
     ids: Collection[str] | None = None,
+    exclusivity_over_at: datetime | None = None,
 ) -> list[Request]:
     """Lease up to `limit` requests in `status` whose lease is free or expired (only those of
-    `ids`, when given)."""
+    `ids`, when given; with `exclusivity_over_at`, only those no external solver holds
+    exclusively then)."""
     query = (
         select(Request)
         .where(
@@ -307,6 +309,11 @@ async def claim(
     )
     if ids is not None:
         query = query.where(Request.id.in_(ids))
+    if exclusivity_over_at is not None:
+        query = query.where(
+            Request.exclusive_solver.is_(None)
+            | (Request.exclusivity_deadline < exclusivity_over_at)
+        )
     if session.bind is not None and session.bind.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
     claimed = list(await session.scalars(query))
@@ -315,6 +322,34 @@ async def claim(
         request.lease_expires_at = now + lease
     await session.flush()
     return claimed
+
+
+async def awaiting_exclusive_fill(
+    session: AsyncSession, *, destination_chain_id: int, now: datetime
+) -> list[Request]:
+    """Paid orders external solvers won that no solver of ours holds leased: the winner's
+    fill is watched for on chain."""
+    query = select(Request).where(
+        Request.destination_chain_id == destination_chain_id,
+        Request.status == RequestStatus.PENDING,
+        Request.exclusive_solver.is_not(None),
+        (Request.lease_expires_at.is_(None)) | (Request.lease_expires_at < now),
+    )
+    return list(await session.scalars(query))
+
+
+async def won_by(session: AsyncSession, solver: str, *, limit: int) -> list[Request]:
+    """Paid, unfilled orders the external solver `solver` (an EVM address) won, oldest first."""
+    query = (
+        select(Request)
+        .where(
+            Request.exclusive_solver == solver.lower(),
+            Request.status == RequestStatus.PENDING,
+        )
+        .order_by(Request.updated_at)
+        .limit(limit)
+    )
+    return list(await session.scalars(query))
 
 
 async def count_by_status(session: AsyncSession) -> dict[RequestStatus, int]:

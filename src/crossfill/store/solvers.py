@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from crossfill.domain.solvers import RegisteredSolver, SolverRoute
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import CrossfillError
+from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, Solver
 from crossfill.types import Address
 
@@ -57,7 +58,7 @@ def registered(row: Solver) -> RegisteredSolver:
         routes=tuple(_route(route) for route in row.routes),
         max_size_usd_micros=row.max_size_usd_micros,
         reputation=row.reputation,
-        cooldown_until=row.cooldown_until,
+        cooldown_until=None if row.cooldown_until is None else as_utc(row.cooldown_until),
     )
 
 

@@ -113,8 +113,43 @@ class Solver(Base):
     max_size_usd_micros: Mapped[int] = mapped_column(BigInteger, nullable=False)
     reputation: Mapped[int] = mapped_column(Integer, nullable=False)
     cooldown_until: Mapped[datetime | None] = mapped_column(Timestamp)
+    # Orders it won and did not fill in a row (the fallback filled them); a fill of its own
+    # sets it back to 0. Each doubles its cooldown.
+    consecutive_fades: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=0, server_default="0"
+    )
     created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+
+
+class SolverFade(Base):
+    """An order an external solver won and did not fill, filled by the operator's fallback
+    (docs/solvers.md): the cooldown it set, and the debit of the solver's bond for the
+    fallback's extra cost (`cost`, in the order's output currency on its destination).
+
+    `state`: `owed` until the allocator's `SolverBond.debit` is journalled; `sending` while it
+    is unmined; then `debited` (`debited` says how much: never more than the bond held), or
+    `nothing` (no bond left, or no cost), or `refused` (the debit reverted)."""
+
+    __tablename__ = "solver_fades"
+    __table_args__ = (Index("ix_solver_fades_chain_state", "chain_id", "state"),)
+
+    id: Mapped[int] = mapped_column(SerialId, primary_key=True)
+    # The solver (its row may be removed since: the fade is kept, and debited).
+    solver_id: Mapped[int] = mapped_column(BigInteger, index=True, nullable=False)
+    solver_address: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), unique=True, nullable=False)
+    chain_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    currency: Mapped[str] = mapped_column(AddressColumn, nullable=False)
+    cost: Mapped[str] = mapped_column(AmountColumn, nullable=False)
+    debited: Mapped[str | None] = mapped_column(AmountColumn)
+    # Its place in the solver's run of fades (1: the first), and the cooldown that set.
+    consecutive: Mapped[int] = mapped_column(Integer, nullable=False)
+    cooldown_until: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    state: Mapped[str] = mapped_column(String(16), nullable=False)
+    tx_hash: Mapped[str | None] = mapped_column(TxHashColumn)
+    created_at: Mapped[datetime] = mapped_column(Timestamp, nullable=False)
+    settled_at: Mapped[datetime | None] = mapped_column(Timestamp)
 
 
 class ApiKey(Base):
@@ -242,6 +277,9 @@ class Request(Base):
     # may fill the order until `exclusivity_deadline`.
     exclusive_solver: Mapped[str | None] = mapped_column(AddressColumn)
     exclusivity_deadline: Mapped[datetime | None] = mapped_column(Timestamp)
+    # The operator's own output for the order's input, when a solver's bid beat it: what a
+    # fade costs the operator is the bid's output above it.
+    operator_amount_out: Mapped[str | None] = mapped_column(AmountColumn)
     app_fees: Mapped[list[AppFee]] = relationship(lazy="raise")
     sponsor_payment: Mapped[SponsorPayment | None] = relationship(lazy="raise")
 

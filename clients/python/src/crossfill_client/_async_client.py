@@ -27,6 +27,8 @@ from crossfill_client.models import (
     RequestPage,
     RequestRecord,
     StatusRecord,
+    WonOrder,
+    WonOrderList,
 )
 from crossfill_client.progress import ProgressCallback
 from crossfill_client.signers import Signer
@@ -90,6 +92,12 @@ class AsyncClient:
     async def chains(self) -> tuple[Chain, ...]:
         """Every chain the service serves (`GET /chains`)."""
         return (await self._service.read(ChainList, "GET", "/chains")).chains
+
+    async def won_orders(self, solver: str) -> tuple[WonOrder, ...]:
+        """The paid orders the external solver `solver` won and has not filled, with their
+        fill terms (`GET /solvers/{address}/orders`)."""
+        path = f"/solvers/{solver}/orders"
+        return (await self._service.read(WonOrderList, "GET", path)).orders
 
     async def rpc_urls(self) -> dict[int, str]:
         """Each chain's RPC URL as the service publishes it (the perps exchange's: its API),

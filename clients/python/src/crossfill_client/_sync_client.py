@@ -25,6 +25,7 @@ from crossfill_client.models import (
     RequestPage,
     RequestRecord,
     StatusRecord,
+    WonOrder,
 )
 from crossfill_client.progress import ProgressCallback
 from crossfill_client.signers import Signer
@@ -78,6 +79,9 @@ class Client:
 
     def chains(self) -> tuple[Chain, ...]:
         return self._portal.run(self._client.chains())
+
+    def won_orders(self, solver: str) -> tuple[WonOrder, ...]:
+        return self._portal.run(self._client.won_orders(solver))
 
     def rpc_urls(self) -> dict[int, str]:
         return self._portal.run(self._client.rpc_urls())

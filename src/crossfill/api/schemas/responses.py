@@ -67,6 +67,21 @@ class SolverBondView(_Open):
     amountUsd: str
 
 
+class SolverFadeView(_Open):
+    """An order the solver won and did not fill: the cooldown it set and its bond's debit."""
+
+    requestId: str
+    chainId: int
+    currency: str
+    cost: str
+    debited: str | None
+    state: str
+    txHash: str | None
+    consecutive: int
+    cooldownUntil: str
+    createdAt: str
+
+
 class SolverView(_Open):
     """An external solver (docs/solvers.md), its bonds as read from the chain now."""
 
@@ -80,6 +95,8 @@ class SolverView(_Open):
     cooldownUntil: str | None
     bonds: list[SolverBondView]
     outstandingUsd: str
+    consecutiveFades: int
+    fades: list[SolverFadeView]
     createdAt: str
     updatedAt: str
 
@@ -151,6 +168,8 @@ class BooksCurrency(_Open):
     # Sent from this chain by the rebalancer, not yet arrived; and on its way toward it.
     inTransit: str
     arriving: str
+    # Taken from faded external solvers' bonds (counted in feesEarned too).
+    fadePenalties: str
 
 
 class BooksCause(_Open):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from hexbytes import HexBytes
 
 from crossfill.domain.confirmations import deep_enough
+from crossfill.kinds.evm.receipt_outcomes import order_filler
 from crossfill.kinds.evm.runtime import ChainRuntime
 from crossfill.kinds.port import KindChain
 from crossfill.store.repayments import MinedFill, OwedDeposit
@@ -51,6 +52,15 @@ def recorded_deep(chain: ChainRuntime, value_usd_micros: int | None, block_numbe
     return head is not None and deep_enough(
         chain.config.confirmations, value_usd_micros, head=head.number, block_number=block_number
     )
+
+
+async def evm_filler(chain: ChainRuntime, tx_hash: str, order_id: str) -> str | None:
+    """Who filled the order in `tx_hash` as the chain's Filler logged it (`OrderFilled`'s
+    solver, lower case); None when the receipt has no such log."""
+    receipt = await chain.client.receipt(tx_hash)
+    if receipt is None or int(receipt["status"]) != 1:
+        return None
+    return order_filler(receipt["logs"], chain.config.contracts.filler, order_id)
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,18 @@ class FillFinality:
             elif destination is not None and await destination.payment_final(fill.tx_hash):
                 return True
         return False
+
+    async def filler(self, owed: OwedDeposit) -> str | None:
+        """Who filled an order an external solver won, as its destination's Filler logged it
+        in the order's fill (None: not known there, or no external solver won it)."""
+        evm = self.evm.get(ChainId(owed.destination_chain_id))
+        if owed.exclusive_solver is None or evm is None:
+            return None
+        for fill in self._fills(owed):
+            found = await evm_filler(evm, fill.tx_hash, owed.order_id)
+            if found is not None:
+                return found
+        return None
 
     def _fills(self, owed: OwedDeposit) -> list[MinedFill]:
         return [fill for fill in owed.fills if fill.chain_id == owed.destination_chain_id]

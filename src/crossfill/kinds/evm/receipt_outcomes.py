@@ -78,3 +78,17 @@ def executed_payouts(logs: Iterable[Any], *, depository: str) -> set[str]:
         for event in decode_events(logs, "Depository", "CallExecuted")
         if event.address == depository.lower()
     }
+
+
+def order_filler(logs: Iterable[Any], filler: str, order_id: str) -> str | None:
+    """Who the Filler at `filler` logged as filling `order_id` (`OrderFilled`'s solver, lower
+    case), if it did in these logs."""
+    wanted = bytes.fromhex(order_id.removeprefix("0x"))
+    return next(
+        (
+            str(event.args["solver"]).lower()
+            for event in decode_events(logs, "Filler", "OrderFilled")
+            if event.address == filler.lower() and bytes(event.args["orderId"]) == wanted
+        ),
+        None,
+    )

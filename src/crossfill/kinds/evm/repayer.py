@@ -99,7 +99,7 @@ class Repayer(JournalledWorker):
         for batch in sending:
             await self._follow(batch)
         for owed in await self._due():
-            rows = await self._start(owed)
+            rows = await self._start(owed, await self._recipients(owed))
             if rows:
                 await self._send(rows)
 
@@ -156,15 +156,35 @@ class Repayer(JournalledWorker):
             int(now.timestamp()),
         )
 
-    async def _start(self, owed: Sequence[OwedDeposit]) -> list[Repayment]:
+    async def _recipients(self, owed: Sequence[OwedDeposit]) -> dict[int, str]:
+        """Whom each deposit is repaid to: the solver key, or, for an order an external solver
+        won, whoever the destination's Filler logged filling it (the winner, or the solver key
+        when the fallback filled it), read from the fill's receipt. Such a deposit whose filler
+        is not read now is left out (repaid at a later tick)."""
+        recipients = {}
+        for entry in owed:
+            if entry.exclusive_solver is None:
+                recipients[entry.deposit.id] = self.txmanager.sender
+            elif (filler := await self.finality.filler(entry)) is not None:
+                recipients[entry.deposit.id] = filler
+        return recipients
+
+    def _external(self, recipient: str) -> bool:
+        return recipient.lower() != self.txmanager.sender.lower()
+
+    async def _start(
+        self, owed: Sequence[OwedDeposit], recipients: dict[int, str]
+    ) -> list[Repayment]:
         """The batch's rows, written in one transaction with each deposit checked still owed
-        (not refunded nor repaid meanwhile) and paid what it is owed."""
+        (not refunded nor repaid meanwhile) and paid what it is owed, to its recipient."""
         now = self.now()
         purpose = batch_purpose(owed[0].deposit.id)
         rows = []
         async with self.sessions() as session, session.begin():
             for entry in owed:
                 deposit = entry.deposit
+                if deposit.id not in recipients:
+                    continue
                 if not await repayments.still_owed(session, deposit.id):
                     continue
                 amount = owed_amount(
@@ -176,7 +196,7 @@ class Repayer(JournalledWorker):
                 row = Repayment(
                     deposit_id=deposit.id, chain_id=self.config.id, request_id=entry.request_id,
                     currency=deposit.currency, amount=str(amount),
-                    recipient=self.txmanager.sender, batch=purpose, state=SENDING,
+                    recipient=recipients[deposit.id], batch=purpose, state=SENDING,
                     created_at=now,
                 )  # fmt: skip
                 session.add(row)
@@ -299,7 +319,9 @@ class Repayer(JournalledWorker):
                     int(receipt["blockNumber"]),
                 )
                 current.gas_used, current.fee, current.batch_size = gas_used, str(fee), len(paid)
-                await books.repaid(session, current, now=now)
+                await books.repaid(
+                    session, current, now=now, external=self._external(current.recipient)
+                )
                 self._count(REPAID)
                 self.metrics.repayment_gas_per_order.labels(self.config.id).observe(gas_used)
             for row in unpaid:

@@ -12,16 +12,23 @@ import asyncio
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from crossfill.app.exclusive_fills import (
+    exclusive_terms,
+    exclusive_until,
+    exclusivity_over,
+    signed_terms,
+)
 from crossfill.app.fill_outcome import delivered_amount
 from crossfill.app.fills import filler_calldata, revert_reason, stored_fill_plan
 from crossfill.contracts import calldata
+from crossfill.domain.fades import FadePenalty, fade_cost
 from crossfill.domain.fill_plan import FillPlan, FillPlanError
 from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
@@ -29,14 +36,16 @@ from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, InsufficientFunds, Reverted, SignerBusy
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
+from crossfill.kinds.evm.receipt_outcomes import fee_paid
 from crossfill.kinds.evm.replacements import replace_stuck
 from crossfill.kinds.evm.solver_funds import Amounts, SolverFunds
 from crossfill.kinds.evm.txmanager import Call, Outgoing, journalled, journalled_each
 from crossfill.loops import TRANSIENT, each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
-from crossfill.store import requests
+from crossfill.store import requests, solver_fades
 from crossfill.store.db import as_utc
 from crossfill.store.tables import Request, RequestTransaction, SentTransaction
+from crossfill.types import NATIVE_EVM_ADDRESS
 
 log = structlog.get_logger(__name__)
 FILL = "fill"
@@ -62,6 +71,8 @@ class Solver(JournalledWorker):
     # Transactions a batch is recorded as submitted in at once (a database with more than
     # one connection: each is mostly round trips to the server).
     concurrent_transactions: int = 1
+    # What a winner that faded pays (the orders external solvers won, filled by the fallback).
+    fade_penalty: FadePenalty = field(default_factory=FadePenalty)
 
     def __post_init__(self) -> None:
         self._wakeup = asyncio.Event()
@@ -83,6 +94,8 @@ class Solver(JournalledWorker):
         # just taken (over), and the requests others held leased are freed (`_took_signer`).
         self._signer_token: int | None = None
         self._funds = SolverFunds(self.chain, self.txmanager, self.metrics, now=self.now)
+        # The head at which winners' fills were last looked for (`_watch_winners`).
+        self._winners_seen_at: int | None = None
 
     def wake(self) -> None:
         """Work may be waiting (a new head: a fill may be mined): tick now, not at the interval."""
@@ -107,7 +120,7 @@ class Solver(JournalledWorker):
         fills; the claim then looks its fill up in the journal, signs and journals the fill in
         that transaction when it can (see `FillClaim`). None while this process does not hold
         the signer lease (the request is then claimed like any other)."""
-        if not self.txmanager.holds_signer():
+        if not self.txmanager.holds_signer() or not self._operator_may_fill(request):
             return None
         request.lease_owner = self.owner
         request.lease_expires_at = self.now() + LEASE
@@ -142,7 +155,7 @@ class Solver(JournalledWorker):
             return None
         if not self._may_go(request.id, fill):
             return None
-        task = asyncio.create_task(self._simulate(fill))
+        task = asyncio.create_task(self._simulate(request, fill))
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
         return task
 
@@ -186,6 +199,7 @@ class Solver(JournalledWorker):
             self._signer_token = token
         # Everything ready now goes out together: claimed with its deposit, handed over by
         # id, then whatever else is pending and free.
+        await self._watch_winners()
         claimed, self._claimed = self._claimed, []
         handed, self._handed = self._handed, []
         if handed:
@@ -230,7 +244,75 @@ class Solver(JournalledWorker):
                 lease=LEASE,
                 limit=BATCH,
                 ids=ids,
+                exclusivity_over_at=self._head_time(),
             )
+
+    def _head_time(self) -> datetime:
+        """The head's time (the epoch before one is known): what exclusivity is judged at."""
+        head = self.chain.state.head
+        return datetime.fromtimestamp(head.timestamp if head is not None else 0, UTC)
+
+    async def _watch_winners(self) -> None:
+        """Paid orders external solvers won, not claimed here: a fill the Filler logged for
+        one (its winner's, within its exclusivity or after) is its fill, tracked to `success`
+        as ours are. Looked for once a head."""
+        head = self.chain.state.head
+        if head is None or head.number == self._winners_seen_at:
+            return
+        self._winners_seen_at = head.number
+        async with self.sessions() as session:
+            waiting = await requests.awaiting_exclusive_fill(
+                session, destination_chain_id=self.config.id, now=self.now()
+            )
+        await each_on_its_own(
+            self.name, waiting, self._winner_filled, label=lambda request: request.id
+        )
+
+    async def _winner_filled(self, request: Request) -> None:
+        fills = await self._filled_on_chain(request)
+        if fills:
+            log.info("filled by its exclusive solver", request_id=request.id, tx=fills[0])
+            await self._submitted(request.id, fills[0])
+
+    async def _filled_on_chain(self, request: Request) -> list[str]:
+        """The transactions whose Filler logged the request's order filled."""
+        return await self.chain.client.fill_tx_hashes(
+            self.config.contracts.filler, request.order_id, not_before=_created(request)
+        )
+
+    async def _judge_winner(
+        self, session: AsyncSession, request: Request, receipt: dict[str, Any], now: datetime
+    ) -> None:
+        """An order an external solver won, filled: by the solver (its run of fades is over),
+        or by our fallback (it faded: cooled down, and its bond owes what the fallback cost
+        beyond the operator's own price, `domain.fades`)."""
+        if str(receipt.get("from", "")).lower() != self.txmanager.sender:
+            await solver_fades.filled_its_own(session, request, now=now)
+            return
+        cost = fade_cost(
+            paid=int(request.amount_out),
+            operator_output=None
+            if request.operator_amount_out is None
+            else int(request.operator_amount_out),
+            gas=fee_paid(receipt),
+            gas_in_output=request.destination_currency.lower() == NATIVE_EVM_ADDRESS,
+        )
+        await solver_fades.faded(session, request, cost=cost, penalty=self.fade_penalty, now=now)
+
+    async def _lost_to_winner(
+        self, request: Request, tx_hash: str, receipt: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        """A fill of ours that reverted: when it was the fallback of an order an external
+        solver won, and its winner filled the order first, that fill is the order's (the user
+        was paid; nothing is refunded); otherwise ours, as it is."""
+        if receipt["status"] == 1 or exclusive_until(request) is None:
+            return tx_hash, receipt
+        other = next((h for h in await self._filled_on_chain(request) if h != tx_hash), None)
+        found = None if other is None else await self.chain.client.receipt(other)
+        if other is None or found is None:
+            return tx_hash, receipt
+        log.info("the fallback lost to its winner's fill", request_id=request.id, tx=other)
+        return other, dict(found)
 
     async def _fill_batch(self, batch: list[Request]) -> None:
         """Fill many requests at once: their journal read together, their simulations run
@@ -348,7 +430,9 @@ class Solver(JournalledWorker):
         simulated: int | BaseException | None = None
         if may_go:
             try:
-                simulated = await (simulation if simulation is not None else self._simulate(fill))
+                simulated = await (
+                    simulation if simulation is not None else self._simulate(request, fill)
+                )
             except (ChainError, SignerBusy) as exc:
                 simulated = exc
         return await self._call_or_refusal(request, fill, may_go, simulated)
@@ -443,7 +527,7 @@ class Solver(JournalledWorker):
             # waits, nothing refused.
             await self._retry_soon(request.id, f"fill not simulated: {simulated}")
             return None
-        call = self._fill_call(fill, simulated)
+        call = self._fill_call(request, fill, simulated)
         needs = self._funds.needs(fill, call)
         # Its output reserved at once (nothing awaited in between), so no other fill of the
         # batch is judged against it.
@@ -477,29 +561,44 @@ class Solver(JournalledWorker):
     async def _signed_fill(self, request: Request, fill: FillPlan) -> SentTransaction:
         """Simulate the plan's Filler call (Reverted if the contract refuses it), then sign,
         journal and broadcast it."""
-        return await self._send_fill(request, fill, await self._simulate(fill))
+        return await self._send_fill(request, fill, await self._simulate(request, fill))
 
-    async def _simulate(self, fill: FillPlan) -> int:
+    def _operator_may_fill(self, request: Request) -> bool:
+        """Not an order an external solver still holds exclusively (as of the head)."""
+        head = self.chain.state.head
+        return exclusive_until(request) is None or (
+            head is not None and exclusivity_over(request, head.timestamp)
+        )
+
+    def _calldata(self, request: Request, fill: FillPlan) -> bytes:
+        """`Filler.fill` for the plan; for an order an external solver won (the fallback,
+        after its exclusivity), `Filler.fillExclusive` under its terms, signed here."""
+        terms = exclusive_terms(request, self.config)
+        if terms is None:
+            return filler_calldata(fill)
+        return signed_terms(terms, self.txmanager.account).calldata()
+
+    async def _simulate(self, request: Request, fill: FillPlan) -> int:
         """The Filler call's gas: Reverted if the contract refuses it."""
         return await self.chain.client.estimate_call(
             self.txmanager.account.address,
             self.config.contracts.filler,
-            calldata.hex_data(filler_calldata(fill)),
+            calldata.hex_data(self._calldata(request, fill)),
             fill.value,
         )
 
-    def _fill_call(self, fill: FillPlan, gas: int) -> Call:
+    def _fill_call(self, request: Request, fill: FillPlan, gas: int) -> Call:
         """The Filler call of a simulated fill, with the gas headroom."""
         return Call(
             self.config.contracts.filler,
-            filler_calldata(fill),
+            self._calldata(request, fill),
             fill.value,
             with_gas_headroom(gas),
         )
 
     async def _send_fill(self, request: Request, fill: FillPlan, gas: int) -> SentTransaction:
         """Sign, journal and broadcast the simulated fill."""
-        return await self._send_call(request, self._fill_call(fill, gas))
+        return await self._send_call(request, self._fill_call(request, fill, gas))
 
     async def _send_call(self, request: Request, call: Call) -> SentTransaction:
         """Sign, journal and broadcast a request's Filler call."""
@@ -535,7 +634,10 @@ class Solver(JournalledWorker):
             return None
         try:
             signed = await self.txmanager.journal_in(
-                session, self._fill_call(fill, gas), purpose=FILL, request_id=request_id
+                session,
+                self._fill_call(claim.request, fill, gas),
+                purpose=FILL,
+                request_id=request_id,
             )
         except BaseException:
             self._funds.release(request_id)
@@ -588,7 +690,8 @@ class Solver(JournalledWorker):
 
     async def _simulation_reverted(self, request: Request, revert: Reverted) -> None:
         if revert.reason.name == "AlreadyFilled":
-            # Filled on-chain already (by us: only our solver may call the Filler). Never refund.
+            # Filled on-chain already (by us, or by the exclusive solver of an order an
+            # external solver won). Never refund.
             fills = await self.chain.client.fill_tx_hashes(
                 self.config.contracts.filler, request.order_id, not_before=_created(request)
             )
@@ -706,7 +809,7 @@ class Solver(JournalledWorker):
             mined = await self._mined(request.id, fill.tx_hash)
             if mined is None:
                 continue
-            tx_hash, receipt = mined
+            tx_hash, receipt = await self._lost_to_winner(request, *mined)
             block = await self.chain.client.block_at(int(receipt["blockNumber"]))
             succeeded = receipt["status"] == 1
             now = self.now()
@@ -728,6 +831,8 @@ class Solver(JournalledWorker):
                 else:
                     self._funds.release(request.id)
                 if current.status == RequestStatus.SUBMITTED:
+                    if succeeded and exclusive_until(current) is not None:
+                        await self._judge_winner(session, current, receipt, now)
                     if succeeded and block is not None:
                         fill_time = await self._fill_time(session, request.id, block.timestamp)
                         current.fill_time_seconds = fill_time

@@ -19,10 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from crossfill.app.erc7683_orders import take_orders
 from crossfill.app.quotes import arrival_rows
 from crossfill.config.secrets import resolve_holder
+from crossfill.domain.fades import FadePenalty
 from crossfill.domain.key_gas import SOLVER, sponsor_role
 from crossfill.kinds.evm.app_fee_payer import AppFeePayer
 from crossfill.kinds.evm.chain import evm_chains
 from crossfill.kinds.evm.deposit_addresses import DepositAddressSweeper
+from crossfill.kinds.evm.fade_debiter import FadeDebiter
 from crossfill.kinds.evm.fill_finality import FillFinality
 from crossfill.kinds.evm.gas_keeper import GasKeeper, SendingKey
 from crossfill.kinds.evm.gasless_executor import GaslessExecutor
@@ -83,6 +85,8 @@ class EvmWorkers:
     signer_keepers: list[SignerKeeper] = field(default_factory=list)
     # One for every chain, with targets and a bridge: the solver's inventory moved between them.
     rebalancer: Rebalancer | None = None
+    # One per chain with a SolverBond: faded solvers' bonds debited, by the allocator.
+    fade_debiters: dict[ChainId, FadeDebiter] = field(default_factory=dict)
 
     @classmethod
     def build(cls, runtime: Runtime, context: WorkerContext) -> EvmWorkers:
@@ -145,7 +149,13 @@ class EvmWorkers:
             }
 
         solvers = journalled(
-            Solver, owner=context.owner, metrics=runtime.metrics, concurrent_transactions=concurrent
+            Solver,
+            owner=context.owner,
+            metrics=runtime.metrics,
+            concurrent_transactions=concurrent,
+            fade_penalty=FadePenalty(
+                deployment.rfq.fade_cooldown_seconds, deployment.rfq.max_fade_cooldown_seconds
+            ),
         )
         for indexer in indexers.values():
             indexer.on_pending = lambda chain_id, request_id: _hand_over(
@@ -159,17 +169,34 @@ class EvmWorkers:
             metrics=runtime.metrics,
         )
         gasless_executors = _gasless_executors(runtime, context)
+        # The allocator sends only the debits of faded solvers' bonds, through its own journal.
+        fade_debiters = {
+            chain_id: FadeDebiter(
+                chain,
+                runtime.sessions,
+                TxManager(
+                    chain.client, chain.state, allocator, runtime.sessions, now=now,
+                    holder=context.owner, lease=context.signer_lease,
+                ),
+                now=now,
+                interval_seconds=interval,
+                pay_to=runtime.solver_account.address,
+            )
+            for chain_id, chain in evm_chains(runtime).items()
+            if chain.config.contracts.solver_bond is not None
+        }  # fmt: skip
         mined_watches = [
             MinedWatch(
                 worker.chain, worker.txmanager, interval_seconds=interval, metrics=runtime.metrics
             )
-            for worker in (*solvers.values(), *gasless_executors)
+            for worker in (*solvers.values(), *gasless_executors, *fade_debiters.values())
         ]
         # A lease taken wakes the solver (fills first); the key's other workers, and the
         # sponsors', go at their next tick.
         signer_keepers = [
             *(SignerKeeper(solver.txmanager, on_taken=solver.wake) for solver in solvers.values()),
             *(SignerKeeper(executor.txmanager) for executor in gasless_executors),
+            *(SignerKeeper(debiter.txmanager) for debiter in fade_debiters.values()),
         ]
         return cls(
             runtime,
@@ -196,6 +223,7 @@ class EvmWorkers:
             mined_watches=mined_watches,
             signer_keepers=signer_keepers,
             rebalancer=_rebalancer(runtime, context, txmanagers),
+            fade_debiters=fade_debiters,
         )
 
     def listen(self) -> list[Callable[[], None]]:
@@ -224,6 +252,7 @@ class EvmWorkers:
             self.permit_depositors,
             self.deposit_address_sweepers,
             self.gas_keepers,
+            self.fade_debiters,
         ]
         return [
             *(NamedWorker(watch.name, watch.run) for watch in self.mined_watches),

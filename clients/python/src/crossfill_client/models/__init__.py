@@ -28,6 +28,7 @@ from crossfill_client.models.quote import (
 )
 from crossfill_client.models.quote_request import AppFee, ExtraTransaction, QuoteRequest
 from crossfill_client.models.records import RecordTransaction, RequestPage, RequestRecord
+from crossfill_client.models.solver_orders import FillPayment, WonOrder, WonOrderList
 from crossfill_client.models.status import RequestStatus, StatusRecord
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "ExtraTransaction",
     "FailedCallData",
     "Fees",
+    "FillPayment",
     "GaslessAccepted",
     "GaslessExecution",
     "Quote",
@@ -66,4 +68,6 @@ __all__ = [
     "StepItem",
     "SvmInstruction",
     "SvmTransactionData",
+    "WonOrder",
+    "WonOrderList",
 ]
