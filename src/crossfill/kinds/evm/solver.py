@@ -661,7 +661,15 @@ class Solver(JournalledWorker):
                 with suppress(FillPlanError):
                     self._funds.reserve(request.id, stored_fill_plan(request, self.config))
         self._funds.forget_unsubmitted({request.id for request in submitted}, older_than=LEASE)
-        await each_on_its_own(self.name, submitted, self._track, label=lambda request: request.id)
+        # A fill whose nonce the chain has not used yet is not mined: only the rest are looked
+        # at one by one (their receipts, the request's record), not every fill at every head.
+        unmined = await self.txmanager.unmined([request.id for request in submitted], FILL)
+        await each_on_its_own(
+            self.name,
+            [request for request in submitted if request.id not in unmined],
+            self._track,
+            label=lambda request: request.id,
+        )
 
     @staticmethod
     async def _fill_time(session: AsyncSession, request_id: str, filled_at: int) -> int | None:

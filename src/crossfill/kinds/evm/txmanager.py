@@ -58,6 +58,7 @@ from crossfill.errors import (
 from crossfill.kinds.evm.key_funds import KeyFunds, cost, row_cost
 from crossfill.kinds.evm.port import EvmPort
 from crossfill.kinds.evm.receipt_outcomes import fee_paid
+from crossfill.kinds.evm.signing import TransactionSigner
 from crossfill.kinds.evm.state import ChainState
 from crossfill.store import books, rebalancing, signer_leases
 from crossfill.store.db import as_utc
@@ -71,6 +72,8 @@ KEY_TRANSFERS = ("gas-top-up:",)
 IN_FLIGHT = ("signed", "broadcast")
 # A replaced transaction may still be the one that gets mined, so it is still watched.
 WATCHED = (*IN_FLIGHT, "replaced")
+# Every status of an attempt's versions that `mined_for` and `nonce_taken` look at.
+ATTEMPTED = (*WATCHED, "mined", "failed", "dropped", "conflicted")
 BUMP_NUMERATOR, BUMP_DENOMINATOR = 9, 8  # +12.5%: above the 10% nodes ask of a replacement
 # How long a signer lease lasts without a renewal (`settings.signer_lease_seconds`).
 SIGNER_LEASE = timedelta(seconds=3)
@@ -163,6 +166,7 @@ class TxManager:
         self.client = client
         self.state = state
         self.account = account
+        self.signer = TransactionSigner(account)
         self.sender = account.address.lower()
         self.sessions = sessions
         self.now = now
@@ -533,7 +537,7 @@ class TxManager:
     def _signed_row(
         self, fields: dict[str, Any], *, purpose: str, request_id: str | None
     ) -> SentTransaction:
-        signed = self.account.sign_transaction(fields)
+        signed = self.signer.sign(fields)
         now = self.now()
         return SentTransaction(
             chain_id=self.client.chain_id,
@@ -864,14 +868,43 @@ class TxManager:
                     select(SentTransaction).where(
                         SentTransaction.request_id == request_id,
                         SentTransaction.purpose == purpose,
-                        SentTransaction.status.in_(
-                            (*WATCHED, "mined", "failed", "dropped", "conflicted")
-                        ),
+                        SentTransaction.status.in_(ATTEMPTED),
                     )
                 )
             )
-        newest = max((row.nonce for row in versions), default=None)
-        return [row for row in versions if row.nonce == newest and row.status != "dropped"]
+        return _latest_of(versions)
+
+    async def unmined(self, request_ids: Sequence[str], purpose: str) -> set[str]:
+        """Of these requests, those whose latest attempt for `purpose` is still in flight and
+        provably not mined: its nonce not yet used on chain (one nonce count for all of them,
+        their attempts read in one query). `mined_for` and `nonce_taken` would find nothing
+        for them; the others are left to those."""
+        if not request_ids:
+            return set()
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(SentTransaction).where(
+                    SentTransaction.request_id.in_(request_ids),
+                    SentTransaction.purpose == purpose,
+                    SentTransaction.status.in_(ATTEMPTED),
+                )
+            )
+            by_request: dict[str, list[SentTransaction]] = {}
+            for row in rows:
+                if row.request_id is not None:
+                    by_request.setdefault(row.request_id, []).append(row)
+        watched = {
+            request_id: latest[0].nonce
+            for request_id, versions in by_request.items()
+            if (latest := _latest_of(versions)) and all(row.status in WATCHED for row in latest)
+        }
+        if not watched:
+            return set()
+        mined_nonce = await self.client.mined_nonce(self.sender)
+        unmined = {request_id for request_id, nonce in watched.items() if nonce >= mined_nonce}
+        for request_id in unmined:
+            self._suspected.pop(watched[request_id], None)  # as `_taken` finds it: not taken
+        return unmined
 
     async def mined_since(self, block_number: int) -> list[SentTransaction]:
         """This signer's transactions on this chain mined in `block_number` or later, reverted
@@ -950,6 +983,12 @@ class TxManager:
     async def for_request(self, request_id: str | None, purpose: str) -> SentTransaction | None:
         async with self.sessions() as session:
             return await journalled(session, request_id, purpose)
+
+
+def _latest_of(versions: Sequence[SentTransaction]) -> list[SentTransaction]:
+    """The latest attempt's versions (its nonce the newest), those not dropped."""
+    newest = max((row.nonce for row in versions), default=None)
+    return [row for row in versions if row.nonce == newest and row.status != "dropped"]
 
 
 async def journalled(
