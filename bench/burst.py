@@ -94,7 +94,7 @@ async def _burst(run: Run, count: int) -> None:
         f" chains {per_order['chains']}"
     )
     if profiles:
-        print_breakdown(breakdown(profiles), count)
+        print_breakdown(breakdown(profiles), count, measured=cpu["service"])
 
 
 @contextlib.asynccontextmanager

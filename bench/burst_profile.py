@@ -93,12 +93,13 @@ OTHER = "other"
 
 @dataclass(frozen=True)
 class Breakdown:
-    """CPU seconds by context, and by activity within each."""
+    """Samples by work, and by activity within each."""
 
-    seconds: dict[str, Counter[str]]
+    samples: dict[str, Counter[str]]
 
     def total(self) -> float:
-        return sum(sum(by_activity.values()) for by_activity in self.seconds.values())
+        """CPU seconds sampled."""
+        return sum(c.total() for c in self.samples.values()) / SAMPLES_PER_SECOND
 
 
 def _first(rules: tuple[tuple[str, str], ...], frames: list[str]) -> str:
@@ -128,7 +129,7 @@ def classify(frames: list[str]) -> tuple[str, str]:
 
 
 def breakdown(paths: list[Path]) -> Breakdown:
-    seconds: dict[str, Counter[str]] = {}
+    samples: dict[str, Counter[str]] = {}
     for path in paths:
         for line in path.read_text().splitlines():
             stack, _, count = line.rpartition(" ")
@@ -138,18 +139,24 @@ def breakdown(paths: list[Path]) -> Breakdown:
             if frames[-1] in IDLE_LEAVES:
                 continue
             context, activity = classify(frames)
-            seconds.setdefault(context, Counter())[activity] += int(count) / SAMPLES_PER_SECOND
-    return Breakdown(seconds)
+            samples.setdefault(context, Counter())[activity] += int(count)
+    return Breakdown(samples)
 
 
-def print_breakdown(found: Breakdown, orders: int) -> None:
-    def ms(seconds: float) -> str:
-        return f"{seconds * 1000 / orders:.2f}"
+def print_breakdown(found: Breakdown, orders: int, measured: float | None = None) -> None:
+    """ms per order by work and activity; with the CPU seconds `measured` (/proc) meanwhile,
+    the sampled shares of it (py-spy counts some waits as work: the shares are what holds)."""
+    scale = 1.0 if measured is None or not found.total() else measured / found.total()
 
-    print(f"  service CPU sampled: {ms(found.total())} ms per order; by work (of which):")
-    for context, by_activity in sorted(found.seconds.items(), key=lambda item: -item[1].total()):
+    def ms(samples: float) -> str:
+        return f"{samples / SAMPLES_PER_SECOND * scale * 1000 / orders:.2f}"
+
+    what = "sampled" if measured is None else "measured, in the sampled shares"
+    total = found.total() * SAMPLES_PER_SECOND
+    print(f"  service CPU {what}: {ms(total)} ms per order; by work (of which):")
+    for context, by_activity in sorted(found.samples.items(), key=lambda item: -item[1].total()):
         parts = ", ".join(
-            f"{activity} {ms(seconds)}" for activity, seconds in by_activity.most_common()
+            f"{activity} {ms(count)}" for activity, count in by_activity.most_common()
         )
         print(f"    {ms(by_activity.total()):>6} ms  {context} ({parts})")
 
