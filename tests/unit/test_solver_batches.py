@@ -17,7 +17,7 @@ from crossfill.errors import Reverted
 from crossfill.kinds.evm.solver import FILL, Solver
 from crossfill.kinds.evm.state import ChainState
 from crossfill.store import signer_leases
-from crossfill.store.tables import Request, SentTransaction
+from crossfill.store.tables import Request, RequestTransaction, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.unit.fake_chain import FakeChain
 from tests.unit.test_solver_outcomes import _pending_request
@@ -170,3 +170,31 @@ async def test_a_kill_between_the_batch_journal_and_its_broadcast_pays_each_orde
     await solver.tick()
     assert set((await batch.statuses()).values()) == {"success"}
     assert len(batch.chain.receipts) == ORDERS
+
+
+async def test_fills_mined_together_are_recorded_together_and_unmined_ones_not_looked_up(
+    batch: Batch,
+) -> None:
+    """At a head, the fills whose nonces the chain has used are settled with their receipts;
+    those past the chain's nonce count are not asked for a receipt at all."""
+    await batch.solver.tick()
+    journal = await batch.journal()
+    mined, unmined = journal[:4], journal[4:]
+    for row in mined:
+        batch.chain.mine(row.tx_hash)
+    batch.chain.calls.clear()
+    await batch.solver.track_tick()
+    assert batch.chain.calls.count("mined_nonce") == 1
+    assert batch.chain.calls.count("receipt") == len(mined)
+    statuses = await batch.statuses()
+    assert {statuses[row.request_id or ""] for row in mined} == {"success"}
+    assert {statuses[row.request_id or ""] for row in unmined} == {"submitted"}
+    assert [row.status for row in await batch.journal()] == ["mined"] * 4 + ["broadcast"] * 2
+    async with batch.solver.sessions() as session:
+        fills = await session.scalars(
+            select(RequestTransaction).where(RequestTransaction.kind == FILL)
+        )
+        recorded = {fill.tx_hash: fill.status for fill in fills}
+    assert recorded == {row.tx_hash: "success" for row in mined} | {
+        row.tx_hash: "pending" for row in unmined
+    }

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
@@ -31,7 +31,13 @@ from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.replacements import replace_stuck
 from crossfill.kinds.evm.solver_funds import Amounts, SolverFunds
-from crossfill.kinds.evm.txmanager import Call, Outgoing, journalled, journalled_each
+from crossfill.kinds.evm.txmanager import (
+    Call,
+    MinedAttempt,
+    Outgoing,
+    journalled,
+    journalled_each,
+)
 from crossfill.loops import TRANSIENT, each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.store import requests
@@ -661,25 +667,104 @@ class Solver(JournalledWorker):
                 with suppress(FillPlanError):
                     self._funds.reserve(request.id, stored_fill_plan(request, self.config))
         self._funds.forget_unsubmitted({request.id for request in submitted}, older_than=LEASE)
-        # A fill whose nonce the chain has not used yet is not mined: only the rest are looked
-        # at one by one (their receipts, the request's record), not every fill at every head.
-        unmined = await self.txmanager.unmined([request.id for request in submitted], FILL)
+        # A fill whose nonce the chain has not used yet is not mined: not looked at. Of the
+        # rest, those found mined as journalled are recorded together; what is left (a fill
+        # recorded under another hash, a nonce taken, not in the journal) one by one.
+        attempts = await self.txmanager.latest_attempts([r.id for r in submitted], FILL)
+        unmined = await self.txmanager.unmined(attempts)
+        rest = [request for request in submitted if request.id not in unmined]
+        try:
+            settled = await self._settle_mined_together(
+                {r.id: attempts[r.id] for r in rest if r.id in attempts}
+            )
+        except Exception as exc:
+            # Nothing recorded: each is looked at on its own, one that cannot be isolated.
+            log.warning("mined fills not recorded together", error=str(exc))
+            settled = set()
         await each_on_its_own(
             self.name,
-            [request for request in submitted if request.id not in unmined],
+            [request for request in rest if request.id not in settled],
             self._track,
             label=lambda request: request.id,
         )
 
-    @staticmethod
-    async def _fill_time(session: AsyncSession, request_id: str, filled_at: int) -> int | None:
-        """Seconds from the deposit's block to the fill's block (the listings' fillTime)."""
-        deposits = [
-            tx.timestamp
-            for tx in await requests.transactions_of(session, request_id)
-            if tx.kind == "deposit" and tx.timestamp is not None
-        ]
-        return max(0, filled_at - deposits[0]) if deposits else None
+    async def _settle_mined_together(self, attempts: dict[str, list[SentTransaction]]) -> set[str]:
+        """`_settle_mined` for the fills of these latest attempts (by request) that were mined,
+        their receipts and blocks read together, all recorded in one transaction (with their
+        journal rows); the requests settled. A request whose record names another fill than
+        the one mined is left out (`_settle_mined` replaces its hash)."""
+        mined = await self.txmanager.mined_each(attempts)
+        if not mined:
+            return set()
+        numbers = list({int(found.receipt["blockNumber"]) for found in mined.values()})
+        heads = await asyncio.gather(*(self.chain.client.block_at(n) for n in numbers))
+        blocks = dict(zip(numbers, heads, strict=True))
+        now = self.now()
+        settled: list[tuple[Request, MinedAttempt, int | None]] = []
+        async with self.sessions() as session, session.begin():
+            found = await requests.get_each(session, list(mined))
+            known = await requests.transactions_of_each(session, list(mined))
+            for request_id, attempt in mined.items():
+                fills = [tx.tx_hash for tx in known[request_id] if tx.kind == FILL]
+                if fills != [attempt.row.tx_hash]:
+                    continue
+                request = found[request_id]
+                await self.txmanager.record_mined_in(session, attempt)
+                fill_time = await self._record_fill_mined(
+                    session, request, attempt.row.tx_hash, attempt.receipt, blocks, now=now,
+                    known=known[request_id],
+                )  # fmt: skip
+                settled.append((request, attempt, fill_time))
+        for request, attempt, fill_time in settled:
+            self.txmanager.mined_recorded(attempt)
+            self._fill_mined(request, attempt.receipt, fill_time)
+        return {request.id for request, _attempt, _fill_time in settled}
+
+    async def _record_fill_mined(
+        self,
+        session: AsyncSession,
+        request: Request,
+        tx_hash: str,
+        receipt: dict[str, Any],
+        blocks: dict[int, BlockHead | None],
+        *,
+        now: datetime,
+        known: list[RequestTransaction],
+    ) -> int | None:
+        """A mined fill on its request's record (`known`: its transactions, read in this
+        transaction), and the request moved on if it was waiting for it; its fill time, if it
+        succeeded."""
+        block = blocks[int(receipt["blockNumber"])]
+        succeeded = receipt["status"] == 1
+        await self.record_mined(
+            session, request.id, kind=FILL, tx_hash=tx_hash, receipt=receipt, now=now,
+            timestamp=block.timestamp if block else None,
+            moved=self._delivered(request, receipt) if succeeded else None, known=known,
+        )  # fmt: skip
+        if request.status != RequestStatus.SUBMITTED:
+            return None
+        fill_time = None
+        if succeeded and block is not None:
+            fill_time = _fill_time_of(known, block.timestamp)
+            request.fill_time_seconds = fill_time
+        target = RequestStatus.SUCCESS if succeeded else RequestStatus.FAILURE
+        reason = None if succeeded else "TRANSACTION_REVERTED"
+        await requests.move(
+            session, request, target, now=now, fail_reason=reason, transactions=known
+        )
+        return fill_time
+
+    def _fill_mined(self, request: Request, receipt: dict[str, Any], fill_time: int | None) -> None:
+        """A mined fill recorded (committed): what it paid out no longer reserved as in
+        flight, and its fill time observed."""
+        if receipt["status"] == 1:
+            self._funds.mined(request.id, int(receipt["blockNumber"]))
+        else:
+            self._funds.release(request.id)
+        if fill_time is not None:
+            self.metrics.fill_end_to_end.labels(request.origin_chain_id, self.config.id).observe(
+                fill_time
+            )
 
     async def _mined(self, request_id: str, fill_hash: str) -> tuple[str, dict[str, Any]] | None:
         """The fill that got mined and its receipt: any journalled version of our own fill, or
@@ -715,10 +800,8 @@ class Solver(JournalledWorker):
             if mined is None:
                 continue
             tx_hash, receipt = mined
-            block = await self.chain.client.block_at(int(receipt["blockNumber"]))
-            succeeded = receipt["status"] == 1
-            now = self.now()
-            fill_time: int | None = None
+            number = int(receipt["blockNumber"])
+            blocks = {number: await self.chain.client.block_at(number)}
             async with self.sessions() as session, session.begin():
                 current = await requests.get(session, request.id)
                 assert current is not None
@@ -726,26 +809,11 @@ class Solver(JournalledWorker):
                     await requests.replace_transaction_hash(
                         session, request.id, old=fill.tx_hash, new=tx_hash
                     )
-                await self.record_mined(
-                    session, request.id, kind=FILL, tx_hash=tx_hash, receipt=receipt, now=now,
-                    timestamp=block.timestamp if block else None,
-                    moved=self._delivered(current, receipt) if succeeded else None,
-                )  # fmt: skip
-                if succeeded:
-                    self._funds.mined(request.id, int(receipt["blockNumber"]))
-                else:
-                    self._funds.release(request.id)
-                if current.status == RequestStatus.SUBMITTED:
-                    if succeeded and block is not None:
-                        fill_time = await self._fill_time(session, request.id, block.timestamp)
-                        current.fill_time_seconds = fill_time
-                    target = RequestStatus.SUCCESS if succeeded else RequestStatus.FAILURE
-                    reason = None if succeeded else "TRANSACTION_REVERTED"
-                    await requests.move(session, current, target, now=now, fail_reason=reason)
-            if fill_time is not None:
-                self.metrics.fill_end_to_end.labels(
-                    request.origin_chain_id, self.config.id
-                ).observe(fill_time)
+                known = await requests.transactions_of(session, request.id)
+                fill_time = await self._record_fill_mined(
+                    session, current, tx_hash, receipt, blocks, now=self.now(), known=known
+                )
+            self._fill_mined(request, receipt, fill_time)
             return True
         return False
 
@@ -801,6 +869,15 @@ class FillClaim:
         if self.signed is not None:
             self.solver._funds.release(self.request_id)
             self.solver.txmanager.journalled_dropped()
+
+
+def _fill_time_of(transactions: list[RequestTransaction], filled_at: int) -> int | None:
+    """Seconds from the deposit's block to the fill's block (the listings' fillTime), of a
+    request with these transactions."""
+    deposits = [
+        tx.timestamp for tx in transactions if tx.kind == "deposit" and tx.timestamp is not None
+    ]
+    return max(0, filled_at - deposits[0]) if deposits else None
 
 
 def _created(request: Request) -> int:
