@@ -704,17 +704,27 @@ class Solver(JournalledWorker):
         async with self.sessions() as session, session.begin():
             found = await requests.get_each(session, list(mined))
             known = await requests.transactions_of_each(session, list(mined))
-            for request_id, attempt in mined.items():
-                fills = [tx.tx_hash for tx in known[request_id] if tx.kind == FILL]
-                if fills != [attempt.row.tx_hash]:
-                    continue
-                request = found[request_id]
-                await self.txmanager.record_mined_in(session, attempt)
-                fill_time = await self._record_fill_mined(
-                    session, request, attempt.row.tx_hash, attempt.receipt, blocks, now=now,
-                    known=known[request_id],
-                )  # fmt: skip
-                settled.append((request, attempt, fill_time))
+            ours = {
+                request_id: attempt
+                for request_id, attempt in mined.items()
+                if [tx.tx_hash for tx in known[request_id] if tx.kind == FILL]
+                == [attempt.row.tx_hash]
+            }
+            # Nothing read here depends on another fill's writes (each reads its own rows and
+            # books events): written together, each table in a statement or a few. The
+            # journal's first: the requests' books read which fill was mined.
+            with session.no_autoflush:
+                for attempt in ours.values():
+                    await self.txmanager.record_mined_in(session, attempt)
+            await session.flush()
+            with session.no_autoflush:
+                for request_id, attempt in ours.items():
+                    request = found[request_id]
+                    fill_time = await self._record_fill_mined(
+                        session, request, attempt.row.tx_hash, attempt.receipt, blocks, now=now,
+                        known=known[request_id],
+                    )  # fmt: skip
+                    settled.append((request, attempt, fill_time))
         for request, attempt, fill_time in settled:
             self.txmanager.mined_recorded(attempt)
             self._fill_mined(request, attempt.receipt, fill_time)
