@@ -159,6 +159,9 @@ def print_breakdown(found: Breakdown, orders: int, measured: float | None = None
             f"{activity} {ms(count)}" for activity, count in by_activity.most_common()
         )
         print(f"    {ms(by_activity.total()):>6} ms  {context} ({parts})")
+    activities = sum(found.samples.values(), Counter[str]())
+    parts = ", ".join(f"{activity} {ms(count)}" for activity, count in activities.most_common())
+    print(f"  by activity, all work together: {parts}")
 
 
 @contextlib.contextmanager
@@ -192,8 +195,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("paths", type=Path, nargs="+", help="py-spy raw files of one burst")
     parser.add_argument("--orders", type=int, required=True, help="the burst's orders")
+    parser.add_argument(
+        "--measured-ms",
+        type=float,
+        help="the service's CPU per order measured meanwhile (bench.burst prints it): the "
+        "breakdown in its sampled shares",
+    )
     args = parser.parse_args()
-    print_breakdown(breakdown(args.paths), args.orders)
+    measured = None if args.measured_ms is None else args.measured_ms * args.orders / 1000
+    print_breakdown(breakdown(args.paths), args.orders, measured)
 
 
 if __name__ == "__main__":
