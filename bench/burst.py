@@ -15,7 +15,8 @@ last fill's block and that over the block time; per order, deposit block -> fill
 quote latency p50/p99 during the burst (from the deposit block to the last fill) and idle (the
 `--idle-seconds` before it), from a side thread quoting `--quote-rate` times a second; the CPU
 the service (and its main thread), PostgreSQL and the chains used from the deposits sent until
-every fill was seen (`bench.common.cpu_seconds`), per order.
+every fill was seen (`bench.common.cpu_seconds`), per order, and until the service had recorded
+every order settled (`bench.burst_records`: work it may leave for after the last fill).
 Run: `python -m bench.burst [--orders 50 200] [--block-time 1] [--database sqlite|postgres]
 [--split]` (`--split`: the API and the workers in processes of their own, on PostgreSQL).
 """
@@ -34,6 +35,7 @@ import aiohttp
 
 from bench.burst_orders import DEPOSIT, NATIVE, quoted_orders
 from bench.burst_profile import breakdown, print_breakdown, sampled
+from bench.burst_records import until_recorded
 from bench.chain_watch import ChainWatch, rpc, watching
 from bench.common import (
     RunningService,
@@ -49,6 +51,7 @@ from bench.origin_blocks import OriginBlocks, origin_blocks
 from bench.quote_probe import QuoteProbe
 from bench.worker_processes import split_service
 from crossfill.devnet import accounts
+from crossfill.settings import Settings
 
 # py-spy's time to attach to a process, before the burst's deposits are sent.
 PROFILER_ATTACH_SECONDS = 1.0
@@ -84,6 +87,14 @@ async def _burst(run: Run, count: int) -> None:
             http, chains, orders, deposited, from_block=from_block, give_up_after=60 + count * 0.5
         )
         cpu = cpu_seconds(run.service, run.database_url).since(cpu_before)
+        # The fills seen on chain; then until the service has recorded each order's outcome
+        # (the work of a burst the service may leave for after its last fill).
+        recorded = await until_recorded(
+            run.database_url or Settings(home=run.service.home).database,
+            [order.request_id for order in orders],
+            give_up_after=60,
+        )
+        cpu_recorded = cpu_seconds(run.service, run.database_url).since(cpu_before)
     found = await audit(http, chains, orders, deposited, from_block=from_block)
     arrived = {number: await run.destination.head_at(number) for number in set(found.fill_blocks)}
     _print(run, count, block, found, deposited_at, arrived, idle)
@@ -93,8 +104,14 @@ async def _burst(run: Run, count: int) -> None:
         f" (its main threads {per_order['main_thread']}), PostgreSQL {per_order['postgres']},"
         f" chains {per_order['chains']}"
     )
+    per_order = {name: f"{seconds * 1000 / count:.1f} ms" for name, seconds in cpu_recorded.items()}
+    print(
+        f"  ... to every order recorded settled by the service{'' if recorded else ' (gave up)'}:"
+        f" service {per_order['service']} (its main threads {per_order['main_thread']}),"
+        f" PostgreSQL {per_order['postgres']}"
+    )
     if profiles:
-        print_breakdown(breakdown(profiles), count, measured=cpu["service"])
+        print_breakdown(breakdown(profiles), count, measured=cpu_recorded["service"])
 
 
 @contextlib.asynccontextmanager
