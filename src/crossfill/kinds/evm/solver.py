@@ -27,6 +27,7 @@ from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, InsufficientFunds, Reverted, SignerBusy
+from crossfill.first_on_loop import fill_path
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.replacements import replace_stuck
@@ -57,6 +58,8 @@ SIMULATION_IN_TRANSACTION = timedelta(milliseconds=250)
 BATCH = 500
 # Fills recorded as submitted in one database transaction.
 RECORDED_TOGETHER = 16
+# Mined fills recorded in one database transaction.
+SETTLED_TOGETHER = 32
 
 
 @dataclass(eq=False)
@@ -690,15 +693,32 @@ class Solver(JournalledWorker):
 
     async def _settle_mined_together(self, attempts: dict[str, list[SentTransaction]]) -> set[str]:
         """`_settle_mined` for the fills of these latest attempts (by request) that were mined,
-        their receipts and blocks read together, all recorded in one transaction (with their
-        journal rows); the requests settled. A request whose record names another fill than
-        the one mined is left out (`_settle_mined` replaces its hash)."""
+        their receipts and blocks read together, recorded `SETTLED_TOGETHER` to a transaction
+        (with their journal rows), each after the fill path's turn (`first_on_loop`): a
+        burst's next fills never wait behind the records of its first. The requests settled.
+        A request whose record names another fill than the one mined is left out
+        (`_settle_mined` replaces its hash)."""
         mined = await self.txmanager.mined_each(attempts)
         if not mined:
             return set()
         numbers = list({int(found.receipt["blockNumber"]) for found in mined.values()})
         heads = await asyncio.gather(*(self.chain.client.block_at(n) for n in numbers))
         blocks = dict(zip(numbers, heads, strict=True))
+        ids = list(mined)
+        settled: set[str] = set()
+        for start in range(0, len(ids), SETTLED_TOGETHER):
+            await fill_path().after()
+            part = {
+                request_id: mined[request_id]
+                for request_id in ids[start : start + SETTLED_TOGETHER]
+            }
+            settled |= await self._settled_in_transaction(part, blocks)
+        return settled
+
+    async def _settled_in_transaction(
+        self, mined: dict[str, MinedAttempt], blocks: dict[int, BlockHead | None]
+    ) -> set[str]:
+        """Mined fills (by request) recorded in one transaction: those settled."""
         now = self.now()
         settled: list[tuple[Request, MinedAttempt, int | None]] = []
         async with self.sessions() as session, session.begin():
