@@ -694,9 +694,8 @@ class Solver(JournalledWorker):
     async def _settle_mined_together(self, attempts: dict[str, list[SentTransaction]]) -> set[str]:
         """`_settle_mined` for the fills of these latest attempts (by request) that were mined,
         their receipts and blocks read together, recorded `SETTLED_TOGETHER` to a transaction
-        (with their journal rows), each after the fill path's turn (`first_on_loop`), and
-        none past the first while fills wait to be sent: a burst's next fills never wait
-        behind the records of its first. The requests settled.
+        (with their journal rows), each after the fill path's turn (`first_on_loop`): a
+        burst's next fills never wait behind the records of its first. The requests settled.
         A request whose record names another fill than the one mined is left out
         (`_settle_mined` replaces its hash)."""
         mined = await self.txmanager.mined_each(attempts)
@@ -709,8 +708,6 @@ class Solver(JournalledWorker):
         settled: set[str] = set()
         for start in range(0, len(ids), SETTLED_TOGETHER):
             await fill_path().after()
-            if start and (self._claimed or self._handed):
-                break  # fills waiting to be sent go first: the rest at the next tick
             part = {
                 request_id: mined[request_id]
                 for request_id in ids[start : start + SETTLED_TOGETHER]
