@@ -15,7 +15,8 @@ last fill's block and that over the block time; per order, deposit block -> fill
 quote latency p50/p99 during the burst (from the deposit block to the last fill) and idle (the
 `--idle-seconds` before it), from a side thread quoting `--quote-rate` times a second; the CPU
 the service (and its main thread), PostgreSQL and the chains used from the deposits sent until
-every fill was seen (`bench.common.cpu_seconds`), per order.
+every fill was seen (`bench.common.cpu_seconds`), per order, and until the service had recorded
+every order settled (`bench.burst_records`: work it may leave for after the last fill).
 Run: `python -m bench.burst [--orders 50 200] [--block-time 1] [--database sqlite|postgres]
 [--split]` (`--split`: the API and the workers in processes of their own, on PostgreSQL).
 """
@@ -26,12 +27,15 @@ import argparse
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import aiohttp
 
 from bench.burst_orders import DEPOSIT, NATIVE, quoted_orders
+from bench.burst_profile import breakdown, print_breakdown, sampled
+from bench.burst_records import until_recorded
 from bench.chain_watch import ChainWatch, rpc, watching
 from bench.common import (
     RunningService,
@@ -47,6 +51,10 @@ from bench.origin_blocks import OriginBlocks, origin_blocks
 from bench.quote_probe import QuoteProbe
 from bench.worker_processes import split_service
 from crossfill.devnet import accounts
+from crossfill.settings import Settings
+
+# py-spy's time to attach to a process, before the burst's deposits are sent.
+PROFILER_ATTACH_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -70,14 +78,23 @@ async def _burst(run: Run, count: int) -> None:
     idle = run.probe.between(idle_from, time.perf_counter())
     # The destination head before the burst: none of its fills can be in it or before.
     from_block = int(await rpc(http, chains.destination.http_url, "eth_blockNumber", []), 16)
-    cpu_before = cpu_seconds(run.service, run.database_url)
-    block = await run.blocks.one_block([order.deposit for order in orders])
-    deposited_at = await run.origin.head_at(block)
-    deposited = await balances(http, chains.origin, [order.user for order in orders])
-    await until_settled(
-        http, chains, orders, deposited, from_block=from_block, give_up_after=60 + count * 0.5
-    )
-    cpu = cpu_seconds(run.service, run.database_url).since(cpu_before)
+    async with _profiled(run, count) as profiles:
+        cpu_before = cpu_seconds(run.service, run.database_url)
+        block = await run.blocks.one_block([order.deposit for order in orders])
+        deposited_at = await run.origin.head_at(block)
+        deposited = await balances(http, chains.origin, [order.user for order in orders])
+        await until_settled(
+            http, chains, orders, deposited, from_block=from_block, give_up_after=60 + count * 0.5
+        )
+        cpu = cpu_seconds(run.service, run.database_url).since(cpu_before)
+        # The fills seen on chain; then until the service has recorded each order's outcome
+        # (the work of a burst the service may leave for after its last fill).
+        recorded = await until_recorded(
+            run.database_url or Settings(home=run.service.home).database,
+            [order.request_id for order in orders],
+            give_up_after=60,
+        )
+        cpu_recorded = cpu_seconds(run.service, run.database_url).since(cpu_before)
     found = await audit(http, chains, orders, deposited, from_block=from_block)
     arrived = {number: await run.destination.head_at(number) for number in set(found.fill_blocks)}
     _print(run, count, block, found, deposited_at, arrived, idle)
@@ -87,6 +104,27 @@ async def _burst(run: Run, count: int) -> None:
         f" (its main threads {per_order['main_thread']}), PostgreSQL {per_order['postgres']},"
         f" chains {per_order['chains']}"
     )
+    per_order = {name: f"{seconds * 1000 / count:.1f} ms" for name, seconds in cpu_recorded.items()}
+    print(
+        f"  ... to every order recorded settled by the service{'' if recorded else ' (gave up)'}:"
+        f" service {per_order['service']} (its main threads {per_order['main_thread']}),"
+        f" PostgreSQL {per_order['postgres']}"
+    )
+    if profiles:
+        print_breakdown(breakdown(profiles), count, measured=cpu_recorded["service"])
+
+
+@contextlib.asynccontextmanager
+async def _profiled(run: Run, count: int) -> AsyncIterator[list[Path]]:
+    """With `--profile`: the service's processes sampled by py-spy meanwhile (the raw files
+    written once it ends, `bench.burst_profile`); else nothing."""
+    if run.args.profile is None:
+        yield []
+        return
+    service = run.service
+    with sampled((service.pid, *service.other_pids), run.args.profile, f"burst-{count}") as paths:
+        await asyncio.sleep(PROFILER_ATTACH_SECONDS)
+        yield paths
 
 
 def _print(
@@ -171,6 +209,13 @@ def main() -> None:
         action="store_true",
         help="the API (`crossfill api`) and the workers (`crossfill run --workers-only`) in "
         "processes of their own (PostgreSQL only)",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="sample the service with py-spy during each burst: raw stacks written to DIR, the "
+        "CPU per order by stage printed (`bench.burst_profile`)",
     )
     args = parser.parse_args()
     if args.split and args.database != "postgres":

@@ -76,6 +76,9 @@ async def test_the_store_commits_the_outputs_of_requests_in_flight_only(tmp_path
             await connection.execute(insert(Request), rows)
         async with world.sessions() as session:
             in_flight = await inventory.in_flight(session, [chain_id, 7])
+            # Outputs read before are not read again (a plan does not change): taken as given.
+            known = {rows[1]["id"]: {USDC: 7}, rows[4]["id"]: {USDC: 9}}
+            again = await inventory.in_flight(session, [chain_id], known)
     # depositing (10, value 1), pending (its row: 1000 native), submitted (1000, value 3)
     assert in_flight == {
         chain_id: {
@@ -85,6 +88,8 @@ async def test_the_store_commits_the_outputs_of_requests_in_flight_only(tmp_path
         },
         7: {},
     }
+    # ... and one known but no longer in flight (succeeded) is not there.
+    assert again == {chain_id: {**in_flight[chain_id], rows[1]["id"]: {USDC: 7}}}
 
 
 async def test_a_filled_order_stays_committed_until_the_balance_is_read_at_its_fill(

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import insert, select
 
+from crossfill.app.fills import stored_fill_plan
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import Reverted
 from crossfill.kinds.evm.solver import FILL, Solver
 from crossfill.kinds.evm.state import ChainState
 from crossfill.store import signer_leases
-from crossfill.store.tables import Request, SentTransaction
+from crossfill.store.tables import LedgerEntry, Request, RequestTransaction, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.unit.fake_chain import FakeChain
 from tests.unit.test_solver_outcomes import _pending_request
@@ -170,3 +171,40 @@ async def test_a_kill_between_the_batch_journal_and_its_broadcast_pays_each_orde
     await solver.tick()
     assert set((await batch.statuses()).values()) == {"success"}
     assert len(batch.chain.receipts) == ORDERS
+
+
+async def test_fills_mined_together_are_recorded_together_and_unmined_ones_not_looked_up(
+    batch: Batch,
+) -> None:
+    """At a head, the fills whose nonces the chain has used are settled with their receipts;
+    those past the chain's nonce count are not asked for a receipt at all."""
+    async with batch.solver.sessions() as session, session.begin():
+        for request in await session.scalars(select(Request)):  # planned when quoted
+            request.fill_plan = stored_fill_plan(request, batch.solver.config).to_json()
+    await batch.solver.tick()
+    journal = await batch.journal()
+    mined, unmined = journal[:4], journal[4:]
+    for row in mined:
+        batch.chain.mine(row.tx_hash)
+    batch.chain.calls.clear()
+    await batch.solver.track_tick()
+    assert batch.chain.calls.count("mined_nonce") == 1
+    assert batch.chain.calls.count("receipt") == len(mined)
+    statuses = await batch.statuses()
+    assert {statuses[row.request_id or ""] for row in mined} == {"success"}
+    assert {statuses[row.request_id or ""] for row in unmined} == {"submitted"}
+    assert [row.status for row in await batch.journal()] == ["mined"] * 4 + ["broadcast"] * 2
+    async with batch.solver.sessions() as session:
+        fills = await session.scalars(
+            select(RequestTransaction).where(RequestTransaction.kind == FILL)
+        )
+        recorded = {fill.tx_hash: fill.status for fill in fills}
+        events = set(await session.scalars(select(LedgerEntry.event)))
+    assert recorded == {row.tx_hash: "success" for row in mined} | {
+        row.tx_hash: "pending" for row in unmined
+    }
+    # In the books, each mined fill's gas and what it spent; nothing of the others.
+    chain_id = batch.solver.config.id
+    assert events == {f"gas:{chain_id}:{row.tx_hash}" for row in mined} | {
+        f"fill:{row.request_id}" for row in mined
+    }

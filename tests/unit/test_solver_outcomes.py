@@ -530,7 +530,7 @@ async def test_a_fill_that_cannot_be_signed_never_undoes_the_claiming_transactio
         raise ValueError("a bug in signing")
 
     await world.solver.txmanager.hold_signer()
-    monkeypatch.setattr(world.solver.txmanager.account, "sign_transaction", broken)
+    monkeypatch.setattr(world.solver.txmanager.signer, "sign", broken)
     claim = await _claimed_in_a_transaction(world)
     assert claim is not None
     assert (await world.request()).lease_owner == "me"  # committed, the fill left out

@@ -54,6 +54,8 @@ class InventoryView:
         # chain id -> request id -> outputs (keyed as the chain keys them): the orders in
         # flight as last read
         self._in_flight: dict[int, dict[str, Amounts]] = {}
+        # request id -> its outputs as the store reads them: its plan read once while in flight
+        self._outputs: dict[str, Amounts] = {}
         # chain id -> request id -> its fill, paid and not yet read paid
         self._landed: dict[int, dict[str, Landed]] = {}
 
@@ -66,7 +68,7 @@ class InventoryView:
         self._last = time.monotonic()
         chains = self.chains
         async with self.sessions() as session:
-            rows = await inventory.in_flight(session, list(chains))
+            rows = await inventory.in_flight(session, list(chains), self._outputs)
             left = {
                 request_id
                 for chain_id, requests in self._in_flight.items()
@@ -76,6 +78,11 @@ class InventoryView:
             owed = await inventory.owed(session) if self._reads % OWED_EVERY == 0 else None
             transit = await rebalancing.in_transit(session) if owed is not None else None
         self._reads += 1
+        self._outputs = {
+            request_id: outputs
+            for requests in rows.values()
+            for request_id, outputs in requests.items()
+        }
         for chain_id, requests in self._in_flight.items():
             landed = self._landed.setdefault(chain_id, {})
             chain = chains[ChainId(chain_id)]

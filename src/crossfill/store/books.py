@@ -323,13 +323,14 @@ async def sponsored(session: AsyncSession, request_id: str, *, now: datetime) ->
 
 
 async def _mined_sender(session: AsyncSession, request_id: str, purpose: str) -> str | None:
-    return await session.scalar(
-        select(SentTransaction.sender).where(
-            SentTransaction.request_id == request_id,
-            SentTransaction.purpose == purpose,
-            SentTransaction.status == "mined",
+    # The status is filtered here, not in the query: with it there, SQLite's planner reads
+    # the status index, every mined transaction of the journal, not the request's few.
+    found = await session.execute(
+        select(SentTransaction.sender, SentTransaction.status).where(
+            SentTransaction.request_id == request_id, SentTransaction.purpose == purpose
         )
     )
+    return next((sender for sender, status in found if status == "mined"), None)
 
 
 async def gas_paid(

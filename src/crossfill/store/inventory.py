@@ -3,7 +3,7 @@ repayments (`domain.inventory` for the model). The caller owns the session."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,8 @@ from crossfill.types import NATIVE_EVM_ADDRESS
 # committed. `depositing`: a gasless or permit deposit the service is sending; `pending`: the
 # deposit accepted, the fill not sent; `submitted`: the fill sent, not yet mined.
 COMMITTING = (RequestStatus.DEPOSITING, RequestStatus.PENDING, RequestStatus.SUBMITTED)
+# Requests whose fill plans `in_flight` reads in one query.
+OUTPUTS_READ_TOGETHER = 500
 
 
 def _outputs(plan: dict[str, Any] | None, destination_currency: str, amount_out: str) -> Amounts:
@@ -44,21 +46,33 @@ def _outputs(plan: dict[str, Any] | None, destination_currency: str, amount_out:
     )
 
 
-async def in_flight(session: AsyncSession, chain_ids: list[int]) -> dict[int, dict[str, Amounts]]:
+async def in_flight(
+    session: AsyncSession, chain_ids: list[int], known: Mapping[str, Amounts] | None = None
+) -> dict[int, dict[str, Amounts]]:
     """Per destination chain of `chain_ids`, its requests in flight and the outputs each
-    commits (one query over the status index, reading only the columns it needs)."""
-    rows = await session.execute(
-        select(
-            Request.id,
-            Request.destination_chain_id,
-            Request.fill_plan,
-            Request.destination_currency,
-            Request.amount_out,
-        ).where(Request.status.in_(COMMITTING), Request.destination_chain_id.in_(chain_ids))
+    commits (a query over the status index, reading only the columns it needs). `known`: the
+    outputs of requests read before, by id (they do not change): only the others' plans are
+    read, in a second query."""
+    known = known or {}
+    found = await session.execute(
+        select(Request.id, Request.destination_chain_id).where(
+            Request.status.in_(COMMITTING), Request.destination_chain_id.in_(chain_ids)
+        )
     )
+    ids: dict[str, int] = dict(found.all())
+    new = [request_id for request_id in ids if request_id not in known]
+    outputs = {request_id: known[request_id] for request_id in ids.keys() - set(new)}
+    for start in range(0, len(new), OUTPUTS_READ_TOGETHER):
+        rows = await session.execute(
+            select(
+                Request.id, Request.fill_plan, Request.destination_currency, Request.amount_out
+            ).where(Request.id.in_(new[start : start + OUTPUTS_READ_TOGETHER]))
+        )
+        for request_id, plan, currency, amount_out in rows:
+            outputs[request_id] = _outputs(plan, currency, amount_out)
     by_chain: dict[int, dict[str, Amounts]] = {chain_id: {} for chain_id in chain_ids}
-    for request_id, chain_id, plan, currency, amount_out in rows:
-        by_chain[chain_id][request_id] = _outputs(plan, currency, amount_out)
+    for request_id, chain_id in ids.items():
+        by_chain[chain_id][request_id] = outputs[request_id]
     return by_chain
 
 

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
+from sqlalchemy.orm.attributes import set_committed_value
 
 from crossfill.store.db import as_utc
 from crossfill.store.tables import ApiKey, OutboxEvent, WebhookEndpoint
@@ -43,9 +44,17 @@ async def claim_due(
     if session.bind is not None and session.bind.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True, of=OutboxEvent)
     claimed = list(await session.scalars(query))
-    for event in claimed:
-        event.lease_expires_at = now + lease
-    await session.flush()
+    if claimed:
+        # Leased in one statement, not one a row; the rows read keep their lease unflushed.
+        expires = now + lease
+        await session.execute(
+            update(OutboxEvent)
+            .where(OutboxEvent.id.in_([event.id for event in claimed]))
+            .values(lease_expires_at=expires),
+            execution_options={"synchronize_session": False},
+        )
+        for event in claimed:
+            set_committed_value(event, "lease_expires_at", expires)
     return claimed
 
 

@@ -153,16 +153,22 @@ class WebhookDispatcher:
             await self._record(finished)
         if len(self._in_flight) >= MAX_IN_FLIGHT:
             return
+        now = self.now()
         async with self.sessions() as session, session.begin():
-            due = await outbox.claim_due(session, now=self.now(), lease=self.lease, limit=BATCH)
+            due = await outbox.claim_due(session, now=now, lease=self.lease, limit=BATCH)
             keys = {event.api_key_id for event in due if event.api_key_id is not None}
             endpoints = await outbox.endpoints_for(session, keys) if keys else {}
-        for event in due:
             # Still going, or finished while the claim was being made (its lease had run out
             # meanwhile): recorded on the next tick, never sent again.
-            if event.id in self._in_flight or event.id in self._finished:
-                continue
+            due = [e for e in due if e.id not in self._in_flight and e.id not in self._finished]
+            # Nowhere to send them (no API key, or a key without a webhook): skipped here, in
+            # the claim's transaction, all in one statement.
+            unsent = [e.id for e in due if endpoints.get(e.api_key_id or 0) is None]
+            await outbox.settle(session, unsent, outbox.SKIPPED, now=now)
+        for event in due:
             endpoint = endpoints.get(event.api_key_id or 0)
+            if endpoint is None:
+                continue
             task = asyncio.create_task(self._deliver_one(event, endpoint))
             self._in_flight[event.id] = task
 

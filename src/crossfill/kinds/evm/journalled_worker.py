@@ -131,10 +131,11 @@ class JournalledWorker:
         timestamp: int | None,
         moved: Moved | None = None,
         priced: bool = True,
+        known: list[RequestTransaction] | None = None,
     ) -> None:
         """`tx_hash`, mined, on its request's record as its `kind` transaction: succeeded or
         reverted as its receipt says, in its block, with the fee it paid (and, `priced`, that
-        fee's value) and what it `moved`."""
+        fee's value) and what it `moved`. `known`: as `requests.record_transaction`'s."""
         fee = fee_paid(receipt)
         gas = self.valued(self.config.native_currency.address, fee, now)
         succeeded = receipt["status"] == 1
@@ -143,4 +144,5 @@ class JournalledWorker:
             status="success" if succeeded else "failure", now=now,
             block_number=int(receipt["blockNumber"]), fee=fee,
             fee_usd_micros=gas.usd_micros if priced else None, timestamp=timestamp, moved=moved,
+            known=known,
         )  # fmt: skip

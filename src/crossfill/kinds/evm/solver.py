@@ -34,12 +34,19 @@ from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, InsufficientFunds, Reverted, SignerBusy
+from crossfill.first_on_loop import fill_path
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.receipt_outcomes import fee_paid
 from crossfill.kinds.evm.replacements import replace_stuck
 from crossfill.kinds.evm.solver_funds import Amounts, SolverFunds
-from crossfill.kinds.evm.txmanager import Call, Outgoing, journalled, journalled_each
+from crossfill.kinds.evm.txmanager import (
+    Call,
+    MinedAttempt,
+    Outgoing,
+    journalled,
+    journalled_each,
+)
 from crossfill.loops import TRANSIENT, each_on_its_own, run_forever, wait_interval
 from crossfill.metrics import Metrics
 from crossfill.store import requests, solver_fades
@@ -60,6 +67,8 @@ SIMULATION_IN_TRANSACTION = timedelta(milliseconds=250)
 BATCH = 500
 # Fills recorded as submitted in one database transaction.
 RECORDED_TOGETHER = 16
+# Mined fills recorded in one database transaction.
+SETTLED_TOGETHER = 32
 
 
 @dataclass(eq=False)
@@ -764,17 +773,134 @@ class Solver(JournalledWorker):
                 with suppress(FillPlanError):
                     self._funds.reserve(request.id, stored_fill_plan(request, self.config))
         self._funds.forget_unsubmitted({request.id for request in submitted}, older_than=LEASE)
-        await each_on_its_own(self.name, submitted, self._track, label=lambda request: request.id)
+        # A fill whose nonce the chain has not used yet is not mined: not looked at. Of the
+        # rest, those found mined as journalled are recorded together; what is left (a fill
+        # recorded under another hash, a nonce taken, not in the journal) one by one.
+        attempts = await self.txmanager.latest_attempts([r.id for r in submitted], FILL)
+        unmined = await self.txmanager.unmined(attempts)
+        rest = [request for request in submitted if request.id not in unmined]
+        try:
+            settled = await self._settle_mined_together(
+                {r.id: attempts[r.id] for r in rest if r.id in attempts}
+            )
+        except Exception as exc:
+            # Nothing recorded: each is looked at on its own, one that cannot be isolated.
+            log.warning("mined fills not recorded together", error=str(exc))
+            settled = set()
+        await each_on_its_own(
+            self.name,
+            [request for request in rest if request.id not in settled],
+            self._track,
+            label=lambda request: request.id,
+        )
 
-    @staticmethod
-    async def _fill_time(session: AsyncSession, request_id: str, filled_at: int) -> int | None:
-        """Seconds from the deposit's block to the fill's block (the listings' fillTime)."""
-        deposits = [
-            tx.timestamp
-            for tx in await requests.transactions_of(session, request_id)
-            if tx.kind == "deposit" and tx.timestamp is not None
-        ]
-        return max(0, filled_at - deposits[0]) if deposits else None
+    async def _settle_mined_together(self, attempts: dict[str, list[SentTransaction]]) -> set[str]:
+        """`_settle_mined` for the fills of these latest attempts (by request) that were mined,
+        their receipts and blocks read together, recorded `SETTLED_TOGETHER` to a transaction
+        (with their journal rows), each after the fill path's turn (`first_on_loop`): a
+        burst's next fills never wait behind the records of its first. The requests settled.
+        A request whose record names another fill than the one mined is left out
+        (`_settle_mined` replaces its hash)."""
+        mined = await self.txmanager.mined_each(attempts)
+        if not mined:
+            return set()
+        numbers = list({int(found.receipt["blockNumber"]) for found in mined.values()})
+        heads = await asyncio.gather(*(self.chain.client.block_at(n) for n in numbers))
+        blocks = dict(zip(numbers, heads, strict=True))
+        ids = list(mined)
+        settled: set[str] = set()
+        for start in range(0, len(ids), SETTLED_TOGETHER):
+            await fill_path().after()
+            part = {
+                request_id: mined[request_id]
+                for request_id in ids[start : start + SETTLED_TOGETHER]
+            }
+            settled |= await self._settled_in_transaction(part, blocks)
+        return settled
+
+    async def _settled_in_transaction(
+        self, mined: dict[str, MinedAttempt], blocks: dict[int, BlockHead | None]
+    ) -> set[str]:
+        """Mined fills (by request) recorded in one transaction: those settled."""
+        now = self.now()
+        settled: list[tuple[Request, MinedAttempt, int | None]] = []
+        async with self.sessions() as session, session.begin():
+            found = await requests.get_each(session, list(mined))
+            known = await requests.transactions_of_each(session, list(mined))
+            ours = {
+                request_id: attempt
+                for request_id, attempt in mined.items()
+                if [tx.tx_hash for tx in known[request_id] if tx.kind == FILL]
+                == [attempt.row.tx_hash]
+                and not _may_have_lost_to_winner(found[request_id], attempt.receipt)
+            }
+            # Nothing read here depends on another fill's writes (each reads its own rows and
+            # books events): written together, each table in a statement or a few. The
+            # journal's first: the requests' books read which fill was mined.
+            with session.no_autoflush:
+                for attempt in ours.values():
+                    await self.txmanager.record_mined_in(session, attempt)
+            await session.flush()
+            with session.no_autoflush:
+                for request_id, attempt in ours.items():
+                    request = found[request_id]
+                    fill_time = await self._record_fill_mined(
+                        session, request, attempt.row.tx_hash, attempt.receipt, blocks, now=now,
+                        known=known[request_id],
+                    )  # fmt: skip
+                    settled.append((request, attempt, fill_time))
+        for request, attempt, fill_time in settled:
+            self.txmanager.mined_recorded(attempt)
+            self._fill_mined(request, attempt.receipt, fill_time)
+        return {request.id for request, _attempt, _fill_time in settled}
+
+    async def _record_fill_mined(
+        self,
+        session: AsyncSession,
+        request: Request,
+        tx_hash: str,
+        receipt: dict[str, Any],
+        blocks: dict[int, BlockHead | None],
+        *,
+        now: datetime,
+        known: list[RequestTransaction],
+    ) -> int | None:
+        """A mined fill on its request's record (`known`: its transactions, read in this
+        transaction), and the request moved on if it was waiting for it; its fill time, if it
+        succeeded."""
+        block = blocks[int(receipt["blockNumber"])]
+        succeeded = receipt["status"] == 1
+        await self.record_mined(
+            session, request.id, kind=FILL, tx_hash=tx_hash, receipt=receipt, now=now,
+            timestamp=block.timestamp if block else None,
+            moved=self._delivered(request, receipt) if succeeded else None, known=known,
+        )  # fmt: skip
+        if request.status != RequestStatus.SUBMITTED:
+            return None
+        if succeeded and exclusive_until(request) is not None:
+            await self._judge_winner(session, request, receipt, now)
+        fill_time = None
+        if succeeded and block is not None:
+            fill_time = _fill_time_of(known, block.timestamp)
+            request.fill_time_seconds = fill_time
+        target = RequestStatus.SUCCESS if succeeded else RequestStatus.FAILURE
+        reason = None if succeeded else "TRANSACTION_REVERTED"
+        await requests.move(
+            session, request, target, now=now, fail_reason=reason, transactions=known
+        )
+        return fill_time
+
+    def _fill_mined(self, request: Request, receipt: dict[str, Any], fill_time: int | None) -> None:
+        """A mined fill recorded (committed): what it paid out no longer reserved as in
+        flight, and its fill time observed."""
+        if receipt["status"] == 1:
+            self._funds.mined(request.id, int(receipt["blockNumber"]))
+        else:
+            self._funds.release(request.id)
+        if fill_time is not None:
+            self.metrics.fill_end_to_end.labels(request.origin_chain_id, self.config.id).observe(
+                fill_time
+            )
 
     async def _mined(self, request_id: str, fill_hash: str) -> tuple[str, dict[str, Any]] | None:
         """The fill that got mined and its receipt: any journalled version of our own fill, or
@@ -810,10 +936,8 @@ class Solver(JournalledWorker):
             if mined is None:
                 continue
             tx_hash, receipt = await self._lost_to_winner(request, *mined)
-            block = await self.chain.client.block_at(int(receipt["blockNumber"]))
-            succeeded = receipt["status"] == 1
-            now = self.now()
-            fill_time: int | None = None
+            number = int(receipt["blockNumber"])
+            blocks = {number: await self.chain.client.block_at(number)}
             async with self.sessions() as session, session.begin():
                 current = await requests.get(session, request.id)
                 assert current is not None
@@ -821,28 +945,11 @@ class Solver(JournalledWorker):
                     await requests.replace_transaction_hash(
                         session, request.id, old=fill.tx_hash, new=tx_hash
                     )
-                await self.record_mined(
-                    session, request.id, kind=FILL, tx_hash=tx_hash, receipt=receipt, now=now,
-                    timestamp=block.timestamp if block else None,
-                    moved=self._delivered(current, receipt) if succeeded else None,
-                )  # fmt: skip
-                if succeeded:
-                    self._funds.mined(request.id, int(receipt["blockNumber"]))
-                else:
-                    self._funds.release(request.id)
-                if current.status == RequestStatus.SUBMITTED:
-                    if succeeded and exclusive_until(current) is not None:
-                        await self._judge_winner(session, current, receipt, now)
-                    if succeeded and block is not None:
-                        fill_time = await self._fill_time(session, request.id, block.timestamp)
-                        current.fill_time_seconds = fill_time
-                    target = RequestStatus.SUCCESS if succeeded else RequestStatus.FAILURE
-                    reason = None if succeeded else "TRANSACTION_REVERTED"
-                    await requests.move(session, current, target, now=now, fail_reason=reason)
-            if fill_time is not None:
-                self.metrics.fill_end_to_end.labels(
-                    request.origin_chain_id, self.config.id
-                ).observe(fill_time)
+                known = await requests.transactions_of(session, request.id)
+                fill_time = await self._record_fill_mined(
+                    session, current, tx_hash, receipt, blocks, now=self.now(), known=known
+                )
+            self._fill_mined(request, receipt, fill_time)
             return True
         return False
 
@@ -898,6 +1005,21 @@ class FillClaim:
         if self.signed is not None:
             self.solver._funds.release(self.request_id)
             self.solver.txmanager.journalled_dropped()
+
+
+def _may_have_lost_to_winner(request: Request, receipt: dict[str, Any]) -> bool:
+    """A reverted fill of an order an external solver won: its winner may have filled it
+    first (`Solver._lost_to_winner`), which only the request's own settling looks for."""
+    return receipt["status"] != 1 and exclusive_until(request) is not None
+
+
+def _fill_time_of(transactions: list[RequestTransaction], filled_at: int) -> int | None:
+    """Seconds from the deposit's block to the fill's block (the listings' fillTime), of a
+    request with these transactions."""
+    deposits = [
+        tx.timestamp for tx in transactions if tx.kind == "deposit" and tx.timestamp is not None
+    ]
+    return max(0, filled_at - deposits[0]) if deposits else None
 
 
 def _created(request: Request) -> int:

@@ -58,6 +58,7 @@ from crossfill.errors import (
 from crossfill.kinds.evm.key_funds import KeyFunds, cost, row_cost
 from crossfill.kinds.evm.port import EvmPort
 from crossfill.kinds.evm.receipt_outcomes import fee_paid
+from crossfill.kinds.evm.signing import TransactionSigner
 from crossfill.kinds.evm.state import ChainState
 from crossfill.store import books, rebalancing, signer_leases
 from crossfill.store.db import as_utc
@@ -71,6 +72,8 @@ KEY_TRANSFERS = ("gas-top-up:",)
 IN_FLIGHT = ("signed", "broadcast")
 # A replaced transaction may still be the one that gets mined, so it is still watched.
 WATCHED = (*IN_FLIGHT, "replaced")
+# Every status of an attempt's versions that `mined_for` and `nonce_taken` look at.
+ATTEMPTED = (*WATCHED, "mined", "failed", "dropped", "conflicted")
 BUMP_NUMERATOR, BUMP_DENOMINATOR = 9, 8  # +12.5%: above the 10% nodes ask of a replacement
 # How long a signer lease lasts without a renewal (`settings.signer_lease_seconds`).
 SIGNER_LEASE = timedelta(seconds=3)
@@ -145,6 +148,15 @@ def _bumped(old: int, floor: int) -> int:
     return max(-(-old * BUMP_NUMERATOR // BUMP_DENOMINATOR) + 1, floor)
 
 
+@dataclass(frozen=True)
+class MinedAttempt:
+    """An attempt's version found mined, its receipt, and every version of the attempt."""
+
+    row: SentTransaction
+    receipt: dict[str, Any]
+    versions: list[SentTransaction]
+
+
 class TxManager:
     def __init__(
         self,
@@ -163,6 +175,7 @@ class TxManager:
         self.client = client
         self.state = state
         self.account = account
+        self.signer = TransactionSigner(account)
         self.sender = account.address.lower()
         self.sessions = sessions
         self.now = now
@@ -533,7 +546,7 @@ class TxManager:
     def _signed_row(
         self, fields: dict[str, Any], *, purpose: str, request_id: str | None
     ) -> SentTransaction:
-        signed = self.account.sign_transaction(fields)
+        signed = self.signer.sign(fields)
         now = self.now()
         return SentTransaction(
             chain_id=self.client.chain_id,
@@ -741,28 +754,39 @@ class TxManager:
         async with self.sessions() as session, session.begin():
             row = await session.get(SentTransaction, row_id)
             assert row is not None
-            row.status = status
-            row.block_number = block_number
-            row.block_hash = block_hash
-            row.updated_at = self.now()
             nonce = row.nonce
-            if fee is not None:
-                await books.gas_paid(
-                    session, row.chain_id, sender=row.sender, tx_hash=row.tx_hash, fee=fee,
-                    now=row.updated_at,
-                )  # fmt: skip
-                if status == "mined":
-                    await rebalancing.step_mined(
-                        session, row.purpose, row.sender, now=row.updated_at
-                    )
-                if status == "mined" and row.purpose.startswith(KEY_TRANSFERS):
-                    sent = TypedTransaction.from_bytes(HexBytes(row.raw_transaction)).as_dict()
-                    await books.key_transfer(
-                        session, row.chain_id, sender=row.sender, recipient=str(sent["to"]),
-                        tx_hash=row.tx_hash, amount=int(sent["value"]), now=row.updated_at,
-                    )  # fmt: skip
+            await self._status_in(session, row, status, block_number, block_hash, fee=fee)
         if status not in WATCHED:
             self.funds.release(nonce)  # mined, or never to be: it takes nothing more
+
+    async def _status_in(
+        self,
+        session: AsyncSession,
+        row: SentTransaction,
+        status: str,
+        block_number: int | None = None,
+        block_hash: str | None = None,
+        *,
+        fee: int | None = None,
+    ) -> None:
+        """`_set_status` of a row read in the caller's transaction, written there."""
+        row.status = status
+        row.block_number = block_number
+        row.block_hash = block_hash
+        row.updated_at = self.now()
+        if fee is not None:
+            await books.gas_paid(
+                session, row.chain_id, sender=row.sender, tx_hash=row.tx_hash, fee=fee,
+                now=row.updated_at,
+            )  # fmt: skip
+            if status == "mined":
+                await rebalancing.step_mined(session, row.purpose, row.sender, now=row.updated_at)
+            if status == "mined" and row.purpose.startswith(KEY_TRANSFERS):
+                sent = TypedTransaction.from_bytes(HexBytes(row.raw_transaction)).as_dict()
+                await books.key_transfer(
+                    session, row.chain_id, sender=row.sender, recipient=str(sent["to"]),
+                    tx_hash=row.tx_hash, amount=int(sent["value"]), now=row.updated_at,
+                )  # fmt: skip
 
     async def in_flight(self) -> list[SentTransaction]:
         async with self.sessions() as session:
@@ -864,14 +888,99 @@ class TxManager:
                     select(SentTransaction).where(
                         SentTransaction.request_id == request_id,
                         SentTransaction.purpose == purpose,
-                        SentTransaction.status.in_(
-                            (*WATCHED, "mined", "failed", "dropped", "conflicted")
-                        ),
+                        SentTransaction.status.in_(ATTEMPTED),
                     )
                 )
             )
-        newest = max((row.nonce for row in versions), default=None)
-        return [row for row in versions if row.nonce == newest and row.status != "dropped"]
+        return _latest_of(versions)
+
+    async def latest_attempts(
+        self, request_ids: Sequence[str], purpose: str
+    ) -> dict[str, list[SentTransaction]]:
+        """`_latest_attempt` of many requests, in one query (those with none left out)."""
+        if not request_ids:
+            return {}
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(SentTransaction).where(
+                    SentTransaction.request_id.in_(request_ids),
+                    SentTransaction.purpose == purpose,
+                    SentTransaction.status.in_(ATTEMPTED),
+                )
+            )
+            by_request: dict[str, list[SentTransaction]] = {}
+            for row in rows:
+                if row.request_id is not None:
+                    by_request.setdefault(row.request_id, []).append(row)
+        return {
+            request_id: latest
+            for request_id, versions in by_request.items()
+            if (latest := _latest_of(versions))
+        }
+
+    async def unmined(self, attempts: dict[str, list[SentTransaction]]) -> set[str]:
+        """Of these latest attempts (`latest_attempts`), by request, those still in flight and
+        provably not mined: their nonce not yet used on chain (one nonce count for all of
+        them). `mined_for` and `nonce_taken` would find nothing for them."""
+        watched = {
+            request_id: latest[0].nonce
+            for request_id, latest in attempts.items()
+            if all(row.status in WATCHED for row in latest)
+        }
+        if not watched:
+            return set()
+        mined_nonce = await self.client.mined_nonce(self.sender)
+        unmined = {request_id for request_id, nonce in watched.items() if nonce >= mined_nonce}
+        for request_id in unmined:
+            self._suspected.pop(watched[request_id], None)  # as `_taken` finds it: not taken
+        return unmined
+
+    async def mined_each(
+        self, attempts: dict[str, list[SentTransaction]]
+    ) -> dict[str, MinedAttempt]:
+        """Of these latest attempts, by request, the version mined (reverted or not) with its
+        receipt, their receipts read together: `mined_for`, read only; each is recorded with
+        `record_mined_in`, in the caller's transaction. Those not found mined are left out."""
+        versions = [row for latest in attempts.values() for row in latest]
+        receipts = await asyncio.gather(*(self.client.receipt(row.tx_hash) for row in versions))
+        by_hash = {row.tx_hash: receipt for row, receipt in zip(versions, receipts, strict=True)}
+        found: dict[str, MinedAttempt] = {}
+        for request_id, latest in attempts.items():
+            for row in latest:
+                receipt = by_hash[row.tx_hash]
+                if receipt is not None:
+                    found[request_id] = MinedAttempt(row, dict(receipt), latest)
+                    break
+        return found
+
+    async def record_mined_in(self, session: AsyncSession, mined: MinedAttempt) -> None:
+        """What `mined_for` records of a version found mined (`mined_each`), in the caller's
+        transaction: mined or failed, with its fee; the other versions of its nonce dropped.
+        `mined_recorded` once it has committed."""
+        rows = {
+            row.id: row
+            for row in await session.scalars(
+                select(SentTransaction).where(
+                    SentTransaction.id.in_([version.id for version in mined.versions])
+                )
+            )
+        }
+        row, receipt = rows[mined.row.id], mined.receipt
+        await self._status_in(
+            session,
+            row,
+            "mined" if receipt["status"] == 1 else "failed",
+            int(receipt["blockNumber"]),
+            HexBytes(receipt["blockHash"]).to_0x_hex(),
+            fee=fee_paid(receipt),
+        )
+        for sibling in rows.values():
+            if sibling.id != row.id and sibling.nonce == row.nonce:
+                await self._status_in(session, sibling, "dropped")
+
+    def mined_recorded(self, mined: MinedAttempt) -> None:
+        """The transaction of `record_mined_in` committed: the nonce takes nothing more."""
+        self.funds.release(mined.row.nonce)
 
     async def mined_since(self, block_number: int) -> list[SentTransaction]:
         """This signer's transactions on this chain mined in `block_number` or later, reverted
@@ -950,6 +1059,12 @@ class TxManager:
     async def for_request(self, request_id: str | None, purpose: str) -> SentTransaction | None:
         async with self.sessions() as session:
             return await journalled(session, request_id, purpose)
+
+
+def _latest_of(versions: Sequence[SentTransaction]) -> list[SentTransaction]:
+    """The latest attempt's versions (its nonce the newest), those not dropped."""
+    newest = max((row.nonce for row in versions), default=None)
+    return [row for row in versions if row.nonce == newest and row.status != "dropped"]
 
 
 async def journalled(
