@@ -76,10 +76,12 @@ def quote_body(devnet: RunningDevnet, user: str, receiver: str, **intent: Any) -
 
 def _oif_quote(http: httpx.Client, body: dict[str, Any]) -> dict[str, Any]:
     answers: list[httpx.Response] = []
-    assert wait_for(
-        lambda: answers.append(http.post(QUOTES, json=body)) or answers[-1].status_code != 503,
-        timeout=10,
-    )
+
+    def answered() -> bool:
+        answers.append(http.post(QUOTES, json=body))
+        return answers[-1].status_code != 503
+
+    assert wait_for(answered, timeout=10)
     assert answers[-1].status_code == 200, answers[-1].text
     (quote,) = answers[-1].json()["quotes"]
     return dict(quote)
@@ -229,7 +231,7 @@ def bare_service(start_service: StartService) -> ServiceThread:
     return start_service(settings={"admin_token": OPERATOR_TOKEN})
 
 
-def _bad_quotes(devnet: RunningDevnet) -> list[tuple[str, dict[str, Any], int, str | None]]:
+def _bad_quotes(devnet: RunningDevnet) -> list[tuple[str, Any, int, str | None]]:
     user, receiver = Account.create().address, Account.create().address
 
     def body(**intent: Any) -> dict[str, Any]:

@@ -93,17 +93,15 @@ def _order(user: str) -> tuple[GaslessOrder, CrossfillOrderData]:
 def test_an_escrow_orders_typed_data_is_the_gasless_order_its_user_signed() -> None:
     user = Account.create()
     order, data = _order(user.address)
+    domain, message = order.domain(), order.message()
+    assert escrow_order(domain, "GaslessCrossChainOrder", message) == (order, data)
+    # What a wallet signs from the payload, as given, recovers to the order's user.
     payload = {
-        "domain": order.domain(),
+        "domain": domain,
         "primaryType": "GaslessCrossChainOrder",
-        "message": order.message(),
+        "message": message,
         "types": order.types(),
     }
-    assert escrow_order(payload["domain"], "GaslessCrossChainOrder", payload["message"]) == (
-        order,
-        data,
-    )
-    # What a wallet signs from the payload, as given, recovers to the order's user.
     signature = Account.sign_typed_data(user.key, full_message=payload).signature
     assert signer_of(order.signable(), "0x" + bytes(signature).hex()) == user.address
     # The id changes with any term of the order.

@@ -162,4 +162,5 @@ async def test_a_fallback_fill_is_the_winners_fade_once(world: World) -> None:
     assert (fade.cost, fade.state, fade.consecutive) == (str(10**14 + 100_000), "owed", 2)
     assert solver.consecutive_fades == 2
     # A second fade in a row: twice the base cooldown.
+    assert solver.cooldown_until is not None
     assert as_utc(solver.cooldown_until) == now + timedelta(seconds=120)

@@ -13,6 +13,7 @@ from eth_account.signers.local import LocalAccount
 from web3 import Web3
 from web3.contract import Contract
 from web3.logs import DISCARD
+from web3.types import TxParams, Wei
 
 from crossfill.devnet import accounts
 from crossfill.devnet.deploy import send
@@ -45,7 +46,7 @@ def _signed(terms: ExclusiveFill, signer: LocalAccount | None = None) -> bytes:
     return bytes((signer or accounts.solver()).sign_message(terms.signable()).signature)
 
 
-def _call(filler: Contract, terms: ExclusiveFill, signature: bytes):  # type: ignore[no-untyped-def]
+def _call(filler: Contract, terms: ExclusiveFill, signature: bytes):
     payments = [(p.recipient, p.currency, p.amount) for p in terms.payments]
     return filler.functions.fillExclusive(
         bytes.fromhex(terms.order_id[2:]), payments, terms.exclusivity(), signature
@@ -132,7 +133,7 @@ def test_after_the_deadline_the_operator_and_allowed_fillers_may_fill(chain, web
         [(p.recipient, p.currency, p.amount) for p in terms.payments],
         terms.exclusivity(),
         signature,
-    ).call({"from": solver.address, "value": AMOUNT})
+    ).call(TxParams({"from": solver.address, "value": Wei(AMOUNT)}))
 
     allowed = _filler(chain, owner)
     send(allowed.w3, allowed.functions.setAllowedFiller(stranger.address, True))
