@@ -184,3 +184,10 @@ def test_more_on_chain_past_the_indexed_block_is_named_deposits_not_read_yet() -
     # Once the indexer has read the block, what is left is unexplained again.
     read = books.reconcile(1_050, 1_000, seen=20, in_flight=False, unread=False)
     assert (read.unexplained, read.unexplained_cause) == (30, books.UNRECORDED_IN)
+
+
+def test_an_account_not_opened_yet_is_named_so_not_unexplained() -> None:
+    # Its books hold only what was posted to it (3) until its opening (its balance then).
+    found = books.reconcile(20, 3, seen=0, in_flight=False, opened=False)
+    assert found.explained == ((books.NOT_OPENED, 17),)
+    assert found.unexplained == 0

@@ -249,15 +249,19 @@ async def _open(
     """Open each account not opened yet, at its balance on chain less what the books hold of
     it already and the deposits seen (taken once confirmed); not while transactions that
     may move it are in flight, nor, for an account deposits are paid into, while its indexer
-    may not have read them (they would be in its opening, then posted again). True when one
-    was not open as the books were read."""
+    may not have read them, nor, for the solver's, while the rebalancer's moves toward it or
+    from it are unsettled in the currency (what they bring or pay back would be in its
+    opening, then posted again). True when one was not open as the books were read."""
     tried = False
     chain_id, snapshot = reader.chain_id, read.books
     for holding, balances in zip(held, read.on_chain, strict=True):
         moving = _in_flight(holding, read) or (read.unread and holding.takes_deposits)
         seen_in = _seen_by(holding, snapshot.seen, reader)
+        solver = _is_solver(holding, reader)
         for currency, balance in balances.items():
             if moving or (currency.lower(), holding.account) in snapshot.opened:
+                continue
+            if solver and _moves_unsettled(snapshot, chain_id, currency):
                 continue
             tried = True
             booked = snapshot.balances.get((chain_id, currency, holding.account), 0)
@@ -271,6 +275,13 @@ async def _open(
                 currency=currency, opening=str(opening),
             )  # fmt: skip
     return tried
+
+
+def _moves_unsettled(snapshot: _Snapshot, chain_id: int, currency: str) -> bool:
+    """The rebalancer's moves toward the chain, or from it, hold some of `currency` not yet
+    booked as arrived or paid back."""
+    in_transit = snapshot.balances.get((chain_id, currency, books.IN_TRANSIT), 0)
+    return snapshot.arriving.get(currency, 0) > 0 or in_transit != 0
 
 
 def _in_flight(holding: Holding, read: _Read) -> bool:
@@ -310,6 +321,7 @@ def _report(reader: BooksReader, held: Sequence[Holding], read: _Read) -> ChainB
                         if solver
                         else 0,
                         unread=read.unread and holding.takes_deposits,
+                        opened=(currency.lower(), holding.account) in snapshot.opened,
                     ),
                 )
             )

@@ -289,6 +289,7 @@ ARRIVING = (
     "not yet booked)"
 )
 UNREAD = "deposits in blocks not read yet (the indexer is behind the block the chain was read at)"
+NOT_OPENED = "not opened yet (its opening waits until nothing unsettled moves the account)"
 UNRECORDED_IN = "received, recorded by nothing (a donation or another outside transfer)"
 UNRECORDED_OUT = "paid out, recorded by nothing (an outside transfer, or a reorg not yet settled)"
 
@@ -322,6 +323,7 @@ def reconcile(
     in_flight: bool,
     arriving: int = 0,
     unread: bool = False,
+    opened: bool = True,
 ) -> Difference:
     """`seen`: deposits to the account on chain that the books take only once confirmed;
     `in_flight`: transactions that may move the account are sent and not yet settled, so
@@ -331,7 +333,9 @@ def reconcile(
     (their `in_transit`), booked once the rebalancer sees them arrived or refunded: up to that
     much more on chain is theirs; `unread`: the account takes deposits and the chain was
     read at a block the indexer has not read yet, so more on chain may be deposits it has not
-    seen (the next reconciliation after it has read them says whether it was)."""
+    seen (the next reconciliation after it has read them says whether it was); `opened`: the
+    books hold the account's opening balance (until they do, the whole difference is that
+    balance, named so)."""
     explained: list[tuple[str, int]] = []
     left = on_chain - booked
     if seen:
@@ -346,5 +350,8 @@ def reconcile(
         left = 0
     if left and in_flight:
         explained.append((IN_FLIGHT, left))
+        left = 0
+    if left and not opened:
+        explained.append((NOT_OPENED, left))
         left = 0
     return Difference(on_chain, booked, tuple(explained), left)

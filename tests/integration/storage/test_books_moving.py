@@ -13,10 +13,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from crossfill.app import books as books_app
 from crossfill.domain import books
 from crossfill.domain.books import Posting
+from crossfill.domain.rebalancing import SENT
 from crossfill.kinds.books_port import BooksCurrency, Holding
 from crossfill.store import books as ledger
 from crossfill.store.db import session_factory
-from crossfill.store.tables import Repayment
+from crossfill.store.tables import RebalanceMove, Repayment
 from crossfill.types import ChainId
 from tests.integration.storage.test_books import _deposit
 
@@ -131,3 +132,28 @@ async def test_a_repayment_mined_and_not_recorded_explains_the_solvers_balance(
     assert row.found.difference == 500
     assert row.found.explained == ((books.IN_FLIGHT, 500),)
     assert row.found.unexplained == 0
+
+
+async def test_the_solvers_account_is_not_opened_while_a_move_toward_it_is_under_way(
+    engine: AsyncEngine,
+) -> None:
+    """What the move brings may be on chain before the rebalancer books it: opened then, it
+    would be in the opening and posted again. Until it settles the account is named not
+    opened, not unexplained."""
+    sessions = session_factory(engine)
+    async with sessions() as session, session.begin():
+        session.add(
+            RebalanceMove(
+                origin_chain_id=900002, destination_chain_id=CHAIN, currency_in=NATIVE,
+                currency_out=NATIVE, symbol="ETH", amount="600", amount_out="500",
+                request_id="move-1", status=SENT, created_at=NOW, sent_at=NOW,
+            )
+        )  # fmt: skip
+    chain = MovingChain(sessions, moving_reads=0)
+    chain.balance = OPENING + 500  # arrived; not booked yet
+    found = await books_app.reconcile_chain(sessions, chain, now=_clock())
+    (row,) = found.reconciled
+    assert row.found.explained == ((books.ARRIVING, 500), (books.NOT_OPENED, OPENING))
+    assert row.found.unexplained == 0
+    async with sessions() as session:
+        assert await ledger.opened_accounts(session, CHAIN) == frozenset()
