@@ -7,9 +7,12 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import select
 
 from crossfill.config import Deployment
 from crossfill.devnet.anvil import anvil_rpc
+from crossfill.store.deposits import INDEXER
+from crossfill.store.tables import ChainCursor
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
@@ -23,6 +26,7 @@ from tests.e2e.bridging import (
 from tests.e2e.bridging import rpc_urls as devnet_rpc_urls
 from tests.faults.conftest import behind_proxy
 from tests.faults.rpc_proxy import EVERY_METHOD, Fault, RpcFaultProxy
+from tests.support.database import rows_in
 from tests.support.service import StartService
 from tests.support.waiting import wait_for
 from tests.support.wallets.evm import execute_steps
@@ -72,6 +76,10 @@ def test_a_deposit_answered_for_by_a_lagging_node_is_not_skipped(
     with httpx.Client(base_url=service.base_url, timeout=10) as http:
         quote = request_quote(http, native_bridge(user.address))
         request_id = quote["steps"][0]["requestId"]
+        # The scan at the head before the node lags (on a loaded machine it may still be
+        # reading the user's funding): from then on, every block it reads is the lagging one's.
+        head = int(str(anvil_rpc(devnet_rpc_urls(devnet)[ORIGIN], "eth_blockNumber", [])), 16)
+        assert wait_for(lambda: _scanned_through(service.database) >= head, timeout=20)
         origin_proxy.lag_blocks = 2
         sent = execute_steps(quote, user, devnet_rpc_urls(devnet))
         receipt = anvil_rpc(
@@ -87,6 +95,17 @@ def test_a_deposit_answered_for_by_a_lagging_node_is_not_skipped(
         origin_proxy.lag_blocks = 0
         assert final_status(http, request_id)["status"] == "success"
     assert (origin_proxy.batches_refused > 0) == (batches == "refused")
+
+
+def _scanned_through(database: str) -> int:
+    """The origin block the service's indexer has read deposits through (-1 before any)."""
+    found = rows_in(
+        database,
+        select(ChainCursor.block_number).where(
+            ChainCursor.chain_id == ORIGIN, ChainCursor.role == INDEXER
+        ),
+    )
+    return found[0] if found else -1
 
 
 def test_batch_answers_in_another_order_are_matched_to_their_calls(
