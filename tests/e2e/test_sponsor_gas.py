@@ -172,16 +172,22 @@ def test_a_sponsor_short_of_an_execution_is_topped_up_to_what_it_needs_then_send
         with httpx.Client(base_url=service.base_url, timeout=10) as http:
             request_id = _executed(service, devnet, http)
             assert final_status(http, request_id, timeout=60)["status"] == "success"
-        top_ups = [
-            row
-            for row in stored_rows(
-                service,
-                select(SentTransaction).where(
-                    SentTransaction.purpose == purpose_of(ORIGIN, sponsor)
-                ),
-            )
-            if row.status == "mined"
-        ]
+
+        def mined_top_ups() -> list[SentTransaction]:
+            return [
+                row
+                for row in stored_rows(
+                    service,
+                    select(SentTransaction).where(
+                        SentTransaction.purpose == purpose_of(ORIGIN, sponsor)
+                    ),
+                )
+                if row.status == "mined"
+            ]
+
+        # The top-up's receipt may be recorded a moment after the execution it paid for.
+        assert wait_for(lambda: bool(mined_top_ups()), timeout=30)
+        top_ups = mined_top_ups()
         # Topped up from the solver to what the execution needed, far above the floor (the
         # fee may move between reads: a second top-up may follow a rise).
         assert top_ups and all(row.sender == SOLVER for row in top_ups)
