@@ -105,6 +105,33 @@ def _final(service: ServiceThread, quote: dict[str, Any], timeout: float) -> dic
         return final_status(http, quote_request_id(quote), timeout=timeout)
 
 
+def _fallen_back(
+    service: ServiceThread, destination: Web3, quote: dict[str, Any], timeout: float
+) -> dict[str, Any]:
+    """The faded order's final status; if it never comes, what the fallback was waiting on
+    (the destination's head against the exclusivity deadline, the request's lease)."""
+    with httpx.Client(base_url=service.base_url, timeout=10) as http:
+        status = http.get("/intents/status/v3", params={"requestId": quote_request_id(quote)})
+        deadline = quote["protocol"]["solver"]["exclusivityDeadline"]
+
+        def final() -> bool:
+            nonlocal status
+            status = http.get("/intents/status/v3", params={"requestId": quote_request_id(quote)})
+            return bool(status.json()["status"] in ("success", "refund", "failure"))
+
+        if wait_for(final, timeout=timeout, interval=0.25):
+            answer: dict[str, Any] = status.json()
+            return answer
+        head = destination.eth.get_block("latest")
+        (row,) = stored_rows(service, select(Request).where(Request.id == quote_request_id(quote)))
+        raise AssertionError(
+            f"no fallback: {status.json()}; destination head {head['number']} at "
+            f"{head['timestamp']} (wall {time.time():.0f}), exclusivity until {deadline}; "
+            f"request {row.status} leased by {row.lease_owner} until {row.lease_expires_at}; "
+            f"chains {http.get('/chains').json()}"
+        )
+
+
 def _bond(devnet: RunningDevnet, solver: str) -> int:
     web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[DESTINATION]))
     bond = contract_at(web3, "SolverBond", solver_bond(devnet))
@@ -209,7 +236,7 @@ def test_winners_fill_a_fade_falls_back_and_every_winner_is_repaid_once(
             faded = _won_quote(filling_service, "fader")
             _deposited(devnet, faded)
             won_status = _final(filling_service, won, timeout=30)
-            faded_status = _final(filling_service, faded, timeout=40)
+            faded_status = _fallen_back(filling_service, destination, faded, timeout=40)
             fade = _fade_settled(filling_service, "fader")
             # Cooled down: not asked (its 1 bps would win), alpha wins again.
             assert _won_quote(filling_service, "alpha")
