@@ -4,6 +4,7 @@ together; each order is still judged on its own."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -15,6 +16,8 @@ from sqlalchemy import insert, select
 from crossfill.app.fills import stored_fill_plan
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import Reverted
+from crossfill.first_on_loop import fill_path
+from crossfill.kinds.evm import solver as solver_module
 from crossfill.kinds.evm.solver import FILL, Solver
 from crossfill.kinds.evm.state import ChainState
 from crossfill.store import signer_leases
@@ -208,3 +211,30 @@ async def test_fills_mined_together_are_recorded_together_and_unmined_ones_not_l
     assert events == {f"gas:{chain_id}:{row.tx_hash}" for row in mined} | {
         f"fill:{row.request_id}" for row in mined
     }
+
+
+async def test_fills_in_flight_are_followed_once_the_bursts_fills_are_out(
+    batch: Batch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a deposit's scan holds the fill path, the fills in flight wait (their receipts
+    not even asked for), then are followed as ever; a hold that never ends delays them by
+    `TRACKING_WAITS_AT_MOST` only."""
+    await batch.solver.tick()
+    for row in await batch.journal():
+        batch.chain.mine(row.tx_hash)
+    batch.chain.calls.clear()
+    scan = object()
+    fill_path().hold(scan)
+    tracking = asyncio.create_task(batch.solver.track_tick())
+    await asyncio.sleep(0.3)
+    assert not tracking.done() and "receipt" not in batch.chain.calls
+    fill_path().release(scan)
+    await tracking
+    assert set((await batch.statuses()).values()) == {"success"}
+
+    monkeypatch.setattr(solver_module, "TRACKING_WAITS_AT_MOST", 0.2)
+    fill_path().hold(scan)
+    try:
+        await asyncio.wait_for(batch.solver.track_tick(), timeout=10)
+    finally:
+        fill_path().release(scan)

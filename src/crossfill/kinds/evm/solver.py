@@ -69,6 +69,11 @@ BATCH = 500
 RECORDED_TOGETHER = 16
 # Mined fills recorded in one database transaction.
 SETTLED_TOGETHER = 32
+# How long a pass over the fills in flight waits for a burst's fills to go out first (see
+# `Solver._after_the_fills`), and how often it looks meanwhile (besides as a fill tick ends:
+# a scan's hold ends unannounced).
+TRACKING_WAITS_AT_MOST = 3.0
+TRACKING_LOOKS_EVERY = 0.05
 
 
 @dataclass(eq=False)
@@ -97,6 +102,9 @@ class Solver(JournalledWorker):
         self._simulations: dict[str, asyncio.Task[int]] = {}
         # Fills of ours not known mined (as of the last look): new heads matter only then.
         self._in_flight = 0
+        # A fill tick under way (fills may be on their way out), and set as each one ends.
+        self._filling = False
+        self._fill_tick_ended = asyncio.Event()
         # Batches broadcast, being recorded as submitted while the next batches go.
         self._recording: set[asyncio.Task[None]] = set()
         # The signer lease's fencing token the last tick found: a new one means the key was
@@ -201,6 +209,15 @@ class Solver(JournalledWorker):
             await asyncio.gather(*self._recording, return_exceptions=True)
 
     async def fill_tick(self) -> None:
+        self._filling = True
+        try:
+            await self._fill_tick()
+        finally:
+            self._filling = False
+            self._fill_tick_ended.set()
+            self._fill_tick_ended = asyncio.Event()
+
+    async def _fill_tick(self) -> None:
         token = await self.txmanager.hold_signer()  # another process signing: claim nothing
         if token != self._signer_token:
             if token > 1:  # the key was held before (the first token is the first holder's)
@@ -221,12 +238,31 @@ class Solver(JournalledWorker):
         """The fills in flight: recorded once mined, replaced when stuck; by the process that
         holds the key's lease only (one writer of their outcomes)."""
         await self.txmanager.hold_signer()
+        await self._after_the_fills()
         await self._track_submitted()
         await replace_stuck(
             self.txmanager,
             self.sessions,
             older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
         )
+
+    def _fills_waiting(self) -> bool:
+        """Fills on their way out: a deposit's scan under way (`first_on_loop`), requests
+        handed or claimed and not sent yet, a fill tick running."""
+        return fill_path().held or self._filling or bool(self._handed or self._claimed)
+
+    async def _after_the_fills(self) -> None:
+        """While a burst's fills are on their way out, the fills in flight wait, for at most
+        `TRACKING_WAITS_AT_MOST`: the event loop goes to the fills (following the mined ones
+        costs as much again an order), and their receipts are read once, after them. Only
+        their records come later (`success`, the books); nothing is sent later."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + TRACKING_WAITS_AT_MOST
+        while self._fills_waiting() and (left := until - loop.time()) > 0:
+            ended = self._fill_tick_ended
+            with suppress(TimeoutError):
+                async with asyncio.timeout(min(left, TRACKING_LOOKS_EVERY)):
+                    await ended.wait()
 
     async def _took_signer(self) -> None:
         """This process has just taken the key's lease on this chain: the pending requests
