@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from crossfill.first_on_loop import HOLD_SECONDS, FirstOnLoop
+from crossfill.first_on_loop import HOLD_SECONDS, QUEUED_SECONDS, FirstOnLoop
 
 
 async def test_nothing_held_nothing_waits() -> None:
@@ -39,3 +39,20 @@ async def test_a_stalled_hold_delays_waiting_work_by_its_bound_once() -> None:
     gate.hold("indexer")  # held again while held: the bound still counts from the first
     async with asyncio.timeout(0.01):
         await gate.after()
+
+
+async def test_each_hold_bounds_the_wait_by_its_own_bound() -> None:
+    """Fills queued hold the rest longer than a scan does; a caller that reads the state
+    fills need (a follower's poll) waits for a scan's bound at most."""
+    gate = FirstOnLoop()
+    gate.hold("solver", at_most=QUEUED_SECONDS)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await gate.after(at_most=HOLD_SECONDS)
+    assert HOLD_SECONDS * 0.9 <= loop.time() - started < QUEUED_SECONDS
+    waiting = asyncio.create_task(gate.after())
+    await asyncio.sleep(HOLD_SECONDS * 2)
+    assert not waiting.done()  # past a scan's bound, not past the queue's
+    gate.release("solver")
+    async with asyncio.timeout(0.05):
+        await waiting

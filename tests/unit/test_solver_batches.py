@@ -4,7 +4,6 @@ together; each order is still judged on its own."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -17,7 +16,6 @@ from crossfill.app.fills import stored_fill_plan
 from crossfill.contracts.reverts import RevertReason
 from crossfill.errors import Reverted
 from crossfill.first_on_loop import fill_path
-from crossfill.kinds.evm import solver as solver_module
 from crossfill.kinds.evm.solver import FILL, Solver
 from crossfill.kinds.evm.state import ChainState
 from crossfill.store import signer_leases
@@ -213,28 +211,19 @@ async def test_fills_mined_together_are_recorded_together_and_unmined_ones_not_l
     }
 
 
-async def test_fills_in_flight_are_followed_once_the_bursts_fills_are_out(
-    batch: Batch, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """While a deposit's scan holds the fill path, the fills in flight wait (their receipts
-    not even asked for), then are followed as ever; a hold that never ends delays them by
-    `TRACKING_WAITS_AT_MOST` only."""
-    await batch.solver.tick()
+async def test_fills_queued_hold_the_loop_until_they_are_out(batch: Batch) -> None:
+    """Requests handed over hold the process's other work back (`first_on_loop`) until the
+    tick that sends their fills; the fills in flight are then followed as ever."""
+    solver = batch.solver
+    await solver.txmanager.hold_signer()
+    for request_id in batch.request_ids:
+        solver.take(request_id)
+    assert fill_path().held
+    await solver.fill_tick()
+    assert not fill_path().held
+    assert set((await batch.statuses()).values()) == {"submitted"}
     for row in await batch.journal():
         batch.chain.mine(row.tx_hash)
-    batch.chain.calls.clear()
-    scan = object()
-    fill_path().hold(scan)
-    tracking = asyncio.create_task(batch.solver.track_tick())
-    await asyncio.sleep(0.3)
-    assert not tracking.done() and "receipt" not in batch.chain.calls
-    fill_path().release(scan)
-    await tracking
+    await solver.recorded()
+    await solver.track_tick()
     assert set((await batch.statuses()).values()) == {"success"}
-
-    monkeypatch.setattr(solver_module, "TRACKING_WAITS_AT_MOST", 0.2)
-    fill_path().hold(scan)
-    try:
-        await asyncio.wait_for(batch.solver.track_tick(), timeout=10)
-    finally:
-        fill_path().release(scan)

@@ -17,7 +17,7 @@ import structlog
 
 from crossfill.domain.backoff import Backoff
 from crossfill.errors import ChainError
-from crossfill.first_on_loop import fill_path
+from crossfill.first_on_loop import HOLD_SECONDS, fill_path
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.config import ChainConfig
 from crossfill.kinds.evm.market import market_reads, market_snapshot
@@ -87,7 +87,7 @@ class ChainFollower:
         It waits for the fill path's work under way (`first_on_loop`; a pushed head's poll, for
         that head's scans), a bounded time: its round trip and its answer's processing kept
         out of the fills' way, the state quotes read a head behind for that long at most."""
-        await fill_path().after()
+        await fill_path().after(at_most=HOLD_SECONDS)
         self._polled_at = _loop_time()
         try:
             poll = await self.client.poll(self.solver, self.tokens, market_reads(self.config))

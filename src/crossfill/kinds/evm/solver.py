@@ -34,7 +34,7 @@ from crossfill.domain.gas import with_gas_headroom
 from crossfill.domain.record_facts import Moved
 from crossfill.domain.status import RequestStatus
 from crossfill.errors import ChainError, InsufficientFunds, Reverted, SignerBusy
-from crossfill.first_on_loop import fill_path
+from crossfill.first_on_loop import QUEUED_SECONDS, fill_path
 from crossfill.kinds.evm.client import BlockHead
 from crossfill.kinds.evm.journalled_worker import JournalledWorker
 from crossfill.kinds.evm.receipt_outcomes import fee_paid
@@ -69,11 +69,6 @@ BATCH = 500
 RECORDED_TOGETHER = 16
 # Mined fills recorded in one database transaction.
 SETTLED_TOGETHER = 32
-# How long a pass over the fills in flight waits for a burst's fills to go out first (see
-# `Solver._after_the_fills`), and how often it looks meanwhile (besides as a fill tick ends:
-# a scan's hold ends unannounced).
-TRACKING_WAITS_AT_MOST = 3.0
-TRACKING_LOOKS_EVERY = 0.05
 
 
 @dataclass(eq=False)
@@ -102,9 +97,6 @@ class Solver(JournalledWorker):
         self._simulations: dict[str, asyncio.Task[int]] = {}
         # Fills of ours not known mined (as of the last look): new heads matter only then.
         self._in_flight = 0
-        # A fill tick under way (fills may be on their way out), and set as each one ends.
-        self._filling = False
-        self._fill_tick_ended = asyncio.Event()
         # Batches broadcast, being recorded as submitted while the next batches go.
         self._recording: set[asyncio.Task[None]] = set()
         # The signer lease's fencing token the last tick found: a new one means the key was
@@ -130,7 +122,7 @@ class Solver(JournalledWorker):
         """A request that just became pending, handed over in this process: its fill goes
         first at once (leased like any other, so another process's solver cannot take it)."""
         self._handed.append(request_id)
-        self._wakeup.set()
+        self._queued()
 
     async def claim_pending(self, session: AsyncSession, request: Request) -> FillClaim | None:
         """Lease, in the caller's transaction that makes it pending, a request this solver
@@ -157,6 +149,14 @@ class Solver(JournalledWorker):
             self._journals[request.id] = journal
         if simulation is not None:
             self._simulations[request.id] = simulation
+        self._queued()
+
+    def _queued(self) -> None:
+        """Fills queued for the next tick: it comes at once, and the process's other work
+        waits for them (`first_on_loop`, at most `QUEUED_SECONDS`), following the fills in
+        flight included: their receipts are read once, after a burst's fills are out."""
+        if self.txmanager.holds_signer():
+            fill_path().hold(self, at_most=QUEUED_SECONDS)
         self._wakeup.set()
 
     def _simulation_ahead(self, request: Request) -> asyncio.Task[int] | None:
@@ -189,7 +189,9 @@ class Solver(JournalledWorker):
         await self.txmanager.rebroadcast()
         try:
             async with asyncio.TaskGroup() as loops:
-                loops.create_task(run_forever(self.name, self.fill_tick, self._wait))
+                loops.create_task(
+                    run_forever(self.name, self.fill_tick, self._wait, goes_first=True)
+                )
                 loops.create_task(
                     run_forever(f"{self.name}-tracker", self.track_tick, self._track_wait)
                 )
@@ -209,13 +211,13 @@ class Solver(JournalledWorker):
             await asyncio.gather(*self._recording, return_exceptions=True)
 
     async def fill_tick(self) -> None:
-        self._filling = True
         try:
             await self._fill_tick()
-        finally:
-            self._filling = False
-            self._fill_tick_ended.set()
-            self._fill_tick_ended = asyncio.Event()
+        except BaseException:
+            fill_path().release(self)  # no fills go (another process signs, a failure)
+            raise
+        if not (self._handed or self._claimed):
+            fill_path().release(self)  # the queued fills are out: the rest may go
 
     async def _fill_tick(self) -> None:
         token = await self.txmanager.hold_signer()  # another process signing: claim nothing
@@ -238,31 +240,12 @@ class Solver(JournalledWorker):
         """The fills in flight: recorded once mined, replaced when stuck; by the process that
         holds the key's lease only (one writer of their outcomes)."""
         await self.txmanager.hold_signer()
-        await self._after_the_fills()
         await self._track_submitted()
         await replace_stuck(
             self.txmanager,
             self.sessions,
             older_than=timedelta(seconds=self.config.replace_stuck_after_seconds),
         )
-
-    def _fills_waiting(self) -> bool:
-        """Fills on their way out: a deposit's scan under way (`first_on_loop`), requests
-        handed or claimed and not sent yet, a fill tick running."""
-        return fill_path().held or self._filling or bool(self._handed or self._claimed)
-
-    async def _after_the_fills(self) -> None:
-        """While a burst's fills are on their way out, the fills in flight wait, for at most
-        `TRACKING_WAITS_AT_MOST`: the event loop goes to the fills (following the mined ones
-        costs as much again an order), and their receipts are read once, after them. Only
-        their records come later (`success`, the books); nothing is sent later."""
-        loop = asyncio.get_running_loop()
-        until = loop.time() + TRACKING_WAITS_AT_MOST
-        while self._fills_waiting() and (left := until - loop.time()) > 0:
-            ended = self._fill_tick_ended
-            with suppress(TimeoutError):
-                async with asyncio.timeout(min(left, TRACKING_LOOKS_EVERY)):
-                    await ended.wait()
 
     async def _took_signer(self) -> None:
         """This process has just taken the key's lease on this chain: the pending requests
