@@ -58,6 +58,9 @@ class FirstOnLoop:
     def held(self) -> bool:
         return bool(self._since)
 
+    def holding(self, holder: object) -> bool:
+        return holder in self._since
+
     async def after(self, *, at_most: float | None = None) -> None:
         """Returns once nothing is held, or every hold is older than its bound (or than
         `at_most`, when that is shorter)."""

@@ -218,9 +218,9 @@ async def test_fills_queued_hold_the_loop_until_they_are_out(batch: Batch) -> No
     await solver.txmanager.hold_signer()
     for request_id in batch.request_ids:
         solver.take(request_id)
-    assert fill_path().held
+    assert fill_path().holding(solver)
     await solver.fill_tick()
-    assert not fill_path().held
+    assert not fill_path().holding(solver)
     assert set((await batch.statuses()).values()) == {"submitted"}
     for row in await batch.journal():
         batch.chain.mine(row.tx_hash)
