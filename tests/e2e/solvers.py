@@ -23,10 +23,9 @@ import httpx
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 
-from crossfill.devnet.anvil import anvil_rpc, set_native_balance
+from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.deploy import contract_at, send, signing_web3
 from crossfill.domain.rfq import Bid
-from crossfill.errors import DevnetError
 from crossfill.kinds.evm.config import evm_chain
 from crossfill.types import Address
 from tests.conftest import RunningDevnet
@@ -116,29 +115,6 @@ def _wait_ready(process: subprocess.Popen[str]) -> None:
         if line.startswith("ready "):
             return
     raise AssertionError(f"the reference solver did not start: {''.join(seen)}")
-
-
-@contextmanager
-def blocks_mined(rpc_url: str, every: float = 1.0) -> Iterator[None]:
-    """A block mined on the chain every `every` seconds meanwhile, as a live chain does (the
-    tests' devnet mines only when sent a transaction): its head's time moves on, as the end of
-    an order's exclusivity is judged by."""
-    stop = threading.Event()
-
-    def mine() -> None:
-        while not stop.wait(every):
-            try:
-                anvil_rpc(rpc_url, "evm_mine", [])
-            except (httpx.HTTPError, DevnetError):
-                continue  # a slow answer on a loaded machine: the next block still comes
-
-    miner = threading.Thread(target=mine, daemon=True)
-    miner.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        miner.join(10)
 
 
 # How each hostile solver answers a bid request (the path it is registered under).

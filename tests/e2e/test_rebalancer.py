@@ -11,7 +11,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import threading
 import time
 import tomllib
 from collections.abc import Iterator
@@ -24,10 +23,10 @@ import tomli_w
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 
-from crossfill.devnet.anvil import anvil_rpc, set_native_balance
+from crossfill.devnet.anvil import set_native_balance
 from crossfill.devnet.child_process import free_port
 from crossfill.devnet.seed import ETHER
-from crossfill.kinds.evm.config import evm_chain, evm_chains
+from crossfill.kinds.evm.config import evm_chain
 from crossfill.store.tables import RebalanceMove, SentTransaction
 from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
@@ -47,6 +46,7 @@ from tests.e2e.bridging import (
 from tests.e2e.conftest import on_database
 from tests.e2e.inventory_bridging import SOLVER
 from tests.e2e.repaying import repaid_to_solver, repayments
+from tests.support.block_mining import blocks_mined
 from tests.support.database import rows_in
 from tests.support.peers import RunningPeer, running_peer
 from tests.support.service import ServiceProcess, service_settings
@@ -73,20 +73,8 @@ def peer(devnet: RunningDevnet, tmp_path_factory: pytest.TempPathFactory) -> Ite
 def blocks_go_on(devnet: RunningDevnet) -> Iterator[None]:
     """A block on each chain every BLOCK_SECONDS, as a live chain makes them, beside the blocks
     each transaction mines: a move's deposit gets deep enough for the peer to fill it."""
-    stop = threading.Event()
-
-    def mine() -> None:
-        while not stop.wait(BLOCK_SECONDS):
-            for chain in evm_chains(devnet.deployment):
-                anvil_rpc(chain.rpc_url, "evm_mine", [])
-
-    miner = threading.Thread(target=mine, daemon=True)
-    miner.start()
-    try:
+    with blocks_mined(*rpc_urls(devnet).values(), every=BLOCK_SECONDS):
         yield
-    finally:
-        stop.set()
-        miner.join()
 
 
 @pytest.fixture

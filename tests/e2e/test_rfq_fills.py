@@ -43,8 +43,9 @@ from tests.e2e.bridging import (
     stored_rows,
 )
 from tests.e2e.repaying import depository_payouts, repaying, repayments
-from tests.e2e.solvers import blocks_mined, reference_solver, solver_bond
+from tests.e2e.solvers import reference_solver, solver_bond
 from tests.money_invariant import account_for_money, heads, wait_until_accounted
+from tests.support.block_mining import blocks_mined
 from tests.support.service import ServiceThread, StartService
 from tests.support.waiting import wait_for
 

@@ -3,7 +3,9 @@ read back into the gasless ERC-7683 order its user signs (with eth-account, as a
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from eth_account import Account
@@ -11,13 +13,14 @@ from eth_account import Account
 from crossfill.domain import erc7930
 from crossfill.domain.erc7683 import ORDER_DATA_TYPE, CrossfillOrderData
 from crossfill.domain.erc7683_gasless import GaslessOrder
-from crossfill.domain.oif import OrderRefused, OrderStatus, escrow_order, order_status
+from crossfill.domain.oif import OrderRefused, escrow_order, order_status
 from crossfill.domain.status import RequestStatus
 from crossfill.domain.typed_signatures import signer_of
 from crossfill.types import Address
 
 VITALIK = "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"
 SETTLER = "0x" + "5e" * 20
+ERC7683_DOCS = Path(__file__).parents[2] / "docs" / "erc7683.md"
 
 
 def test_an_interoperable_address_reads_and_writes_as_erc_7930_spells_it() -> None:
@@ -55,16 +58,17 @@ def test_what_is_not_an_evm_interoperable_address_is_refused(text: str) -> None:
         erc7930.parse(text)
 
 
-def test_every_request_status_has_its_oif_status() -> None:
-    assert {status: order_status(status) for status in RequestStatus} == {
-        RequestStatus.WAITING: OrderStatus.CREATED,
-        RequestStatus.DEPOSITING: OrderStatus.PENDING,
-        RequestStatus.PENDING: OrderStatus.PENDING,
-        RequestStatus.SUBMITTED: OrderStatus.EXECUTED,
-        RequestStatus.SUCCESS: OrderStatus.FINALIZED,
-        RequestStatus.FAILURE: OrderStatus.FAILED,
-        RequestStatus.REFUND: OrderStatus.REFUNDED,
-    }
+def _documented_statuses() -> dict[str, str]:
+    """The table of statuses docs/erc7683.md gives clients: each Crossfill status, its OIF
+    status."""
+    section = ERC7683_DOCS.read_text().split("### Status\n", 1)[1].split("\n### ", 1)[0]
+    rows = re.findall(r"^\| (`[^|]+) \| `(\w+)`", section, re.MULTILINE)
+    return {status: oif for statuses, oif in rows for status in re.findall(r"`(\w+)`", statuses)}
+
+
+def test_every_request_status_has_the_oif_status_the_docs_give_it() -> None:
+    statuses = {str(status): str(order_status(status)) for status in RequestStatus}
+    assert statuses == _documented_statuses()
 
 
 def _order(user: str) -> tuple[GaslessOrder, CrossfillOrderData]:

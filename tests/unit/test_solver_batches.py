@@ -22,7 +22,7 @@ from crossfill.store import signer_leases
 from crossfill.store.tables import LedgerEntry, Request, RequestTransaction, SentTransaction
 from crossfill.types import NATIVE_EVM_ADDRESS
 from tests.unit.fake_chain import FakeChain
-from tests.unit.test_solver_outcomes import _pending_request
+from tests.unit.solver_world import pending_request
 from tests.unit.worker_world import ChainWorld, Clock, chain_world
 
 ORDERS = 6
@@ -53,7 +53,7 @@ class Batch:
 async def batch(tmp_path: Path) -> AsyncIterator[Batch]:
     async with chain_world(tmp_path) as base:
         solver = base.solver()
-        rows = [_pending_request(index, base.config.id, OUTPUT) for index in range(ORDERS)]
+        rows = [pending_request(index, base.config.id, OUTPUT) for index in range(ORDERS)]
         async with base.engine.begin() as connection:
             await connection.execute(insert(Request), rows)
         yield Batch(base.chain, base.state, solver, base.clock, [row["id"] for row in rows], base)

@@ -17,52 +17,40 @@ from sqlalchemy import insert, select
 
 from crossfill.contracts.abi import function
 from crossfill.kinds.evm.client import BlockHead
-from crossfill.kinds.evm.solver import Solver
 from crossfill.store import requests
 from crossfill.store.db import as_utc
-from crossfill.store.tables import Request, SolverFade
 from crossfill.store.tables import Solver as Solver_
-from tests.unit.fake_chain import FakeChain
-from tests.unit.test_solver_outcomes import _pending_request, _reverted
-from tests.unit.worker_world import ChainWorld, chain_world
+from crossfill.store.tables import SolverFade
+from tests.unit.solver_world import SolverWorld, reverted, store_pending_request
+from tests.unit.worker_world import chain_world
 
 WINNER = Account.create().address.lower()
 
 
 @dataclass
-class World:
-    base: ChainWorld
-    chain: FakeChain
-    solver: Solver
-    request_id: str
-    order_id: str
-    deadline: int
+class World(SolverWorld):
+    """The solver's world, its request an order `WINNER` won, exclusive until `deadline`."""
 
-    async def request(self) -> Request:
-        async with self.solver.sessions() as session:
-            row = await session.get(Request, self.request_id)
-        assert row is not None
-        return row
+    deadline: int
 
     def head_at(self, timestamp: int) -> None:
         head = self.chain.head_block
         self.chain.head_block = BlockHead(head.number + 1, timestamp, "0x" + "22" * 32, 1)
-        self.base.state.record_head(self.chain.head_block, 0.0)
+        self.state.record_head(self.chain.head_block, 0.0)
 
 
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     async with chain_world(tmp_path) as base:
-        row = _pending_request(0, base.config.id, 10**17)
         deadline = base.chain.head_block.timestamp + 10
-        row.update(
+        row = await store_pending_request(
+            base,
+            10**17,
             exclusive_solver=WINNER,
             exclusivity_deadline=datetime.fromtimestamp(deadline, UTC),
             operator_amount_out=str(10**17 - 10**14),
         )
-        async with base.engine.begin() as connection:
-            await connection.execute(insert(Request), [row])
-        yield World(base, base.chain, base.solver(), row["id"], row["order_id"], deadline)
+        yield World(base, base.solver(), row["id"], row["order_id"], deadline)
 
 
 async def test_an_exclusive_order_is_left_to_its_winner_until_a_head_past_its_deadline(
@@ -106,7 +94,7 @@ async def test_a_fallback_that_finds_the_order_filled_takes_that_fill(
         return [late] if len(looked) > 1 else []
 
     monkeypatch.setattr(world.chain, "fill_tx_hashes", fill_tx_hashes)
-    world.chain.faults["estimate_gas"].append(_reverted("AlreadyFilled", b""))
+    world.chain.faults["estimate_gas"].append(reverted("AlreadyFilled", b""))
     await world.solver.tick()
 
     request = await world.request()

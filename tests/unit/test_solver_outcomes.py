@@ -4,16 +4,13 @@ revert refuses an order; every other failure leaves it pending and it is tried a
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import insert
 
 from crossfill.app.fills import stored_fill_plan
-from crossfill.contracts.reverts import RevertReason
 from crossfill.domain.fill_plan import FillPlan, Payment
 from crossfill.errors import (
     CannotPayGas,
@@ -24,70 +21,23 @@ from crossfill.errors import (
     Reverted,
     SignerBusy,
 )
-from crossfill.kinds.evm.solver import RETRY_AFTER, FillClaim, Solver
-from crossfill.kinds.evm.state import ChainState
+from crossfill.kinds.evm.solver import RETRY_AFTER, FillClaim
 from crossfill.store import signer_leases
 from crossfill.store.db import as_utc
-from crossfill.store.tables import Request, SentTransaction, SignerLease
+from crossfill.store.tables import Request, SignerLease
 from crossfill.types import NATIVE_EVM_ADDRESS
-from tests.support.synthetic import synthetic_requests
-from tests.unit.fake_chain import FakeChain
-from tests.unit.worker_world import START, Clock, chain_world
-
-
-@dataclass
-class World:
-    chain: FakeChain
-    state: ChainState
-    solver: Solver
-    clock: Clock
-    request_id: str
-    order_id: str
-
-    async def request(self) -> Request:
-        async with self.solver.sessions() as session:
-            row = await session.get(Request, self.request_id)
-        assert row is not None
-        return row
-
-    async def journal(self) -> list[SentTransaction]:
-        async with self.solver.sessions() as session:
-            return list(await session.scalars(select(SentTransaction)))
-
-
-def _pending_request(index: int, chain_id: int, amount: int) -> dict[str, Any]:
-    """The `index`th synthetic request, pending on `chain_id`, paying `amount` of its gas
-    currency."""
-    row = synthetic_requests(index + 1, start=START).requests[index]
-    row.update(
-        status="pending",
-        fail_reason=None,
-        refund_fail_reason=None,
-        destination_chain_id=chain_id,
-        destination_currency=NATIVE_EVM_ADDRESS,
-        amount_out=str(amount),
-        minimum_amount_out=str(amount),
-        expires_at=START + timedelta(minutes=5),
-        updated_at=START,
-    )
-    return row
+from tests.unit.solver_world import SolverWorld, pending_request, reverted, store_pending_request
+from tests.unit.worker_world import START, chain_world
 
 
 @pytest.fixture
-async def world(tmp_path: Path) -> AsyncIterator[World]:
+async def world(tmp_path: Path) -> AsyncIterator[SolverWorld]:
     async with chain_world(tmp_path) as base:
-        solver = base.solver()
-        row = _pending_request(0, base.config.id, 10**17)
-        async with base.engine.begin() as connection:
-            await connection.execute(insert(Request), [row])
-        yield World(base.chain, base.state, solver, base.clock, row["id"], row["order_id"])
+        row = await store_pending_request(base, 10**17)
+        yield SolverWorld(base, base.solver(), row["id"], row["order_id"])
 
 
-def _reverted(name: str, *args: object) -> Reverted:
-    return Reverted("reverted", data=b"", reason=RevertReason(name, args))
-
-
-def _service_share(world: World) -> tuple[float, float]:
+def _service_share(world: SolverWorld) -> tuple[float, float]:
     """Fills broadcast, and their service shares summed (seconds on the world's clock)."""
     (family,) = world.solver.metrics.fill_service.collect()
     count = sum(s.value for s in family.samples if s.name.endswith("_count"))
@@ -95,7 +45,7 @@ def _service_share(world: World) -> tuple[float, float]:
     return count, total
 
 
-async def test_a_fill_that_simulates_is_signed_journalled_and_submitted(world: World) -> None:
+async def test_a_fill_that_simulates_is_signed_journalled_and_submitted(world: SolverWorld) -> None:
     world.clock.advance(timedelta(seconds=3))  # since the deposit was accepted
     await world.solver.tick()
     request = await world.request()
@@ -105,7 +55,7 @@ async def test_a_fill_that_simulates_is_signed_journalled_and_submitted(world: W
     assert _service_share(world) == (1, 3.0)
 
 
-async def test_a_handed_over_request_leased_elsewhere_is_left_alone(world: World) -> None:
+async def test_a_handed_over_request_leased_elsewhere_is_left_alone(world: SolverWorld) -> None:
     async with world.solver.sessions() as session, session.begin():
         row = await session.get(Request, world.request_id)
         assert row is not None
@@ -117,7 +67,7 @@ async def test_a_handed_over_request_leased_elsewhere_is_left_alone(world: World
 
 
 async def test_a_solver_taking_the_key_over_frees_what_the_previous_holder_leased(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     """The previous holder cannot sign any more (fenced off by the new token): the requests
     it held leased are filled now, not when their leases would have run out."""
@@ -141,7 +91,7 @@ async def test_a_solver_taking_the_key_over_frees_what_the_previous_holder_lease
     assert world.chain.sent == [sent.tx_hash]
 
 
-async def test_a_handed_over_request_is_filled_at_the_next_tick(world: World) -> None:
+async def test_a_handed_over_request_is_filled_at_the_next_tick(world: SolverWorld) -> None:
     world.solver.take(world.request_id)
     await world.solver.tick()
     (sent,) = await world.journal()
@@ -152,14 +102,14 @@ async def test_a_handed_over_request_is_filled_at_the_next_tick(world: World) ->
 @pytest.mark.parametrize(
     ("revert", "reason"),
     [
-        (_reverted("Error", "UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT"), "SLIPPAGE"),
-        (_reverted("Error", "something else"), "EXECUTION_REVERTED"),
-        (_reverted("NativeValueMismatch", 1, 2), "EXECUTION_REVERTED"),
-        (_reverted(""), "EXECUTION_REVERTED"),
+        (reverted("Error", "UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT"), "SLIPPAGE"),
+        (reverted("Error", "something else"), "EXECUTION_REVERTED"),
+        (reverted("NativeValueMismatch", 1, 2), "EXECUTION_REVERTED"),
+        (reverted(""), "EXECUTION_REVERTED"),
     ],
 )
 async def test_a_revert_refuses_the_fill_with_its_reason(
-    world: World, revert: Reverted, reason: str
+    world: SolverWorld, revert: Reverted, reason: str
 ) -> None:
     world.chain.fail("estimate_gas", revert)
     await world.solver.tick()
@@ -168,10 +118,10 @@ async def test_a_revert_refuses_the_fill_with_its_reason(
     assert world.chain.sent == []
 
 
-async def test_already_filled_is_found_on_chain_and_never_refused(world: World) -> None:
+async def test_already_filled_is_found_on_chain_and_never_refused(world: SolverWorld) -> None:
     fill_hash = "0x" + "fe" * 32
     world.chain.filled[world.order_id] = fill_hash
-    world.chain.fail("estimate_gas", _reverted("AlreadyFilled", bytes(32)))
+    world.chain.fail("estimate_gas", reverted("AlreadyFilled", bytes(32)))
     await world.solver.tick()
     request = await world.request()
     assert request.status == "submitted" and world.chain.sent == []
@@ -188,7 +138,7 @@ async def test_already_filled_is_found_on_chain_and_never_refused(world: World) 
     ids=["unreachable", "rate-limited", "node-behind", "other"],
 )
 async def test_any_other_simulation_failure_leaves_the_order_pending_for_a_retry(
-    world: World, outcome: ChainError
+    world: SolverWorld, outcome: ChainError
 ) -> None:
     world.chain.fail("estimate_gas", outcome)
     await world.solver.tick()
@@ -205,7 +155,7 @@ async def test_any_other_simulation_failure_leaves_the_order_pending_for_a_retry
 
 
 async def test_a_lost_broadcast_answer_is_found_in_the_journal_not_signed_again(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     world.chain.fail("send_raw_after_taking", ChainUnreachable("connection reset"))
     await world.solver.tick()
@@ -218,14 +168,14 @@ async def test_a_lost_broadcast_answer_is_found_in_the_journal_not_signed_again(
     assert set(world.chain.sent) == {journalled.tx_hash}
 
 
-async def test_an_unknown_solver_balance_waits_instead_of_refusing(world: World) -> None:
+async def test_an_unknown_solver_balance_waits_instead_of_refusing(world: SolverWorld) -> None:
     world.state.solver_balances = {}
     await world.solver.tick()
     request = await world.request()
     assert request.status == "pending" and "estimate_gas" not in world.chain.calls
 
 
-def _shortfall(world: World) -> float:
+def _shortfall(world: SolverWorld) -> float:
     """`crossfill_solver_shortfall` of the chain's gas currency, as exported now."""
     value = world.solver.metrics.registry.get_sample_value(
         "crossfill_solver_shortfall",
@@ -234,7 +184,7 @@ def _shortfall(world: World) -> float:
     return value or 0.0
 
 
-async def _past_the_balance_wait(world: World) -> None:
+async def _past_the_balance_wait(world: SolverWorld) -> None:
     """The clock past the waits for funds (inventory and gas) since the deposit was accepted,
     and the request's lease past its retry."""
     config = world.solver.config
@@ -243,7 +193,7 @@ async def _past_the_balance_wait(world: World) -> None:
 
 
 async def test_a_fill_the_balance_cannot_pay_waits_unsigned_then_is_refused(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10}
     await world.solver.tick()
@@ -261,7 +211,7 @@ async def test_a_fill_the_balance_cannot_pay_waits_unsigned_then_is_refused(
 
 
 async def test_a_fill_whose_output_fits_but_not_its_gas_is_not_signed_until_topped_up(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10**17 + 1}
     await world.solver.tick()
@@ -278,16 +228,14 @@ async def test_a_fill_whose_output_fits_but_not_its_gas_is_not_signed_until_topp
     assert world.state.solver_shortfall == {}
 
 
-async def _second_request(world: World, amount: int) -> str:
+async def _second_request(world: SolverWorld, amount: int) -> str:
     """Another pending request for this chain paying `amount` of its gas currency."""
-    row = _pending_request(1, world.chain.chain_id, amount)
-    async with world.solver.sessions() as session, session.begin():
-        await session.execute(insert(Request), [row])
+    row = await store_pending_request(world.base, amount, index=1)
     request_id: str = row["id"]
     return request_id
 
 
-async def test_an_unpayable_fill_never_holds_the_nonce_of_a_payable_one(world: World) -> None:
+async def test_an_unpayable_fill_never_holds_the_nonce_of_a_payable_one(world: SolverWorld) -> None:
     small = await _second_request(world, 10**15)
     world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10**17 + 1}  # the large one's output
     await world.solver.tick()
@@ -297,7 +245,7 @@ async def test_an_unpayable_fill_never_holds_the_nonce_of_a_payable_one(world: W
     assert (await world.request()).status == "pending"
 
 
-async def test_fills_in_flight_count_against_the_balance(world: World) -> None:
+async def test_fills_in_flight_count_against_the_balance(world: SolverWorld) -> None:
     """Each fill alone is payable, not both: the second waits for the first to be mined
     rather than go to a node that would refuse it and hold every nonce after it."""
     await _second_request(world, 10**17)
@@ -314,7 +262,7 @@ async def test_fills_in_flight_count_against_the_balance(world: World) -> None:
 
 
 async def test_a_fill_a_node_refuses_for_funds_has_its_nonce_voided_at_once(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     world.chain.fail(
         "send_raw", CannotPayGas("eth_sendRawTransaction failed: insufficient funds for gas")
@@ -325,7 +273,7 @@ async def test_a_fill_a_node_refuses_for_funds_has_its_nonce_voided_at_once(
     assert world.chain.sent == [void.tx_hash]
 
 
-async def test_while_another_process_holds_the_key_nothing_is_claimed(world: World) -> None:
+async def test_while_another_process_holds_the_key_nothing_is_claimed(world: SolverWorld) -> None:
     async with world.solver.sessions() as session, session.begin():
         another = signer_leases.LeaseClaim(
             world.chain.chain_id,
@@ -341,7 +289,7 @@ async def test_while_another_process_holds_the_key_nothing_is_claimed(world: Wor
     assert world.chain.calls == []
 
 
-async def test_the_solver_executes_the_stored_plan_not_the_row(world: World) -> None:
+async def test_the_solver_executes_the_stored_plan_not_the_row(world: SolverWorld) -> None:
     """A plan that spends more than the solver holds is refused as such, whatever the
     row's own amounts say: the solver derives nothing again."""
     stored = FillPlan(
@@ -365,7 +313,7 @@ async def test_the_solver_executes_the_stored_plan_not_the_row(world: World) -> 
     assert (await world.request()).fail_reason == "SOLVER_CAPACITY_EXCEEDED"
 
 
-async def _submitted_fill(world: World) -> str:
+async def _submitted_fill(world: SolverWorld) -> str:
     await world.solver.tick()
     (sent,) = await world.journal()
     assert (await world.request()).status == "submitted"
@@ -373,7 +321,7 @@ async def _submitted_fill(world: World) -> str:
 
 
 async def test_a_nonce_taken_by_another_transaction_is_signed_again_once_confirmed(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     first = await _submitted_fill(world)
     sender = world.solver.txmanager.sender
@@ -392,7 +340,7 @@ async def test_a_nonce_taken_by_another_transaction_is_signed_again_once_confirm
     assert request.status == "success"
 
 
-async def test_a_nonce_taken_by_a_fill_of_the_order_is_that_fill(world: World) -> None:
+async def test_a_nonce_taken_by_a_fill_of_the_order_is_that_fill(world: SolverWorld) -> None:
     await _submitted_fill(world)
     elsewhere = "0x" + "cd" * 32
     world.chain.filled[world.order_id] = elsewhere
@@ -407,7 +355,7 @@ async def test_a_nonce_taken_by_a_fill_of_the_order_is_that_fill(world: World) -
 
 
 async def test_a_fill_not_signed_again_after_its_nonce_was_taken_is_tried_at_the_next_tick(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     await _submitted_fill(world)
     world.chain.nonces[world.solver.txmanager.sender] = 1
@@ -422,7 +370,7 @@ async def test_a_fill_not_signed_again_after_its_nonce_was_taken_is_tried_at_the
     assert world.chain.sent[-1] == again.tx_hash
 
 
-async def test_our_own_fill_mined_late_is_never_taken_for_a_conflict(world: World) -> None:
+async def test_our_own_fill_mined_late_is_never_taken_for_a_conflict(world: SolverWorld) -> None:
     first = await _submitted_fill(world)
     world.chain.nonces[world.solver.txmanager.sender] = 1
     await world.solver.tick()  # the nonce is used, our receipt not visible yet
@@ -433,7 +381,7 @@ async def test_our_own_fill_mined_late_is_never_taken_for_a_conflict(world: Worl
     assert world.chain.sent == [first]
 
 
-async def _claimed_in_a_transaction(world: World, *, commit: bool = True) -> FillClaim | None:
+async def _claimed_in_a_transaction(world: SolverWorld, *, commit: bool = True) -> FillClaim | None:
     """Claimed and sealed in a transaction as the indexer does, which commits or not; the
     claim is handed back before its `committed` or `dropped` is called."""
 
@@ -458,7 +406,7 @@ async def _claimed_in_a_transaction(world: World, *, commit: bool = True) -> Fil
 
 
 async def test_without_the_signer_lease_nothing_is_claimed_in_the_indexers_transaction(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     assert await _claimed_in_a_transaction(world) is None
     assert (await world.request()).lease_owner is None
@@ -466,7 +414,7 @@ async def test_without_the_signer_lease_nothing_is_claimed_in_the_indexers_trans
 
 
 async def test_a_fill_claimed_in_the_indexers_transaction_is_journalled_there_and_sent_after(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     await world.solver.txmanager.hold_signer()
     claim = await _claimed_in_a_transaction(world)
@@ -483,7 +431,7 @@ async def test_a_fill_claimed_in_the_indexers_transaction_is_journalled_there_an
 
 
 async def test_a_fill_journalled_in_a_transaction_that_rolled_back_is_never_sent(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     await world.solver.txmanager.hold_signer()
     claim = await _claimed_in_a_transaction(world, commit=False)
@@ -498,9 +446,9 @@ async def test_a_fill_journalled_in_a_transaction_that_rolled_back_is_never_sent
 
 
 async def test_a_claim_whose_simulation_reverts_journals_nothing_and_the_tick_decides(
-    world: World,
+    world: SolverWorld,
 ) -> None:
-    world.chain.fail("estimate_gas", _reverted("OrderExpired"))
+    world.chain.fail("estimate_gas", reverted("OrderExpired"))
     await world.solver.txmanager.hold_signer()
     claim = await _claimed_in_a_transaction(world)
     assert claim is not None
@@ -511,7 +459,9 @@ async def test_a_claim_whose_simulation_reverts_journals_nothing_and_the_tick_de
     assert (await world.request()).status == "failure"
 
 
-async def test_while_another_send_holds_the_key_the_claim_journals_nothing(world: World) -> None:
+async def test_while_another_send_holds_the_key_the_claim_journals_nothing(
+    world: SolverWorld,
+) -> None:
     await world.solver.txmanager.hold_signer()
     async with world.solver.txmanager._lock:  # a refund being signed and sent, say
         claim = await _claimed_in_a_transaction(world)
@@ -524,7 +474,7 @@ async def test_while_another_send_holds_the_key_the_claim_journals_nothing(world
 
 
 async def test_a_fill_that_cannot_be_signed_never_undoes_the_claiming_transaction(
-    world: World, monkeypatch: pytest.MonkeyPatch
+    world: SolverWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def broken(*_args: object) -> None:
         raise ValueError("a bug in signing")
@@ -542,7 +492,7 @@ async def test_a_fill_that_cannot_be_signed_never_undoes_the_claiming_transactio
 
 
 async def test_a_claim_after_the_lease_was_lost_journals_nothing_and_keeps_its_deposit(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     await world.solver.txmanager.hold_signer()
     async with world.solver.sessions() as session, session.begin():
@@ -555,7 +505,7 @@ async def test_a_claim_after_the_lease_was_lost_journals_nothing_and_keeps_its_d
 
 
 async def test_a_fill_journalled_before_the_claim_is_resumed_not_signed_again(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     world.chain.fail("send_raw_after_taking", ChainUnreachable("connection reset"))
     await world.solver.tick()  # signed and journalled; its broadcast's answer lost
@@ -570,7 +520,9 @@ async def test_a_fill_journalled_before_the_claim_is_resumed_not_signed_again(
     assert world.chain.sent == [journalled.tx_hash]
 
 
-async def test_a_broadcast_refused_by_the_node_is_sent_again_with_a_backoff(world: World) -> None:
+async def test_a_broadcast_refused_by_the_node_is_sent_again_with_a_backoff(
+    world: SolverWorld,
+) -> None:
     """The node refused the fill's broadcast (5xx, a dropped connection): the journalled bytes
     are sent again within seconds, the wait doubling while it keeps failing; never re-signed."""
     world.chain.fail("send_raw", *[ChainUnreachable("HTTP 502")] * 3)
@@ -600,9 +552,9 @@ async def test_a_broadcast_refused_by_the_node_is_sent_again_with_a_backoff(worl
 TOKEN = "0x" + "ab" * 20
 
 
-async def _token_request(world: World, index: int, amount: int) -> str:
+async def _token_request(world: SolverWorld, index: int, amount: int) -> str:
     """Another pending request for this chain whose stored plan pays `amount` of TOKEN."""
-    row = _pending_request(index, world.chain.chain_id, 0)
+    row = pending_request(index, world.chain.chain_id, 0)
     deadline = int((START + timedelta(minutes=10)).timestamp())
     plan = FillPlan(
         world.chain.chain_id,
@@ -622,7 +574,7 @@ async def _token_request(world: World, index: int, amount: int) -> str:
 
 
 async def test_token_fills_signed_count_against_the_balance_until_it_is_read_paid(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     """Two token orders that each fit and together do not: the first in deposit order is
     signed, the second waits unsigned for repayments or a top-up, then is refunded as over
@@ -654,7 +606,7 @@ async def test_token_fills_signed_count_against_the_balance_until_it_is_read_pai
 
 
 async def test_a_fill_short_of_its_gas_alone_is_refunded_as_balance_too_low(
-    world: World,
+    world: SolverWorld,
 ) -> None:
     world.state.solver_balances = {NATIVE_EVM_ADDRESS: 10**17 + 1}  # the output, not its gas
     await world.solver.tick()
