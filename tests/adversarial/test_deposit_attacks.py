@@ -10,9 +10,12 @@ import httpx
 import pytest
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from eth_typing import HexStr
 from sqlalchemy import select
+from web3 import Web3
 
 from crossfill.store.tables import Deposit
+from tests.conftest import RunningDevnet
 from tests.e2e.bridging import (
     DESTINATION,
     NATIVE,
@@ -61,6 +64,11 @@ def _settled(service: ServiceThread, tx_hash: str, parts: int = 1) -> list[Depos
     return rows
 
 
+def _block_of(devnet: RunningDevnet, tx_hash: str) -> int:
+    origin = Web3(Web3.HTTPProvider(rpc_urls(devnet)[ORIGIN]))
+    return int(origin.eth.get_transaction_receipt(HexStr(tx_hash))["blockNumber"])
+
+
 def test_a_front_running_wei_cannot_decide_the_victims_request(service, devnet) -> None:
     """The attacker reads the victim's order id and deposits one wei for it first: the wei is
     kept as too small to return, and the victim's own deposit fills the request."""
@@ -89,7 +97,8 @@ def test_a_retry_after_a_refund_is_refunded_too(service, devnet) -> None:
         first = final_status(http, request_id, until=REFUNDED)
         assert first["failReason"] == "DEPOSITED_AMOUNT_TOO_LOW_TO_FILL"
         retry = deposit_native(devnet, user, quote, 10 * MILLI_ETH)
-        after_sending = balance(devnet, ORIGIN, NATIVE, user.address)
+        # Read at the retry's own block: its refund may be mined before a read of the latest.
+        after_sending = balance(devnet, ORIGIN, NATIVE, user.address, _block_of(devnet, retry))
         (row,) = _settled(service, retry)
         status = http.get("/intents/status/v3", params={"requestId": request_id}).json()
     assert (row.outcome, row.refund_status) == ("REQUEST_ENDED", "done")

@@ -12,6 +12,7 @@ from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from sqlalchemy import Select, select
 from web3 import Web3
+from web3.types import BlockIdentifier
 
 from crossfill.config import Deployment
 from crossfill.contracts import calldata
@@ -166,14 +167,21 @@ def listed_v3(http: httpx.Client, key: str, **params: Any) -> dict[str, Any]:
     return body
 
 
-def balance(devnet: RunningDevnet, chain_id: int, currency: str, holder: str) -> int:
+def balance(
+    devnet: RunningDevnet,
+    chain_id: int,
+    currency: str,
+    holder: str,
+    block: BlockIdentifier = "latest",
+) -> int:
+    """`holder`'s balance of `currency` on the chain, at `block` (the latest by default)."""
     web3 = Web3(Web3.HTTPProvider(rpc_urls(devnet)[chain_id]))
     if currency == NATIVE:
-        return web3.eth.get_balance(Web3.to_checksum_address(holder))
+        return web3.eth.get_balance(Web3.to_checksum_address(holder), block_identifier=block)
     return int(
         contract_at(web3, "TestUSDC", currency)
         .functions.balanceOf(Web3.to_checksum_address(holder))
-        .call()
+        .call(block_identifier=block)
     )
 
 

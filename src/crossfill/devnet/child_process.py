@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -24,6 +25,9 @@ _START_ATTEMPTS = 5
 # Children listen on the loopback interface only, and have this long to answer once started.
 LOOPBACK = "127.0.0.1"
 READY_TIMEOUT_SECONDS = 20.0
+# Linux's range of local ports for outgoing connections; how many ports a probe tries.
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_PORT_TRIES = 200
 
 
 def die_with_parent() -> None:
@@ -33,10 +37,33 @@ def die_with_parent() -> None:
 
 
 def free_port(host: str = LOOPBACK) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        port: int = probe.getsockname()[1]
-        return port
+    """A port nothing listens on, below the kernel's ephemeral range: outgoing connections
+    take their local ports from that range, so a port from it could be taken between this
+    probe and the child's bind by any client, or by the readiness check itself (a TCP
+    connection to a loopback port not yet listened on can connect to itself)."""
+    low, high = _LISTEN_PORTS
+    for _ in range(_PORT_TRIES):
+        port = low + secrets.randbelow(high - low)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((host, port))
+            except OSError:
+                continue
+            return port
+    raise DevnetError(f"no free port on {host} in {low}-{high - 1}")
+
+
+def _listen_ports() -> tuple[int, int]:
+    """Where children listen: up to the start of the ephemeral range (Linux's setting, 32768
+    when it cannot be read), from 10000."""
+    try:
+        first_ephemeral = int(_EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        first_ephemeral = 32768
+    return (10000, max(first_ephemeral, 10000 + _PORT_TRIES))
+
+
+_LISTEN_PORTS = _listen_ports()
 
 
 @dataclass(kw_only=True)
