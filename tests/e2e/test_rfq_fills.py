@@ -111,26 +111,17 @@ def _fallen_back(
 ) -> dict[str, Any]:
     """The faded order's final status; if it never comes, what the fallback was waiting on
     (the destination's head against the exclusivity deadline, the request's lease)."""
-    with httpx.Client(base_url=service.base_url, timeout=10) as http:
-        status = http.get("/intents/status/v3", params={"requestId": quote_request_id(quote)})
-        deadline = quote["protocol"]["solver"]["exclusivityDeadline"]
-
-        def final() -> bool:
-            nonlocal status
-            status = http.get("/intents/status/v3", params={"requestId": quote_request_id(quote)})
-            return bool(status.json()["status"] in ("success", "refund", "failure"))
-
-        if wait_for(final, timeout=timeout, interval=0.25):
-            answer: dict[str, Any] = status.json()
-            return answer
+    try:
+        return _final(service, quote, timeout)
+    except AssertionError as unfinished:
         head = destination.eth.get_block("latest")
         (row,) = stored_rows(service, select(Request).where(Request.id == quote_request_id(quote)))
+        deadline = quote["protocol"]["solver"]["exclusivityDeadline"]
         raise AssertionError(
-            f"no fallback: {status.json()}; destination head {head['number']} at "
+            f"no fallback: {unfinished}; destination head {head['number']} at "
             f"{head['timestamp']} (wall {time.time():.0f}), exclusivity until {deadline}; "
-            f"request {row.status} leased by {row.lease_owner} until {row.lease_expires_at}; "
-            f"chains {http.get('/chains').json()}"
-        )
+            f"request {row.status} leased by {row.lease_owner} until {row.lease_expires_at}"
+        ) from unfinished
 
 
 def _bond(devnet: RunningDevnet, solver: str) -> int:
