@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     # `crossfill run --workers-only`: serve /metrics, /healthz and /readyz on this port of
     # `host` (unset: no HTTP at all). The API's processes serve them on `port` already.
     ops_port: int | None = Field(default=None, ge=0, le=65535)
+    # `crossfill run --workers-only`: how far below the API's the workers' CPU priority is (a
+    # `nice` increment, `process.cpu_priority`), so quotes on a shared host do not queue
+    # behind a burst's fills; 0: the same priority.
+    workers_nice: int = Field(default=10, ge=0, le=19)
     redis_url: str | None = None
     log_format: Literal["console", "json"] | None = None
     log_level: str = "INFO"

@@ -1,9 +1,10 @@
 """`crossfill run --workers-only` beside an API-only process on one PostgreSQL: the API
-answers, the hint it forwards reaches the workers, the bridge completes; the workers' own
-series are scraped from their ops listener."""
+answers, the hint it forwards reaches the workers, the bridge completes; the workers run below
+the API's CPU priority; the workers' own series are scraped from their ops listener."""
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -33,6 +34,9 @@ def test_workers_only_beside_an_api_process_complete_a_bridge(
         assert workers.process is not None and workers.process.poll() is None, (
             "the workers process exited"
         )
+        # The API serves in this process: the workers run the default increment below it.
+        api_niceness = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, workers.pid) == min(api_niceness + 10, 19)
         _scrape_the_workers(workers.probe_url, api.base_url)
     finally:
         exit_code = workers.stop(timeout=20)

@@ -25,6 +25,7 @@ from crossfill.kinds.registry import KINDS
 from crossfill.loops import stop_tasks
 from crossfill.metrics import clear_multiprocess_dir
 from crossfill.process.late_stop import reported_if_late
+from crossfill.process.cpu_priority import lower_cpu_priority
 from crossfill.process.open_files import raise_open_files_limit
 from crossfill.process.replicas import (
     ApiReplicas,
@@ -79,6 +80,7 @@ async def run_workers_only(settings: Settings, *, kinds: Sequence[ChainKind] = K
     PostgreSQL database forward clients' deposit hints here; a second workers process waits
     on the signer lease instead of signing. `kinds`: as `serve`'s."""
     raise_open_files_limit()
+    lower_cpu_priority(settings.workers_nice)
     # Bound first: a port taken stops the process before it touches the database or chains.
     ops_socket = (
         None
