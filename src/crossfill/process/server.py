@@ -24,8 +24,8 @@ from crossfill.kinds.port import ChainKind
 from crossfill.kinds.registry import KINDS
 from crossfill.loops import stop_tasks
 from crossfill.metrics import clear_multiprocess_dir
-from crossfill.process.late_stop import reported_if_late
 from crossfill.process.cpu_priority import lower_cpu_priority
+from crossfill.process.late_stop import reported_if_late
 from crossfill.process.open_files import raise_open_files_limit
 from crossfill.process.replicas import (
     ApiReplicas,
