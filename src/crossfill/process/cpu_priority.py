@@ -19,7 +19,10 @@ log = structlog.get_logger(__name__)
 
 
 def lower_cpu_priority(increment: int) -> int:
-    """Lower this process's CPU priority by `increment` (0: leave it); its niceness now."""
+    """Lower this process's CPU priority by `increment` (0: leave it); its niceness now.
+
+    Linux sets it for the calling thread, and threads inherit it from the thread that starts
+    them: called first thing on the main thread, it holds for the workers' threads too."""
     if increment == 0:
         return os.nice(0)
     try:
